@@ -1,0 +1,314 @@
+package families
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+)
+
+// Answer is the canonical form of one answer, HTTP or native: the exact
+// JSON value the family compares (a JSON string for chat text, the `data`
+// array for detection), plus what was counted in it.
+type Answer struct {
+	// Canonical is compact JSON, comparable byte for byte.
+	Canonical json.RawMessage
+	// Tokens is the number of whitespace-separated words of a text answer.
+	Tokens int
+	// Boxes is the number of boxes of a detection answer.
+	Boxes int
+}
+
+// Extractor pulls the answer out of an HTTP response body or a native
+// runner's `answer` value, and judges whether it is complete and meaningful.
+type Extractor interface {
+	// FromHTTP extracts the answer from a full HTTP response body.
+	FromHTTP(body []byte) (Answer, error)
+	// FromNative canonicalises a native runner's answer value.
+	FromNative(answer json.RawMessage) (Answer, error)
+	// Meaningful returns why an answer is not complete and meaningful, or "".
+	Meaningful(a Answer, f *Family) string
+}
+
+// Comparator decides whether an HTTP answer equals a native answer and
+// explains the difference when it does not.
+type Comparator interface {
+	// Compare returns "" when the answers match, else a readable diff.
+	Compare(http, native Answer, f *Family) string
+}
+
+// Registry maps the names used in families.yaml to implementations.
+type Registry struct {
+	Extractors  map[string]Extractor
+	Comparators map[string]Comparator
+}
+
+// DefaultRegistry returns the extractors and comparators trtmc-qual ships.
+func DefaultRegistry() Registry {
+	return Registry{
+		Extractors: map[string]Extractor{
+			"openai-chat-text":   chatText{},
+			"nim-bounding-boxes": nimBoxes{},
+		},
+		Comparators: map[string]Comparator{
+			"exact":           exact{},
+			"boxes-tolerance": boxesTolerance{},
+		},
+	}
+}
+
+// ExtractorNames lists the registered extractor names, sorted.
+func (r Registry) ExtractorNames() []string { return keys(r.Extractors) }
+
+// ComparatorNames lists the registered comparator names, sorted.
+func (r Registry) ComparatorNames() []string { return keys(r.Comparators) }
+
+func keys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// --- chat text ---------------------------------------------------------
+
+type chatText struct{}
+
+func (chatText) FromHTTP(body []byte) (Answer, error) {
+	var resp struct {
+		Object  string `json:"object"`
+		Choices []struct {
+			Message *struct {
+				Content *string `json:"content"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return Answer{}, fmt.Errorf("response is not JSON: %w", err)
+	}
+	if resp.Object != "chat.completion" {
+		return Answer{}, fmt.Errorf("object is %q, want chat.completion", resp.Object)
+	}
+	if len(resp.Choices) != 1 {
+		return Answer{}, fmt.Errorf("%d choices, want 1", len(resp.Choices))
+	}
+	c := resp.Choices[0]
+	if c.Message == nil || c.Message.Content == nil {
+		return Answer{}, fmt.Errorf("choices[0].message.content is missing")
+	}
+	if c.FinishReason == "" {
+		return Answer{}, fmt.Errorf("choices[0].finish_reason is missing (incomplete answer)")
+	}
+	return textAnswer(*c.Message.Content), nil
+}
+
+func (chatText) FromNative(answer json.RawMessage) (Answer, error) {
+	var s string
+	if err := json.Unmarshal(answer, &s); err != nil {
+		return Answer{}, fmt.Errorf("native answer is not a JSON string: %w", err)
+	}
+	return textAnswer(s), nil
+}
+
+func (chatText) Meaningful(a Answer, _ *Family) string {
+	var s string
+	_ = json.Unmarshal(a.Canonical, &s)
+	if strings.TrimSpace(s) == "" {
+		return "empty answer text"
+	}
+	if strings.ContainsRune(s, '\uFFFD') {
+		return "answer text contains invalid UTF-8"
+	}
+	return ""
+}
+
+func textAnswer(s string) Answer {
+	b, _ := json.Marshal(s)
+	return Answer{Canonical: b, Tokens: len(strings.Fields(s))}
+}
+
+// --- NIM bounding boxes --------------------------------------------------
+
+type nimBoxes struct{}
+
+// Box is one detected box in NIM shape.
+type Box struct {
+	XMin       float64 `json:"x_min"`
+	YMin       float64 `json:"y_min"`
+	XMax       float64 `json:"x_max"`
+	YMax       float64 `json:"y_max"`
+	Confidence float64 `json:"confidence"`
+}
+
+type nimItem struct {
+	Index         int              `json:"index"`
+	BoundingBoxes map[string][]Box `json:"bounding_boxes"`
+}
+
+func (nimBoxes) FromHTTP(body []byte) (Answer, error) {
+	var resp struct {
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(body, &resp); err != nil {
+		return Answer{}, fmt.Errorf("response is not JSON: %w", err)
+	}
+	if len(resp.Data) == 0 || string(resp.Data) == "null" {
+		return Answer{}, fmt.Errorf("response has no data")
+	}
+	return boxesAnswer(resp.Data)
+}
+
+func (nimBoxes) FromNative(answer json.RawMessage) (Answer, error) { return boxesAnswer(answer) }
+
+func boxesAnswer(data json.RawMessage) (Answer, error) {
+	items, err := parseItems(data)
+	if err != nil {
+		return Answer{}, err
+	}
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, data); err != nil {
+		return Answer{}, fmt.Errorf("data is not JSON: %w", err)
+	}
+	n := 0
+	for _, it := range items {
+		for _, bs := range it.BoundingBoxes {
+			n += len(bs)
+		}
+	}
+	return Answer{Canonical: buf.Bytes(), Boxes: n}, nil
+}
+
+func parseItems(data json.RawMessage) ([]nimItem, error) {
+	var items []nimItem
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&items); err != nil {
+		return nil, fmt.Errorf("data is not a list of {index, bounding_boxes}: %w", err)
+	}
+	return items, nil
+}
+
+func (nimBoxes) Meaningful(a Answer, f *Family) string {
+	items, err := parseItems(a.Canonical)
+	if err != nil {
+		return err.Error()
+	}
+	if len(items) != 1 {
+		return fmt.Sprintf("%d data items for one image", len(items))
+	}
+	if a.Boxes == 0 {
+		return "no boxes"
+	}
+	labels := map[string]bool{}
+	if f != nil {
+		for _, l := range f.Labels {
+			labels[l] = true
+		}
+	}
+	for _, label := range sortedLabels(items[0].BoundingBoxes) {
+		if len(labels) > 0 && !labels[label] {
+			return fmt.Sprintf("unknown label %q", label)
+		}
+		for i, b := range items[0].BoundingBoxes[label] {
+			where := fmt.Sprintf("%s[%d]", label, i)
+			for _, v := range []float64{b.XMin, b.YMin, b.XMax, b.YMax} {
+				if v < 0 || v > 1 || math.IsNaN(v) {
+					return where + ": coordinate outside 0..1"
+				}
+			}
+			if b.XMin >= b.XMax || b.YMin >= b.YMax {
+				return where + ": empty box (min >= max)"
+			}
+			if b.Confidence < 0 || b.Confidence > 1 || math.IsNaN(b.Confidence) {
+				return where + ": confidence outside 0..1"
+			}
+		}
+	}
+	return ""
+}
+
+func sortedLabels(m map[string][]Box) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// --- comparators ---------------------------------------------------------
+
+type exact struct{}
+
+func (exact) Compare(h, n Answer, _ *Family) string {
+	if bytes.Equal(h.Canonical, n.Canonical) {
+		return ""
+	}
+	return fmt.Sprintf("http:   %s\nnative: %s", clip(h.Canonical), clip(n.Canonical))
+}
+
+// boxesTolerance matches detection answers whose labels and box counts are
+// equal and whose coordinates and confidences differ by at most the
+// family's documented tolerance.
+type boxesTolerance struct{}
+
+func (boxesTolerance) Compare(h, n Answer, f *Family) string {
+	if bytes.Equal(h.Canonical, n.Canonical) {
+		return ""
+	}
+	tol := 0.0
+	if f != nil {
+		tol = f.Tolerance
+	}
+	hi, err1 := parseItems(h.Canonical)
+	ni, err2 := parseItems(n.Canonical)
+	if err1 != nil || err2 != nil || len(hi) != len(ni) {
+		return exact{}.Compare(h, n, f)
+	}
+	var diffs []string
+	for i := range hi {
+		for _, label := range union(hi[i].BoundingBoxes, ni[i].BoundingBoxes) {
+			hb, nb := hi[i].BoundingBoxes[label], ni[i].BoundingBoxes[label]
+			if len(hb) != len(nb) {
+				diffs = append(diffs, fmt.Sprintf("%s: %d boxes over http, %d native", label, len(hb), len(nb)))
+				continue
+			}
+			for j := range hb {
+				d := maxAbs(hb[j], nb[j])
+				if d > tol {
+					diffs = append(diffs, fmt.Sprintf("%s[%d]: differs by %.6g > tolerance %.6g (http %+v, native %+v)", label, j, d, tol, hb[j], nb[j]))
+				}
+			}
+		}
+	}
+	return strings.Join(diffs, "\n")
+}
+
+func union(a, b map[string][]Box) []string {
+	set := map[string]bool{}
+	for k := range a {
+		set[k] = true
+	}
+	for k := range b {
+		set[k] = true
+	}
+	return keys(set)
+}
+
+func maxAbs(a, b Box) float64 {
+	return max(math.Abs(a.XMin-b.XMin), math.Abs(a.YMin-b.YMin), math.Abs(a.XMax-b.XMax),
+		math.Abs(a.YMax-b.YMax), math.Abs(a.Confidence-b.Confidence))
+}
+
+func clip(b []byte) string {
+	const n = 400
+	if len(b) <= n {
+		return string(b)
+	}
+	return string(b[:n]) + fmt.Sprintf("... (%d bytes)", len(b))
+}

@@ -1,0 +1,261 @@
+// Package families holds family-owned semantics on the harness side: how
+// each model family's server, correctness case and native runner are
+// started (argv templates from families.yaml), and how an HTTP answer and a
+// native answer are extracted, checked for meaningful content and compared.
+//
+// The reference models themselves live in families/ref and are used only by
+// the trtmc-refserver binary; the harness never imports them.
+package families
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Schema is the value of the top-level `schema` key of families.yaml.
+const Schema = "trtmc-qual/families/v1"
+
+// Config is a parsed families.yaml.
+type Config struct {
+	Schema   string             `yaml:"schema" json:"schema"`
+	Families map[string]*Family `yaml:"families" json:"families"`
+	File     string             `yaml:"-" json:"-"`
+}
+
+// Family is one model family's commands and answer semantics.
+type Family struct {
+	Name string `yaml:"-" json:"name"`
+	// Task is the native Task (task strategy) the family serves.
+	Task string `yaml:"task" json:"task"`
+	// EndpointType is the AIPerf endpoint type (chat, image_retrieval).
+	EndpointType string `yaml:"endpoint_type" json:"endpoint_type"`
+	// Route is the HTTP route AIPerf posts to.
+	Route string `yaml:"route" json:"route"`
+	// Server starts the native server; Readiness is polled until 200.
+	Server    []string `yaml:"server" json:"server"`
+	Readiness string   `yaml:"readiness" json:"readiness"`
+	// Correctness runs the family's correctness case on the served bundle.
+	Correctness []string `yaml:"correctness" json:"correctness"`
+	// Native runs the Task in-process over the exact payloads sent.
+	Native []string `yaml:"native" json:"native"`
+	// Prepare builds a missing bundle or corpus.
+	Prepare Prepare `yaml:"prepare" json:"prepare"`
+	// Extractor and Comparator name the answer semantics (see Registry).
+	Extractor  string `yaml:"extractor" json:"extractor"`
+	Comparator string `yaml:"comparator" json:"comparator"`
+	// Tolerance is the documented tolerance of a tolerant comparator.
+	Tolerance float64 `yaml:"tolerance" json:"tolerance,omitempty"`
+	// Labels is the family's label space, for detection answers.
+	Labels []string `yaml:"labels" json:"labels,omitempty"`
+	// Env is added to every child's environment.
+	Env map[string]string `yaml:"env" json:"env,omitempty"`
+	// Timeouts per stage.
+	Timeouts Timeouts `yaml:"timeouts" json:"timeouts"`
+
+	Line int `yaml:"-" json:"-"`
+}
+
+// Prepare holds the commands that build a missing bundle or corpus.
+type Prepare struct {
+	Bundle []string `yaml:"bundle" json:"bundle,omitempty"`
+	Corpus []string `yaml:"corpus" json:"corpus,omitempty"`
+}
+
+// Timeouts per stage; zero means the harness default.
+type Timeouts struct {
+	Startup     Duration `yaml:"startup" json:"startup"`
+	Correctness Duration `yaml:"correctness" json:"correctness"`
+	Native      Duration `yaml:"native" json:"native"`
+	AIPerf      Duration `yaml:"aiperf" json:"aiperf"`
+	Stop        Duration `yaml:"stop" json:"stop"`
+}
+
+// Duration is a time.Duration written as "90s" in YAML.
+type Duration struct{ time.Duration }
+
+// UnmarshalYAML implements yaml.Unmarshaler.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration like 90s", n.Line, n.Value)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText implements encoding.TextMarshaler.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Or returns d, or def when d is zero.
+func (d Duration) Or(def time.Duration) time.Duration {
+	if d.Duration <= 0 {
+		return def
+	}
+	return d.Duration
+}
+
+// Placeholders every argv template may use.
+var Placeholders = []string{"bin", "bundle", "model", "host", "port", "records", "corpus", "out",
+	"correctness_out", "native_in", "native_out", "precision", "seed"}
+
+var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// Load reads families.yaml and checks it; every problem names file:line.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read family configuration: %w", err)
+	}
+	return Parse(path, data)
+}
+
+// Parse parses and checks a families document.
+func Parse(path string, data []byte) (*Config, error) {
+	var probs []string
+	add := func(line int, field, format string, args ...any) {
+		probs = append(probs, fmt.Sprintf("%s:%d: %s: %s", path, line, field, fmt.Sprintf(format, args...)))
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, fmt.Errorf("%s: empty document", path)
+		}
+		return nil, fmt.Errorf("%s: yaml syntax: %w", path, err)
+	}
+	cfg := &Config{File: path}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(cfg); err != nil {
+		var te *yaml.TypeError
+		if errors.As(err, &te) {
+			for _, e := range te.Errors {
+				probs = append(probs, path+":"+strings.TrimPrefix(e, "line "))
+			}
+			return nil, errors.New(strings.Join(probs, "\n"))
+		}
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if cfg.Schema != Schema {
+		add(1, "schema", "unsupported schema %q (want %q)", cfg.Schema, Schema)
+	}
+	lines := familyLines(&doc)
+	reg := DefaultRegistry()
+	for _, name := range cfg.Names() {
+		f := cfg.Families[name]
+		f.Name, f.Line = name, lines[name]
+		field := "families." + name
+		if len(f.Server) == 0 {
+			add(f.Line, field+".server", "missing argv")
+		}
+		if f.Readiness == "" {
+			add(f.Line, field+".readiness", "missing url template")
+		}
+		if len(f.Native) == 0 {
+			add(f.Line, field+".native", "missing argv")
+		}
+		if f.Route == "" || !strings.HasPrefix(f.Route, "/") {
+			add(f.Line, field+".route", "must be an absolute path like /v1/infer")
+		}
+		if f.EndpointType != "chat" && f.EndpointType != "image_retrieval" {
+			add(f.Line, field+".endpoint_type", "must be chat or image_retrieval, got %q", f.EndpointType)
+		}
+		if _, ok := reg.Extractors[f.Extractor]; !ok {
+			add(f.Line, field+".extractor", "unknown extractor %q (known: %s)", f.Extractor, strings.Join(reg.ExtractorNames(), ", "))
+		}
+		if _, ok := reg.Comparators[f.Comparator]; !ok {
+			add(f.Line, field+".comparator", "unknown comparator %q (known: %s)", f.Comparator, strings.Join(reg.ComparatorNames(), ", "))
+		}
+		if f.Tolerance < 0 {
+			add(f.Line, field+".tolerance", "must be >= 0")
+		}
+		for what, argv := range map[string][]string{"server": f.Server, "correctness": f.Correctness, "native": f.Native,
+			"prepare.bundle": f.Prepare.Bundle, "prepare.corpus": f.Prepare.Corpus} {
+			for _, a := range argv {
+				for _, m := range placeholderRE.FindAllStringSubmatch(a, -1) {
+					if !known(m[1]) {
+						add(f.Line, field+"."+what, "unknown placeholder {%s} (known: %s)", m[1], strings.Join(Placeholders, ", "))
+					}
+				}
+			}
+		}
+	}
+	if len(probs) > 0 {
+		sort.Strings(probs)
+		return nil, errors.New(strings.Join(probs, "\n"))
+	}
+	return cfg, nil
+}
+
+func known(p string) bool {
+	for _, k := range Placeholders {
+		if k == p {
+			return true
+		}
+	}
+	return false
+}
+
+func familyLines(doc *yaml.Node) map[string]int {
+	out := map[string]int{}
+	if len(doc.Content) == 0 {
+		return out
+	}
+	root := doc.Content[0]
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "families" {
+			continue
+		}
+		fam := root.Content[i+1]
+		for j := 0; j+1 < len(fam.Content); j += 2 {
+			out[fam.Content[j].Value] = fam.Content[j].Line
+		}
+	}
+	return out
+}
+
+// Names returns the family names, sorted.
+func (c *Config) Names() []string {
+	names := make([]string, 0, len(c.Families))
+	for n := range c.Families {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Has reports whether a family is configured.
+func (c *Config) Has(name string) bool {
+	_, ok := c.Families[name]
+	return ok
+}
+
+// Expand substitutes {placeholders} in an argv template. Each element stays
+// one argument whatever it contains: no shell ever sees it. An unknown or
+// unset placeholder is an error rather than an empty string.
+func Expand(argv []string, vars map[string]string) ([]string, error) {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		var err error
+		out[i] = placeholderRE.ReplaceAllStringFunc(a, func(m string) string {
+			key := m[1 : len(m)-1]
+			v, ok := vars[key]
+			if !ok && err == nil {
+				err = fmt.Errorf("argv[%d] %q: placeholder {%s} has no value here", i, a, key)
+			}
+			return v
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}

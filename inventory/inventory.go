@@ -1,0 +1,172 @@
+// Package inventory holds the per-checkpoint inventory: which profiles of
+// which model group trtmc-qual qualifies, with what workload, and what each
+// profile claims (checkpoint, revision, bundle identity, status...).
+//
+// The inventory is YAML. Loading keeps the line of every field so that every
+// validation error names file, line and field.
+package inventory
+
+import "fmt"
+
+// Schema is the value of the top-level `schema` key this package reads.
+const Schema = "trtmc-qual/inventory/v1"
+
+// Kinds of profile. Only normal profiles count as models.
+const (
+	KindNormal  = "normal"
+	KindVariant = "variant"
+	KindPartial = "partial"
+)
+
+// Statuses a profile may claim in the inventory.
+const (
+	StatusPlanned         = "planned"
+	StatusImplemented     = "implemented"
+	StatusFamilyValidated = "family-validated"
+	StatusAIPerfQualified = "aiperf-qualified"
+)
+
+// Endpoint types of AIPerf that trtmc-qual drives.
+const (
+	EndpointChat           = "chat"
+	EndpointImageRetrieval = "image_retrieval"
+)
+
+// Inventory is one or more inventory files merged.
+type Inventory struct {
+	Schema string            `yaml:"schema" json:"schema"`
+	Groups map[string]*Group `yaml:"groups" json:"groups"`
+}
+
+// Group is a model group (vlm, detection, ...) and its workload.
+type Group struct {
+	Name        string     `yaml:"-" json:"name"`
+	Description string     `yaml:"description" json:"description,omitempty"`
+	Workload    Workload   `yaml:"workload" json:"workload"`
+	Profiles    []*Profile `yaml:"profiles" json:"profiles"`
+
+	File string `yaml:"-" json:"-"`
+	Line int    `yaml:"-" json:"-"`
+}
+
+// Workload is what every profile of a group is measured with.
+type Workload struct {
+	EndpointType string `yaml:"endpoint_type" json:"endpoint_type"`
+	Warmup       int    `yaml:"warmup" json:"warmup"`
+	Measured     int    `yaml:"measured" json:"measured"`
+	Concurrency  int    `yaml:"concurrency" json:"concurrency"`
+	Seed         int    `yaml:"seed" json:"seed"`
+	// RequestTimeoutS is AIPerf's per-request timeout in seconds.
+	RequestTimeoutS float64 `yaml:"request_timeout_s" json:"request_timeout_s"`
+	Dataset         Dataset `yaml:"dataset" json:"dataset"`
+	// Generation holds generation controls passed to AIPerf as --extra-inputs
+	// (max_tokens, temperature...). Empty for detection.
+	Generation map[string]any `yaml:"generation" json:"generation,omitempty"`
+}
+
+// Dataset names the corpus a group is measured on.
+type Dataset struct {
+	// Corpus is a directory holding corpus.json and its images, relative to
+	// the inventory file unless absolute.
+	Corpus string `yaml:"corpus" json:"corpus"`
+	// SHA256 optionally pins corpus.json.
+	SHA256 string `yaml:"sha256" json:"sha256,omitempty"`
+}
+
+// Profile is one checkpoint profile of a group.
+type Profile struct {
+	ID          string      `yaml:"id" json:"id"`
+	Checkpoint  string      `yaml:"checkpoint" json:"checkpoint"`
+	Revision    string      `yaml:"revision" json:"revision"`
+	Family      string      `yaml:"family" json:"family"`
+	Task        string      `yaml:"task" json:"task"`
+	Kind        string      `yaml:"kind" json:"kind"`
+	VariantOf   string      `yaml:"variant_of" json:"variant_of,omitempty"`
+	ModelName   string      `yaml:"model_name" json:"model_name,omitempty"`
+	Precision   string      `yaml:"precision" json:"precision"`
+	Parallelism Parallelism `yaml:"parallelism" json:"parallelism"`
+	Bundle      Bundle      `yaml:"bundle" json:"bundle"`
+	Controls    []string    `yaml:"controls" json:"controls"`
+	Gaps        []string    `yaml:"gaps" json:"gaps"`
+	Hardware    []string    `yaml:"hardware" json:"hardware"`
+	Status      string      `yaml:"status" json:"status"`
+	Exclusion   *Exclusion  `yaml:"exclusion" json:"exclusion,omitempty"`
+
+	// Group is the name of the group the profile belongs to.
+	Group string `yaml:"-" json:"group"`
+	// File and Line locate the profile; FieldLines the line of each key.
+	File       string         `yaml:"-" json:"-"`
+	Line       int            `yaml:"-" json:"-"`
+	FieldLines map[string]int `yaml:"-" json:"-"`
+}
+
+// Parallelism is the profile's tensor/context parallel layout.
+type Parallelism struct {
+	TP int `yaml:"tp" json:"tp"`
+	CP int `yaml:"cp" json:"cp,omitempty"`
+}
+
+// String renders the layout as "tp1" or "tp4-cp2".
+func (p Parallelism) String() string {
+	s := fmt.Sprintf("tp%d", max(p.TP, 1))
+	if p.CP > 1 {
+		s += fmt.Sprintf("-cp%d", p.CP)
+	}
+	return s
+}
+
+// Bundle is the built artifact a profile is served from, and its identity.
+type Bundle struct {
+	Path   string `yaml:"path" json:"path"`
+	SHA256 string `yaml:"sha256" json:"sha256"`
+}
+
+// Exclusion takes a profile out of a run; it must say why.
+type Exclusion struct {
+	Reason string `yaml:"reason" json:"reason"`
+	Owner  string `yaml:"owner" json:"owner,omitempty"`
+	Until  string `yaml:"until" json:"until,omitempty"`
+}
+
+// Counted reports whether the profile counts as a model of its group.
+func (p *Profile) Counted() bool { return p.Kind == KindNormal }
+
+// Served is the model name the server is started with.
+func (p *Profile) Served() string {
+	if p.ModelName != "" {
+		return p.ModelName
+	}
+	return p.ID
+}
+
+// Where returns "file:line" for a field of the profile (or the profile).
+func (p *Profile) Where(field string) string {
+	if l, ok := p.FieldLines[field]; ok {
+		return fmt.Sprintf("%s:%d", p.File, l)
+	}
+	return fmt.Sprintf("%s:%d", p.File, p.Line)
+}
+
+// GroupNames returns the group names in sorted order.
+func (inv *Inventory) GroupNames() []string {
+	return sortedKeys(inv.Groups)
+}
+
+// Profiles returns every profile of every group, in group then file order.
+func (inv *Inventory) Profiles() []*Profile {
+	var out []*Profile
+	for _, g := range inv.GroupNames() {
+		out = append(out, inv.Groups[g].Profiles...)
+	}
+	return out
+}
+
+// Find returns the profile with the given id, in any group.
+func (inv *Inventory) Find(id string) (*Profile, bool) {
+	for _, p := range inv.Profiles() {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return nil, false
+}

@@ -1,0 +1,286 @@
+package inventory
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"sort"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Problem is one thing wrong with an inventory, located precisely.
+type Problem struct {
+	File    string `json:"file"`
+	Line    int    `json:"line"`
+	Field   string `json:"field"`
+	Message string `json:"message"`
+}
+
+func (p Problem) String() string {
+	loc := p.File
+	if p.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", p.File, p.Line)
+	}
+	if p.Field == "" {
+		return fmt.Sprintf("%s: %s", loc, p.Message)
+	}
+	return fmt.Sprintf("%s: %s: %s", loc, p.Field, p.Message)
+}
+
+// Problems is every problem found; it is an error when non-empty.
+type Problems []Problem
+
+func (ps Problems) Error() string {
+	lines := make([]string, len(ps))
+	for i, p := range ps {
+		lines[i] = p.String()
+	}
+	return strings.Join(lines, "\n")
+}
+
+// Sort orders problems by file, line, field, message.
+func (ps Problems) Sort() {
+	sort.SliceStable(ps, func(i, j int) bool {
+		a, b := ps[i], ps[j]
+		if a.File != b.File {
+			return a.File < b.File
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		if a.Field != b.Field {
+			return a.Field < b.Field
+		}
+		return a.Message < b.Message
+	})
+}
+
+// Load reads and merges inventory files, then validates the result. It
+// returns the inventory and every problem found (as Problems), never just
+// the first. knownFamily reports whether a family name is configured; nil
+// skips that check.
+func Load(paths []string, knownFamily func(string) bool) (*Inventory, error) {
+	inv := &Inventory{Schema: Schema, Groups: map[string]*Group{}}
+	var probs Problems
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("read inventory: %w", err)
+		}
+		probs = append(probs, parseInto(inv, path, data)...)
+	}
+	probs = append(probs, Validate(inv, knownFamily)...)
+	probs.Sort()
+	if len(probs) > 0 {
+		return inv, probs
+	}
+	return inv, nil
+}
+
+// Parse reads one inventory document (for tests and fuzzing).
+func Parse(path string, data []byte) (*Inventory, Problems) {
+	inv := &Inventory{Schema: Schema, Groups: map[string]*Group{}}
+	probs := parseInto(inv, path, data)
+	probs.Sort()
+	return inv, probs
+}
+
+var yamlLine = regexp.MustCompile(`(?:yaml: )?line (\d+): (.*)`)
+
+func parseInto(inv *Inventory, path string, data []byte) Problems {
+	var probs Problems
+	add := func(line int, field, format string, args ...any) {
+		probs = append(probs, Problem{File: path, Line: line, Field: field, Message: fmt.Sprintf(format, args...)})
+	}
+	var doc yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&doc); err != nil {
+		line := 0
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			fmt.Sscanf(m[1], "%d", &line)
+			msg = m[2]
+		}
+		if errors.Is(err, io.EOF) {
+			msg = "empty document"
+		}
+		add(line, "", "yaml syntax: %s", strings.TrimPrefix(msg, "yaml: "))
+		return probs
+	}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		add(doc.Line, "", "top level must be a mapping with `schema` and `groups`")
+		return probs
+	}
+	root := doc.Content[0]
+	checkKeys(root, reflect.TypeOf(Inventory{}), "", add)
+	schemaNode := mapValue(root, "schema")
+	switch {
+	case schemaNode == nil:
+		add(root.Line, "schema", "missing (want %q)", Schema)
+	case schemaNode.Value != Schema:
+		add(schemaNode.Line, "schema", "unsupported schema %q (want %q)", schemaNode.Value, Schema)
+	}
+	groupsNode := mapValue(root, "groups")
+	if groupsNode == nil {
+		add(root.Line, "groups", "missing")
+		return probs
+	}
+	if groupsNode.Kind != yaml.MappingNode {
+		add(groupsNode.Line, "groups", "must be a mapping of group name to group")
+		return probs
+	}
+	for i := 0; i+1 < len(groupsNode.Content); i += 2 {
+		keyN, valN := groupsNode.Content[i], groupsNode.Content[i+1]
+		name := keyN.Value
+		field := "groups." + name
+		if _, dup := inv.Groups[name]; dup {
+			add(keyN.Line, field, "group %q is defined twice", name)
+			continue
+		}
+		if valN.Kind != yaml.MappingNode {
+			add(valN.Line, field, "must be a mapping")
+			continue
+		}
+		checkKeys(valN, reflect.TypeOf(Group{}), field, add)
+		g := &Group{}
+		if err := valN.Decode(g); err != nil {
+			addDecodeError(add, valN.Line, field, err)
+		}
+		g.Name, g.File, g.Line = name, path, keyN.Line
+		g.Profiles = nil
+		if pn := mapValue(valN, "profiles"); pn != nil {
+			if pn.Kind != yaml.SequenceNode {
+				add(pn.Line, field+".profiles", "must be a list")
+			} else {
+				for j, item := range pn.Content {
+					pfield := fmt.Sprintf("%s.profiles[%d]", field, j)
+					if item.Kind != yaml.MappingNode {
+						add(item.Line, pfield, "must be a mapping")
+						continue
+					}
+					checkKeys(item, reflect.TypeOf(Profile{}), pfield, add)
+					p := &Profile{}
+					if err := item.Decode(p); err != nil {
+						addDecodeError(add, item.Line, pfield, err)
+					}
+					p.Group, p.File, p.Line = name, path, item.Line
+					p.FieldLines = fieldLines(item, "")
+					g.Profiles = append(g.Profiles, p)
+				}
+			}
+		}
+		inv.Groups[name] = g
+	}
+	return probs
+}
+
+func addDecodeError(add func(int, string, string, ...any), line int, field string, err error) {
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		for _, e := range te.Errors {
+			l := line
+			msg := e
+			if m := yamlLine.FindStringSubmatch(e); m != nil {
+				fmt.Sscanf(m[1], "%d", &l)
+				msg = m[2]
+			}
+			add(l, field, "%s", msg)
+		}
+		return
+	}
+	add(line, field, "%v", err)
+}
+
+// checkKeys reports keys of a mapping node that the struct type t does not
+// declare, recursing into nested struct fields.
+func checkKeys(n *yaml.Node, t reflect.Type, prefix string, add func(int, string, string, ...any)) {
+	fields := yamlFields(t)
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := join(prefix, k.Value)
+		ft, ok := fields[k.Value]
+		if !ok {
+			add(k.Line, name, "unknown field (known: %s)", strings.Join(sortedKeys(fields), ", "))
+			continue
+		}
+		for ft.Kind() == reflect.Pointer {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode {
+			// Groups and profiles are checked by the caller with their own prefix.
+			if ft == reflect.TypeOf(Group{}) || ft == reflect.TypeOf(Profile{}) {
+				continue
+			}
+			checkKeys(v, ft, name, add)
+		}
+	}
+}
+
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	out := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		if tag == "" || tag == "-" {
+			continue
+		}
+		out[tag] = f.Type
+	}
+	return out
+}
+
+func fieldLines(n *yaml.Node, prefix string) map[string]int {
+	out := map[string]int{}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		name := join(prefix, k.Value)
+		out[name] = k.Line
+		if v.Kind == yaml.MappingNode {
+			for kk, l := range fieldLines(v, name) {
+				out[kk] = l
+			}
+		}
+	}
+	return out
+}
+
+func mapValue(n *yaml.Node, key string) *yaml.Node {
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+func join(prefix, name string) string {
+	if prefix == "" {
+		return name
+	}
+	return prefix + "." + name
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// ResolvePath makes a path from the inventory relative to the inventory
+// file's directory, unless it is absolute.
+func ResolvePath(inventoryFile, p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(filepath.Dir(inventoryFile), p)
+}

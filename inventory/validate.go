@@ -1,0 +1,184 @@
+package inventory
+
+import (
+	"fmt"
+	"regexp"
+	"slices"
+	"strings"
+	"unicode"
+)
+
+var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+
+// SafeName reports whether s can be used as one path component of an
+// evidence directory: not empty, not "." or "..", no separators, no control
+// characters, nothing that a shell or a file system treats specially.
+func SafeName(s string) bool {
+	if s == "" || s == "." || s == ".." || len(s) > 128 {
+		return false
+	}
+	for _, r := range s {
+		if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.IsSpace(r) {
+			return false
+		}
+	}
+	return !strings.HasPrefix(s, "-")
+}
+
+// Validate checks an inventory's semantics and cross-references. Every
+// problem is returned; none stops the others being found.
+func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
+	var probs Problems
+	ids := map[string]*Profile{}
+	for _, gname := range inv.GroupNames() {
+		g := inv.Groups[gname]
+		gadd := func(field, format string, args ...any) {
+			probs = append(probs, problem(g.File, g.Line, "groups."+gname+field, format, args...))
+		}
+		if !SafeName(gname) {
+			gadd("", "group name is not a safe path component")
+		}
+		w := g.Workload
+		if w.EndpointType != EndpointChat && w.EndpointType != EndpointImageRetrieval {
+			gadd(".workload.endpoint_type", "must be %q or %q, got %q", EndpointChat, EndpointImageRetrieval, w.EndpointType)
+		}
+		if w.Warmup < 0 {
+			gadd(".workload.warmup", "must be >= 0")
+		}
+		if w.Measured <= 0 {
+			gadd(".workload.measured", "must be > 0")
+		}
+		if w.Concurrency < 1 {
+			gadd(".workload.concurrency", "must be >= 1")
+		}
+		if w.RequestTimeoutS < 0 {
+			gadd(".workload.request_timeout_s", "must be >= 0")
+		}
+		if w.Dataset.Corpus == "" {
+			gadd(".workload.dataset.corpus", "missing")
+		}
+		if w.Dataset.SHA256 != "" && !sha256Hex.MatchString(w.Dataset.SHA256) {
+			gadd(".workload.dataset.sha256", "must be 64 lowercase hex characters")
+		}
+		if w.EndpointType == EndpointImageRetrieval && len(w.Generation) > 0 {
+			gadd(".workload.generation", "image_retrieval takes no generation controls")
+		}
+		normals := map[string]*Profile{}
+		checkpoints := map[string]*Profile{}
+		for _, p := range g.Profiles {
+			if p.Kind == KindNormal {
+				normals[p.ID] = p
+			}
+		}
+		for _, p := range g.Profiles {
+			add := func(field, format string, args ...any) {
+				probs = append(probs, problem(p.File, lineOf(p, field), "profile "+orUnnamed(p.ID)+": "+field, format, args...))
+			}
+			switch {
+			case p.ID == "":
+				add("id", "missing")
+			case !SafeName(p.ID):
+				add("id", "%q is not a safe path component (no /, .., spaces or control characters)", p.ID)
+			}
+			if prev, dup := ids[p.ID]; dup && p.ID != "" {
+				add("id", "duplicate id (first defined at %s)", prev.Where("id"))
+			} else {
+				ids[p.ID] = p
+			}
+			if p.Checkpoint == "" {
+				add("checkpoint", "missing")
+			}
+			switch {
+			case p.Family == "":
+				add("family", "missing")
+			case !SafeName(p.Family):
+				add("family", "%q is not a safe name", p.Family)
+			case knownFamily != nil && !knownFamily(p.Family):
+				add("family", "unknown family %q (not in the family configuration)", p.Family)
+			}
+			if p.Task == "" {
+				add("task", "missing")
+			}
+			if p.Precision == "" {
+				add("precision", "missing")
+			}
+			switch p.Kind {
+			case KindNormal:
+				if p.VariantOf != "" {
+					add("variant_of", "a normal profile is nobody's variant")
+				}
+				if prev, dup := checkpoints[p.Checkpoint]; dup && p.Checkpoint != "" {
+					add("checkpoint", "second normal profile of %s (first: %s); make one a variant", p.Checkpoint, prev.ID)
+				} else {
+					checkpoints[p.Checkpoint] = p
+				}
+			case KindVariant:
+				parent, ok := normals[p.VariantOf]
+				switch {
+				case p.VariantOf == "":
+					add("variant_of", "a variant must name its normal profile")
+				case !ok:
+					add("variant_of", "no normal profile %q in group %s", p.VariantOf, gname)
+				case parent.Checkpoint != p.Checkpoint:
+					add("checkpoint", "variant of %s must have its checkpoint %s", parent.ID, parent.Checkpoint)
+				}
+			case KindPartial:
+			case "":
+				add("kind", "missing (normal, variant or partial)")
+			default:
+				add("kind", "must be normal, variant or partial, got %q", p.Kind)
+			}
+			if p.Parallelism.TP < 0 || p.Parallelism.CP < 0 {
+				add("parallelism", "tp and cp must be >= 0")
+			}
+			if p.Bundle.Path == "" {
+				add("bundle.path", "missing")
+			}
+			switch {
+			case p.Bundle.SHA256 == "" && p.Status != StatusPlanned:
+				add("bundle.sha256", "missing (only a planned profile may omit it)")
+			case p.Bundle.SHA256 != "" && !sha256Hex.MatchString(p.Bundle.SHA256):
+				add("bundle.sha256", "must be 64 lowercase hex characters, got %q", p.Bundle.SHA256)
+			}
+			valid := []string{StatusPlanned, StatusImplemented, StatusFamilyValidated, StatusAIPerfQualified}
+			if !slices.Contains(valid, p.Status) {
+				add("status", "must be one of %s, got %q", strings.Join(valid, ", "), p.Status)
+			}
+			if p.Exclusion != nil && strings.TrimSpace(p.Exclusion.Reason) == "" {
+				add("exclusion.reason", "an exclusion must carry a reason")
+			}
+			for _, c := range p.Controls {
+				if c == "" {
+					add("controls", "empty control name")
+				}
+			}
+		}
+	}
+	return probs
+}
+
+func problem(file string, line int, field, format string, args ...any) Problem {
+	p := Problem{File: file, Line: line, Field: field}
+	p.Message = fmt.Sprintf(format, args...)
+	return p
+}
+
+func lineOf(p *Profile, field string) int {
+	if l, ok := p.FieldLines[field]; ok {
+		return l
+	}
+	// A nested field such as bundle.sha256: fall back to its parent.
+	if i := strings.LastIndex(field, "."); i > 0 {
+		if l, ok := p.FieldLines[field[:i]]; ok {
+			return l
+		}
+	}
+	return p.Line
+}
+
+func orUnnamed(id string) string {
+	if id == "" {
+		return "<no id>"
+	}
+	return id
+}

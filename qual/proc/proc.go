@@ -1,0 +1,291 @@
+// Package proc runs child processes the way a qualification harness must:
+// each child in its own process group, stopped with a signal to the whole
+// group, then SIGKILL after a grace period, with its exit status and the tail
+// of its stderr kept for error messages.
+//
+// Everything that starts a process in trtmc-qual goes through a Runner, so
+// tests can substitute a fake (see FakeRunner) and the lifecycle rules live in
+// one place.
+package proc
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// DefaultGrace is how long a child gets between its stop signal and SIGKILL.
+const DefaultGrace = 10 * time.Second
+
+// tailBytes is how much of a child's stderr an error message carries.
+const tailBytes = 4096
+
+// Spec describes one child process.
+type Spec struct {
+	// Name labels the child in logs and errors ("server", "aiperf").
+	Name string
+	// Argv is the program and its arguments; never a shell string.
+	Argv []string
+	// Dir is the working directory; empty means the harness's.
+	Dir string
+	// Env is added to (and overrides) the harness's environment.
+	Env []string
+	// Stdout and Stderr receive the child's output; nil discards it.
+	// Stderr's last bytes are kept for errors either way.
+	Stdout, Stderr io.Writer
+	// StopSignal is sent to the process group to stop the child
+	// (default SIGTERM; AIPerf wants SIGINT).
+	StopSignal syscall.Signal
+	// Grace is the wait between StopSignal and SIGKILL (default DefaultGrace).
+	Grace time.Duration
+}
+
+// Result is what a finished child left behind.
+type Result struct {
+	Argv     []string      `json:"argv"`
+	ExitCode int           `json:"exit_code"` // -1 when killed by a signal
+	Signal   string        `json:"signal,omitempty"`
+	Stopped  bool          `json:"stopped"` // the harness stopped it (context or Stop)
+	Killed   bool          `json:"killed"`  // SIGKILL was needed after the grace period
+	Start    time.Time     `json:"start"`
+	Duration time.Duration `json:"duration_ns"`
+	// StderrTail is the last few KiB of stderr.
+	StderrTail string `json:"-"`
+}
+
+// ExitError reports a child that exited unsuccessfully, with what a user
+// needs to act on it: which program, how it ended, and its last words.
+type ExitError struct {
+	Name   string
+	Result Result
+}
+
+func (e *ExitError) Error() string {
+	how := fmt.Sprintf("exited with status %d", e.Result.ExitCode)
+	if e.Result.Signal != "" {
+		how = "was killed by " + e.Result.Signal
+	}
+	msg := fmt.Sprintf("%s (%s) %s", e.Name, argv0(e.Result.Argv), how)
+	if tail := strings.TrimSpace(e.Result.StderrTail); tail != "" {
+		msg += "; last output:\n" + indent(lastLines(tail, 15))
+	}
+	return msg
+}
+
+// Process is a started child.
+type Process interface {
+	// Pid is the child's pid, which is also its process group id.
+	Pid() int
+	// Done is closed when the child has exited and been reaped.
+	Done() <-chan struct{}
+	// Wait blocks until the child exits and returns how it ended. A
+	// non-zero exit is reported as *ExitError unless the harness stopped it.
+	Wait() (Result, error)
+	// Stop sends the stop signal to the group, waits up to the grace period,
+	// then SIGKILLs the group, and returns how the child ended.
+	Stop() (Result, error)
+	// StderrTail is the last few KiB the child wrote to stderr so far.
+	StderrTail() string
+}
+
+// Runner starts children. OS is the real one; tests use FakeRunner.
+type Runner interface {
+	// Run starts the child and waits for it. Cancelling ctx stops it.
+	Run(ctx context.Context, s Spec) (Result, error)
+	// Start starts a long-running child. Cancelling ctx stops it.
+	Start(ctx context.Context, s Spec) (Process, error)
+}
+
+// OS runs real processes.
+type OS struct{}
+
+// Run implements Runner.
+func (OS) Run(ctx context.Context, s Spec) (Result, error) {
+	p, err := OS{}.Start(ctx, s)
+	if err != nil {
+		return Result{Argv: s.Argv}, err
+	}
+	return p.Wait()
+}
+
+// Start implements Runner.
+func (OS) Start(ctx context.Context, s Spec) (Process, error) {
+	if len(s.Argv) == 0 {
+		return nil, fmt.Errorf("%s: empty argv", s.Name)
+	}
+	if s.StopSignal == 0 {
+		s.StopSignal = syscall.SIGTERM
+	}
+	if s.Grace <= 0 {
+		s.Grace = DefaultGrace
+	}
+	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
+	cmd.Dir = s.Dir
+	if len(s.Env) > 0 {
+		cmd.Env = append(os.Environ(), s.Env...)
+	}
+	tail := &tailBuffer{max: tailBytes}
+	cmd.Stdout = orDiscard(s.Stdout)
+	cmd.Stderr = io.MultiWriter(orDiscard(s.Stderr), tail)
+	// Own process group, so one signal reaches the child and everything it
+	// forked; Pdeathsig so the child dies if the harness is killed with -9.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// A pipe held open by a grandchild must not block Wait forever.
+	cmd.WaitDelay = s.Grace
+	start := time.Now()
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("%s: start %s: %w", s.Name, argv0(s.Argv), err)
+	}
+	p := &osProcess{spec: s, cmd: cmd, tail: tail, start: start, done: make(chan struct{})}
+	go p.reap()
+	go func() {
+		select {
+		case <-ctx.Done():
+			_, _ = p.Stop()
+		case <-p.done:
+		}
+	}()
+	return p, nil
+}
+
+type osProcess struct {
+	spec  Spec
+	cmd   *exec.Cmd
+	tail  *tailBuffer
+	start time.Time
+	done  chan struct{}
+
+	mu      sync.Mutex
+	stopped bool
+	killed  bool
+	waitErr error
+	stopOne sync.Once
+}
+
+func (p *osProcess) Pid() int              { return p.cmd.Process.Pid }
+func (p *osProcess) Done() <-chan struct{} { return p.done }
+func (p *osProcess) StderrTail() string    { return p.tail.String() }
+
+func (p *osProcess) reap() {
+	err := p.cmd.Wait()
+	// The leader is gone; sweep anything it left in its group.
+	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	p.mu.Lock()
+	p.waitErr = err
+	p.mu.Unlock()
+	close(p.done)
+}
+
+func (p *osProcess) Stop() (Result, error) {
+	p.stopOne.Do(func() {
+		p.mu.Lock()
+		p.stopped = true
+		p.mu.Unlock()
+		pgid := p.cmd.Process.Pid
+		_ = syscall.Kill(-pgid, p.spec.StopSignal)
+		select {
+		case <-p.done:
+		case <-time.After(p.spec.Grace):
+			p.mu.Lock()
+			p.killed = true
+			p.mu.Unlock()
+			_ = syscall.Kill(-pgid, syscall.SIGKILL)
+			<-p.done
+		}
+	})
+	<-p.done
+	return p.Wait()
+}
+
+func (p *osProcess) Wait() (Result, error) {
+	<-p.done
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	r := Result{
+		Argv:       p.spec.Argv,
+		Start:      p.start,
+		Duration:   time.Since(p.start),
+		Stopped:    p.stopped,
+		Killed:     p.killed,
+		StderrTail: p.tail.String(),
+	}
+	if st := p.cmd.ProcessState; st != nil {
+		r.ExitCode = st.ExitCode()
+		if ws, ok := st.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			r.Signal = ws.Signal().String()
+		}
+	}
+	if p.waitErr != nil {
+		var ee *exec.ExitError
+		if !errors.As(p.waitErr, &ee) && !errors.Is(p.waitErr, exec.ErrWaitDelay) {
+			return r, fmt.Errorf("%s: wait: %w", p.spec.Name, p.waitErr)
+		}
+	}
+	if r.ExitCode != 0 && !p.stopped {
+		return r, &ExitError{Name: p.spec.Name, Result: r}
+	}
+	return r, nil
+}
+
+// GroupAlive reports whether any process of the process group pgid exists.
+// The harness uses it to confirm, not assume, that a child is gone.
+func GroupAlive(pgid int) bool {
+	err := syscall.Kill(-pgid, 0)
+	return err == nil || errors.Is(err, syscall.EPERM)
+}
+
+func orDiscard(w io.Writer) io.Writer {
+	if w == nil {
+		return io.Discard
+	}
+	return w
+}
+
+func argv0(argv []string) string {
+	if len(argv) == 0 {
+		return "<empty>"
+	}
+	return argv[0]
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	max int
+	buf []byte
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > t.max {
+		t.buf = append(t.buf[:0], t.buf[len(t.buf)-t.max:]...)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return string(t.buf)
+}
