@@ -1,0 +1,199 @@
+// Package reports owns the one row model of trtmc-qual — result.json,
+// schema trtmc-qual/result/v1, one per checkpoint — and every renderer of
+// it (terminal table, Markdown, CSV, JSON, HTML). Renderers read only
+// stored evidence; nothing here runs anything.
+package reports
+
+import "time"
+
+// ResultSchema is the schema id written in every result.json.
+const ResultSchema = "trtmc-qual/result/v1"
+
+// Verdicts of a checkpoint's run.
+const (
+	VerdictQualified   = "qualified"   // every gate passed on complete data
+	VerdictFailed      = "failed"      // a qualification outcome: a gate or a match failed
+	VerdictError       = "error"       // a stage broke; the data is incomplete
+	VerdictInterrupted = "interrupted" // the run was stopped before it finished
+	VerdictExcluded    = "excluded"    // the inventory excludes it, with a reason
+	VerdictSkipped     = "skipped"     // --resume found an identical finished result
+)
+
+// Result is one checkpoint's result: the authoritative evidence record.
+// JSON field names are a contract (see README "result.json").
+type Result struct {
+	Schema     string `json:"schema"`
+	Group      string `json:"group"`
+	Profile    string `json:"profile"`
+	Checkpoint string `json:"checkpoint"`
+	Revision   string `json:"revision,omitempty"`
+	Family     string `json:"family"`
+	Task       string `json:"task"`
+	Kind       string `json:"kind"`
+	VariantOf  string `json:"variant_of,omitempty"`
+	Precision  string `json:"precision"`
+	// Parallelism is "tp1", "tp4-cp2"...
+	Parallelism string `json:"parallelism"`
+	Endpoint    string `json:"endpoint_type"`
+	Route       string `json:"route"`
+
+	Verdict string `json:"verdict"`
+	// Reasons say why a verdict is not qualified, each naming its stage.
+	Reasons []Reason `json:"reasons"`
+
+	Requests        Counts            `json:"requests"`
+	RequestsByPhase map[string]Counts `json:"requests_by_phase"` // "warmup", "measured"
+	LatencyMS       Latency           `json:"latency_ms"`
+	ImagesPerSec    *float64          `json:"images_per_sec"`
+	// OutputTokens (vision-language) and Boxes (detection) over measured requests.
+	OutputTokens *int        `json:"output_tokens,omitempty"`
+	Boxes        *int        `json:"boxes,omitempty"`
+	ImageSizes   []ImageSize `json:"image_sizes,omitempty"`
+
+	Correctness *Correctness `json:"correctness"`
+	Stages      []Stage      `json:"stages"`
+	Provenance  Provenance   `json:"provenance"`
+	// Command reproduces the row: the trtmc-qual invocation.
+	Command string `json:"command"`
+	// RunKey identifies the inputs of this run (for --resume).
+	RunKey    string    `json:"run_key"`
+	StartedAt time.Time `json:"started_at"`
+	EndedAt   time.Time `json:"ended_at"`
+
+	// Exclusion is set for excluded profiles.
+	Exclusion string `json:"exclusion,omitempty"`
+	// Rejudged is set when `report --rejudge` re-applied the verdict rules.
+	Rejudged *Rejudge `json:"rejudged,omitempty"`
+}
+
+// Reason explains a non-qualified verdict.
+type Reason struct {
+	Stage   string `json:"stage"`
+	Code    string `json:"code"` // e.g. mismatch, missing_native, server_exit, correctness_failed
+	Message string `json:"message"`
+}
+
+// Counts of requests, warmup and measured alike.
+type Counts struct {
+	// Expected is the number the workload asked for.
+	Expected int `json:"expected"`
+	// Sent is the number of records AIPerf reported.
+	Sent                int `json:"sent"`
+	Matched             int `json:"matched"`
+	Mismatched          int `json:"mismatched"`
+	Errored             int `json:"errored"`
+	MissingNative       int `json:"missing_native"`
+	MissingHTTP         int `json:"missing_http"`
+	MissingServerRecord int `json:"missing_server_record"`
+	Duplicates          int `json:"duplicates"`
+	Meaningless         int `json:"meaningless"`
+}
+
+// Add returns the element-wise sum.
+func (c Counts) Add(o Counts) Counts {
+	return Counts{
+		Expected: c.Expected + o.Expected, Sent: c.Sent + o.Sent, Matched: c.Matched + o.Matched,
+		Mismatched: c.Mismatched + o.Mismatched, Errored: c.Errored + o.Errored,
+		MissingNative: c.MissingNative + o.MissingNative, MissingHTTP: c.MissingHTTP + o.MissingHTTP,
+		MissingServerRecord: c.MissingServerRecord + o.MissingServerRecord,
+		Duplicates:          c.Duplicates + o.Duplicates, Meaningless: c.Meaningless + o.Meaningless,
+	}
+}
+
+// MissingJoins is the number of requests that could not be joined.
+func (c Counts) MissingJoins() int { return c.MissingNative + c.MissingHTTP + c.MissingServerRecord }
+
+// Latency holds measured-only percentiles; nil means not measured.
+type Latency struct {
+	HTTP Percentiles `json:"http"`
+	Task Percentiles `json:"task"`
+}
+
+// Percentiles of a latency series in milliseconds.
+type Percentiles struct {
+	P50   *float64 `json:"p50"`
+	P95   *float64 `json:"p95"`
+	Count int      `json:"count"`
+}
+
+// ImageSize is one distinct image size seen and how often.
+type ImageSize struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+	Count  int `json:"count"`
+}
+
+// Correctness is the family's correctness case on the served bundle.
+type Correctness struct {
+	Ran     bool               `json:"ran"`
+	Passed  bool               `json:"passed"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	Gates   []Gate             `json:"gates,omitempty"`
+	// Output is the correctness output file, relative to the evidence dir.
+	Output string `json:"output,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// Gate is one correctness threshold and whether it held.
+type Gate struct {
+	Name      string  `json:"name"`
+	Value     float64 `json:"value"`
+	Op        string  `json:"op"`
+	Threshold float64 `json:"threshold"`
+	Passed    bool    `json:"passed"`
+}
+
+// Stage is one pipeline stage's outcome and timing.
+type Stage struct {
+	Name       string  `json:"name"`
+	Status     string  `json:"status"` // ok, failed, error, skipped, interrupted
+	DurationMS float64 `json:"duration_ms"`
+	Error      string  `json:"error,omitempty"`
+	// ChildMS is the time spent inside child processes during the stage.
+	ChildMS float64 `json:"child_ms"`
+}
+
+// Provenance is what a reviewer needs to trust and reproduce a row.
+type Provenance struct {
+	HarnessVersion string `json:"harness_version"`
+	HarnessCommit  string `json:"harness_commit"`
+	AIPerfVersion  string `json:"aiperf_version"`
+	// AIPerfVersionMismatch is set when a mismatch was explicitly allowed.
+	AIPerfVersionMismatch string `json:"aiperf_version_mismatch,omitempty"`
+	PipFreezeSHA256       string `json:"pip_freeze_sha256,omitempty"`
+	ServerBinary          string `json:"server_binary"`
+	ServerBinarySHA256    string `json:"server_binary_sha256"`
+	BundlePath            string `json:"bundle_path"`
+	BundleSHA256          string `json:"bundle_sha256"`
+	InventoryEntrySHA256  string `json:"inventory_entry_sha256"`
+	DatasetSHA256         string `json:"dataset_sha256"`
+	// SourceCommit is the measurement source commit (the TRTMC commit the
+	// bundle was built from), when known.
+	SourceCommit string    `json:"source_commit,omitempty"`
+	Host         string    `json:"host"`
+	GPU          *GPU      `json:"gpu,omitempty"`
+	Commands     []Command `json:"commands"`
+}
+
+// GPU identifies the device a row was measured on.
+type GPU struct {
+	Index  string `json:"index"`
+	Name   string `json:"name"`
+	UUID   string `json:"uuid"`
+	Driver string `json:"driver"`
+}
+
+// Command is one child's exact argv (secrets redacted) and how it ended.
+type Command struct {
+	Stage    string   `json:"stage"`
+	Argv     []string `json:"argv"`
+	ExitCode int      `json:"exit_code"`
+	Signal   string   `json:"signal,omitempty"`
+}
+
+// Rejudge records a re-application of the verdict rules to stored evidence.
+type Rejudge struct {
+	OriginalVerdict string    `json:"original_verdict"`
+	At              time.Time `json:"at"`
+	HarnessVersion  string    `json:"harness_version"`
+}
