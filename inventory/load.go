@@ -284,3 +284,6 @@ func ResolvePath(inventoryFile, p string) string {
 	}
 	return filepath.Join(filepath.Dir(inventoryFile), p)
 }
+
+// ExitCode makes an invalid inventory exit with status 2 (configuration error).
+func (ps Problems) ExitCode() int { return 2 }

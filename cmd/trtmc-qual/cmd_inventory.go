@@ -1,0 +1,240 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+func newInventoryCmd(f *factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "inventory",
+		Short: "Validate, list and reconcile the per-checkpoint inventory",
+		Example: `  trtmc-qual inventory validate
+  trtmc-qual inventory list --group detection --format csv
+  trtmc-qual inventory show ref-vlm-small`,
+	}
+	// The inventory verbs, one line each.
+	cmd.AddCommand(
+		newInventoryValidateCmd(f, nil),
+		newInventoryListCmd(f, nil),
+		newInventoryShowCmd(f, nil),
+	)
+	return cmd
+}
+
+// --- validate ---------------------------------------------------------------
+
+type inventoryValidateOptions struct {
+	IO     *IOStreams
+	Files  []string
+	Format string
+}
+
+func newInventoryValidateCmd(f *factory, runF func(*inventoryValidateOptions) error) *cobra.Command {
+	opts := &inventoryValidateOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "validate [FILE...]",
+		Short: "Check inventory files: schema, cross-references, family names",
+		Long: `Check inventory files against the schema and each other: unknown fields,
+duplicate ids, unknown families, variants without their normal profile,
+exclusions without a reason, malformed bundle digests, unsafe names...
+Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
+		Example: `  trtmc-qual inventory validate
+  trtmc-qual inventory validate inventory/reference.yaml --format json`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Files = args
+			if err := reports.CheckFormat(opts.Format, "text", "json"); err != nil {
+				return &flagError{err}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInventoryValidate(f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Format, "format", "o", "text", "output format: text or json")
+	return cmd
+}
+
+func runInventoryValidate(f *factory, opts *inventoryValidateOptions) error {
+	inv, _, err := f.loadInventory(opts.Files)
+	var probs inventory.Problems
+	if err != nil && !errors.As(err, &probs) {
+		return err
+	}
+	if opts.Format == "json" {
+		if probs == nil {
+			probs = inventory.Problems{}
+		}
+		if err := writeJSON(opts.IO.Out, map[string]any{"valid": len(probs) == 0, "problems": probs}); err != nil {
+			return err
+		}
+	} else {
+		for _, p := range probs {
+			fmt.Fprintln(opts.IO.Out, p.String())
+		}
+	}
+	if len(probs) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "inventory: %d problem(s)\n", len(probs))
+		return &codedError{code: exitUsage, err: fmt.Errorf("inventory has %d problem(s)", len(probs)), quiet: true}
+	}
+	n, counted := 0, 0
+	for _, p := range inv.Profiles() {
+		n++
+		if p.Counted() {
+			counted++
+		}
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "inventory ok: %d group(s), %d profile(s), %d counted as models\n", len(inv.Groups), n, counted)
+	return nil
+}
+
+// --- list -------------------------------------------------------------------
+
+type inventoryListOptions struct {
+	IO     *IOStreams
+	Group  string
+	Format string
+}
+
+func newInventoryListCmd(f *factory, runF func(*inventoryListOptions) error) *cobra.Command {
+	opts := &inventoryListOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "list",
+		Short: "List inventory profiles",
+		Long: `List every profile of the inventory (or of one group). A table on a terminal,
+tab-separated without a header when piped, or --format json|csv.`,
+		Example: `  trtmc-qual inventory list
+  trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "csv"); err != nil {
+				return &flagError{err}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInventoryList(f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Group, "group", "g", "", "only this group")
+	cmd.Flags().StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or csv (default table on a terminal, tsv when piped)")
+	return cmd
+}
+
+func runInventoryList(f *factory, opts *inventoryListOptions) error {
+	inv, _, err := f.loadInventory(nil)
+	if err != nil {
+		return err
+	}
+	var profiles []*inventory.Profile
+	if opts.Group != "" {
+		g, ok := inv.Groups[opts.Group]
+		if !ok {
+			return flagErrorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(inv.GroupNames(), ", "))
+		}
+		profiles = g.Profiles
+	} else {
+		profiles = inv.Profiles()
+	}
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	if format == "json" {
+		if profiles == nil {
+			profiles = []*inventory.Profile{}
+		}
+		return writeJSON(opts.IO.Out, profiles)
+	}
+	t := reports.Table{Header: []string{"group", "id", "kind", "family", "checkpoint", "precision", "parallelism", "status", "counted", "bundle_sha256"}}
+	for _, p := range profiles {
+		status := p.Status
+		if p.Exclusion != nil {
+			status = "excluded: " + p.Exclusion.Reason
+		}
+		t.Rows = append(t.Rows, []string{p.Group, p.ID, p.Kind, p.Family, p.Checkpoint, p.Precision,
+			p.Parallelism.String(), status, strconv.FormatBool(p.Counted()), short(p.Bundle.SHA256)})
+	}
+	return t.Write(opts.IO.Out, format)
+}
+
+// --- show -------------------------------------------------------------------
+
+type inventoryShowOptions struct {
+	IO     *IOStreams
+	ID     string
+	Format string
+}
+
+func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *cobra.Command {
+	opts := &inventoryShowOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:     "show ID",
+		Short:   "Show one inventory profile",
+		Example: "  trtmc-qual inventory show ref-detect-small --format json",
+		Args:    cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.ID = args[0]
+			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "csv"); err != nil {
+				return &flagError{err}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInventoryShow(f, opts)
+		},
+	}
+	cmd.Flags().StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or csv")
+	return cmd
+}
+
+func runInventoryShow(f *factory, opts *inventoryShowOptions) error {
+	inv, _, err := f.loadInventory(nil)
+	if err != nil {
+		return err
+	}
+	p, ok := inv.Find(opts.ID)
+	if !ok {
+		return flagErrorf("no profile %q in the inventory", opts.ID)
+	}
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	if format == "json" {
+		return writeJSON(opts.IO.Out, p)
+	}
+	excl := ""
+	if p.Exclusion != nil {
+		excl = p.Exclusion.Reason
+	}
+	t := reports.Table{Header: []string{"field", "value"}, Rows: [][]string{
+		{"id", p.ID}, {"group", p.Group}, {"checkpoint", p.Checkpoint}, {"revision", p.Revision},
+		{"family", p.Family}, {"task", p.Task}, {"kind", p.Kind}, {"variant_of", p.VariantOf},
+		{"precision", p.Precision}, {"parallelism", p.Parallelism.String()},
+		{"bundle.path", p.Bundle.Path}, {"bundle.sha256", p.Bundle.SHA256},
+		{"controls", strings.Join(p.Controls, ",")}, {"gaps", strings.Join(p.Gaps, "; ")},
+		{"hardware", strings.Join(p.Hardware, ",")}, {"status", p.Status}, {"exclusion", excl},
+		{"defined_at", p.Where("id")},
+	}}
+	return t.Write(opts.IO.Out, format)
+}
+
+// --- helpers shared by verbs ---------------------------------------------------
+
+func writeJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}
+
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}

@@ -1,0 +1,20 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+)
+
+func newVersionCmd(f *factory) *cobra.Command {
+	return &cobra.Command{
+		Use:     "version",
+		Short:   "Print the harness version and git commit",
+		Example: "  trtmc-qual version",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			_, err := fmt.Fprintf(f.IO.Out, "trtmc-qual %s (commit %s)\n", f.Version, f.Commit)
+			return err
+		},
+	}
+}

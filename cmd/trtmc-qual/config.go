@@ -1,0 +1,201 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"github.com/spf13/viper"
+)
+
+// defaultConfigFile is read from the current directory when --config is
+// not given; the repository root ships one so `bin/trtmc-qual ...` needs no
+// flags there.
+const defaultConfigFile = "trtmc-qual.yaml"
+
+// envPrefix prefixes every environment variable: TRTMC_QUAL_AIPERF, ...
+const envPrefix = "TRTMC_QUAL"
+
+// Config is the resolved configuration: flags > TRTMC_QUAL_* environment >
+// config file > defaults, resolved once per invocation. Domain packages get
+// the values they need from here; none of them sees viper.
+type Config struct {
+	// File is the config file that was read, if any.
+	File string `mapstructure:"-"`
+
+	Inventory     []string `mapstructure:"inventory"`
+	Families      string   `mapstructure:"families"`
+	AIPerf        string   `mapstructure:"aiperf"`
+	AIPerfVersion string   `mapstructure:"aiperf_version"`
+	AllowMismatch bool     `mapstructure:"allow_aiperf_version_mismatch"`
+	Tokenizer     string   `mapstructure:"tokenizer"`
+	BinDir        string   `mapstructure:"bin_dir"`
+	Out           string   `mapstructure:"out"`
+	GPUs          string   `mapstructure:"gpus"`
+	Parallelism   int      `mapstructure:"parallelism"`
+	// Secrets names environment variables whose values never reach evidence.
+	Secrets []string `mapstructure:"secrets"`
+	// SpecGroups is the task-strategy → group mapping for reconcile.
+	SpecGroups string `mapstructure:"spec_groups"`
+	// AllowNonLoopback permits servers bound beyond loopback.
+	AllowNonLoopback bool `mapstructure:"allow_non_loopback"`
+}
+
+// configDefaults are the values used when nothing else sets a key.
+var configDefaults = map[string]any{
+	"inventory":                     []string{},
+	"families":                      "",
+	"aiperf":                        "aiperf",
+	"aiperf_version":                "0.13.0",
+	"allow_aiperf_version_mismatch": false,
+	"tokenizer":                     "",
+	"bin_dir":                       "",
+	"out":                           "out",
+	"gpus":                          "",
+	"parallelism":                   0,
+	"secrets":                       []string{"TRTMC_SERVE_TOKEN"},
+	"spec_groups":                   "",
+	"allow_non_loopback":            false,
+}
+
+// pathKeys are resolved relative to the config file when they come from it.
+var pathKeys = map[string]bool{"inventory": true, "families": true, "aiperf": true, "tokenizer": true,
+	"bin_dir": true, "out": true, "spec_groups": true}
+
+// flagKey maps a flag name to its config key: --aiperf-version → aiperf_version.
+func flagKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+// loadConfig resolves the configuration for the command being run. getenv
+// is injected so tests can control the environment.
+func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error) {
+	v := viper.New()
+	for k, d := range configDefaults {
+		v.SetDefault(k, d)
+	}
+	// Flags of the verb and inherited persistent flags, bound under snake_case keys.
+	bind := func(fs *pflag.FlagSet) error {
+		var err error
+		fs.VisitAll(func(f *pflag.Flag) {
+			if f.Name == "config" || f.Name == "help" {
+				return
+			}
+			if e := v.BindPFlag(flagKey(f.Name), f); e != nil && err == nil {
+				err = e
+			}
+		})
+		return err
+	}
+	if err := bind(cmd.Flags()); err != nil {
+		return nil, err
+	}
+	if err := bind(cmd.InheritedFlags()); err != nil {
+		return nil, err
+	}
+	// Environment: TRTMC_QUAL_<KEY>. Read through getenv, not os.Getenv.
+	envSet := map[string]bool{}
+	for _, k := range v.AllKeys() {
+		name := envPrefix + "_" + strings.ToUpper(k)
+		if val := getenv(name); val != "" {
+			envSet[k] = true
+			if !flagChanged(cmd, k) {
+				if _, isList := configDefaults[k].([]string); isList {
+					v.Set(k, strings.Split(val, ","))
+				} else {
+					v.Set(k, val)
+				}
+			}
+		}
+	}
+	// Config file.
+	file, explicit := "", false
+	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
+		file, explicit = f.Value.String(), true
+	} else if val := getenv(envPrefix + "_CONFIG"); val != "" {
+		file, explicit = val, true
+	} else if _, err := os.Stat(defaultConfigFile); err == nil {
+		file = defaultConfigFile
+	}
+	fileKeys := map[string]bool{}
+	if file != "" {
+		fv := viper.New()
+		fv.SetConfigFile(file)
+		fv.SetConfigType("yaml")
+		if err := fv.ReadInConfig(); err != nil {
+			var nf viper.ConfigFileNotFoundError
+			if explicit || !errors.As(err, &nf) {
+				return nil, &configError{fmt.Errorf("config file %s: %w", file, err)}
+			}
+		}
+		for _, k := range fv.AllKeys() {
+			if _, ok := configDefaults[k]; !ok {
+				return nil, &configError{fmt.Errorf("config file %s: unknown key %q", file, k)}
+			}
+			fileKeys[k] = true
+			if !flagChanged(cmd, k) && !envSet[k] {
+				val := fv.Get(k)
+				if pathKeys[k] {
+					val = relTo(filepath.Dir(file), k, val)
+				}
+				v.Set(k, val)
+			}
+		}
+	}
+	cfg := &Config{File: file}
+	if err := v.Unmarshal(cfg); err != nil {
+		return nil, &configError{fmt.Errorf("configuration: %w", err)}
+	}
+	if cfg.Parallelism < 0 {
+		return nil, flagErrorf("--parallelism must be >= 0")
+	}
+	return cfg, nil
+}
+
+func flagChanged(cmd *cobra.Command, key string) bool {
+	name := strings.ReplaceAll(key, "_", "-")
+	if f := cmd.Flags().Lookup(name); f != nil && f.Changed {
+		return true
+	}
+	if f := cmd.InheritedFlags().Lookup(name); f != nil && f.Changed {
+		return true
+	}
+	return false
+}
+
+// relTo makes config-file paths relative to the config file's directory.
+// A bare command name for `aiperf` (no slash) stays a PATH lookup.
+func relTo(dir, key string, val any) any {
+	rel := func(p string) string {
+		if p == "" || filepath.IsAbs(p) || key == "aiperf" && !strings.ContainsRune(p, '/') {
+			return p
+		}
+		return filepath.Clean(filepath.Join(dir, p))
+	}
+	switch x := val.(type) {
+	case string:
+		return rel(x)
+	case []any:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = rel(fmt.Sprint(e))
+		}
+		return out
+	case []string:
+		out := make([]string, len(x))
+		for i, e := range x {
+			out[i] = rel(e)
+		}
+		return out
+	}
+	return val
+}
+
+// configError is a bad configuration: exit 2.
+type configError struct{ err error }
+
+func (e *configError) Error() string { return e.err.Error() }
+func (e *configError) Unwrap() error { return e.err }
+func (e *configError) ExitCode() int { return int(exitUsage) }

@@ -1,0 +1,34 @@
+package main
+
+import (
+	"bytes"
+	"io"
+	"os"
+
+	"golang.org/x/term"
+)
+
+// IOStreams is where a verb reads and writes: data to Out, everything else
+// (progress, logs, warnings) to ErrOut, so `--format json | jq` always works.
+type IOStreams struct {
+	In     io.Reader
+	Out    io.Writer
+	ErrOut io.Writer
+	// OutTTY and ErrTTY say whether Out/ErrOut are terminals.
+	OutTTY bool
+	ErrTTY bool
+}
+
+func systemIO() *IOStreams {
+	return &IOStreams{
+		In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr,
+		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
+		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
+	}
+}
+
+// testIO returns streams backed by buffers, for tests.
+func testIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
+	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
+	return &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}, out, errOut
+}

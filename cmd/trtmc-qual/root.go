@@ -1,0 +1,155 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+)
+
+// Set at build time with -ldflags "-X main.version=... -X main.commit=...".
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+// factory carries the dependencies every verb gets: streams, the process
+// runner, the clock, the environment, and (after PersistentPreRunE) the
+// resolved configuration. Tests build their own.
+type factory struct {
+	IO      *IOStreams
+	Runner  proc.Runner
+	Now     func() time.Time
+	Getenv  func(string) string
+	Version string
+	Commit  string
+	// Stop ends signal handling after the first signal, so a second Ctrl-C
+	// kills the process the default way.
+	Stop func()
+
+	Config *Config
+}
+
+func newFactory(io *IOStreams, stop func()) *factory {
+	return &factory{IO: io, Runner: proc.OS{}, Now: time.Now, Getenv: os.Getenv,
+		Version: version, Commit: commit, Stop: stop}
+}
+
+// run builds the command tree, executes it and maps the outcome to an exit
+// code. It is the only caller of os.Exit's argument.
+func run(ctx context.Context, stop func(), args []string, io *IOStreams) exitCode {
+	f := newFactory(io, stop)
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	err := root.ExecuteContext(ctx)
+	code := codeFor(err)
+	if err != nil {
+		reportError(f, err, code)
+	}
+	return code
+}
+
+func reportError(f *factory, err error, code exitCode) {
+	var ce *codedError
+	if errors.As(err, &ce) && ce.quiet {
+		return
+	}
+	switch code {
+	case exitInterrupted:
+		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted")
+	case exitHarness:
+		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: internal error (please report it with the command and its evidence directory): %v\n", err)
+	default:
+		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: %v\n", err)
+	}
+	var fe *flagError
+	if errors.As(err, &fe) {
+		fmt.Fprintln(f.IO.ErrOut, "run with --help for usage")
+	}
+}
+
+func newRootCmd(f *factory) *cobra.Command {
+	root := &cobra.Command{
+		Use:   "trtmc-qual",
+		Short: "Qualify every checkpoint of a model group on TRTMC's native server with AIPerf",
+		Long: `trtmc-qual qualifies every checkpoint of a model group (vlm, detection, ...) on
+TRTMC's native inference server: it starts the server, runs the family's
+correctness case on the served bundle, drives pip-installed AIPerf, joins native
+and HTTP answers by request identity, and writes a result row with its evidence.
+
+Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
+./trtmc-qual.yaml) > defaults. Data goes to stdout, logs to stderr.
+
+` + exitCodeHelp,
+		Example: `  # validate the inventory and list its profiles
+  trtmc-qual inventory validate
+  trtmc-qual inventory list --group vlm
+
+  # qualify the vision-language group on the reference target
+  trtmc-qual run --group vlm --out out/demo`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := loadConfig(cmd, f.Getenv)
+			if err != nil {
+				return err
+			}
+			f.Config = cfg
+			return nil
+		},
+	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err: err} })
+	pf := root.PersistentFlags()
+	pf.String("config", "", "config file (default ./trtmc-qual.yaml when present)")
+	pf.StringSlice("inventory", nil, "inventory YAML file(s)")
+	pf.String("families", "", "family configuration (families.yaml)")
+	pf.String("aiperf", "aiperf", "the aiperf executable")
+	pf.String("aiperf-version", "0.13.0", "the AIPerf version required")
+	pf.Bool("allow-aiperf-version-mismatch", false, "run with another AIPerf version (recorded in the evidence)")
+	pf.String("tokenizer", "", "local tokenizer directory for AIPerf chat")
+	pf.String("bin-dir", "", "directory of harness-side binaries ({bin} in family argv)")
+
+	// The verbs, one file each (cmd_<verb>.go). Add a verb with one line here.
+	root.AddCommand(
+		newVersionCmd(f),
+		newInventoryCmd(f),
+	)
+	return root
+}
+
+// loadInventory reads the configured (or given) inventory files and the
+// family configuration, reporting every problem.
+func (f *factory) loadInventory(files []string) (*inventory.Inventory, *families.Config, error) {
+	fams, err := f.loadFamilies()
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(files) == 0 {
+		files = f.Config.Inventory
+	}
+	if len(files) == 0 {
+		return nil, nil, &configError{errors.New("no inventory: pass --inventory FILE or set inventory in the config file")}
+	}
+	inv, err := inventory.Load(files, fams.Has)
+	return inv, fams, err
+}
+
+func (f *factory) loadFamilies() (*families.Config, error) {
+	if f.Config.Families == "" {
+		return nil, &configError{errors.New("no family configuration: pass --families FILE or set families in the config file")}
+	}
+	fams, err := families.Load(f.Config.Families)
+	if err != nil {
+		return nil, &configError{err}
+	}
+	return fams, nil
+}
