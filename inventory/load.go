@@ -107,6 +107,12 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		if m := yamlLine.FindStringSubmatch(msg); m != nil {
 			fmt.Sscanf(m[1], "%d", &line)
 			msg = m[2]
+			// yaml.v3 reports an unclosed flow collection at its opening
+			// line counted from zero; make it the 1-based opening line.
+			if strings.HasPrefix(msg, "did not find expected ',' or") {
+				line++
+				msg += " (unclosed flow collection opened here)"
+			}
 		}
 		if errors.Is(err, io.EOF) {
 			msg = "empty document"

@@ -1,0 +1,170 @@
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// runCLI runs the CLI in-process with the given environment and returns
+// exit code, stdout and stderr.
+func runCLI(t *testing.T, env map[string]string, args ...string) (exitCode, string, string) {
+	t.Helper()
+	io, out, errOut := testIO()
+	f := newFactory(io, func() {})
+	f.Getenv = func(k string) string { return env[k] }
+	root := newRootCmd(f)
+	root.SetArgs(args)
+	root.SetOut(io.Out)
+	root.SetErr(io.ErrOut)
+	err := root.ExecuteContext(context.Background())
+	code := codeFor(err)
+	if err != nil {
+		reportError(f, err, code)
+	}
+	return code, out.String(), errOut.String()
+}
+
+func repoFile(parts ...string) string {
+	return filepath.Join(append([]string{"..", ".."}, parts...)...)
+}
+
+func TestConfigPrecedence(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "conf.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("aiperf_version: 0.12.0\nout: results\nfamilies: fam.yaml\naiperf: aiperf\ntokenizer: tok\n"), 0o644))
+
+	resolve := func(env map[string]string, args ...string) *Config {
+		t.Helper()
+		io, _, _ := testIO()
+		f := newFactory(io, func() {})
+		f.Getenv = func(k string) string { return env[k] }
+		root := newRootCmd(f)
+		root.SetArgs(append([]string{"version"}, args...))
+		require.NoError(t, root.Execute())
+		return f.Config
+	}
+
+	// defaults only (no config file in this package dir)
+	c := resolve(nil)
+	assert.Equal(t, "0.13.0", c.AIPerfVersion)
+	assert.Equal(t, "out", c.Out)
+
+	// file beats default; file paths are relative to the file
+	c = resolve(nil, "--config", cfgFile)
+	assert.Equal(t, "0.12.0", c.AIPerfVersion)
+	assert.Equal(t, filepath.Join(dir, "results"), c.Out)
+	assert.Equal(t, filepath.Join(dir, "fam.yaml"), c.Families)
+	assert.Equal(t, "aiperf", c.AIPerf, "a bare command name stays a PATH lookup")
+
+	// environment beats file
+	c = resolve(map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.11.0", "TRTMC_QUAL_OUT": "envout"}, "--config", cfgFile)
+	assert.Equal(t, "0.11.0", c.AIPerfVersion)
+	assert.Equal(t, "envout", c.Out, "env paths are relative to the working directory")
+
+	// flag beats environment
+	c = resolve(map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.11.0"}, "--config", cfgFile, "--aiperf-version", "0.10.0")
+	assert.Equal(t, "0.10.0", c.AIPerfVersion)
+
+	// TRTMC_QUAL_CONFIG names the file
+	c = resolve(map[string]string{"TRTMC_QUAL_CONFIG": cfgFile})
+	assert.Equal(t, "0.12.0", c.AIPerfVersion)
+}
+
+func TestConfigFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.yaml")
+	require.NoError(t, os.WriteFile(bad, []byte("aiperf_versoin: 1\n"), 0o644))
+	code, out, errOut := runCLI(t, nil, "version", "--config", bad)
+	assert.Equal(t, exitUsage, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, `unknown key "aiperf_versoin"`)
+
+	code, _, errOut = runCLI(t, nil, "version", "--config", filepath.Join(dir, "missing.yaml"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "missing.yaml")
+}
+
+func TestInventoryValidateCLI(t *testing.T) {
+	fams := repoFile("families", "families.yaml")
+	inv := func(name string) string { return repoFile("inventory", "testdata", name+".yaml") }
+
+	code, out, errOut := runCLI(t, nil, "inventory", "validate", "--families", fams, inv("valid"))
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, out, "nothing but data on stdout")
+	assert.Contains(t, errOut, "inventory ok: 1 group(s), 3 profile(s), 1 counted as models")
+
+	code, out, _ = runCLI(t, nil, "inventory", "validate", "--families", fams, inv("syntax"))
+	assert.Equal(t, exitUsage, code)
+	assert.Regexp(t, `syntax\.yaml:4: yaml syntax`, out)
+
+	code, out, errOut = runCLI(t, nil, "inventory", "validate", "--families", fams, inv("three"))
+	assert.Equal(t, exitUsage, code)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	assert.Len(t, lines, 3)
+	for _, l := range lines {
+		assert.Regexp(t, `three\.yaml:\d+: profile `, l)
+	}
+	assert.Contains(t, errOut, "3 problem(s)")
+
+	code, out, _ = runCLI(t, nil, "inventory", "validate", "--families", fams, "--format", "json", inv("three"))
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, out, `"valid": false`)
+	assert.Contains(t, out, `"field": "profile rtdetr: exclusion.reason"`)
+}
+
+func TestInventoryListAndShow(t *testing.T) {
+	fams := repoFile("families", "families.yaml")
+	valid := repoFile("inventory", "testdata", "valid.yaml")
+	code, out, _ := runCLI(t, nil, "inventory", "list", "--families", fams, "--inventory", valid)
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "vlm\tqwen3-vl-2b\tnormal\tref-vlm\tQwen/Qwen3-VL-2B-Instruct\tfp16\ttp1\timplemented\ttrue\t111111111111\n"+
+		"vlm\tqwen3-vl-2b-tp2\tvariant\tref-vlm\tQwen/Qwen3-VL-2B-Instruct\tfp16\ttp2\tplanned\tfalse\t\n"+
+		"vlm\tdeepseek-ocr-l0\tpartial\tref-vlm\tdeepseek-ai/DeepSeek-OCR\tfp16\ttp1\texcluded: L0 smoke profile; not full-model coverage\tfalse\t\n", out)
+
+	code, out, _ = runCLI(t, nil, "inventory", "list", "--families", fams, "--inventory", valid, "--format", "csv")
+	assert.Equal(t, exitOK, code)
+	assert.True(t, strings.HasPrefix(out, "group,id,kind,family,checkpoint,"))
+
+	code, out, _ = runCLI(t, nil, "inventory", "show", "qwen3-vl-2b", "--families", fams, "--inventory", valid, "-o", "json")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, `"checkpoint": "Qwen/Qwen3-VL-2B-Instruct"`)
+
+	code, _, errOut := runCLI(t, nil, "inventory", "show", "nope", "--families", fams, "--inventory", valid)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `no profile "nope"`)
+
+	code, _, errOut = runCLI(t, nil, "inventory", "list", "--families", fams, "--inventory", valid, "--format", "xml")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "valid values are")
+}
+
+func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
+	code, out, _ := runCLI(t, nil, "--help")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "EXIT STATUS")
+	assert.Contains(t, out, "130  interrupted")
+	assert.Contains(t, out, "Examples:")
+	for _, verb := range [][]string{{"version"}, {"inventory"}, {"inventory", "validate"}, {"inventory", "list"}, {"inventory", "show"}} {
+		_, out, _ := runCLI(t, nil, append(verb, "--help")...)
+		assert.Contains(t, out, "Examples:", strings.Join(verb, " "))
+	}
+	code, out, _ = runCLI(t, nil, "completion", "bash")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "bash completion")
+}
+
+func TestVersionAndUsageErrors(t *testing.T) {
+	code, out, _ := runCLI(t, nil, "version")
+	assert.Equal(t, exitOK, code)
+	assert.Equal(t, "trtmc-qual dev (commit unknown)\n", out)
+
+	code, _, errOut := runCLI(t, nil, "version", "--bogus")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "unknown flag")
+}

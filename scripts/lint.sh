@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# gofmt check and go vet over the whole module (both build-tag sets).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bad=$(gofmt -l $(git ls-files '*.go'))
+if [ -n "$bad" ]; then
+  echo "gofmt would change:" >&2; echo "$bad" >&2; exit 1
+fi
+go vet ./...
+go vet -tags integration ./...
