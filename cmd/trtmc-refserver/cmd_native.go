@@ -1,0 +1,65 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/families/ref/atomicfile"
+	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/ref/native"
+	"github.com/trtmc-qual/trtmc-qual/families/ref/task"
+)
+
+type nativeOptions struct {
+	Bundle   string
+	Requests string
+	Out      string
+}
+
+func newNativeCmd(d deps) *cobra.Command {
+	var opts nativeOptions
+	cmd := &cobra.Command{
+		Use:   "native --bundle B --requests IN.jsonl --out OUT.jsonl",
+		Short: "Run the Task in-process, without HTTP, on recorded request payloads",
+		Long: `Read request lines {"request_id","route","payload"} (payload: the exact JSON body
+that was, or would be, posted to route) and write one line per request:
+{"request_id","answer","task_ms"}, where answer is exactly what the HTTP route
+puts in its answer (the chat message text as a JSON string, or the data array
+of /v1/infer), or {"request_id","error","task_ms"} when the payload is rejected.
+A route the bundle's family does not serve is an input error (exit 2).`,
+		Args: exactArgs(0),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := required([2]string{"bundle", opts.Bundle}, [2]string{"requests", opts.Requests}, [2]string{"out", opts.Out}); err != nil {
+				return err
+			}
+			b, err := bundle.Load(opts.Bundle)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("native: %w", err))
+			}
+			in, err := os.Open(opts.Requests)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("native: %w", err))
+			}
+			defer in.Close()
+			var sum native.Summary
+			err = atomicfile.Write(opts.Out, func(w io.Writer) error {
+				var runErr error
+				sum, runErr = native.Run(task.New(b, task.Options{}), in, opts.Requests, w)
+				return runErr
+			})
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("native (bundle %s): %w", opts.Bundle, err))
+			}
+			fmt.Fprintf(d.ErrOut, "native: %d requests, %d answered, %d rejected\n", sum.Requests, sum.Answered, sum.Rejected)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&opts.Bundle, "bundle", "", "bundle file")
+	f.StringVar(&opts.Requests, "requests", "", "request lines to run (JSONL)")
+	f.StringVar(&opts.Out, "out", "", "answer lines to write (JSONL)")
+	return cmd
+}
