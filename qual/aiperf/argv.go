@@ -1,0 +1,242 @@
+package aiperf
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// DefaultVersion is the AIPerf version trtmc-qual is written against.
+const DefaultVersion = "0.13.0"
+
+// Defaults used when a Config leaves them zero.
+const (
+	DefaultRequestTimeout = 120 * time.Second
+	DefaultGrace          = 30 * time.Second
+	DefaultFinalizeWait   = 10 * time.Second
+)
+
+// Config is one AIPerf profile run.
+type Config struct {
+	// Bin is the aiperf executable (the project venv's .venv/bin/aiperf).
+	Bin string
+	// ExpectedVersion is what `aiperf --version` must print (default
+	// DefaultVersion); AllowVersionMismatch turns a mismatch from a setup
+	// error into a recorded fact.
+	ExpectedVersion      string
+	AllowVersionMismatch bool
+
+	EndpointType string // EndpointChat or EndpointImageRetrieval
+	URL          string // base URL, e.g. http://127.0.0.1:8000
+	Model        string
+	InputFile    string // the single_turn JSONL from WriteDataset
+	// ArtifactDir must not exist or be empty: every run gets a fresh one.
+	ArtifactDir string
+	// Tokenizer is a local Hugging Face tokenizer directory; required for
+	// chat, forbidden for image_retrieval (AIPerf rejects it).
+	Tokenizer string
+
+	Warmup      int // warmup requests (0: no warmup phase)
+	Measured    int // profiling requests
+	Concurrency int
+	Seed        int
+
+	RequestTimeout time.Duration // per request (default DefaultRequestTimeout)
+	// Deadline bounds the whole run (0: none but the context's). When it
+	// passes, AIPerf gets SIGINT, then SIGKILL after Grace.
+	Deadline time.Duration
+	Grace    time.Duration // default DefaultGrace
+	// FinalizeWait bounds the wait for final exports after AIPerf exits
+	// (default DefaultFinalizeWait).
+	FinalizeWait time.Duration
+
+	// ExtraInputs are merged into every request body (generation controls
+	// such as max_tokens, temperature; threshold for image_retrieval).
+	ExtraInputs map[string]any
+	// APIKey is sent as a bearer token; it is redacted from recorded argv.
+	APIKey string
+	// OutputsJSON adds --export-outputs-json (outputs.json is parsed and
+	// cross-checked when present).
+	OutputsJSON bool
+	// Env is added to the child's environment after the driver's own
+	// hermetic settings, so it can override them.
+	Env []string
+	// Dataset, when set, is the written dataset: every conversation_id must
+	// map to one of its lines.
+	Dataset *Dataset
+}
+
+// ConfigError is an invalid Config: a usage problem, not a setup one.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return "aiperf config: " + e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// Validate checks the config without touching the filesystem.
+func (c *Config) Validate() error {
+	var errs []error
+	add := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+	if c.Bin == "" {
+		add("bin: empty")
+	}
+	switch c.EndpointType {
+	case EndpointChat:
+		if c.Tokenizer == "" {
+			add("tokenizer: chat needs a local tokenizer directory (the model hub is unreachable)")
+		} else if !filepath.IsAbs(c.Tokenizer) {
+			add("tokenizer: %q must be an absolute path (AIPerf treats other names as hub ids)", c.Tokenizer)
+		}
+	case EndpointImageRetrieval:
+		if c.Tokenizer != "" {
+			add("tokenizer: must be empty for image_retrieval (AIPerf rejects tokenizer flags there)")
+		}
+	default:
+		add("endpoint type: %q, want %s or %s", c.EndpointType, EndpointChat, EndpointImageRetrieval)
+	}
+	if c.URL == "" {
+		add("url: empty")
+	}
+	if c.Model == "" {
+		add("model: empty")
+	}
+	if c.InputFile == "" {
+		add("input file: empty")
+	}
+	if c.ArtifactDir == "" {
+		add("artifact dir: empty")
+	}
+	if c.Warmup < 0 {
+		add("warmup: %d, want >= 0", c.Warmup)
+	}
+	if c.Measured <= 0 {
+		add("measured: %d, want > 0", c.Measured)
+	}
+	if c.Concurrency <= 0 {
+		add("concurrency: %d, want > 0", c.Concurrency)
+	}
+	if c.Seed < 0 {
+		add("seed: %d, want >= 0", c.Seed)
+	}
+	if c.RequestTimeout < 0 || c.Deadline < 0 || c.Grace < 0 || c.FinalizeWait < 0 {
+		add("durations must not be negative")
+	}
+	if c.RequestTimeout > 0 && c.RequestTimeout < time.Millisecond {
+		add("request timeout: %s, want >= 1ms", c.RequestTimeout)
+	}
+	if _, err := extraInputsJSON(c.ExtraInputs); err != nil {
+		add("extra inputs: %v", err)
+	}
+	if c.Dataset != nil && len(c.Dataset.Sessions) < c.Warmup+c.Measured {
+		add("dataset: %d lines for %d warmup + %d measured requests; every request needs its own line",
+			len(c.Dataset.Sessions), c.Warmup, c.Measured)
+	}
+	if len(errs) > 0 {
+		return &ConfigError{Err: errors.Join(errs...)}
+	}
+	return nil
+}
+
+func (c *Config) requestTimeout() time.Duration {
+	if c.RequestTimeout > 0 {
+		return c.RequestTimeout
+	}
+	return DefaultRequestTimeout
+}
+
+func (c *Config) grace() time.Duration {
+	if c.Grace > 0 {
+		return c.Grace
+	}
+	return DefaultGrace
+}
+
+func (c *Config) finalizeWait() time.Duration {
+	if c.FinalizeWait > 0 {
+		return c.FinalizeWait
+	}
+	return DefaultFinalizeWait
+}
+
+func (c *Config) expectedVersion() string {
+	if c.ExpectedVersion != "" {
+		return c.ExpectedVersion
+	}
+	return DefaultVersion
+}
+
+// Argv is the exact command line for one run, in a fixed order. It is pure:
+// the same Config always gives the same argv. Call Validate first; Argv
+// does not check the config.
+func Argv(c Config) []string {
+	argv := []string{
+		c.Bin, "profile",
+		"--endpoint-type", c.EndpointType,
+		"--url", c.URL,
+		"--model", c.Model,
+		"--input-file", c.InputFile,
+		"--custom-dataset-type", "single_turn",
+		// single_turn's default already, made explicit: line i of the file
+		// is the i-th request across warmup and profiling.
+		"--dataset-sampling-strategy", "sequential",
+	}
+	if c.Warmup > 0 {
+		argv = append(argv, "--warmup-request-count", strconv.Itoa(c.Warmup))
+	}
+	argv = append(argv,
+		"--request-count", strconv.Itoa(c.Measured),
+		"--concurrency", strconv.Itoa(c.Concurrency),
+		"--random-seed", strconv.Itoa(c.Seed),
+		"--artifact-dir", c.ArtifactDir,
+		"--export-level", "raw",
+		"--ui-type", "none",
+		"--no-server-metrics",
+		"--no-gpu-telemetry",
+		"--request-timeout-seconds", strconv.FormatFloat(c.requestTimeout().Seconds(), 'f', -1, 64),
+	)
+	if c.EndpointType == EndpointChat && c.Tokenizer != "" {
+		argv = append(argv, "--tokenizer", c.Tokenizer)
+	}
+	if extra, _ := extraInputsJSON(c.ExtraInputs); extra != "" {
+		argv = append(argv, "--extra-inputs", extra)
+	}
+	if c.OutputsJSON {
+		argv = append(argv, "--export-outputs-json")
+	}
+	if c.APIKey != "" {
+		argv = append(argv, "--api-key", c.APIKey)
+	}
+	return argv
+}
+
+// Redacted is the argv safe to record: the API key value is replaced.
+func Redacted(argv []string) []string {
+	out := make([]string, len(argv))
+	copy(out, argv)
+	for i := 0; i+1 < len(out); i++ {
+		if out[i] == "--api-key" {
+			out[i+1] = "<redacted>"
+		}
+	}
+	return out
+}
+
+// extraInputsJSON renders extra inputs as one compact JSON object with
+// sorted keys (encoding/json sorts map keys), or "" for none. AIPerf
+// accepts a JSON object string for --extra-inputs and merges it into every
+// request body as is; the key:value form would coerce types.
+func extraInputsJSON(m map[string]any) (string, error) {
+	if len(m) == 0 {
+		return "", nil
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(m); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimRight(b.Bytes(), "\n")), nil
+}

@@ -1,0 +1,248 @@
+package aiperf
+
+import (
+	"bufio"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Endpoint types the driver supports.
+const (
+	EndpointChat           = "chat"
+	EndpointImageRetrieval = "image_retrieval"
+)
+
+// Entry is one corpus item as the dataset writer needs it.
+type Entry struct {
+	// ID names the entry (corpus.json "id"); unique within a corpus.
+	ID string
+	// ImagePath is the image file; its exact bytes are sent.
+	ImagePath string
+	// MIME is the image type ("image/png", "image/jpeg"); empty means sniff.
+	MIME string
+	// Question is the chat prompt (vision-language only).
+	Question string
+}
+
+// CorpusSchema is the corpus.json schema the reader accepts.
+const CorpusSchema = "trtmc-ref/corpus/v1"
+
+// LoadCorpus reads DIR/corpus.json (docs/design.md) and returns its entries
+// in file order, with image paths resolved inside dir.
+func LoadCorpus(dir string) ([]Entry, error) {
+	path := filepath.Join(dir, "corpus.json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read corpus: %w", err)
+	}
+	var c struct {
+		Schema  string `json:"schema"`
+		Family  string `json:"family"`
+		Entries []struct {
+			ID       string `json:"id"`
+			File     string `json:"file"`
+			MIME     string `json:"mime"`
+			Question string `json:"question"`
+		} `json:"entries"`
+	}
+	if err := json.Unmarshal(data, &c); err != nil {
+		return nil, jsonError(path, 0, data, err)
+	}
+	if c.Schema != CorpusSchema {
+		return nil, &ParseError{File: path, Field: "schema", Err: fmt.Errorf("got %q, want %q", c.Schema, CorpusSchema)}
+	}
+	if len(c.Entries) == 0 {
+		return nil, &ParseError{File: path, Field: "entries", Err: errors.New("empty")}
+	}
+	out := make([]Entry, 0, len(c.Entries))
+	for i, e := range c.Entries {
+		field := func(name string) string { return fmt.Sprintf("entries[%d].%s", i, name) }
+		switch {
+		case e.ID == "":
+			return nil, &ParseError{File: path, Field: field("id"), Err: errMissing}
+		case e.File == "":
+			return nil, &ParseError{File: path, Field: field("file"), Err: errMissing}
+		case !filepath.IsLocal(e.File):
+			return nil, &ParseError{File: path, Field: field("file"), Err: fmt.Errorf("%q is not a path inside the corpus", e.File)}
+		}
+		out = append(out, Entry{ID: e.ID, ImagePath: filepath.Join(dir, e.File), MIME: e.MIME, Question: e.Question})
+	}
+	return out, nil
+}
+
+// Session is one line of a written dataset.
+type Session struct {
+	// SessionID is the line's session_id, which AIPerf reports back as
+	// metadata.conversation_id.
+	SessionID string `json:"session_id"`
+	// EntryID is the corpus entry the line was made from.
+	EntryID string `json:"entry_id"`
+}
+
+// Dataset describes a written single_turn JSONL file.
+type Dataset struct {
+	Path         string    `json:"path"`
+	SHA256       string    `json:"sha256"`
+	EndpointType string    `json:"endpoint_type"`
+	Sessions     []Session `json:"sessions"` // in file order
+	bySession    map[string]int
+}
+
+// Lookup maps a conversation_id back to its line; ok is false when the id is
+// not one this dataset wrote.
+func (d *Dataset) Lookup(sessionID string) (s Session, line int, ok bool) {
+	if d.bySession == nil {
+		d.index()
+	}
+	i, ok := d.bySession[sessionID]
+	if !ok {
+		return Session{}, 0, false
+	}
+	return d.Sessions[i], i + 1, true
+}
+
+// EntryID maps a conversation_id to the corpus entry id.
+func (d *Dataset) EntryID(sessionID string) (string, bool) {
+	s, _, ok := d.Lookup(sessionID)
+	return s.EntryID, ok
+}
+
+func (d *Dataset) index() {
+	d.bySession = make(map[string]int, len(d.Sessions))
+	for i, s := range d.Sessions {
+		d.bySession[s.SessionID] = i
+	}
+}
+
+// singleTurnLine is one AIPerf single_turn line. Field order is fixed so the
+// file is deterministic.
+type singleTurnLine struct {
+	SessionID string `json:"session_id"`
+	Text      string `json:"text,omitempty"`
+	Image     string `json:"image"`
+}
+
+// SessionID is the session_id the writer gives the k-th use (from 0) of an
+// entry.
+func SessionID(entryID string, k int) string { return entryID + "#" + strconv.Itoa(k) }
+
+// WriteDataset writes n single_turn lines to path, cycling through entries
+// in order (line i uses entries[i % len(entries)]), each with a unique
+// session_id "<entry id>#<k>" where k counts earlier uses of that entry.
+// Images are data URLs of the exact file bytes: AIPerf re-encodes local
+// paths, and sends data URLs untouched. For chat, the line's text is the
+// entry's question; image_retrieval lines carry no text.
+//
+// With n = warmup + measured requests and AIPerf's sequential sampling,
+// every request gets its own line, and its conversation_id names it.
+func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, error) {
+	if endpointType != EndpointChat && endpointType != EndpointImageRetrieval {
+		return nil, fmt.Errorf("write dataset: unsupported endpoint type %q (want %s or %s)", endpointType, EndpointChat, EndpointImageRetrieval)
+	}
+	if n <= 0 {
+		return nil, fmt.Errorf("write dataset: line count %d, want > 0", n)
+	}
+	if len(entries) == 0 {
+		return nil, errors.New("write dataset: no corpus entries")
+	}
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.ID == "" {
+			return nil, fmt.Errorf("write dataset: entry with image %q has no id", e.ImagePath)
+		}
+		if seen[e.ID] {
+			return nil, fmt.Errorf("write dataset: duplicate entry id %q", e.ID)
+		}
+		seen[e.ID] = true
+	}
+	// Encode each image once; lines reuse it.
+	urls := make([]string, len(entries))
+	for i, e := range entries {
+		u, err := dataURL(e)
+		if err != nil {
+			return nil, fmt.Errorf("write dataset: entry %s: %w", e.ID, err)
+		}
+		urls[i] = u
+	}
+
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("write dataset: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // no-op after the rename
+	h := sha256.New()
+	bw := bufio.NewWriter(io.MultiWriter(tmp, h))
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	ds := &Dataset{Path: path, EndpointType: endpointType, Sessions: make([]Session, 0, n)}
+	uses := make([]int, len(entries))
+	for i := range n {
+		j := i % len(entries)
+		e := entries[j]
+		line := singleTurnLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j]}
+		uses[j]++
+		if endpointType == EndpointChat {
+			line.Text = e.Question
+		}
+		if err := enc.Encode(line); err != nil {
+			tmp.Close()
+			return nil, fmt.Errorf("write dataset %s: %w", path, err)
+		}
+		ds.Sessions = append(ds.Sessions, Session{SessionID: line.SessionID, EntryID: e.ID})
+	}
+	if err := bw.Flush(); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("write dataset %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return nil, fmt.Errorf("write dataset %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, fmt.Errorf("write dataset %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return nil, fmt.Errorf("write dataset: %w", err)
+	}
+	ds.SHA256 = hex.EncodeToString(h.Sum(nil))
+	ds.index()
+	if len(ds.bySession) != n {
+		// Cannot happen: ids are unique and "#<k>" splits at the last '#'.
+		return nil, fmt.Errorf("write dataset: %d distinct session ids for %d lines", len(ds.bySession), n)
+	}
+	return ds, nil
+}
+
+// dataURL returns data:<mime>;base64,<exact file bytes>.
+func dataURL(e Entry) (string, error) {
+	data, err := os.ReadFile(e.ImagePath)
+	if err != nil {
+		return "", err
+	}
+	if len(data) == 0 {
+		return "", fmt.Errorf("image %s is empty", e.ImagePath)
+	}
+	sniffed := http.DetectContentType(data)
+	mime := e.MIME
+	switch {
+	case mime == "" && strings.HasPrefix(sniffed, "image/"):
+		mime = sniffed
+	case mime == "":
+		return "", fmt.Errorf("image %s: no mime given and content sniffs as %s", e.ImagePath, sniffed)
+	case !strings.HasPrefix(mime, "image/"):
+		return "", fmt.Errorf("image %s: mime %q is not an image type", e.ImagePath, mime)
+	case strings.HasPrefix(sniffed, "image/") && sniffed != mime:
+		return "", fmt.Errorf("image %s: mime %q but content sniffs as %s", e.ImagePath, mime, sniffed)
+	}
+	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data), nil
+}
