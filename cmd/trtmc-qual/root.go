@@ -122,6 +122,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 	root.AddCommand(
 		newVersionCmd(f),
 		newInventoryCmd(f),
+		newRunCmd(f, nil),
 	)
 	return root
 }

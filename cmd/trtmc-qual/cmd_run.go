@@ -1,0 +1,169 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type runOptions struct {
+	IO     *IOStreams
+	Group  string
+	Only   []string
+	Out    string
+	GPUs   string
+	Resume bool
+	Host   string
+	Format string
+}
+
+func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
+	opts := &runOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "run --group G",
+		Short: "Qualify every checkpoint of a model group",
+		Long: `Qualify every checkpoint of a group: start the family's native server, run its
+correctness case on the served bundle, drive AIPerf (warmup + measured requests),
+run the native Task over exactly the payloads sent, join native and HTTP answers
+by request identity, and write OUT/<group>/<profile>/result.json with its
+evidence, then OUT/<group>/results.{md,csv,json,html}. The group table is
+printed to stdout; stage lines go to stderr.
+
+Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
+broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
+		Example: `  # the reference target, from the repository root
+  trtmc-qual run --group vlm --out out/demo
+
+  # two checkpoints only, resuming finished ones, on GPUs 0 and 1
+  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Group == "" {
+				return flagErrorf("--group is required")
+			}
+			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
+				return &flagError{err}
+			}
+			opts.Out = f.Config.Out
+			opts.GPUs = f.Config.GPUs
+			if runF != nil {
+				return runF(opts)
+			}
+			return runRun(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to qualify (required)")
+	fl.StringSliceVar(&opts.Only, "only", nil, "only these profile ids")
+	fl.String("out", "out", "evidence root directory")
+	fl.String("gpus", "", `GPU indexes ("0,1"), "cpu", or empty for every GPU nvidia-smi lists`)
+	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
+	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
+	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
+	fl.StringVarP(&opts.Format, "format", "o", "", "group table format: table, tsv, md, csv or json")
+	return cmd
+}
+
+func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
+	ctx := cmd.Context()
+	inv, fams, err := f.loadInventory(nil)
+	if err != nil {
+		return err
+	}
+	probe := qual.NvidiaSMI{Runner: f.Runner}
+	slots, err := qual.Slots(ctx, probe, opts.GPUs)
+	if err != nil {
+		return err
+	}
+	secrets := []string{}
+	for _, name := range f.Config.Secrets {
+		if v := f.Getenv(name); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	go func() {
+		<-ctx.Done()
+		// First signal: stop gracefully; a second one kills the default way.
+		f.Stop()
+		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
+	}()
+	out, err := qual.Run(ctx, qual.Options{
+		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
+		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir,
+		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
+		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
+		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
+		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Now: f.Now,
+		HarnessVersion: f.Version, HarnessCommit: f.Commit,
+		Command: reproCommand(f, opts),
+	})
+	if out != nil {
+		if rep, lerr := reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
+			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
+				return rerr
+			}
+		} else if err == nil {
+			err = lerr
+		}
+	}
+	if err != nil {
+		return err
+	}
+	return runVerdictError(out.Results)
+}
+
+// runVerdictError maps the rows to the exit-code table.
+func runVerdictError(results []*reports.Result) error {
+	var failed, broken, setup []string
+	for _, r := range results {
+		switch r.Verdict {
+		case reports.VerdictQualified, reports.VerdictExcluded, reports.VerdictSkipped:
+		case reports.VerdictError:
+			if isSetupFailure(r) {
+				setup = append(setup, r.Profile)
+			} else {
+				broken = append(broken, r.Profile)
+			}
+		default:
+			failed = append(failed, r.Profile)
+		}
+	}
+	switch {
+	case len(setup) > 0:
+		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable); see the reasons above", strings.Join(setup, ", ")))
+	case len(failed)+len(broken) > 0:
+		return withCode(exitFailed, fmt.Errorf("%d of %d row(s) not qualified: %s", len(failed)+len(broken), len(results), strings.Join(append(failed, broken...), ", ")))
+	}
+	return nil
+}
+
+// isSetupFailure reports whether a row broke because something it needs
+// was unavailable: the server never came up, AIPerf is unusable, the GPU is busy.
+func isSetupFailure(r *reports.Result) bool {
+	for _, reason := range r.Reasons {
+		switch {
+		case reason.Stage == "server":
+			return true
+		case reason.Code == "aiperf_setup" || reason.Code == "gpu_busy" || reason.Code == "port":
+			return true
+		}
+	}
+	return false
+}
+
+func reproCommand(f *factory, opts *runOptions) string {
+	parts := []string{"trtmc-qual"}
+	if f.Config.File != "" {
+		parts = append(parts, "--config", f.Config.File)
+	}
+	parts = append(parts, "run", "--group", opts.Group, "--out", opts.Out)
+	if opts.GPUs != "" {
+		parts = append(parts, "--gpus", opts.GPUs)
+	}
+	return strings.Join(parts, " ")
+}

@@ -1,0 +1,412 @@
+package qual
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// Default stage deadlines when the family configuration sets none.
+const (
+	defaultPrepareTimeout     = 5 * time.Minute
+	defaultStartupTimeout     = 2 * time.Minute
+	defaultCorrectnessTimeout = 10 * time.Minute
+	defaultNativeTimeout      = 10 * time.Minute
+	defaultAIPerfTimeout      = 30 * time.Minute
+	defaultStopGrace          = 10 * time.Second
+)
+
+// Evidence file names inside a checkpoint's directory.
+const (
+	fileResult      = "result.json"
+	fileManifest    = "manifest.json"
+	fileJoined      = "joined.jsonl"
+	fileServerLog   = "server.log"
+	fileRecords     = "server_records.jsonl"
+	fileCorrectness = "correctness.json"
+	fileCorrectLog  = "correctness.log"
+	fileNativeIn    = "native_requests.jsonl"
+	fileNativeOut   = "native_answers.jsonl"
+	fileNativeLog   = "native.log"
+	fileDataset     = "dataset.jsonl"
+	dirAIPerf       = "aiperf"
+)
+
+// checkpointRun is one checkpoint's state as it moves through the stages.
+type checkpointRun struct {
+	env     *groupEnv
+	profile *inventory.Profile
+	family  *families.Family
+	slot    Slot
+	dir     string
+	res     reports.Result
+	red     *evidence.Redactor
+
+	// filled in by the stages
+	bundle    string
+	corpus    string
+	binary    string
+	port      int
+	server    proc.Process
+	dataset   *aiperf.Dataset
+	run       *aiperf.Run
+	native    []NativeAnswer
+	records   []ServerRecord
+	stageErr  error // the first stage that broke
+	serverEnd *proc.Result
+	// childDurations are the milliseconds spent inside child processes.
+	childDurations []float64
+}
+
+func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpointRun {
+	o := e.opts
+	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot,
+		dir: filepath.Join(o.Out, e.group.Name, p.ID), red: evidence.NewRedactor(o.Secrets...)}
+	cr.res = reports.Result{
+		Schema: reports.ResultSchema, Group: e.group.Name, Profile: p.ID, Checkpoint: p.Checkpoint,
+		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
+		Precision: p.Precision, Parallelism: p.Parallelism.String(), Endpoint: e.group.Workload.EndpointType,
+		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
+		Command:   cr.red.String(o.Command + " --only " + p.ID),
+		StartedAt: o.Now().UTC(),
+	}
+	if cr.family != nil {
+		cr.res.Route = cr.family.Route
+	}
+	cr.res.Provenance = reports.Provenance{
+		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
+		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
+	}
+	if e.aiperf.MismatchAllowed {
+		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
+	}
+	return cr
+}
+
+func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
+
+// checkpoint runs every stage for one profile and always returns a result.
+func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot) *reports.Result {
+	cr := e.newCheckpointRun(p, slot)
+	if p.Exclusion != nil {
+		cr.res.Verdict = reports.VerdictExcluded
+		cr.res.Exclusion = p.Exclusion.Reason
+		cr.res.EndedAt = cr.now()
+		e.logf("%s: excluded: %s", p.ID, p.Exclusion.Reason)
+		if err := cr.prepareDir(); err == nil {
+			_ = cr.writeResult()
+		}
+		return &cr.res
+	}
+	key, keyErr := cr.runKey()
+	cr.res.RunKey = key
+	if e.opts.Resume && keyErr == nil {
+		if prev, ok := cr.finishedWithKey(key); ok {
+			e.logf("%s: resume: finished result with the same run key (%s), skipping", p.ID, prev.Verdict)
+			return prev
+		}
+	}
+	if err := cr.prepareDir(); err != nil {
+		cr.fail("preflight", "evidence_dir", err)
+		cr.res.Verdict = reports.VerdictError
+		cr.res.EndedAt = cr.now()
+		return &cr.res
+	}
+	e.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
+	defer cr.stopServer() // whatever happens, the server does not outlive its checkpoint
+	for _, st := range pipeline {
+		if ctx.Err() != nil {
+			break
+		}
+		if cr.stageErr != nil && !st.always {
+			cr.stage(st.name, func() error { return errSkipped })
+			continue
+		}
+		e.logf("%s: stage %s", p.ID, st.name)
+		cr.stage(st.name, func() error { return st.run(ctx, cr) })
+	}
+	cr.stopServer()
+	cr.finish(ctx)
+	if err := cr.writeResult(); err != nil {
+		e.logf("%s: cannot write result: %v", p.ID, err)
+		cr.res.Verdict = reports.VerdictError
+		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "report", Code: "write_failed", Message: err.Error()})
+	}
+	e.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
+	return &cr.res
+}
+
+var errSkipped = errors.New("skipped: an earlier stage failed")
+
+// stage runs one named stage, timing it and recording its outcome.
+func (cr *checkpointRun) stage(name string, fn func() error) {
+	start := time.Now()
+	before := cr.childTime()
+	err := fn()
+	st := reports.Stage{Name: name, Status: "ok", DurationMS: ms(time.Since(start)), ChildMS: cr.childTime() - before}
+	switch {
+	case err == nil:
+	case errors.Is(err, errSkipped):
+		st.Status = "skipped"
+	case errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted):
+		st.Status = "interrupted"
+		st.Error = err.Error()
+	default:
+		st.Status = "error"
+		st.Error = cr.red.String(err.Error())
+		if cr.stageErr == nil {
+			cr.stageErr = err
+		}
+		var se *stageError
+		code := "stage_failed"
+		if errors.As(err, &se) {
+			code = se.code
+		}
+		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: name, Code: code, Message: st.Error})
+	}
+	cr.res.Stages = append(cr.res.Stages, st)
+}
+
+// stageError is a stage that broke, with a machine-readable code.
+type stageError struct {
+	code string
+	err  error
+}
+
+func (e *stageError) Error() string { return e.err.Error() }
+func (e *stageError) Unwrap() error { return e.err }
+
+func broke(code string, err error) error { return &stageError{code: code, err: err} }
+
+func (cr *checkpointRun) fail(stage, code string, err error) {
+	cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
+	if cr.stageErr == nil {
+		cr.stageErr = err
+	}
+}
+
+// childTime is the time spent in child processes so far, for the
+// harness-overhead figure.
+func (cr *checkpointRun) childTime() float64 {
+	total := 0.0
+	for _, c := range cr.childDurations {
+		total += c
+	}
+	return total
+}
+
+// runChild runs a short-lived family command with a deadline, recording
+// its argv and exit in the provenance.
+func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []string, logFile string, timeout time.Duration) (proc.Result, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	logf, err := os.Create(filepath.Join(cr.dir, logFile))
+	if err != nil {
+		return proc.Result{}, err
+	}
+	defer logf.Close()
+	res, err := cr.env.opts.Runner.Run(ctx, proc.Spec{Name: stage, Argv: argv, Stdout: logf, Stderr: logf,
+		Env: cr.childEnv(), Grace: 5 * time.Second})
+	cr.childDurations = append(cr.childDurations, ms(res.Duration))
+	cr.record(stage, argv, res)
+	if ctx.Err() == context.DeadlineExceeded {
+		return res, fmt.Errorf("%s did not finish within %s (stopped); see %s", argv[0], timeout, logFile)
+	}
+	return res, err
+}
+
+func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
+	cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{
+		Stage: stage, Argv: cr.red.Argv(argv), ExitCode: res.ExitCode, Signal: res.Signal})
+}
+
+func (cr *checkpointRun) childEnv() []string {
+	env := []string{"CUDA_VISIBLE_DEVICES=" + cr.slot.CUDAVisibleDevices()}
+	if cr.family != nil {
+		for _, k := range sortedKeys(cr.family.Env) {
+			env = append(env, k+"="+cr.family.Env[k])
+		}
+	}
+	return env
+}
+
+// vars are the values of argv placeholders for this checkpoint.
+func (cr *checkpointRun) vars() map[string]string {
+	o := cr.env.opts
+	return map[string]string{
+		"bin": o.BinDir, "bundle": cr.bundle, "model": cr.profile.Served(), "host": o.Host,
+		"port": strconv.Itoa(cr.port), "records": filepath.Join(cr.dir, fileRecords), "corpus": cr.corpus,
+		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
+		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
+		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
+	}
+}
+
+// prepareDir sets any earlier evidence aside and creates a fresh directory.
+func (cr *checkpointRun) prepareDir() error {
+	if _, err := os.Stat(cr.dir); err == nil {
+		aside := cr.dir + "." + cr.now().Format("20060102T150405.000Z")
+		if err := os.Rename(cr.dir, aside); err != nil {
+			return fmt.Errorf("set earlier evidence aside: %w", err)
+		}
+		cr.env.logf("%s: earlier evidence set aside as %s", cr.profile.ID, filepath.Base(aside))
+	}
+	return os.MkdirAll(cr.dir, 0o755)
+}
+
+// finishedWithKey returns a finished (qualified or failed) result with the
+// same run key, for --resume. Errors and interruptions are re-run.
+func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
+	data, err := os.ReadFile(filepath.Join(cr.dir, fileResult))
+	if err != nil {
+		return nil, false
+	}
+	var prev reports.Result
+	if json.Unmarshal(data, &prev) != nil || prev.RunKey != key {
+		return nil, false
+	}
+	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
+		return nil, false
+	}
+	return &prev, true
+}
+
+func (cr *checkpointRun) writeResult() error {
+	cr.res.EndedAt = cr.now()
+	if err := cr.red.RedactTree(cr.dir); err != nil {
+		return err
+	}
+	manifest := map[string]any{
+		"schema":            "trtmc-qual/manifest/v1",
+		"harness_version":   cr.res.Provenance.HarnessVersion,
+		"harness_commit":    cr.res.Provenance.HarnessCommit,
+		"aiperf_version":    cr.res.Provenance.AIPerfVersion,
+		"pip_freeze_sha256": cr.res.Provenance.PipFreezeSHA256,
+		"server_binary":     cr.res.Provenance.ServerBinary,
+		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
+		"bundle_sha256":     cr.res.Provenance.BundleSHA256,
+		"inventory_entry":   cr.res.Provenance.InventoryEntrySHA256,
+		"gpu":               cr.res.Provenance.GPU,
+		"host":              cr.res.Provenance.Host,
+		"commands":          cr.res.Provenance.Commands,
+		"started_at":        cr.res.StartedAt,
+		"ended_at":          cr.res.EndedAt,
+		"run_key":           cr.res.RunKey,
+	}
+	if err := evidence.WriteJSON(filepath.Join(cr.dir, fileManifest), manifest); err != nil {
+		return err
+	}
+	return evidence.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res)
+}
+
+// stopServer stops the server's process group (SIGTERM, grace, SIGKILL)
+// and confirms it is gone.
+func (cr *checkpointRun) stopServer() {
+	if cr.server == nil {
+		return
+	}
+	p := cr.server
+	cr.server = nil
+	res, _ := p.Stop()
+	cr.serverEnd = &res
+	cr.childDurations = append(cr.childDurations, 0)
+	cr.record("server", res.Argv, res)
+	if proc.GroupAlive(p.Pid()) {
+		cr.fail("stop", "orphan", fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))
+	}
+	if res.Killed {
+		cr.env.logf("%s: server ignored SIGTERM; killed after the grace period", cr.profile.ID)
+	}
+}
+
+func freePort(pool *portPool, host string) (int, error) {
+	pool.mu.Lock()
+	defer pool.mu.Unlock()
+	for i := 0; i < 20; i++ {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, "0"))
+		if err != nil {
+			return 0, fmt.Errorf("find a free port on %s: %w", host, err)
+		}
+		port := l.Addr().(*net.TCPAddr).Port
+		_ = l.Close()
+		if !pool.used[port] {
+			pool.used[port] = true
+			return port, nil
+		}
+	}
+	return 0, errors.New("no free port found")
+}
+
+func readJSONL[T any](path string) ([]T, []string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	var out []T
+	var bad []string
+	r := bufio.NewReaderSize(f, 1<<20)
+	for n := 1; ; n++ {
+		line, err := r.ReadBytes('\n')
+		if len(bytes.TrimSpace(line)) > 0 {
+			var v T
+			if jerr := json.Unmarshal(line, &v); jerr != nil {
+				bad = append(bad, fmt.Sprintf("%s:%d: %v", filepath.Base(path), n, jerr))
+			} else {
+				out = append(out, v)
+			}
+		}
+		if err != nil {
+			break
+		}
+	}
+	return out, bad, nil
+}
+
+func lookBinary(argv0 string) string {
+	if p, err := exec.LookPath(argv0); err == nil {
+		if abs, err := filepath.Abs(p); err == nil {
+			return abs
+		}
+		return p
+	}
+	return argv0
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+func hostname() string {
+	h, _ := os.Hostname()
+	return h
+}
+
+func reasonSummary(rs []reports.Reason) string {
+	if len(rs) == 0 {
+		return ""
+	}
+	return " (" + rs[0].Stage + ": " + firstLine(rs[0].Message) + ")"
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}

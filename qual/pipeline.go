@@ -1,0 +1,249 @@
+// Package qual is the qualification pipeline: for each checkpoint of a
+// group it starts the native server, runs the family's correctness case,
+// drives AIPerf, runs the native Task over the exact payloads sent, joins
+// native and HTTP answers by request identity, and writes the result row
+// and its evidence. Checkpoints run in parallel, one per GPU slot.
+package qual
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/sync/errgroup"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// Options configure one `trtmc-qual run --group G`.
+type Options struct {
+	Inventory *inventory.Inventory
+	Families  *families.Config
+	Registry  families.Registry
+	Group     string
+	// Only limits the run to these profile ids (empty: all).
+	Only []string
+	// Out is the evidence root; a checkpoint's evidence is Out/<group>/<id>/.
+	Out string
+	// BinDir is {bin} in family argv templates.
+	BinDir string
+
+	AIPerfBin      string
+	AIPerfVersion  string
+	AllowMismatch  bool
+	Tokenizer      string
+	RequestTimeout time.Duration
+
+	// Slots are the places checkpoints run, one at a time each.
+	Slots []Slot
+	// Resume skips checkpoints whose finished result has the same run key.
+	Resume bool
+	// Host is the address servers bind to (default 127.0.0.1).
+	Host             string
+	AllowNonLoopback bool
+	// Secrets are values that must never reach evidence or logs.
+	Secrets []string
+
+	Runner proc.Runner
+	GPUs   GPUProbe
+	// Log receives stage lines (stderr); Progress receives live request
+	// counts on a terminal (nil: none).
+	Log      io.Writer
+	Progress io.Writer
+	Now      func() time.Time
+
+	HarnessVersion string
+	HarnessCommit  string
+	// Command is the reproducible trtmc-qual invocation, without --only.
+	Command string
+}
+
+// Outcome is what a group run produced.
+type Outcome struct {
+	Group   string
+	Results []*reports.Result
+}
+
+// SetupError is a problem that stops the whole run before any checkpoint
+// (AIPerf missing or the wrong version, no such group): exit status 3.
+type SetupError struct{ Err error }
+
+func (e *SetupError) Error() string { return e.Err.Error() }
+func (e *SetupError) Unwrap() error { return e.Err }
+
+// ExitCode implements the CLI's exit-code contract.
+func (e *SetupError) ExitCode() int { return 3 }
+
+// Run qualifies every selected checkpoint of opts.Group. A qualification
+// outcome (failed rows) is not an error; the returned error is for setup
+// problems, I/O failures and interruption.
+func Run(ctx context.Context, opts Options) (*Outcome, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Host == "" {
+		opts.Host = "127.0.0.1"
+	}
+	if opts.Log == nil {
+		opts.Log = io.Discard
+	}
+	if !opts.AllowNonLoopback && !isLoopback(opts.Host) {
+		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
+	}
+	g, ok := opts.Inventory.Groups[opts.Group]
+	if !ok {
+		return nil, &SetupError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
+	}
+	profiles, err := selectProfiles(g, opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Slots) == 0 {
+		opts.Slots = []Slot{{Name: "cpu"}}
+	}
+	groupDir := filepath.Join(opts.Out, opts.Group)
+	if err := os.MkdirAll(groupDir, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence directory: %w", err)
+	}
+	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+		return nil, err
+	}
+
+	// AIPerf is checked once for the group: without it nothing can qualify.
+	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
+	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &SetupError{err}
+	}
+	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	logf(opts.Log, "group %s: %d checkpoint(s), %d slot(s), aiperf %s", opts.Group, len(profiles), len(opts.Slots), vc.Got)
+
+	results := make([]*reports.Result, len(profiles))
+	slots := make(chan Slot, len(opts.Slots))
+	for _, s := range opts.Slots {
+		slots <- s
+	}
+	eg := errgroup.Group{}
+	eg.SetLimit(len(opts.Slots))
+	for i, p := range profiles {
+		eg.Go(func() error {
+			var slot Slot
+			select {
+			case slot = <-slots:
+			case <-ctx.Done():
+				results[i] = env.notStarted(p, ctx.Err())
+				return nil
+			}
+			defer func() { slots <- slot }()
+			results[i] = env.checkpoint(ctx, p, slot)
+			return nil
+		})
+	}
+	_ = eg.Wait() // collect-all: each checkpoint's failure is in its result
+
+	if err := writeGroupTables(opts.Out, opts.Group); err != nil {
+		return &Outcome{Group: opts.Group, Results: results}, err
+	}
+	out := &Outcome{Group: opts.Group, Results: results}
+	if ctx.Err() != nil {
+		return out, ctx.Err()
+	}
+	return out, nil
+}
+
+// writeGroupTables renders OUT/<group>/results.* from the stored evidence,
+// through the same code `trtmc-qual report` uses.
+func writeGroupTables(out, group string) error {
+	rep, err := reports.Load([]string{out}, group)
+	if err != nil {
+		return fmt.Errorf("group tables: %w", err)
+	}
+	return reports.WriteGroupFiles(filepath.Join(out, group), rep)
+}
+
+func selectProfiles(g *inventory.Group, only []string) ([]*inventory.Profile, error) {
+	if len(only) == 0 {
+		return g.Profiles, nil
+	}
+	want := map[string]bool{}
+	for _, id := range only {
+		want[id] = true
+	}
+	var out []*inventory.Profile
+	for _, p := range g.Profiles {
+		if want[p.ID] {
+			out = append(out, p)
+			delete(want, p.ID)
+		}
+	}
+	if len(want) > 0 {
+		var missing []string
+		for id := range want {
+			missing = append(missing, id)
+		}
+		sort.Strings(missing)
+		return nil, &SetupError{fmt.Errorf("--only: no profile %s in group %s", strings.Join(missing, ", "), g.Name)}
+	}
+	return out, nil
+}
+
+// groupEnv is what every checkpoint of one group run shares.
+type groupEnv struct {
+	opts   Options
+	group  *inventory.Group
+	aiperf aiperf.VersionCheck
+	driver *aiperf.Driver
+	ports  *portPool
+	logMu  sync.Mutex
+}
+
+func (e *groupEnv) logf(format string, args ...any) {
+	e.logMu.Lock()
+	defer e.logMu.Unlock()
+	logf(e.opts.Log, format, args...)
+}
+
+func logf(w io.Writer, format string, args ...any) {
+	fmt.Fprintf(w, "trtmc-qual: "+format+"\n", args...)
+}
+
+// notStarted is the result of a checkpoint that never got a slot because
+// the run was interrupted first.
+func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
+	cr := e.newCheckpointRun(p, Slot{Name: "none"})
+	cr.res.Verdict = reports.VerdictInterrupted
+	cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: "interrupted", Message: "interrupted before the checkpoint started: " + cause.Error()})
+	cr.res.EndedAt = cr.now()
+	if err := cr.prepareDir(); err == nil {
+		_ = cr.writeResult()
+	}
+	return &cr.res
+}
+
+// portPool hands out free loopback ports, never the same one twice in a run.
+type portPool struct {
+	mu   sync.Mutex
+	used map[int]bool
+}
+
+func isLoopback(host string) bool {
+	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
+}
+
+// errInterrupted marks a stage cut short by the run's context.
+var errInterrupted = errors.New("interrupted")

@@ -1,0 +1,209 @@
+//go:build integration
+
+package qual_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// env is what every end-to-end test needs: the repository, a freshly built
+// trtmc-refserver, the project's AIPerf and tokenizer.
+type e2eEnv struct {
+	root, bin, aiperf, tokenizer string
+}
+
+func setup(t *testing.T) e2eEnv {
+	t.Helper()
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Dir(filepath.Dir(file))
+	e := e2eEnv{root: root, aiperf: os.Getenv("TRTMC_QUAL_AIPERF"), tokenizer: os.Getenv("TRTMC_QUAL_TOKENIZER")}
+	if e.aiperf == "" {
+		e.aiperf = filepath.Join(root, ".venv", "bin", "aiperf")
+	}
+	if e.tokenizer == "" {
+		e.tokenizer = filepath.Join(root, ".venv", "tokenizer")
+	}
+	if _, err := os.Stat(e.aiperf); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("AIPerf is not installed at %s (run make setup): CI never skips this tier", e.aiperf)
+		}
+		t.Skipf("AIPerf not installed at %s (run make setup)", e.aiperf)
+	}
+	e.bin = t.TempDir()
+	build := exec.Command("go", "build", "-o", e.bin, "./cmd/trtmc-refserver")
+	build.Dir = root
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "build trtmc-refserver: %s", out)
+	return e
+}
+
+// options builds qual.Options over the shipped reference inventory, with
+// bundles and corpora prepared in a shared temporary directory.
+func (e e2eEnv) options(t *testing.T, group, out string, fault string) qual.Options {
+	t.Helper()
+	fams, err := families.Load(filepath.Join(e.root, "families", "families.yaml"))
+	require.NoError(t, err)
+	if fault != "" {
+		for _, f := range fams.Families {
+			f.Env = map[string]string{"TRTMC_REFSERVER_FAULT": fault}
+		}
+	}
+	inv, err := inventory.Load([]string{filepath.Join(e.root, "inventory", "reference.yaml")}, fams.Has)
+	require.NoError(t, err)
+	// Build bundles and corpora under the test's own directory, not the repo's out/.
+	refDir := filepath.Join(out, "ref")
+	for _, g := range inv.Groups {
+		g.Workload.Dataset.Corpus = filepath.Join(refDir, "corpora", g.Name)
+		for _, p := range g.Profiles {
+			p.Bundle.Path = filepath.Join(refDir, "bundles", filepath.Base(p.Bundle.Path))
+		}
+	}
+	var log bytes.Buffer
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("harness log:\n%s", log.String())
+		}
+	})
+	return qual.Options{
+		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(), Group: group, Out: out,
+		BinDir: e.bin, AIPerfBin: e.aiperf, AIPerfVersion: "0.13.0", Tokenizer: e.tokenizer,
+		Runner: proc.OS{}, Log: &syncWriter{w: &log}, HarnessVersion: "test", HarnessCommit: "test",
+		Command: "trtmc-qual run --group " + group,
+	}
+}
+
+func readResult(t *testing.T, out, group, id string) reports.Result {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(out, group, id, "result.json"))
+	require.NoError(t, err)
+	var r reports.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	return r
+}
+
+// TestReferenceGroupsQualify is the demo path end to end: both groups of
+// the reference inventory, real AIPerf, real servers.
+func TestReferenceGroupsQualify(t *testing.T) {
+	e := setup(t)
+	for _, group := range []string{"vlm", "detection"} {
+		t.Run(group, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			res, err := qual.Run(ctx, e.options(t, group, out, ""))
+			require.NoError(t, err)
+			counted := 0
+			for _, r := range res.Results {
+				if r.Verdict == reports.VerdictExcluded {
+					assert.NotEmpty(t, r.Exclusion)
+					continue
+				}
+				assert.Equal(t, reports.VerdictQualified, r.Verdict, "%s: %+v", r.Profile, r.Reasons)
+				assert.Equal(t, 5, r.RequestsByPhase["warmup"].Matched, r.Profile)
+				assert.Equal(t, 50, r.RequestsByPhase["measured"].Matched, r.Profile)
+				assert.Equal(t, 55, r.Requests.Matched, r.Profile)
+				assert.Zero(t, r.Requests.Errored+r.Requests.MissingJoins()+r.Requests.Duplicates+r.Requests.Mismatched)
+				require.NotNil(t, r.LatencyMS.HTTP.P50)
+				require.NotNil(t, r.LatencyMS.Task.P95)
+				assert.Equal(t, 50, r.LatencyMS.Task.Count)
+				require.NotNil(t, r.ImagesPerSec)
+				assert.Greater(t, *r.ImagesPerSec, 0.0)
+				require.NotNil(t, r.Correctness)
+				assert.True(t, r.Correctness.Passed)
+				assert.Equal(t, "0.13.0", r.Provenance.AIPerfVersion)
+				assert.Len(t, r.Provenance.BundleSHA256, 64)
+				if r.Kind == "normal" {
+					counted++
+				}
+				for _, f := range []string{"joined.jsonl", "manifest.json", "server.log", "server_records.jsonl",
+					"correctness.json", "native_answers.jsonl", "aiperf/profile_export_aiperf.json", "aiperf/argv.json"} {
+					assert.FileExists(t, filepath.Join(out, group, r.Profile, f))
+				}
+			}
+			assert.Equal(t, 1, counted)
+			// The group tables were written and equal what `report` renders.
+			md, err := os.ReadFile(filepath.Join(out, group, "results.md"))
+			require.NoError(t, err)
+			rep, err := reports.Load([]string{out}, group)
+			require.NoError(t, err)
+			var buf bytes.Buffer
+			require.NoError(t, reports.Render(&buf, rep, "md"))
+			assert.Equal(t, string(md), buf.String())
+		})
+	}
+}
+
+// TestFaultsAreNeverGreen runs the reference detection checkpoint against
+// faults of the server and checks verdicts and reasons.
+func TestFaultsAreNeverGreen(t *testing.T) {
+	e := setup(t)
+	cases := []struct {
+		fault, verdict, code string
+		check                func(t *testing.T, r reports.Result, dir string)
+	}{
+		{"wrong-answer-every=10", reports.VerdictFailed, "mismatched", func(t *testing.T, r reports.Result, dir string) {
+			assert.Greater(t, r.Requests.Mismatched, 0)
+			data, err := os.ReadFile(filepath.Join(dir, "joined.jsonl"))
+			require.NoError(t, err)
+			assert.Contains(t, string(data), `"diff":`)
+		}},
+		{"crash-after=20", reports.VerdictError, "server_exit", func(t *testing.T, r reports.Result, _ string) {
+			assert.Contains(t, r.Reasons[0].Message, "exited with status 3")
+		}},
+		{"drop-record-every=7", reports.VerdictFailed, "missing_server_record", func(t *testing.T, r reports.Result, _ string) {
+			assert.Equal(t, 55/7, r.Requests.MissingServerRecord)
+		}},
+	}
+	for _, c := range cases {
+		t.Run(c.fault, func(t *testing.T) {
+			t.Parallel()
+			out := t.TempDir()
+			opts := e.options(t, "detection", out, c.fault)
+			opts.Only = []string{"ref-detect-small"}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+			defer cancel()
+			res, err := qual.Run(ctx, opts)
+			require.NoError(t, err)
+			require.Len(t, res.Results, 1)
+			r := readResult(t, out, "detection", "ref-detect-small")
+			assert.Equal(t, c.verdict, r.Verdict)
+			var codes []string
+			for _, reason := range r.Reasons {
+				codes = append(codes, reason.Code)
+			}
+			assert.Contains(t, codes, c.code, "reasons: %+v", r.Reasons)
+			c.check(t, r, filepath.Join(out, "detection", "ref-detect-small"))
+		})
+	}
+}
+
+// syncWriter lets parallel checkpoints log into one buffer.
+type syncWriter struct {
+	mu sync.Mutex
+	w  *bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}

@@ -1,0 +1,56 @@
+package qual
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+)
+
+// profileDigest is the sha256 of the inventory entry as JSON.
+func profileDigest(p *inventory.Profile) string {
+	b, _ := json.Marshal(p)
+	return evidence.SHA256(b)
+}
+
+// runKey digests every input that could change a result: the inventory
+// entry, the group's workload, the family configuration, the bundle, the
+// server binary, the AIPerf version and the harness version. --resume skips
+// a checkpoint only when its finished result carries the same key.
+func (cr *checkpointRun) runKey() (string, error) {
+	o := cr.env.opts
+	bundleSum := cr.profile.Bundle.SHA256
+	serverSum := ""
+	if cr.family != nil && len(cr.family.Server) > 0 {
+		if argv, err := families.Expand(cr.family.Server[:1], cr.vars()); err == nil {
+			if s, err := evidence.FileSHA256(lookBinary(argv[0])); err == nil {
+				serverSum = s
+			}
+		}
+	}
+	key := map[string]any{
+		"inventory_entry": profileDigest(cr.profile),
+		"workload":        cr.env.group.Workload,
+		"family":          cr.family,
+		"bundle_sha256":   bundleSum,
+		"server_sha256":   serverSum,
+		"aiperf_version":  cr.env.aiperf.Got,
+		"harness":         o.HarnessVersion + "@" + o.HarnessCommit,
+	}
+	b, err := json.Marshal(key)
+	if err != nil {
+		return "", err
+	}
+	return evidence.SHA256(b), nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

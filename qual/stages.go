@@ -1,0 +1,505 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type stageDef struct {
+	name string
+	run  func(context.Context, *checkpointRun) error
+	// always stages run even after an earlier stage broke.
+	always bool
+}
+
+// pipeline is the ordered list of stages every checkpoint goes through.
+var pipeline = []stageDef{
+	// preflight: family config, prepare a missing bundle/corpus, bundle
+	// identity, GPU idle check. Nothing is timed yet.
+	{name: "preflight", run: (*checkpointRun).preflight},
+	// server: start the family's server in its own process group on a free
+	// port and wait for readiness (or report how it died).
+	{name: "server", run: (*checkpointRun).startServer},
+	// correctness: the family's correctness case on the exact served bundle.
+	// A failed case makes the row failed; the run still measures.
+	{name: "correctness", run: (*checkpointRun).correctness},
+	// aiperf: warmup + measured requests through pip-installed AIPerf,
+	// fail-closed on incomplete exports.
+	{name: "aiperf", run: (*checkpointRun).aiperf},
+	// stop-server: SIGTERM, grace, SIGKILL the group, confirm it is gone;
+	// then read the server's request records.
+	{name: "stop-server", run: (*checkpointRun).stopAndCollect, always: true},
+	// native: the family's native runner over exactly the payloads sent.
+	{name: "native", run: (*checkpointRun).nativeAnswers},
+	// join: native and HTTP answers by request identity, counted per phase.
+	{name: "join", run: (*checkpointRun).join},
+}
+
+func (cr *checkpointRun) preflight(ctx context.Context) error {
+	o := cr.env.opts
+	if cr.family == nil {
+		return broke("family_config", fmt.Errorf("family %q is not configured", cr.profile.Family))
+	}
+	if cr.family.EndpointType != cr.env.group.Workload.EndpointType {
+		return broke("family_config", fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
+			cr.family.EndpointType, cr.env.group.Name, cr.env.group.Workload.EndpointType))
+	}
+	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
+	cr.corpus = inventory.ResolvePath(cr.env.group.File, cr.env.group.Workload.Dataset.Corpus)
+	timeout := defaultPrepareTimeout
+	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
+		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
+			return err
+		}
+	}
+	if _, err := os.Stat(cr.bundle); err != nil {
+		if err := cr.prepare(ctx, "prepare-bundle", cr.family.Prepare.Bundle, cr.bundle, timeout); err != nil {
+			return err
+		}
+	}
+	sum, err := evidence.FileSHA256(cr.bundle)
+	if err != nil {
+		return broke("bundle", fmt.Errorf("bundle %s: %w", cr.bundle, err))
+	}
+	cr.res.Provenance.BundlePath = cr.bundle
+	cr.res.Provenance.BundleSHA256 = sum
+	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
+		return broke("bundle_identity", fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
+	}
+	if want := cr.env.group.Workload.Dataset.SHA256; want != "" {
+		got, err := evidence.FileSHA256(filepath.Join(cr.corpus, "corpus.json"))
+		if err != nil || got != want {
+			return broke("dataset_identity", fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
+		}
+	}
+	argv, err := families.Expand(cr.family.Server, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	cr.binary = lookBinary(argv[0])
+	cr.res.Provenance.ServerBinary = cr.binary
+	if sum, err := evidence.FileSHA256(cr.binary); err == nil {
+		cr.res.Provenance.ServerBinarySHA256 = sum
+	}
+	if o.GPUs != nil && cr.slot.GPU != nil {
+		gpu, err := o.GPUs.CheckIdle(ctx, *cr.slot.GPU)
+		if err != nil {
+			return broke("gpu_busy", err)
+		}
+		cr.res.Provenance.GPU = gpu
+	} else if cr.slot.GPU == nil {
+		cr.env.logf("%s: no GPU in this slot; running on CPU (the reference target needs none)", cr.profile.ID)
+	}
+	return nil
+}
+
+// prepare builds a missing bundle or corpus with the family's command.
+func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []string, target string, timeout time.Duration) error {
+	if len(tmpl) == 0 {
+		return broke("missing_input", fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return broke("missing_input", err)
+	}
+	argv, err := families.Expand(tmpl, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, strings.Join(argv, " "))
+	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
+		return broke(stage+"_failed", err)
+	}
+	return nil
+}
+
+func (cr *checkpointRun) startServer(ctx context.Context) error {
+	o := cr.env.opts
+	port, err := freePort(cr.env.ports, o.Host)
+	if err != nil {
+		return broke("port", err)
+	}
+	cr.port = port
+	argv, err := families.Expand(cr.family.Server, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	logFile, err := os.Create(filepath.Join(cr.dir, fileServerLog))
+	if err != nil {
+		return err
+	}
+	grace := cr.family.Timeouts.Stop.Or(defaultStopGrace)
+	// The server gets the root context only for hard cancellation; the
+	// checkpoint stops it explicitly and confirms it is gone.
+	p, err := o.Runner.Start(context.WithoutCancel(ctx), proc.Spec{Name: "server", Argv: argv, Stdout: logFile, Stderr: logFile,
+		Env: cr.childEnv(), Grace: grace})
+	if err != nil {
+		logFile.Close()
+		return broke("server_start", err)
+	}
+	cr.server = p
+	go func() { <-p.Done(); logFile.Close() }()
+	url, err := families.Expand([]string{cr.family.Readiness}, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	waited, err := proc.WaitReady(ctx, p, url[0], cr.family.Timeouts.Startup.Or(defaultStartupTimeout))
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		var nr *proc.NotReadyError
+		if errors.As(err, &nr) {
+			return broke("server_not_ready", fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
+		}
+		return broke("server_exit", err)
+	}
+	cr.env.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
+	return nil
+}
+
+// checkOutput is the correctness case's result file (docs/design.md).
+type checkOutput struct {
+	Passed  *bool              `json:"passed"`
+	Metrics map[string]float64 `json:"metrics"`
+	Gates   []reports.Gate     `json:"gates"`
+}
+
+func (cr *checkpointRun) correctness(ctx context.Context) error {
+	c := &reports.Correctness{Output: fileCorrectness}
+	cr.res.Correctness = c
+	if len(cr.family.Correctness) == 0 {
+		c.Error = "family has no correctness case"
+		return broke("correctness_missing", fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
+	}
+	argv, err := families.Expand(cr.family.Correctness, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	res, runErr := cr.runChild(ctx, "correctness", argv, fileCorrectLog, cr.family.Timeouts.Correctness.Or(defaultCorrectnessTimeout))
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var out checkOutput
+	data, readErr := os.ReadFile(filepath.Join(cr.dir, fileCorrectness))
+	if readErr == nil {
+		readErr = json.Unmarshal(data, &out)
+	}
+	switch {
+	case runErr != nil && res.ExitCode == 1 && readErr == nil && out.Passed != nil && !*out.Passed:
+		// Exit 1 with a well-formed result: the case ran and failed.
+	case runErr != nil:
+		c.Error = runErr.Error()
+		return broke("correctness_crashed", fmt.Errorf("correctness case broke: %w", runErr))
+	case readErr != nil || out.Passed == nil:
+		c.Error = "no valid result file"
+		return broke("correctness_output", fmt.Errorf("correctness case exited 0 but %s is missing or invalid: %v", fileCorrectness, readErr))
+	}
+	c.Ran, c.Passed, c.Metrics, c.Gates = true, *out.Passed, out.Metrics, out.Gates
+	if !c.Passed {
+		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "correctness", Code: "correctness_failed",
+			Message: "the family's correctness case failed: " + failedGates(out.Gates)})
+	}
+	return nil
+}
+
+func failedGates(gs []reports.Gate) string {
+	var parts []string
+	for _, g := range gs {
+		if !g.Passed {
+			parts = append(parts, fmt.Sprintf("%s %.4g not %s %.4g", g.Name, g.Value, g.Op, g.Threshold))
+		}
+	}
+	if len(parts) == 0 {
+		return "no gate named"
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (cr *checkpointRun) aiperf(ctx context.Context) error {
+	o := cr.env.opts
+	w := cr.env.group.Workload
+	entries, err := aiperf.LoadCorpus(cr.corpus)
+	if err != nil {
+		return broke("dataset", err)
+	}
+	ds, err := aiperf.WriteDataset(filepath.Join(cr.dir, fileDataset), w.EndpointType, entries, w.Warmup+w.Measured)
+	if err != nil {
+		return broke("dataset", err)
+	}
+	cr.dataset = ds
+	cr.res.Provenance.DatasetSHA256 = ds.SHA256
+	cfg := aiperf.Config{
+		Bin: o.AIPerfBin, ExpectedVersion: o.AIPerfVersion, AllowVersionMismatch: o.AllowMismatch,
+		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Host, cr.port), Model: cr.profile.Served(),
+		InputFile: ds.Path, ArtifactDir: filepath.Join(cr.dir, dirAIPerf),
+		Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency, Seed: w.Seed,
+		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
+		Deadline:       cr.family.Timeouts.AIPerf.Or(defaultAIPerfTimeout),
+		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(),
+	}
+	if w.EndpointType == aiperf.EndpointChat {
+		cfg.Tokenizer = o.Tokenizer
+	}
+	start := time.Now()
+	run, err := cr.env.driver.Run(ctx, cfg)
+	cr.childDurations = append(cr.childDurations, ms(time.Since(start)))
+	if run != nil {
+		cr.run = run
+		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
+		_ = evidence.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		var se *aiperf.SetupError
+		if errors.As(err, &se) {
+			return broke("aiperf_setup", err)
+		}
+		return broke("aiperf_failed", err)
+	}
+	// A server that died during the run makes every later request fail;
+	// that is a broken stage, not a qualification outcome.
+	select {
+	case <-cr.server.Done():
+		res, werr := cr.server.Wait()
+		if werr == nil {
+			werr = fmt.Errorf("exited with status %d", res.ExitCode)
+		}
+		return broke("server_exit", fmt.Errorf("the server exited during the AIPerf run: %w", werr))
+	default:
+	}
+	if !run.Complete() {
+		return broke("aiperf_incomplete", run.Err())
+	}
+	return nil
+}
+
+func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
+	cr.stopServer()
+	path := filepath.Join(cr.dir, fileRecords)
+	if _, err := os.Stat(path); err != nil {
+		if cr.run == nil {
+			return nil // nothing was sent, nothing to record
+		}
+		return broke("server_records", fmt.Errorf("the server wrote no request records (%s)", fileRecords))
+	}
+	recs, bad, err := readJSONL[ServerRecord](path)
+	if err != nil {
+		return broke("server_records", err)
+	}
+	cr.records = recs
+	if len(bad) > 0 {
+		return broke("server_records", fmt.Errorf("malformed request records: %s", strings.Join(bad, "; ")))
+	}
+	return nil
+}
+
+// nativeRequest is one line of the native runner's input.
+type nativeRequest struct {
+	RequestID string          `json:"request_id"`
+	Route     string          `json:"route"`
+	Payload   json.RawMessage `json:"payload"`
+}
+
+func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
+	var reqs []nativeRequest
+	for _, q := range cr.run.Requests {
+		if len(q.Payload) > 0 && string(q.Payload) != "null" {
+			reqs = append(reqs, nativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
+		}
+	}
+	var buf strings.Builder
+	for _, r := range reqs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+		buf.WriteByte('\n')
+	}
+	if err := evidence.WriteFile(filepath.Join(cr.dir, fileNativeIn), []byte(buf.String())); err != nil {
+		return err
+	}
+	argv, err := families.Expand(cr.family.Native, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	if _, err := cr.runChild(ctx, "native", argv, fileNativeLog, cr.family.Timeouts.Native.Or(defaultNativeTimeout)); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return broke("native_failed", err)
+	}
+	answers, bad, err := readJSONL[NativeAnswer](filepath.Join(cr.dir, fileNativeOut))
+	if err != nil {
+		return broke("native_output", err)
+	}
+	if len(bad) > 0 {
+		return broke("native_output", fmt.Errorf("malformed native answers: %s", strings.Join(bad, "; ")))
+	}
+	cr.native = answers
+	return nil
+}
+
+func (cr *checkpointRun) join(ctx context.Context) error {
+	reg := cr.env.opts.Registry
+	w := cr.env.group.Workload
+	in := JoinInput{
+		Family: cr.family, Extractor: reg.Extractors[cr.family.Extractor], Compare: reg.Comparators[cr.family.Comparator],
+		EntryOf:  cr.dataset.EntryID,
+		Native:   cr.native,
+		Records:  cr.records,
+		Expected: map[string]int{PhaseWarmup: w.Warmup, PhaseMeasured: w.Measured},
+	}
+	var measuredHTTP []float64
+	for _, q := range cr.run.Requests {
+		c := ClientRequest{RequestID: q.RequestID, ConversationID: q.ConversationID, Phase: phaseName(q.Phase),
+			HTTPStatus: q.HTTPStatus, LatencyMS: q.LatencyMs, StartNs: q.StartNs, Body: q.Response}
+		if q.Error != nil {
+			c.Error = q.Error.String()
+		}
+		if q.Cancelled && c.Error == "" {
+			c.Error = "cancelled by the client"
+		}
+		in.Requests = append(in.Requests, c)
+		if c.Phase == PhaseMeasured && q.LatencyMs != nil {
+			measuredHTTP = append(measuredHTTP, *q.LatencyMs)
+		}
+	}
+	out := Join(in)
+	var lines strings.Builder
+	for _, l := range out.Lines {
+		b, _ := json.Marshal(l)
+		lines.Write(b)
+		lines.WriteByte('\n')
+	}
+	if err := evidence.WriteFile(filepath.Join(cr.dir, fileJoined), []byte(lines.String())); err != nil {
+		return err
+	}
+	cr.res.RequestsByPhase = out.ByPhase
+	total := reports.Counts{}
+	for _, c := range out.ByPhase {
+		total = total.Add(c)
+	}
+	cr.res.Requests = total
+	cr.res.ImageSizes = out.ImageSizes
+	// HTTP percentiles: AIPerf's own summary (measured requests only).
+	if cr.run.Summary != nil {
+		if m, ok := cr.run.Summary.Metric("request_latency"); ok {
+			cr.res.LatencyMS.HTTP = reports.Percentiles{P50: m.P50, P95: m.P95, Count: len(measuredHTTP)}
+		}
+		if m, ok := cr.run.Summary.Metric("request_throughput"); ok && m.Avg != nil {
+			v := *m.Avg // one image per request
+			cr.res.ImagesPerSec = &v
+		}
+	}
+	if len(out.MeasuredTask) > 0 {
+		ps := aiperf.Percentiles(out.MeasuredTask, 50, 95)
+		cr.res.LatencyMS.Task = reports.Percentiles{P50: &ps[0], P95: &ps[1], Count: len(out.MeasuredTask)}
+	}
+	if cr.family.EndpointType == aiperf.EndpointChat {
+		n := out.OutputTokens
+		cr.res.OutputTokens = &n
+	} else {
+		n := out.Boxes
+		cr.res.Boxes = &n
+	}
+	if len(out.Orphans) > 0 {
+		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "join", Code: "unclaimed_server_records",
+			Message: fmt.Sprintf("the server recorded %d request(s) the client never reported (first: %s)", len(out.Orphans), out.Orphans[0])})
+	}
+	cr.res.Reasons = append(cr.res.Reasons, countReasons(out)...)
+	return nil
+}
+
+// countReasons turns join counts into readable reasons, one per kind.
+func countReasons(out JoinOutput) []reports.Reason {
+	var rs []reports.Reason
+	for _, phase := range []string{PhaseWarmup, PhaseMeasured} {
+		c := out.ByPhase[phase]
+		if c.Sent != c.Expected {
+			rs = append(rs, reports.Reason{Stage: "join", Code: "short_count",
+				Message: fmt.Sprintf("%s: the client reported %d of %d requests", phase, c.Sent, c.Expected)})
+		}
+		for _, k := range []struct {
+			n          int
+			code, what string
+		}{
+			{c.Mismatched, StatusMismatched, "differ from the native answer"},
+			{c.Errored, StatusErrored, "failed at the client (HTTP error or transport)"},
+			{c.MissingHTTP, StatusMissingHTTP, "have no usable HTTP answer"},
+			{c.MissingNative, StatusMissingNative, "have no native answer"},
+			{c.MissingServerRecord, StatusMissingServerRecord, "have no server record"},
+			{c.Duplicates, StatusDuplicate, "are duplicated"},
+			{c.Meaningless, StatusMeaningless, "have an incomplete or meaningless answer"},
+		} {
+			if k.n == 0 {
+				continue
+			}
+			first := ""
+			for _, l := range out.Lines {
+				if l.Phase == phase && l.Status == k.code {
+					first = fmt.Sprintf(" (first: %s: %s)", l.RequestID, firstLine(l.Problem))
+					break
+				}
+			}
+			rs = append(rs, reports.Reason{Stage: "join", Code: k.code,
+				Message: fmt.Sprintf("%s: %d of %d requests %s%s", phase, k.n, c.Sent, k.what, first)})
+		}
+	}
+	return rs
+}
+
+func phaseName(aiperfPhase string) string {
+	if aiperfPhase == aiperf.PhaseWarmup {
+		return PhaseWarmup
+	}
+	return PhaseMeasured
+}
+
+// finish decides the verdict. A stage that broke is an error; an
+// interruption is interrupted; otherwise the verdict rules of reports apply
+// to the counts and the correctness result.
+func (cr *checkpointRun) finish(ctx context.Context) {
+	switch {
+	case ctx.Err() != nil:
+		cr.res.Verdict = reports.VerdictInterrupted
+		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: lastStage(cr.res.Stages), Code: "interrupted", Message: "the run was interrupted; this row is incomplete"})
+	case cr.stageErr != nil:
+		cr.res.Verdict = reports.VerdictError
+	default:
+		reports.Judge(&cr.res)
+	}
+}
+
+func lastStage(st []reports.Stage) string {
+	if len(st) == 0 {
+		return "schedule"
+	}
+	return st[len(st)-1].Name
+}
+
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
+}
+
+func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
