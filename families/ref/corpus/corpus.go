@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"regexp"
 
+	"github.com/trtmc-qual/trtmc-qual/families/ref/atomicfile"
 	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
 	"github.com/trtmc-qual/trtmc-qual/families/ref/detect"
 	"github.com/trtmc-qual/trtmc-qual/families/ref/imaging"
@@ -96,7 +97,7 @@ func Generate(family string, count int, dir string) (*Corpus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode corpus index: %w", err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, IndexFile), append(index, '\n'), 0o644); err != nil {
+	if err := atomicfile.WriteBytes(filepath.Join(dir, IndexFile), append(index, '\n')); err != nil {
 		return nil, fmt.Errorf("write corpus index: %w", err)
 	}
 	return c, nil
