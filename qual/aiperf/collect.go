@@ -334,32 +334,48 @@ func (c *collector) records() {
 }
 
 func (c *collector) raw() {
-	path := c.path(FileRaw)
+	// The merged export; if AIPerf left only its per-processor shards
+	// (raw_unmerged is already named), read those so failed runs still show
+	// what was sent.
+	paths := []string{c.path(FileRaw)}
+	name := FileRaw
+	if _, err := os.Stat(paths[0]); errors.Is(err, fs.ErrNotExist) {
+		if shards, _ := filepath.Glob(filepath.Join(c.dir, DirRawShards, "raw_records_*.jsonl")); len(shards) > 0 {
+			sort.Strings(shards)
+			paths, name = shards, DirRawShards+"/"
+		}
+	}
 	seen := make(map[string]bool, len(c.run.Requests))
 	var dups, unknown, differ []string
-	err := ScanRaw(path, func(_ int, r *RawLine) error {
-		id := r.Metadata.XRequestID
-		if seen[id] {
-			dups = append(dups, id)
+	var err error
+	for _, path := range paths {
+		err = ScanRaw(path, func(_ int, r *RawLine) error {
+			id := r.Metadata.XRequestID
+			if seen[id] {
+				dups = append(dups, id)
+				return nil
+			}
+			seen[id] = true
+			i, ok := c.byID[id]
+			if !ok {
+				unknown = append(unknown, id)
+				return nil
+			}
+			q := &c.run.Requests[i]
+			if r.Metadata.ConversationID != q.ConversationID || r.Metadata.BenchmarkPhase != q.Phase {
+				differ = append(differ, id)
+			}
+			q.Payload = r.Payload
+			q.Response = r.Body()
+			if r.Status != nil {
+				q.HTTPStatus = *r.Status
+			}
 			return nil
+		})
+		if err != nil {
+			break
 		}
-		seen[id] = true
-		i, ok := c.byID[id]
-		if !ok {
-			unknown = append(unknown, id)
-			return nil
-		}
-		q := &c.run.Requests[i]
-		if r.Metadata.ConversationID != q.ConversationID || r.Metadata.BenchmarkPhase != q.Phase {
-			differ = append(differ, id)
-		}
-		q.Payload = r.Payload
-		q.Response = r.Body()
-		if r.Status != nil {
-			q.HTTPStatus = *r.Status
-		}
-		return nil
-	})
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		c.problem(ProblemRawMissing, "%s is missing", FileRaw)
@@ -368,6 +384,9 @@ func (c *collector) raw() {
 		c.problem(ProblemRawInvalid, "%v", err)
 		return
 	}
+	if !c.recordsOK {
+		return // without the full record set, coverage proves nothing
+	}
 	var missing []string
 	for _, q := range c.run.Requests {
 		if !seen[q.RequestID] {
@@ -375,16 +394,16 @@ func (c *collector) raw() {
 		}
 	}
 	if len(missing) > 0 {
-		c.problem(ProblemRawMismatch, "%s lacks %d of %d records, e.g. %s", FileRaw, len(missing), len(c.run.Requests), examples(missing))
+		c.problem(ProblemRawMismatch, "%s lacks %d of %d records, e.g. %s", name, len(missing), len(c.run.Requests), examples(missing))
 	}
 	if len(dups) > 0 {
-		c.problem(ProblemRawMismatch, "%s: %d x_request_id(s) appear more than once, e.g. %s", FileRaw, len(dups), examples(dups))
+		c.problem(ProblemRawMismatch, "%s: %d x_request_id(s) appear more than once, e.g. %s", name, len(dups), examples(dups))
 	}
 	if len(unknown) > 0 {
-		c.problem(ProblemRawMismatch, "%s has %d record(s) not in %s, e.g. %s", FileRaw, len(unknown), FileRecords, examples(unknown))
+		c.problem(ProblemRawMismatch, "%s has %d record(s) not in %s, e.g. %s", name, len(unknown), FileRecords, examples(unknown))
 	}
 	if len(differ) > 0 {
-		c.problem(ProblemRawMismatch, "%s and %s disagree on conversation or phase for %d record(s), e.g. %s", FileRaw, FileRecords, len(differ), examples(differ))
+		c.problem(ProblemRawMismatch, "%s and %s disagree on conversation or phase for %d record(s), e.g. %s", name, FileRecords, len(differ), examples(differ))
 	}
 }
 
@@ -421,6 +440,9 @@ func (c *collector) outputs() {
 	}
 	apply(o.Data, PhaseProfiling)
 	apply(o.Warmup, PhaseWarmup)
+	if !c.recordsOK {
+		return
+	}
 	if len(unknown) > 0 {
 		c.problem(ProblemOutputs, "%s has %d entries not in %s, e.g. %s", FileOutputs, len(unknown), FileRecords, examples(unknown))
 	}
@@ -580,11 +602,15 @@ func (c *collector) checkSummary() {
 		c.problem(ProblemSummaryMismatch, "%s: request_latency count %s, %s has %d latencies", FileSummary, ptrString(m.Count), FileRecords, len(lat))
 	}
 	want := LatencyPercentilesMs(lat, SummaryQuantiles...)
+	var differ []string
 	for i, q := range SummaryQuantiles {
 		got, ok := m.Percentile(q)
 		if !ok || got != want[i] {
-			c.problem(ProblemSummaryMismatch, "%s: request_latency p%d is %s, records give %v", FileSummary, q, ptrString(ptrIf(got, ok)), want[i])
+			differ = append(differ, fmt.Sprintf("p%d is %s, records give %v", q, ptrString(ptrIf(got, ok)), want[i]))
 		}
+	}
+	if len(differ) > 0 {
+		c.problem(ProblemSummaryMismatch, "%s: request_latency %s", FileSummary, strings.Join(differ, ", "))
 	}
 }
 
