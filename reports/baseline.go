@@ -1,0 +1,87 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+)
+
+// DefaultRegressionThresholdPct is the p50 increase, in percent, beyond
+// which a row is marked as a regression against a baseline.
+const DefaultRegressionThresholdPct = 10.0
+
+// BaselineInfo says that rows were compared with an earlier run.
+type BaselineInfo struct {
+	ThresholdPct float64 `json:"threshold_pct"`
+	// Compared is the number of rows with at least one p50 in both runs.
+	Compared    int `json:"compared"`
+	Regressions int `json:"regressions"`
+}
+
+// BaselineDelta compares a row's p50s with the baseline's.
+type BaselineDelta struct {
+	HTTPP50 *Delta `json:"http_p50,omitempty"`
+	TaskP50 *Delta `json:"task_p50,omitempty"`
+}
+
+// Delta is one p50 against its baseline.
+type Delta struct {
+	BaselineMS float64 `json:"baseline_ms"`
+	CurrentMS  float64 `json:"current_ms"`
+	// ChangePct is (current - baseline) / baseline * 100, rounded to 0.01.
+	ChangePct float64 `json:"change_pct"`
+	Regressed bool    `json:"regressed"`
+}
+
+// ApplyBaseline compares every row's HTTP and Task p50 with the same
+// profile's in base and marks increases beyond thresholdPct percent.
+func ApplyBaseline(g, base *GroupReport, thresholdPct float64) {
+	info := &BaselineInfo{ThresholdPct: thresholdPct}
+	old := map[string]*Result{}
+	for _, r := range base.Rows {
+		if r.Result != nil {
+			old[r.Profile] = r.Result
+		}
+	}
+	for i := range g.Rows {
+		row := &g.Rows[i]
+		row.Baseline = nil
+		b, ok := old[row.Profile]
+		if !ok || row.Result == nil {
+			continue
+		}
+		d := &BaselineDelta{
+			HTTPP50: delta(b.LatencyMS.HTTP.P50, row.Result.LatencyMS.HTTP.P50, thresholdPct),
+			TaskP50: delta(b.LatencyMS.Task.P50, row.Result.LatencyMS.Task.P50, thresholdPct),
+		}
+		if d.HTTPP50 == nil && d.TaskP50 == nil {
+			continue
+		}
+		row.Baseline = d
+		info.Compared++
+		if d.regressed() {
+			info.Regressions++
+		}
+	}
+	g.Baseline = info
+}
+
+func delta(base, cur *float64, thresholdPct float64) *Delta {
+	if base == nil || cur == nil || *base <= 0 {
+		return nil
+	}
+	pct := (*cur - *base) / *base * 100
+	return &Delta{BaselineMS: *base, CurrentMS: *cur, ChangePct: math.Round(pct*100) / 100, Regressed: pct > thresholdPct}
+}
+
+func (d *BaselineDelta) regressed() bool {
+	return d != nil && (d.HTTPP50 != nil && d.HTTPP50.Regressed || d.TaskP50 != nil && d.TaskP50.Regressed)
+}
+
+// p50Cell is "p50 / p95", with the p50 marked "(+15% ▲)" when it regressed.
+func p50Cell(p Percentiles, d *Delta) string {
+	p50 := fmtMS(p.P50)
+	if d != nil && d.Regressed {
+		p50 += fmt.Sprintf(" (%+.0f%% ▲)", d.ChangePct)
+	}
+	return p50 + " / " + fmtMS(p.P95)
+}

@@ -1,0 +1,263 @@
+package reports
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Missing is what every human-readable format shows for a value that was
+// not measured (never 0).
+const Missing = "—"
+
+// fmtMS formats milliseconds with two decimals.
+func fmtMS(v *float64) string {
+	if v == nil {
+		return Missing
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// fmtRate formats images/s with two decimals.
+func fmtRate(v *float64) string { return fmtMS(v) }
+
+// fmtPlain formats an optional number for CSV: two decimals, "" if missing.
+func fmtPlain(v *float64) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v, 'f', 2, 64)
+}
+
+// fmtMetric formats a correctness metric or threshold: three decimals, or
+// two significant digits when three decimals would round a non-zero value
+// to zero.
+func fmtMetric(v float64) string {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return strconv.FormatFloat(v, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(v, 'f', 3, 64)
+	if v != 0 && (s == "0.000" || s == "-0.000") {
+		return strconv.FormatFloat(v, 'g', 2, 64)
+	}
+	return s
+}
+
+// opSymbol is the mathematical sign of a gate's op.
+func opSymbol(op string) string {
+	switch op {
+	case ">=":
+		return "≥"
+	case "<=":
+		return "≤"
+	case "==":
+		return "="
+	}
+	return op
+}
+
+// formatGate is "map_50_95 0.912 ≥ 0.500".
+func formatGate(g Gate) string {
+	return fmt.Sprintf("%s %s %s %s", g.Name, fmtMetric(g.Value), opSymbol(g.Op), fmtMetric(g.Threshold))
+}
+
+// correctnessCell is the group table's correctness column: the gates with
+// a mark each, or pass / FAIL / not run / error.
+func correctnessCell(c *Correctness) string {
+	switch {
+	case c == nil || !c.Ran:
+		return "not run"
+	case c.Error != "":
+		return "error"
+	case len(c.Gates) == 0 && c.Passed:
+		return "pass"
+	case len(c.Gates) == 0:
+		return "FAIL"
+	}
+	parts := make([]string, len(c.Gates))
+	for i, g := range c.Gates {
+		mark := "✓"
+		if !g.Passed {
+			mark = "✗"
+		}
+		parts[i] = formatGate(g) + " " + mark
+	}
+	return strings.Join(parts, "; ")
+}
+
+// correctnessWord is the CSV correctness column.
+func correctnessWord(c *Correctness) string {
+	switch {
+	case c == nil || !c.Ran:
+		return "not_run"
+	case c.Error != "":
+		return "error"
+	case c.Passed:
+		return "passed"
+	}
+	return "failed"
+}
+
+// gatesPlain lists gates with ASCII ops, for CSV.
+func gatesPlain(c *Correctness) string {
+	if c == nil {
+		return ""
+	}
+	parts := make([]string, len(c.Gates))
+	for i, g := range c.Gates {
+		v := "pass"
+		if !g.Passed {
+			v = "fail"
+		}
+		parts[i] = fmt.Sprintf("%s %s %s %s %s", g.Name, fmtMetric(g.Value), g.Op, fmtMetric(g.Threshold), v)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// phaseCell is "sent/expected" of one phase.
+func phaseCell(r *Result, phase string) string {
+	c, ok := r.RequestsByPhase[phase]
+	if !ok {
+		return Missing
+	}
+	return fmt.Sprintf("%d/%d", c.Sent, c.Expected)
+}
+
+// errorsOf is the number of requests that were answered but did not match.
+func errorsOf(c Counts) int { return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless }
+
+func errorsCell(c Counts) string {
+	n := errorsOf(c)
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", n, breakdown([]part{
+		{c.Mismatched, "mismatched"}, {c.Errored, "errored"}, {c.Duplicates, "duplicate"}, {c.Meaningless, "meaningless"},
+	}))
+}
+
+func missingCell(c Counts) string {
+	n := c.MissingJoins()
+	if n == 0 {
+		return "0"
+	}
+	return fmt.Sprintf("%d (%s)", n, breakdown([]part{
+		{c.MissingNative, "native"}, {c.MissingHTTP, "HTTP"}, {c.MissingServerRecord, "server record"},
+	}))
+}
+
+type part struct {
+	n    int
+	what string
+}
+
+func breakdown(parts []part) string {
+	var out []string
+	for _, p := range parts {
+		if p.n > 0 {
+			out = append(out, fmt.Sprintf("%d %s", p.n, p.what))
+		}
+	}
+	return strings.Join(out, ", ")
+}
+
+// outputCell is "1234 tokens" or "463 boxes".
+func outputCell(r *Result) string {
+	switch {
+	case r.OutputTokens != nil:
+		return fmt.Sprintf("%d tokens", *r.OutputTokens)
+	case r.Boxes != nil:
+		return fmt.Sprintf("%d boxes", *r.Boxes)
+	}
+	return Missing
+}
+
+func aiperfCell(p Provenance) string {
+	v := orMissing(p.AIPerfVersion)
+	if p.AIPerfVersionMismatch != "" {
+		v += " (mismatch allowed)"
+	}
+	return v
+}
+
+// verdictCell is the verdict, with a re-judged one's original.
+func verdictCell(row *Row) string {
+	if row.Result == nil {
+		if row.Status == StatusExcluded && row.Note != "" {
+			return "excluded: " + row.Note
+		}
+		return row.Status
+	}
+	r := row.Result
+	v := r.Verdict
+	if r.Verdict == VerdictExcluded && r.Exclusion != "" {
+		v += ": " + r.Exclusion
+	}
+	if r.Rejudged != nil {
+		if r.Rejudged.OriginalVerdict != r.Verdict {
+			v += " (rejudged; was " + r.Rejudged.OriginalVerdict + ")"
+		} else {
+			v += " (rejudged)"
+		}
+	}
+	return v
+}
+
+func orMissing(s string) string {
+	if s == "" {
+		return Missing
+	}
+	return s
+}
+
+// short is the first 12 characters of a digest or commit.
+func short(sha string) string {
+	if len(sha) > 12 {
+		return sha[:12]
+	}
+	return sha
+}
+
+// ShellQuote renders argv as one line a POSIX shell reads back as argv.
+func ShellQuote(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		out[i] = quoteArg(a)
+	}
+	return strings.Join(out, " ")
+}
+
+// shellLines renders argv over several lines, breaking before each option,
+// with backslash continuations.
+func shellLines(argv []string) string {
+	var b strings.Builder
+	for i, a := range argv {
+		if i > 0 {
+			if strings.HasPrefix(a, "-") {
+				b.WriteString(" \\\n  ")
+			} else {
+				b.WriteString(" ")
+			}
+		}
+		b.WriteString(quoteArg(a))
+	}
+	return b.String()
+}
+
+func quoteArg(a string) string {
+	if a == "" {
+		return "''"
+	}
+	safe := true
+	for _, c := range a {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=,+@%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return a
+	}
+	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+}

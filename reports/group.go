@@ -1,0 +1,216 @@
+package reports
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+)
+
+// GroupReportSchema is the schema id of results.json and of
+// `report --format json`.
+const GroupReportSchema = "trtmc-qual/group-report/v1"
+
+// Statuses of a profile in the coverage matrix. The first four are claims
+// an inventory makes; the others are what the evidence shows.
+const (
+	StatusPlanned         = inventory.StatusPlanned
+	StatusImplemented     = inventory.StatusImplemented
+	StatusFamilyValidated = inventory.StatusFamilyValidated
+	StatusQualified       = inventory.StatusAIPerfQualified
+	StatusFailed          = "failed"
+	StatusError           = "error"
+	StatusInterrupted     = "interrupted"
+	StatusExcluded        = "excluded"
+	StatusNotRun          = "not-run"
+)
+
+// GroupReport is everything the group's tables are rendered from: one row
+// per profile (from the inventory snapshot and/or a result), the coverage
+// counts and the conflicts met while merging result roots. It holds only
+// what the evidence holds, so rendering it twice gives the same bytes.
+type GroupReport struct {
+	Schema    string     `json:"schema"`
+	Group     string     `json:"group"`
+	Coverage  Coverage   `json:"coverage"`
+	Rows      []Row      `json:"rows"`
+	Conflicts []Conflict `json:"conflicts"`
+	// Notes are facts a reader must know to trust the tables (no inventory
+	// snapshot, an evidence directory without result.json...).
+	Notes []string `json:"notes"`
+	// Baseline is set when the rows were compared with an earlier run.
+	Baseline *BaselineInfo `json:"baseline,omitempty"`
+}
+
+// Row is one profile of the group.
+type Row struct {
+	Profile     string `json:"profile"`
+	Kind        string `json:"kind"`
+	Counted     bool   `json:"counted"`
+	VariantOf   string `json:"variant_of,omitempty"`
+	Checkpoint  string `json:"checkpoint"`
+	Family      string `json:"family"`
+	Precision   string `json:"precision"`
+	Parallelism string `json:"parallelism"`
+	// Verdict is the result's verdict, or the status when there is no result.
+	Verdict string `json:"verdict"`
+	// Status is the profile's place in the coverage matrix.
+	Status string `json:"status"`
+	// Note explains the status: the exclusion reason, why it is not-run...
+	Note string `json:"note,omitempty"`
+	// InventoryStatus is what the inventory snapshot claims, if any.
+	InventoryStatus string `json:"inventory_status,omitempty"`
+	// BundleSHA256 is the served bundle's digest (the inventory's claim when
+	// there is no result).
+	BundleSHA256 string `json:"bundle_sha256,omitempty"`
+	// Evidence is the row's evidence directory relative to its result root.
+	Evidence  string         `json:"evidence,omitempty"`
+	Reproduce *Reproduce     `json:"reproduce,omitempty"`
+	Baseline  *BaselineDelta `json:"baseline,omitempty"`
+	// Result is the stored (or re-judged) result; null when none exists.
+	Result *Result `json:"result"`
+
+	// joined holds the row's joined requests (for the HTML plots and diffs);
+	// joinedNote says why there are none.
+	joined     []JoinedLine
+	joinedNote string
+}
+
+// Reproduce is how to regenerate a row: the trtmc-qual invocation that ran
+// it, and the exact AIPerf argv it recorded (secrets redacted).
+type Reproduce struct {
+	Command    string   `json:"command"`
+	AIPerfArgv []string `json:"aiperf_argv"`
+}
+
+// Coverage is the coverage matrix's counts: normal profiles (counted as
+// models) apart from variants and partial profiles (listed, not counted).
+type Coverage struct {
+	// InventorySnapshot says whether OUT/<group>/inventory.json was found;
+	// without it only profiles with results are listed.
+	InventorySnapshot bool  `json:"inventory_snapshot"`
+	Counted           Tally `json:"counted"`
+	NotCounted        Tally `json:"not_counted"`
+	// Summary is the sentence a reviewer checks, e.g.
+	// "9 of 9 normal profiles qualified".
+	Summary string `json:"summary"`
+	// OK is true when every counted, non-excluded normal profile is
+	// aiperf-qualified and no row at all failed, broke, was interrupted or
+	// was not run.
+	OK bool `json:"ok"`
+}
+
+// Tally counts profiles by status.
+type Tally struct {
+	Total    int            `json:"total"`
+	ByStatus map[string]int `json:"by_status"`
+}
+
+// Conflict is a profile found in several result roots with a different run
+// key or verdict. The latest run (by ended_at) is kept.
+type Conflict struct {
+	Profile string         `json:"profile"`
+	Kept    ConflictSide   `json:"kept"`
+	Others  []ConflictSide `json:"others"`
+}
+
+// ConflictSide is one root's result of a conflicting profile.
+type ConflictSide struct {
+	Root    string    `json:"root"`
+	RunKey  string    `json:"run_key"`
+	Verdict string    `json:"verdict"`
+	EndedAt time.Time `json:"ended_at"`
+}
+
+// Joined returns the row's joined requests (nil when none were stored).
+func (r *Row) Joined() []JoinedLine { return r.joined }
+
+// statusFor derives a profile's coverage status from its result (evidence
+// first) and its inventory entry.
+func statusFor(p *inventory.Profile, res *Result) (status, note string) {
+	if res != nil {
+		switch res.Verdict {
+		case VerdictQualified:
+			return StatusQualified, ""
+		case VerdictFailed:
+			return StatusFailed, ""
+		case VerdictError:
+			return StatusError, ""
+		case VerdictInterrupted:
+			return StatusInterrupted, ""
+		case VerdictExcluded:
+			return StatusExcluded, res.Exclusion
+		case VerdictSkipped:
+			return StatusNotRun, "result.json records verdict skipped: no finished result in this evidence"
+		}
+	}
+	if p == nil {
+		return StatusNotRun, "no result"
+	}
+	if p.Exclusion != nil {
+		return StatusExcluded, p.Exclusion.Reason
+	}
+	switch p.Status {
+	case StatusImplemented, StatusFamilyValidated:
+		return p.Status, "inventory claim; no result in the evidence"
+	case StatusQualified:
+		return StatusNotRun, "the inventory claims aiperf-qualified but the evidence holds no result"
+	default:
+		return StatusNotRun, "planned; no result in the evidence"
+	}
+}
+
+// blocking statuses make a report not OK whatever the profile's kind.
+func blocking(status string) bool {
+	switch status {
+	case StatusFailed, StatusError, StatusInterrupted, StatusNotRun:
+		return true
+	}
+	return false
+}
+
+// summarize fills the coverage counts, the summary sentence and OK.
+func (g *GroupReport) summarize() {
+	c := &g.Coverage
+	c.Counted = Tally{ByStatus: map[string]int{}}
+	c.NotCounted = Tally{ByStatus: map[string]int{}}
+	ok := true
+	for _, r := range g.Rows {
+		t := &c.NotCounted
+		if r.Counted {
+			t = &c.Counted
+		}
+		t.Total++
+		t.ByStatus[r.Status]++
+		if blocking(r.Status) {
+			ok = false
+		}
+	}
+	excluded := c.Counted.ByStatus[StatusExcluded]
+	considered := c.Counted.Total - excluded
+	qualified := c.Counted.ByStatus[StatusQualified]
+	if considered == 0 || qualified != considered {
+		ok = false
+	}
+	c.OK = ok
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d of %d normal %s qualified", qualified, considered, plural(considered, "profile", "profiles"))
+	var rest []string
+	for _, s := range []string{StatusFailed, StatusError, StatusInterrupted, StatusNotRun, StatusImplemented, StatusFamilyValidated} {
+		if n := c.Counted.ByStatus[s]; n > 0 {
+			rest = append(rest, fmt.Sprintf("%d %s", n, s))
+		}
+	}
+	if len(rest) > 0 {
+		fmt.Fprintf(&b, " (%s)", strings.Join(rest, ", "))
+	}
+	if excluded > 0 {
+		fmt.Fprintf(&b, "; %d excluded with a reason", excluded)
+	}
+	if n := c.NotCounted.Total; n > 0 {
+		fmt.Fprintf(&b, "; %d variant or partial %s listed separately, not counted", n, plural(n, "profile", "profiles"))
+	}
+	c.Summary = b.String()
+}

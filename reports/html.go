@@ -1,0 +1,331 @@
+package reports
+
+import (
+	"cmp"
+	"fmt"
+	"html"
+	"io"
+	"slices"
+	"strings"
+)
+
+// maxDiffsShown bounds the mismatch diffs printed per checkpoint; the rest
+// stay in joined.jsonl.
+const maxDiffsShown = 20
+
+// failureRank orders rows failure-first: broken, failed, missing, then the
+// rest, qualified last.
+func failureRank(status string) int {
+	switch status {
+	case StatusError:
+		return 0
+	case StatusInterrupted:
+		return 1
+	case StatusFailed:
+		return 2
+	case StatusNotRun:
+		return 3
+	case StatusPlanned, StatusImplemented, StatusFamilyValidated:
+		return 4
+	case StatusExcluded:
+		return 5
+	case StatusQualified:
+		return 7
+	}
+	return 6
+}
+
+func failureFirst(rows []Row) []Row {
+	out := slices.Clone(rows)
+	slices.SortStableFunc(out, func(a, b Row) int {
+		ca, cb := 0, 0
+		if !a.Counted {
+			ca = 1
+		}
+		if !b.Counted {
+			cb = 1
+		}
+		return cmp.Or(cmp.Compare(failureRank(a.Status), failureRank(b.Status)), cmp.Compare(ca, cb), cmp.Compare(a.Profile, b.Profile))
+	})
+	return out
+}
+
+// anchor is a row's fragment id.
+func anchor(profile string) string {
+	return "p-" + strings.Map(func(r rune) rune {
+		if r == ' ' || r == '"' || r == '\'' || r == '<' || r == '>' || r == '&' {
+			return '_'
+		}
+		return r
+	}, profile)
+}
+
+const htmlStyle = `
+:root { --ok:#1b7a3a; --bad:#c62828; --warn:#a15c00; --muted:#666; --line:#d8d8d8; }
+* { box-sizing: border-box; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color:#1d1d1d; margin: 24px 32px; max-width: 1500px; }
+h1 { font-size: 22px; margin: 0 0 6px; }
+h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
+h3 { font-size: 16px; margin: 0 0 6px; }
+h4 { font-size: 14px; margin: 14px 0 6px; }
+.summary { font-size: 15px; padding: 8px 12px; border-radius: 6px; display: inline-block; margin: 6px 0; }
+.summary.ok { background: #e6f4ea; color: var(--ok); border: 1px solid #b7dfc3; }
+.summary.not-ok { background: #fdecea; color: var(--bad); border: 1px solid #f5c2bd; }
+table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
+th, td { border: 1px solid var(--line); padding: 4px 7px; text-align: left; vertical-align: top; }
+th { background: #f4f5f7; font-weight: 600; white-space: nowrap; }
+td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
+tr.counted-no td { color: #444; background: #fafafa; }
+.verdict { font-weight: 600; white-space: nowrap; }
+.v-qualified, .s-aiperf-qualified { color: var(--ok); }
+.v-failed, .v-error, .v-interrupted, .s-failed, .s-error, .s-interrupted, .s-not-run { color: var(--bad); }
+.v-excluded, .s-excluded, .s-planned, .s-implemented, .s-family-validated { color: var(--warn); }
+.badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; margin-right: 6px; vertical-align: 1px; }
+.badge.b-qualified { background: var(--ok); }
+.badge.b-failed, .badge.b-error, .badge.b-interrupted, .badge.b-not-run { background: var(--bad); }
+.badge.b-excluded, .badge.b-other { background: var(--warn); }
+.checkpoint { border: 1px solid var(--line); border-left: 5px solid var(--line); border-radius: 6px; padding: 12px 16px; margin: 14px 0; }
+.checkpoint.bad { border-left-color: var(--bad); }
+.checkpoint.good { border-left-color: var(--ok); }
+.checkpoint.other { border-left-color: var(--warn); }
+.meta { color: var(--muted); font-size: 12.5px; margin: 0; }
+.meta code { color: #333; }
+ul.reasons { margin: 4px 0; padding-left: 20px; }
+ul.reasons li { margin: 2px 0; }
+ul.reasons code { background: #fdecea; color: var(--bad); padding: 0 4px; border-radius: 3px; }
+.diff { border: 1px solid var(--line); border-radius: 4px; margin: 6px 0; }
+.diff-head { background: #f4f5f7; padding: 3px 8px; font-size: 12px; }
+pre { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; margin: 0; padding: 6px 8px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+pre.cmd { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; margin: 4px 0; }
+.diff .del { background: #ffebe9; color: #82071e; display: block; }
+.diff .add { background: #e6ffec; color: #116329; display: block; }
+.plots { display: flex; flex-wrap: wrap; gap: 16px; }
+.plots figure { margin: 0; }
+.plots figcaption { color: var(--muted); font-size: 12px; max-width: 560px; }
+svg.plot { background: #fff; border: 1px solid var(--line); border-radius: 4px; }
+.note { color: var(--muted); }
+`
+
+// renderHTML writes the self-contained, failure-first report: no script,
+// no network, the plots as inline SVG.
+func renderHTML(w io.Writer, r *GroupReport) error {
+	var b strings.Builder
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(&b, format, args...) }
+	rows := failureFirst(r.Rows)
+
+	p("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n")
+	p("<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n")
+	p("<title>trtmc-qual results: %s</title>\n<style>%s</style>\n</head>\n<body>\n", e(r.Group), htmlStyle)
+	p("<h1>trtmc-qual results: %s</h1>\n", e(r.Group))
+	okClass := "not-ok"
+	if r.Coverage.OK {
+		okClass = "ok"
+	}
+	p("<p class=\"summary %s\" id=\"summary\">%s</p>\n", okClass, e(r.Coverage.Summary))
+	if bl := r.Baseline; bl != nil {
+		p("<p class=\"note\" id=\"baseline\">Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d compared.</p>\n",
+			bl.Regressions, plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared)
+	}
+	p("<p class=\"note\">Failures first. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s cover measured requests only. Variants and partial profiles are listed but not counted as models.</p>\n")
+
+	// Summary table.
+	p("<h2>Results</h2>\n<table class=\"results\" id=\"results\">\n<thead><tr>")
+	t := resultsTable(rows, true, nil)
+	for _, h := range t.Header {
+		p("<th>%s</th>", e(h))
+	}
+	p("</tr></thead>\n<tbody>\n")
+	for i, cells := range t.Rows {
+		row := rows[i]
+		counted := "counted-yes"
+		if !row.Counted {
+			counted = "counted-no"
+		}
+		p("<tr class=\"%s\" data-profile=\"%s\" data-status=\"%s\">", counted, e(row.Profile), e(row.Status))
+		for j, c := range cells {
+			switch t.Header[j] {
+			case "profile":
+				p("<td><a href=\"#%s\">%s</a></td>", e(anchor(row.Profile)), e(c))
+			case "verdict":
+				p("<td class=\"verdict v-%s\">%s</td>", e(row.Verdict), e(c))
+			case "warmup", "measured", "matched", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s":
+				p("<td class=\"num\">%s</td>", e(c))
+			default:
+				p("<td>%s</td>", e(c))
+			}
+		}
+		p("</tr>\n")
+	}
+	p("</tbody>\n</table>\n")
+
+	// Coverage.
+	p("<h2>Coverage</h2>\n<table class=\"coverage\" id=\"coverage\">\n<thead><tr>")
+	ct := coverageTable(r.Rows, nil)
+	for _, h := range ct.Header {
+		p("<th>%s</th>", e(h))
+	}
+	p("</tr></thead>\n<tbody>\n")
+	for i, cells := range ct.Rows {
+		p("<tr data-profile=\"%s\">", e(r.Rows[i].Profile))
+		for j, c := range cells {
+			if ct.Header[j] == "status" {
+				p("<td class=\"verdict s-%s\">%s</td>", e(c), e(c))
+			} else {
+				p("<td>%s</td>", e(c))
+			}
+		}
+		p("</tr>\n")
+	}
+	p("</tbody>\n</table>\n")
+
+	if len(r.Conflicts) > 0 {
+		p("<h2>Conflicts</h2>\n<p class=\"note\">Profiles with results in several result roots; the run that ended last is kept.</p>\n<ul id=\"conflicts\">\n")
+		for _, c := range r.Conflicts {
+			p("<li><b>%s</b>: kept %s<ul>", e(c.Profile), e(sideText(c.Kept)))
+			for _, o := range c.Others {
+				p("<li>also %s</li>", e(sideText(o)))
+			}
+			p("</ul></li>\n")
+		}
+		p("</ul>\n")
+	}
+	if len(r.Notes) > 0 {
+		p("<h2>Notes</h2>\n<ul id=\"notes\">\n")
+		for _, n := range r.Notes {
+			p("<li>%s</li>\n", e(n))
+		}
+		p("</ul>\n")
+	}
+
+	// Per checkpoint, failure-first.
+	p("<h2>Checkpoints</h2>\n")
+	for i := range rows {
+		writeCheckpoint(&b, &rows[i])
+	}
+	p("</body>\n</html>\n")
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func badgeClass(status string) (badge, box string) {
+	switch status {
+	case StatusQualified:
+		return "b-qualified", "good"
+	case StatusFailed, StatusError, StatusInterrupted, StatusNotRun:
+		return "b-" + status, "bad"
+	case StatusExcluded:
+		return "b-excluded", "other"
+	}
+	return "b-other", "other"
+}
+
+func writeCheckpoint(b *strings.Builder, row *Row) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	badge, box := badgeClass(row.Status)
+	p("<section class=\"checkpoint %s\" id=\"%s\" data-status=\"%s\">\n", box, e(anchor(row.Profile)), e(row.Status))
+	p("<h3><span class=\"badge %s\">%s</span>%s</h3>\n", badge, e(verdictCell(row)), e(row.Profile))
+	meta := []string{
+		"checkpoint <code>" + e(orMissing(row.Checkpoint)) + "</code>",
+		"kind " + e(row.Kind),
+	}
+	if row.VariantOf != "" {
+		meta = append(meta, "variant of "+e(row.VariantOf))
+	}
+	meta = append(meta, "family "+e(orMissing(row.Family)), "precision "+e(orMissing(row.Precision)),
+		"parallelism "+e(orMissing(row.Parallelism)), "bundle <code>"+e(orMissing(short(row.BundleSHA256)))+"</code>")
+	if res := row.Result; res != nil {
+		meta = append(meta, "source commit <code>"+e(orMissing(short(res.Provenance.SourceCommit)))+"</code>",
+			"AIPerf "+e(aiperfCell(res.Provenance)), "evidence <code>"+e(row.Evidence)+"</code>")
+		if !res.StartedAt.IsZero() {
+			meta = append(meta, "ran "+e(res.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))+" – "+e(res.EndedAt.UTC().Format("15:04:05Z")))
+		}
+		if res.Provenance.GPU != nil {
+			meta = append(meta, "GPU "+e(res.Provenance.GPU.Name))
+		}
+	}
+	p("<p class=\"meta\">%s</p>\n", strings.Join(meta, " · "))
+	if row.Note != "" {
+		p("<p class=\"note\">%s</p>\n", e(row.Note))
+	}
+	res := row.Result
+	if res == nil {
+		p("</section>\n")
+		return
+	}
+	if len(res.Reasons) > 0 {
+		p("<h4>Reasons</h4>\n<ul class=\"reasons\">\n")
+		for _, rs := range res.Reasons {
+			p("<li><code>%s/%s</code> %s</li>\n", e(rs.Stage), e(rs.Code), e(rs.Message))
+		}
+		p("</ul>\n")
+	}
+	if res.Correctness != nil && res.Correctness.Ran {
+		p("<h4>Correctness</h4>\n<p class=\"correctness\">%s</p>\n", e(correctnessCell(res.Correctness)))
+	}
+	lines := row.joined
+	var diffs, problems []JoinedLine
+	for _, l := range orderedRequests(lines) {
+		switch {
+		case l.Status == JoinMismatched:
+			diffs = append(diffs, l)
+		case l.Status != JoinMatched:
+			problems = append(problems, l)
+		}
+	}
+	if len(diffs) > 0 {
+		p("<h4>Mismatches (%d)</h4>\n", len(diffs))
+		for i, l := range diffs {
+			if i == maxDiffsShown {
+				p("<p class=\"note\">%d more in %s/%s.</p>\n", len(diffs)-maxDiffsShown, e(row.Evidence), JoinedFile)
+				break
+			}
+			p("<div class=\"diff\" data-request=\"%s\"><div class=\"diff-head\"><code>%s</code> · entry %s · %s</div><pre>",
+				e(l.RequestID), e(l.RequestID), e(orMissing(l.EntryID)), e(l.Phase))
+			diff := l.Diff
+			if diff == "" {
+				diff = orMissing(l.Problem)
+			}
+			for _, dl := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+				switch {
+				case strings.HasPrefix(dl, "-"):
+					p("<span class=\"del\">%s</span>", e(dl))
+				case strings.HasPrefix(dl, "+"):
+					p("<span class=\"add\">%s</span>", e(dl))
+				default:
+					p("%s\n", e(dl))
+				}
+			}
+			p("</pre></div>\n")
+		}
+	}
+	if len(problems) > 0 {
+		p("<h4>Other requests that did not match (%d)</h4>\n<table class=\"problems\">\n<thead><tr><th>request</th><th>entry</th><th>phase</th><th>status</th><th>problem</th></tr></thead>\n<tbody>\n", len(problems))
+		for _, l := range problems {
+			p("<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td class=\"verdict v-failed\">%s</td><td>%s</td></tr>\n",
+				e(l.RequestID), e(orMissing(l.EntryID)), e(l.Phase), e(l.Status), e(orMissing(l.Problem)))
+		}
+		p("</tbody>\n</table>\n")
+	}
+	p("<h4>Latency</h4>\n")
+	if len(lines) == 0 {
+		p("<p class=\"note\">No per-request evidence (%s): nothing to plot.</p>\n", e(orMissing(row.joinedNote)))
+	} else {
+		p("<div class=\"plots\">\n<figure>%s<figcaption>Every request in start order: HTTP (client) and Task (native call) time. Warmup shaded; ▲ marks requests that did not match.</figcaption></figure>\n", timelineSVG(row.Profile, lines))
+		p("<figure>%s<figcaption>Measured requests: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95: HTTP %s ms, Task %s ms.</figcaption></figure>\n</div>\n",
+			distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(p50Cell(res.LatencyMS.Task, nil)))
+	}
+	if rp := row.Reproduce; rp != nil {
+		p("<h4>Reproduce</h4>\n")
+		if rp.Command != "" {
+			p("<pre class=\"cmd\">%s</pre>\n", e(rp.Command))
+		} else {
+			p("<p class=\"note\">No trtmc-qual command recorded.</p>\n")
+		}
+		if len(rp.AIPerfArgv) > 0 {
+			p("<p class=\"note\">AIPerf argv as recorded:</p>\n<pre class=\"cmd aiperf\">%s</pre>\n", e(shellLines(rp.AIPerfArgv)))
+		}
+	}
+	p("</section>\n")
+}

@@ -1,0 +1,142 @@
+package reports
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+)
+
+// Phases of a run's requests.
+const (
+	PhaseWarmup   = "warmup"
+	PhaseMeasured = "measured"
+)
+
+// Join statuses of one request in joined.jsonl.
+const (
+	JoinMatched             = "matched"
+	JoinMismatched          = "mismatched"
+	JoinErrored             = "errored"
+	JoinMissingNative       = "missing_native"
+	JoinMissingHTTP         = "missing_http"
+	JoinMissingServerRecord = "missing_server_record"
+	JoinDuplicate           = "duplicate"
+	JoinMeaningless         = "meaningless"
+)
+
+// JoinedLine is one request of OUT/<group>/<profile>/joined.jsonl: the HTTP
+// answer, the native answer and the server record joined by request id.
+type JoinedLine struct {
+	RequestID string   `json:"request_id"`
+	EntryID   string   `json:"entry_id"`
+	Phase     string   `json:"phase"`
+	HTTPMS    *float64 `json:"http_ms"`
+	TaskMS    *float64 `json:"task_ms"`
+	Status    string   `json:"status"`
+	StartNS   int64    `json:"start_ns"`
+	// Diff is set when Status is mismatched: how the answers differ.
+	Diff    string `json:"diff,omitempty"`
+	Problem string `json:"problem,omitempty"`
+}
+
+// ReadJoined reads a joined.jsonl file. A missing file is not an error: it
+// returns (nil, nil) and the caller says "no per-request evidence".
+func ReadJoined(path string) ([]JoinedLine, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read joined requests: %w", err)
+	}
+	defer f.Close()
+	lines, err := DecodeJoined(f)
+	var ee *EvidenceError
+	if errors.As(err, &ee) {
+		ee.File = path
+	}
+	return lines, err
+}
+
+// DecodeJoined reads joined lines. Errors are *EvidenceError with the line
+// number set and the file name left for the caller.
+func DecodeJoined(r io.Reader) ([]JoinedLine, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	var out []JoinedLine
+	n := 0
+	for sc.Scan() {
+		n++
+		b := bytes.TrimSpace(sc.Bytes())
+		if len(b) == 0 {
+			continue
+		}
+		var l JoinedLine
+		if err := json.Unmarshal(b, &l); err != nil {
+			return nil, &EvidenceError{Line: n, Err: err}
+		}
+		if err := l.validate(); err != nil {
+			return nil, &EvidenceError{Line: n, Err: err}
+		}
+		out = append(out, l)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, &EvidenceError{Line: n + 1, Err: err}
+	}
+	return out, nil
+}
+
+func (l JoinedLine) validate() error {
+	if l.RequestID == "" {
+		return errors.New("missing request_id")
+	}
+	switch l.Phase {
+	case PhaseWarmup, PhaseMeasured:
+	default:
+		return fmt.Errorf("request %s: phase %q is not warmup or measured", l.RequestID, l.Phase)
+	}
+	switch l.Status {
+	case JoinMatched, JoinMismatched, JoinErrored, JoinMissingNative, JoinMissingHTTP,
+		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless:
+	default:
+		return fmt.Errorf("request %s: unknown status %q", l.RequestID, l.Status)
+	}
+	return nil
+}
+
+// CountJoined recounts per-phase request counts from joined lines. Expected
+// is not knowable from the lines and is left zero; Sent counts every line
+// AIPerf reported, i.e. every line but missing_http.
+func CountJoined(lines []JoinedLine) map[string]Counts {
+	out := map[string]Counts{}
+	for _, l := range lines {
+		c := out[l.Phase]
+		if l.Status != JoinMissingHTTP {
+			c.Sent++
+		}
+		switch l.Status {
+		case JoinMatched:
+			c.Matched++
+		case JoinMismatched:
+			c.Mismatched++
+		case JoinErrored:
+			c.Errored++
+		case JoinMissingNative:
+			c.MissingNative++
+		case JoinMissingHTTP:
+			c.MissingHTTP++
+		case JoinMissingServerRecord:
+			c.MissingServerRecord++
+		case JoinDuplicate:
+			c.Duplicates++
+		case JoinMeaningless:
+			c.Meaningless++
+		}
+		out[l.Phase] = c
+	}
+	return out
+}

@@ -1,0 +1,244 @@
+package reports
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+)
+
+// Reason codes that Judge derives from a result's own data. Judge recomputes
+// exactly these; a reason with any other code (recorded by a pipeline stage,
+// e.g. "aiperf_incomplete") is kept and keeps the verdict failed.
+const (
+	CodeCorrectnessNotRun = "correctness_not_run"
+	CodeCorrectnessError  = "correctness_error"
+	CodeCorrectnessFailed = "correctness_failed"
+	CodeGateFailed        = "gate_failed"
+	CodeNoRequests        = "no_requests"
+	CodeIncomplete        = "incomplete"
+	CodeUnmatched         = "unmatched"
+	CodeMismatch          = "mismatch"
+	CodeErrored           = "errored"
+	CodeMissingNative     = "missing_native"
+	CodeMissingHTTP       = "missing_http"
+	CodeMissingServerRec  = "missing_server_record"
+	CodeDuplicate         = "duplicate"
+	CodeMeaningless       = "meaningless"
+	CodeCountsInconsist   = "counts_inconsistent"
+)
+
+// Stages named in the reasons Judge derives.
+const (
+	StageCorrectness = "correctness"
+	StageJoin        = "join"
+)
+
+func isJudgeCode(code string) bool {
+	switch code {
+	case CodeCorrectnessNotRun, CodeCorrectnessError, CodeCorrectnessFailed, CodeGateFailed,
+		CodeNoRequests, CodeIncomplete, CodeUnmatched, CodeMismatch, CodeErrored, CodeMissingNative,
+		CodeMissingHTTP, CodeMissingServerRec, CodeDuplicate, CodeMeaningless, CodeCountsInconsist:
+		return true
+	}
+	return false
+}
+
+// Judge applies the verdict rules to a result's stored data, in place. It is
+// the one implementation of the rules: the pipeline calls it before writing
+// result.json and `report --rejudge` calls it on stored evidence.
+//
+// A result is qualified only when
+//   - the family's correctness case ran without error and passed (every gate
+//     holds, re-evaluated from value, op and threshold);
+//   - a measured phase was expected, and in every phase AIPerf reported every
+//     expected request (Sent == Expected) and every one of them matched, with
+//     zero mismatched, errored, missing (native, HTTP, server record),
+//     duplicate and meaningless requests;
+//   - the totals equal the sum of the phases;
+//   - no other reason (recorded by a pipeline stage) stands.
+//
+// Otherwise it is failed, a qualification outcome. Verdicts error,
+// interrupted, excluded and skipped are kept as they are, with their reasons:
+// their data is incomplete by definition and Judge has nothing to add.
+func Judge(r *Result) {
+	switch r.Verdict {
+	case VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped:
+		return
+	}
+	var reasons []Reason
+	reasons = append(reasons, judgeCorrectness(r.Correctness)...)
+	reasons = append(reasons, judgeCounts(r.Requests, r.RequestsByPhase)...)
+	for _, old := range r.Reasons {
+		if !isJudgeCode(old.Code) {
+			reasons = append(reasons, old)
+		}
+	}
+	if len(reasons) == 0 {
+		r.Verdict = VerdictQualified
+		r.Reasons = []Reason{}
+		return
+	}
+	r.Verdict = VerdictFailed
+	r.Reasons = reasons
+}
+
+// GateHolds evaluates one gate: value op threshold. An unknown op or a NaN
+// never holds.
+func GateHolds(g Gate) bool {
+	if math.IsNaN(g.Value) || math.IsNaN(g.Threshold) {
+		return false
+	}
+	switch g.Op {
+	case ">=":
+		return g.Value >= g.Threshold
+	case ">":
+		return g.Value > g.Threshold
+	case "<=":
+		return g.Value <= g.Threshold
+	case "<":
+		return g.Value < g.Threshold
+	case "==":
+		return g.Value == g.Threshold
+	}
+	return false
+}
+
+// judgeCorrectness re-evaluates every gate (updating Passed) and returns the
+// reasons correctness does not pass.
+func judgeCorrectness(c *Correctness) []Reason {
+	reason := func(code, msg string) Reason { return Reason{Stage: StageCorrectness, Code: code, Message: msg} }
+	if c == nil || !c.Ran {
+		msg := "the family's correctness case did not run on the served bundle"
+		if c != nil && c.Error != "" {
+			msg += ": " + c.Error
+		}
+		return []Reason{reason(CodeCorrectnessNotRun, msg)}
+	}
+	if c.Error != "" {
+		c.Passed = false
+		return []Reason{reason(CodeCorrectnessError, "the correctness case broke: "+c.Error)}
+	}
+	if len(c.Gates) == 0 {
+		if !c.Passed {
+			return []Reason{reason(CodeCorrectnessFailed, "the family's correctness case failed")}
+		}
+		return nil
+	}
+	var out []Reason
+	for i := range c.Gates {
+		g := &c.Gates[i]
+		g.Passed = GateHolds(*g)
+		if !g.Passed {
+			out = append(out, reason(CodeGateFailed, fmt.Sprintf("gate %s does not hold", formatGate(*g))))
+		}
+	}
+	c.Passed = len(out) == 0
+	return out
+}
+
+// phaseOrder lists the phases of a result: warmup, measured, then any
+// others in sorted order.
+func phaseOrder(by map[string]Counts) []string {
+	out := []string{PhaseWarmup, PhaseMeasured}
+	for _, p := range slices.Sorted(maps.Keys(by)) {
+		if p != PhaseWarmup && p != PhaseMeasured {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func judgeCounts(total Counts, by map[string]Counts) []Reason {
+	reason := func(code, format string, args ...any) Reason {
+		return Reason{Stage: StageJoin, Code: code, Message: fmt.Sprintf(format, args...)}
+	}
+	var out []Reason
+	if m, ok := by[PhaseMeasured]; !ok || m.Expected <= 0 {
+		out = append(out, reason(CodeNoRequests, "no measured requests were expected: there is nothing to qualify"))
+	}
+	var sum Counts
+	for _, p := range phaseOrder(by) {
+		c, ok := by[p]
+		if !ok {
+			continue
+		}
+		sum = sum.Add(c)
+		n := len(out)
+		if c.Sent != c.Expected {
+			out = append(out, reason(CodeIncomplete, "%s: AIPerf reported %d of %d expected requests", p, c.Sent, c.Expected))
+		}
+		for _, k := range []struct {
+			n          int
+			code, what string
+		}{
+			{c.Mismatched, CodeMismatch, "native and HTTP answers differ"},
+			{c.Errored, CodeErrored, "errored"},
+			{c.MissingNative, CodeMissingNative, "have no native answer"},
+			{c.MissingHTTP, CodeMissingHTTP, "have no HTTP record"},
+			{c.MissingServerRecord, CodeMissingServerRec, "have no server record"},
+			{c.Duplicates, CodeDuplicate, "are duplicates"},
+			{c.Meaningless, CodeMeaningless, "have no meaningful complete answer"},
+		} {
+			if k.n > 0 {
+				out = append(out, reason(k.code, "%s: %d %s %s", p, k.n, plural(k.n, "request", "requests"), k.what))
+			}
+		}
+		if len(out) == n && c.Matched != c.Expected {
+			out = append(out, reason(CodeUnmatched, "%s: %d of %d expected requests matched", p, c.Matched, c.Expected))
+		}
+	}
+	if len(by) > 0 && sum != total {
+		out = append(out, reason(CodeCountsInconsist, "request totals (%d sent, %d matched) differ from the sum of the phases (%d sent, %d matched)",
+			total.Sent, total.Matched, sum.Sent, sum.Matched))
+	}
+	return out
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// RejudgeResult re-applies the verdict rules to a stored result and returns the
+// re-judged copy; r is not modified. When joined holds the run's joined
+// requests, the per-phase counts are recounted from them first (Expected is
+// kept from r: the lines cannot tell what was asked for). Latency is kept
+// as recorded. The copy records the original verdict, when and by which
+// harness version it was re-judged.
+func RejudgeResult(r Result, joined []JoinedLine, at time.Time, harnessVersion string) Result {
+	n := r
+	n.Reasons = slices.Clone(r.Reasons)
+	if r.Correctness != nil {
+		c := *r.Correctness
+		c.Gates = slices.Clone(r.Correctness.Gates)
+		c.Metrics = maps.Clone(r.Correctness.Metrics)
+		n.Correctness = &c
+	}
+	n.RequestsByPhase = maps.Clone(r.RequestsByPhase)
+	if len(joined) > 0 {
+		recount := CountJoined(joined)
+		by := map[string]Counts{}
+		for p, c := range r.RequestsByPhase {
+			fresh := recount[p]
+			fresh.Expected = c.Expected
+			by[p] = fresh
+		}
+		for p, c := range recount {
+			if _, ok := by[p]; !ok {
+				by[p] = c
+			}
+		}
+		var total Counts
+		for _, c := range by {
+			total = total.Add(c)
+		}
+		n.RequestsByPhase, n.Requests = by, total
+	}
+	Judge(&n)
+	n.Rejudged = &Rejudge{OriginalVerdict: r.Verdict, At: at.UTC(), HarnessVersion: harnessVersion}
+	return n
+}

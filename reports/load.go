@@ -1,0 +1,428 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+)
+
+// Evidence file names under OUT/<group>/.
+const (
+	ResultFile    = "result.json"
+	RejudgedFile  = "result.rejudged.json"
+	JoinedFile    = "joined.jsonl"
+	InventoryFile = "inventory.json"
+	// AIPerfArgvFile is relative to a profile's evidence directory.
+	AIPerfArgvFile = "aiperf/argv.json"
+)
+
+// ErrNoEvidence is wrapped by Load's errors when a result root or its group
+// directory does not exist: a usage mistake rather than broken evidence.
+var ErrNoEvidence = errors.New("no evidence")
+
+// EvidenceError is a malformed evidence file, located as precisely as the
+// decoder allows.
+type EvidenceError struct {
+	File  string
+	Line  int    // 0 when unknown
+	Field string // "" when unknown
+	Err   error
+}
+
+func (e *EvidenceError) Error() string {
+	var b strings.Builder
+	b.WriteString(e.File)
+	if e.Line > 0 {
+		fmt.Fprintf(&b, ":%d", e.Line)
+	}
+	if e.Field != "" {
+		fmt.Fprintf(&b, ": %s", e.Field)
+	}
+	fmt.Fprintf(&b, ": %v", e.Err)
+	return b.String()
+}
+
+func (e *EvidenceError) Unwrap() error { return e.Err }
+
+// isSetAside reports whether a directory name is a previous run set aside
+// as "<profile>.<UTC timestamp>", e.g. "ref-vlm-small.20261130T081500Z".
+func isSetAside(name string) bool {
+	i := strings.LastIndexByte(name, '.')
+	if i <= 0 {
+		return false
+	}
+	ts := name[i+1:]
+	if len(ts) != len("20061102T150405Z") || ts[8] != 'T' || ts[15] != 'Z' {
+		return false
+	}
+	for j, c := range ts {
+		if j != 8 && j != 15 && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return true
+}
+
+// LoadOptions change what Load reads.
+type LoadOptions struct {
+	// Rejudged prefers result.rejudged.json over result.json where present.
+	Rejudged bool
+}
+
+// Load reads a group's evidence from one or more result roots (OUT
+// directories) and builds its report. See LoadWith.
+func Load(roots []string, group string) (*GroupReport, error) {
+	return LoadWith(roots, group, LoadOptions{})
+}
+
+type candidate struct {
+	root string
+	dir  string // the profile's evidence directory
+	res  *Result
+}
+
+// LoadWith reads OUT/<group>/<profile>/result.json of every root (previous
+// runs set aside as <profile>.<timestamp>/ are ignored) and the inventory
+// snapshot OUT/<group>/inventory.json. When a profile has results in several
+// roots the one that ended last wins (the first root on a tie) and a
+// different run key or verdict in another root is reported as a conflict.
+// Malformed evidence is an *EvidenceError naming the file and, where
+// possible, line and field.
+func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, error) {
+	if len(roots) == 0 {
+		return nil, errors.New("load evidence: no result root given")
+	}
+	if group == "" || strings.ContainsAny(group, `/\`) || group == "." || group == ".." {
+		return nil, fmt.Errorf("load evidence: invalid group name %q", group)
+	}
+	g := &GroupReport{Schema: GroupReportSchema, Group: group, Rows: []Row{}, Conflicts: []Conflict{}, Notes: []string{}}
+	cands := map[string][]candidate{}
+	inv := map[string]*inventory.Profile{}
+	invRoot := map[string]string{}
+	for _, root := range roots {
+		gdir := filepath.Join(root, group)
+		st, err := os.Stat(gdir)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w for group %q under %s (no directory %s)", ErrNoEvidence, group, root, gdir)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load evidence: %w", err)
+		}
+		if !st.IsDir() {
+			return nil, fmt.Errorf("%w for group %q under %s (%s is not a directory)", ErrNoEvidence, group, root, gdir)
+		}
+		profiles, found, err := readInventorySnapshot(filepath.Join(gdir, InventoryFile), group)
+		if err != nil {
+			return nil, err
+		}
+		if found {
+			g.Coverage.InventorySnapshot = true
+		}
+		for _, p := range profiles {
+			if prev, ok := inv[p.ID]; ok {
+				if !sameJSON(prev, p) {
+					g.Notes = append(g.Notes, fmt.Sprintf("inventory snapshots of %s and %s differ on profile %s; the first is used", invRoot[p.ID], root, p.ID))
+				}
+				continue
+			}
+			inv[p.ID], invRoot[p.ID] = p, root
+		}
+		entries, err := os.ReadDir(gdir)
+		if err != nil {
+			return nil, fmt.Errorf("load evidence: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || isSetAside(e.Name()) {
+				continue
+			}
+			dir := filepath.Join(gdir, e.Name())
+			res, err := readResult(dir, group, e.Name(), opts.Rejudged)
+			if err != nil {
+				return nil, err
+			}
+			if res == nil {
+				g.Notes = append(g.Notes, fmt.Sprintf("%s has no %s (a run that did not finish?); ignored", dir, ResultFile))
+				continue
+			}
+			cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: dir, res: res})
+		}
+	}
+	if !g.Coverage.InventorySnapshot {
+		g.Notes = append(g.Notes, fmt.Sprintf("no inventory snapshot (%s/%s) in the evidence: only profiles with results are listed, and coverage cannot show planned profiles that never ran", group, InventoryFile))
+	}
+
+	ids := map[string]bool{}
+	for id := range inv {
+		ids[id] = true
+	}
+	for id := range cands {
+		ids[id] = true
+	}
+	for _, id := range sortedKeys(ids) {
+		p := inv[id]
+		var win *candidate
+		if cs := cands[id]; len(cs) > 0 {
+			w := pickLatest(cs)
+			win = &cs[w]
+			if c, ok := conflictOf(id, cs, w); ok {
+				g.Conflicts = append(g.Conflicts, c)
+			}
+		}
+		row, err := buildRow(group, id, p, win)
+		if err != nil {
+			return nil, err
+		}
+		if g.Coverage.InventorySnapshot && p == nil {
+			row.Note = joinNote(row.Note, "not in the inventory snapshot")
+		}
+		g.Rows = append(g.Rows, row)
+	}
+	g.summarize()
+	return g, nil
+}
+
+func joinNote(a, b string) string {
+	if a == "" {
+		return b
+	}
+	return a + "; " + b
+}
+
+// pickLatest returns the index of the candidate that ended last; the
+// earliest root wins a tie.
+func pickLatest(cs []candidate) int {
+	w := 0
+	for i := 1; i < len(cs); i++ {
+		if cs[i].res.EndedAt.After(cs[w].res.EndedAt) {
+			w = i
+		}
+	}
+	return w
+}
+
+func conflictOf(id string, cs []candidate, w int) (Conflict, bool) {
+	side := func(c candidate) ConflictSide {
+		return ConflictSide{Root: c.root, RunKey: c.res.RunKey, Verdict: c.res.Verdict, EndedAt: c.res.EndedAt}
+	}
+	c := Conflict{Profile: id, Kept: side(cs[w])}
+	for i, o := range cs {
+		if i == w {
+			continue
+		}
+		if o.res.RunKey != cs[w].res.RunKey || o.res.Verdict != cs[w].res.Verdict {
+			c.Others = append(c.Others, side(o))
+		}
+	}
+	return c, len(c.Others) > 0
+}
+
+func buildRow(group, id string, p *inventory.Profile, win *candidate) (Row, error) {
+	row := Row{Profile: id}
+	if p != nil {
+		row.Kind, row.VariantOf, row.Checkpoint, row.Family = p.Kind, p.VariantOf, p.Checkpoint, p.Family
+		row.Precision, row.Parallelism = p.Precision, p.Parallelism.String()
+		row.InventoryStatus, row.BundleSHA256 = p.Status, p.Bundle.SHA256
+	}
+	var res *Result
+	if win != nil {
+		res = win.res
+		r := res
+		row.Kind = firstNonEmpty(r.Kind, row.Kind)
+		row.VariantOf = firstNonEmpty(r.VariantOf, row.VariantOf)
+		row.Checkpoint = firstNonEmpty(r.Checkpoint, row.Checkpoint)
+		row.Family = firstNonEmpty(r.Family, row.Family)
+		row.Precision = firstNonEmpty(r.Precision, row.Precision)
+		row.Parallelism = firstNonEmpty(r.Parallelism, row.Parallelism)
+		row.BundleSHA256 = firstNonEmpty(r.Provenance.BundleSHA256, row.BundleSHA256)
+		row.Result = r
+		row.Evidence = filepath.ToSlash(filepath.Join(group, id))
+		argv, err := readAIPerfArgv(win.dir, r)
+		if err != nil {
+			return row, err
+		}
+		row.Reproduce = &Reproduce{Command: r.Command, AIPerfArgv: argv}
+		joined, err := ReadJoined(filepath.Join(win.dir, JoinedFile))
+		if err != nil {
+			return row, err
+		}
+		row.joined = joined
+		if joined == nil {
+			row.joinedNote = "no " + JoinedFile + " in the evidence"
+		}
+	}
+	if row.Kind == "" {
+		row.Kind = inventory.KindNormal
+	}
+	row.Counted = row.Kind == inventory.KindNormal
+	row.Status, row.Note = statusFor(p, res)
+	row.Verdict = row.Status
+	if res != nil {
+		row.Verdict = res.Verdict
+	}
+	return row, nil
+}
+
+func firstNonEmpty(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}
+
+// readResult reads a profile directory's result (re-judged if asked and
+// present); (nil, nil) when the directory has none.
+func readResult(dir, group, profile string, rejudged bool) (*Result, error) {
+	path := filepath.Join(dir, ResultFile)
+	if rejudged {
+		if _, err := os.Stat(filepath.Join(dir, RejudgedFile)); err == nil {
+			path = filepath.Join(dir, RejudgedFile)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("load evidence: %w", err)
+	}
+	return DecodeResult(path, data, group, profile)
+}
+
+// DecodeResult parses and checks one result.json. group and profile, when
+// not empty, must match the file's. Errors are *EvidenceError.
+func DecodeResult(path string, data []byte, group, profile string) (*Result, error) {
+	var r Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		e := &EvidenceError{File: path, Err: err}
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			e.Line = lineAt(data, se.Offset)
+		case errors.As(err, &te):
+			e.Line, e.Field = lineAt(data, te.Offset), te.Field
+			e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
+		}
+		return nil, e
+	}
+	bad := func(field, format string, args ...any) error {
+		return &EvidenceError{File: path, Line: lineOfKey(data, field), Field: field, Err: fmt.Errorf(format, args...)}
+	}
+	if r.Schema != ResultSchema {
+		return nil, bad("schema", "is %q, want %q", r.Schema, ResultSchema)
+	}
+	if r.Profile == "" {
+		return nil, bad("profile", "is missing")
+	}
+	if profile != "" && r.Profile != profile {
+		return nil, bad("profile", "is %q but the evidence directory is %q", r.Profile, profile)
+	}
+	if group != "" && r.Group != group {
+		return nil, bad("group", "is %q, want %q", r.Group, group)
+	}
+	switch r.Verdict {
+	case VerdictQualified, VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped:
+	default:
+		return nil, bad("verdict", "unknown verdict %q", r.Verdict)
+	}
+	if r.Verdict == VerdictExcluded && r.Exclusion == "" {
+		return nil, bad("exclusion", "an excluded result must say why")
+	}
+	return &r, nil
+}
+
+// lineAt is the 1-based line of a byte offset.
+func lineAt(data []byte, off int64) int {
+	off = min(max(off, 0), int64(len(data)))
+	return bytes.Count(data[:off], []byte("\n")) + 1
+}
+
+// lineOfKey is the line of the first `"key":` in data, or 0.
+func lineOfKey(data []byte, key string) int {
+	re := regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `"\s*:`)
+	loc := re.FindIndex(data)
+	if loc == nil {
+		return 0
+	}
+	return lineAt(data, int64(loc[0]))
+}
+
+// readInventorySnapshot reads OUT/<group>/inventory.json, a JSON list of
+// inventory profiles; found is false when the file does not exist.
+func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, found bool, err error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("load evidence: %w", err)
+	}
+	if err := json.Unmarshal(data, &profiles); err != nil {
+		e := &EvidenceError{File: path, Err: err}
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &se) {
+			e.Line = lineAt(data, se.Offset)
+		} else if errors.As(err, &te) {
+			e.Line, e.Field = lineAt(data, te.Offset), te.Field
+		}
+		return nil, true, e
+	}
+	var out []*inventory.Profile
+	for i, p := range profiles {
+		if p == nil || p.ID == "" {
+			return nil, true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
+		}
+		if p.Group != "" && p.Group != group {
+			continue
+		}
+		out = append(out, p)
+	}
+	return out, true, nil
+}
+
+// readAIPerfArgv returns the recorded AIPerf argv: aiperf/argv.json when
+// present, else the "aiperf" command of the result's provenance.
+func readAIPerfArgv(dir string, r *Result) ([]string, error) {
+	path := filepath.Join(dir, filepath.FromSlash(AIPerfArgvFile))
+	data, err := os.ReadFile(path)
+	if err == nil {
+		var argv []string
+		if err := json.Unmarshal(data, &argv); err != nil {
+			return nil, &EvidenceError{File: path, Err: fmt.Errorf("want a JSON list of strings: %w", err)}
+		}
+		return argv, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("load evidence: %w", err)
+	}
+	for _, c := range r.Provenance.Commands {
+		if c.Stage == "aiperf" {
+			return slices.Clone(c.Argv), nil
+		}
+	}
+	return nil, nil
+}
+
+func sameJSON(a, b any) bool {
+	ja, errA := json.Marshal(a)
+	jb, errB := json.Marshal(b)
+	return errA == nil && errB == nil && bytes.Equal(ja, jb)
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	slices.Sort(out)
+	return out
+}

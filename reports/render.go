@@ -1,0 +1,371 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+)
+
+// GroupFormats returns the formats Render accepts for a group report, for
+// flag help and validation.
+func GroupFormats() []string {
+	return []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML, FormatTable, FormatTSV}
+}
+
+// Render writes the group report in one format: md (the document release
+// engineers paste into a pull request), csv (one flat row per profile),
+// json (authoritative, schema trtmc-qual/group-report/v1), html (the
+// self-contained failure-first report), table (boxed, for a terminal) or
+// tsv (the results table without a header). The output depends only on r.
+func Render(w io.Writer, r *GroupReport, format string) error {
+	if err := CheckFormat(format, GroupFormats()...); err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	var err error
+	switch format {
+	case FormatMarkdown:
+		err = renderMarkdown(&buf, r)
+	case FormatCSV:
+		err = csvTable(r).Write(&buf, FormatCSV)
+	case FormatJSON:
+		err = renderJSON(&buf, r)
+	case FormatHTML:
+		err = renderHTML(&buf, r)
+	case FormatTable:
+		err = renderTerminal(&buf, r)
+	case FormatTSV:
+		err = resultsTable(r.Rows, true, nil).Write(&buf, FormatTSV)
+	}
+	if err != nil {
+		return fmt.Errorf("render %s: %w", format, err)
+	}
+	_, err = w.Write(buf.Bytes())
+	return err
+}
+
+func renderJSON(w io.Writer, r *GroupReport) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(r)
+}
+
+// resultHeader is the group table's header (the seeds' timing table).
+func resultHeader() []string {
+	return []string{"profile", "checkpoint", "family", "precision", "bundle", "correctness",
+		"warmup", "measured", "matched", "errors", "missing joins", "HTTP p50/p95 ms", "Task p50/p95 ms",
+		"images/s", "output", "AIPerf", "source commit", "verdict"}
+}
+
+// resultsTable is the group table over rows; withKind adds a kind column
+// after the profile; esc escapes cells (Markdown) when not nil.
+func resultsTable(rows []Row, withKind bool, esc func(string) string) Table {
+	t := Table{Header: resultHeader()}
+	if withKind {
+		t.Header = append([]string{"profile", "kind"}, t.Header[1:]...)
+	}
+	for i := range rows {
+		cells := resultCells(&rows[i])
+		if withKind {
+			cells = append([]string{cells[0], rows[i].Kind}, cells[1:]...)
+		}
+		if esc != nil {
+			for j := range cells {
+				cells[j] = esc(cells[j])
+			}
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+func resultCells(row *Row) []string {
+	bundle := orMissing(short(row.BundleSHA256))
+	r := row.Result
+	if r == nil {
+		cells := []string{row.Profile, orMissing(row.Checkpoint), orMissing(row.Family), orMissing(row.Precision), bundle}
+		for range len(resultHeader()) - len(cells) - 1 {
+			cells = append(cells, Missing)
+		}
+		return append(cells, verdictCell(row))
+	}
+	var http, task *Delta
+	if row.Baseline != nil {
+		http, task = row.Baseline.HTTPP50, row.Baseline.TaskP50
+	}
+	return []string{
+		row.Profile, orMissing(row.Checkpoint), orMissing(row.Family), orMissing(row.Precision), bundle,
+		correctnessCell(r.Correctness),
+		phaseCell(r, PhaseWarmup), phaseCell(r, PhaseMeasured),
+		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected),
+		errorsCell(r.Requests), missingCell(r.Requests),
+		p50Cell(r.LatencyMS.HTTP, http), p50Cell(r.LatencyMS.Task, task),
+		fmtRate(r.ImagesPerSec), outputCell(r), aiperfCell(r.Provenance),
+		orMissing(short(r.Provenance.SourceCommit)), verdictCell(row),
+	}
+}
+
+// coverageTable is the coverage matrix over rows.
+func coverageTable(rows []Row, esc func(string) string) Table {
+	t := Table{Header: []string{"profile", "kind", "counted", "variant of", "checkpoint", "precision",
+		"parallelism", "inventory", "status", "note"}}
+	for _, r := range rows {
+		counted := "no"
+		if r.Counted {
+			counted = "yes"
+		}
+		cells := []string{r.Profile, r.Kind, counted, orMissing(r.VariantOf), orMissing(r.Checkpoint),
+			orMissing(r.Precision), orMissing(r.Parallelism), orMissing(r.InventoryStatus), r.Status, orMissing(r.Note)}
+		if esc != nil {
+			for j := range cells {
+				cells[j] = esc(cells[j])
+			}
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+// csvHeader is the CSV format's header.
+func csvHeader() []string {
+	return []string{"profile", "kind", "counted", "variant_of", "checkpoint", "revision", "family",
+		"precision", "parallelism", "bundle_sha256", "correctness", "gates",
+		"warmup_sent", "warmup_expected", "measured_sent", "measured_expected",
+		"expected", "sent", "matched", "mismatched", "errored", "duplicates", "meaningless",
+		"missing_native", "missing_http", "missing_server_record",
+		"http_p50_ms", "http_p95_ms", "task_p50_ms", "task_p95_ms", "images_per_sec",
+		"output_tokens", "boxes", "aiperf_version", "source_commit", "verdict", "original_verdict",
+		"status", "note", "reasons", "command", "aiperf_argv"}
+}
+
+// csvTable is one flat, machine-readable row per profile. Numbers have
+// fixed decimals; a value that was not measured is an empty cell.
+func csvTable(r *GroupReport) Table {
+	t := Table{Header: csvHeader()}
+	if r.Baseline != nil {
+		t.Header = append(t.Header, "http_p50_change_pct", "task_p50_change_pct", "p50_regressed")
+	}
+	for i := range r.Rows {
+		v := csvValues(&r.Rows[i])
+		cells := make([]string, len(t.Header))
+		for j, h := range t.Header {
+			cells[j] = v[h]
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+func csvValues(row *Row) map[string]string {
+	v := map[string]string{
+		"profile": row.Profile, "kind": row.Kind, "counted": strconv.FormatBool(row.Counted),
+		"variant_of": row.VariantOf, "checkpoint": row.Checkpoint, "family": row.Family,
+		"precision": row.Precision, "parallelism": row.Parallelism, "bundle_sha256": row.BundleSHA256,
+		"verdict": row.Verdict, "status": row.Status, "note": row.Note,
+	}
+	if d := row.Baseline; d != nil {
+		if d.HTTPP50 != nil {
+			v["http_p50_change_pct"] = strconv.FormatFloat(d.HTTPP50.ChangePct, 'f', 2, 64)
+		}
+		if d.TaskP50 != nil {
+			v["task_p50_change_pct"] = strconv.FormatFloat(d.TaskP50.ChangePct, 'f', 2, 64)
+		}
+		v["p50_regressed"] = strconv.FormatBool(d.regressed())
+	}
+	res := row.Result
+	if res == nil {
+		return v
+	}
+	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
+		if c, ok := res.RequestsByPhase[p]; ok {
+			v[p+"_sent"], v[p+"_expected"] = strconv.Itoa(c.Sent), strconv.Itoa(c.Expected)
+		}
+	}
+	c := res.Requests
+	for k, n := range map[string]int{"expected": c.Expected, "sent": c.Sent, "matched": c.Matched,
+		"mismatched": c.Mismatched, "errored": c.Errored, "duplicates": c.Duplicates, "meaningless": c.Meaningless,
+		"missing_native": c.MissingNative, "missing_http": c.MissingHTTP, "missing_server_record": c.MissingServerRecord} {
+		v[k] = strconv.Itoa(n)
+	}
+	v["revision"] = res.Revision
+	v["correctness"], v["gates"] = correctnessWord(res.Correctness), gatesPlain(res.Correctness)
+	v["http_p50_ms"], v["http_p95_ms"] = fmtPlain(res.LatencyMS.HTTP.P50), fmtPlain(res.LatencyMS.HTTP.P95)
+	v["task_p50_ms"], v["task_p95_ms"] = fmtPlain(res.LatencyMS.Task.P50), fmtPlain(res.LatencyMS.Task.P95)
+	v["images_per_sec"] = fmtPlain(res.ImagesPerSec)
+	v["output_tokens"], v["boxes"] = optInt(res.OutputTokens), optInt(res.Boxes)
+	v["aiperf_version"], v["source_commit"] = res.Provenance.AIPerfVersion, res.Provenance.SourceCommit
+	if res.Rejudged != nil {
+		v["original_verdict"] = res.Rejudged.OriginalVerdict
+	}
+	v["reasons"], v["command"] = reasonsPlain(res.Reasons), res.Command
+	if row.Reproduce != nil {
+		v["aiperf_argv"] = ShellQuote(row.Reproduce.AIPerfArgv)
+	}
+	return v
+}
+
+func optInt(v *int) string {
+	if v == nil {
+		return ""
+	}
+	return strconv.Itoa(*v)
+}
+
+func reasonsPlain(rs []Reason) string {
+	parts := make([]string, len(rs))
+	for i, r := range rs {
+		parts[i] = fmt.Sprintf("%s/%s: %s", r.Stage, r.Code, r.Message)
+	}
+	return strings.Join(parts, "; ")
+}
+
+// splitRows separates counted (normal) rows from variants and partials.
+func splitRows(rows []Row) (counted, other []Row) {
+	for _, r := range rows {
+		if r.Counted {
+			counted = append(counted, r)
+		} else {
+			other = append(other, r)
+		}
+	}
+	return counted, other
+}
+
+// mdEscape keeps a cell inside its Markdown table cell.
+func mdEscape(s string) string {
+	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
+}
+
+func renderMarkdown(w io.Writer, r *GroupReport) error {
+	p := &printer{w: w}
+	p.f("# trtmc-qual results: %s\n\n", r.Group)
+	p.f("**%s.**\n\n", r.Coverage.Summary)
+	if b := r.Baseline; b != nil {
+		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d %s compared.\n\n",
+			b.Regressions, plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, plural(b.Compared, "row", "rows"))
+	}
+	counted, other := splitRows(r.Rows)
+	p.f("## Results\n\n")
+	p.f("Normal full-model profiles, the ones that count as models. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s are over measured requests only.\n\n")
+	p.table(resultsTable(counted, false, mdEscape), "_No normal profiles._\n")
+	if len(other) > 0 {
+		p.f("\n## Variants and partial profiles (not counted)\n\n")
+		p.table(resultsTable(other, true, mdEscape), "")
+	}
+	p.f("\n## Coverage\n\n")
+	p.table(coverageTable(r.Rows, mdEscape), "_No profiles._\n")
+	if reasons := reasonRows(r.Rows); len(reasons) > 0 {
+		p.f("\n## Reasons\n\n")
+		for _, row := range reasons {
+			p.f("- **%s** — %s\n", row.Profile, verdictCell(&row))
+			for _, rs := range row.Result.Reasons {
+				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, oneLine(rs.Message))
+			}
+		}
+	}
+	if len(r.Conflicts) > 0 {
+		p.f("\n## Conflicts\n\nProfiles with results in several result roots; the run that ended last is kept.\n\n")
+		for _, c := range r.Conflicts {
+			p.f("- **%s**: kept %s\n", c.Profile, sideText(c.Kept))
+			for _, o := range c.Others {
+				p.f("  - also %s\n", sideText(o))
+			}
+		}
+	}
+	if len(r.Notes) > 0 {
+		p.f("\n## Notes\n\n")
+		for _, n := range r.Notes {
+			p.f("- %s\n", oneLine(n))
+		}
+	}
+	if repro := reproRows(r.Rows); len(repro) > 0 {
+		p.f("\n## Reproduce\n")
+		for _, row := range repro {
+			p.f("\n### %s\n\n", row.Profile)
+			if row.Reproduce.Command != "" {
+				p.f("```sh\n%s\n```\n", row.Reproduce.Command)
+			} else {
+				p.f("_No trtmc-qual command recorded._\n")
+			}
+			if len(row.Reproduce.AIPerfArgv) > 0 {
+				p.f("\nAIPerf argv as recorded:\n\n```sh\n%s\n```\n", shellLines(row.Reproduce.AIPerfArgv))
+			}
+		}
+	}
+	return p.err
+}
+
+// reasonRows are the rows with a result that is not qualified.
+func reasonRows(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Result != nil && r.Result.Verdict != VerdictQualified && len(r.Result.Reasons) > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func reproRows(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Reproduce != nil {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func sideText(s ConflictSide) string {
+	return fmt.Sprintf("%s from %s (run key %s, ended %s)", s.Verdict, s.Root, orMissing(short(s.RunKey)),
+		s.EndedAt.UTC().Format("2006-01-02T15:04:05Z"))
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+func renderTerminal(w io.Writer, r *GroupReport) error {
+	p := &printer{w: w}
+	p.tableAs(resultsTable(r.Rows, true, nil), FormatTable, "no profiles\n")
+	p.f("\n%s\n", r.Coverage.Summary)
+	if b := r.Baseline; b != nil {
+		p.f("baseline: %d p50 %s beyond %s%%\n", b.Regressions, plural(b.Regressions, "regression", "regressions"), fmtPct(b.ThresholdPct))
+	}
+	for _, c := range r.Conflicts {
+		p.f("conflict: %s: kept %s\n", c.Profile, sideText(c.Kept))
+	}
+	for _, n := range r.Notes {
+		p.f("note: %s\n", n)
+	}
+	return p.err
+}
+
+// printer writes formatted text, remembering the first error.
+type printer struct {
+	w   io.Writer
+	err error
+}
+
+func (p *printer) f(format string, args ...any) {
+	if p.err == nil {
+		_, p.err = fmt.Fprintf(p.w, format, args...)
+	}
+}
+
+func (p *printer) table(t Table, empty string) { p.tableAs(t, FormatMarkdown, empty) }
+
+func (p *printer) tableAs(t Table, format, empty string) {
+	if p.err != nil {
+		return
+	}
+	if len(t.Rows) == 0 {
+		p.f("%s", empty)
+		return
+	}
+	p.err = t.Write(p.w, format)
+}
