@@ -144,7 +144,9 @@ func answersOverHTTP(t *testing.T, s *serverProc, family string, payloads []stri
 			continue
 		}
 		var body struct {
-			Choices []struct{ Message struct{ Content json.RawMessage } }
+			Choices []struct {
+				Message struct{ Content json.RawMessage }
+			}
 		}
 		require.NoError(t, json.Unmarshal(r.body, &body))
 		require.Len(t, body.Choices, 1)

@@ -95,6 +95,7 @@ func (o serveOptions) config(d deps) (server.Config, error) {
 		Faults:           faults,
 		Log:              server.NewLogger(d.ErrOut),
 		Exit:             d.Exit,
+		Version:          version,
 	}
 	b, err := bundle.Load(o.Bundle)
 	if err != nil {

@@ -10,6 +10,12 @@ import (
 	"syscall"
 )
 
+// Set by the linker: -X main.version=... -X main.commit=...
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	go func() {

@@ -45,6 +45,7 @@ reference families that run anywhere without a GPU: ref-vlm (chat about an
 image) and ref-detect (coloured shape detection).
 
 ` + exitCodesHelp,
+		Version:       version + " (commit " + commit + ")",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}

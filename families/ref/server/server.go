@@ -49,6 +49,8 @@ type Config struct {
 	Log              *slog.Logger
 	// Exit ends the process; the crash-after fault calls it.
 	Exit func(code int)
+	// Version is the server's version, logged at readiness.
+	Version string
 }
 
 // Validate checks the configuration.
@@ -188,7 +190,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	} else {
 		s.log.Info("server_ready", "host", s.cfg.Host, "port", port, "model", s.cfg.ModelName,
 			"family", s.cfg.Bundle.Family, "route", s.route, "bundle_sha256", s.cfg.Bundle.SHA256,
-			"queue_size", s.cfg.QueueSize, "pid", os.Getpid())
+			"queue_size", s.cfg.QueueSize, "pid", os.Getpid(), "version", s.cfg.Version)
 	}
 
 	var err error
