@@ -1,0 +1,3 @@
+# Synthetic fixture: a family test file.
+def test_nothing():
+    assert True
