@@ -170,19 +170,19 @@ func judgeCounts(total Counts, by map[string]Counts) []Reason {
 			out = append(out, reason(CodeIncomplete, "%s: AIPerf reported %d of %d expected requests", p, c.Sent, c.Expected))
 		}
 		for _, k := range []struct {
-			n          int
-			code, what string
+			n               int
+			code, one, many string
 		}{
-			{c.Mismatched, CodeMismatch, "native and HTTP answers differ"},
-			{c.Errored, CodeErrored, "errored"},
-			{c.MissingNative, CodeMissingNative, "have no native answer"},
-			{c.MissingHTTP, CodeMissingHTTP, "have no HTTP record"},
-			{c.MissingServerRecord, CodeMissingServerRec, "have no server record"},
-			{c.Duplicates, CodeDuplicate, "are duplicates"},
-			{c.Meaningless, CodeMeaningless, "have no meaningful complete answer"},
+			{c.Mismatched, CodeMismatch, "request's native and HTTP answers differ", "requests' native and HTTP answers differ"},
+			{c.Errored, CodeErrored, "request errored", "requests errored"},
+			{c.MissingNative, CodeMissingNative, "request has no native answer", "requests have no native answer"},
+			{c.MissingHTTP, CodeMissingHTTP, "request has no HTTP record", "requests have no HTTP record"},
+			{c.MissingServerRecord, CodeMissingServerRec, "request has no server record", "requests have no server record"},
+			{c.Duplicates, CodeDuplicate, "request is a duplicate", "requests are duplicates"},
+			{c.Meaningless, CodeMeaningless, "request has no meaningful complete answer", "requests have no meaningful complete answer"},
 		} {
 			if k.n > 0 {
-				out = append(out, reason(k.code, "%s: %d %s %s", p, k.n, plural(k.n, "request", "requests"), k.what))
+				out = append(out, reason(k.code, "%s: %d %s", p, k.n, plural(k.n, k.one, k.many)))
 			}
 		}
 		if len(out) == n && c.Matched != c.Expected {

@@ -1,0 +1,203 @@
+package reports
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func rowOf(t *testing.T, g *GroupReport, profile string) Row {
+	t.Helper()
+	for _, r := range g.Rows {
+		if r.Profile == profile {
+			return r
+		}
+	}
+	t.Fatalf("no row %s", profile)
+	return Row{}
+}
+
+func TestLoadRowsAndStatuses(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	got := map[string]string{}
+	for _, r := range g.Rows {
+		got[r.Profile] = r.Status
+	}
+	assert.Equal(t, map[string]string{
+		"ref-vlm-base":       StatusFailed,
+		"ref-vlm-large":      StatusError,
+		"ref-vlm-medium":     StatusInterrupted,
+		"ref-vlm-small":      StatusQualified,
+		"ref-vlm-small-fp16": StatusQualified,
+		"ref-vlm-small-l0":   StatusFailed,
+		"ref-vlm-tiny":       StatusNotRun,
+		"ref-vlm-xl":         StatusExcluded,
+	}, got)
+	assert.True(t, g.Coverage.InventorySnapshot)
+	assert.False(t, g.Coverage.OK)
+	assert.Equal(t, 6, g.Coverage.Counted.Total)
+	assert.Equal(t, 2, g.Coverage.NotCounted.Total)
+	assert.Empty(t, g.Conflicts)
+
+	base := rowOf(t, g, "ref-vlm-base")
+	assert.Equal(t, VerdictFailed, base.Verdict, "the set-aside previous run (verdict error) is ignored")
+	assert.Len(t, base.Joined(), 55)
+	assert.Equal(t, "vlm/ref-vlm-base", base.Evidence)
+
+	fp16 := rowOf(t, g, "ref-vlm-small-fp16")
+	require.NotNil(t, fp16.Reproduce)
+	assert.Equal(t, "aiperf", fp16.Reproduce.AIPerfArgv[0], "argv from provenance when aiperf/argv.json is absent")
+	assert.Equal(t, "ref-vlm-small", fp16.VariantOf)
+	assert.False(t, fp16.Counted)
+}
+
+func TestLoadWithoutInventorySnapshot(t *testing.T) {
+	g, err := Load([]string{rootA}, "detection")
+	require.NoError(t, err)
+	assert.False(t, g.Coverage.InventorySnapshot)
+	require.Len(t, g.Notes, 1)
+	assert.Contains(t, g.Notes[0], "no inventory snapshot")
+	assert.Equal(t, StatusExcluded, rowOf(t, g, "ref-detect-large").Status)
+	assert.Equal(t, "checkpoint licence does not allow CI redistribution", rowOf(t, g, "ref-detect-large").Note)
+	assert.Equal(t, "1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted", g.Coverage.Summary)
+	assert.True(t, g.Coverage.OK)
+}
+
+func TestLoadMergesRootsLatestWins(t *testing.T) {
+	g, err := Load([]string{rootA, rootB}, "vlm")
+	require.NoError(t, err)
+	assert.Equal(t, VerdictQualified, rowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
+	assert.Equal(t, "out/demo", strings.Fields(rowOf(t, g, "ref-vlm-small").Reproduce.Command)[7], "a's later run wins")
+	assert.Equal(t, StatusQualified, rowOf(t, g, "ref-vlm-tiny").Status, "a result from b fills a not-run")
+	require.Len(t, g.Conflicts, 2)
+	assert.Equal(t, "ref-vlm-base", g.Conflicts[0].Profile)
+	assert.Equal(t, rootB, g.Conflicts[0].Kept.Root)
+	assert.Equal(t, rootA, g.Conflicts[0].Others[0].Root)
+	assert.Equal(t, "ref-vlm-small", g.Conflicts[1].Profile)
+	assert.Equal(t, rootA, g.Conflicts[1].Kept.Root)
+
+	// Order of roots does not change the outcome.
+	g2, err := Load([]string{rootB, rootA}, "vlm")
+	require.NoError(t, err)
+	for i := range g.Rows {
+		assert.Equal(t, g.Rows[i].Verdict, g2.Rows[i].Verdict)
+	}
+}
+
+func TestLoadSameRunTwiceIsNoConflict(t *testing.T) {
+	g, err := Load([]string{rootA, rootA}, "vlm")
+	require.NoError(t, err)
+	assert.Empty(t, g.Conflicts)
+	assert.Empty(t, g.Notes)
+}
+
+func writeFile(t *testing.T, path, data string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
+	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
+}
+
+func TestLoadErrors(t *testing.T) {
+	valid, err := os.ReadFile(filepath.Join(rootA, "vlm", "ref-vlm-small", ResultFile))
+	require.NoError(t, err)
+	cases := []struct {
+		name    string
+		setup   func(dir string)
+		wantErr string
+	}{
+		{"syntax error names the line", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v1\",\n  \"profile\": x\n}\n")
+		}, "x/result.json:3: invalid character 'x'"},
+		{"wrong type names line and field", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v1\",\n  \"requests\": {\"sent\": \"many\"}\n}\n")
+		}, "x/result.json:3: requests.sent: is string, want int"},
+		{"schema", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v0\"\n}\n")
+		}, `x/result.json:2: schema: is "trtmc-qual/result/v0", want "trtmc-qual/result/v1"`},
+		{"profile must match its directory", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "other", ResultFile), string(valid))
+		}, `other/result.json:4: profile: is "ref-vlm-small" but the evidence directory is "other"`},
+		{"unknown verdict", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", ResultFile), strings.Replace(string(valid), `"verdict": "qualified"`, `"verdict": "great"`, 1))
+		}, `ref-vlm-small/result.json:14: verdict: unknown verdict "great"`},
+		{"bad joined line", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", ResultFile), string(valid))
+			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", JoinedFile),
+				"{\"request_id\":\"a\",\"phase\":\"measured\",\"status\":\"matched\"}\n{\"request_id\":\"b\",\"phase\":\"measured\",\"status\":\"fine\"}\n")
+		}, `ref-vlm-small/joined.jsonl:2: request b: unknown status "fine"`},
+		{"bad argv.json", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", ResultFile), string(valid))
+			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", "aiperf", "argv.json"), `"aiperf profile"`)
+		}, `ref-vlm-small/aiperf/argv.json: want a JSON list of strings`},
+		{"bad inventory snapshot", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", InventoryFile), "[\n{\"id\": \"a\", \"kind\": 3}\n]\n")
+		}, `vlm/inventory.json:2: kind:`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm"), 0o755))
+			tc.setup(dir)
+			_, err := Load([]string{dir}, "vlm")
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), tc.wantErr)
+			var ee *EvidenceError
+			assert.True(t, errors.As(err, &ee), "an *EvidenceError")
+		})
+	}
+}
+
+func TestLoadMissingEvidence(t *testing.T) {
+	_, err := Load([]string{t.TempDir()}, "vlm")
+	require.ErrorIs(t, err, ErrNoEvidence)
+	_, err = Load([]string{filepath.Join(t.TempDir(), "nope")}, "vlm")
+	require.ErrorIs(t, err, ErrNoEvidence)
+	_, err = Load(nil, "vlm")
+	require.Error(t, err)
+	_, err = Load([]string{rootA}, "../a")
+	require.Error(t, err)
+}
+
+func TestLoadNotesDirectoryWithoutResult(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm", "half-done", "aiperf"), 0o755))
+	g, err := Load([]string{dir}, "vlm")
+	require.NoError(t, err)
+	assert.Empty(t, g.Rows)
+	require.Len(t, g.Notes, 2)
+	assert.Contains(t, g.Notes[0], "half-done has no result.json")
+	assert.Equal(t, "0 of 0 normal profiles qualified", g.Coverage.Summary)
+	assert.False(t, g.Coverage.OK, "nothing qualified is not OK")
+}
+
+func TestIsSetAside(t *testing.T) {
+	for name, want := range map[string]bool{
+		"ref-vlm-small.20261130T081500Z": true,
+		"qwen2.5-vl-3b":                  false,
+		"qwen2.5-vl-3b.20261130T081500Z": true,
+		"x.20261130T081500":              false,
+		"x.2026113OT081500Z":             false,
+		".20261130T081500Z":              false,
+	} {
+		assert.Equal(t, want, isSetAside(name), name)
+	}
+}
+
+func TestWriteFileAtomicReplaces(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "results.md")
+	require.NoError(t, WriteFileAtomic(path, []byte("one"), 0o644))
+	require.NoError(t, WriteFileAtomic(path, []byte("two"), 0o644))
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, "two", string(data))
+	entries, err := os.ReadDir(filepath.Dir(path))
+	require.NoError(t, err)
+	assert.Len(t, entries, 1)
+	assert.Error(t, WriteFileAtomic(filepath.Join(t.TempDir(), "missing", "x"), nil, 0o644))
+}

@@ -1,0 +1,168 @@
+package reports
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/internal/golden"
+)
+
+// Evidence roots written by testdata/gen_evidence.py.
+const (
+	rootA        = "testdata/evidence/a"        // vlm: every kind of row; detection: no inventory snapshot
+	rootB        = "testdata/evidence/b"        // a later partial re-run of vlm
+	rootBaseline = "testdata/evidence/baseline" // an earlier, faster vlm run
+	rootRejudge  = "testdata/evidence/rejudge"  // stored verdicts the evidence contradicts
+)
+
+func render(t *testing.T, g *GroupReport, format string) []byte {
+	t.Helper()
+	var buf bytes.Buffer
+	require.NoError(t, Render(&buf, g, format))
+	return buf.Bytes()
+}
+
+func TestGoldenVLMAllFormats(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	for _, f := range GroupFormats() {
+		t.Run(f, func(t *testing.T) {
+			golden.Assert(t, "vlm."+f, render(t, g, f))
+		})
+	}
+}
+
+func TestGoldenDetectionWithoutInventory(t *testing.T) {
+	g, err := Load([]string{rootA}, "detection")
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV} {
+		golden.Assert(t, "detection."+f, render(t, g, f))
+	}
+}
+
+func TestGoldenMerged(t *testing.T) {
+	g, err := Load([]string{rootA, rootB}, "vlm")
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatJSON, FormatHTML} {
+		golden.Assert(t, "merged."+f, render(t, g, f))
+	}
+}
+
+func TestGoldenBaseline(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	base, err := Load([]string{rootBaseline}, "vlm")
+	require.NoError(t, err)
+	ApplyBaseline(g, base, DefaultRegressionThresholdPct)
+	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
+		golden.Assert(t, "baseline."+f, render(t, g, f))
+	}
+}
+
+func TestGoldenRejudged(t *testing.T) {
+	root := copyTree(t, rootRejudge)
+	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
+	written, err := RejudgeEvidence([]string{root}, "vlm", at, "test")
+	require.NoError(t, err)
+	require.Len(t, written, 2)
+	g, err := LoadWith([]string{root}, "vlm", LoadOptions{Rejudged: true})
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatJSON} {
+		golden.Assert(t, "rejudged."+f, render(t, g, f))
+	}
+}
+
+// TestRunAndReportAgree is the byte-identity contract: what WriteGroupFiles
+// writes (run's path) equals what Render prints (report's path) for the same
+// evidence, loaded afresh.
+func TestRunAndReportAgree(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	require.NoError(t, WriteGroupFiles(dir, g))
+	again, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	for name, format := range GroupFiles() {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		require.NoError(t, err)
+		assert.Equal(t, string(render(t, again, format)), string(got), name)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	assert.Len(t, entries, 4, "no temporary files are left behind")
+}
+
+func TestRenderRejectsUnknownFormat(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	err = Render(&bytes.Buffer{}, g, "xml")
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "valid values are md, csv, json, html, table, tsv")
+}
+
+func TestMarkdownShowsWhatReviewersCheck(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	md := string(render(t, g, FormatMarkdown))
+	for _, want := range []string{
+		"**1 of 5 normal profiles qualified (1 failed, 1 error, 1 interrupted, 1 not-run); 1 excluded with a reason; 2 variant or partial profiles listed separately, not counted.**",
+		"answer_exact_match 0.958 ≥ 0.900 ✓",
+		"answer_exact_match 0.625 ≥ 0.900 ✗",
+		"excluded: needs two GPUs; the qualification host has one",
+		"| ref-vlm-tiny ", // not-run row present
+		"2 (2 mismatched)",
+		"1 (1 server record)",
+		"30/50", // interrupted measured phase
+		"trtmc-qual run --group vlm --profile ref-vlm-small --out out/demo",
+		"--header 'Authorization:Bearer [REDACTED]'",
+	} {
+		assert.Contains(t, md, want)
+	}
+	assert.NotContains(t, md, "server exited with status 2", "a previous run set aside is ignored")
+	assert.NotContains(t, md, "| 0.00 ", "a missing value is never shown as 0")
+}
+
+func TestHTMLIsSelfContained(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	h := string(render(t, g, FormatHTML))
+	for _, banned := range []string{"<script", "<link", "src=\"http", "href=\"http", "@import", "url("} {
+		assert.NotContains(t, h, banned)
+	}
+	// Failure first: the error row's section precedes the qualified one.
+	assert.Less(t, strings.Index(h, `id="p-ref-vlm-large"`), strings.Index(h, `id="p-ref-vlm-small"`))
+	assert.Equal(t, 5, strings.Count(h, `class="plot plot-timeline"`), "one timeline per result with joined requests")
+	assert.Contains(t, h, `data-requests="55"`)
+	assert.Contains(t, h, `<span class="del">-&#34;3 shapes: red square, blue disc, green square&#34;</span>`)
+}
+
+func copyTree(t *testing.T, src string) string {
+	t.Helper()
+	dst := t.TempDir()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, path)
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	})
+	require.NoError(t, err)
+	return dst
+}
