@@ -51,12 +51,16 @@ POST /v1/chat/completions (ref-vlm) or POST /v1/infer (ref-detect).
 Faults (--fault or ` + envFault + `, comma-separated): startup-fail,
 startup-delay=SECONDS, never-ready, crash-after=N, hang-after=N, slow-ms=N,
 http-500-every=N, wrong-answer-every=N, drop-record-every=N, ignore-sigterm.`,
-		Args: exactArgs(1, "BUNDLE"),
+		// serve reports even usage errors as JSON log lines: its stderr is a log.
+		Args: func(cmd *cobra.Command, args []string) error {
+			return logged(d, exactArgs(1, "BUNDLE")(cmd, args))
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Bundle = args[0]
 			return runServe(cmd.Context(), d, opts)
 		},
 	}
+	cmd.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return logged(d, usageErr("%w", err)) })
 	f := cmd.Flags()
 	f.StringVar(&opts.ModelName, "model-name", "", "model name served and reported by /v1/models")
 	f.StringVar(&opts.Host, "host", "127.0.0.1", "address to bind; must be loopback unless --allow-non-loopback")
@@ -108,12 +112,21 @@ func (o serveOptions) config(d deps) (server.Config, error) {
 	return cfg, nil
 }
 
+// logged logs a usage error as a JSON startup_failed line and marks it as
+// reported.
+func logged(d deps, err error) error {
+	if err == nil {
+		return nil
+	}
+	server.NewLogger(d.ErrOut).Error("startup_failed", "error", err.Error())
+	return &exitError{code: exitUsage, err: err, logged: true}
+}
+
 func runServe(ctx context.Context, d deps, opts serveOptions) error {
 	log := server.NewLogger(d.ErrOut)
 	cfg, err := opts.config(d)
 	if err != nil {
-		log.Error("startup_failed", "error", err.Error())
-		return &exitError{code: exitUsage, err: err, logged: true}
+		return logged(d, err)
 	}
 	if cfg.Faults.IgnoreSIGTERM {
 		d.IgnoreSignals(syscall.SIGTERM, syscall.SIGINT)

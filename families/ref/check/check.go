@@ -171,8 +171,8 @@ func dataURL(c *corpus.Corpus, e corpus.Entry) (string, error) {
 	return imaging.DataURL(e.MIME, data), nil
 }
 
-// InferPayload is the /v1/infer body for one image, as AIPerf sends it.
-func InferPayload(url string) ([]byte, error) {
+// inferBody is the /v1/infer body for one image, as AIPerf sends it.
+func inferBody(url string) ([]byte, error) {
 	type input struct {
 		Type string `json:"type"`
 		URL  string `json:"url"`
@@ -184,9 +184,9 @@ func InferPayload(url string) ([]byte, error) {
 	return body, nil
 }
 
-// ChatPayload is the chat completion body for one question and image, in the
+// chatBody is the chat completion body for one question and image, in the
 // shape AIPerf sends.
-func ChatPayload(model, question, url string) ([]byte, error) {
+func chatBody(model, question, url string) ([]byte, error) {
 	type imageURL struct {
 		URL string `json:"url"`
 	}
@@ -219,7 +219,7 @@ func inferPayload(c *corpus.Corpus, e corpus.Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return InferPayload(url)
+	return inferBody(url)
 }
 
 func chatPayload(c *corpus.Corpus, e corpus.Entry) ([]byte, error) {
@@ -227,7 +227,7 @@ func chatPayload(c *corpus.Corpus, e corpus.Entry) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return ChatPayload("check", e.Question, url)
+	return chatBody("check", e.Question, url)
 }
 
 // Encode renders a result as indented JSON with a trailing newline.

@@ -240,8 +240,11 @@ func corrupt(route string, answer json.RawMessage) (json.RawMessage, error) {
 		return json.Marshal(text + " (corrupted)")
 	}
 	var items []task.InferItem
-	if err := json.Unmarshal(answer, &items); err != nil || len(items) == 0 {
+	if err := json.Unmarshal(answer, &items); err != nil {
 		return nil, fmt.Errorf("decode infer answer: %w", err)
+	}
+	if len(items) == 0 {
+		return nil, errors.New("infer answer has no data items")
 	}
 	boxes := items[0].BoundingBoxes
 	labels := slices.Sorted(maps.Keys(boxes))
