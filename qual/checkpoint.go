@@ -90,6 +90,10 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 	}
+	w := e.group.Workload
+	cr.res.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
+	cr.res.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
+	cr.res.Requests = reports.Counts{Expected: w.Warmup + w.Measured}
 	cr.res.Provenance = reports.Provenance{
 		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
 		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
@@ -110,9 +114,13 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		cr.res.Exclusion = p.Exclusion.Reason
 		cr.res.EndedAt = cr.now()
 		e.logf("%s: excluded: %s", p.ID, p.Exclusion.Reason)
-		if err := cr.prepareDir(); err == nil {
-			_ = cr.writeResult()
+		// An earlier excluded result is replaced; real evidence is set aside.
+		if prev, err := readResult(filepath.Join(cr.dir, fileResult)); err != nil || prev.Verdict != reports.VerdictExcluded {
+			if err := cr.prepareDir(); err != nil {
+				return &cr.res
+			}
 		}
+		_ = cr.writeResult()
 		return &cr.res
 	}
 	key, keyErr := cr.runKey()
@@ -140,7 +148,7 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 			continue
 		}
 		e.logf("%s: stage %s", p.ID, st.name)
-		cr.stage(st.name, func() error { return st.run(ctx, cr) })
+		cr.stage(st.name, func() error { return st.run(cr, ctx) })
 	}
 	cr.stopServer()
 	cr.finish(ctx)
@@ -262,7 +270,12 @@ func (cr *checkpointRun) vars() map[string]string {
 // prepareDir sets any earlier evidence aside and creates a fresh directory.
 func (cr *checkpointRun) prepareDir() error {
 	if _, err := os.Stat(cr.dir); err == nil {
-		aside := cr.dir + "." + cr.now().Format("20060102T150405.000Z")
+		// <profile>.<UTC timestamp>; never overwrite an earlier set-aside run.
+		t := cr.now()
+		aside := cr.dir + "." + t.Format("20060102T150405Z")
+		for i := 1; exists(aside); i++ {
+			aside = cr.dir + "." + t.Add(time.Duration(i)*time.Second).Format("20060102T150405Z")
+		}
 		if err := os.Rename(cr.dir, aside); err != nil {
 			return fmt.Errorf("set earlier evidence aside: %w", err)
 		}
@@ -274,18 +287,26 @@ func (cr *checkpointRun) prepareDir() error {
 // finishedWithKey returns a finished (qualified or failed) result with the
 // same run key, for --resume. Errors and interruptions are re-run.
 func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
-	data, err := os.ReadFile(filepath.Join(cr.dir, fileResult))
-	if err != nil {
-		return nil, false
-	}
-	var prev reports.Result
-	if json.Unmarshal(data, &prev) != nil || prev.RunKey != key {
+	prev, err := readResult(filepath.Join(cr.dir, fileResult))
+	if err != nil || prev.RunKey != key {
 		return nil, false
 	}
 	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
 		return nil, false
 	}
-	return &prev, true
+	return prev, true
+}
+
+func readResult(path string) (*reports.Result, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r reports.Result
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
 }
 
 func (cr *checkpointRun) writeResult() error {
@@ -409,4 +430,9 @@ func firstLine(s string) string {
 		return s[:i]
 	}
 	return s
+}
+
+func exists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -20,7 +20,7 @@ import (
 
 type stageDef struct {
 	name string
-	run  func(context.Context, *checkpointRun) error
+	run  func(*checkpointRun, context.Context) error
 	// always stages run even after an earlier stage broke.
 	always bool
 }

@@ -138,7 +138,11 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 			if !flagChanged(cmd, k) && !envSet[k] {
 				val := fv.Get(k)
 				if pathKeys[k] {
-					val = relTo(filepath.Dir(file), k, val)
+					dir, err := filepath.Abs(filepath.Dir(file))
+					if err != nil {
+						return nil, err
+					}
+					val = relTo(dir, k, val)
 				}
 				v.Set(k, val)
 			}
