@@ -74,6 +74,8 @@ h4 { font-size: 14px; margin: 14px 0 6px; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
 th, td { border: 1px solid var(--line); padding: 4px 7px; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; font-weight: 600; white-space: nowrap; }
+.scroll { overflow-x: auto; }
+td.nowrap { white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 tr.counted-no td { color: #444; background: #fafafa; }
 .verdict { font-weight: 600; white-space: nowrap; }
@@ -98,12 +100,14 @@ ul.reasons code { background: #fdecea; color: var(--bad); padding: 0 4px; border
 pre { font: 12px/1.4 ui-monospace, "DejaVu Sans Mono", monospace; margin: 0; padding: 6px 8px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
 pre.cmd { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; margin: 4px 0; }
 .diff .del { background: #ffebe9; color: #82071e; display: block; }
+.diff .hunk { color: var(--muted); display: block; }
 .diff .add { background: #e6ffec; color: #116329; display: block; }
 .plots { display: flex; flex-wrap: wrap; gap: 16px; }
 .plots figure { margin: 0; }
 .plots figcaption { color: var(--muted); font-size: 12px; max-width: 560px; }
 svg.plot { background: #fff; border: 1px solid var(--line); border-radius: 4px; }
 .note { color: var(--muted); }
+details.aiperf summary { cursor: pointer; color: var(--muted); margin: 4px 0; }
 `
 
 // renderHTML writes the self-contained, failure-first report: no script,
@@ -130,8 +134,8 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	p("<p class=\"note\">Failures first. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s cover measured requests only. Variants and partial profiles are listed but not counted as models.</p>\n")
 
 	// Summary table.
-	p("<h2>Results</h2>\n<table class=\"results\" id=\"results\">\n<thead><tr>")
-	t := resultsTable(rows, true, nil)
+	p("<h2>Results</h2>\n<div class=\"scroll\"><table class=\"results\" id=\"results\">\n<thead><tr>")
+	t := moveColumn(resultsTable(rows, true, nil), "verdict", 1)
 	for _, h := range t.Header {
 		p("<th>%s</th>", e(h))
 	}
@@ -146,7 +150,9 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 		for j, c := range cells {
 			switch t.Header[j] {
 			case "profile":
-				p("<td><a href=\"#%s\">%s</a></td>", e(anchor(row.Profile)), e(c))
+				p("<td class=\"nowrap\"><a href=\"#%s\">%s</a></td>", e(anchor(row.Profile)), e(c))
+			case "checkpoint", "bundle", "source commit":
+				p("<td class=\"nowrap\">%s</td>", e(c))
 			case "verdict":
 				p("<td class=\"verdict v-%s\">%s</td>", e(row.Verdict), e(c))
 			case "warmup", "measured", "matched", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s":
@@ -157,10 +163,10 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 		}
 		p("</tr>\n")
 	}
-	p("</tbody>\n</table>\n")
+	p("</tbody>\n</table></div>\n")
 
 	// Coverage.
-	p("<h2>Coverage</h2>\n<table class=\"coverage\" id=\"coverage\">\n<thead><tr>")
+	p("<h2>Coverage</h2>\n<div class=\"scroll\"><table class=\"coverage\" id=\"coverage\">\n<thead><tr>")
 	ct := coverageTable(r.Rows, nil)
 	for _, h := range ct.Header {
 		p("<th>%s</th>", e(h))
@@ -177,7 +183,7 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 		}
 		p("</tr>\n")
 	}
-	p("</tbody>\n</table>\n")
+	p("</tbody>\n</table></div>\n")
 
 	if len(r.Conflicts) > 0 {
 		p("<h2>Conflicts</h2>\n<p class=\"note\">Profiles with results in several result roots; the run that ended last is kept.</p>\n<ul id=\"conflicts\">\n")
@@ -206,6 +212,25 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	p("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// moveColumn moves the named column of t to index to.
+func moveColumn(t Table, name string, to int) Table {
+	from := slices.Index(t.Header, name)
+	if from < 0 {
+		return t
+	}
+	move := func(cells []string) []string {
+		c := slices.Clone(cells)
+		v := c[from]
+		c = slices.Delete(c, from, from+1)
+		return slices.Insert(c, to, v)
+	}
+	out := Table{Header: move(t.Header)}
+	for _, r := range t.Rows {
+		out.Rows = append(out.Rows, move(r))
+	}
+	return out
 }
 
 func badgeClass(status string) (badge, box string) {
@@ -289,6 +314,8 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 			}
 			for _, dl := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
 				switch {
+				case strings.HasPrefix(dl, "---"), strings.HasPrefix(dl, "+++"), strings.HasPrefix(dl, "@@"):
+					p("<span class=\"hunk\">%s</span>", e(dl))
 				case strings.HasPrefix(dl, "-"):
 					p("<span class=\"del\">%s</span>", e(dl))
 				case strings.HasPrefix(dl, "+"):
@@ -324,7 +351,7 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 			p("<p class=\"note\">No trtmc-qual command recorded.</p>\n")
 		}
 		if len(rp.AIPerfArgv) > 0 {
-			p("<p class=\"note\">AIPerf argv as recorded:</p>\n<pre class=\"cmd aiperf\">%s</pre>\n", e(shellLines(rp.AIPerfArgv)))
+			p("<details class=\"aiperf\"><summary>AIPerf argv as recorded</summary>\n<pre class=\"cmd aiperf\">%s</pre></details>\n", e(shellLines(rp.AIPerfArgv)))
 		}
 	}
 	p("</section>\n")

@@ -292,7 +292,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 				p.f("_No trtmc-qual command recorded._\n")
 			}
 			if len(row.Reproduce.AIPerfArgv) > 0 {
-				p.f("\nAIPerf argv as recorded:\n\n```sh\n%s\n```\n", shellLines(row.Reproduce.AIPerfArgv))
+				p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n```sh\n%s\n```\n\n</details>\n", shellLines(row.Reproduce.AIPerfArgv))
 			}
 		}
 	}

@@ -13,7 +13,7 @@ import (
 // Plot geometry, in SVG user units.
 const (
 	plotW, plotH                           = 560.0, 250.0
-	marginL, marginR, marginT, marginB     = 56.0, 14.0, 30.0, 40.0
+	marginL, marginR, marginT, marginB     = 56.0, 34.0, 30.0, 40.0
 	innerW, innerH                         = plotW - marginL - marginR, plotH - marginT - marginB
 	maxMarkedPoints                        = 600 // beyond this only the lines are drawn
 	colorHTTP, colorTask, colorBad, colorW = "#1f6fb4", "#d9620b", "#c62828", "#ececec"
@@ -29,7 +29,7 @@ func niceCeil(v float64) (top, step float64) {
 	}
 	raw := v / 5
 	mag := math.Pow(10, math.Floor(math.Log10(raw)))
-	for _, m := range []float64{1, 2, 2.5, 5, 10} {
+	for _, m := range []float64{1, 2, 5, 10} {
 		step = m * mag
 		if step >= raw {
 			break
@@ -39,13 +39,30 @@ func niceCeil(v float64) (top, step float64) {
 	return top, step
 }
 
+// niceRange returns a round axis [lo, hi] around [min, max] and its step,
+// starting at zero when min is within 40% of the span from zero.
+func niceRange(minV, maxV float64) (lo, hi, step float64) {
+	if maxV <= 0 || minV < 0 || minV > maxV {
+		hi, step = niceCeil(maxV)
+		return 0, hi, step
+	}
+	if minV < 0.4*maxV {
+		hi, step = niceCeil(maxV)
+		return 0, hi, step
+	}
+	_, step = niceCeil(maxV - minV)
+	lo = math.Floor(minV/step) * step
+	hi = math.Ceil(maxV/step) * step
+	if hi == lo {
+		hi = lo + step
+	}
+	return lo, hi, step
+}
+
 func fmtTick(v, step float64) string {
 	decimals := 0
-	if step < 1 {
-		decimals = int(math.Ceil(-math.Log10(step)))
-		if step*math.Pow(10, float64(decimals)) != math.Round(step*math.Pow(10, float64(decimals))) {
-			decimals++
-		}
+	for decimals < 6 && math.Abs(step*math.Pow(10, float64(decimals))-math.Round(step*math.Pow(10, float64(decimals)))) > 1e-9 {
+		decimals++
 	}
 	return strconv.FormatFloat(v, 'f', decimals, 64)
 }
@@ -218,41 +235,36 @@ func distributionSVG(profile string, lines []JoinedLine) string {
 	}
 	slices.Sort(httpV)
 	slices.Sort(taskV)
-	maxV := 0.0
-	if len(httpV) > 0 {
-		maxV = httpV[len(httpV)-1]
+	minV, maxV := math.Inf(1), 0.0
+	for _, vals := range [][]float64{httpV, taskV} {
+		if len(vals) > 0 {
+			minV, maxV = min(minV, vals[0]), max(maxV, vals[len(vals)-1])
+		}
 	}
-	if len(taskV) > 0 {
-		maxV = max(maxV, taskV[len(taskV)-1])
-	}
-	top, step := niceCeil(maxV)
-	xOf := func(v float64) float64 { return marginL + v/top*innerW }
+	lo, hi, step := niceRange(minV, maxV)
+	xOf := func(v float64) float64 { return marginL + (v-lo)/(hi-lo)*innerW }
 	yOf := func(f float64) float64 { return marginT + innerH - f*innerH }
 
 	var b svgBuf
 	svgOpen(&b, "plot-distribution", "latency distribution of measured requests: "+profile,
 		fmt.Sprintf(` data-http-points="%d" data-task-points="%d"`, len(httpV), len(taskV)))
 	b.f("<title>Latency distribution, measured requests (%s)</title>\n", html.EscapeString(profile))
-	for _, q := range []float64{0, 0.25, 0.5, 0.75, 0.95, 1} {
+	for _, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
 		y := yOf(q)
-		stroke := "#ddd"
-		if q == 0.5 || q == 0.95 {
-			stroke = "#aaa"
-		}
-		b.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="%s" stroke-width="1"/>`, num(marginL), num(y), num(marginL+innerW), num(y), stroke)
-		label := strconv.FormatFloat(q, 'f', -1, 64)
-		if q == 0.5 {
-			label = "p50"
-		} else if q == 0.95 {
-			label = "p95"
-		}
-		b.f(`<text class="tick" x="%s" y="%s" text-anchor="end" font-size="11" fill="#555">%s</text>`, num(marginL-6), num(y+4), label)
+		b.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd" stroke-width="1"/>`, num(marginL), num(y), num(marginL+innerW), num(y))
+		b.f(`<text class="tick" x="%s" y="%s" text-anchor="end" font-size="11" fill="#555">%s</text>`, num(marginL-6), num(y+4), strconv.FormatFloat(q, 'f', -1, 64))
+		b.f("\n")
+	}
+	for _, q := range []float64{0.5, 0.95} {
+		y := yOf(q)
+		b.f(`<line class="quantile" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#999" stroke-width="1" stroke-dasharray="4 3"/>`, num(marginL), num(y), num(marginL+innerW), num(y))
+		b.f(`<text class="tick" x="%s" y="%s" font-size="11" fill="#555">p%d</text>`, num(marginL+innerW+4), num(y+4), int(q*100))
 		b.f("\n")
 	}
 	b.f(`<text class="axis-label" x="14" y="%s" font-size="11" fill="#333" transform="rotate(-90 14 %s)" text-anchor="middle">fraction of requests ≤ x</text>`,
 		num(marginT+innerH/2), num(marginT+innerH/2))
-	for k := 0; float64(k)*step <= top+step/2; k++ {
-		v := float64(k) * step
+	for k := 0; lo+float64(k)*step <= hi+step/2; k++ {
+		v := lo + float64(k)*step
 		b.f(`<text class="tick" x="%s" y="%s" text-anchor="middle" font-size="11" fill="#555">%s</text>`, num(xOf(v)), num(marginT+innerH+15), fmtTick(v, step))
 	}
 	b.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle" font-size="11" fill="#333">ms</text>`, num(marginL+innerW/2), num(plotH-6))
