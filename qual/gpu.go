@@ -121,11 +121,23 @@ func (n NvidiaSMI) CheckIdle(ctx context.Context, g reports.GPU) (*reports.GPU, 
 }
 
 // Slots turns a --gpus selection into slots: "" means every GPU listed (or
-// one CPU slot when there are none); "cpu" forces one CPU slot; "0,1"
+// one CPU slot when there are none); "cpu" forces one CPU slot and "cpu:N"
+// N of them (for CPU-only targets such as the reference server); "0,1"
 // selects GPUs by index.
 func Slots(ctx context.Context, probe GPUProbe, sel string) ([]Slot, error) {
 	if sel == "cpu" {
 		return []Slot{{Name: "cpu"}}, nil
+	}
+	if n, ok := strings.CutPrefix(sel, "cpu:"); ok {
+		k, err := strconv.Atoi(n)
+		if err != nil || k < 1 || k > 64 {
+			return nil, &SetupError{fmt.Errorf("--gpus %s: want cpu:N with N from 1 to 64", sel)}
+		}
+		slots := make([]Slot, k)
+		for i := range slots {
+			slots[i] = Slot{Name: fmt.Sprintf("cpu%d", i)}
+		}
+		return slots, nil
 	}
 	var gpus []reports.GPU
 	if probe != nil {

@@ -61,7 +61,7 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
 	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to qualify (required)")
 	fl.StringSliceVar(&opts.Only, "only", nil, "only these profile ids")
 	fl.String("out", "out", "evidence root directory")
-	fl.String("gpus", "", `GPU indexes ("0,1"), "cpu", or empty for every GPU nvidia-smi lists`)
+	fl.String("gpus", "", `GPU indexes ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists`)
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
