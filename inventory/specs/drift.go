@@ -362,8 +362,12 @@ func (r *DriftReport) Line() string {
 	for _, c := range sortedKeys(r.ByCategory) {
 		cats = append(cats, fmt.Sprintf("%d %s", r.ByCategory[c], c))
 	}
-	return fmt.Sprintf("%s: %s differ between %s @ %s and %s @ %s (%s)", groups,
-		plural(len(r.Changes), "file", "files"), r.Base, short(r.BaseCommit), r.Head, short(r.HeadCommit),
+	verb := "differ"
+	if len(r.Changes) == 1 {
+		verb = "differs"
+	}
+	return fmt.Sprintf("%s: %s %s between %s @ %s and %s @ %s (%s)", groups,
+		plural(len(r.Changes), "file", "files"), verb, r.Base, short(r.BaseCommit), r.Head, short(r.HeadCommit),
 		strings.Join(cats, ", "))
 }
 

@@ -3,11 +3,13 @@ package specs
 import (
 	"context"
 	"flag"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -40,7 +42,7 @@ func gitEnv() []string {
 		"LC_ALL=C")
 }
 
-func runGit(t *testing.T, dir string, args ...string) string {
+func runGit(t testing.TB, dir string, args ...string) string {
 	t.Helper()
 	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = gitEnv()
@@ -49,7 +51,7 @@ func runGit(t *testing.T, dir string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-func copyTree(t *testing.T, from, to string) {
+func copyTree(t testing.TB, from, to string) {
 	t.Helper()
 	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
@@ -69,12 +71,56 @@ func copyTree(t *testing.T, from, to string) {
 	require.NoError(t, err)
 }
 
+// shared is built once per test binary (TestMain): the fixture repository
+// is only ever read, so every test can use it.
+var shared struct {
+	once sync.Once
+	repo fixtureRepo
+	err  error
+	dir  string
+}
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if shared.dir != "" {
+		_ = os.RemoveAll(shared.dir)
+	}
+	os.Exit(code)
+}
+
+// newFixtureRepo returns the shared fixture repository, building it on
+// first use.
 func newFixtureRepo(t *testing.T) fixtureRepo {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	dir := t.TempDir()
+	shared.once.Do(func() {
+		shared.dir, shared.err = os.MkdirTemp("", "specs-fixture-")
+		if shared.err != nil {
+			return
+		}
+		ft := &onceT{TB: t}
+		shared.repo = buildFixtureRepo(ft, shared.dir)
+		if ft.failed {
+			shared.err = fmt.Errorf("building the fixture repository failed")
+		}
+	})
+	require.NoError(t, shared.err)
+	return shared.repo
+}
+
+// onceT records a failure while building the shared fixture.
+type onceT struct {
+	testing.TB
+	failed bool
+}
+
+func (o *onceT) Errorf(format string, args ...any) { o.failed = true; o.TB.Errorf(format, args...) }
+func (o *onceT) FailNow()                          { o.failed = true; o.TB.FailNow() }
+
+func buildFixtureRepo(t testing.TB, dir string) fixtureRepo {
+	t.Helper()
 	runGit(t, dir, "init", "-q", "-b", "main")
 	copyTree(t, "testdata/trtmc-base", dir)
 	runGit(t, dir, "add", "-A")

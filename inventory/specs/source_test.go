@@ -1,0 +1,148 @@
+package specs
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
+	repo := newFixtureRepo(t)
+	snap := repo.snapshot(t, "main")
+
+	assert.Equal(t, repo.Base, snap.Commit, "the ref is resolved and recorded")
+	assert.Equal(t, "main", snap.Ref)
+	byName := map[string]*Manifest{}
+	for _, m := range snap.Manifests {
+		byName[m.Name] = m
+	}
+	// The work tree says int4 and has an untracked manifest; the commit does not.
+	require.Contains(t, byName, "alpha-vl-2b")
+	assert.Equal(t, "fp16", byName["alpha-vl-2b"].Precision)
+	assert.NotContains(t, byName, "untracked")
+
+	alpha := byName["alpha-vl-2b"]
+	assert.Equal(t, "example/Alpha-VL-2B", alpha.Checkpoint)
+	assert.Equal(t, "hf_id", alpha.CheckpointField)
+	assert.Equal(t, "1111111111111111111111111111111111111111", alpha.Revision)
+	assert.Equal(t, "alpha-vl-2b.bundle", alpha.Bundle)
+	assert.Equal(t, "vislm", alpha.Family)
+	assert.Equal(t, "vision_language_generation", alpha.TaskStrategy)
+	assert.Equal(t, "vlm", alpha.Group)
+	assert.True(t, alpha.Listed)
+	assert.Equal(t, []Testcase{{Name: "alpha-vl-2b", CITier: "nightly_only"}}, alpha.Testcases)
+
+	tp2 := byName["alpha-vl-2b-tp2"]
+	assert.Equal(t, &Parallel{Mode: "tensor_parallel", TP: 2}, tp2.Parallel)
+	assert.True(t, tp2.Distributed)
+	assert.Empty(t, tp2.Precision)
+	assert.Equal(t, "fp32", tp2.EffectivePrecision(DefaultConfig()), "TRTMC's catalog default")
+
+	assert.Equal(t, "int8", byName["beta-vl-7b-int8"].Quantization)
+	assert.Equal(t, "model_id", byName["det-repro"].CheckpointField)
+	assert.False(t, byName["det-repro"].Parallel.Multi(), "mode single is one device")
+	assert.Equal(t, "detection", byName["det-small"].Group)
+	assert.Equal(t, "", byName["txt-one"].Group, "text is in no configured group")
+
+	// A family folder without MODEL.toml: manifests are globbed, as TRTMC's catalog does.
+	assert.True(t, byName["legacy-vl"].Listed)
+
+	type prob struct{ kind, path string }
+	var got []prob
+	for _, p := range snap.Problems {
+		got = append(got, prob{p.Kind, p.Path})
+		assert.Equal(t, []string{"vlm"}, p.Groups, "%s is attributed to vlm", p.Path)
+	}
+	assert.Equal(t, []prob{
+		{ProblemMalformedJSON, "tests/e2e/models/ocrish/manifests/ocr-broken.json"},
+		{ProblemMissingFile, "tests/e2e/models/ocrish/manifests/ocr-gone.json"},
+		{ProblemUnlisted, "tests/e2e/models/vislm/manifests/alpha-vl-2b-extra.json"},
+	}, got, "unlisted, missing and malformed manifests are reported, not skipped")
+	assert.False(t, byName["alpha-vl-2b-extra"].Listed)
+
+	fams := map[string]*Family{}
+	for _, f := range snap.Families {
+		fams[f.Dir] = f
+	}
+	assert.Equal(t, []string{"vlm"}, fams["ocrish"].Groups)
+	assert.Equal(t, []string{"object_detection"}, fams["detectors"].TaskStrategies)
+	assert.Equal(t, "tests/e2e/models/vislm/MODEL.toml", fams["vislm"].ModelTOML)
+	assert.Empty(t, fams["legacyvl"].ModelTOML)
+	assert.Equal(t, []string{"legacyvl", "ocrish", "vislm"}, snap.FamiliesOf("vlm"))
+}
+
+func TestSourceUnattributedProblemShowsInEveryGroup(t *testing.T) {
+	repo := newFixtureRepo(t)
+	snap := repo.snapshot(t, "feature")
+	assert.Equal(t, repo.Head, snap.Commit)
+	var orphan *Problem
+	for _, p := range snap.Problems {
+		if p.Dir == "orphan" {
+			orphan = p
+		}
+	}
+	require.NotNil(t, orphan)
+	assert.Equal(t, ProblemMalformedJSON, orphan.Kind)
+	assert.True(t, orphan.Unattributed)
+	for _, g := range []string{"vlm", "detection"} {
+		assert.Contains(t, snap.ProblemsFor(g), orphan, "group %s", g)
+	}
+}
+
+func TestSourceErrors(t *testing.T) {
+	repo := newFixtureRepo(t)
+	ctx := context.Background()
+	tests := []struct {
+		name string
+		git  GitCLI
+		ref  string
+		want error
+	}{
+		{"unknown ref", GitCLI{Repo: repo.Dir}, "no-such-branch", ErrUnknownRef},
+		{"option-like ref", GitCLI{Repo: repo.Dir}, "--all", ErrUnknownRef},
+		{"not a repository", GitCLI{Repo: t.TempDir()}, "main", ErrNotRepository},
+		{"missing directory", GitCLI{Repo: filepath.Join(t.TempDir(), "nope")}, "main", ErrNotRepository},
+		{"no git", GitCLI{Repo: repo.Dir, Bin: filepath.Join(t.TempDir(), "git")}, "main", ErrGitUnavailable},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := Source{Git: tt.git, Config: DefaultConfig()}.Read(ctx, tt.ref)
+			require.Error(t, err)
+			assert.True(t, errors.Is(err, tt.want), "got %v", err)
+		})
+	}
+	t.Run("not a TRTMC checkout", func(t *testing.T) {
+		cfg := DefaultConfig()
+		cfg.ModelsRoot = "no/such/root"
+		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: cfg}.Read(ctx, "main")
+		assert.ErrorContains(t, err, "not a TRTMC checkout")
+	})
+	t.Run("cancelled", func(t *testing.T) {
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: DefaultConfig()}.Read(cctx, "main")
+		assert.ErrorIs(t, err, context.Canceled)
+	})
+}
+
+func TestGitReadFilesAndDiff(t *testing.T) {
+	repo := newFixtureRepo(t)
+	g := GitCLI{Repo: repo.Dir}
+	ctx := context.Background()
+	files, err := g.ReadFiles(ctx, repo.Base, []string{
+		"tests/e2e/models/vislm/MODEL.toml", "tests/e2e/models/nope.json", "tests/e2e/models/vislm"})
+	require.NoError(t, err)
+	assert.Contains(t, string(files["tests/e2e/models/vislm/MODEL.toml"]), `id = "vislm"`)
+	assert.NotContains(t, files, "tests/e2e/models/nope.json", "absent files are absent, not errors")
+	assert.NotContains(t, files, "tests/e2e/models/vislm", "a directory is not a file")
+
+	changes, err := g.Diff(ctx, repo.Base, repo.Head, []string{"tests/e2e/models/vislm/"})
+	require.NoError(t, err)
+	assert.Contains(t, changes, FileChange{Path: "tests/e2e/models/vislm/data/img2.png", Status: "A", Added: -1, Deleted: -1})
+	assert.Contains(t, changes, FileChange{Path: "tests/e2e/models/vislm/manifests/alpha-vl-2b.json", Status: "M", Added: 2, Deleted: 2})
+	assert.Len(t, changes, 6)
+}
