@@ -77,10 +77,11 @@ th { background: #f4f5f7; font-weight: 600; white-space: nowrap; }
 .scroll { overflow-x: auto; }
 td.nowrap { white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
-tr.counted-no td { color: #444; background: #fafafa; }
+tr.counted-no td { background: #fafafa; }
+tr.counted-no td:not(.verdict) { color: #444; }
 .verdict { font-weight: 600; white-space: nowrap; }
 .v-qualified, .s-aiperf-qualified { color: var(--ok); }
-.v-failed, .v-error, .v-interrupted, .s-failed, .s-error, .s-interrupted, .s-not-run { color: var(--bad); }
+.v-failed, .v-error, .v-interrupted, .v-not-run, .s-failed, .s-error, .s-interrupted, .s-not-run { color: var(--bad); }
 .v-excluded, .s-excluded, .s-planned, .s-implemented, .s-family-validated { color: var(--warn); }
 .badge { display: inline-block; padding: 1px 8px; border-radius: 10px; font-size: 12px; font-weight: 600; color: #fff; margin-right: 6px; vertical-align: 1px; }
 .badge.b-qualified { background: var(--ok); }
