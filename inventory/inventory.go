@@ -91,6 +91,9 @@ type Profile struct {
 	Hardware    []string    `yaml:"hardware" json:"hardware"`
 	Status      string      `yaml:"status" json:"status"`
 	Exclusion   *Exclusion  `yaml:"exclusion" json:"exclusion,omitempty"`
+	// SourceCommit is the measurement source: the TRTMC commit the bundle
+	// was built from (40 hex characters), when known.
+	SourceCommit string `yaml:"source_commit" json:"source_commit,omitempty"`
 
 	// Group is the name of the group the profile belongs to.
 	Group string `yaml:"-" json:"group"`

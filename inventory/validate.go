@@ -8,7 +8,10 @@ import (
 	"unicode"
 )
 
-var sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+var (
+	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	commitHex = regexp.MustCompile(`^[0-9a-f]{40}$`)
+)
 
 // SafeName reports whether s can be used as one path component of an
 // evidence directory: not empty, not "." or "..", no separators, no control
@@ -143,6 +146,9 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			valid := []string{StatusPlanned, StatusImplemented, StatusFamilyValidated, StatusAIPerfQualified}
 			if !slices.Contains(valid, p.Status) {
 				add("status", "must be one of %s, got %q", strings.Join(valid, ", "), p.Status)
+			}
+			if p.SourceCommit != "" && !commitHex.MatchString(p.SourceCommit) {
+				add("source_commit", "must be a full 40-character git commit, got %q", p.SourceCommit)
 			}
 			if p.Exclusion != nil && strings.TrimSpace(p.Exclusion.Reason) == "" {
 				add("exclusion.reason", "an exclusion must carry a reason")

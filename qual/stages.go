@@ -1,6 +1,7 @@
 package qual
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -255,7 +256,9 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		cfg.Tokenizer = o.Tokenizer
 	}
 	start := time.Now()
+	stopProgress := cr.showProgress(w.Warmup + w.Measured)
 	run, err := cr.env.driver.Run(ctx, cfg)
+	stopProgress()
 	cr.childDurations = append(cr.childDurations, ms(time.Since(start)))
 	if run != nil {
 		cr.run = run
@@ -503,3 +506,43 @@ func lastLines(s string, n int) string {
 }
 
 func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
+
+// showProgress prints a live count of completed requests (the server's
+// records) while AIPerf runs, on a terminal only. It returns a stop func.
+func (cr *checkpointRun) showProgress(total int) func() {
+	w := cr.env.opts.Progress
+	if w == nil {
+		return func() {}
+	}
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	path := filepath.Join(cr.dir, fileRecords)
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(250 * time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				cr.env.logMu.Lock()
+				fmt.Fprint(w, "\r\033[K")
+				cr.env.logMu.Unlock()
+				return
+			case <-tick.C:
+				n := countLines(path)
+				cr.env.logMu.Lock()
+				fmt.Fprintf(w, "\r\033[K  %s: %d/%d requests answered", cr.profile.ID, n, total)
+				cr.env.logMu.Unlock()
+			}
+		}
+	}()
+	return func() { close(done); <-finished }
+}
+
+func countLines(path string) int {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	return bytes.Count(data, []byte{'\n'})
+}

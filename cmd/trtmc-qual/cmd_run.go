@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -98,7 +99,7 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
 		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
-		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Now: f.Now,
+		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
 		HarnessVersion: f.Version, HarnessCommit: f.Commit,
 		Command: reproCommand(f, opts),
 	})
@@ -166,4 +167,12 @@ func reproCommand(f *factory, opts *runOptions) string {
 		parts = append(parts, "--gpus", opts.GPUs)
 	}
 	return strings.Join(parts, " ")
+}
+
+// progressWriter is stderr on a terminal, else nil (no live counts in logs).
+func progressWriter(s *IOStreams) io.Writer {
+	if s.ErrTTY {
+		return s.ErrOut
+	}
+	return nil
 }
