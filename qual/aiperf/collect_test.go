@@ -437,6 +437,7 @@ func TestCollectDamaged(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			dir, meta := fixture(t, EndpointChat)
 			tc.damage(t, dir)
 			run, err := Collect(dir, expectFor(meta, true))

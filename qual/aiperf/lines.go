@@ -49,11 +49,15 @@ func scanLines(path string, fn func(lineNo int, line []byte) error) error {
 		return err
 	}
 	defer f.Close()
-	return scanReader(path, f, fn)
+	size := readBufferSize
+	if st, err := f.Stat(); err == nil && st.Size() < int64(size) {
+		size = max(int(st.Size())+1, 4096) // small files need no 1 MiB buffer
+	}
+	return scanReader(path, f, size, fn)
 }
 
-func scanReader(path string, r io.Reader, fn func(lineNo int, line []byte) error) error {
-	br := bufio.NewReaderSize(r, readBufferSize)
+func scanReader(path string, r io.Reader, bufSize int, fn func(lineNo int, line []byte) error) error {
+	br := bufio.NewReaderSize(r, bufSize)
 	var long []byte // reused for lines longer than the buffer
 	lineNo := 0
 	for {

@@ -40,15 +40,15 @@ func ParseOutputs(path string) (*Outputs, error) {
 	err := scanObject(path, func(key string, dec *json.Decoder) error {
 		switch key {
 		case "schema_version":
-			if err := dec.Decode(&out.SchemaVersion); err != nil {
-				return &ParseError{File: path, Field: key, Err: err}
+			if err := decodeElem(path, key, dec, &out.SchemaVersion); err != nil {
+				return err
 			}
 		case "data", "warmup":
 			seenData = seenData || key == "data"
 			return scanArray(path, key, dec, func(i int, dec *json.Decoder) error {
 				var e OutputEntry
-				if err := dec.Decode(&e); err != nil {
-					return &ParseError{File: path, Field: fmt.Sprintf("%s[%d]", key, i), Err: err}
+				if err := decodeElem(path, fmt.Sprintf("%s[%d]", key, i), dec, &e); err != nil {
+					return err
 				}
 				field := ""
 				switch {
@@ -108,8 +108,8 @@ func ScanInputs(path string, fn func(i int, e *InputEntry) error) error {
 		seenData = true
 		return scanArray(path, key, dec, func(i int, dec *json.Decoder) error {
 			var e InputEntry
-			if err := dec.Decode(&e); err != nil {
-				return &ParseError{File: path, Field: fmt.Sprintf("data[%d]", i), Err: err}
+			if err := decodeElem(path, fmt.Sprintf("data[%d]", i), dec, &e); err != nil {
+				return err
 			}
 			if e.SessionID == "" {
 				return &ParseError{File: path, Field: fmt.Sprintf("data[%d].session_id", i), Err: errMissing}
@@ -189,6 +189,18 @@ func expectDelim(path string, dec *json.Decoder, want json.Delim) error {
 		return &ParseError{File: path, Err: fmt.Errorf("invalid JSON: want %q, got %v", want, tok)}
 	}
 	return nil
+}
+
+// decodeElem decodes the next value, naming the field on failure.
+func decodeElem(path, field string, dec *json.Decoder, v any) error {
+	err := dec.Decode(v)
+	if err == nil {
+		return nil
+	}
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return streamError(path, dec, err)
+	}
+	return &ParseError{File: path, Field: field, Err: err}
 }
 
 func streamError(path string, dec *json.Decoder, err error) error {

@@ -173,7 +173,11 @@ func (r *RawLine) LatencyNs() (int64, bool) {
 // file order (completion order, not dataset order). Required fields are
 // checked; the first bad line stops the scan with a *ParseError.
 func ScanRecords(path string, fn func(lineNo int, r *RecordLine) error) error {
-	return scanLines(path, func(lineNo int, line []byte) error {
+	return scanLines(path, recordsLineFunc(path, fn))
+}
+
+func recordsLineFunc(path string, fn func(lineNo int, r *RecordLine) error) func(int, []byte) error {
+	return func(lineNo int, line []byte) error {
 		var r RecordLine
 		if err := decodeLine(path, lineNo, line, &r); err != nil {
 			return err
@@ -185,7 +189,7 @@ func ScanRecords(path string, fn func(lineNo int, r *RecordLine) error) error {
 			return &ParseError{File: path, Line: lineNo, Field: "metrics", Err: errMissing}
 		}
 		return fn(lineNo, &r)
-	})
+	}
 }
 
 // ScanRaw streams profile_export_raw.jsonl (or one raw_records shard),
