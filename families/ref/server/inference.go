@@ -39,13 +39,13 @@ func errorReply(status int, typ, format string, args ...any) reply {
 func (s *Server) handleInference(w http.ResponseWriter, r *http.Request) {
 	start := time.Now()
 	if r.URL.Path != s.route {
-		s.writeError(w, r, http.StatusNotFound, "not_found",
+		writeError(w, http.StatusNotFound, "not_found",
 			fmt.Sprintf("route %s is not served by model %s (family %s serves %s)", r.URL.Path, s.cfg.ModelName, s.cfg.Bundle.Family, s.route))
 		return
 	}
 	if r.Method != http.MethodPost {
 		w.Header().Set("Allow", http.MethodPost)
-		s.writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s only accepts POST", r.URL.Path))
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s only accepts POST", r.URL.Path))
 		return
 	}
 	seq := s.seq.Add(1)

@@ -260,7 +260,7 @@ func (s *Server) Handler() http.Handler {
 	mux.HandleFunc(task.RouteChat, s.handleInference)
 	mux.HandleFunc(task.RouteInfer, s.handleInference)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		s.writeError(w, r, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
+		writeError(w, http.StatusNotFound, "not_found", fmt.Sprintf("no route %s", r.URL.Path))
 	})
 	return s.withRequestID(mux)
 }
@@ -340,12 +340,12 @@ func requestIDOf(r *http.Request) string {
 // GET or HEAD; it reports whether the handler may go on.
 func (s *Server) checkGET(w http.ResponseWriter, r *http.Request) bool {
 	if problem, ok := r.Context().Value(keyRequestIDError).(string); ok {
-		s.writeError(w, r, http.StatusBadRequest, "invalid_request", problem)
+		writeError(w, http.StatusBadRequest, "invalid_request", problem)
 		return false
 	}
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		w.Header().Set("Allow", "GET, HEAD")
-		s.writeError(w, r, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s does not accept %s", r.URL.Path, r.Method))
+		writeError(w, http.StatusMethodNotAllowed, "method_not_allowed", fmt.Sprintf("%s does not accept %s", r.URL.Path, r.Method))
 		return false
 	}
 	return true
@@ -409,7 +409,7 @@ type errorBody struct {
 	} `json:"error"`
 }
 
-func (s *Server) writeError(w http.ResponseWriter, r *http.Request, status int, typ, msg string) {
+func writeError(w http.ResponseWriter, status int, typ, msg string) {
 	var body errorBody
 	body.Error.Type, body.Error.Message = typ, msg
 	writeJSON(w, status, body)
