@@ -110,14 +110,12 @@ func (l JoinedLine) validate() error {
 
 // CountJoined recounts per-phase request counts from joined lines. Expected
 // is not knowable from the lines and is left zero; Sent counts every line
-// AIPerf reported, i.e. every line but missing_http.
+// (each line is one request the client reported).
 func CountJoined(lines []JoinedLine) map[string]Counts {
 	out := map[string]Counts{}
 	for _, l := range lines {
 		c := out[l.Phase]
-		if l.Status != JoinMissingHTTP {
-			c.Sent++
-		}
+		c.Sent++
 		switch l.Status {
 		case JoinMatched:
 			c.Matched++

@@ -5,27 +5,30 @@ import (
 	"maps"
 	"math"
 	"slices"
+	"strings"
 	"time"
 )
 
-// Reason codes that Judge derives from a result's own data. Judge recomputes
-// exactly these; a reason with any other code (recorded by a pipeline stage,
-// e.g. "aiperf_incomplete") is kept and keeps the verdict failed.
+// Reason codes that Judge derives from a result's own data. The join codes
+// are the join statuses, as the pipeline's own reasons use them. Judge
+// recomputes exactly these codes: a stored reason with one of them is kept
+// (its message may be more detailed) only while Judge still finds it; a
+// reason with any other code (e.g. "unclaimed_server_records") stands and
+// keeps the verdict failed.
 const (
 	CodeCorrectnessNotRun = "correctness_not_run"
 	CodeCorrectnessError  = "correctness_error"
 	CodeCorrectnessFailed = "correctness_failed"
-	CodeGateFailed        = "gate_failed"
 	CodeNoRequests        = "no_requests"
-	CodeIncomplete        = "incomplete"
+	CodeShortCount        = "short_count"
 	CodeUnmatched         = "unmatched"
-	CodeMismatch          = "mismatch"
-	CodeErrored           = "errored"
-	CodeMissingNative     = "missing_native"
-	CodeMissingHTTP       = "missing_http"
-	CodeMissingServerRec  = "missing_server_record"
-	CodeDuplicate         = "duplicate"
-	CodeMeaningless       = "meaningless"
+	CodeMismatched        = JoinMismatched
+	CodeErrored           = JoinErrored
+	CodeMissingNative     = JoinMissingNative
+	CodeMissingHTTP       = JoinMissingHTTP
+	CodeMissingServerRec  = JoinMissingServerRecord
+	CodeDuplicate         = JoinDuplicate
+	CodeMeaningless       = JoinMeaningless
 	CodeCountsInconsist   = "counts_inconsistent"
 )
 
@@ -37,8 +40,8 @@ const (
 
 func isJudgeCode(code string) bool {
 	switch code {
-	case CodeCorrectnessNotRun, CodeCorrectnessError, CodeCorrectnessFailed, CodeGateFailed,
-		CodeNoRequests, CodeIncomplete, CodeUnmatched, CodeMismatch, CodeErrored, CodeMissingNative,
+	case CodeCorrectnessNotRun, CodeCorrectnessError, CodeCorrectnessFailed,
+		CodeNoRequests, CodeShortCount, CodeUnmatched, CodeMismatched, CodeErrored, CodeMissingNative,
 		CodeMissingHTTP, CodeMissingServerRec, CodeDuplicate, CodeMeaningless, CodeCountsInconsist:
 		return true
 	}
@@ -50,38 +53,67 @@ func isJudgeCode(code string) bool {
 // result.json and `report --rejudge` calls it on stored evidence.
 //
 // A result is qualified only when
-//   - the family's correctness case ran without error and passed (every gate
-//     holds, re-evaluated from value, op and threshold);
-//   - a measured phase was expected, and in every phase AIPerf reported every
-//     expected request (Sent == Expected) and every one of them matched, with
-//     zero mismatched, errored, missing (native, HTTP, server record),
-//     duplicate and meaningless requests;
+//   - the family's correctness case ran without error and passed: its own
+//     recorded pass and every gate, re-evaluated from value, op and
+//     threshold (a gate's Passed flag is rewritten);
+//   - a measured phase was expected, and in every phase the client reported
+//     every expected request (Sent == Expected) and every one of them
+//     matched, with zero mismatched, errored, missing (native, HTTP, server
+//     record), duplicate and meaningless requests;
 //   - the totals equal the sum of the phases;
 //   - no other reason (recorded by a pipeline stage) stands.
 //
 // Otherwise it is failed, a qualification outcome. Verdicts error,
-// interrupted, excluded and skipped are kept as they are, with their reasons:
-// their data is incomplete by definition and Judge has nothing to add.
+// interrupted, excluded and skipped are kept as they are, with their
+// reasons: their data is incomplete by definition.
 func Judge(r *Result) {
 	switch r.Verdict {
 	case VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped:
 		return
 	}
-	var reasons []Reason
-	reasons = append(reasons, judgeCorrectness(r.Correctness)...)
-	reasons = append(reasons, judgeCounts(r.Requests, r.RequestsByPhase)...)
-	for _, old := range r.Reasons {
-		if !isJudgeCode(old.Code) {
+	derived := append(judgeCorrectness(r.Correctness), judgeCounts(r.Requests, r.RequestsByPhase)...)
+	used := make([]bool, len(r.Reasons))
+	reasons := []Reason{}
+	for _, d := range derived {
+		if i := samePrior(r.Reasons, used, d); i >= 0 {
+			used[i] = true
+			reasons = append(reasons, r.Reasons[i])
+			continue
+		}
+		reasons = append(reasons, d)
+	}
+	for i, old := range r.Reasons {
+		if !used[i] && !isJudgeCode(old.Code) {
 			reasons = append(reasons, old)
 		}
 	}
+	r.Reasons = reasons
 	if len(reasons) == 0 {
 		r.Verdict = VerdictQualified
-		r.Reasons = []Reason{}
 		return
 	}
 	r.Verdict = VerdictFailed
-	r.Reasons = reasons
+}
+
+// samePrior finds an unused stored reason saying what d says: same stage,
+// same code and, for per-phase reasons, the same phase.
+func samePrior(prior []Reason, used []bool, d Reason) int {
+	for i, p := range prior {
+		if !used[i] && p.Stage == d.Stage && p.Code == d.Code && phaseOf(p.Message) == phaseOf(d.Message) {
+			return i
+		}
+	}
+	return -1
+}
+
+// phaseOf is the phase a reason message starts with ("measured: ..."), or "".
+func phaseOf(msg string) string {
+	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
+		if len(msg) > len(p) && msg[:len(p)] == p && msg[len(p)] == ':' {
+			return p
+		}
+	}
+	return ""
 }
 
 // GateHolds evaluates one gate: value op threshold. An unknown op or a NaN
@@ -105,37 +137,41 @@ func GateHolds(g Gate) bool {
 	return false
 }
 
-// judgeCorrectness re-evaluates every gate (updating Passed) and returns the
-// reasons correctness does not pass.
+// judgeCorrectness re-evaluates every gate (updating Passed flags and the
+// overall Passed) and returns why correctness does not pass, if it does not.
 func judgeCorrectness(c *Correctness) []Reason {
-	reason := func(code, msg string) Reason { return Reason{Stage: StageCorrectness, Code: code, Message: msg} }
+	reason := func(code, msg string) []Reason {
+		return []Reason{{Stage: StageCorrectness, Code: code, Message: msg}}
+	}
 	if c == nil || !c.Ran {
 		msg := "the family's correctness case did not run on the served bundle"
 		if c != nil && c.Error != "" {
 			msg += ": " + c.Error
 		}
-		return []Reason{reason(CodeCorrectnessNotRun, msg)}
+		return reason(CodeCorrectnessNotRun, msg)
 	}
 	if c.Error != "" {
 		c.Passed = false
-		return []Reason{reason(CodeCorrectnessError, "the correctness case broke: "+c.Error)}
+		return reason(CodeCorrectnessError, "the correctness case broke: "+c.Error)
 	}
-	if len(c.Gates) == 0 {
-		if !c.Passed {
-			return []Reason{reason(CodeCorrectnessFailed, "the family's correctness case failed")}
-		}
-		return nil
-	}
-	var out []Reason
+	var failed []string
 	for i := range c.Gates {
 		g := &c.Gates[i]
 		g.Passed = GateHolds(*g)
 		if !g.Passed {
-			out = append(out, reason(CodeGateFailed, fmt.Sprintf("gate %s does not hold", formatGate(*g))))
+			failed = append(failed, formatGate(*g)+" does not hold")
 		}
 	}
-	c.Passed = len(out) == 0
-	return out
+	switch {
+	case len(failed) > 0:
+		c.Passed = false
+		return reason(CodeCorrectnessFailed, "the family's correctness case failed: "+strings.Join(failed, "; "))
+	case !c.Passed && len(c.Gates) > 0:
+		return reason(CodeCorrectnessFailed, "the family's correctness case failed (every recorded gate holds)")
+	case !c.Passed:
+		return reason(CodeCorrectnessFailed, "the family's correctness case failed")
+	}
+	return nil
 }
 
 // phaseOrder lists the phases of a result: warmup, measured, then any
@@ -167,13 +203,13 @@ func judgeCounts(total Counts, by map[string]Counts) []Reason {
 		sum = sum.Add(c)
 		n := len(out)
 		if c.Sent != c.Expected {
-			out = append(out, reason(CodeIncomplete, "%s: AIPerf reported %d of %d expected requests", p, c.Sent, c.Expected))
+			out = append(out, reason(CodeShortCount, "%s: the client reported %d of %d expected requests", p, c.Sent, c.Expected))
 		}
 		for _, k := range []struct {
 			n               int
 			code, one, many string
 		}{
-			{c.Mismatched, CodeMismatch, "request's native and HTTP answers differ", "requests' native and HTTP answers differ"},
+			{c.Mismatched, CodeMismatched, "request's native and HTTP answers differ", "requests' native and HTTP answers differ"},
 			{c.Errored, CodeErrored, "request errored", "requests errored"},
 			{c.MissingNative, CodeMissingNative, "request has no native answer", "requests have no native answer"},
 			{c.MissingHTTP, CodeMissingHTTP, "request has no HTTP record", "requests have no HTTP record"},

@@ -46,17 +46,17 @@ func TestJudge(t *testing.T) {
 		{"correctness not run", func(r *Result) { r.Correctness = nil }, VerdictFailed, []string{CodeCorrectnessNotRun}},
 		{"correctness ran false", func(r *Result) { r.Correctness.Ran = false }, VerdictFailed, []string{CodeCorrectnessNotRun}},
 		{"correctness broke", func(r *Result) { r.Correctness.Error = "exit status 2" }, VerdictFailed, []string{CodeCorrectnessError}},
-		{"gate re-evaluated", func(r *Result) { r.Correctness.Gates[0].Value = 0.4 }, VerdictFailed, []string{CodeGateFailed}},
-		{"stale failed gate that holds", func(r *Result) {
+		{"gate re-evaluated", func(r *Result) { r.Correctness.Gates[0].Value = 0.4 }, VerdictFailed, []string{CodeCorrectnessFailed}},
+		{"family failed although every gate holds", func(r *Result) {
 			r.Correctness.Passed, r.Correctness.Gates[0].Passed = false, false
-		}, VerdictQualified, []string{}},
-		{"unknown op never holds", func(r *Result) { r.Correctness.Gates[0].Op = "~" }, VerdictFailed, []string{CodeGateFailed}},
+		}, VerdictFailed, []string{CodeCorrectnessFailed}},
+		{"unknown op never holds", func(r *Result) { r.Correctness.Gates[0].Op = "~" }, VerdictFailed, []string{CodeCorrectnessFailed}},
 		{"no gates, family failed", func(r *Result) { r.Correctness.Gates, r.Correctness.Passed = nil, false }, VerdictFailed, []string{CodeCorrectnessFailed}},
 		{"no gates, family passed", func(r *Result) { r.Correctness.Gates = nil }, VerdictQualified, []string{}},
 		{"one mismatch", func(r *Result) {
 			r.RequestsByPhase[PhaseMeasured] = Counts{Expected: 50, Sent: 50, Matched: 49, Mismatched: 1}
 			r.Requests = Counts{Expected: 55, Sent: 55, Matched: 54, Mismatched: 1}
-		}, VerdictFailed, []string{CodeMismatch}},
+		}, VerdictFailed, []string{CodeMismatched}},
 		{"warmup errors count too", func(r *Result) {
 			r.RequestsByPhase[PhaseWarmup] = Counts{Expected: 5, Sent: 5, Matched: 4, Errored: 1}
 			r.Requests = Counts{Expected: 55, Sent: 55, Matched: 54, Errored: 1}
@@ -64,13 +64,13 @@ func TestJudge(t *testing.T) {
 		{"short of expected", func(r *Result) {
 			r.RequestsByPhase[PhaseMeasured] = Counts{Expected: 50, Sent: 49, Matched: 49}
 			r.Requests = Counts{Expected: 55, Sent: 54, Matched: 54}
-		}, VerdictFailed, []string{CodeIncomplete}},
+		}, VerdictFailed, []string{CodeShortCount}},
 		{"every failure kind", func(r *Result) {
 			c := Counts{Expected: 50, Sent: 50, Matched: 43, Mismatched: 1, Errored: 1, MissingNative: 1,
 				MissingHTTP: 1, MissingServerRecord: 1, Duplicates: 1, Meaningless: 1}
 			r.RequestsByPhase[PhaseMeasured] = c
 			r.Requests = c.Add(full(5))
-		}, VerdictFailed, []string{CodeMismatch, CodeErrored, CodeMissingNative, CodeMissingHTTP, CodeMissingServerRec, CodeDuplicate, CodeMeaningless}},
+		}, VerdictFailed, []string{CodeMismatched, CodeErrored, CodeMissingNative, CodeMissingHTTP, CodeMissingServerRec, CodeDuplicate, CodeMeaningless}},
 		{"matched short without a cause", func(r *Result) {
 			r.RequestsByPhase[PhaseMeasured] = Counts{Expected: 50, Sent: 50, Matched: 48}
 			r.Requests = Counts{Expected: 55, Sent: 55, Matched: 53}
@@ -84,7 +84,7 @@ func TestJudge(t *testing.T) {
 			r.Reasons = []Reason{{Stage: "aiperf", Code: "aiperf_incomplete", Message: "profile_export.jsonl is short"}}
 		}, VerdictFailed, []string{"aiperf_incomplete"}},
 		{"stale judge reasons are dropped", func(r *Result) {
-			r.Reasons = []Reason{{Stage: StageJoin, Code: CodeMismatch, Message: "old"}}
+			r.Reasons = []Reason{{Stage: StageJoin, Code: CodeMismatched, Message: "measured: old"}}
 		}, VerdictQualified, []string{}},
 		{"error is kept", func(r *Result) {
 			r.Verdict, r.Correctness = VerdictError, nil
@@ -118,10 +118,28 @@ func TestJudgeMessages(t *testing.T) {
 	r.Correctness.Gates[0].Value = 0.41
 	Judge(&r)
 	require.Len(t, r.Reasons, 3)
-	assert.Equal(t, "gate map_50_95 0.410 ≥ 0.500 does not hold", r.Reasons[0].Message)
-	assert.Equal(t, "measured: AIPerf reported 48 of 50 expected requests", r.Reasons[1].Message)
+	assert.Equal(t, "the family's correctness case failed: map_50_95 0.410 ≥ 0.500 does not hold", r.Reasons[0].Message)
+	assert.Equal(t, "measured: the client reported 48 of 50 expected requests", r.Reasons[1].Message)
 	assert.Equal(t, "measured: 2 requests' native and HTTP answers differ", r.Reasons[2].Message)
 	assert.False(t, r.Correctness.Passed)
+}
+
+// A stored reason Judge still finds keeps its (more detailed) message; one
+// for another phase or no longer true is replaced or dropped.
+func TestJudgeKeepsDetailedMessages(t *testing.T) {
+	r := good()
+	r.RequestsByPhase[PhaseMeasured] = Counts{Expected: 50, Sent: 50, Matched: 49, Mismatched: 1}
+	r.Requests = r.RequestsByPhase[PhaseMeasured].Add(full(5))
+	detailed := Reason{Stage: StageJoin, Code: CodeMismatched, Message: "measured: 1 of 50 requests differ from the native answer (first: req-7: 3 != 4)"}
+	r.Reasons = []Reason{
+		{Stage: StageJoin, Code: CodeMismatched, Message: "warmup: 1 of 5 requests differ"},
+		detailed,
+		{Stage: StageJoin, Code: "unclaimed_server_records", Message: "the server recorded 1 request the client never reported"},
+	}
+	Judge(&r)
+	assert.Equal(t, VerdictFailed, r.Verdict)
+	assert.Equal(t, []Reason{detailed, r.Reasons[1]}, r.Reasons)
+	assert.Equal(t, "unclaimed_server_records", r.Reasons[1].Code)
 }
 
 func TestRejudgeRecountsFromJoinedLines(t *testing.T) {
@@ -211,6 +229,9 @@ func TestRejudgeEvidenceKeepsOriginals(t *testing.T) {
 		return strings.Join(s, " ")
 	}
 	assert.Equal(t, "ref-vlm-base=failed ref-vlm-small=qualified", verdicts(plain))
+	assert.Equal(t, "measured: 1 of 50 requests differ from the native answer (first: req-ref-vlm-base-0031: answers differ)",
+		plain.Rows[0].Result.Reasons[0].Message)
+	assert.Empty(t, rejudged.Rows[0].Result.Reasons, "the recount found no mismatch")
 	assert.Equal(t, "ref-vlm-base=qualified ref-vlm-small=failed", verdicts(rejudged))
 	assert.Equal(t, VerdictFailed, rejudged.Rows[0].Result.Rejudged.OriginalVerdict)
 }
