@@ -1,0 +1,116 @@
+// Command trtmc-streamjoin runs qual/streamjoin over a checkpoint
+// directory and prints the per-phase counts as JSON: the parse-and-join
+// half of `trtmc-qual run`, alone, for measuring it.
+//
+//	trtmc-streamjoin -family ref-detect -sessions DIR/sessions.jsonl DIR
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"hash/maphash"
+	"os"
+	"runtime/debug"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
+)
+
+func main() {
+	if err := run(); err != nil {
+		fmt.Fprintln(os.Stderr, "trtmc-streamjoin:", err)
+		os.Exit(1)
+	}
+}
+
+func run() error {
+	famFile := flag.String("families", "families/families.yaml", "family configuration")
+	famName := flag.String("family", "ref-detect", "family of the checkpoint")
+	sessions := flag.String("sessions", "", "the dataset's sessions (JSONL of session_id, entry_id); default DIR/sessions.jsonl")
+	warmup := flag.Int("warmup", -1, "expected warmup requests (-1: not checked)")
+	measured := flag.Int("measured", -1, "expected measured requests (-1: not checked)")
+	noMemo := flag.Bool("no-memo", false, "extract every answer (for measurements)")
+	workers := flag.Int("workers", 0, "parse workers (default GOMAXPROCS)")
+	memLimit := flag.Int("mem-limit-mib", 200, "soft memory limit for the Go runtime (0: none)")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		return fmt.Errorf("usage: trtmc-streamjoin [flags] CHECKPOINT_DIR")
+	}
+	if *memLimit > 0 {
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
+	}
+	dir := flag.Arg(0)
+	cfg, err := families.Load(*famFile)
+	if err != nil {
+		return err
+	}
+	fam, ok := cfg.Families[*famName]
+	if !ok {
+		return fmt.Errorf("no family %q in %s", *famName, *famFile)
+	}
+	reg := families.DefaultRegistry()
+	opts := streamjoin.Options{Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
+		NoMemo: *noMemo, Workers: *workers, Expected: map[string]int{}}
+	if *warmup >= 0 {
+		opts.Expected[streamjoin.PhaseWarmup] = *warmup
+	}
+	if *measured >= 0 {
+		opts.Expected[streamjoin.PhaseMeasured] = *measured
+	}
+	if *sessions == "" {
+		*sessions = dir + "/sessions.jsonl"
+	}
+	start := time.Now()
+	known, n, err := loadSessions(*sessions)
+	if err != nil {
+		return err
+	}
+	opts.EntryOf = known
+	opts.SizeHint = n
+	res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(dir), opts)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "trtmc-streamjoin: %d client records, %.2f GiB in %s\n", res.Stats.ClientRecords,
+		float64(res.Stats.Bytes)/(1<<30), time.Since(start).Round(time.Millisecond))
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(res)
+}
+
+// loadSessions reads the dataset's session_id -> entry_id lines into a
+// compact set: 64-bit hashes of the session ids (8 bytes and a map slot
+// per session, not the strings).
+func loadSessions(path string) (func(string) (string, bool), int, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer f.Close()
+	seed := maphash.MakeSeed()
+	set := map[uint64]struct{}{}
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	var line struct {
+		SessionID string `json:"session_id"`
+		EntryID   string `json:"entry_id"`
+	}
+	for n := 1; sc.Scan(); n++ {
+		line.SessionID, line.EntryID = "", ""
+		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
+			return nil, 0, fmt.Errorf("%s:%d: %w", path, n, err)
+		}
+		set[maphash.String(seed, line.SessionID)] = struct{}{}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, 0, err
+	}
+	return func(c string) (string, bool) {
+		_, ok := set[maphash.String(seed, c)]
+		return "", ok
+	}, len(set), nil
+}

@@ -1,0 +1,167 @@
+package streamjoin
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"math"
+)
+
+// reqKey identifies a request id in 16 bytes: a canonical lowercase UUID
+// (what AIPerf sends as X-Request-ID) is stored exactly; any other id is
+// stored as a 128-bit hash of its bytes (a collision is a 2^-128 event).
+type reqKey [16]byte
+
+// hasher holds the seeds of one join's hashes.
+type hasher struct {
+	a, b maphash.Seed
+}
+
+func newHasher() hasher { return hasher{a: maphash.MakeSeed(), b: maphash.MakeSeed()} }
+
+func (h hasher) key(id []byte) reqKey {
+	var k reqKey
+	if parseUUID(&k, id) {
+		return k
+	}
+	binary.LittleEndian.PutUint64(k[:8], maphash.Bytes(h.a, id))
+	binary.LittleEndian.PutUint64(k[8:], maphash.Bytes(h.b, id))
+	return k
+}
+
+// sum64 is the answer hash: canonical answers compare by this, never by
+// their bytes, so the index does not grow with answer sizes.
+func (h hasher) sum64(b []byte) uint64 { return maphash.Bytes(h.a, b) }
+
+// sum128 keys the memo of answer extractions by the whole body.
+func (h hasher) sum128(b []byte) [2]uint64 {
+	return [2]uint64{maphash.Bytes(h.a, b), maphash.Bytes(h.b, b)}
+}
+
+func parseUUID(k *reqKey, s []byte) bool {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return false
+	}
+	j := 0
+	for i := 0; i < 36; {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			i++
+			continue
+		}
+		hi, ok1 := hexLower(s[i])
+		lo, ok2 := hexLower(s[i+1])
+		if !ok1 || !ok2 {
+			return false
+		}
+		k[j] = hi<<4 | lo
+		j++
+		i += 2
+	}
+	return true
+}
+
+func hexLower(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
+}
+
+// Phases of the index.
+const (
+	phaseNone uint8 = iota
+	phaseWarmup
+	phaseMeasured
+)
+
+// entry flags.
+const (
+	fClient    uint8 = 1 << iota // a client record claims this id
+	fFailed                      // the client reported an error or a cancel
+	fEntryOK                     // the conversation is a dataset entry
+	fRawSeen                     // the raw export had a line for it
+	fNatFailed                   // the first native answer is an error line
+	fNatBad                      // the first native answer does not extract
+	fMismatch                    // HTTP and native answers differ
+	fCompared                    // the answers were compared
+)
+
+// HTTP answer outcomes (entry.ans).
+const (
+	ansOK uint8 = iota
+	ansBad
+	ansMeaningless
+)
+
+// entry is everything the join keeps per request id: about 72 bytes,
+// whatever the payload and answer sizes.
+type entry struct {
+	startNs   int64
+	latencyMS float64 // NaN: none
+	taskMS    float64 // NaN: none (first server record)
+	natHash   uint64  // hash of the first native answer's canonical form
+	natOff    int64   // byte offset of the first native answer line; -1 none
+	natTokens uint32
+	natBoxes  uint32
+	imgW      int32
+	imgH      int32
+	seq       uint32 // order of the id's first client record
+	status    int32  // HTTP status as the pipeline derives it
+	copies    uint8  // client records with this id (saturating)
+	recs      uint8  // server records (saturating)
+	nats      uint8  // native answers (saturating)
+	phase     uint8
+	flags     uint8
+	ans       uint8
+}
+
+func bump8(p *uint8) {
+	if *p < math.MaxUint8 {
+		*p++
+	}
+}
+
+// pageBits sizes the index pages: entries live in fixed pages, so growing
+// never copies the ones already stored.
+const pageBits = 12
+
+// index maps request ids to entries.
+type index struct {
+	ids   map[reqKey]uint32
+	pages []*[1 << pageBits]entry
+	n     uint32
+}
+
+func newIndex(hint int) *index {
+	return &index{ids: make(map[reqKey]uint32, hint)}
+}
+
+func (x *index) at(i uint32) *entry {
+	return &x.pages[i>>pageBits][i&(1<<pageBits-1)]
+}
+
+// get returns the entry of k, creating it when absent.
+func (x *index) get(k reqKey) *entry {
+	if i, ok := x.ids[k]; ok {
+		return x.at(i)
+	}
+	i := x.n
+	if int(i>>pageBits) == len(x.pages) {
+		x.pages = append(x.pages, new([1 << pageBits]entry))
+	}
+	x.n++
+	x.ids[k] = i
+	e := x.at(i)
+	e.latencyMS, e.taskMS, e.natOff = math.NaN(), math.NaN(), -1
+	return e
+}
+
+// lookup returns the entry of k, or nil.
+func (x *index) lookup(k reqKey) *entry {
+	if i, ok := x.ids[k]; ok {
+		return x.at(i)
+	}
+	return nil
+}

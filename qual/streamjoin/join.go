@@ -1,0 +1,499 @@
+// Package streamjoin is the streaming form of qual.Join: it reads a
+// checkpoint's four artifacts straight from disk (AIPerf's records and raw
+// export, the server's request records, the native runner's answers),
+// joins them by request identity and counts every request in exactly one
+// status per phase, with the same precedence and the same answer semantics
+// (the family's extractor and comparator from families.Registry) as
+// qual.Join.
+//
+// Memory does not grow with payload or answer sizes: each request id keeps
+// a fixed-size index entry (about 100 bytes with its map slot) holding its
+// phase, HTTP status, latency, counts per source, small flags and a 64-bit
+// hash of its canonical native answer, never the bytes. Base64 images in
+// the raw export are skipped, not decoded. Files are parsed in parallel
+// chunks (one worker per CPU) and merged in file order.
+package streamjoin
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"sort"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+)
+
+// Phases as trtmc-qual names them (qual.PhaseWarmup, qual.PhaseMeasured).
+const (
+	PhaseWarmup   = "warmup"
+	PhaseMeasured = "measured"
+)
+
+// Counts mirrors reports.Counts field for field (a test converts one into
+// the other, so they cannot drift apart).
+type Counts struct {
+	Expected            int `json:"expected"`
+	Sent                int `json:"sent"`
+	Matched             int `json:"matched"`
+	Mismatched          int `json:"mismatched"`
+	Errored             int `json:"errored"`
+	MissingNative       int `json:"missing_native"`
+	MissingHTTP         int `json:"missing_http"`
+	MissingServerRecord int `json:"missing_server_record"`
+	Duplicates          int `json:"duplicates"`
+	Meaningless         int `json:"meaningless"`
+}
+
+// ImageSize counts measured, matched requests per image size.
+type ImageSize struct {
+	Width  int `json:"width"`
+	Height int `json:"height"`
+	Count  int `json:"count"`
+}
+
+// Files are the four artifacts of one checkpoint.
+type Files struct {
+	Records       string // AIPerf profile_export.jsonl
+	Raw           string // AIPerf profile_export_raw.jsonl
+	ServerRecords string // the server's request records
+	Native        string // the native runner's answers
+}
+
+// CheckpointFiles names the artifacts in a checkpoint's evidence directory
+// as the pipeline lays it out.
+func CheckpointFiles(dir string) Files {
+	return Files{
+		Records:       filepath.Join(dir, "aiperf", aiperf.FileRecords),
+		Raw:           filepath.Join(dir, "aiperf", aiperf.FileRaw),
+		ServerRecords: filepath.Join(dir, "server_records.jsonl"),
+		Native:        filepath.Join(dir, "native_answers.jsonl"),
+	}
+}
+
+// Options are the join's semantics, as in qual.JoinInput.
+type Options struct {
+	Family *families.Family
+	// Extractor and Comparator must be safe for concurrent use (the
+	// registered ones are stateless).
+	Extractor  families.Extractor
+	Comparator families.Comparator
+	// EntryOf maps a conversation id to its dataset entry; nil knows none.
+	// It is called from one goroutine.
+	EntryOf  func(conversationID string) (string, bool)
+	Expected map[string]int // per phase
+	// Workers parse in parallel (default GOMAXPROCS).
+	Workers int
+	// NoMemo extracts every answer, even one whose exact bytes were
+	// extracted before (for measurements; the result is the same).
+	NoMemo bool
+	// SizeHint is the expected number of request ids (0: grow as needed).
+	SizeHint int
+}
+
+// Result is what the join adds up to: qual.JoinOutput without the
+// per-request lines.
+type Result struct {
+	ByPhase map[string]Counts `json:"by_phase"`
+	// MeasuredTask are task latencies of measured, matched requests in
+	// request start order.
+	MeasuredTask []float64   `json:"-"`
+	OutputTokens int         `json:"output_tokens"`
+	Boxes        int         `json:"boxes"`
+	ImageSizes   []ImageSize `json:"image_sizes"`
+	// Orphans counts request ids the server recorded and no client
+	// request claims; OrphanExamples are the first few, sorted.
+	Orphans        int      `json:"orphans"`
+	OrphanExamples []string `json:"orphan_examples,omitempty"`
+	Stats          Stats    `json:"stats"`
+}
+
+// Stats describe the input.
+type Stats struct {
+	ClientRecords int   `json:"client_records"`
+	RequestIDs    int   `json:"request_ids"`
+	Bytes         int64 `json:"bytes"`
+}
+
+// maxOrphanExamples bounds Result.OrphanExamples.
+const maxOrphanExamples = 10
+
+type joiner struct {
+	opts    Options
+	files   Files
+	h       hasher
+	x       *index
+	workers []*worker
+	seq     uint32
+	// dupPhases are the phases of the second and later client records of
+	// an id (each is counted, as qual.Join counts every request).
+	dupPhases []uint8
+	native    *os.File // for comparators that need the native answer's bytes
+	lineBuf   []byte
+	exact     bool
+	res       *Result
+}
+
+// Join reads files and joins them (see the package comment). The error is
+// for unreadable or malformed files ("file:line: field: problem");
+// everything else is a count.
+func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
+	if opts.Extractor == nil || opts.Comparator == nil {
+		return nil, errors.New("streamjoin: extractor and comparator are required")
+	}
+	if opts.Workers <= 0 {
+		opts.Workers = runtime.GOMAXPROCS(0)
+	}
+	j := &joiner{opts: opts, files: files, h: newHasher(), x: newIndex(opts.SizeHint), res: &Result{ByPhase: map[string]Counts{}}}
+	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
+	for range opts.Workers {
+		w := &worker{h: j.h, ex: opts.Extractor, fam: opts.Family}
+		if !opts.NoMemo {
+			w.memo = newMemo()
+		}
+		j.workers = append(j.workers, w)
+	}
+	nf, err := os.Open(files.Native)
+	if err != nil {
+		return nil, fmt.Errorf("streamjoin: %w", err)
+	}
+	defer nf.Close()
+	j.native = nf
+
+	// Order matters: native answers and server records first, so that
+	// when a raw line is read its answer can be compared at once.
+	steps := []func(context.Context) (int64, error){j.readNative, j.readServer, j.readRecords, j.readRaw}
+	for _, step := range steps {
+		n, err := step(ctx)
+		j.res.Stats.Bytes += n
+		if err != nil {
+			return nil, err
+		}
+	}
+	j.finish()
+	if j.res.Orphans > 0 {
+		if err := j.orphanExamples(ctx); err != nil {
+			return nil, err
+		}
+	}
+	return j.res, nil
+}
+
+func (j *joiner) readNative(ctx context.Context) (int64, error) {
+	return scanFile(ctx, j.files.Native, j.opts.Workers, j.workers, parseNativeLine,
+		func(_ int, off int64, v *nativeLine) error {
+			e := j.x.get(v.key)
+			bump8(&e.nats)
+			if e.nats != 1 {
+				return nil
+			}
+			e.natOff = off
+			switch {
+			case v.failed:
+				e.flags |= fNatFailed
+			case v.ans.outcome != ansOK:
+				e.flags |= fNatBad
+			default:
+				e.natHash, e.natTokens, e.natBoxes = v.ans.hash, v.ans.tokens, v.ans.boxes
+			}
+			return nil
+		})
+}
+
+func (j *joiner) readServer(ctx context.Context) (int64, error) {
+	return scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers, parseServerLine,
+		func(_ int, _ int64, v *serverLine) error {
+			e := j.x.get(v.key)
+			bump8(&e.recs)
+			if e.recs == 1 {
+				e.taskMS, e.imgW, e.imgH = v.taskMS, v.w, v.h
+			}
+			return nil
+		})
+}
+
+func (j *joiner) readRecords(ctx context.Context) (int64, error) {
+	return scanFile(ctx, j.files.Records, j.opts.Workers, j.workers, parseRecordLine,
+		func(_ int, _ int64, v *clientLine) error {
+			j.res.Stats.ClientRecords++
+			e := j.x.get(v.key)
+			bump8(&e.copies)
+			if e.copies > 1 {
+				j.dupPhases = append(j.dupPhases, v.phase)
+				return nil
+			}
+			e.flags |= fClient
+			e.seq = j.seq
+			j.seq++
+			e.phase, e.startNs, e.latencyMS, e.status = v.phase, v.startNs, v.latencyMS, v.status
+			if v.failed {
+				e.flags |= fFailed
+			}
+			if j.opts.EntryOf != nil {
+				if _, ok := j.opts.EntryOf(string(v.conv)); ok {
+					e.flags |= fEntryOK
+				}
+			}
+			return nil
+		})
+}
+
+func (j *joiner) readRaw(ctx context.Context) (int64, error) {
+	return scanFile(ctx, j.files.Raw, j.opts.Workers, j.workers, parseRawLine,
+		func(_ int, _ int64, v *rawLine) error {
+			e := j.x.lookup(v.key)
+			if e == nil || e.flags&fClient == 0 || e.flags&fRawSeen != 0 {
+				return nil // not a client request, or not its first raw line
+			}
+			e.flags |= fRawSeen
+			if v.hasStatus {
+				e.status = v.status
+			}
+			e.ans = v.ans.outcome
+			if e.ans != ansOK || e.nats == 0 || e.flags&(fNatFailed|fNatBad) != 0 {
+				return nil
+			}
+			e.flags |= fCompared
+			if v.ans.hash == e.natHash {
+				return nil
+			}
+			if j.exact {
+				e.flags |= fMismatch
+				return nil
+			}
+			// A tolerant comparator: compare the real answers.
+			nat, err := j.nativeAt(e.natOff)
+			if err != nil {
+				return err
+			}
+			httpAns := families.Answer{Canonical: v.ans.canon, Tokens: int(v.ans.tokens), Boxes: int(v.ans.boxes)}
+			if j.opts.Comparator.Compare(httpAns, nat, j.opts.Family) != "" {
+				e.flags |= fMismatch
+			}
+			return nil
+		})
+}
+
+// nativeAt re-reads the native answer line at off.
+func (j *joiner) nativeAt(off int64) (families.Answer, error) {
+	if j.lineBuf == nil {
+		j.lineBuf = make([]byte, 64<<10)
+	}
+	for {
+		n, err := j.native.ReadAt(j.lineBuf, off)
+		line := j.lineBuf[:n]
+		if k := bytes.IndexByte(line, '\n'); k >= 0 {
+			line = line[:k]
+		} else if n == len(j.lineBuf) {
+			j.lineBuf = make([]byte, 2*len(j.lineBuf))
+			continue
+		} else if err == nil {
+			return families.Answer{}, fmt.Errorf("native answer at offset %d: short read", off)
+		}
+		_, answer, _, perr := nativeFields(j.workers[0], line)
+		if perr != nil {
+			return families.Answer{}, fmt.Errorf("native answer at offset %d: %w", off, perr)
+		}
+		return j.opts.Extractor.FromNative(append([]byte(nil), answer...))
+	}
+}
+
+// judge is qual.Join's order of precedence over the index entry.
+func (j *joiner) judge(e *entry) string {
+	switch {
+	case e.copies > 1, e.recs > 1, e.nats > 1:
+		return "duplicate"
+	case e.flags&fFailed != 0:
+		return "errored"
+	case e.status < 200 || e.status > 299:
+		return "errored"
+	case e.flags&fEntryOK == 0:
+		return "missing_http"
+	}
+	ans := e.ans
+	if e.flags&fRawSeen == 0 {
+		ans = j.emptyBodyOutcome()
+	}
+	switch {
+	case ans == ansBad:
+		return "missing_http"
+	case ans == ansMeaningless:
+		return "meaningless"
+	case e.recs == 0:
+		return "missing_server_record"
+	case e.nats == 0, e.flags&(fNatFailed|fNatBad) != 0:
+		return "missing_native"
+	case e.flags&fMismatch != 0:
+		return "mismatched"
+	}
+	return "matched"
+}
+
+// emptyBodyOutcome is the outcome of a request with no raw line: the
+// extractor judges an empty body.
+func (j *joiner) emptyBodyOutcome() uint8 {
+	return j.workers[0].extractHTTP(nil).outcome
+}
+
+func phaseString(p uint8) string {
+	if p == phaseWarmup {
+		return PhaseWarmup
+	}
+	return PhaseMeasured
+}
+
+func bump(c *Counts, status string) {
+	switch status {
+	case "matched":
+		c.Matched++
+	case "mismatched":
+		c.Mismatched++
+	case "errored":
+		c.Errored++
+	case "missing_native":
+		c.MissingNative++
+	case "missing_http":
+		c.MissingHTTP++
+	case "missing_server_record":
+		c.MissingServerRecord++
+	case "duplicate":
+		c.Duplicates++
+	case "meaningless":
+		c.Meaningless++
+	}
+}
+
+func (j *joiner) finish() {
+	res := j.res
+	for phase, n := range j.opts.Expected {
+		c := res.ByPhase[phase]
+		c.Expected = n
+		res.ByPhase[phase] = c
+	}
+	type task struct {
+		startNs int64
+		seq     uint32
+		ms      float64
+	}
+	var tasks []task
+	sizes := map[[2]int32]int{}
+	var counts [3]Counts
+	var seen [3]bool
+	for i := uint32(0); i < j.x.n; i++ {
+		e := j.x.at(i)
+		if e.recs > 0 && e.flags&fClient == 0 {
+			res.Orphans++
+		}
+		if e.flags&fClient == 0 {
+			continue
+		}
+		status := j.judge(e)
+		c := &counts[e.phase]
+		seen[e.phase] = true
+		c.Sent++
+		bump(c, status)
+		if status != "matched" || e.phase != phaseMeasured {
+			continue
+		}
+		res.OutputTokens += int(e.natTokens)
+		res.Boxes += int(e.natBoxes)
+		if !math.IsNaN(e.taskMS) {
+			tasks = append(tasks, task{e.startNs, e.seq, e.taskMS})
+		}
+		if e.imgW > 0 {
+			sizes[[2]int32{e.imgW, e.imgH}]++
+		}
+	}
+	for _, p := range j.dupPhases {
+		seen[p] = true
+		counts[p].Sent++
+		counts[p].Duplicates++
+	}
+	for p := phaseWarmup; p <= phaseMeasured; p++ {
+		if !seen[p] {
+			continue
+		}
+		name := phaseString(p)
+		c := res.ByPhase[name]
+		exp := c.Expected
+		c = counts[p]
+		c.Expected = exp
+		res.ByPhase[name] = c
+	}
+	slices.SortFunc(tasks, func(a, b task) int {
+		if a.startNs != b.startNs {
+			if a.startNs < b.startNs {
+				return -1
+			}
+			return 1
+		}
+		return int(a.seq) - int(b.seq)
+	})
+	res.MeasuredTask = make([]float64, len(tasks))
+	for i, t := range tasks {
+		res.MeasuredTask[i] = t.ms
+	}
+	for k, n := range sizes {
+		res.ImageSizes = append(res.ImageSizes, ImageSize{Width: int(k[0]), Height: int(k[1]), Count: n})
+	}
+	sort.Slice(res.ImageSizes, func(a, b int) bool {
+		x, y := res.ImageSizes[a], res.ImageSizes[b]
+		if x.Width != y.Width {
+			return x.Width < y.Width
+		}
+		return x.Height < y.Height
+	})
+	res.Stats.RequestIDs = int(j.x.n)
+}
+
+// orphanExamples re-reads the server records for the smallest few ids no
+// client request claims (the index keeps keys, not id strings).
+func (j *joiner) orphanExamples(ctx context.Context) error {
+	var ex []string
+	_, err := scanFile(ctx, j.files.ServerRecords, 1, j.workers[:1],
+		func(w *worker, line []byte, out *string) error {
+			i, empty, err := objectOpen(line, 0)
+			for more := !empty && err == nil; more; {
+				var key []byte
+				if key, i, err = objectKey(line, i); err != nil {
+					return err
+				}
+				if string(key) == "request_id" {
+					var s []byte
+					if s, _, _, err = readString(nil, line, i); err != nil {
+						return err
+					}
+					*out = string(s)
+					return nil
+				}
+				if i, err = skipValue(line, i); err != nil {
+					return err
+				}
+				i, more, err = objectNext(line, i)
+			}
+			return err
+		},
+		func(_ int, _ int64, id *string) error {
+			e := j.x.lookup(j.h.key([]byte(*id)))
+			if e == nil || e.flags&fClient != 0 {
+				return nil
+			}
+			k, found := slices.BinarySearch(ex, *id)
+			if found || (k >= maxOrphanExamples) {
+				return nil
+			}
+			ex = slices.Insert(ex, k, *id)
+			if len(ex) > maxOrphanExamples {
+				ex = ex[:maxOrphanExamples]
+			}
+			return nil
+		})
+	j.res.OrphanExamples = ex
+	return err
+}

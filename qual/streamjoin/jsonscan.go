@@ -1,0 +1,463 @@
+package streamjoin
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A hand-rolled reader for the few known keys of AIPerf, server and native
+// lines. It never builds a tree: it walks one line, reads the fields the
+// join needs and skips every other value structurally (strings by their
+// closing quote, containers by bracket depth). Skipping is what makes the
+// raw export cheap: the base64 image inside `payload` is passed over with
+// bytes.IndexByte, never decoded, copied or validated byte by byte.
+//
+// The fields that are read are checked strictly (type and syntax); values
+// that are skipped are only checked for balance.
+
+var (
+	errSyntax    = errors.New("invalid JSON")
+	errEnd       = errors.New("invalid JSON: unexpected end of line")
+	errNotObject = errors.New("not a JSON object")
+)
+
+// wantError is "field: got JSON <kind>, want <type>", like encoding/json's
+// UnmarshalTypeError as qual/aiperf reports it.
+type wantError struct {
+	field string
+	got   string
+	want  string
+}
+
+func (e *wantError) Error() string { return fmt.Sprintf("got JSON %s, want %s", e.got, e.want) }
+
+func kindOf(c byte) string {
+	switch c {
+	case '"':
+		return "string"
+	case '{':
+		return "object"
+	case '[':
+		return "array"
+	case 't', 'f':
+		return "bool"
+	case 'n':
+		return "null"
+	}
+	return "number"
+}
+
+func skipWS(b []byte, i int) int {
+	for i < len(b) {
+		switch b[i] {
+		case ' ', '\t', '\r', '\n':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index just past the string that starts at b[i]
+// ('"'). Only quotes are looked at (bytes.IndexByte), so a long base64
+// string is passed over at memchr speed.
+func stringEnd(b []byte, i int) (int, error) {
+	j := i + 1
+	for {
+		k := bytes.IndexByte(b[j:], '"')
+		if k < 0 {
+			return 0, errEnd
+		}
+		q := j + k
+		// An odd run of backslashes before the quote escapes it.
+		n := 0
+		for p := q - 1; p > i && b[p] == '\\'; p-- {
+			n++
+		}
+		if n%2 == 0 {
+			return q + 1, nil
+		}
+		j = q + 1
+	}
+}
+
+// skipValue returns the index just past the value that starts at b[i]
+// (after whitespace).
+func skipValue(b []byte, i int) (int, error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, errEnd
+	}
+	switch c := b[i]; c {
+	case '"':
+		return stringEnd(b, i)
+	case '{', '[':
+		depth := 0
+		for i < len(b) {
+			switch b[i] {
+			case '"':
+				end, err := stringEnd(b, i)
+				if err != nil {
+					return 0, err
+				}
+				i = end
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				depth--
+				if depth == 0 {
+					return i + 1, nil
+				}
+			}
+			i++
+		}
+		return 0, errEnd
+	case 't':
+		return literal(b, i, "true")
+	case 'f':
+		return literal(b, i, "false")
+	case 'n':
+		return literal(b, i, "null")
+	default:
+		if c == '-' || (c >= '0' && c <= '9') {
+			return numberEnd(b, i), nil
+		}
+		return 0, errSyntax
+	}
+}
+
+func literal(b []byte, i int, lit string) (int, error) {
+	if len(b)-i < len(lit) || string(b[i:i+len(lit)]) != lit {
+		return 0, errSyntax
+	}
+	return i + len(lit), nil
+}
+
+func numberEnd(b []byte, i int) int {
+	for i < len(b) {
+		switch c := b[i]; {
+		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
+			i++
+		default:
+			return i
+		}
+	}
+	return i
+}
+
+// objectOpen expects '{' at b[i] (after whitespace) and returns the index
+// after it; empty reports an immediately closed object.
+func objectOpen(b []byte, i int) (next int, empty bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, false, errEnd
+	}
+	if b[i] != '{' {
+		return 0, false, &wantError{got: kindOf(b[i]), want: "object"}
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == '}' {
+		return i + 1, true, nil
+	}
+	return i, false, nil
+}
+
+// objectKey reads `"key" :` at b[i] and returns the raw key bytes and the
+// index of the value. Keys with escapes are returned raw (they match no
+// known key, so their value is skipped).
+func objectKey(b []byte, i int) (key []byte, next int, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) || b[i] != '"' {
+		return nil, 0, errSyntax
+	}
+	end, err := stringEnd(b, i)
+	if err != nil {
+		return nil, 0, err
+	}
+	key = b[i+1 : end-1]
+	i = skipWS(b, end)
+	if i >= len(b) || b[i] != ':' {
+		return nil, 0, errSyntax
+	}
+	return key, i + 1, nil
+}
+
+// objectNext consumes ',' (more=true) or '}' (more=false) after a value.
+func objectNext(b []byte, i int) (next int, more bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, false, errEnd
+	}
+	switch b[i] {
+	case ',':
+		return i + 1, true, nil
+	case '}':
+		return i + 1, false, nil
+	}
+	return 0, false, errSyntax
+}
+
+// arrayOpen expects '[' and returns the index after it; empty reports "[]".
+func arrayOpen(b []byte, i int) (next int, empty bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, false, errEnd
+	}
+	if b[i] != '[' {
+		return 0, false, &wantError{got: kindOf(b[i]), want: "array"}
+	}
+	i = skipWS(b, i+1)
+	if i < len(b) && b[i] == ']' {
+		return i + 1, true, nil
+	}
+	return i, false, nil
+}
+
+func arrayNext(b []byte, i int) (next int, more bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return 0, false, errEnd
+	}
+	switch b[i] {
+	case ',':
+		return i + 1, true, nil
+	case ']':
+		return i + 1, false, nil
+	}
+	return 0, false, errSyntax
+}
+
+// isNull reports whether the value at b[i] is null, returning the index
+// after it when it is.
+func isNull(b []byte, i int) (int, bool) {
+	i = skipWS(b, i)
+	if len(b)-i >= 4 && string(b[i:i+4]) == "null" {
+		return i + 4, true
+	}
+	return i, false
+}
+
+// readString reads a JSON string (or null, as empty) and returns its
+// decoded bytes: the line's own bytes when nothing needs decoding, else a
+// new slice. Decoding follows encoding/json exactly: invalid UTF-8 and lone
+// surrogates become U+FFFD.
+func readString(dst, b []byte, i int) (s []byte, next int, isnull bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return nil, 0, false, errEnd
+	}
+	if b[i] == 'n' {
+		next, err = literal(b, i, "null")
+		return nil, next, true, err
+	}
+	if b[i] != '"' {
+		return nil, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
+	}
+	end, err := stringEnd(b, i)
+	if err != nil {
+		return nil, 0, false, err
+	}
+	raw := b[i+1 : end-1]
+	if bytes.IndexByte(raw, '\\') < 0 && plain(raw) {
+		return raw, end, false, nil
+	}
+	s, err = decodeString(dst, b[i:end])
+	return s, end, false, err
+}
+
+// appendString appends the decoded string (or nothing for null) at b[i]
+// to dst.
+func appendString(dst, b []byte, i int) (out []byte, next int, isnull bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return dst, 0, false, errEnd
+	}
+	if b[i] == 'n' {
+		next, err = literal(b, i, "null")
+		return dst, next, true, err
+	}
+	if b[i] != '"' {
+		return dst, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
+	}
+	end, err := stringEnd(b, i)
+	if err != nil {
+		return dst, 0, false, err
+	}
+	raw := b[i+1 : end-1]
+	if bytes.IndexByte(raw, '\\') < 0 && plain(raw) {
+		return append(dst, raw...), end, false, nil
+	}
+	out, err = decodeString(dst, b[i:end])
+	return out, end, false, err
+}
+
+// decodeString appends the decoded quoted string q to dst.
+func decodeString(dst, q []byte) ([]byte, error) {
+	n := len(dst)
+	if out, ok := unescape(dst, q[1:len(q)-1]); ok {
+		return out, nil
+	}
+	// Rare shapes (surrogates, invalid UTF-8, control bytes): let
+	// encoding/json decide, so the bytes are exactly what it gives.
+	var v string
+	if err := json.Unmarshal(q, &v); err != nil {
+		return dst[:n], errSyntax
+	}
+	return append(dst[:n], v...), nil
+}
+
+// plain reports whether b is valid UTF-8 with no control bytes, i.e.
+// what encoding/json would decode to the same bytes.
+func plain(b []byte) bool {
+	for i := 0; i < len(b); i++ {
+		c := b[i]
+		if c < 0x20 {
+			return false
+		}
+		if c >= utf8.RuneSelf {
+			return utf8.Valid(b[i:]) && noControl(b[i:])
+		}
+	}
+	return true
+}
+
+func noControl(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 {
+			return false
+		}
+	}
+	return true
+}
+
+// unescape decodes the common escapes of valid UTF-8 text; ok is false for
+// anything it leaves to encoding/json (\u surrogates, invalid UTF-8,
+// control bytes, malformed escapes).
+func unescape(dst, raw []byte) ([]byte, bool) {
+	for i := 0; i < len(raw); {
+		k := bytes.IndexByte(raw[i:], '\\')
+		if k < 0 {
+			seg := raw[i:]
+			if !plain(seg) {
+				return nil, false
+			}
+			return append(dst, seg...), true
+		}
+		seg := raw[i : i+k]
+		if !plain(seg) {
+			return nil, false
+		}
+		dst = append(dst, seg...)
+		i += k
+		if i+1 >= len(raw) {
+			return nil, false
+		}
+		switch raw[i+1] {
+		case '"', '\\', '/':
+			dst = append(dst, raw[i+1])
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			if i+6 > len(raw) {
+				return nil, false
+			}
+			v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
+			if err != nil || (v >= 0xD800 && v <= 0xDFFF) {
+				return nil, false
+			}
+			dst = utf8.AppendRune(dst, rune(v))
+			i += 6
+			continue
+		default:
+			return nil, false
+		}
+		i += 2
+	}
+	return dst, true
+}
+
+// readNumber returns the raw bytes of a number at b[i]; isnull when null.
+func readNumber(b []byte, i int) (num []byte, next int, isnull bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return nil, 0, false, errEnd
+	}
+	c := b[i]
+	if c == 'n' {
+		next, err = literal(b, i, "null")
+		return nil, next, true, err
+	}
+	if c != '-' && (c < '0' || c > '9') {
+		return nil, 0, false, &wantError{got: kindOf(c), want: "number"}
+	}
+	end := numberEnd(b, i)
+	return b[i:end], end, false, nil
+}
+
+// readInt64 reads an integer (or null) like encoding/json into an int64.
+func readInt64(b []byte, i int) (v int64, next int, isnull bool, err error) {
+	num, next, isnull, err := readNumber(b, i)
+	if err != nil || isnull {
+		return 0, next, isnull, err
+	}
+	v, perr := strconv.ParseInt(string(num), 10, 64)
+	if perr != nil {
+		return 0, 0, false, &wantError{got: "number " + string(num), want: "int64"}
+	}
+	return v, next, false, nil
+}
+
+// readFloat reads a number (or null) into a float64.
+func readFloat(b []byte, i int) (v float64, next int, isnull bool, err error) {
+	num, next, isnull, err := readNumber(b, i)
+	if err != nil || isnull {
+		return 0, next, isnull, err
+	}
+	v, perr := strconv.ParseFloat(string(num), 64)
+	if perr != nil {
+		return 0, 0, false, &wantError{got: "number " + string(num), want: "float64"}
+	}
+	return v, next, false, nil
+}
+
+// readBool reads true, false or null (false).
+func readBool(b []byte, i int) (v bool, next int, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return false, 0, errEnd
+	}
+	switch b[i] {
+	case 't':
+		next, err = literal(b, i, "true")
+		return true, next, err
+	case 'f':
+		next, err = literal(b, i, "false")
+		return false, next, err
+	case 'n':
+		next, err = literal(b, i, "null")
+		return false, next, err
+	}
+	return false, 0, &wantError{got: kindOf(b[i]), want: "bool"}
+}
+
+// lineEnd checks that nothing but whitespace follows the top-level value.
+func lineEnd(b []byte, i int) error {
+	if skipWS(b, i) != len(b) {
+		return errors.New("invalid JSON: data after the top-level value")
+	}
+	return nil
+}
