@@ -120,6 +120,7 @@ def write_if_changed(path, text):
 def check(out):
     """Load the directory the way AIPerf does and count a known sentence."""
     os.environ.pop("HF_HUB_OFFLINE", None)
+    os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")  # no "PyTorch was not found"
     from transformers import AutoTokenizer
 
     tok = AutoTokenizer.from_pretrained(out)

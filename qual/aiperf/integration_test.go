@@ -50,6 +50,18 @@ type env struct {
 	root, aiperf, tokenizer, refserver string
 }
 
+// itTemp holds what itEnv builds (refserver binary, tokenizer); TestMain
+// removes it.
+var itTemp string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if itTemp != "" {
+		_ = os.RemoveAll(itTemp)
+	}
+	os.Exit(code)
+}
+
 var (
 	envOnce sync.Once
 	envVal  env
@@ -67,6 +79,10 @@ func itEnv(t *testing.T) env {
 			envErr = err
 			return
 		}
+		if itTemp, err = os.MkdirTemp("", "trtmc-aiperf-it-"); err != nil {
+			envErr = err
+			return
+		}
 		bin := os.Getenv("TRTMC_QUAL_AIPERF")
 		if bin == "" {
 			bin = filepath.Join(root, ".venv", "bin", "aiperf")
@@ -81,7 +97,7 @@ func itEnv(t *testing.T) env {
 		}
 		if _, err := os.Stat(filepath.Join(tok, "tokenizer.json")); err != nil {
 			// Build it next to the binary's temp files with the venv python.
-			tok = filepath.Join(os.TempDir(), fmt.Sprintf("trtmc-aiperf-it-tokenizer-%d", os.Getpid()))
+			tok = filepath.Join(itTemp, "tokenizer")
 			py := filepath.Join(filepath.Dir(bin), "python")
 			out, err := exec.Command(py, filepath.Join(root, "scripts", "build-tokenizer.py"), "--out", tok).CombinedOutput()
 			if err != nil {
@@ -89,7 +105,7 @@ func itEnv(t *testing.T) env {
 				return
 			}
 		}
-		refBin := filepath.Join(os.TempDir(), fmt.Sprintf("trtmc-aiperf-it-refserver-%d", os.Getpid()))
+		refBin := filepath.Join(itTemp, "trtmc-refserver")
 		cmd := exec.Command("go", "build", "-o", refBin, "./cmd/trtmc-refserver")
 		cmd.Dir = root
 		if out, err := cmd.CombinedOutput(); err != nil {
