@@ -123,6 +123,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newVersionCmd(f),
 		newInventoryCmd(f),
 		newRunCmd(f, nil),
+		newReportCmd(f, nil),
 	)
 	return root
 }

@@ -1,0 +1,146 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type reportOptions struct {
+	IO *IOStreams
+	// From are the result roots (OUT directories), merged in order.
+	From   []string
+	Group  string
+	Format string
+	// Output is a file to write instead of stdout ("" = stdout).
+	Output  string
+	Rejudge bool
+	// Baseline are the result roots of an earlier run to compare p50s with.
+	Baseline     []string
+	ThresholdPct float64
+
+	Now            func() time.Time
+	HarnessVersion string
+}
+
+func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
+	opts := &reportOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "report --group G [--from OUT ...]",
+		Short: "Regenerate a group's result tables from stored evidence",
+		Long: `Regenerate a group's result tables from stored evidence alone, without running
+anything: the group table, the coverage matrix and a reproducible command per
+row. The output is byte-identical to the OUT/<group>/results.* that run wrote
+for the same evidence.
+
+Several --from roots are merged: when a profile has results in more than one,
+the run that ended last wins and the others are listed as conflicts.
+--rejudge re-applies the verdict rules to the stored evidence, writes
+result.rejudged.json beside each result.json (which is never modified) and
+reports the re-judged rows. --baseline compares each row's HTTP and Task p50
+with an earlier run and marks increases beyond --regression-threshold percent.
+
+Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
+trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv.
+Without --format: table on a terminal, tsv when piped.
+
+Exit status: 0 when every counted normal profile is qualified, 1 when any row
+failed, broke, was interrupted or was not run, 2 for usage errors (an unknown
+format, a missing result root), 4 for malformed evidence.`,
+		Example: `  # the Markdown to paste into a pull request
+  trtmc-qual report --from out/demo --group vlm --format md
+
+  # merge two campaigns, latest run of each checkpoint wins
+  trtmc-qual report --from out/a --from out/b --group detection --format html --output detection.html
+
+  # re-apply the verdict rules to stored evidence, compare with last month
+  trtmc-qual report --from out/demo --group vlm --rejudge --baseline out/old --format md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Group == "" {
+				return flagErrorf("--group is required")
+			}
+			if opts.Format != reports.FormatAuto {
+				if err := reports.CheckFormat(opts.Format, reports.GroupFormats()...); err != nil {
+					return &flagError{err}
+				}
+			}
+			if opts.ThresholdPct < 0 {
+				return flagErrorf("--regression-threshold must be >= 0, got %v", opts.ThresholdPct)
+			}
+			if len(opts.From) == 0 {
+				opts.From = []string{f.Config.Out}
+			}
+			opts.Now, opts.HarnessVersion = f.Now, f.Version
+			if runF != nil {
+				return runF(opts)
+			}
+			return runReport(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.From, "from", nil, "result root (an OUT directory of run); repeat to merge several (default: the configured out)")
+	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to report (required)")
+	fl.StringVarP(&opts.Format, "format", "o", "", "output format: "+strings.Join(reports.GroupFormats(), ", ")+" (default table on a terminal, tsv when piped)")
+	fl.StringVar(&opts.Output, "output", "", "write to this file (atomically) instead of stdout")
+	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
+	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
+	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct, "percent p50 increase over --baseline marked as a regression")
+	return cmd
+}
+
+func runReport(opts *reportOptions) error {
+	if opts.Rejudge {
+		written, err := reports.RejudgeEvidence(opts.From, opts.Group, opts.Now(), opts.HarnessVersion)
+		if err != nil {
+			return evidenceError(err)
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "report: re-judged %d result(s); originals kept, re-judged copies in %s\n", len(written), reports.RejudgedFile)
+	}
+	rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{Rejudged: opts.Rejudge})
+	if err != nil {
+		return evidenceError(err)
+	}
+	if len(opts.Baseline) > 0 {
+		base, err := reports.Load(opts.Baseline, opts.Group)
+		if err != nil {
+			return evidenceError(fmt.Errorf("baseline: %w", err))
+		}
+		reports.ApplyBaseline(rep, base, opts.ThresholdPct)
+	}
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	var buf bytes.Buffer
+	if err := reports.Render(&buf, rep, format); err != nil {
+		return err
+	}
+	if opts.Output != "" {
+		if err := reports.WriteFileAtomic(opts.Output, buf.Bytes(), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "report: wrote %s\n", opts.Output)
+	} else if _, err := opts.IO.Out.Write(buf.Bytes()); err != nil {
+		return err
+	}
+	if n := len(rep.Conflicts); n > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "report: %d profile(s) have conflicting results in several roots; the latest run of each is shown\n", n)
+	}
+	if !rep.Coverage.OK {
+		return withCode(exitFailed, fmt.Errorf("group %s: %s", rep.Group, rep.Coverage.Summary))
+	}
+	return nil
+}
+
+// evidenceError maps the loader's errors to exit codes: a missing root or
+// group is a usage error (2); malformed evidence is a harness error (4).
+func evidenceError(err error) error {
+	if errors.Is(err, reports.ErrNoEvidence) {
+		return withCode(exitUsage, err)
+	}
+	return withCode(exitHarness, err)
+}
