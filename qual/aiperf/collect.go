@@ -83,13 +83,30 @@ type Request struct {
 	EndNs   int64 `json:"end_ns"`
 	// Payload is the exact JSON body sent (from the raw export).
 	Payload json.RawMessage `json:"payload,omitempty"`
-	// Response is the response body text as received.
-	Response []byte `json:"response,omitempty"`
+	// Response is the response body as received.
+	Response Body `json:"response,omitempty"`
 	// ResponseText is outputs.json's response_text, when that file exists.
 	ResponseText *string       `json:"response_text,omitempty"`
 	Error        *RequestError `json:"error,omitempty"`
 	OutputTokens *int          `json:"output_tokens,omitempty"`
 	Cancelled    bool          `json:"cancelled,omitempty"`
+}
+
+// Body is a response body. It is []byte underneath (pass it wherever a
+// []byte is wanted) but marshals as a JSON string, so evidence stays readable.
+type Body []byte
+
+// MarshalJSON implements json.Marshaler.
+func (b Body) MarshalJSON() ([]byte, error) { return json.Marshal(string(b)) }
+
+// UnmarshalJSON implements json.Unmarshaler.
+func (b *Body) UnmarshalJSON(data []byte) error {
+	var s string
+	if err := json.Unmarshal(data, &s); err != nil {
+		return err
+	}
+	*b = Body(s)
+	return nil
 }
 
 // ReadyMarker is .aiperf_results_ready.json.

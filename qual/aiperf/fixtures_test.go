@@ -27,6 +27,19 @@ type fixtureMeta struct {
 	Dataset  Dataset  `json:"dataset"`
 }
 
+// gunzipFile returns the decompressed content of a .gz fixture file.
+func gunzipFile(tb testing.TB, path string) []byte {
+	tb.Helper()
+	f, err := os.Open(path)
+	require.NoError(tb, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(tb, err)
+	data, err := io.ReadAll(zr)
+	require.NoError(tb, err)
+	return data
+}
+
 // fixture copies testdata/<name> (artifacts of a real AIPerf 0.13.0 run) to
 // a temp dir the test may damage, and returns it with its metadata.
 func fixture(t *testing.T, name string) (string, fixtureMeta) {

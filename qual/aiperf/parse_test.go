@@ -364,6 +364,18 @@ func TestLatencyPercentilesMsNeedsNanoseconds(t *testing.T) {
 	}
 }
 
+func TestBodyJSON(t *testing.T) {
+	q := Request{Response: Body(`{"data":[]}` + "\n")}
+	b, err := json.Marshal(q)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"response":"{\"data\":[]}\n"`)
+	var back Request
+	require.NoError(t, json.Unmarshal(b, &back))
+	assert.Equal(t, q.Response, back.Response)
+	var raw []byte = q.Response // usable as []byte
+	assert.True(t, json.Valid(bytes.TrimSpace(raw)))
+}
+
 func TestParseErrorFormat(t *testing.T) {
 	assert.Equal(t, "f.jsonl:3: metadata.x: missing", (&ParseError{File: "/a/f.jsonl", Line: 3, Field: "metadata.x", Err: errMissing}).Error())
 	assert.Equal(t, "f.json: missing", (&ParseError{File: "f.json", Err: errMissing}).Error())
