@@ -27,6 +27,8 @@ func newInventoryCmd(f *factory) *cobra.Command {
 		newInventoryValidateCmd(f, nil),
 		newInventoryListCmd(f, nil),
 		newInventoryShowCmd(f, nil),
+		newInventoryReconcileCmd(f, nil),
+		newInventoryDriftCmd(f, nil),
 	)
 	return cmd
 }

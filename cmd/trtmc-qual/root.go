@@ -124,6 +124,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newInventoryCmd(f),
 		newRunCmd(f, nil),
 		newReportCmd(f, nil),
+		newCICmd(f, nil, nil),
 	)
 	return root
 }

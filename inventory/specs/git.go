@@ -74,6 +74,8 @@ var (
 	ErrUnknownRef = errors.New("unknown ref")
 	// ErrGitUnavailable: the git executable cannot be run.
 	ErrGitUnavailable = errors.New("git is not available")
+	// ErrNotTRTMC: the commit has no models root (tests/e2e/models).
+	ErrNotTRTMC = errors.New("not a TRTMC checkout")
 )
 
 func (g GitCLI) bin() string {

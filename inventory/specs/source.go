@@ -162,7 +162,7 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 		return nil, fmt.Errorf("list %s at %s: %w", root, short(commit), err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%s has no %s/ at %s (%s): not a TRTMC checkout?", s.Repo, root, ref, short(commit))
+		return nil, fmt.Errorf("%w: %s has no %s/ at %s (%s)", ErrNotTRTMC, s.Repo, root, ref, short(commit))
 	}
 	type famFiles struct {
 		toml      string

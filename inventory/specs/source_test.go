@@ -119,7 +119,7 @@ func TestSourceErrors(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.ModelsRoot = "no/such/root"
 		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: cfg}.Read(ctx, "main")
-		assert.ErrorContains(t, err, "not a TRTMC checkout")
+		assert.ErrorIs(t, err, ErrNotTRTMC)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)

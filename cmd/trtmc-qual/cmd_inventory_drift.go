@@ -1,0 +1,100 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type inventoryDriftOptions struct {
+	IO         *IOStreams
+	Repo       string
+	Base       string
+	Head       string
+	Groups     []string
+	Format     string
+	SpecGroups string
+	NewGit     func(repo string) specs.Git
+}
+
+func newInventoryDriftCmd(f *factory, runF func(*inventoryDriftOptions) error) *cobra.Command {
+	opts := &inventoryDriftOptions{IO: f.IO, NewGit: gitCLI}
+	cmd := &cobra.Command{
+		Use:   "drift --repo PATH --base main [--head HEAD]",
+		Short: "List model specs, thresholds and references that differ between two refs",
+		Long: `List every file of the groups' TRTMC family folders that differs between two
+refs: MODEL.toml, manifests, thresholds, references and golden data, family
+tests and comparators. A qualification pull request must show that none of
+them differs from main. Both refs are read through git (committed content
+only; uncommitted edits in a checkout are not seen).
+
+A family belongs to a group when one of its manifests, or its MODEL.toml
+[e2e_defaults.*] tables, names a task strategy of the group at either ref; a
+family folder that names none is checked for every group. JSON and TOML files
+are summarised key by key with both values; other files by line counts.
+
+Exit status: 0 nothing differs, 1 something does, 2 a usage or spec-groups
+error (unknown group or ref, not a git repository), 3 git is not available.`,
+		Example: `  trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base main --group vlm
+  trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base origin/main --head HEAD --format md`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Repo == "" {
+				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
+			}
+			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "md"); err != nil {
+				return &flagError{err}
+			}
+			opts.SpecGroups = f.Config.SpecGroups
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInventoryDrift(cmd, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Repo, "repo", "", "TRTMC repository: a checkout or a bare git directory (required)")
+	fl.StringVar(&opts.Base, "base", "main", "the base ref")
+	fl.StringVar(&opts.Head, "head", "HEAD", "the head ref")
+	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group of the spec-groups file)")
+	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or md (default table on a terminal, tsv when piped)")
+	addSpecGroupsFlag(cmd)
+	return cmd
+}
+
+func runInventoryDrift(cmd *cobra.Command, opts *inventoryDriftOptions) error {
+	cfg, err := specs.LoadConfig(opts.SpecGroups)
+	if err != nil {
+		return err
+	}
+	for _, g := range opts.Groups {
+		if err := cfg.CheckGroup(g); err != nil {
+			return &flagError{err}
+		}
+	}
+	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
+	r, err := specs.Drift(cmd.Context(), src, opts.Base, opts.Head, opts.Groups)
+	if err != nil {
+		return specsError(err)
+	}
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	switch format {
+	case "json":
+		err = writeJSON(opts.IO.Out, r)
+	case "md":
+		err = r.Markdown(opts.IO.Out)
+	default:
+		err = reports.Table{Header: r.TableHeader(), Rows: r.TableRows()}.Write(opts.IO.Out, format)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.IO.ErrOut, r.Line())
+	if len(r.Changes) > 0 {
+		return &codedError{code: exitFailed, err: fmt.Errorf("%d spec file(s) differ", len(r.Changes)), quiet: true}
+	}
+	return nil
+}

@@ -1,0 +1,80 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+)
+
+func TestInventoryDriftCLI(t *testing.T) {
+	fx := newSpecsFixture(t)
+	tests := []struct {
+		name   string
+		args   []string
+		code   exitCode
+		stdout []string
+		stderr []string
+	}{
+		{
+			name: "vlm differs", code: exitFailed,
+			args: []string{"inventory", "drift", "--repo", fx.Repo, "--base", "main", "--head", "feature", "--group", "vlm"},
+			stdout: []string{
+				"vislm\tmanifest\tmodified\ttests/e2e/models/vislm/manifests/alpha-vl-2b.json\talpha-vl-2b\t+2 -2 lines; precision: \"fp16\" → \"bf16\"; testcases[0].max_new_tokens: 8 → 16\n",
+				"vislm\tthreshold\tmodified\ttests/e2e/models/vislm/thresholds/alpha-vl-2b.json\talpha-vl-2b\t+1 -1 lines; threshold_overrides.semantic_similarity: 0.8 → 0.7\n",
+				"vislm\tmodel_toml\tmodified\ttests/e2e/models/vislm/MODEL.toml\t-\t+1 -0 lines; test_manifests +manifests/gamma-vl-4b.json\n",
+				"vislm\treference\tadded\ttests/e2e/models/vislm/data/img2.png\t-\tbinary\n",
+				"vislm\treference\tdeleted\ttests/e2e/models/vislm/data/img.jpeg\t-\t+0 -1 lines\n",
+			},
+			stderr: []string{"vlm: 7 files differ between main @ " + fx.Base[:7] + " and feature @ " + fx.Head[:7] + " (3 manifest, 1 model_toml, 2 reference, 1 threshold)\n"},
+		},
+		{
+			name: "no drift", code: exitOK,
+			args:   []string{"inventory", "drift", "--repo", fx.Repo, "--base", "main", "--head", fx.Base},
+			stderr: []string{"detection,vlm: no spec drift between main @ " + fx.Base[:7]},
+		},
+		{
+			// HEAD of the fixture is main: the default head.
+			name: "default head", code: exitOK,
+			args:   []string{"inventory", "drift", "--repo", fx.Repo, "--group", "detection", "--format", "md"},
+			stdout: []string{"### Spec drift detection: `" + fx.Base[:7] + "` (main) → `" + fx.Base[:7] + "` (HEAD)"},
+		},
+		{
+			name: "markdown", code: exitFailed,
+			args:   []string{"inventory", "drift", "--repo", fx.Repo, "--head", "feature", "-g", "vlm", "-o", "md"},
+			stdout: []string{"| vislm | threshold | modified | `tests/e2e/models/vislm/thresholds/alpha-vl-2b.json` | `alpha-vl-2b` |"},
+		},
+		{name: "unknown group", code: exitUsage,
+			args: []string{"inventory", "drift", "--repo", fx.Repo, "--group", "audio"}, stderr: []string{`unknown group "audio"`}},
+		{name: "unknown base", code: exitUsage,
+			args: []string{"inventory", "drift", "--repo", fx.Repo, "--base", "nope"}, stderr: []string{`unknown ref "nope"`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			// drift needs no inventory or family configuration.
+			code, out, errOut := runCLI(t, nil, tt.args...)
+			assert.Equal(t, tt.code, code, "stderr: %s", errOut)
+			for _, s := range tt.stdout {
+				assert.Contains(t, out, s)
+			}
+			for _, s := range tt.stderr {
+				assert.Contains(t, errOut, s)
+			}
+		})
+	}
+}
+
+func TestInventoryDriftJSON(t *testing.T) {
+	fx := newSpecsFixture(t)
+	code, out, _ := runCLI(t, nil, "inventory", "drift", "--repo", fx.Repo, "--head", "feature", "--group", "vlm", "--format", "json")
+	assert.Equal(t, exitFailed, code)
+	var r specs.DriftReport
+	require.NoError(t, json.Unmarshal([]byte(out), &r))
+	assert.Equal(t, specs.DriftSchema, r.Schema)
+	assert.Equal(t, fx.Base, r.BaseCommit)
+	assert.Equal(t, fx.Head, r.HeadCommit)
+	assert.Len(t, r.Changes, 7)
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type inventoryReconcileOptions struct {
+	IO     *IOStreams
+	Group  string
+	Repo   string
+	Ref    string
+	Format string
+	Write  bool
+	// SpecGroups is the spec-groups file ("" = the built-in mapping).
+	SpecGroups string
+	// NewGit opens the TRTMC repository; tests may replace it.
+	NewGit func(repo string) specs.Git
+}
+
+func newInventoryReconcileCmd(f *factory, runF func(*inventoryReconcileOptions) error) *cobra.Command {
+	opts := &inventoryReconcileOptions{IO: f.IO, NewGit: gitCLI}
+	cmd := &cobra.Command{
+		Use:   "reconcile --repo PATH --group G",
+		Short: "Reconcile an inventory group with TRTMC's model specs at a git ref",
+		Long: `Reconcile one group of the inventory with the model specs of a TRTMC checkout
+at a git ref (default main), read through git, never from the work tree. The
+ref is resolved to a commit sha, which every output records.
+
+Every manifest whose task_strategy belongs to the group (see --spec-groups) is
+classified normal, variant or partial, with the rule that decided it, and
+compared with the inventory profile of the same id on checkpoint, revision,
+precision, bundle name and kind. One row per profile:
+
+  ok        normal, in both, agreeing
+  missing   normal in the specs, not in the inventory         (needs action)
+  stale     in the inventory, not a spec of the group          (needs action)
+  drift     in both, fields differ (named, with both values)   (needs action)
+  variant   a precision/quantisation/TP/CP/build variant: listed, not counted
+  partial   an L0/random/regression/smoke profile: listed, not counted
+  excluded  excluded by the inventory, with its reason
+  unlisted  a manifest its MODEL.toml does not list            (needs action)
+  invalid   a listed manifest that is missing or malformed     (needs action)
+
+The rows go to stdout (a table on a terminal, tab-separated when piped, or
+--format json|md); the summary line goes to stderr. --write appends planned
+entries for the missing profiles to the inventory file that holds the group,
+leaving existing content byte for byte; when that cannot be done safely (the
+family is not configured, the list is in flow style...) it writes a separate
+proposal file and says why. The rows and the exit status describe the state
+before writing.
+
+Exit status: 0 nothing needs action, 1 something does, 2 a usage, inventory
+or spec-groups error (unknown group or ref, not a git repository), 3 git is
+not available.`,
+		Example: `  trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group vlm
+  trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --ref a832817 --group vlm --format md
+  trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group detection --write`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Repo == "" {
+				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
+			}
+			if opts.Group == "" {
+				return flagErrorf("--group is required")
+			}
+			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "md"); err != nil {
+				return &flagError{err}
+			}
+			opts.SpecGroups = f.Config.SpecGroups
+			if runF != nil {
+				return runF(opts)
+			}
+			return runInventoryReconcile(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&opts.Group, "group", "g", "", "the group to reconcile (required)")
+	fl.StringVar(&opts.Repo, "repo", "", "TRTMC repository: a checkout or a bare git directory (required)")
+	fl.StringVar(&opts.Ref, "ref", "main", "git ref of the specs (branch, tag or sha)")
+	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or md (default table on a terminal, tsv when piped)")
+	fl.BoolVar(&opts.Write, "write", false, "append planned entries for missing profiles to the inventory")
+	addSpecGroupsFlag(cmd)
+	return cmd
+}
+
+func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconcileOptions) error {
+	ctx := cmd.Context()
+	cfg, err := specs.LoadConfig(opts.SpecGroups)
+	if err != nil {
+		return err
+	}
+	if err := cfg.CheckGroup(opts.Group); err != nil {
+		return &flagError{err}
+	}
+	inv, fams, err := f.loadInventory(nil)
+	if err != nil {
+		return err
+	}
+	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
+	snap, err := src.Read(ctx, opts.Ref)
+	if err != nil {
+		return specsError(err)
+	}
+	r := specs.Reconcile(cfg, snap, inv, opts.Group)
+	if err := writeReconcile(opts.IO, r, opts.Format); err != nil {
+		return err
+	}
+	fmt.Fprintln(opts.IO.ErrOut, r.Line())
+	for _, g := range r.Gaps {
+		fmt.Fprintf(opts.IO.ErrOut, "gap: %s has no normal profile (only %s)\n", g.Checkpoint, strings.Join(g.Profiles, ", "))
+	}
+	if opts.Write {
+		if r.Summary.Missing == 0 {
+			fmt.Fprintln(opts.IO.ErrOut, "write: no missing profile to propose")
+		} else {
+			p, err := specs.WriteProposals(r, inv, f.Config.Inventory, fams.Has)
+			if err != nil {
+				return err
+			}
+			reportProposal(opts.IO, p)
+		}
+	}
+	if r.Summary.NeedAction > 0 {
+		return &codedError{code: exitFailed, err: fmt.Errorf("%d profile(s) need action", r.Summary.NeedAction), quiet: true}
+	}
+	return nil
+}
+
+func writeReconcile(io *IOStreams, r *specs.Report, format string) error {
+	switch reports.Resolve(format, io.OutTTY) {
+	case "json":
+		return writeJSON(io.Out, r)
+	case "md":
+		return r.Markdown(io.Out)
+	default:
+		return reports.Table{Header: r.TableHeader(), Rows: r.TableRows()}.Write(io.Out, reports.Resolve(format, io.OutTTY))
+	}
+}
+
+func reportProposal(io *IOStreams, p *specs.Proposal) {
+	if p.Appended {
+		fmt.Fprintf(io.ErrOut, "write: appended %d planned profile(s) to %s: %s\n", len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
+		return
+	}
+	fmt.Fprintf(io.ErrOut, "write: the inventory was NOT changed; %d proposed profile(s) written to %s: %s\n",
+		len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
+	for _, why := range p.Reasons {
+		fmt.Fprintf(io.ErrOut, "write:   because %s\n", why)
+	}
+}
+
+// --- shared by reconcile, drift and ci ------------------------------------
+
+func gitCLI(repo string) specs.Git { return specs.GitCLI{Repo: repo} }
+
+// addSpecGroupsFlag adds --spec-groups, bound to the spec_groups config key.
+func addSpecGroupsFlag(cmd *cobra.Command) {
+	cmd.Flags().String("spec-groups", "", "spec-groups file: task strategy → group and classification rules (default: built in)")
+}
+
+// specsError gives errors of the spec source their exit status: a bad ref,
+// repository or group is a usage error (2), a missing git a setup error
+// (3); cancellation stays cancellation.
+func specsError(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, specs.ErrGitUnavailable):
+		return withCode(exitSetup, err)
+	case errors.Is(err, specs.ErrUnknownRef), errors.Is(err, specs.ErrNotRepository), errors.Is(err, specs.ErrUnknownGroup),
+		errors.Is(err, specs.ErrNotTRTMC):
+		return withCode(exitUsage, err)
+	}
+	return err
+}

@@ -1,0 +1,242 @@
+package main
+
+import (
+	"encoding/json"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+)
+
+// specsFixture is a throwaway TRTMC-layout git repository (main = the base
+// fixture, feature = the head fixture of inventory/specs/testdata), with an
+// inventory and a family configuration whose family names fit it.
+type specsFixture struct {
+	Repo      string
+	Base      string
+	Head      string
+	Inventory string
+	Families  string
+	Dir       string
+}
+
+func specsGit(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=Fixture", "GIT_AUTHOR_EMAIL=fixture@example.invalid",
+		"GIT_COMMITTER_NAME=Fixture", "GIT_COMMITTER_EMAIL=fixture@example.invalid",
+		"GIT_AUTHOR_DATE=2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2026-01-02T03:04:05Z", "LC_ALL=C")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
+	return strings.TrimSpace(string(out))
+}
+
+func specsCopyTree(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(from, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(to, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
+	}))
+}
+
+func newSpecsFixture(t *testing.T) specsFixture {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	td := repoFile("inventory", "specs", "testdata")
+	repo := t.TempDir()
+	specsGit(t, repo, "init", "-q", "-b", "main")
+	specsCopyTree(t, filepath.Join(td, "trtmc-base"), repo)
+	specsGit(t, repo, "add", "-A")
+	specsGit(t, repo, "commit", "-q", "-m", "base")
+	base := specsGit(t, repo, "rev-parse", "HEAD")
+	specsGit(t, repo, "checkout", "-q", "-b", "feature")
+	specsCopyTree(t, filepath.Join(td, "trtmc-head"), repo)
+	require.NoError(t, os.Remove(filepath.Join(repo, "tests/e2e/models/vislm/data/img.jpeg")))
+	specsGit(t, repo, "add", "-A")
+	specsGit(t, repo, "commit", "-q", "-m", "head")
+	head := specsGit(t, repo, "rev-parse", "HEAD")
+	specsGit(t, repo, "checkout", "-q", "main")
+
+	// The family configuration knows the fixture's TRTMC families by name
+	// (a copy of the shipped one, renamed), so --write can append.
+	dir := t.TempDir()
+	fams, err := os.ReadFile(repoFile("families", "families.yaml"))
+	require.NoError(t, err)
+	famText := strings.Replace(string(fams), "\n  ref-detect:\n", "\n  detectors:\n", 1)
+	famText = strings.Replace(famText, "\n  ref-vlm:\n", "\n  vislm:\n", 1)
+	famFile := filepath.Join(dir, "families.yaml")
+	require.NoError(t, os.WriteFile(famFile, []byte(famText), 0o644))
+	inv, err := os.ReadFile(filepath.Join(td, "inventory.yaml"))
+	require.NoError(t, err)
+	invText := strings.NewReplacer("family: ocrish", "family: vislm", "family: texty", "family: vislm").Replace(string(inv))
+	invFile := filepath.Join(dir, "inventory.yaml")
+	require.NoError(t, os.WriteFile(invFile, []byte(invText), 0o644))
+	return specsFixture{Repo: repo, Base: base, Head: head, Inventory: invFile, Families: famFile, Dir: dir}
+}
+
+func (fx specsFixture) args(args ...string) []string {
+	return append(args, "--inventory", fx.Inventory, "--families", fx.Families)
+}
+
+func TestInventoryReconcileCLI(t *testing.T) {
+	fx := newSpecsFixture(t)
+	tests := []struct {
+		name     string
+		args     []string
+		code     exitCode
+		stdout   []string
+		stderr   []string
+		noStdout bool
+	}{
+		{
+			name: "vlm tab-separated when piped",
+			args: []string{"inventory", "reconcile", "--repo", fx.Repo, "--group", "vlm"},
+			code: exitFailed,
+			stdout: []string{
+				"legacy-vl\tlegacyvl\texample/Legacy-VL\tnormal\tnormal.only-profile: the only full profile of its checkpoint\tmissing\tnot in the inventory\n",
+				"alpha-vl-2b\tvislm\texample/Alpha-VL-2B\tnormal\tnormal.only-profile: the only full profile of its checkpoint\tok\t\n",
+				"alpha-vl-2b-tp2\tvislm\texample/Alpha-VL-2B\tvariant\tvariant.build_args.parallel: build_args.parallel tensor_parallel tp=2 (of alpha-vl-2b)\tvariant\tin the inventory as a variant profile\n",
+				"beta-vl-7b\tvislm\texample/Beta-VL-7B\tnormal\t",
+				"\tdrift\tprecision: inventory fp32, spec fp16; bundle: inventory beta-7b.bundle, spec beta-vl-7b.bundle\n",
+				"ocr-one\tocrish\texample/OCR-One\tnormal\tnormal.only-profile: the only full profile of its checkpoint\texcluded\texcluded: public CI OOM; verified locally\n",
+				"alpha-vl-2b-extra\t", "\tunlisted\tnot listed in tests/e2e/models/vislm/MODEL.toml test_manifests\n",
+				"ocr-broken\tocrish\t-\t-\tspec.malformed-json\tinvalid\tmalformed JSON: unexpected EOF\n",
+				"old-vl\tvislm\texample/Old-VL\tnormal\tinventory: kind as recorded in the inventory\tstale\tno manifest named old-vl at " + fx.Base[:7] + "\n",
+			},
+			stderr: []string{"vlm @ " + fx.Base[:7] + ": 4 normal (1 ok, 1 missing, 1 drift, 1 excluded), 3 variants, 2 partials, 2 stale, 1 unlisted, 2 invalid; 7 need action\n"},
+		},
+		{
+			name: "detection at a sha, markdown",
+			args: []string{"inventory", "reconcile", "--repo", fx.Repo, "--ref", fx.Base[:10], "--group", "detection", "--format", "md"},
+			code: exitFailed,
+			stdout: []string{"### Reconcile `detection` against " + fx.Base[:10] + " @ `" + fx.Base[:7] + "`",
+				"| `det-large` | detectors | `example/det-large` | normal |", "| **missing** |",
+				"| `det-repro` | detectors | `det-local-weights` | partial | partial.testcase-category: every testcase has test_category \"regression\" | partial |",
+				"- `example/det-huge`: `det-huge-tp2`"},
+			stderr: []string{"1 need action", "gap: example/det-huge has no normal profile (only det-huge-tp2)"},
+		},
+		{
+			name:   "the ref's content, not the work tree's",
+			args:   []string{"inventory", "reconcile", "--repo", fx.Repo, "--ref", "feature", "--group", "vlm"},
+			code:   exitFailed,
+			stdout: []string{"alpha-vl-2b\tvislm\texample/Alpha-VL-2B\tnormal\tnormal.only-profile: the only full profile of its checkpoint\tdrift\tprecision: inventory fp16, spec bf16\n", "gamma-vl-4b\t", "orphan-one\torphan\t"},
+			stderr: []string{"vlm @ " + fx.Head[:7] + ": "},
+		},
+		{name: "unknown group", args: []string{"inventory", "reconcile", "--repo", fx.Repo, "--group", "audio"},
+			code: exitUsage, stderr: []string{`unknown group "audio": valid groups are detection, vlm`}, noStdout: true},
+		{name: "unknown ref", args: []string{"inventory", "reconcile", "--repo", fx.Repo, "--ref", "nope", "--group", "vlm"},
+			code: exitUsage, stderr: []string{`unknown ref "nope"`}, noStdout: true},
+		{name: "not a repository", args: []string{"inventory", "reconcile", "--repo", t.TempDir(), "--group", "vlm"},
+			code: exitUsage, stderr: []string{"not a git repository"}, noStdout: true},
+		{name: "repo required", args: []string{"inventory", "reconcile", "--group", "vlm"},
+			code: exitUsage, stderr: []string{"--repo is required"}, noStdout: true},
+		{name: "bad format", args: []string{"inventory", "reconcile", "--repo", fx.Repo, "--group", "vlm", "--format", "xml"},
+			code: exitUsage, stderr: []string{"valid values are"}, noStdout: true},
+		{name: "bad spec-groups file", args: []string{"inventory", "reconcile", "--repo", fx.Repo, "--group", "vlm", "--spec-groups", fx.Inventory},
+			code: exitUsage, stderr: []string{"spec groups " + fx.Inventory}, noStdout: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			code, out, errOut := runCLI(t, nil, fx.args(tt.args...)...)
+			assert.Equal(t, tt.code, code, "stderr: %s", errOut)
+			for _, s := range tt.stdout {
+				assert.Contains(t, out, s)
+			}
+			for _, s := range tt.stderr {
+				assert.Contains(t, errOut, s)
+			}
+			if tt.noStdout {
+				assert.Empty(t, out)
+			}
+		})
+	}
+}
+
+func TestInventoryReconcileJSONContract(t *testing.T) {
+	fx := newSpecsFixture(t)
+	code, out, _ := runCLI(t, nil, fx.args("inventory", "reconcile", "--repo", fx.Repo, "--group", "detection", "-o", "json")...)
+	assert.Equal(t, exitFailed, code)
+	var doc struct {
+		Schema  string `json:"schema"`
+		Group   string `json:"group"`
+		Commit  string `json:"commit"`
+		Ref     string `json:"ref"`
+		Rows    []map[string]any
+		Summary map[string]int `json:"summary"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Equal(t, specs.ReconcileSchema, doc.Schema)
+	assert.Equal(t, fx.Base, doc.Commit)
+	assert.Equal(t, "main", doc.Ref)
+	assert.Len(t, doc.Rows, 8)
+	for _, row := range doc.Rows {
+		for _, key := range []string{"profile", "family", "checkpoint", "kind", "rule", "reason", "state", "detail", "needs_action"} {
+			assert.Contains(t, row, key)
+		}
+	}
+	assert.Equal(t, map[string]int{"normal": 2, "ok": 1, "missing": 1, "drift": 0, "excluded": 0, "variants": 3, "partials": 3,
+		"stale": 0, "unlisted": 0, "invalid": 0, "need_action": 1}, doc.Summary)
+}
+
+func TestInventoryReconcileWrite(t *testing.T) {
+	fx := newSpecsFixture(t)
+	before, err := os.ReadFile(fx.Inventory)
+	require.NoError(t, err)
+
+	// detection: det-large is missing; its family is configured, so the
+	// planned entry is appended and a second reconcile is clean.
+	code, _, errOut := runCLI(t, nil, fx.args("inventory", "reconcile", "--repo", fx.Repo, "--group", "detection", "--write")...)
+	assert.Equal(t, exitFailed, code, "the exit status describes the state before writing")
+	assert.Contains(t, errOut, "write: appended 1 planned profile(s) to "+fx.Inventory+": det-large")
+	after, err := os.ReadFile(fx.Inventory)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(after), string(before[:strings.Index(string(before), "  # The detection group follows")])))
+	assert.Contains(t, string(after), "      - id: det-large\n")
+	code, _, errOut = runCLI(t, nil, fx.args("inventory", "reconcile", "--repo", fx.Repo, "--group", "detection")...)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "detection @ "+fx.Base[:7]+": 2 normal (2 ok), 3 variants, 3 partials; 0 need action")
+	code, _, errOut = runCLI(t, nil, fx.args("inventory", "validate")...)
+	assert.Equal(t, exitOK, code, errOut)
+
+	// vlm: legacy-vl's family (legacyvl) is not configured: the inventory
+	// is left alone and a proposal file says why.
+	mid, err := os.ReadFile(fx.Inventory)
+	require.NoError(t, err)
+	code, _, errOut = runCLI(t, nil, fx.args("inventory", "reconcile", "--repo", fx.Repo, "--group", "vlm", "--write")...)
+	assert.Equal(t, exitFailed, code)
+	proposal := filepath.Join(fx.Dir, "inventory.vlm.proposed.yaml")
+	assert.Contains(t, errOut, "write: the inventory was NOT changed; 1 proposed profile(s) written to "+proposal+": legacy-vl")
+	assert.Contains(t, errOut, `because profile legacy-vl: family: unknown family "legacyvl"`)
+	now, err := os.ReadFile(fx.Inventory)
+	require.NoError(t, err)
+	assert.Equal(t, string(mid), string(now))
+	assert.FileExists(t, proposal)
+}
+
+func TestSpecsErrorCodes(t *testing.T) {
+	assert.Equal(t, exitSetup, codeFor(specsError(specs.ErrGitUnavailable)))
+	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrNotTRTMC)))
+	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrUnknownRef)))
+	assert.Equal(t, exitHarness, codeFor(specsError(os.ErrClosed)))
+	assert.NoError(t, specsError(nil))
+}
