@@ -296,7 +296,7 @@ func (j *joiner) nativeAt(off int64) (families.Answer, error) {
 		} else if err == nil {
 			return families.Answer{}, fmt.Errorf("native answer at offset %d: short read", off)
 		}
-		_, answer, _, perr := nativeFields(j.workers[0], line)
+		_, answer, _, perr := readNativeLine(line)
 		if perr != nil {
 			return families.Answer{}, fmt.Errorf("native answer at offset %d: %w", off, perr)
 		}

@@ -168,9 +168,8 @@ func objectOpen(b []byte, i int) (next int, empty bool, err error) {
 	return i, false, nil
 }
 
-// objectKey reads `"key" :` at b[i] and returns the raw key bytes and the
-// index of the value. Keys with escapes are returned raw (they match no
-// known key, so their value is skipped).
+// objectKey reads `"key" :` at b[i] and returns the key, decoded, and the
+// index of the value.
 func objectKey(b []byte, i int) (key []byte, next int, err error) {
 	i = skipWS(b, i)
 	if i >= len(b) || b[i] != '"' {
@@ -181,6 +180,12 @@ func objectKey(b []byte, i int) (key []byte, next int, err error) {
 		return nil, 0, err
 	}
 	key = b[i+1 : end-1]
+	if bytes.IndexByte(key, '\\') >= 0 || !plain(key) {
+		// encoding/json matches the decoded key.
+		if key, err = decodeString(nil, b[i:end]); err != nil {
+			return nil, 0, err
+		}
+	}
 	i = skipWS(b, end)
 	if i >= len(b) || b[i] != ':' {
 		return nil, 0, errSyntax

@@ -47,7 +47,7 @@ type chunk[T any] struct {
 	errAt int // index in lines of the failed line
 	// nlines counts every line of the chunk, blank ones included.
 	nlines int
-	done  chan struct{}
+	done   chan struct{}
 }
 
 type lineRef struct {

@@ -1,81 +1,244 @@
 package streamjoin
 
 import (
+	"bytes"
 	"errors"
 	"math"
+	"strconv"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 )
 
+// The line readers below accept and reject what encoding/json accepts and
+// rejects when it decodes into qual/aiperf's RecordLine and RawLine and
+// qual's ServerRecord and NativeAnswer: every field of those structs is
+// type-checked (null is "absent" for pointers and a no-op for values),
+// keys match exactly or else case-insensitively, the last duplicate wins.
+// Unknown keys and json.RawMessage fields (payload, cause_chain, details)
+// are skipped structurally, not validated byte by byte: that is the one
+// thing these readers accept that encoding/json would reject.
+
 var errMissing = errors.New("missing")
 
-// metaFields are the metadata fields the join reads.
-type metaFields struct {
-	id, conv []byte
-	phase    uint8
-	startNs  int64
-	canceled bool
+// fieldSet is the field names of one struct, for encoding/json's key
+// matching: exact first, else case-insensitive.
+type fieldSet []string
+
+func (s fieldSet) match(key []byte) string {
+	for _, n := range s {
+		if string(key) == n {
+			return n
+		}
+	}
+	ascii := true
+	for _, c := range key {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	for _, n := range s {
+		if (!ascii || len(n) == len(key)) && strings.EqualFold(string(key), n) {
+			return n
+		}
+	}
+	return ""
 }
 
-// parseMetadata reads AIPerf's metadata object and applies qual/aiperf's
-// required-field checks.
-func parseMetadata(b []byte, i int, m *metaFields) (int, error) {
+var (
+	metadataFields = fieldSet{"x_request_id", "conversation_id", "benchmark_phase", "request_start_ns", "was_cancelled",
+		"session_num", "turn_index", "credit_issued_ns", "request_ack_ns", "request_end_ns", "phase_index", "cancellation_time_ns",
+		"x_correlation_id", "worker_id", "record_processor_id", "phase_name", "phase_kind"}
+	recordFields   = fieldSet{"metadata", "metrics", "error"}
+	rawFields      = fieldSet{"metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers"}
+	errorFields    = fieldSet{"code", "type", "message", "cause", "cause_chain", "details"}
+	metricFields   = fieldSet{"value", "unit"}
+	responseFields = fieldSet{"text", "packets", "perf_ns", "content_type"}
+	packetFields   = fieldSet{"name", "value"}
+	serverFields   = fieldSet{"request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes"}
+	nativeFields   = fieldSet{"request_id", "answer", "error", "task_ms"}
+)
+
+// Type checks for fields that are read only to reject what
+// encoding/json rejects.
+func checkString(b []byte, i int) (int, error) {
+	i = skipWS(b, i)
+	if i < len(b) && b[i] == '"' {
+		return stringEnd(b, i)
+	}
+	if i < len(b) && b[i] == 'n' {
+		return literal(b, i, "null")
+	}
+	if i >= len(b) {
+		return 0, errEnd
+	}
+	return 0, &wantError{got: kindOf(b[i]), want: "string"}
+}
+
+func checkInt(b []byte, i int) (int, error) {
+	_, next, _, err := readInt64(b, i)
+	return next, err
+}
+
+func checkFloat(b []byte, i int) (int, error) {
+	_, next, _, err := readFloat(b, i)
+	return next, err
+}
+
+func checkBool(b []byte, i int) (int, error) {
+	_, next, err := readBool(b, i)
+	return next, err
+}
+
+// checkStringMap checks a map[string]string (request_headers).
+func checkStringMap(b []byte, i int) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		return j, nil
+	}
 	i, empty, err := objectOpen(b, i)
 	if err != nil || empty {
 		return i, err
 	}
-	var phase []byte
 	for more := true; more; {
-		var key []byte
-		if key, i, err = objectKey(b, i); err != nil {
+		if _, i, err = objectKey(b, i); err != nil {
 			return 0, err
 		}
-		switch string(key) {
-		case "x_request_id":
-			m.id, i, _, err = readString(nil, b, i)
-			err = inField("x_request_id", err)
-		case "conversation_id":
-			m.conv, i, _, err = readString(nil, b, i)
-			err = inField("conversation_id", err)
-		case "benchmark_phase":
-			phase, i, _, err = readString(nil, b, i)
-			err = inField("benchmark_phase", err)
-		case "request_start_ns":
-			m.startNs, i, _, err = readInt64(b, i)
-			err = inField("request_start_ns", err)
-		case "was_cancelled":
-			m.canceled, i, err = readBool(b, i)
-			err = inField("was_cancelled", err)
-		default:
-			i, err = skipValue(b, i)
-		}
-		if err != nil {
+		if i, err = checkString(b, i); err != nil {
 			return 0, err
 		}
 		if i, more, err = objectNext(b, i); err != nil {
 			return 0, err
 		}
 	}
-	switch string(phase) {
-	case "warmup":
-		m.phase = phaseWarmup
-	case "profiling":
-		m.phase = phaseMeasured
+	return i, nil
+}
+
+// metaFields are the metadata fields the join reads.
+type metaFields struct {
+	id, conv, phase []byte
+	startNs         int64
+	canceled        bool
+}
+
+// parseMetadata reads AIPerf's metadata object into m (merging, as
+// encoding/json does for a repeated key).
+func parseMetadata(b []byte, i int, m *metaFields) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		return j, nil
+	}
+	i, empty, err := objectOpen(b, i)
+	if err != nil || empty {
+		return i, err
+	}
+	for more := true; more; {
+		var key []byte
+		if key, i, err = objectKey(b, i); err != nil {
+			return 0, err
+		}
+		name := metadataFields.match(key)
+		var s []byte
+		var isnull bool
+		switch name {
+		case "x_request_id":
+			if s, i, isnull, err = readString(nil, b, i); !isnull && err == nil {
+				m.id = s
+			}
+		case "conversation_id":
+			if s, i, isnull, err = readString(nil, b, i); !isnull && err == nil {
+				m.conv = s
+			}
+		case "benchmark_phase":
+			if s, i, isnull, err = readString(nil, b, i); !isnull && err == nil {
+				m.phase = s
+			}
+		case "request_start_ns":
+			m.startNs, i, _, err = readInt64(b, i)
+		case "was_cancelled":
+			m.canceled, i, err = readBool(b, i)
+		case "session_num", "turn_index", "credit_issued_ns", "request_ack_ns", "request_end_ns", "phase_index", "cancellation_time_ns":
+			i, err = checkInt(b, i)
+		case "":
+			i, err = skipValue(b, i)
+		default:
+			i, err = checkString(b, i)
+		}
+		if err != nil {
+			return 0, inField(name, err)
+		}
+		if i, more, err = objectNext(b, i); err != nil {
+			return 0, err
+		}
 	}
 	return i, nil
 }
 
-// check is qual/aiperf's RecordMetadata.check.
-func (m *metaFields) check() error {
+// check is qual/aiperf's RecordMetadata.check; it returns the phase.
+func (m *metaFields) check() (uint8, error) {
 	switch {
 	case len(m.id) == 0:
-		return &fieldError{"x_request_id", errMissing}
+		return 0, &fieldError{"x_request_id", errMissing}
 	case len(m.conv) == 0:
-		return &fieldError{"conversation_id", errMissing}
-	case m.phase == phaseNone:
-		return &fieldError{"benchmark_phase", errors.New("missing or unknown phase")}
+		return 0, &fieldError{"conversation_id", errMissing}
+	case len(m.phase) == 0:
+		return 0, &fieldError{"benchmark_phase", errMissing}
+	case string(m.phase) == "warmup":
+		return phaseWarmup, nil
+	case string(m.phase) == "profiling":
+		return phaseMeasured, nil
 	}
-	return nil
+	return 0, &fieldError{"benchmark_phase", errors.New("unknown phase " + strconv.Quote(string(m.phase)))}
+}
+
+// errorObj is what the join needs of AIPerf's error object.
+type errorObj struct {
+	present bool
+	codeSet bool
+	code    int64
+}
+
+// status is the HTTP status qual/aiperf derives from the error (100..599).
+func (e *errorObj) status() int32 {
+	if e.present && e.codeSet && e.code >= 100 && e.code <= 599 {
+		return int32(e.code)
+	}
+	return 0
+}
+
+func parseError(b []byte, i int, e *errorObj) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		*e = errorObj{}
+		return j, nil
+	}
+	i, empty, err := objectOpen(b, i)
+	if err != nil {
+		return 0, err
+	}
+	e.present = true
+	for more := !empty; more; {
+		var key []byte
+		if key, i, err = objectKey(b, i); err != nil {
+			return 0, err
+		}
+		name := errorFields.match(key)
+		switch name {
+		case "code":
+			var isnull bool
+			e.code, i, isnull, err = readInt64(b, i)
+			e.codeSet = !isnull
+		case "type", "message", "cause":
+			i, err = checkString(b, i)
+		default:
+			i, err = skipValue(b, i)
+		}
+		if err != nil {
+			return 0, inField(name, err)
+		}
+		if i, more, err = objectNext(b, i); err != nil {
+			return 0, err
+		}
+	}
+	return i, nil
 }
 
 // clientLine is what one profile_export.jsonl line contributes.
@@ -95,6 +258,7 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		return err
 	}
 	var m metaFields
+	var eo errorObj
 	hasMetrics := false
 	out.latencyMS = math.NaN()
 	for more := !empty; more; {
@@ -102,29 +266,26 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		if key, i, err = objectKey(line, i); err != nil {
 			return err
 		}
-		switch string(key) {
+		name := recordFields.match(key)
+		switch name {
 		case "metadata":
 			i, err = parseMetadata(line, i, &m)
-			err = inField("metadata", err)
 		case "metrics":
 			var isnull bool
-			if i, isnull = isNull(line, i); !isnull {
+			if i, isnull = isNull(line, i); isnull {
+				hasMetrics = false
+				out.latencyMS = math.NaN()
+			} else {
 				hasMetrics = true
 				i, err = parseMetrics(line, i, out)
-				err = inField("metrics", err)
 			}
 		case "error":
-			var isnull bool
-			if i, isnull = isNull(line, i); !isnull {
-				out.failed = true
-				i, err = parseErrorCode(line, i, &out.status)
-				err = inField("error", err)
-			}
+			i, err = parseError(line, i, &eo)
 		default:
 			i, err = skipValue(line, i)
 		}
 		if err != nil {
-			return err
+			return inField(name, err)
 		}
 		if i, more, err = objectNext(line, i); err != nil {
 			return err
@@ -133,22 +294,22 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 	if err := lineEnd(line, i); err != nil {
 		return err
 	}
-	if err := m.check(); err != nil {
+	phase, err := m.check()
+	if err != nil {
 		return inField("metadata", err)
 	}
 	if !hasMetrics {
 		return &fieldError{"metrics", errMissing}
 	}
-	if m.canceled {
-		out.failed = true
-	}
 	out.key = w.h.key(m.id)
-	out.conv, out.phase, out.startNs = m.conv, m.phase, m.startNs
+	out.conv, out.phase, out.startNs = m.conv, phase, m.startNs
+	out.failed = eo.present || m.canceled
+	out.status = eo.status()
 	return nil
 }
 
-// parseMetrics reads metrics.request_latency.value the way
-// aiperf.MetricValue.Float does: a number, else absent.
+// parseMetrics walks the metrics map; request_latency's value is read the
+// way aiperf.MetricValue.Float reads it: a number, else absent.
 func parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 	i, empty, err := objectOpen(b, i)
 	if err != nil || empty {
@@ -160,12 +321,13 @@ func parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 			return 0, err
 		}
 		if string(key) == "request_latency" {
+			out.latencyMS = math.NaN() // a map element is decoded afresh
 			i, err = parseMetricValue(b, i, &out.latencyMS)
 		} else {
-			i, err = skipValue(b, i)
+			i, err = parseMetricValue(b, i, nil)
 		}
 		if err != nil {
-			return 0, err
+			return 0, inField(string(key), err)
 		}
 		if i, more, err = objectNext(b, i); err != nil {
 			return 0, err
@@ -175,6 +337,9 @@ func parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 }
 
 func parseMetricValue(b []byte, i int, v *float64) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		return j, nil
+	}
 	i, empty, err := objectOpen(b, i)
 	if err != nil || empty {
 		return i, err
@@ -184,47 +349,25 @@ func parseMetricValue(b []byte, i int, v *float64) (int, error) {
 		if key, i, err = objectKey(b, i); err != nil {
 			return 0, err
 		}
-		j := skipWS(b, i)
-		if string(key) == "value" && j < len(b) && (b[j] == '-' || (b[j] >= '0' && b[j] <= '9')) {
-			*v, i, _, err = readFloat(b, j)
-		} else {
-			i, err = skipValue(b, i)
-		}
-		if err != nil {
-			return 0, err
-		}
-		if i, more, err = objectNext(b, i); err != nil {
-			return 0, err
-		}
-	}
-	return i, nil
-}
-
-// parseErrorCode reads an AIPerf error object; its code becomes the HTTP
-// status when it is one (qual/aiperf: 100..599).
-func parseErrorCode(b []byte, i int, status *int32) (int, error) {
-	i, empty, err := objectOpen(b, i)
-	if err != nil || empty {
-		return i, err
-	}
-	for more := true; more; {
-		var key []byte
-		if key, i, err = objectKey(b, i); err != nil {
-			return 0, err
-		}
-		if string(key) == "code" {
-			var code int64
-			var isnull bool
-			code, i, isnull, err = readInt64(b, i)
-			if !isnull && code >= 100 && code <= 599 {
-				*status = int32(code)
+		name := metricFields.match(key)
+		switch name {
+		case "value":
+			j := skipWS(b, i)
+			if i, err = skipValue(b, i); err == nil && v != nil {
+				*v = math.NaN()
+				if c := b[j]; c == '-' || (c >= '0' && c <= '9') {
+					if f, perr := strconv.ParseFloat(string(b[j:i]), 64); perr == nil {
+						*v = f
+					}
+				}
 			}
-			err = inField("code", err)
-		} else {
+		case "unit":
+			i, err = checkString(b, i)
+		default:
 			i, err = skipValue(b, i)
 		}
 		if err != nil {
-			return 0, err
+			return 0, inField(name, err)
 		}
 		if i, more, err = objectNext(b, i); err != nil {
 			return 0, err
@@ -258,37 +401,36 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 		return err
 	}
 	var m metaFields
-	hasError := false
+	var eo errorObj
 	w.body = w.body[:0]
 	for more := !empty; more; {
 		var key []byte
 		if key, i, err = objectKey(line, i); err != nil {
 			return err
 		}
-		switch string(key) {
+		name := rawFields.match(key)
+		switch name {
 		case "metadata":
 			i, err = parseMetadata(line, i, &m)
-			err = inField("metadata", err)
 		case "status":
 			var v int64
 			var isnull bool
 			v, i, isnull, err = readInt64(line, i)
 			out.status, out.hasStatus = int32(v), !isnull
-			err = inField("status", err)
 		case "error":
-			var isnull bool
-			if i, isnull = isNull(line, i); !isnull {
-				hasError = true
-				i, err = skipValue(line, i)
-			}
+			i, err = parseError(line, i, &eo)
 		case "responses":
+			w.body = w.body[:0]
 			i, err = w.parseResponses(line, i)
-			err = inField("responses", err)
-		default: // payload (base64 images), headers, timings
+		case "start_perf_ns":
+			i, err = checkInt(line, i)
+		case "request_headers":
+			i, err = checkStringMap(line, i)
+		default: // payload (base64 images) and unknown keys
 			i, err = skipValue(line, i)
 		}
 		if err != nil {
-			return err
+			return inField(name, err)
 		}
 		if i, more, err = objectNext(line, i); err != nil {
 			return err
@@ -297,10 +439,10 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 	if err := lineEnd(line, i); err != nil {
 		return err
 	}
-	if err := m.check(); err != nil {
+	if _, err := m.check(); err != nil {
 		return inField("metadata", err)
 	}
-	if !out.hasStatus && !hasError {
+	if !out.hasStatus && !eo.present {
 		return &fieldError{"status", errors.New("missing on a record without error")}
 	}
 	out.key = w.h.key(m.id)
@@ -331,6 +473,9 @@ func (w *worker) parseResponses(b []byte, i int) (int, error) {
 }
 
 func (w *worker) parseResponse(b []byte, i int) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		return j, nil
+	}
 	i, empty, err := objectOpen(b, i)
 	if err != nil || empty {
 		return i, err
@@ -341,23 +486,28 @@ func (w *worker) parseResponse(b []byte, i int) (int, error) {
 		if key, i, err = objectKey(b, i); err != nil {
 			return 0, err
 		}
-		switch string(key) {
+		name := responseFields.match(key)
+		switch name {
 		case "text":
+			textAt = -1
 			if j, isnull := isNull(b, i); isnull {
-				textAt = -1
 				i = j
 			} else {
 				textAt = skipWS(b, i)
-				i, err = skipValue(b, i)
+				i, err = checkString(b, i)
 			}
 		case "packets":
 			packetsAt = skipWS(b, i)
-			i, err = skipValue(b, i)
+			i, err = checkPackets(b, i)
+		case "perf_ns":
+			i, err = checkInt(b, i)
+		case "content_type":
+			i, err = checkString(b, i)
 		default:
 			i, err = skipValue(b, i)
 		}
 		if err != nil {
-			return 0, err
+			return 0, inField(name, err)
 		}
 		if i, more, err = objectNext(b, i); err != nil {
 			return 0, err
@@ -376,6 +526,49 @@ func (w *worker) parseResponse(b []byte, i int) (int, error) {
 	return i, nil
 }
 
+// checkPackets type-checks an SSE packet list.
+func checkPackets(b []byte, i int) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		return j, nil
+	}
+	i, empty, err := arrayOpen(b, i)
+	if err != nil || empty {
+		return i, err
+	}
+	for more := true; more; {
+		if j, isnull := isNull(b, i); isnull {
+			i = j
+		} else {
+			var emptyObj bool
+			if i, emptyObj, err = objectOpen(b, i); err != nil {
+				return 0, err
+			}
+			for more := !emptyObj; more; {
+				var key []byte
+				if key, i, err = objectKey(b, i); err != nil {
+					return 0, err
+				}
+				if packetFields.match(key) != "" {
+					i, err = checkString(b, i)
+				} else {
+					i, err = skipValue(b, i)
+				}
+				if err != nil {
+					return 0, err
+				}
+				if i, more, err = objectNext(b, i); err != nil {
+					return 0, err
+				}
+			}
+		}
+		if i, more, err = arrayNext(b, i); err != nil {
+			return 0, err
+		}
+	}
+	return i, nil
+}
+
+// appendPackets appends a checked packet list to the body.
 func (w *worker) appendPackets(b []byte, i int) error {
 	if _, isnull := isNull(b, i); isnull {
 		return nil
@@ -397,38 +590,50 @@ func (w *worker) appendPackets(b []byte, i int) error {
 }
 
 func (w *worker) appendPacket(b []byte, i int) (int, error) {
-	i, empty, err := objectOpen(b, i)
-	if err != nil {
-		return 0, err
-	}
 	nameAt, valueAt := -1, -1
-	for more := !empty; more; {
-		var key []byte
-		if key, i, err = objectKey(b, i); err != nil {
+	if j, isnull := isNull(b, i); isnull {
+		i = j
+	} else {
+		var empty bool
+		var err error
+		if i, empty, err = objectOpen(b, i); err != nil {
 			return 0, err
 		}
-		switch string(key) {
-		case "name":
-			nameAt = skipWS(b, i)
-		case "value":
-			valueAt = skipWS(b, i)
-		}
-		if i, err = skipValue(b, i); err != nil {
-			return 0, err
-		}
-		if i, more, err = objectNext(b, i); err != nil {
-			return 0, err
+		for more := !empty; more; {
+			var key []byte
+			if key, i, err = objectKey(b, i); err != nil {
+				return 0, err
+			}
+			at := skipWS(b, i)
+			_, isnull := isNull(b, at)
+			switch packetFields.match(key) {
+			case "name":
+				if !isnull {
+					nameAt = at
+				}
+			case "value":
+				if !isnull {
+					valueAt = at
+				}
+			}
+			if i, err = skipValue(b, i); err != nil {
+				return 0, err
+			}
+			if i, more, err = objectNext(b, i); err != nil {
+				return 0, err
+			}
 		}
 	}
+	var err error
 	if nameAt >= 0 {
 		if w.body, _, _, err = appendString(w.body, b, nameAt); err != nil {
-			return 0, inField("name", err)
+			return 0, err
 		}
 	}
 	w.body = append(w.body, ": "...)
 	if valueAt >= 0 {
 		if w.body, _, _, err = appendString(w.body, b, valueAt); err != nil {
-			return 0, inField("value", err)
+			return 0, err
 		}
 	}
 	w.body = append(w.body, '\n')
@@ -454,33 +659,41 @@ func parseServerLine(w *worker, line []byte, out *serverLine) error {
 		if key, i, err = objectKey(line, i); err != nil {
 			return err
 		}
-		switch string(key) {
+		name := serverFields.match(key)
+		var v int64
+		var f float64
+		var s []byte
+		var isnull bool
+		switch name {
 		case "request_id":
-			id, i, _, err = readString(nil, line, i)
-			err = inField("request_id", err)
-		case "task_ms":
-			var v float64
-			var isnull bool
-			v, i, isnull, err = readFloat(line, i)
-			if !isnull {
-				out.taskMS = v
+			if s, i, isnull, err = readString(nil, line, i); !isnull && err == nil {
+				id = s
 			}
-			err = inField("task_ms", err)
+		case "task_ms":
+			f, i, isnull, err = readFloat(line, i)
+			out.taskMS = f
+			if isnull {
+				out.taskMS = math.NaN()
+			}
 		case "image_width":
-			var v int64
-			v, i, _, err = readInt64(line, i)
-			out.w = int32(v)
-			err = inField("image_width", err)
+			if v, i, isnull, err = readInt64(line, i); !isnull {
+				out.w = int32(v)
+			}
 		case "image_height":
-			var v int64
-			v, i, _, err = readInt64(line, i)
-			out.h = int32(v)
-			err = inField("image_height", err)
+			if v, i, isnull, err = readInt64(line, i); !isnull {
+				out.h = int32(v)
+			}
+		case "route":
+			i, err = checkString(line, i)
+		case "status", "image_bytes":
+			i, err = checkInt(line, i)
+		case "handler_ms":
+			i, err = checkFloat(line, i)
 		default:
 			i, err = skipValue(line, i)
 		}
 		if err != nil {
-			return err
+			return inField(name, err)
 		}
 		if i, more, err = objectNext(line, i); err != nil {
 			return err
@@ -500,8 +713,8 @@ type nativeLine struct {
 	ans    answerInfo
 }
 
-// nativeFields reads request_id, the raw answer value and error.
-func nativeFields(w *worker, line []byte) (id, answer []byte, failed bool, err error) {
+// readNativeLine reads request_id, the raw answer value and error.
+func readNativeLine(line []byte) (id, answer []byte, failed bool, err error) {
 	i, empty, err := objectOpen(line, 0)
 	if err != nil {
 		return nil, nil, false, err
@@ -511,24 +724,29 @@ func nativeFields(w *worker, line []byte) (id, answer []byte, failed bool, err e
 		if key, i, err = objectKey(line, i); err != nil {
 			return nil, nil, false, err
 		}
-		switch string(key) {
+		name := nativeFields.match(key)
+		var s []byte
+		var isnull bool
+		switch name {
 		case "request_id":
-			id, i, _, err = readString(nil, line, i)
-			err = inField("request_id", err)
+			if s, i, isnull, err = readString(nil, line, i); !isnull && err == nil {
+				id = s
+			}
 		case "answer":
 			start := skipWS(line, i)
 			i, err = skipValue(line, i)
 			answer = line[start:i]
 		case "error":
-			var s []byte
-			s, i, _, err = readString(nil, line, i)
-			failed = len(s) > 0
-			err = inField("error", err)
+			if s, i, isnull, err = readString(nil, line, i); !isnull && err == nil {
+				failed = len(s) > 0
+			}
+		case "task_ms":
+			i, err = checkFloat(line, i)
 		default:
 			i, err = skipValue(line, i)
 		}
 		if err != nil {
-			return nil, nil, false, err
+			return nil, nil, false, inField(name, err)
 		}
 		if i, more, err = objectNext(line, i); err != nil {
 			return nil, nil, false, err
@@ -541,7 +759,7 @@ func nativeFields(w *worker, line []byte) (id, answer []byte, failed bool, err e
 }
 
 func parseNativeLine(w *worker, line []byte, out *nativeLine) error {
-	id, answer, failed, err := nativeFields(w, line)
+	id, answer, failed, err := readNativeLine(line)
 	if err != nil {
 		return err
 	}
@@ -556,16 +774,16 @@ func parseNativeLine(w *worker, line []byte, out *nativeLine) error {
 // httpAnswer extracts, judges and hashes an HTTP answer with the family's
 // own extractor, memoised by the exact body bytes.
 func (w *worker) httpAnswer(body []byte) answerInfo {
-	if w.memo != nil {
-		k := w.h.sum128(body)
-		if v, ok := w.memo.http[k]; ok {
-			return v
-		}
-		v := w.extractHTTP(body)
-		w.memo.put(w.memo.http, k, v)
+	if w.memo == nil {
+		return w.extractHTTP(body)
+	}
+	k := w.h.sum128(body)
+	if v, ok := w.memo.http[k]; ok {
 		return v
 	}
-	return w.extractHTTP(body)
+	v := w.extractHTTP(body)
+	w.memo.put(w.memo.http, k, v)
+	return v
 }
 
 func (w *worker) extractHTTP(body []byte) answerInfo {
@@ -573,7 +791,7 @@ func (w *worker) extractHTTP(body []byte) answerInfo {
 	if len(body) > 0 {
 		// A copy: the extractor may keep it, and body is reused. An empty
 		// body stays nil, as aiperf.RawLine.Body returns it.
-		in = append([]byte(nil), body...)
+		in = bytes.Clone(body)
 	}
 	a, err := w.ex.FromHTTP(in)
 	if err != nil {
@@ -586,24 +804,23 @@ func (w *worker) extractHTTP(body []byte) answerInfo {
 }
 
 func (w *worker) nativeAnswer(answer []byte) answerInfo {
-	if w.memo != nil {
-		k := w.h.sum128(answer)
-		if v, ok := w.memo.native[k]; ok {
-			return v
-		}
-		v := w.extractNative(answer)
-		w.memo.put(w.memo.native, k, v)
+	if w.memo == nil {
+		return w.extractNative(answer)
+	}
+	k := w.h.sum128(answer)
+	if answer == nil {
+		k[0] ^= 1 // absent differs from empty
+	}
+	if v, ok := w.memo.native[k]; ok {
 		return v
 	}
-	return w.extractNative(answer)
+	v := w.extractNative(answer)
+	w.memo.put(w.memo.native, k, v)
+	return v
 }
 
 func (w *worker) extractNative(answer []byte) answerInfo {
-	var in []byte
-	if answer != nil {
-		in = append([]byte(nil), answer...) // the extractor may keep it
-	}
-	a, err := w.ex.FromNative(in)
+	a, err := w.ex.FromNative(bytes.Clone(answer)) // the extractor may keep it
 	if err != nil {
 		return answerInfo{outcome: ansBad}
 	}
