@@ -32,6 +32,7 @@ const (
 const (
 	ProblemExitStatus       = "aiperf_exit_status"
 	ProblemDeadline         = "deadline_exceeded"
+	ProblemInterrupted      = "interrupted"
 	ProblemNotReady         = "results_not_ready"
 	ProblemPartial          = "results_partial"
 	ProblemSummaryMissing   = "summary_missing"

@@ -211,7 +211,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 		if ctx.Err() == nil {
 			pre = append(pre, Problem{Code: ProblemDeadline, Detail: fmt.Sprintf("deadline %s passed; aiperf %s", c.Deadline, how)})
 		} else {
-			pre = append(pre, Problem{Code: ProblemDeadline, Detail: "interrupted; aiperf " + how})
+			pre = append(pre, Problem{Code: ProblemInterrupted, Detail: "interrupted; aiperf " + how})
 		}
 	}
 	if res.ExitCode != 0 {

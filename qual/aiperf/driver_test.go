@@ -338,7 +338,7 @@ func TestDriverRunInterrupted(t *testing.T) {
 	run, err := (&Driver{Runner: f}).Run(ctx, c)
 	require.ErrorIs(t, err, context.Canceled)
 	require.NotNil(t, run, "what AIPerf wrote is still collected")
-	assert.Equal(t, "interrupted; aiperf stopped", run.Problems[0].Detail)
+	assert.Equal(t, Problem{Code: ProblemInterrupted, Detail: "interrupted; aiperf stopped"}, run.Problems[0])
 }
 
 func TestWaitFinal(t *testing.T) {
