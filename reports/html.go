@@ -280,6 +280,11 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 		p("</section>\n")
 		return
 	}
+	if res.Verdict == VerdictExcluded {
+		writeReproduce(b, row)
+		p("</section>\n")
+		return
+	}
 	if len(res.Reasons) > 0 {
 		p("<h4>Reasons</h4>\n<ul class=\"reasons\">\n")
 		for _, rs := range res.Reasons {
@@ -344,16 +349,24 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 		p("<figure>%s<figcaption>Measured requests: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95: HTTP %s ms, Task %s ms.</figcaption></figure>\n</div>\n",
 			distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(p50Cell(res.LatencyMS.Task, nil)))
 	}
-	if rp := row.Reproduce; rp != nil {
-		p("<h4>Reproduce</h4>\n")
-		if rp.Command != "" {
-			p("<pre class=\"cmd\">%s</pre>\n", e(rp.Command))
-		} else {
-			p("<p class=\"note\">No trtmc-qual command recorded.</p>\n")
-		}
-		if len(rp.AIPerfArgv) > 0 {
-			p("<details class=\"aiperf\"><summary>AIPerf argv as recorded</summary>\n<pre class=\"cmd aiperf\">%s</pre></details>\n", e(shellLines(rp.AIPerfArgv)))
-		}
-	}
+	writeReproduce(b, row)
 	p("</section>\n")
+}
+
+func writeReproduce(b *strings.Builder, row *Row) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	rp := row.Reproduce
+	if rp == nil {
+		return
+	}
+	p("<h4>Reproduce</h4>\n")
+	if rp.Command != "" {
+		p("<pre class=\"cmd\">%s</pre>\n", e(rp.Command))
+	} else {
+		p("<p class=\"note\">No trtmc-qual command recorded.</p>\n")
+	}
+	if len(rp.AIPerfArgv) > 0 {
+		p("<details class=\"aiperf\"><summary>AIPerf argv as recorded</summary>\n<pre class=\"cmd aiperf\">%s</pre></details>\n", e(shellLines(rp.AIPerfArgv)))
+	}
 }

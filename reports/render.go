@@ -86,7 +86,8 @@ func resultsTable(rows []Row, withKind bool, esc func(string) string) Table {
 func resultCells(row *Row) []string {
 	bundle := orMissing(short(row.BundleSHA256))
 	r := row.Result
-	if r == nil {
+	if r == nil || r.Verdict == VerdictExcluded {
+		// Nothing was measured: every measurement cell is missing.
 		cells := []string{row.Profile, orMissing(row.Checkpoint), orMissing(row.Family), orMissing(row.Precision), bundle}
 		for range len(resultHeader()) - len(cells) - 1 {
 			cells = append(cells, Missing)
@@ -180,6 +181,14 @@ func csvValues(row *Row) map[string]string {
 	if res == nil {
 		return v
 	}
+	v["revision"], v["command"] = res.Revision, res.Command
+	if res.Rejudged != nil {
+		v["original_verdict"] = res.Rejudged.OriginalVerdict
+	}
+	v["reasons"] = reasonsPlain(res.Reasons)
+	if res.Verdict == VerdictExcluded {
+		return v // nothing was measured
+	}
 	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
 		if c, ok := res.RequestsByPhase[p]; ok {
 			v[p+"_sent"], v[p+"_expected"] = strconv.Itoa(c.Sent), strconv.Itoa(c.Expected)
@@ -191,17 +200,12 @@ func csvValues(row *Row) map[string]string {
 		"missing_native": c.MissingNative, "missing_http": c.MissingHTTP, "missing_server_record": c.MissingServerRecord} {
 		v[k] = strconv.Itoa(n)
 	}
-	v["revision"] = res.Revision
 	v["correctness"], v["gates"] = correctnessWord(res.Correctness), gatesPlain(res.Correctness)
 	v["http_p50_ms"], v["http_p95_ms"] = fmtPlain(res.LatencyMS.HTTP.P50), fmtPlain(res.LatencyMS.HTTP.P95)
 	v["task_p50_ms"], v["task_p95_ms"] = fmtPlain(res.LatencyMS.Task.P50), fmtPlain(res.LatencyMS.Task.P95)
 	v["images_per_sec"] = fmtPlain(res.ImagesPerSec)
 	v["output_tokens"], v["boxes"] = optInt(res.OutputTokens), optInt(res.Boxes)
 	v["aiperf_version"], v["source_commit"] = res.Provenance.AIPerfVersion, res.Provenance.SourceCommit
-	if res.Rejudged != nil {
-		v["original_verdict"] = res.Rejudged.OriginalVerdict
-	}
-	v["reasons"], v["command"] = reasonsPlain(res.Reasons), res.Command
 	if row.Reproduce != nil {
 		v["aiperf_argv"] = ShellQuote(row.Reproduce.AIPerfArgv)
 	}
