@@ -5,6 +5,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -301,7 +303,7 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		if err := job.JUnit(&b); err != nil {
 			return err
 		}
-		if err := specs.WriteFileAtomic(opts.JUnit, b.Bytes(), 0o644); err != nil {
+		if err := writeReport(opts.JUnit, b.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -310,7 +312,7 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		return err
 	}
 	if opts.Summary != "" {
-		if err := specs.WriteFileAtomic(opts.Summary, summary.Bytes(), 0o644); err != nil {
+		if err := writeReport(opts.Summary, summary.Bytes()); err != nil {
 			return err
 		}
 	}
@@ -331,6 +333,14 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		return &codedError{code: code, err: fmt.Errorf("ci: exit %d", code), quiet: true}
 	}
 	return nil
+}
+
+// writeReport writes a report file atomically, creating its directory.
+func writeReport(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return specs.WriteFileAtomic(path, data, 0o644)
 }
 
 // ciGroups returns the groups to check: --group, or the groups both in the

@@ -121,7 +121,7 @@ func TestCICLI(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			junit, summary := filepath.Join(dir, "junit.xml"), filepath.Join(dir, "summary.md")
+			junit, summary := filepath.Join(dir, "ci", "junit.xml"), filepath.Join(dir, "ci", "summary.md")
 			args := fx.args(append([]string{"ci", "--repo", fx.Repo, "--junit", junit, "--summary", summary}, tt.args...)...)
 			code, out, errOut := runCLI(t, nil, args...)
 			assert.Equal(t, tt.code, code, errOut)

@@ -326,6 +326,10 @@ func compare(cfg *Config, p *inventory.Profile, c *Classified) []FieldDiff {
 // "vlm @ a832817: 9 normal (9 ok), 3 variants, 2 partials; 0 need action".
 func (r *Report) Line() string {
 	s := r.Summary
+	if len(r.Rows) == 0 {
+		return fmt.Sprintf("%s @ %s: no manifest has task strategy %s, and the inventory has no profile of the group; 0 need action",
+			r.Group, short(r.Commit), strings.Join(r.TaskStrategies, " or "))
+	}
 	var states []string
 	for _, kv := range []struct {
 		n    int

@@ -192,6 +192,16 @@ func TestReconcileWithoutInventoryGroup(t *testing.T) {
 	}
 }
 
+func TestReconcileEmptyGroup(t *testing.T) {
+	repo := newFixtureRepo(t)
+	snap := repo.snapshot(t, "main")
+	cfg := DefaultConfig()
+	cfg.Groups["audio"] = &GroupConfig{TaskStrategies: []string{"speech_to_text"}}
+	r := Reconcile(cfg, snap, nil, "audio")
+	assert.Empty(t, r.Rows)
+	assert.Equal(t, "audio @ 1949a1a: no manifest has task strategy speech_to_text, and the inventory has no profile of the group; 0 need action", r.Line())
+}
+
 func TestReconcileOutputsGolden(t *testing.T) {
 	repo := newFixtureRepo(t)
 	snap := repo.snapshot(t, "main")

@@ -70,8 +70,11 @@ func ProposedYAML(r *Report, indent int) ([]byte, []string, error) {
 	}
 	pad := strings.Repeat(" ", indent)
 	var out bytes.Buffer
-	fmt.Fprintf(&out, "%s# Proposed by `trtmc-qual inventory reconcile --write` from %s @ %s (%s):\n",
-		pad, r.Repo, r.Commit, r.Ref)
+	from := fmt.Sprintf("%s @ %s", r.Repo, r.Commit)
+	if r.Ref != r.Commit {
+		from += fmt.Sprintf(" (%s)", r.Ref)
+	}
+	fmt.Fprintf(&out, "%s# Proposed by `trtmc-qual inventory reconcile --write` from %s:\n", pad, from)
 	fmt.Fprintf(&out, "%s# planned entries for the normal profiles missing from group %s. `family` is\n", pad, r.Group)
 	fmt.Fprintf(&out, "%s# TRTMC's family; it must name a family of families.yaml.\n", pad)
 	for _, line := range strings.SplitAfter(buf.String(), "\n") {
