@@ -286,10 +286,27 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		return broke("server_exit", fmt.Errorf("the server exited during the AIPerf run: %w", werr))
 	default:
 	}
-	if !run.Complete() {
-		return broke("aiperf_incomplete", run.Err())
+	// Per-request findings are counted by the join (errored, duplicate,
+	// missing); anything else means the exports cannot be trusted.
+	var fatal []aiperf.Problem
+	for _, p := range run.Problems {
+		if !joinCounts[p.Code] {
+			fatal = append(fatal, p)
+		}
+	}
+	if len(fatal) > 0 {
+		return broke("aiperf_incomplete", &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
 	}
 	return nil
+}
+
+// joinCounts are AIPerf findings about single requests, which the join
+// counts per phase instead of failing the stage.
+var joinCounts = map[string]bool{
+	aiperf.ProblemRequestErrors:    true,
+	aiperf.ProblemDuplicateRequest: true,
+	aiperf.ProblemConversation:     true,
+	aiperf.ProblemRecordCancelled:  true,
 }
 
 func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
