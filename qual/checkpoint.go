@@ -97,7 +97,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	cr.res.Provenance = reports.Provenance{
 		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
 		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
-		SourceCommit: p.SourceCommit,
+		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreeze,
 	}
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)

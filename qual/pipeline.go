@@ -6,11 +6,13 @@
 package qual
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -130,7 +132,8 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 		return nil, &SetupError{err}
 	}
-	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}},
+		pipFreeze: pipFreezeDigest(ctx, opts.Runner, opts.AIPerfBin)}
 	logf(opts.Log, "group %s: %d checkpoint(s), %d slot(s), aiperf %s", opts.Group, len(profiles), len(opts.Slots), vc.Got)
 
 	results := make([]*reports.Result, len(profiles))
@@ -209,7 +212,29 @@ type groupEnv struct {
 	aiperf aiperf.VersionCheck
 	driver *aiperf.Driver
 	ports  *portPool
-	logMu  sync.Mutex
+	// pipFreeze is the sha256 of `pip freeze` in AIPerf's environment.
+	pipFreeze string
+	logMu     sync.Mutex
+}
+
+// pipFreezeDigest digests the package set of the virtual environment AIPerf
+// runs in (the python beside the aiperf executable), or "" when there is none.
+func pipFreezeDigest(ctx context.Context, runner proc.Runner, aiperfBin string) string {
+	bin, err := exec.LookPath(aiperfBin)
+	if err != nil {
+		return ""
+	}
+	python := filepath.Join(filepath.Dir(bin), "python")
+	if _, err := os.Stat(python); err != nil {
+		return ""
+	}
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(ctx, time.Minute)
+	defer cancel()
+	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Stdout: &out}); err != nil {
+		return ""
+	}
+	return evidence.SHA256(out.Bytes())
 }
 
 func (e *groupEnv) logf(format string, args ...any) {
