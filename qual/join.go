@@ -10,22 +10,20 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
-// Phases as trtmc-qual names them (AIPerf says "profiling" for measured).
+// Phases and join statuses are part of joined.jsonl's schema, which
+// reports owns; every request the client reported gets exactly one status.
 const (
-	PhaseWarmup   = "warmup"
-	PhaseMeasured = "measured"
-)
+	PhaseWarmup   = reports.PhaseWarmup
+	PhaseMeasured = reports.PhaseMeasured
 
-// Join statuses: every request the client reported gets exactly one.
-const (
-	StatusMatched             = "matched"
-	StatusMismatched          = "mismatched"
-	StatusErrored             = "errored"
-	StatusMissingNative       = "missing_native"
-	StatusMissingHTTP         = "missing_http"
-	StatusMissingServerRecord = "missing_server_record"
-	StatusDuplicate           = "duplicate"
-	StatusMeaningless         = "meaningless"
+	StatusMatched             = reports.JoinMatched
+	StatusMismatched          = reports.JoinMismatched
+	StatusErrored             = reports.JoinErrored
+	StatusMissingNative       = reports.JoinMissingNative
+	StatusMissingHTTP         = reports.JoinMissingHTTP
+	StatusMissingServerRecord = reports.JoinMissingServerRecord
+	StatusDuplicate           = reports.JoinDuplicate
+	StatusMeaningless         = reports.JoinMeaningless
 )
 
 // ClientRequest is one request as the HTTP client (AIPerf) reported it.
@@ -73,18 +71,8 @@ type JoinInput struct {
 	Expected map[string]int // per phase
 }
 
-// JoinedLine is one line of joined.jsonl.
-type JoinedLine struct {
-	RequestID string   `json:"request_id"`
-	EntryID   string   `json:"entry_id"`
-	Phase     string   `json:"phase"`
-	HTTPMS    *float64 `json:"http_ms"`
-	TaskMS    *float64 `json:"task_ms"`
-	Status    string   `json:"status"`
-	StartNs   int64    `json:"start_ns"`
-	Diff      string   `json:"diff,omitempty"`
-	Problem   string   `json:"problem,omitempty"`
-}
+// JoinedLine is one line of joined.jsonl; its schema belongs to reports.
+type JoinedLine = reports.JoinedLine
 
 // JoinOutput is the per-request verdicts and what they add up to.
 type JoinOutput struct {
@@ -128,7 +116,7 @@ func Join(in JoinInput) JoinOutput {
 	reqs := append([]ClientRequest(nil), in.Requests...)
 	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].StartNs < reqs[j].StartNs })
 	for _, r := range reqs {
-		line := JoinedLine{RequestID: r.RequestID, Phase: r.Phase, HTTPMS: r.LatencyMS, StartNs: r.StartNs}
+		line := JoinedLine{RequestID: r.RequestID, Phase: r.Phase, HTTPMS: r.LatencyMS, StartNS: r.StartNs}
 		entry, entryOK := "", false
 		if in.EntryOf != nil {
 			entry, entryOK = in.EntryOf(r.ConversationID)
