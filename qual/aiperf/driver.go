@@ -215,7 +215,15 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 		}
 	}
 	if res.ExitCode != 0 {
-		pre = append(pre, Problem{Code: ProblemExitStatus, Detail: fmt.Sprintf("aiperf exited with status %d; see %s and %s", res.ExitCode, FileStdout, FileLog)})
+		how := fmt.Sprintf("exited with status %d", res.ExitCode)
+		if res.Signal != "" {
+			how = fmt.Sprintf("was killed by a signal (%s)", res.Signal)
+		}
+		detail := fmt.Sprintf("aiperf %s; see %s and %s", how, FileStdout, FileLog)
+		if tail := stderrTail(res.StderrTail, 5); tail != "" {
+			detail += "; last stderr lines:\n" + tail
+		}
+		pre = append(pre, Problem{Code: ProblemExitStatus, Detail: detail})
 	}
 	run.Problems = append(pre, collected.Problems...)
 	if err := ctx.Err(); err != nil {
@@ -319,4 +327,19 @@ func snapshot(dir string) dirState {
 		}
 	}
 	return s
+}
+
+// stderrTail is the last n non-empty lines of a child's stderr, indented,
+// for a problem's detail.
+func stderrTail(s string, n int) string {
+	var lines []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, "    "+strings.TrimRight(l, "\r"))
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
