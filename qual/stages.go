@@ -138,6 +138,13 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	if err != nil {
 		return broke("family_config", err)
 	}
+	url, err := families.Expand([]string{cr.family.Readiness}, cr.vars())
+	if err != nil {
+		return broke("family_config", err)
+	}
+	if err := portInUse(url[0]); err != nil {
+		return broke("port_in_use", err)
+	}
 	logFile, err := os.Create(filepath.Join(cr.dir, fileServerLog))
 	if err != nil {
 		return err
@@ -153,10 +160,6 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	}
 	cr.server = p
 	go func() { <-p.Done(); logFile.Close() }()
-	url, err := families.Expand([]string{cr.family.Readiness}, cr.vars())
-	if err != nil {
-		return broke("family_config", err)
-	}
 	waited, err := proc.WaitReady(ctx, p, url[0], cr.family.Timeouts.Startup.Or(defaultStartupTimeout))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -167,6 +170,12 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 			return broke("server_not_ready", fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
 		}
 		return broke("server_exit", err)
+	}
+	select {
+	case <-p.Done(): // ready was answered, but not by our server
+		_, werr := p.Wait()
+		return broke("server_exit", fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
+	default:
 	}
 	cr.env.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
 	return nil
