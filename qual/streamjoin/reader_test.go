@@ -1,0 +1,386 @@
+package streamjoin
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+)
+
+// fixtureLines returns the lines of a gzipped AIPerf 0.13.0 fixture.
+func fixtureLines(t testing.TB, rel string) [][]byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join("..", "aiperf", "testdata", rel))
+	require.NoError(t, err)
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	require.NoError(t, err)
+	data, err := io.ReadAll(zr)
+	require.NoError(t, err)
+	var out [][]byte
+	for _, l := range bytes.Split(data, []byte{'\n'}) {
+		if len(l) > 0 {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// bodyRecorder is an extractor that keeps the last HTTP body it saw.
+type bodyRecorder struct{ body []byte }
+
+func (r *bodyRecorder) FromHTTP(body []byte) (families.Answer, error) {
+	r.body = body
+	return families.Answer{Canonical: []byte(`"x"`)}, nil
+}
+func (r *bodyRecorder) FromNative(a json.RawMessage) (families.Answer, error) {
+	return families.Answer{Canonical: a}, nil
+}
+func (r *bodyRecorder) Meaningful(families.Answer, *families.Family) string { return "" }
+
+func testWorker(ex families.Extractor) *worker {
+	return &worker{h: newHasher(), ex: ex}
+}
+
+// writeLine writes one line to a temp file for qual/aiperf's scanners.
+func writeLine(t testing.TB, line []byte) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "line.jsonl")
+	require.NoError(t, os.WriteFile(path, append(bytes.Clone(line), '\n'), 0o644))
+	return path
+}
+
+// dupKeys reports whether any object repeats a key (up to case folding):
+// encoding/json then merges or overwrites in ways the readers do not copy
+// for every field.
+func dupKeys(data []byte) bool {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		obj   bool
+		keys  []string
+		isKey bool
+	}
+	var stack []*frame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.obj && top.isKey {
+			if s, ok := tok.(string); ok {
+				for _, k := range top.keys {
+					if strings.EqualFold(k, s) {
+						return true
+					}
+				}
+				top.keys = append(top.keys, s)
+				top.isKey = false
+				continue
+			}
+		}
+		switch tok {
+		case json.Delim('{'):
+			if top != nil && top.obj {
+				top.isKey = true
+			}
+			stack = append(stack, &frame{obj: true, isKey: true})
+			continue
+		case json.Delim('['):
+			if top != nil && top.obj {
+				top.isKey = true
+			}
+			stack = append(stack, &frame{})
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].obj {
+				stack[len(stack)-1].isKey = true
+			}
+			continue
+		}
+		if top != nil && top.obj {
+			top.isKey = true
+		}
+	}
+}
+
+func sameFloat(a, b float64) bool { return a == b || (math.IsNaN(a) && math.IsNaN(b)) }
+
+// checkRecordLine asserts that parseRecordLine agrees with
+// aiperf.ScanRecords on one line whenever encoding/json accepts it.
+func checkRecordLine(t *testing.T, line []byte) {
+	if bytes.ContainsAny(line, "\n") || isBlank(line) || dupKeys(line) {
+		return
+	}
+	var want *aiperf.RecordLine
+	stdErr := aiperf.ScanRecords(writeLine(t, line), func(_ int, r *aiperf.RecordLine) error { want = r; return nil })
+	w := testWorker(&bodyRecorder{})
+	var got clientLine
+	err := parseRecordLine(w, bytes.TrimSuffix(line, []byte{'\r'}), &got)
+	if stdErr != nil {
+		if err == nil && !isBlank(line) {
+			t.Logf("accepted what encoding/json rejects (%v): %q", stdErr, line)
+		}
+		return
+	}
+	require.NoError(t, err, "line %q", line)
+	m := want.Metadata
+	assert.Equal(t, w.h.key([]byte(m.XRequestID)), got.key)
+	assert.Equal(t, m.ConversationID, string(got.conv))
+	wantPhase := phaseMeasured
+	if m.BenchmarkPhase == aiperf.PhaseWarmup {
+		wantPhase = phaseWarmup
+	}
+	assert.Equal(t, wantPhase, got.phase)
+	var start int64
+	if m.RequestStartNs != nil {
+		start = *m.RequestStartNs
+	}
+	assert.Equal(t, start, got.startNs)
+	lat, ok := want.Metric("request_latency")
+	if !ok {
+		lat = math.NaN()
+	}
+	assert.True(t, sameFloat(lat, got.latencyMS), "latency %v vs %v", lat, got.latencyMS)
+	assert.Equal(t, want.Error != nil || m.Cancelled(), got.failed)
+	var status int32
+	if e := want.Error; e != nil && e.Code != nil && *e.Code >= 100 && *e.Code <= 599 {
+		status = int32(*e.Code)
+	}
+	assert.Equal(t, status, got.status)
+}
+
+// checkRawLine asserts that parseRawLine agrees with aiperf.ScanRaw.
+func checkRawLine(t *testing.T, line []byte) {
+	if bytes.ContainsAny(line, "\n") || isBlank(line) || dupKeys(line) {
+		return
+	}
+	var want *aiperf.RawLine
+	stdErr := aiperf.ScanRaw(writeLine(t, line), func(_ int, r *aiperf.RawLine) error { want = r; return nil })
+	rec := &bodyRecorder{}
+	w := testWorker(rec)
+	var got rawLine
+	err := parseRawLine(w, bytes.TrimSuffix(line, []byte{'\r'}), &got)
+	if stdErr != nil {
+		return
+	}
+	require.NoError(t, err, "line %q", line)
+	assert.Equal(t, w.h.key([]byte(want.Metadata.XRequestID)), got.key)
+	assert.Equal(t, want.Status != nil, got.hasStatus)
+	if want.Status != nil {
+		assert.Equal(t, int32(*want.Status), got.status)
+	}
+	assert.Equal(t, want.Body(), rec.body)
+}
+
+func TestReadersAgreeOnFixtures(t *testing.T) {
+	for _, dir := range []string{"chat", "image_retrieval", "all_failed"} {
+		if dir != "all_failed" {
+			for _, l := range fixtureLines(t, dir+"/profile_export_raw.jsonl.gz") {
+				checkRawLine(t, l)
+			}
+		}
+		for _, l := range fixtureLines(t, dir+"/profile_export.jsonl.gz") {
+			checkRecordLine(t, l)
+		}
+	}
+}
+
+var recordSeeds = []string{
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup","request_start_ns":5},"metrics":{"request_latency":{"value":1.5,"unit":"ms"}}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling","was_cancelled":true},"metrics":{}}`,
+	`{"Metadata":{"X_Request_ID":"a\u00e9","conversation_id":"c\ud800","benchmark_phase":"profiling"},"metrics":{"request_latency":{"value":[1]}},"error":{"code":503}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"metrics":{"request_latency":null},"error":{"code":null,"type":"X"}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"metrics":{"request_latency":{"value":1e400}},"error":{"code":42}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling","session_num":1.5},"metrics":{}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"bogus"},"metrics":{}}`,
+}
+
+var rawSeeds = []string{
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"status":200,"responses":[{"perf_ns":1,"text":"{\"a\":\"\\u00e9\"}"}],"payload":{"x":"` + strings.Repeat("QUJD", 50) + `"}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"status":null,"error":{},"responses":null}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"status":200,"responses":[{"packets":[{"name":"data","value":"{}"},null,{"value":"[DONE]"}]},{"text":null,"packets":[]},null,{"text":"tail"}]}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"STATUS":201,"Responses":[{"Text":"x\ud83d\ude00\ud800y"}],"request_headers":{"a":"b","c":null}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"status":200,"request_headers":{"a":1}}`,
+}
+
+func FuzzRecordLine(f *testing.F) {
+	for _, s := range recordSeeds {
+		f.Add([]byte(s))
+	}
+	for _, l := range fixtureLines(f, "chat/profile_export.jsonl.gz")[:3] {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkRecordLine(t, line) })
+}
+
+func FuzzRawLine(f *testing.F) {
+	for _, s := range rawSeeds {
+		f.Add([]byte(s))
+	}
+	for _, l := range fixtureLines(f, "image_retrieval/profile_export_raw.jsonl.gz")[:2] {
+		f.Add(l)
+	}
+	f.Fuzz(func(t *testing.T, line []byte) { checkRawLine(t, line) })
+}
+
+func TestSeedsAgree(t *testing.T) {
+	for _, s := range recordSeeds {
+		checkRecordLine(t, []byte(s))
+	}
+	for _, s := range rawSeeds {
+		checkRawLine(t, []byte(s))
+	}
+}
+
+func FuzzReadString(f *testing.F) {
+	for _, s := range []string{`"abc"`, `"a\"b\\c\/\b\f\n\r\t"`, `"\u00e9\u20ac"`, `"\ud83d\ude00"`, `"\ud800"`, "\"\xff\xfe\"", `"a` + "\t" + `b"`, `"\x"`, `null`, `"unterminated`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, q []byte) {
+		var want string
+		stdErr := json.Unmarshal(q, &want)
+		got, next, isnull, err := readString(nil, q, 0)
+		ok := err == nil && skipWS(q, next) == len(q)
+		if stdErr == nil {
+			require.True(t, ok, "readString(%q): %v", q, err)
+			if !isnull {
+				assert.Equal(t, want, string(got))
+			}
+			return
+		}
+		assert.False(t, ok && !isnull, "readString(%q) accepted what encoding/json rejects: %v", q, stdErr)
+	})
+}
+
+// TestScanFileLines checks line numbers, offsets, CRLF, blank lines and
+// lines longer than a chunk.
+func TestScanFileLines(t *testing.T) {
+	var buf bytes.Buffer
+	type want struct {
+		lineNo int
+		off    int64
+		id     string
+	}
+	var wants []want
+	lineNo := 0
+	add := func(s string) {
+		lineNo++
+		if strings.TrimSpace(s) != "" {
+			wants = append(wants, want{lineNo, int64(buf.Len()), s})
+		}
+		buf.WriteString(s)
+		buf.WriteByte('\n')
+	}
+	for i := range 40000 {
+		switch {
+		case i%1000 == 7:
+			add("  ")
+		case i == 20000:
+			add(strings.Repeat("L", chunkSize+12345)) // a line longer than a chunk
+		default:
+			add(fmt.Sprintf("line-%d-%s", i, strings.Repeat("x", i%300)))
+		}
+	}
+	buf.WriteString("crlf\r\n")
+	wants = append(wants, want{lineNo + 1, int64(buf.Len() - 6), "crlf"})
+	path := filepath.Join(t.TempDir(), "lines.jsonl")
+	require.NoError(t, os.WriteFile(path, buf.Bytes(), 0o644))
+
+	ws := []*worker{testWorker(nil), testWorker(nil), testWorker(nil)}
+	var got []want
+	n, err := scanFile(context.Background(), path, 3, ws,
+		func(_ *worker, line []byte, out *string) error { *out = string(line); return nil },
+		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil })
+	require.NoError(t, err)
+	assert.Equal(t, int64(buf.Len()), n)
+	require.Equal(t, len(wants), len(got))
+	for i := range wants {
+		if wants[i] != got[i] {
+			t.Fatalf("line %d: got %d@%d, want %d@%d", i, got[i].lineNo, got[i].off, wants[i].lineNo, wants[i].off)
+		}
+	}
+}
+
+func TestScanFileErrors(t *testing.T) {
+	dir := t.TempDir()
+	parse := func(_ *worker, line []byte, out *int) error {
+		if bytes.HasPrefix(line, []byte("bad")) {
+			return &fieldError{"metadata.x_request_id", errMissing}
+		}
+		return nil
+	}
+	merge := func(int, int64, *int) error { return nil }
+	ws := []*worker{testWorker(nil), testWorker(nil)}
+
+	var b strings.Builder
+	for i := range 100000 {
+		if i == 77777 {
+			b.WriteString("bad line\n")
+			continue
+		}
+		fmt.Fprintf(&b, "ok %d %s\n", i, strings.Repeat("y", 80))
+	}
+	path := filepath.Join(dir, "profile_export.jsonl")
+	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
+	_, err := scanFile(context.Background(), path, 2, ws, parse, merge)
+	var pe *aiperf.ParseError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, "profile_export.jsonl:77778: metadata.x_request_id: missing", err.Error())
+
+	require.NoError(t, os.WriteFile(path, []byte("ok\nok\nok no newline"), 0o644))
+	_, err = scanFile(context.Background(), path, 2, ws, parse, merge)
+	assert.EqualError(t, err, "profile_export.jsonl:3: last line has no newline (file truncated?)")
+
+	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge)
+	assert.True(t, errors.Is(err, os.ErrNotExist))
+}
+
+// TestJoinReportsLineErrors: a malformed artifact stops the join with
+// "file:line: field: problem".
+func TestJoinReportsLineErrors(t *testing.T) {
+	dir := t.TempDir()
+	files := Files{Records: filepath.Join(dir, "r.jsonl"), Raw: filepath.Join(dir, "raw.jsonl"),
+		ServerRecords: filepath.Join(dir, "s.jsonl"), Native: filepath.Join(dir, "n.jsonl")}
+	write := func(path string, lines ...string) {
+		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	}
+	write(files.Native, `{"request_id":"a","answer":"x"}`)
+	write(files.ServerRecords, `{"request_id":"a","task_ms":1}`, `{"request_id":"b","image_width":"wide"}`)
+	write(files.Records, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{}}`)
+	write(files.Raw, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"status":200}`)
+	reg := families.DefaultRegistry()
+	opts := Options{Extractor: reg.Extractors["openai-chat-text"], Comparator: reg.Comparators["exact"]}
+	_, err := Join(context.Background(), files, opts)
+	assert.EqualError(t, err, "s.jsonl:2: image_width: got JSON string, want number")
+
+	write(files.ServerRecords, `{"request_id":"a","task_ms":1}`)
+	write(files.Records, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{}}`,
+		`{"metadata":{"x_request_id":"b","benchmark_phase":"warmup"},"metrics":{}}`)
+	_, err = Join(context.Background(), files, opts)
+	assert.EqualError(t, err, "r.jsonl:2: metadata.conversation_id: missing")
+
+	write(files.Records, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{}}`)
+	write(files.Raw, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"}}`)
+	_, err = Join(context.Background(), files, opts)
+	assert.EqualError(t, err, "raw.jsonl:1: status: missing on a record without error")
+}
+
