@@ -383,4 +383,3 @@ func TestJoinReportsLineErrors(t *testing.T) {
 	_, err = Join(context.Background(), files, opts)
 	assert.EqualError(t, err, "raw.jsonl:1: status: missing on a record without error")
 }
-
