@@ -144,7 +144,7 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		if ctx.Err() != nil {
 			break
 		}
-		if cr.stageErr != nil && !st.always {
+		if cr.stageErr != nil && !st.always && !(st.accounts && cr.run != nil && len(cr.run.Requests) > 0) {
 			cr.stage(st.name, func() error { return errSkipped })
 			continue
 		}

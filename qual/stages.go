@@ -24,6 +24,10 @@ type stageDef struct {
 	run  func(*checkpointRun, context.Context) error
 	// always stages run even after an earlier stage broke.
 	always bool
+	// accounts stages also run after an earlier stage broke when AIPerf
+	// reported requests, so a broken row still accounts for every request
+	// the client sent (its verdict stays error).
+	accounts bool
 }
 
 // pipeline is the ordered list of stages every checkpoint goes through.
@@ -44,9 +48,9 @@ var pipeline = []stageDef{
 	// then read the server's request records.
 	{name: "stop-server", run: (*checkpointRun).stopAndCollect, always: true},
 	// native: the family's native runner over exactly the payloads sent.
-	{name: "native", run: (*checkpointRun).nativeAnswers},
+	{name: "native", run: (*checkpointRun).nativeAnswers, accounts: true},
 	// join: native and HTTP answers by request identity, counted per phase.
-	{name: "join", run: (*checkpointRun).join},
+	{name: "join", run: (*checkpointRun).join, accounts: true},
 }
 
 func (cr *checkpointRun) preflight(ctx context.Context) error {
