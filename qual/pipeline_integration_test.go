@@ -168,6 +168,9 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 		}},
 		{"crash-after=20", reports.VerdictError, "server_exit", func(t *testing.T, r reports.Result, _ string) {
 			assert.Contains(t, r.Reasons[0].Message, "exited with status 3")
+			// A broken row still accounts for every request the client sent.
+			assert.Equal(t, 20, r.Requests.Matched)
+			assert.Equal(t, 35, r.Requests.Errored)
 		}},
 		{"drop-record-every=7", reports.VerdictFailed, "missing_server_record", func(t *testing.T, r reports.Result, _ string) {
 			assert.Equal(t, 55/7, r.Requests.MissingServerRecord)
@@ -179,6 +182,7 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			out := t.TempDir()
 			opts := e.options(t, "detection", out, c.fault)
 			opts.Only = []string{"ref-detect-small"}
+			marker := markChildren(t, opts)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			res, err := qual.Run(ctx, opts)
@@ -191,6 +195,8 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 				codes = append(codes, reason.Code)
 			}
 			assert.Contains(t, codes, c.code, "reasons: %+v", r.Reasons)
+			assertAccounted(t, r)
+			assertNoChildren(t, marker)
 			c.check(t, r, filepath.Join(out, "detection", "ref-detect-small"))
 		})
 	}
