@@ -115,14 +115,6 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if len(opts.Slots) == 0 {
 		opts.Slots = []Slot{{Name: "cpu"}}
 	}
-	groupDir := filepath.Join(opts.Out, opts.Group)
-	if err := os.MkdirAll(groupDir, 0o755); err != nil {
-		return nil, fmt.Errorf("evidence directory: %w", err)
-	}
-	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
-		return nil, err
-	}
-
 	// AIPerf is checked once for the group: without it nothing can qualify.
 	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
 	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
@@ -131,6 +123,15 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 			return nil, ctx.Err()
 		}
 		return nil, &SetupError{err}
+	}
+	// Only now is anything written: a run that cannot start leaves the
+	// evidence of earlier runs (their inventory.json included) untouched.
+	groupDir := filepath.Join(opts.Out, opts.Group)
+	if err := os.MkdirAll(groupDir, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence directory: %w", err)
+	}
+	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+		return nil, err
 	}
 	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}},
 		pipFreeze: pipFreezeDigest(ctx, opts.Runner, opts.AIPerfBin)}
