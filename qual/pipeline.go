@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -267,8 +268,14 @@ type portPool struct {
 	used map[int]bool
 }
 
+// isLoopback accepts "localhost" and loopback IP literals only: a name such
+// as "127.example.com" may resolve anywhere.
 func isLoopback(host string) bool {
-	return host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1"
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
+	return ip != nil && ip.IsLoopback()
 }
 
 // errInterrupted marks a stage cut short by the run's context.
