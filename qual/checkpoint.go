@@ -235,8 +235,14 @@ func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []stri
 		Env: cr.childEnv(), Grace: 5 * time.Second})
 	cr.childDurations = append(cr.childDurations, ms(res.Duration))
 	cr.record(stage, argv, res)
-	if ctx.Err() == context.DeadlineExceeded {
+	switch ctx.Err() {
+	case nil:
+	case context.DeadlineExceeded:
 		return res, fmt.Errorf("%s did not finish within %s (stopped); see %s", argv[0], timeout, logFile)
+	default:
+		// Interrupted: the child was stopped, so it exited "successfully"
+		// as far as the runner is concerned; its output is not there.
+		return res, ctx.Err()
 	}
 	return res, err
 }
