@@ -182,7 +182,7 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			out := t.TempDir()
 			opts := e.options(t, "detection", out, c.fault)
 			opts.Only = []string{"ref-detect-small"}
-			marker := markChildren(t, opts)
+			children := watchChildren(t, &opts)
 			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 			defer cancel()
 			res, err := qual.Run(ctx, opts)
@@ -196,7 +196,7 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			}
 			assert.Contains(t, codes, c.code, "reasons: %+v", r.Reasons)
 			assertAccounted(t, r)
-			assertNoChildren(t, marker)
+			children.assertGone(t)
 			c.check(t, r, filepath.Join(out, "detection", "ref-detect-small"))
 		})
 	}
