@@ -14,6 +14,6 @@ func TestIsLoopback(t *testing.T) {
 		"0.0.0.0": false, "": false, "10.0.0.1": false, "::": false, "example.com": false,
 		"127.example.com": false, "127.0.0.1.nip.io": false, "localhost.example.com": false,
 	} {
-		assert.Equal(t, want, isLoopback(host), host)
+		assert.Equal(t, want, IsLoopback(host), host)
 	}
 }

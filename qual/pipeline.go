@@ -102,7 +102,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	if !opts.AllowNonLoopback && !isLoopback(opts.Host) {
+	if !opts.AllowNonLoopback && !IsLoopback(opts.Host) {
 		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
 	}
 	g, ok := opts.Inventory.Groups[opts.Group]
@@ -268,9 +268,9 @@ type portPool struct {
 	used map[int]bool
 }
 
-// isLoopback accepts "localhost" and loopback IP literals only: a name such
+// IsLoopback accepts "localhost" and loopback IP literals only: a name such
 // as "127.example.com" may resolve anywhere.
-func isLoopback(host string) bool {
+func IsLoopback(host string) bool {
 	if host == "localhost" {
 		return true
 	}

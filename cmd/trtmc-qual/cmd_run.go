@@ -52,6 +52,10 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
 			}
 			opts.Out = f.Config.Out
 			opts.GPUs = f.Config.GPUs
+			if !f.Config.AllowNonLoopback && !qual.IsLoopback(opts.Host) {
+				return flagErrorf("--host %s is not a loopback address: the servers would be reachable from the network; "+
+					"pass --allow-non-loopback to allow it", opts.Host)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
