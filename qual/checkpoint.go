@@ -78,7 +78,12 @@ type checkpointRun struct {
 func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpointRun {
 	o := e.opts
 	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot,
-		dir: filepath.Join(o.Out, e.group.Name, p.ID), red: evidence.NewRedactor(o.Secrets...)}
+		dir: filepath.Join(o.Out, e.group.Name, p.ID)}
+	var famEnv map[string]string
+	if cr.family != nil {
+		famEnv = cr.family.Env
+	}
+	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = reports.Result{
 		Schema: reports.ResultSchema, Group: e.group.Name, Profile: p.ID, Checkpoint: p.Checkpoint,
 		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,

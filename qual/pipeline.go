@@ -58,6 +58,12 @@ type Options struct {
 	AllowNonLoopback bool
 	// Secrets are values that must never reach evidence or logs.
 	Secrets []string
+	// SecretEnv names the environment variables whose values are secrets;
+	// their values in a family's env are redacted too.
+	SecretEnv []string
+	// ServeToken is the bearer token servers require (TRTMC_SERVE_TOKEN);
+	// AIPerf sends it as --api-key. A family's env may override it.
+	ServeToken string
 
 	Runner proc.Runner
 	GPUs   GPUProbe

@@ -103,6 +103,7 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
 		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
+		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
 		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
 		HarnessVersion: f.Version, HarnessCommit: f.Commit,
 		Command: reproCommand(f, opts),
