@@ -6,8 +6,8 @@ import (
 	"net"
 	"net/http"
 	"os"
-	"strconv"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
@@ -300,8 +300,8 @@ func seedEarlierRun(t *testing.T, out string) map[string]string {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	for name, data := range map[string]string{
 		filepath.Join(out, "detection", reports.InventoryFile): `[{"id":"ref-detect-small","note":"the earlier run's inventory"}]` + "\n",
-		filepath.Join(dir, reports.ResultFile):                `{"schema":"trtmc-qual/result/v1","note":"the earlier run's result"}` + "\n",
-		filepath.Join(dir, "manifest.json"):                   `{"note":"the earlier run's manifest"}` + "\n",
+		filepath.Join(dir, reports.ResultFile):                 `{"schema":"trtmc-qual/result/v1","note":"the earlier run's result"}` + "\n",
+		filepath.Join(dir, "manifest.json"):                    `{"note":"the earlier run's manifest"}` + "\n",
 	} {
 		require.NoError(t, os.WriteFile(name, []byte(data), 0o644))
 	}
