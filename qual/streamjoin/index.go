@@ -37,36 +37,35 @@ func (h hasher) sum128(b []byte) [2]uint64 {
 	return [2]uint64{maphash.Bytes(h.a, b), maphash.Bytes(h.b, b)}
 }
 
+// hexNibble maps lowercase hex digits to their value and anything else
+// to 0xff.
+var hexNibble = func() (t [256]byte) {
+	for i := range t {
+		t[i] = 0xff
+	}
+	for c := '0'; c <= '9'; c++ {
+		t[c] = byte(c - '0')
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		t[c] = byte(c-'a') + 10
+	}
+	return t
+}()
+
+// uuidHex are the offsets of the 16 hex pairs in a canonical UUID.
+var uuidHex = [16]uint8{0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34}
+
 func parseUUID(k *reqKey, s []byte) bool {
 	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
 		return false
 	}
-	j := 0
-	for i := 0; i < 36; {
-		if i == 8 || i == 13 || i == 18 || i == 23 {
-			i++
-			continue
-		}
-		hi, ok1 := hexLower(s[i])
-		lo, ok2 := hexLower(s[i+1])
-		if !ok1 || !ok2 {
-			return false
-		}
-		k[j] = hi<<4 | lo
-		j++
-		i += 2
+	var bad byte
+	for j, at := range uuidHex {
+		hi, lo := hexNibble[s[at]], hexNibble[s[at+1]]
+		bad |= hi | lo
+		k[j] = hi<<4 | lo&0x0f
 	}
-	return true
-}
-
-func hexLower(c byte) (byte, bool) {
-	switch {
-	case c >= '0' && c <= '9':
-		return c - '0', true
-	case c >= 'a' && c <= 'f':
-		return c - 'a' + 10, true
-	}
-	return 0, false
+	return bad&0xf0 == 0
 }
 
 // Phases of the index.

@@ -19,6 +19,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"math"
 	"os"
 	"path/filepath"
@@ -153,11 +154,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	j := &joiner{opts: opts, files: files, h: newHasher(), x: newIndex(opts.SizeHint), res: &Result{ByPhase: map[string]Counts{}}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
 	for range opts.Workers {
-		w := &worker{h: j.h, ex: opts.Extractor, fam: opts.Family}
-		if !opts.NoMemo {
-			w.memo = newMemo()
-		}
-		j.workers = append(j.workers, w)
+		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo))
 	}
 	nf, err := os.Open(files.Native)
 	if err != nil {
@@ -456,7 +453,7 @@ func (j *joiner) finish() {
 // client request claims (the index keeps keys, not id strings).
 func (j *joiner) orphanExamples(ctx context.Context) error {
 	var ex []string
-	_, err := scanFile(ctx, j.files.ServerRecords, 1, j.workers[:1],
+	_, err := scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers,
 		func(w *worker, line []byte, out *string) error {
 			i, empty, err := objectOpen(line, 0)
 			for more := !empty && err == nil; more; {
@@ -496,4 +493,93 @@ func (j *joiner) orphanExamples(ctx context.Context) error {
 		})
 	j.res.OrphanExamples = ex
 	return err
+}
+
+// Sessions is a dataset's session_id -> entry_id map in compact form: a
+// 64-bit hash per session id and an index into the (few) distinct entry
+// ids, not the strings, so a million sessions cost about 30 MiB.
+type Sessions struct {
+	seed    maphash.Seed
+	ids     map[uint64]uint32
+	entries []string
+}
+
+// EntryOf maps a conversation id to its entry (streamjoin.Options.EntryOf).
+func (s *Sessions) EntryOf(conversationID string) (string, bool) {
+	i, ok := s.ids[maphash.String(s.seed, conversationID)]
+	if !ok {
+		return "", false
+	}
+	return s.entries[i], true
+}
+
+// Len is the number of sessions.
+func (s *Sessions) Len() int { return len(s.ids) }
+
+// LoadSessions reads JSONL lines of {"session_id", "entry_id"} (the
+// Sessions of aiperf.Dataset, one per line).
+func LoadSessions(ctx context.Context, path string) (*Sessions, error) {
+	s := &Sessions{seed: maphash.MakeSeed(), ids: map[uint64]uint32{}}
+	byEntry := map[string]uint32{}
+	workers := runtime.GOMAXPROCS(0)
+	ws := make([]*worker, workers)
+	for i := range ws {
+		ws[i] = newWorker(newHasher(), nil, nil, false)
+	}
+	type line struct {
+		hash  uint64
+		entry []byte
+	}
+	_, err := scanFile(ctx, path, workers, ws,
+		func(w *worker, b []byte, out *line) error {
+			i, empty, err := objectOpen(b, 0)
+			if err != nil {
+				return err
+			}
+			var sid []byte
+			for more := !empty; more; {
+				var key, v []byte
+				if key, i, err = objectKey(b, i); err != nil {
+					return err
+				}
+				switch string(key) {
+				case "session_id":
+					v, i, _, err = readString(nil, b, i)
+					sid = v
+				case "entry_id":
+					v, i, _, err = readString(nil, b, i)
+					out.entry = v
+				default:
+					i, err = skipValue(b, i)
+				}
+				if err != nil {
+					return inField(string(key), err)
+				}
+				if i, more, err = objectNext(b, i); err != nil {
+					return err
+				}
+			}
+			if err := lineEnd(b, i); err != nil {
+				return err
+			}
+			if len(sid) == 0 {
+				return &fieldError{"session_id", errMissing}
+			}
+			out.hash = maphash.Bytes(s.seed, sid)
+			return nil
+		},
+		func(_ int, _ int64, v *line) error {
+			e, ok := byEntry[string(v.entry)]
+			if !ok {
+				e = uint32(len(s.entries))
+				s.entries = append(s.entries, string(v.entry))
+				byEntry[string(v.entry)] = e
+			}
+			s.ids[v.hash] = e
+			return nil
+		})
+	if err != nil {
+		return nil, err
+	}
+	return s, nil
 }

@@ -2,9 +2,12 @@ package streamjoin
 
 import (
 	"bytes"
+	"encoding/binary"
+	"math/bits"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -52,6 +55,9 @@ func kindOf(c byte) string {
 }
 
 func skipWS(b []byte, i int) int {
+	if i < len(b) && b[i] > ' ' {
+		return i
+	}
 	for i < len(b) {
 		switch b[i] {
 		case ' ', '\t', '\r', '\n':
@@ -63,27 +69,89 @@ func skipWS(b []byte, i int) int {
 	return i
 }
 
+// strClass classifies string bytes for scanString: 0 ordinary, 1 the
+// closing quote, 2 anything that needs decoding (backslash, control bytes,
+// non-ASCII).
+var strClass = func() (t [256]uint8) {
+	for c := range 256 {
+		switch {
+		case c == '"':
+			t[c] = 1
+		case c == '\\' || c < 0x20 || c >= 0x80:
+			t[c] = 2
+		}
+	}
+	return t
+}()
+
+// scanString returns the index just past the string that starts at b[i]
+// ('"'), and whether its content is plain ASCII that decodes to itself.
+// Short strings (keys, ids) are scanned byte by byte; longer ones continue
+// with stringEnd's memchr (and report plain=false: unknown).
+func scanString(b []byte, i int) (end int, plain bool, err error) {
+	lim := min(len(b), i+1+48)
+	for j := i + 1; j < lim; j++ {
+		switch strClass[b[j]] {
+		case 0:
+		case 1:
+			return j + 1, true, nil
+		default:
+			end, err = stringEnd(b, i)
+			return end, false, err
+		}
+	}
+	end, err = stringEnd(b, i)
+	return end, false, err
+}
+
 // stringEnd returns the index just past the string that starts at b[i]
-// ('"'). Only quotes are looked at (bytes.IndexByte), so a long base64
-// string is passed over at memchr speed.
+// ('"'). The first 64 bytes are searched 8 at a time for a quote or a
+// backslash (keys and ids end there); a longer string without escapes (a
+// base64 image) is passed over with memchr for its closing quote. After a
+// backslash the string is walked byte by byte.
 func stringEnd(b []byte, i int) (int, error) {
 	j := i + 1
-	for {
-		k := bytes.IndexByte(b[j:], '"')
-		if k < 0 {
-			return 0, errEnd
+	for lim := min(len(b)-8, j+64); j <= lim; j += 8 {
+		x := binary.LittleEndian.Uint64(b[j:])
+		if m := hasByte(x, '"') | hasByte(x, '\\'); m != 0 {
+			k := j + bits.TrailingZeros64(m)/8
+			if b[k] == '"' {
+				return k + 1, nil
+			}
+			return escapedEnd(b, k)
 		}
-		q := j + k
-		// An odd run of backslashes before the quote escapes it.
-		n := 0
-		for p := q - 1; p > i && b[p] == '\\'; p-- {
-			n++
-		}
-		if n%2 == 0 {
-			return q + 1, nil
-		}
-		j = q + 1
 	}
+	k := bytes.IndexByte(b[j:], '"')
+	if k < 0 {
+		return 0, errEnd
+	}
+	// The first quote ends the string unless a backslash escapes it.
+	if q := j + k; b[q-1] != '\\' {
+		return q + 1, nil
+	}
+	return escapedEnd(b, i+1)
+}
+
+// escapedEnd walks a string byte by byte from j, honouring escapes.
+func escapedEnd(b []byte, j int) (int, error) {
+	for ; j < len(b); j++ {
+		switch b[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, nil
+		}
+	}
+	return 0, errEnd
+}
+
+const lsb, msb = 0x0101010101010101, 0x8080808080808080
+
+// hasByte sets the high bit of each byte of x equal to c; the lowest set
+// bit is exact (borrows only disturb bytes above it).
+func hasByte(x uint64, c byte) uint64 {
+	y := x ^ (lsb * uint64(c))
+	return (y - lsb) &^ y & msb
 }
 
 // skipValue returns the index just past the value that starts at b[i]
@@ -139,14 +207,16 @@ func literal(b []byte, i int, lit string) (int, error) {
 	return i + len(lit), nil
 }
 
+var numberByte = func() (t [256]bool) {
+	for _, c := range "0123456789-+.eE" {
+		t[c] = true
+	}
+	return t
+}()
+
 func numberEnd(b []byte, i int) int {
-	for i < len(b) {
-		switch c := b[i]; {
-		case c >= '0' && c <= '9', c == '-', c == '+', c == '.', c == 'e', c == 'E':
-			i++
-		default:
-			return i
-		}
+	for i < len(b) && numberByte[b[i]] {
+		i++
 	}
 	return i
 }
@@ -168,8 +238,8 @@ func objectOpen(b []byte, i int) (next int, empty bool, err error) {
 	return i, false, nil
 }
 
-// objectKey reads `"key" :` at b[i] and returns the key, decoded, and the
-// index of the value.
+// objectKey reads `"key" :` at b[i] and returns the key's raw bytes
+// (undecoded; see fieldSet.match and keyIs) and the index of the value.
 func objectKey(b []byte, i int) (key []byte, next int, err error) {
 	i = skipWS(b, i)
 	if i >= len(b) || b[i] != '"' {
@@ -180,17 +250,39 @@ func objectKey(b []byte, i int) (key []byte, next int, err error) {
 		return nil, 0, err
 	}
 	key = b[i+1 : end-1]
-	if bytes.IndexByte(key, '\\') >= 0 || !plain(key) {
-		// encoding/json matches the decoded key.
-		if key, err = decodeString(nil, b[i:end]); err != nil {
-			return nil, 0, err
-		}
+	i = end
+	if i < len(b) && b[i] == ':' {
+		return key, i + 1, nil
 	}
-	i = skipWS(b, end)
+	i = skipWS(b, i)
 	if i >= len(b) || b[i] != ':' {
 		return nil, 0, errSyntax
 	}
 	return key, i + 1, nil
+}
+
+// decodeKey returns the key encoding/json would match: raw bytes decoded
+// when they hold escapes or anything but plain ASCII.
+func decodeKey(raw []byte) ([]byte, error) {
+	if bytes.IndexByte(raw, '\\') < 0 && plain(raw) {
+		return raw, nil
+	}
+	q := make([]byte, 0, len(raw)+2)
+	q = append(append(append(q, '"'), raw...), '"')
+	return decodeString(nil, q)
+}
+
+// keyIs reports whether a raw map key decodes to name (map keys match
+// exactly).
+func keyIs(raw []byte, name string) bool {
+	if string(raw) == name {
+		return true
+	}
+	if bytes.IndexByte(raw, '\\') < 0 {
+		return false
+	}
+	k, err := decodeKey(raw)
+	return err == nil && string(k) == name
 }
 
 // objectNext consumes ',' (more=true) or '}' (more=false) after a value.
@@ -264,12 +356,12 @@ func readString(dst, b []byte, i int) (s []byte, next int, isnull bool, err erro
 	if b[i] != '"' {
 		return nil, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
 	}
-	end, err := stringEnd(b, i)
+	end, simple, err := scanString(b, i)
 	if err != nil {
 		return nil, 0, false, err
 	}
 	raw := b[i+1 : end-1]
-	if bytes.IndexByte(raw, '\\') < 0 && plain(raw) {
+	if simple || (bytes.IndexByte(raw, '\\') < 0 && plain(raw)) {
 		return raw, end, false, nil
 	}
 	s, err = decodeString(dst, b[i:end])
@@ -290,12 +382,12 @@ func appendString(dst, b []byte, i int) (out []byte, next int, isnull bool, err 
 	if b[i] != '"' {
 		return dst, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
 	}
-	end, err := stringEnd(b, i)
+	end, simple, err := scanString(b, i)
 	if err != nil {
 		return dst, 0, false, err
 	}
 	raw := b[i+1 : end-1]
-	if bytes.IndexByte(raw, '\\') < 0 && plain(raw) {
+	if simple || (bytes.IndexByte(raw, '\\') < 0 && plain(raw)) {
 		return append(dst, raw...), end, false, nil
 	}
 	out, err = decodeString(dst, b[i:end])
@@ -345,21 +437,24 @@ func noControl(b []byte) bool {
 // anything it leaves to encoding/json (\u surrogates, invalid UTF-8,
 // control bytes, malformed escapes).
 func unescape(dst, raw []byte) ([]byte, bool) {
+	run := 0 // start of the pending run of ordinary bytes
 	for i := 0; i < len(raw); {
-		k := bytes.IndexByte(raw[i:], '\\')
-		if k < 0 {
-			seg := raw[i:]
-			if !plain(seg) {
+		c := raw[i]
+		switch {
+		case c >= 0x80:
+			r, size := utf8.DecodeRune(raw[i:])
+			if r == utf8.RuneError && size == 1 {
 				return nil, false
 			}
-			return append(dst, seg...), true
-		}
-		seg := raw[i : i+k]
-		if !plain(seg) {
+			i += size
+			continue
+		case c < 0x20:
 			return nil, false
+		case c != '\\':
+			i++
+			continue
 		}
-		dst = append(dst, seg...)
-		i += k
+		dst = append(dst, raw[run:i]...)
 		if i+1 >= len(raw) {
 			return nil, false
 		}
@@ -380,19 +475,40 @@ func unescape(dst, raw []byte) ([]byte, bool) {
 			if i+6 > len(raw) {
 				return nil, false
 			}
-			v, err := strconv.ParseUint(string(raw[i+2:i+6]), 16, 16)
-			if err != nil || (v >= 0xD800 && v <= 0xDFFF) {
+			var v rune
+			for _, h := range raw[i+2 : i+6] {
+				d, ok := hexValue(h)
+				if !ok {
+					return nil, false
+				}
+				v = v<<4 | rune(d)
+			}
+			if v >= 0xD800 && v <= 0xDFFF {
 				return nil, false
 			}
-			dst = utf8.AppendRune(dst, rune(v))
+			dst = utf8.AppendRune(dst, v)
 			i += 6
+			run = i
 			continue
 		default:
 			return nil, false
 		}
 		i += 2
+		run = i
 	}
-	return dst, true
+	return append(dst, raw[run:]...), true
+}
+
+func hexValue(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	case c >= 'A' && c <= 'F':
+		return c - 'A' + 10, true
+	}
+	return 0, false
 }
 
 // readNumber returns the raw bytes of a number at b[i]; isnull when null.
@@ -419,11 +535,41 @@ func readInt64(b []byte, i int) (v int64, next int, isnull bool, err error) {
 	if err != nil || isnull {
 		return 0, next, isnull, err
 	}
+	if v, ok := smallInt(num); ok {
+		return v, next, false, nil
+	}
 	v, perr := strconv.ParseInt(string(num), 10, 64)
 	if perr != nil {
 		return 0, 0, false, &wantError{got: "number " + string(num), want: "int64"}
 	}
 	return v, next, false, nil
+}
+
+// smallInt parses up to 19 digits with an optional minus sign into an
+// int64 (nanosecond timestamps have 19); anything else is left to strconv.
+func smallInt(num []byte) (int64, bool) {
+	neg := len(num) > 0 && num[0] == '-'
+	d := num
+	if neg {
+		d = num[1:]
+	}
+	if len(d) == 0 || len(d) > 19 {
+		return 0, false
+	}
+	var v uint64
+	for _, c := range d {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + uint64(c-'0')
+	}
+	switch {
+	case !neg && v <= math.MaxInt64:
+		return int64(v), true
+	case neg && v <= math.MaxInt64+1:
+		return int64(-v), true
+	}
+	return 0, false
 }
 
 // readFloat reads a number (or null) into a float64.

@@ -5,19 +5,22 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/maphash"
 	"io"
 	"os"
-	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 )
 
-// chunkSize is how much of a file one worker parses at a time. A line
-// longer than this grows its chunk; memory stays bounded by
-// (workers*2+2) chunks plus the longest line.
-const chunkSize = 4 << 20
+// chunkSize is the span of a file one worker reads and parses at a time.
+// Each worker reads its own chunks (pread), so the bytes it parses are
+// still in its CPU's cache; 1 MiB keeps them there. A chunk owns the lines
+// that start inside it, so a line longer than a chunk is read whole by the
+// chunk it starts in.
+const chunkSize = 1 << 20
 
 var errTruncated = errors.New("last line has no newline (file truncated?)")
 
@@ -31,11 +34,23 @@ type lineMerger[T any] func(lineNo int, off int64, v *T) error
 
 // worker is one parsing goroutine's reusable state.
 type worker struct {
-	h    hasher
-	ex   families.Extractor
-	fam  *families.Family
-	body []byte // the response body being assembled
-	memo *memo  // nil: extract every answer
+	h      hasher
+	ha, hb maphash.Hash // for spanKey
+	ex     families.Extractor
+	fam    *families.Family
+	spans  []span // the responses of the raw line being parsed
+	body   []byte // the response body being assembled
+	memo   *memo  // nil: extract every answer
+}
+
+func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool) *worker {
+	w := &worker{h: h, ex: ex, fam: fam}
+	w.ha.SetSeed(h.a)
+	w.hb.SetSeed(h.b)
+	if memoize {
+		w.memo = newMemo()
+	}
+	return w
 }
 
 type chunk[T any] struct {
@@ -44,139 +59,168 @@ type chunk[T any] struct {
 	lines []lineRef
 	out   []T
 	err   error
-	errAt int // index in lines of the failed line
-	// nlines counts every line of the chunk, blank ones included.
+	errAt int // index in lines of the failed line (or -1 for a read error)
+	// nlines counts every line the chunk owns, blank ones included.
 	nlines int
 	done   chan struct{}
 }
 
 type lineRef struct {
-	start, end int // within buf, without the newline
-	lineNo     int // within the chunk, 0-based
+	start  int // within buf
+	lineNo int // within the chunk, 0-based
 }
 
-// scanFile reads path in chunks, parses the non-blank lines on `workers`
-// goroutines and merges them in file order. It is the parallel
-// counterpart of qual/aiperf's scanLines: no line-length limit, the same
-// errors ("file:line: field: problem"), a truncated last line is an error.
-func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T]) (bytesRead int64, err error) {
+// scanFile parses the non-blank lines of path on `workers` goroutines and
+// merges them in file order. It is the parallel counterpart of qual/aiperf's
+// scanLines: no line-length limit, the same errors ("file:line: field:
+// problem"), and a truncated last line is an error. Memory is bounded by
+// 2*workers+2 chunks plus the longest line.
+func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T]) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
 	}
 	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return 0, err
+	}
+	size := st.Size()
+	nchunks := int((size + chunkSize - 1) / chunkSize)
 	if workers < 1 {
 		workers = 1
 	}
-	nbuf := workers*2 + 2
-	free := make(chan *chunk[T], nbuf)
-	for range nbuf {
-		free <- &chunk[T]{buf: make([]byte, 0, chunkSize), done: make(chan struct{}, 1)}
+	inflight := workers*2 + 2
+	slots := make([]*chunk[T], inflight)
+	for i := range slots {
+		slots[i] = &chunk[T]{done: make(chan struct{}, 1)}
 	}
-	todo := make(chan *chunk[T], nbuf)
-	order := make(chan *chunk[T], nbuf)
+	// tokens bound how far the workers run ahead of the merger; a worker
+	// takes a token, then the next chunk number, so the chunks in flight
+	// are always the next `inflight` ones.
+	tokens := make(chan struct{}, inflight)
+	for range inflight {
+		tokens <- struct{}{}
+	}
+	var next atomic.Int64
 	stop := make(chan struct{})
-	var readErr error
 	var wg sync.WaitGroup
-
 	for w := range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for c := range todo {
-				parseChunk(ws[w], c, parse)
+			for {
+				select {
+				case <-tokens:
+				case <-stop:
+					return
+				}
+				k := int(next.Add(1) - 1)
+				if k >= nchunks {
+					return
+				}
+				c := slots[k%inflight]
+				readChunk(f, int64(k)*chunkSize, size, c)
+				if c.err == nil {
+					parseChunk(ws[w], c, parse)
+				}
 				c.done <- struct{}{}
 			}
 		}()
 	}
-	// Reader: fill chunks that end on a line boundary.
-	go func() {
-		defer close(order)
-		defer close(todo)
-		var carry []byte // the partial last line of the previous chunk
-		var off int64
-		for {
-			var c *chunk[T]
-			select {
-			case c = <-free:
-			case <-stop:
-				return
-			}
-			c.buf = append(c.buf[:0], carry...)
-			c.base = off
-			eof := false
-			for {
-				if len(c.buf) == cap(c.buf) {
-					if bytes.LastIndexByte(c.buf, '\n') >= 0 {
-						break
-					}
-					c.buf = slices.Grow(c.buf, cap(c.buf)) // a line longer than the chunk
-				}
-				n, rerr := f.Read(c.buf[len(c.buf):cap(c.buf)])
-				c.buf = c.buf[:len(c.buf)+n]
-				if rerr == io.EOF {
-					eof = true
-					break
-				}
-				if rerr != nil {
-					readErr = fmt.Errorf("read %s: %w", path, rerr)
-					return
-				}
-			}
-			cut := len(c.buf)
-			if !eof {
-				cut = bytes.LastIndexByte(c.buf, '\n') + 1
-			}
-			carry = append(carry[:0], c.buf[cut:]...)
-			c.buf = c.buf[:cut]
-			off += int64(cut)
-			order <- c
-			todo <- c
-			if eof {
-				return
-			}
-		}
+	defer func() {
+		close(stop)
+		wg.Wait()
 	}()
 
 	lineBase := 0
-	defer func() {
-		close(stop)
-		for range order { // drain so the reader and workers finish
+	var total int64
+	for k := range nchunks {
+		c := slots[k%inflight]
+		select {
+		case <-c.done:
+		case <-ctx.Done():
+			return total, ctx.Err()
 		}
-		wg.Wait()
-	}()
-	for c := range order {
-		<-c.done
-		if err := ctx.Err(); err != nil {
-			return bytesRead, err
+		if c.err != nil && c.errAt < 0 {
+			return total, fmt.Errorf("read %s: %w", path, c.err)
 		}
-		for k := range c.lines {
-			ref := &c.lines[k]
+		for n := range c.lines {
+			ref := &c.lines[n]
 			lineNo := lineBase + ref.lineNo + 1
-			if c.err != nil && k == c.errAt {
-				return bytesRead, lineError(path, lineNo, c.err)
+			if c.err != nil && n == c.errAt {
+				return total, lineError(path, lineNo, c.err)
 			}
-			if merr := merge(lineNo, c.base+int64(ref.start), &c.out[k]); merr != nil {
-				return bytesRead, lineError(path, lineNo, merr)
+			if merr := merge(lineNo, c.base+int64(ref.start), &c.out[n]); merr != nil {
+				return total, lineError(path, lineNo, merr)
 			}
 		}
 		lineBase += c.nlines
-		bytesRead += int64(len(c.buf))
-		select {
-		case free <- c:
-		default:
+		total += int64(len(c.buf))
+		tokens <- struct{}{}
+	}
+	return total, nil
+}
+
+// readChunk reads the lines that start in [off, off+chunkSize) into c.buf:
+// from the first line start at or after off to the end of the last line
+// that starts before off+chunkSize.
+func readChunk[T any](f *os.File, off, size int64, c *chunk[T]) {
+	c.err, c.errAt, c.nlines, c.lines = nil, -1, 0, c.lines[:0]
+	end := min(off+chunkSize, size)
+	from := off
+	if off > 0 {
+		from = off - 1 // to see whether a line starts exactly at off
+	}
+	need := int(end - from)
+	if cap(c.buf) < need+4096 {
+		c.buf = make([]byte, 0, need+64<<10)
+	}
+	c.buf = c.buf[:need]
+	if _, err := f.ReadAt(c.buf, from); err != nil && !errors.Is(err, io.EOF) {
+		c.err = err
+		return
+	}
+	skip := 0
+	if off > 0 {
+		// The first line start is after the first newline at or after off-1.
+		nl := bytes.IndexByte(c.buf, '\n')
+		if nl < 0 {
+			c.buf, c.base = c.buf[:0], end // inside a line that started earlier
+			return
+		}
+		skip = nl + 1
+	}
+	// Extend to the end of the line that straddles the chunk's end.
+	for pos := from + int64(len(c.buf)); pos < size && c.buf[len(c.buf)-1] != '\n'; {
+		grow := int(min(64<<10, size-pos))
+		if len(c.buf)+grow > cap(c.buf) {
+			nb := make([]byte, len(c.buf), 2*cap(c.buf)+grow)
+			copy(nb, c.buf)
+			c.buf = nb
+		}
+		n, err := f.ReadAt(c.buf[len(c.buf):len(c.buf)+grow], pos)
+		if err != nil && !errors.Is(err, io.EOF) {
+			c.err = err
+			return
+		}
+		tail := c.buf[len(c.buf) : len(c.buf)+n]
+		c.buf = c.buf[:len(c.buf)+n]
+		pos += int64(n)
+		if nl := bytes.IndexByte(tail, '\n'); nl >= 0 {
+			c.buf = c.buf[:len(c.buf)-n+nl+1]
+			break
+		}
+		if n == 0 {
+			break
 		}
 	}
-	if readErr != nil {
-		return bytesRead, readErr
-	}
-	return bytesRead, nil
+	c.buf = c.buf[skip:]
+	c.base = from + int64(skip)
 }
 
 // parseChunk splits a chunk into lines and parses each non-blank one.
 func parseChunk[T any](w *worker, c *chunk[T], parse lineParser[T]) {
-	c.lines = c.lines[:0]
-	c.err = nil
 	var zero T
 	lineNo := 0
 	for start := 0; start < len(c.buf); lineNo++ {
@@ -187,31 +231,28 @@ func parseChunk[T any](w *worker, c *chunk[T], parse lineParser[T]) {
 		} else {
 			end = len(c.buf)
 		}
-		next := end + 1
 		body := c.buf[start:end]
 		if n := len(body); n > 0 && body[n-1] == '\r' {
 			body = body[:n-1]
 		}
 		if !isBlank(body) {
 			k := len(c.lines)
-			c.lines = append(c.lines, lineRef{start: start, end: start + len(body), lineNo: lineNo})
+			c.lines = append(c.lines, lineRef{start: start, lineNo: lineNo})
 			if k < len(c.out) {
 				c.out[k] = zero
 			} else {
 				c.out = append(c.out, zero)
 			}
-			switch {
-			case !terminated:
+			if !terminated {
 				c.err, c.errAt = errTruncated, k
 				return
-			default:
-				if err := parse(w, body, &c.out[k]); err != nil {
-					c.err, c.errAt = err, k
-					return
-				}
+			}
+			if err := parse(w, body, &c.out[k]); err != nil {
+				c.err, c.errAt = err, k
+				return
 			}
 		}
-		start = next
+		start = end + 1
 	}
 	c.nlines = lineNo
 }
@@ -235,8 +276,8 @@ func (e *fieldError) Error() string { return e.field + ": " + e.err.Error() }
 func (e *fieldError) Unwrap() error { return e.err }
 
 func inField(field string, err error) error {
-	if err == nil {
-		return nil
+	if err == nil || field == "" {
+		return err
 	}
 	var fe *fieldError
 	if errors.As(err, &fe) {

@@ -2,6 +2,7 @@ package streamjoin
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"math"
 	"strconv"
@@ -23,13 +24,42 @@ var errMissing = errors.New("missing")
 
 // fieldSet is the field names of one struct, for encoding/json's key
 // matching: exact first, else case-insensitive.
-type fieldSet []string
+type fieldSet struct {
+	names []string
+	byLen [32][]string // exact matching without hashing: names by length
+}
 
-func (s fieldSet) match(key []byte) string {
-	for _, n := range s {
+func newFieldSet(names ...string) *fieldSet {
+	s := &fieldSet{names: names}
+	for _, n := range names {
+		s.byLen[len(n)] = append(s.byLen[len(n)], n)
+	}
+	return s
+}
+
+func (s *fieldSet) exact(key []byte) (string, bool) {
+	if len(key) >= len(s.byLen) {
+		return "", false
+	}
+	for _, n := range s.byLen[len(key)] {
 		if string(key) == n {
-			return n
+			return n, true
 		}
+	}
+	return "", false
+}
+
+// match returns the field a raw (undecoded) key selects, or "".
+func (s *fieldSet) match(raw []byte) string {
+	if n, ok := s.exact(raw); ok {
+		return n
+	}
+	key, err := decodeKey(raw)
+	if err != nil {
+		return ""
+	}
+	if n, ok := s.exact(key); ok {
+		return n
 	}
 	ascii := true
 	for _, c := range key {
@@ -38,7 +68,7 @@ func (s fieldSet) match(key []byte) string {
 			break
 		}
 	}
-	for _, n := range s {
+	for _, n := range s.names {
 		if (!ascii || len(n) == len(key)) && strings.EqualFold(string(key), n) {
 			return n
 		}
@@ -47,17 +77,17 @@ func (s fieldSet) match(key []byte) string {
 }
 
 var (
-	metadataFields = fieldSet{"x_request_id", "conversation_id", "benchmark_phase", "request_start_ns", "was_cancelled",
+	metadataFields = newFieldSet("x_request_id", "conversation_id", "benchmark_phase", "request_start_ns", "was_cancelled",
 		"session_num", "turn_index", "credit_issued_ns", "request_ack_ns", "request_end_ns", "phase_index", "cancellation_time_ns",
-		"x_correlation_id", "worker_id", "record_processor_id", "phase_name", "phase_kind"}
-	recordFields   = fieldSet{"metadata", "metrics", "error"}
-	rawFields      = fieldSet{"metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers"}
-	errorFields    = fieldSet{"code", "type", "message", "cause", "cause_chain", "details"}
-	metricFields   = fieldSet{"value", "unit"}
-	responseFields = fieldSet{"text", "packets", "perf_ns", "content_type"}
-	packetFields   = fieldSet{"name", "value"}
-	serverFields   = fieldSet{"request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes"}
-	nativeFields   = fieldSet{"request_id", "answer", "error", "task_ms"}
+		"x_correlation_id", "worker_id", "record_processor_id", "phase_name", "phase_kind")
+	recordFields   = newFieldSet("metadata", "metrics", "error")
+	rawFields      = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers")
+	errorFields    = newFieldSet("code", "type", "message", "cause", "cause_chain", "details")
+	metricFields   = newFieldSet("value", "unit")
+	responseFields = newFieldSet("text", "packets", "perf_ns", "content_type")
+	packetFields   = newFieldSet("name", "value")
+	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes")
+	nativeFields   = newFieldSet("request_id", "answer", "error", "task_ms")
 )
 
 // Type checks for fields that are read only to reject what
@@ -320,14 +350,14 @@ func parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 		if key, i, err = objectKey(b, i); err != nil {
 			return 0, err
 		}
-		if string(key) == "request_latency" {
+		if keyIs(key, "request_latency") {
 			out.latencyMS = math.NaN() // a map element is decoded afresh
 			i, err = parseMetricValue(b, i, &out.latencyMS)
 		} else {
 			i, err = parseMetricValue(b, i, nil)
 		}
 		if err != nil {
-			return 0, inField(string(key), err)
+			return 0, inField(string(key), err) // a metric tag
 		}
 		if i, more, err = objectNext(b, i); err != nil {
 			return 0, err
@@ -337,6 +367,9 @@ func parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 }
 
 func parseMetricValue(b []byte, i int, v *float64) (int, error) {
+	if end, ok := metricFast(b, i, v); ok {
+		return end, nil
+	}
 	if j, isnull := isNull(b, i); isnull {
 		return j, nil
 	}
@@ -376,6 +409,38 @@ func parseMetricValue(b []byte, i int, v *float64) (int, error) {
 	return i, nil
 }
 
+// metricFast reads AIPerf's own metric shape, {"value":<number>,"unit":
+// "<plain text>"}, without the general walk; ok is false for any other
+// shape, which the general walk then reads.
+func metricFast(b []byte, i int, v *float64) (end int, ok bool) {
+	const open, unit = `{"value":`, `,"unit":"`
+	if len(b)-i < len(open) || string(b[i:i+len(open)]) != open {
+		return 0, false
+	}
+	k := i + len(open)
+	if k >= len(b) || (b[k] != '-' && (b[k] < '0' || b[k] > '9')) {
+		return 0, false
+	}
+	e := numberEnd(b, k)
+	if len(b)-e < len(unit) || string(b[e:e+len(unit)]) != unit {
+		return 0, false
+	}
+	u := e + len(unit)
+	for u < len(b) && strClass[b[u]] == 0 {
+		u++
+	}
+	if u+1 >= len(b) || b[u] != '"' || b[u+1] != '}' {
+		return 0, false
+	}
+	if v != nil {
+		*v = math.NaN()
+		if f, err := strconv.ParseFloat(string(b[k:e]), 64); err == nil {
+			*v = f
+		}
+	}
+	return u + 2, true
+}
+
 // rawLine is what one profile_export_raw.jsonl line contributes.
 type rawLine struct {
 	key       reqKey
@@ -402,7 +467,7 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 	}
 	var m metaFields
 	var eo errorObj
-	w.body = w.body[:0]
+	w.spans = w.spans[:0]
 	for more := !empty; more; {
 		var key []byte
 		if key, i, err = objectKey(line, i); err != nil {
@@ -420,7 +485,7 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 		case "error":
 			i, err = parseError(line, i, &eo)
 		case "responses":
-			w.body = w.body[:0]
+			w.spans = w.spans[:0]
 			i, err = w.parseResponses(line, i)
 		case "start_perf_ns":
 			i, err = checkInt(line, i)
@@ -446,8 +511,9 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 		return &fieldError{"status", errors.New("missing on a record without error")}
 	}
 	out.key = w.h.key(m.id)
-	out.ans = w.httpAnswer(w.body)
-	return nil
+	ans, err := w.httpAnswer(line)
+	out.ans = ans
+	return inField("responses", err)
 }
 
 // parseResponses assembles the response body exactly as aiperf.RawLine.Body
@@ -480,7 +546,7 @@ func (w *worker) parseResponse(b []byte, i int) (int, error) {
 	if err != nil || empty {
 		return i, err
 	}
-	textAt, packetsAt := -1, -1
+	textAt, packetsAt, textEnd, packetsEnd := -1, -1, 0, 0
 	for more := true; more; {
 		var key []byte
 		if key, i, err = objectKey(b, i); err != nil {
@@ -495,10 +561,12 @@ func (w *worker) parseResponse(b []byte, i int) (int, error) {
 			} else {
 				textAt = skipWS(b, i)
 				i, err = checkString(b, i)
+				textEnd = i
 			}
 		case "packets":
 			packetsAt = skipWS(b, i)
 			i, err = checkPackets(b, i)
+			packetsEnd = i
 		case "perf_ns":
 			i, err = checkInt(b, i)
 		case "content_type":
@@ -515,15 +583,37 @@ func (w *worker) parseResponse(b []byte, i int) (int, error) {
 	}
 	switch {
 	case textAt >= 0:
-		if w.body, _, _, err = appendString(w.body, b, textAt); err != nil {
-			return 0, inField("text", err)
-		}
+		w.spans = append(w.spans, span{text: true, start: textAt, end: textEnd})
 	case packetsAt >= 0:
-		if err := w.appendPackets(b, packetsAt); err != nil {
-			return 0, inField("packets", err)
-		}
+		w.spans = append(w.spans, span{start: packetsAt, end: packetsEnd})
 	}
 	return i, nil
+}
+
+// span is one response's text (a JSON string) or SSE packet list (a JSON
+// array) in the line: the body is decoded from spans only when the memo
+// does not already know its answer.
+type span struct {
+	text       bool
+	start, end int
+}
+
+// body assembles the response body from the spans.
+func (w *worker) assembleBody(line []byte) ([]byte, error) {
+	w.body = w.body[:0]
+	var err error
+	for _, sp := range w.spans {
+		if sp.text {
+			if w.body, _, _, err = appendString(w.body, line, sp.start); err != nil {
+				return nil, inField("text", err)
+			}
+			continue
+		}
+		if err := w.appendPackets(line, sp.start); err != nil {
+			return nil, inField("packets", err)
+		}
+	}
+	return w.body, nil
 }
 
 // checkPackets type-checks an SSE packet list.
@@ -771,19 +861,57 @@ func parseNativeLine(w *worker, line []byte, out *nativeLine) error {
 	return nil
 }
 
-// httpAnswer extracts, judges and hashes an HTTP answer with the family's
-// own extractor, memoised by the exact body bytes.
-func (w *worker) httpAnswer(body []byte) answerInfo {
+// httpAnswer extracts, judges and hashes the HTTP answer of a raw line
+// with the family's own extractor. It is memoised by the exact bytes of
+// the response spans, so a repeated answer is neither decoded nor
+// extracted again.
+func (w *worker) httpAnswer(line []byte) (answerInfo, error) {
 	if w.memo == nil {
-		return w.extractHTTP(body)
+		body, err := w.assembleBody(line)
+		if err != nil {
+			return answerInfo{}, err
+		}
+		return w.extractHTTP(body), nil
 	}
-	k := w.h.sum128(body)
+	k := w.spanKey(line)
 	if v, ok := w.memo.http[k]; ok {
-		return v
+		return v, nil
+	}
+	body, err := w.assembleBody(line)
+	if err != nil {
+		return answerInfo{}, err
 	}
 	v := w.extractHTTP(body)
 	w.memo.put(w.memo.http, k, v)
-	return v
+	return v, nil
+}
+
+// spanKey is a 128-bit hash of the spans' kinds and bytes: equal keys
+// mean equal bodies.
+func (w *worker) spanKey(line []byte) [2]uint64 {
+	if len(w.spans) == 1 {
+		sp := w.spans[0]
+		k := w.h.sum128(line[sp.start:sp.end])
+		if sp.text {
+			k[1] ^= 0x9e3779b97f4a7c15
+		}
+		return k
+	}
+	w.ha.Reset()
+	w.hb.Reset()
+	var hdr [9]byte
+	for _, sp := range w.spans {
+		hdr[0] = 0
+		if sp.text {
+			hdr[0] = 1
+		}
+		binary.LittleEndian.PutUint64(hdr[1:], uint64(sp.end-sp.start))
+		w.ha.Write(hdr[:])
+		w.hb.Write(hdr[:])
+		w.ha.Write(line[sp.start:sp.end])
+		w.hb.Write(line[sp.start:sp.end])
+	}
+	return [2]uint64{w.ha.Sum64(), w.hb.Sum64() ^ uint64(len(w.spans))}
 }
 
 func (w *worker) extractHTTP(body []byte) answerInfo {

@@ -53,7 +53,7 @@ func (r *bodyRecorder) FromNative(a json.RawMessage) (families.Answer, error) {
 func (r *bodyRecorder) Meaningful(families.Answer, *families.Family) string { return "" }
 
 func testWorker(ex families.Extractor) *worker {
-	return &worker{h: newHasher(), ex: ex}
+	return newWorker(newHasher(), ex, nil, false)
 }
 
 // writeLine writes one line to a temp file for qual/aiperf's scanners.

@@ -6,12 +6,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"hash/maphash"
 	"os"
 	"runtime/debug"
 	"time"
@@ -65,12 +63,12 @@ func run() error {
 		*sessions = dir + "/sessions.jsonl"
 	}
 	start := time.Now()
-	known, n, err := loadSessions(*sessions)
+	ss, err := streamjoin.LoadSessions(context.Background(), *sessions)
 	if err != nil {
 		return err
 	}
-	opts.EntryOf = known
-	opts.SizeHint = n
+	opts.EntryOf = ss.EntryOf
+	opts.SizeHint = ss.Len()
 	res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(dir), opts)
 	if err != nil {
 		return err
@@ -82,35 +80,3 @@ func run() error {
 	return enc.Encode(res)
 }
 
-// loadSessions reads the dataset's session_id -> entry_id lines into a
-// compact set: 64-bit hashes of the session ids (8 bytes and a map slot
-// per session, not the strings).
-func loadSessions(path string) (func(string) (string, bool), int, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, 0, err
-	}
-	defer f.Close()
-	seed := maphash.MakeSeed()
-	set := map[uint64]struct{}{}
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	var line struct {
-		SessionID string `json:"session_id"`
-		EntryID   string `json:"entry_id"`
-	}
-	for n := 1; sc.Scan(); n++ {
-		line.SessionID, line.EntryID = "", ""
-		if err := json.Unmarshal(sc.Bytes(), &line); err != nil {
-			return nil, 0, fmt.Errorf("%s:%d: %w", path, n, err)
-		}
-		set[maphash.String(seed, line.SessionID)] = struct{}{}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, 0, err
-	}
-	return func(c string) (string, bool) {
-		_, ok := set[maphash.String(seed, c)]
-		return "", ok
-	}, len(set), nil
-}
