@@ -3,11 +3,11 @@ package streamjoin
 import (
 	"bytes"
 	"encoding/binary"
-	"math/bits"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )

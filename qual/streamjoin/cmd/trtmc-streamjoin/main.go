@@ -79,4 +79,3 @@ func run() error {
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
 }
-
