@@ -255,6 +255,10 @@ func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []stri
 func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
 	cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{
 		Stage: stage, Argv: cr.red.Argv(argv), ExitCode: res.ExitCode, Signal: res.Signal})
+	if res.OutputErr != "" {
+		// Evidence was lost: the row cannot be trusted, whatever else happened.
+		cr.fail(stage, "output_lost", fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
+	}
 }
 
 func (cr *checkpointRun) childEnv() []string {

@@ -58,6 +58,10 @@ type Result struct {
 	Duration time.Duration `json:"duration_ns"`
 	// StderrTail is the last few KiB of stderr.
 	StderrTail string `json:"-"`
+	// OutputErr is the first error writing the child's output to
+	// Spec.Stdout/Stderr (e.g. a full disk). The child kept running: its
+	// output is drained and dropped, never left to die of SIGPIPE.
+	OutputErr string `json:"output_error,omitempty"`
 }
 
 // ExitError reports a child that exited unsuccessfully, with what a user
@@ -132,8 +136,15 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
 	tail := &tailBuffer{max: tailBytes}
+	// Output that goes through a pipe (anything but an *os.File) is drained
+	// even when writing it fails: a child whose pipe reader stopped would
+	// die of SIGPIPE on its next write, for the harness's fault.
+	outErr := &firstError{}
 	cmd.Stdout = orDiscard(s.Stdout)
-	cmd.Stderr = io.MultiWriter(orDiscard(s.Stderr), tail)
+	if _, isFile := cmd.Stdout.(*os.File); !isFile {
+		cmd.Stdout = &drainWriter{w: cmd.Stdout, err: outErr}
+	}
+	cmd.Stderr = io.MultiWriter(&drainWriter{w: orDiscard(s.Stderr), err: outErr}, tail)
 	// Own process group, so one signal reaches the child and everything it
 	// forked; Pdeathsig so the child dies if the harness is killed with -9.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -143,7 +154,7 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", s.Name, argv0(s.Argv), err)
 	}
-	p := &osProcess{spec: s, cmd: cmd, tail: tail, start: start, done: make(chan struct{})}
+	p := &osProcess{spec: s, cmd: cmd, tail: tail, outErr: outErr, start: start, done: make(chan struct{})}
 	go p.reap()
 	go func() {
 		select {
@@ -156,11 +167,12 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 }
 
 type osProcess struct {
-	spec  Spec
-	cmd   *exec.Cmd
-	tail  *tailBuffer
-	start time.Time
-	done  chan struct{}
+	spec   Spec
+	cmd    *exec.Cmd
+	tail   *tailBuffer
+	outErr *firstError
+	start  time.Time
+	done   chan struct{}
 
 	mu      sync.Mutex
 	stopped bool
@@ -215,6 +227,7 @@ func (p *osProcess) Wait() (Result, error) {
 		Stopped:    p.stopped,
 		Killed:     p.killed,
 		StderrTail: p.tail.String(),
+		OutputErr:  p.outErr.String(),
 	}
 	if st := p.cmd.ProcessState; st != nil {
 		r.ExitCode = st.ExitCode()
@@ -288,4 +301,43 @@ func (t *tailBuffer) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return string(t.buf)
+}
+
+// drainWriter passes writes on to w until one fails, then keeps accepting
+// (and dropping) them, recording the first error.
+type drainWriter struct {
+	w   io.Writer
+	err *firstError
+}
+
+func (d *drainWriter) Write(b []byte) (int, error) {
+	if d.err.String() == "" {
+		if _, err := d.w.Write(b); err != nil {
+			d.err.set(err)
+		}
+	}
+	return len(b), nil
+}
+
+// firstError keeps the first error it is given.
+type firstError struct {
+	mu  sync.Mutex
+	err error
+}
+
+func (f *firstError) set(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+func (f *firstError) String() string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		return ""
+	}
+	return f.err.Error()
 }
