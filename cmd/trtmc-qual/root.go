@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -67,6 +68,10 @@ func reportError(f *factory, err error, code exitCode) {
 	case exitInterrupted:
 		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted")
 	case exitHarness:
+		if isIOError(err) {
+			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: I/O error, evidence could not be written or read (what was written is complete; re-run with --resume once fixed): %v\n", err)
+			break
+		}
 		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: internal error (please report it with the command and its evidence directory): %v\n", err)
 	default:
 		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: %v\n", err)
@@ -124,7 +129,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newInventoryCmd(f),
 		newRunCmd(f, nil),
 		newReportCmd(f, nil),
-		newCICmd(f, nil, nil),
+		newCICmd(f, smokeRun(f), nil),
 	)
 	return root
 }
@@ -155,4 +160,16 @@ func (f *factory) loadFamilies() (*families.Config, error) {
 		return nil, &configError{err}
 	}
 	return fams, nil
+}
+
+// isIOError reports whether err comes from the file system refusing a
+// write (full, read-only, no permission, failing): exit 4 still, but not a
+// bug to report.
+func isIOError(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EROFS, syscall.EACCES, syscall.EPERM, syscall.EIO} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
 }
