@@ -1,8 +1,10 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,38 +78,13 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
 
 func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	ctx := cmd.Context()
-	inv, fams, err := f.loadInventory(nil)
-	if err != nil {
-		return err
-	}
-	probe := qual.NvidiaSMI{Runner: f.Runner}
-	slots, err := qual.Slots(ctx, probe, opts.GPUs)
-	if err != nil {
-		return err
-	}
-	secrets := []string{}
-	for _, name := range f.Config.Secrets {
-		if v := f.Getenv(name); v != "" {
-			secrets = append(secrets, v)
-		}
-	}
 	go func() {
 		<-ctx.Done()
 		// First signal: stop gracefully; a second one kills the default way.
 		f.Stop()
 		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
 	}()
-	out, err := qual.Run(ctx, qual.Options{
-		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
-		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir,
-		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
-		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
-		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
-		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
-		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
-		HarnessVersion: f.Version, HarnessCommit: f.Commit,
-		Command: reproCommand(f, opts),
-	})
+	out, err := runGroup(ctx, f, opts)
 	if out != nil {
 		if rep, lerr := reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
 			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
@@ -121,6 +98,55 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 		return err
 	}
 	return runVerdictError(out.Results)
+}
+
+// runGroup runs the pipeline over one group with the resolved configuration.
+func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome, error) {
+	inv, fams, err := f.loadInventory(nil)
+	if err != nil {
+		return nil, err
+	}
+	probe := qual.NvidiaSMI{Runner: f.Runner}
+	slots, err := qual.Slots(ctx, probe, opts.GPUs)
+	if err != nil {
+		return nil, err
+	}
+	secrets := []string{}
+	for _, name := range f.Config.Secrets {
+		if v := f.Getenv(name); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	return qual.Run(ctx, qual.Options{
+		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
+		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir,
+		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
+		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
+		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
+		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
+		HarnessVersion: f.Version, HarnessCommit: f.Commit,
+		Command: reproCommand(f, opts),
+	})
+}
+
+// smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
+// OUT/ci-smoke, passed only when every row qualifies.
+func smokeRun(f *factory) SmokeFunc {
+	return func(ctx context.Context, group string) (bool, string, error) {
+		opts := &runOptions{Group: group, Out: filepath.Join(f.Config.Out, "ci-smoke"), GPUs: f.Config.GPUs, Host: "127.0.0.1"}
+		out, err := runGroup(ctx, f, opts)
+		if err != nil {
+			return false, "", err
+		}
+		qualified := 0
+		for _, r := range out.Results {
+			if r.Verdict == reports.VerdictQualified || r.Verdict == reports.VerdictExcluded {
+				qualified++
+			}
+		}
+		summary := fmt.Sprintf("%d of %d row(s) qualified or excluded; evidence in %s", qualified, len(out.Results), filepath.Join(opts.Out, group))
+		return runVerdictError(out.Results) == nil, summary, nil
+	}
 }
 
 // runVerdictError maps the rows to the exit-code table.

@@ -34,6 +34,9 @@ type factory struct {
 	// Stop ends signal handling after the first signal, so a second Ctrl-C
 	// kills the process the default way.
 	Stop func()
+	// Smoke is `ci --smoke`'s qualification run (the run pipeline in
+	// production; nil in unit tests, where ci reports it unavailable).
+	Smoke SmokeFunc
 
 	Config *Config
 }
@@ -47,6 +50,7 @@ func newFactory(io *IOStreams, stop func()) *factory {
 // code. It is the only caller of os.Exit's argument.
 func run(ctx context.Context, stop func(), args []string, io *IOStreams) exitCode {
 	f := newFactory(io, stop)
+	f.Smoke = smokeRun(f)
 	root := newRootCmd(f)
 	root.SetArgs(args)
 	root.SetOut(io.Out)
@@ -129,7 +133,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newInventoryCmd(f),
 		newRunCmd(f, nil),
 		newReportCmd(f, nil),
-		newCICmd(f, smokeRun(f), nil),
+		newCICmd(f, f.Smoke, nil),
 	)
 	return root
 }

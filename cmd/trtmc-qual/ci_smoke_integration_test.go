@@ -1,0 +1,57 @@
+//go:build integration
+
+package main
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestCISmokeRunsThePipeline wires `ci --smoke` to the real run pipeline:
+// the reference vlm group through real AIPerf and trtmc-refserver.
+func TestCISmokeRunsThePipeline(t *testing.T) {
+	root, err := filepath.Abs(repoFile())
+	require.NoError(t, err)
+	aiperf := filepath.Join(root, ".venv", "bin", "aiperf")
+	if _, err := os.Stat(aiperf); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("AIPerf missing at %s: CI never skips this tier", aiperf)
+		}
+		t.Skip("AIPerf not installed (make setup)")
+	}
+	bin := filepath.Join(root, "bin")
+	if _, err := os.Stat(filepath.Join(bin, "trtmc-refserver")); err != nil {
+		t.Skip("bin/trtmc-refserver not built (make build)")
+	}
+	fx := newSpecsFixture(t)
+	out := t.TempDir()
+	junit := filepath.Join(out, "junit.xml")
+	// Bundles and corpora go under the test's own directory.
+	inv := filepath.Join(out, "inventory.yaml")
+	data, err := os.ReadFile(filepath.Join(root, "inventory", "reference.yaml"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(inv, data, 0o644))
+
+	io, _, errOut := testIO()
+	f := newFactory(io, func() {})
+	f.Getenv = func(string) string { return "" }
+	f.Smoke = smokeRun(f)
+	cmd := newRootCmd(f)
+	cmd.SetArgs([]string{"ci", "--repo", fx.Repo, "--base", "main", "--group", "vlm", "--smoke", "--junit", junit,
+		"--inventory", inv, "--families", filepath.Join(root, "families", "families.yaml"),
+		"--aiperf", aiperf, "--tokenizer", filepath.Join(root, ".venv", "tokenizer"), "--bin-dir", bin,
+		"--config", filepath.Join(out, "none.yaml")})
+	require.NoError(t, os.WriteFile(filepath.Join(out, "none.yaml"), []byte("out: "+out+"\n"), 0o644))
+	err = cmd.ExecuteContext(context.Background())
+	// The reference profiles are not TRTMC manifests, so reconcile needs
+	// action (exit 1); the smoke step itself must pass.
+	assert.Equal(t, exitFailed, codeFor(err), errOut.String())
+	_, states := readJUnit(t, junit)
+	assert.Equal(t, "passed", states["smoke-vlm"], errOut.String())
+	assert.FileExists(t, filepath.Join(out, "ci-smoke", "vlm", "ref-vlm-small", "result.json"))
+}
