@@ -151,8 +151,12 @@ func Parse(path string, data []byte) (*Config, error) {
 	reg := DefaultRegistry()
 	for _, name := range cfg.Names() {
 		f := cfg.Families[name]
-		f.Name, f.Line = name, lines[name]
 		field := "families." + name
+		if f == nil { // `name:` with nothing under it
+			add(lines[name], field, "empty family definition")
+			continue
+		}
+		f.Name, f.Line = name, lines[name]
 		if len(f.Server) == 0 {
 			add(f.Line, field+".server", "missing argv")
 		}
