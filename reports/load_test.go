@@ -188,16 +188,3 @@ func TestIsSetAside(t *testing.T) {
 		assert.Equal(t, want, isSetAside(name), name)
 	}
 }
-
-func TestWriteFileAtomicReplaces(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "results.md")
-	require.NoError(t, WriteFileAtomic(path, []byte("one"), 0o644))
-	require.NoError(t, WriteFileAtomic(path, []byte("two"), 0o644))
-	data, err := os.ReadFile(path)
-	require.NoError(t, err)
-	assert.Equal(t, "two", string(data))
-	entries, err := os.ReadDir(filepath.Dir(path))
-	require.NoError(t, err)
-	assert.Len(t, entries, 1)
-	assert.Error(t, WriteFileAtomic(filepath.Join(t.TempDir(), "missing", "x"), nil, 0o644))
-}

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // GroupFiles maps each file WriteGroupFiles writes to its format.
@@ -31,50 +33,9 @@ func WriteGroupFiles(dir string, r *GroupReport) error {
 		if err := Render(&buf, r, files[name]); err != nil {
 			return err
 		}
-		if err := WriteFileAtomic(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+		if err := evidence.WriteFileMode(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
 			return err
 		}
-	}
-	return nil
-}
-
-// WriteFileAtomic writes data to path so that readers see the old file or
-// the new one, never a part: a temporary file in the same directory,
-// fsync, rename, fsync of the directory.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("write %s: open directory: %w", path, err)
-	}
-	defer d.Close()
-	if err = d.Sync(); err != nil {
-		return fmt.Errorf("write %s: fsync directory: %w", path, err)
 	}
 	return nil
 }
@@ -117,7 +78,7 @@ func RejudgeEvidence(roots []string, group string, at time.Time, harnessVersion 
 				return written, fmt.Errorf("rejudge %s: %w", dir, err)
 			}
 			out := filepath.Join(dir, RejudgedFile)
-			if err := WriteFileAtomic(out, append(data, '\n'), 0o644); err != nil {
+			if err := evidence.WriteFileMode(out, append(data, '\n'), 0o644); err != nil {
 				return written, err
 			}
 			written = append(written, out)

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -340,7 +342,7 @@ func writeReport(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return specs.WriteFileAtomic(path, data, 0o644)
+	return evidence.WriteFileMode(path, data, 0o644)
 }
 
 // ciGroups returns the groups to check: --group, or the groups both in the

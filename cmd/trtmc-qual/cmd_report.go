@@ -7,6 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -120,7 +122,7 @@ func runReport(opts *reportOptions) error {
 		return err
 	}
 	if opts.Output != "" {
-		if err := reports.WriteFileAtomic(opts.Output, buf.Bytes(), 0o644); err != nil {
+		if err := evidence.WriteFileMode(opts.Output, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "report: wrote %s\n", opts.Output)

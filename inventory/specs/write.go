@@ -3,11 +3,12 @@ package specs
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 
 	"gopkg.in/yaml.v3"
 
@@ -138,7 +139,7 @@ func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 	}
 	doc.WriteString("profiles:\n")
 	doc.Write(text)
-	if err := WriteFileAtomic(out, doc.Bytes(), 0o644); err != nil {
+	if err := evidence.WriteFileMode(out, doc.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
 	return &Proposal{File: out, Appended: false, Profiles: ids, Reasons: reasons}, nil
@@ -175,7 +176,7 @@ func appendToInventory(r *Report, file string, knownFamily func(string) bool) (*
 	if reasons := verifyAppend(file, old, updated, r.Group, ids, knownFamily); len(reasons) > 0 {
 		return nil, reasons, nil
 	}
-	if err := WriteFileAtomic(file, updated, info.Mode().Perm()); err != nil {
+	if err := evidence.WriteFileMode(file, updated, info.Mode().Perm()); err != nil {
 		return nil, nil, err
 	}
 	// Re-validate what is on disk now.
@@ -347,47 +348,4 @@ func jsonOf(v any) string {
 		return "error: " + err.Error()
 	}
 	return string(b)
-}
-
-// WriteFileAtomic writes data to path through a temporary file in the same
-// directory: write, fsync, rename, fsync the directory. A reader sees the
-// old file or the new one, never a part.
-func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Chmod(perm); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		_ = tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	d, derr := os.Open(dir)
-	if derr != nil {
-		return nil
-	}
-	defer d.Close()
-	if serr := d.Sync(); serr != nil && !errors.Is(serr, os.ErrInvalid) {
-		return fmt.Errorf("write %s: sync directory: %w", path, serr)
-	}
-	return nil
 }

@@ -1,6 +1,7 @@
 // Package evidence writes what a run leaves behind so that it can be
 // trusted later: every file atomically (temp file, fsync, rename, fsync of
-// the directory), secrets redacted, digests of inputs.
+// the directory), secrets redacted, digests of inputs. It imports nothing
+// of the project, so every package that writes files uses it.
 package evidence
 
 import (
@@ -16,7 +17,10 @@ import (
 
 // WriteFile writes data to path atomically: readers see the old file or the
 // new one, never a torn one, even if the harness is killed mid-write.
-func WriteFile(path string, data []byte) error {
+func WriteFile(path string, data []byte) error { return WriteFileMode(path, data, 0o644) }
+
+// WriteFileMode is WriteFile with the new file's permissions.
+func WriteFileMode(path string, data []byte, perm os.FileMode) error {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -34,7 +38,7 @@ func WriteFile(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+	if err := os.Chmod(tmp.Name(), perm); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := os.Rename(tmp.Name(), path); err != nil {
