@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -150,9 +151,26 @@ func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
 	assert.Contains(t, out, "EXIT STATUS")
 	assert.Contains(t, out, "130  interrupted")
 	assert.Contains(t, out, "Examples:")
-	for _, verb := range [][]string{{"version"}, {"inventory"}, {"inventory", "validate"}, {"inventory", "list"}, {"inventory", "show"}} {
-		_, out, _ := runCLI(t, nil, append(verb, "--help")...)
-		assert.Contains(t, out, "Examples:", strings.Join(verb, " "))
+	// Every verb of the tree, however deep, shows an example in its help.
+	io, _, _ := testIO()
+	var visited []string
+	var walk func(c *cobra.Command, path []string)
+	walk = func(c *cobra.Command, path []string) {
+		for _, sub := range c.Commands() {
+			if sub.Hidden || sub.Name() == "help" || sub.Name() == "completion" || strings.HasPrefix(strings.Join(path, " "), "completion") {
+				continue
+			}
+			verb := append(append([]string{}, path...), sub.Name())
+			visited = append(visited, strings.Join(verb, " "))
+			_, out, _ := runCLI(t, nil, append(verb, "--help")...)
+			assert.Contains(t, out, "Examples:", strings.Join(verb, " "))
+			walk(sub, verb)
+		}
+	}
+	walk(newRootCmd(newFactory(io, func() {})), nil)
+	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show",
+		"inventory reconcile", "inventory drift"} {
+		assert.Contains(t, visited, verb)
 	}
 	code, out, _ = runCLI(t, nil, "completion", "bash")
 	assert.Equal(t, exitOK, code)
