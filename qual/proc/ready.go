@@ -46,7 +46,9 @@ func WaitReady(ctx context.Context, p Process, url string, timeout time.Duration
 				return time.Since(start), nil
 			}
 			last = resp.Status
-		} else {
+		} else if ctx.Err() == nil {
+			// A probe cut short by our own deadline says nothing about the
+			// server; keep what the last complete probe saw (e.g. 503).
 			last = err.Error()
 		}
 		select {
