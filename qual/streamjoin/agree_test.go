@@ -5,8 +5,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -150,11 +153,18 @@ func TestStreamJoinAgreesWithJoin(t *testing.T) {
 
 			want := referenceJoin(t, files, qual.JoinInput{Family: fam, Extractor: reg.Extractors[fam.Extractor],
 				Compare: reg.Comparators[fam.Comparator], EntryOf: entryOf, Expected: expected})
+			ss, err := streamjoin.LoadSessions(context.Background(), filepath.Join(dir, synth.FileSessions))
+			require.NoError(t, err)
+			assert.Equal(t, len(sessions), ss.Len())
 			for _, noMemo := range []bool{false, true} {
 				for _, workers := range []int{1, 3} {
-					got, err := streamjoin.Join(context.Background(), files, streamjoin.Options{Family: fam,
+					opts := streamjoin.Options{Family: fam,
 						Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
-						EntryOf: entryOf, Expected: expected, NoMemo: noMemo, Workers: workers})
+						EntryOf: entryOf, Expected: expected, NoMemo: noMemo, Workers: workers}
+					if workers == 3 {
+						opts.EntryOf, opts.Sessions = nil, ss
+					}
+					got, err := streamjoin.Join(context.Background(), files, opts)
 					require.NoError(t, err)
 					require.Len(t, got.ByPhase, len(want.ByPhase))
 					for phase, c := range got.ByPhase {
@@ -177,6 +187,61 @@ func TestStreamJoinAgreesWithJoin(t *testing.T) {
 				assert.Equal(t, reports.Counts(c), want.ByPhase[phase], "generator vs qual.Join, %s", phase)
 			}
 			assert.Positive(t, exp.ByPhase[qual.PhaseMeasured].Mismatched, "faults were injected")
+		})
+	}
+}
+
+func TestSessions(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "sessions.jsonl")
+	var b bytes.Buffer
+	for i := range 20000 {
+		fmt.Fprintf(&b, `{"session_id":"img-%04d#%d","entry_id":"img-%04d"}`+"\n", i%24, i/24, i%24)
+	}
+	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	ss, err := streamjoin.LoadSessions(context.Background(), path)
+	require.NoError(t, err)
+	assert.Equal(t, 20000, ss.Len())
+	e, ok := ss.EntryOf("img-0005#700")
+	assert.True(t, ok)
+	assert.Equal(t, "img-0005", e)
+	_, ok = ss.EntryOf("img-0005#70000")
+	assert.False(t, ok)
+	assert.True(t, ss.Has([]byte("img-0023#0")))
+}
+
+// TestOrphanExamples: ids the server recorded and no client claims are
+// counted and the smallest are named, whether the index kept their line
+// (a few) or the server records are read again (very many), and whether
+// the id first appeared in the native answers or the server records.
+func TestOrphanExamples(t *testing.T) {
+	for _, n := range []int{3, 10050} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			dir := t.TempDir()
+			files := streamjoin.Files{Records: filepath.Join(dir, "r.jsonl"), Raw: filepath.Join(dir, "raw.jsonl"),
+				ServerRecords: filepath.Join(dir, "s.jsonl"), Native: filepath.Join(dir, "n.jsonl")}
+			var srv, nat strings.Builder
+			var want []string
+			for i := range n {
+				id := fmt.Sprintf("orphan-%05d", n-i)
+				want = append(want, id)
+				fmt.Fprintf(&srv, `{"request_id":%q,"task_ms":1}`+"\n", id)
+				if i%2 == 0 {
+					fmt.Fprintf(&nat, `{"request_id":%q,"answer":"x"}`+"\n", id)
+				}
+			}
+			srv.WriteString(`{"request_id":"a","task_ms":1}` + "\n")
+			nat.WriteString(`{"request_id":"a","answer":"x"}` + "\n")
+			require.NoError(t, os.WriteFile(files.ServerRecords, []byte(srv.String()), 0o644))
+			require.NoError(t, os.WriteFile(files.Native, []byte(nat.String()), 0o644))
+			require.NoError(t, os.WriteFile(files.Records, []byte(`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{}}`+"\n"), 0o644))
+			require.NoError(t, os.WriteFile(files.Raw, []byte(`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"status":200}`+"\n"), 0o644))
+			reg := families.DefaultRegistry()
+			res, err := streamjoin.Join(context.Background(), files, streamjoin.Options{
+				Extractor: reg.Extractors["openai-chat-text"], Comparator: reg.Comparators["exact"]})
+			require.NoError(t, err)
+			assert.Equal(t, n, res.Orphans)
+			sort.Strings(want)
+			assert.Equal(t, want[:min(10, n)], res.OrphanExamples)
 		})
 	}
 }

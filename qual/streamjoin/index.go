@@ -94,14 +94,14 @@ const (
 	ansMeaningless
 )
 
-// entry is everything the join keeps per request id: about 72 bytes,
-// whatever the payload and answer sizes.
+// entry is everything the join keeps per request id: 80 bytes, whatever
+// the payload and answer sizes, plus a 4-byte slot in the id table.
 type entry struct {
+	key       reqKey
 	startNs   int64
-	latencyMS float64 // NaN: none
 	taskMS    float64 // NaN: none (first server record)
 	natHash   uint64  // hash of the first native answer's canonical form
-	natOff    int64   // byte offset of the first native answer line; -1 none
+	natOff    int64   // offset of the first native answer line (or, with fSrvOff, server record line); -1 none
 	natTokens uint32
 	natBoxes  uint32
 	imgW      int32
@@ -114,6 +114,7 @@ type entry struct {
 	phase     uint8
 	flags     uint8
 	ans       uint8
+	srvOff    bool // natOff is the offset of the first server record line
 }
 
 func bump8(p *uint8) {
@@ -126,41 +127,79 @@ func bump8(p *uint8) {
 // never copies the ones already stored.
 const pageBits = 12
 
-// index maps request ids to entries.
+// index maps request ids to entries with an open-addressing table of
+// entry numbers (linear probing; ids are random, so their first bytes are
+// the hash).
 type index struct {
-	ids   map[reqKey]uint32
+	slots []uint32 // entry number + 1; 0 is empty
+	mask  uint64
 	pages []*[1 << pageBits]entry
 	n     uint32
 }
 
 func newIndex(hint int) *index {
-	return &index{ids: make(map[reqKey]uint32, hint)}
+	size := 1 << 16
+	for size*3/4 < hint {
+		size <<= 1
+	}
+	return &index{slots: make([]uint32, size), mask: uint64(size - 1)}
 }
 
 func (x *index) at(i uint32) *entry {
 	return &x.pages[i>>pageBits][i&(1<<pageBits-1)]
 }
 
+func slotHash(k *reqKey) uint64 {
+	h := binary.LittleEndian.Uint64(k[:8]) ^ binary.LittleEndian.Uint64(k[8:])*0x9e3779b97f4a7c15
+	return h ^ h>>29
+}
+
+// find returns the entry of k, or the free slot where it would go.
+func (x *index) find(k *reqKey) (*entry, uint64) {
+	for i := slotHash(k) & x.mask; ; i = (i + 1) & x.mask {
+		s := x.slots[i]
+		if s == 0 {
+			return nil, i
+		}
+		if e := x.at(s - 1); e.key == *k {
+			return e, i
+		}
+	}
+}
+
 // get returns the entry of k, creating it when absent.
 func (x *index) get(k reqKey) *entry {
-	if i, ok := x.ids[k]; ok {
-		return x.at(i)
+	e, slot := x.find(&k)
+	if e != nil {
+		return e
+	}
+	if uint64(x.n+1) > uint64(len(x.slots))*3/4 {
+		x.grow()
+		_, slot = x.find(&k)
 	}
 	i := x.n
 	if int(i>>pageBits) == len(x.pages) {
 		x.pages = append(x.pages, new([1 << pageBits]entry))
 	}
 	x.n++
-	x.ids[k] = i
-	e := x.at(i)
-	e.latencyMS, e.taskMS, e.natOff = math.NaN(), math.NaN(), -1
+	x.slots[slot] = i + 1
+	e = x.at(i)
+	e.key = k
+	e.taskMS, e.natOff = math.NaN(), -1
 	return e
+}
+
+func (x *index) grow() {
+	x.slots = make([]uint32, 2*len(x.slots))
+	x.mask = uint64(len(x.slots) - 1)
+	for i := uint32(0); i < x.n; i++ {
+		_, slot := x.find(&x.at(i).key)
+		x.slots[slot] = i + 1
+	}
 }
 
 // lookup returns the entry of k, or nil.
 func (x *index) lookup(k reqKey) *entry {
-	if i, ok := x.ids[k]; ok {
-		return x.at(i)
-	}
-	return nil
+	e, _ := x.find(&k)
+	return e
 }

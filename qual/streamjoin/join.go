@@ -20,6 +20,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/maphash"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -87,7 +88,10 @@ type Options struct {
 	Comparator families.Comparator
 	// EntryOf maps a conversation id to its dataset entry; nil knows none.
 	// It is called from one goroutine.
-	EntryOf  func(conversationID string) (string, bool)
+	EntryOf func(conversationID string) (string, bool)
+	// Sessions, when set, replaces EntryOf: looked up in the parsing
+	// goroutines, without a string per request.
+	Sessions *Sessions
 	Expected map[string]int // per phase
 	// Workers parse in parallel (default GOMAXPROCS).
 	Workers int
@@ -154,7 +158,9 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	j := &joiner{opts: opts, files: files, h: newHasher(), x: newIndex(opts.SizeHint), res: &Result{ByPhase: map[string]Counts{}}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
 	for range opts.Workers {
-		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo))
+		w := newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo)
+		w.sessions = opts.Sessions
+		j.workers = append(j.workers, w)
 	}
 	nf, err := os.Open(files.Native)
 	if err != nil {
@@ -205,11 +211,16 @@ func (j *joiner) readNative(ctx context.Context) (int64, error) {
 
 func (j *joiner) readServer(ctx context.Context) (int64, error) {
 	return scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers, parseServerLine,
-		func(_ int, _ int64, v *serverLine) error {
+		func(_ int, off int64, v *serverLine) error {
 			e := j.x.get(v.key)
 			bump8(&e.recs)
 			if e.recs == 1 {
 				e.taskMS, e.imgW, e.imgH = v.taskMS, v.w, v.h
+				if e.natOff < 0 {
+					// No native answer: remember where the id is written,
+					// should it be an orphan.
+					e.natOff, e.srvOff = off, true
+				}
 			}
 			return nil
 		})
@@ -228,11 +239,16 @@ func (j *joiner) readRecords(ctx context.Context) (int64, error) {
 			e.flags |= fClient
 			e.seq = j.seq
 			j.seq++
-			e.phase, e.startNs, e.latencyMS, e.status = v.phase, v.startNs, v.latencyMS, v.status
+			e.phase, e.startNs, e.status = v.phase, v.startNs, v.status
 			if v.failed {
 				e.flags |= fFailed
 			}
-			if j.opts.EntryOf != nil {
+			switch {
+			case j.opts.Sessions != nil:
+				if v.entryOK {
+					e.flags |= fEntryOK
+				}
+			case j.opts.EntryOf != nil:
 				if _, ok := j.opts.EntryOf(string(v.conv)); ok {
 					e.flags |= fEntryOK
 				}
@@ -279,25 +295,35 @@ func (j *joiner) readRaw(ctx context.Context) (int64, error) {
 
 // nativeAt re-reads the native answer line at off.
 func (j *joiner) nativeAt(off int64) (families.Answer, error) {
+	line, err := j.lineAt(j.native, off)
+	if err != nil {
+		return families.Answer{}, err
+	}
+	_, answer, _, err := readNativeLine(line)
+	if err != nil {
+		return families.Answer{}, fmt.Errorf("native answer at offset %d: %w", off, err)
+	}
+	return j.opts.Extractor.FromNative(bytes.Clone(answer))
+}
+
+// lineAt reads the line that starts at off.
+func (j *joiner) lineAt(f *os.File, off int64) ([]byte, error) {
 	if j.lineBuf == nil {
 		j.lineBuf = make([]byte, 64<<10)
 	}
 	for {
-		n, err := j.native.ReadAt(j.lineBuf, off)
+		n, err := f.ReadAt(j.lineBuf, off)
 		line := j.lineBuf[:n]
 		if k := bytes.IndexByte(line, '\n'); k >= 0 {
-			line = line[:k]
-		} else if n == len(j.lineBuf) {
-			j.lineBuf = make([]byte, 2*len(j.lineBuf))
-			continue
-		} else if err == nil {
-			return families.Answer{}, fmt.Errorf("native answer at offset %d: short read", off)
+			return line[:k], nil
 		}
-		_, answer, _, perr := readNativeLine(line)
-		if perr != nil {
-			return families.Answer{}, fmt.Errorf("native answer at offset %d: %w", off, perr)
+		if n < len(j.lineBuf) {
+			if err == nil || errors.Is(err, io.EOF) {
+				return line, nil
+			}
+			return nil, fmt.Errorf("%s at offset %d: %w", f.Name(), off, err)
 		}
-		return j.opts.Extractor.FromNative(append([]byte(nil), answer...))
+		j.lineBuf = make([]byte, 2*len(j.lineBuf))
 	}
 }
 
@@ -449,77 +475,160 @@ func (j *joiner) finish() {
 	res.Stats.RequestIDs = int(j.x.n)
 }
 
-// orphanExamples re-reads the server records for the smallest few ids no
-// client request claims (the index keeps keys, not id strings).
+// orphanExamples reads back the ids of the server records no client
+// request claims (the index keeps keys, not id strings) and keeps the
+// smallest few: from the line offsets the index kept, or, for very many
+// orphans, by reading the server records again.
 func (j *joiner) orphanExamples(ctx context.Context) error {
 	var ex []string
-	_, err := scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers,
-		func(w *worker, line []byte, out *string) error {
-			i, empty, err := objectOpen(line, 0)
-			for more := !empty && err == nil; more; {
-				var key []byte
-				if key, i, err = objectKey(line, i); err != nil {
-					return err
-				}
-				if string(key) == "request_id" {
-					var s []byte
-					if s, _, _, err = readString(nil, line, i); err != nil {
-						return err
-					}
-					*out = string(s)
-					return nil
-				}
-				if i, err = skipValue(line, i); err != nil {
-					return err
-				}
-				i, more, err = objectNext(line, i)
+	keep := func(id string) {
+		k, found := slices.BinarySearch(ex, id)
+		if found || k >= maxOrphanExamples {
+			return
+		}
+		ex = slices.Insert(ex, k, id)
+		if len(ex) > maxOrphanExamples {
+			ex = ex[:maxOrphanExamples]
+		}
+	}
+	defer func() { j.res.OrphanExamples = ex }()
+	if j.res.Orphans <= 10000 {
+		sf, err := os.Open(j.files.ServerRecords)
+		if err != nil {
+			return err
+		}
+		defer sf.Close()
+		for i := uint32(0); i < j.x.n; i++ {
+			e := j.x.at(i)
+			if e.recs == 0 || e.flags&fClient != 0 {
+				continue
 			}
+			f, read := j.native, readNativeID
+			if e.srvOff {
+				f, read = sf, readServerID
+			}
+			line, err := j.lineAt(f, e.natOff)
+			if err != nil {
+				return err
+			}
+			id, err := read(line)
+			if err != nil {
+				return fmt.Errorf("%s at offset %d: %w", f.Name(), e.natOff, err)
+			}
+			keep(id)
+		}
+		return nil
+	}
+	_, err := scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers,
+		func(_ *worker, line []byte, out *string) (err error) {
+			*out, err = readServerID(line)
 			return err
 		},
 		func(_ int, _ int64, id *string) error {
-			e := j.x.lookup(j.h.key([]byte(*id)))
-			if e == nil || e.flags&fClient != 0 {
-				return nil
-			}
-			k, found := slices.BinarySearch(ex, *id)
-			if found || (k >= maxOrphanExamples) {
-				return nil
-			}
-			ex = slices.Insert(ex, k, *id)
-			if len(ex) > maxOrphanExamples {
-				ex = ex[:maxOrphanExamples]
+			if e := j.x.lookup(j.h.key([]byte(*id))); e != nil && e.flags&fClient == 0 {
+				keep(*id)
 			}
 			return nil
 		})
-	j.res.OrphanExamples = ex
 	return err
+}
+
+func readNativeID(line []byte) (string, error) {
+	id, _, _, err := readNativeLine(line)
+	return string(id), err
+}
+
+func readServerID(line []byte) (string, error) {
+	var v serverLine
+	w := worker{}
+	var id string
+	err := parseServerLineID(&w, line, &v, &id)
+	return id, err
 }
 
 // Sessions is a dataset's session_id -> entry_id map in compact form: a
 // 64-bit hash per session id and an index into the (few) distinct entry
-// ids, not the strings, so a million sessions cost about 30 MiB.
+// ids, not the strings: 12 bytes a session at most 3/4 full, so a million
+// sessions cost under 32 MiB. It is immutable once loaded and safe for
+// concurrent use.
 type Sessions struct {
 	seed    maphash.Seed
-	ids     map[uint64]uint32
+	keys    []uint64 // 0: empty
+	vals    []uint32 // entry index
+	mask    uint64
+	n       int
 	entries []string
+}
+
+func newSessions() *Sessions {
+	s := &Sessions{seed: maphash.MakeSeed()}
+	s.resize(1 << 12)
+	return s
+}
+
+func (s *Sessions) resize(size int) {
+	keys, vals := s.keys, s.vals
+	s.keys, s.vals, s.mask = make([]uint64, size), make([]uint32, size), uint64(size-1)
+	for i, k := range keys {
+		if k != 0 {
+			s.put(k, vals[i])
+		}
+	}
+}
+
+func (s *Sessions) put(h uint64, v uint32) {
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		switch s.keys[i] {
+		case 0:
+			s.keys[i], s.vals[i] = h, v
+			return
+		case h:
+			s.vals[i] = v
+			return
+		}
+	}
+}
+
+func (s *Sessions) hash(b []byte) uint64 {
+	if h := maphash.Bytes(s.seed, b); h != 0 {
+		return h
+	}
+	return 1
+}
+
+func (s *Sessions) find(h uint64) (uint32, bool) {
+	for i := h & s.mask; ; i = (i + 1) & s.mask {
+		switch s.keys[i] {
+		case 0:
+			return 0, false
+		case h:
+			return s.vals[i], true
+		}
+	}
+}
+
+// Has reports whether a conversation id is one of the sessions.
+func (s *Sessions) Has(conversationID []byte) bool {
+	_, ok := s.find(s.hash(conversationID))
+	return ok
 }
 
 // EntryOf maps a conversation id to its entry (streamjoin.Options.EntryOf).
 func (s *Sessions) EntryOf(conversationID string) (string, bool) {
-	i, ok := s.ids[maphash.String(s.seed, conversationID)]
+	v, ok := s.find(s.hash([]byte(conversationID)))
 	if !ok {
 		return "", false
 	}
-	return s.entries[i], true
+	return s.entries[v], true
 }
 
 // Len is the number of sessions.
-func (s *Sessions) Len() int { return len(s.ids) }
+func (s *Sessions) Len() int { return s.n }
 
 // LoadSessions reads JSONL lines of {"session_id", "entry_id"} (the
 // Sessions of aiperf.Dataset, one per line).
 func LoadSessions(ctx context.Context, path string) (*Sessions, error) {
-	s := &Sessions{seed: maphash.MakeSeed(), ids: map[uint64]uint32{}}
+	s := newSessions()
 	byEntry := map[string]uint32{}
 	workers := runtime.GOMAXPROCS(0)
 	ws := make([]*worker, workers)
@@ -565,7 +674,7 @@ func LoadSessions(ctx context.Context, path string) (*Sessions, error) {
 			if len(sid) == 0 {
 				return &fieldError{"session_id", errMissing}
 			}
-			out.hash = maphash.Bytes(s.seed, sid)
+			out.hash = s.hash(sid)
 			return nil
 		},
 		func(_ int, _ int64, v *line) error {
@@ -575,7 +684,13 @@ func LoadSessions(ctx context.Context, path string) (*Sessions, error) {
 				s.entries = append(s.entries, string(v.entry))
 				byEntry[string(v.entry)] = e
 			}
-			s.ids[v.hash] = e
+			if _, dup := s.find(v.hash); !dup {
+				s.n++
+				if uint64(s.n) > (s.mask+1)*3/4 {
+					s.resize(2 * len(s.keys))
+				}
+			}
+			s.put(v.hash, e)
 			return nil
 		})
 	if err != nil {

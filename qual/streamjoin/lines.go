@@ -8,6 +8,7 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -20,7 +21,7 @@ import (
 // still in its CPU's cache; 1 MiB keeps them there. A chunk owns the lines
 // that start inside it, so a line longer than a chunk is read whole by the
 // chunk it starts in.
-const chunkSize = 1 << 20
+var chunkSize = int64(envInt("STREAMJOIN_CHUNK", 1<<20))
 
 var errTruncated = errors.New("last line has no newline (file truncated?)")
 
@@ -41,6 +42,8 @@ type worker struct {
 	spans  []span // the responses of the raw line being parsed
 	body   []byte // the response body being assembled
 	memo   *memo  // nil: extract every answer
+	// sessions answers EntryOf in the worker (Options.Sessions).
+	sessions *Sessions
 }
 
 func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool) *worker {
@@ -62,7 +65,6 @@ type chunk[T any] struct {
 	errAt int // index in lines of the failed line (or -1 for a read error)
 	// nlines counts every line the chunk owns, blank ones included.
 	nlines int
-	done   chan struct{}
 }
 
 type lineRef struct {
@@ -75,6 +77,10 @@ type lineRef struct {
 // scanLines: no line-length limit, the same errors ("file:line: field:
 // problem"), and a truncated last line is an error. Memory is bounded by
 // 2*workers+2 chunks plus the longest line.
+//
+// There is no merging goroutine: the worker that completes the next chunk
+// in file order merges it (and any completed ones after it), so exactly
+// `workers` goroutines are busy and none waits for a CPU.
 func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T]) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
@@ -93,17 +99,50 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	inflight := workers*2 + 2
 	slots := make([]*chunk[T], inflight)
 	for i := range slots {
-		slots[i] = &chunk[T]{done: make(chan struct{}, 1)}
+		slots[i] = &chunk[T]{}
 	}
-	// tokens bound how far the workers run ahead of the merger; a worker
-	// takes a token, then the next chunk number, so the chunks in flight
-	// are always the next `inflight` ones.
+	// tokens bound how far the workers run ahead of the merge: a worker
+	// takes a token, then the next chunk number, so at most `inflight`
+	// chunks are read and not yet merged, and slot k%inflight is free.
 	tokens := make(chan struct{}, inflight)
 	for range inflight {
 		tokens <- struct{}{}
 	}
-	var next atomic.Int64
-	stop := make(chan struct{})
+	var (
+		next      atomic.Int64
+		stop      = make(chan struct{})
+		mu        sync.Mutex
+		ready     = make([]bool, inflight)
+		merging   bool
+		nextMerge int
+		lineBase  int
+		total     int64
+		firstErr  error
+	)
+	fail := func(err error) { // with mu held
+		if firstErr == nil {
+			firstErr = err
+			close(stop)
+		}
+	}
+	mergeChunk := func(c *chunk[T]) error {
+		if c.err != nil && c.errAt < 0 {
+			return fmt.Errorf("read %s: %w", path, c.err)
+		}
+		for n := range c.lines {
+			ref := &c.lines[n]
+			lineNo := lineBase + ref.lineNo + 1
+			if c.err != nil && n == c.errAt {
+				return lineError(path, lineNo, c.err)
+			}
+			if merr := merge(lineNo, c.base+int64(ref.start), &c.out[n]); merr != nil {
+				return lineError(path, lineNo, merr)
+			}
+		}
+		lineBase += c.nlines
+		total += int64(len(c.buf))
+		return nil
+	}
 	var wg sync.WaitGroup
 	for w := range workers {
 		wg.Add(1)
@@ -113,6 +152,11 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 				select {
 				case <-tokens:
 				case <-stop:
+					return
+				case <-ctx.Done():
+					mu.Lock()
+					fail(ctx.Err())
+					mu.Unlock()
 					return
 				}
 				k := int(next.Add(1) - 1)
@@ -124,42 +168,36 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 				if c.err == nil {
 					parseChunk(ws[w], c, parse)
 				}
-				c.done <- struct{}{}
+				mu.Lock()
+				ready[k%inflight] = true
+				if merging {
+					mu.Unlock()
+					continue
+				}
+				merging = true
+				for firstErr == nil && nextMerge < nchunks && ready[nextMerge%inflight] {
+					m := slots[nextMerge%inflight]
+					ready[nextMerge%inflight] = false
+					mu.Unlock()
+					err := mergeChunk(m) // only the merging worker touches the merge state
+					mu.Lock()
+					nextMerge++
+					if err != nil {
+						fail(err)
+						break
+					}
+					tokens <- struct{}{}
+				}
+				merging = false
+				mu.Unlock()
 			}
 		}()
 	}
-	defer func() {
-		close(stop)
-		wg.Wait()
-	}()
-
-	lineBase := 0
-	var total int64
-	for k := range nchunks {
-		c := slots[k%inflight]
-		select {
-		case <-c.done:
-		case <-ctx.Done():
-			return total, ctx.Err()
-		}
-		if c.err != nil && c.errAt < 0 {
-			return total, fmt.Errorf("read %s: %w", path, c.err)
-		}
-		for n := range c.lines {
-			ref := &c.lines[n]
-			lineNo := lineBase + ref.lineNo + 1
-			if c.err != nil && n == c.errAt {
-				return total, lineError(path, lineNo, c.err)
-			}
-			if merr := merge(lineNo, c.base+int64(ref.start), &c.out[n]); merr != nil {
-				return total, lineError(path, lineNo, merr)
-			}
-		}
-		lineBase += c.nlines
-		total += int64(len(c.buf))
-		tokens <- struct{}{}
+	wg.Wait()
+	if firstErr == nil && nextMerge != nchunks {
+		firstErr = fmt.Errorf("read %s: %d of %d chunks merged", path, nextMerge, nchunks)
 	}
-	return total, nil
+	return total, firstErr
 }
 
 // readChunk reads the lines that start in [off, off+chunkSize) into c.buf:
@@ -293,4 +331,11 @@ func lineError(path string, lineNo int, err error) error {
 		return &aiperf.ParseError{File: path, Line: lineNo, Field: fe.field, Err: fe.err}
 	}
 	return &aiperf.ParseError{File: path, Line: lineNo, Err: err}
+}
+
+func envInt(name string, def int) int {
+	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
+		return v
+	}
+	return def
 }

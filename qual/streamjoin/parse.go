@@ -29,10 +29,28 @@ type fieldSet struct {
 	byLen [32][]string // exact matching without hashing: names by length
 }
 
+// ignored marks, in byLen, keys the writers are known to add that no
+// field reads: they match exactly and skip the case-insensitive search.
+const ignored = "\x00"
+
 func newFieldSet(names ...string) *fieldSet {
 	s := &fieldSet{names: names}
 	for _, n := range names {
 		s.byLen[len(n)] = append(s.byLen[len(n)], n)
+	}
+	return s
+}
+
+// ignoring adds known keys that are not fields (none of them may fold to
+// a field name).
+func (s *fieldSet) ignoring(keys ...string) *fieldSet {
+	for _, k := range keys {
+		for _, n := range s.names {
+			if strings.EqualFold(k, n) {
+				panic("streamjoin: ignored key " + k + " folds to field " + n)
+			}
+		}
+		s.byLen[len(k)] = append(s.byLen[len(k)], ignored+k)
 	}
 	return s
 }
@@ -42,6 +60,12 @@ func (s *fieldSet) exact(key []byte) (string, bool) {
 		return "", false
 	}
 	for _, n := range s.byLen[len(key)] {
+		if n[0] == 0 {
+			if string(key) == n[1:] {
+				return "", true
+			}
+			continue
+		}
 		if string(key) == n {
 			return n, true
 		}
@@ -79,15 +103,19 @@ func (s *fieldSet) match(raw []byte) string {
 var (
 	metadataFields = newFieldSet("x_request_id", "conversation_id", "benchmark_phase", "request_start_ns", "was_cancelled",
 		"session_num", "turn_index", "credit_issued_ns", "request_ack_ns", "request_end_ns", "phase_index", "cancellation_time_ns",
-		"x_correlation_id", "worker_id", "record_processor_id", "phase_name", "phase_kind")
-	recordFields   = newFieldSet("metadata", "metrics", "error")
-	rawFields      = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers")
+		"x_correlation_id", "worker_id", "record_processor_id", "phase_name", "phase_kind").
+		ignoring("profiling_index", "context_overflow_skip", "agent_depth", "root_correlation_id", "parent_correlation_id",
+			"source_trace_id", "source_outer_idx", "source_inner_idx", "source_kind")
+	recordFields = newFieldSet("metadata", "metrics", "error").ignoring("trace_data", "spec_decode_acceptance")
+	rawFields    = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers").
+			ignoring("response_headers", "cache_bust_marker", "cache_bust_target")
 	errorFields    = newFieldSet("code", "type", "message", "cause", "cause_chain", "details")
 	metricFields   = newFieldSet("value", "unit")
 	responseFields = newFieldSet("text", "packets", "perf_ns", "content_type")
 	packetFields   = newFieldSet("name", "value")
-	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes")
-	nativeFields   = newFieldSet("request_id", "answer", "error", "task_ms")
+	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes").
+			ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "completion_tokens", "token_source", "error_type")
+	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms")
 )
 
 // Type checks for fields that are read only to reject what
@@ -279,6 +307,7 @@ type clientLine struct {
 	startNs   int64
 	latencyMS float64
 	failed    bool
+	entryOK   bool // with Options.Sessions
 	status    int32
 }
 
@@ -333,6 +362,9 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 	}
 	out.key = w.h.key(m.id)
 	out.conv, out.phase, out.startNs = m.conv, phase, m.startNs
+	if w.sessions != nil {
+		out.entryOK = w.sessions.Has(m.conv)
+	}
 	out.failed = eo.present || m.canceled
 	out.status = eo.status()
 	return nil
@@ -738,6 +770,12 @@ type serverLine struct {
 }
 
 func parseServerLine(w *worker, line []byte, out *serverLine) error {
+	return parseServerLineID(w, line, out, nil)
+}
+
+// parseServerLineID parses a server record; idOut, when set, receives the
+// request id as a string.
+func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) error {
 	i, empty, err := objectOpen(line, 0)
 	if err != nil {
 		return err
@@ -791,6 +829,10 @@ func parseServerLine(w *worker, line []byte, out *serverLine) error {
 	}
 	if err := lineEnd(line, i); err != nil {
 		return err
+	}
+	if idOut != nil {
+		*idOut = string(id)
+		return nil
 	}
 	out.key = w.h.key(id)
 	return nil

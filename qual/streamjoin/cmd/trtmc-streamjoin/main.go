@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/debug"
+	"runtime/pprof"
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -34,7 +35,19 @@ func run() error {
 	noMemo := flag.Bool("no-memo", false, "extract every answer (for measurements)")
 	workers := flag.Int("workers", 0, "parse workers (default GOMAXPROCS)")
 	memLimit := flag.Int("mem-limit-mib", 200, "soft memory limit for the Go runtime (0: none)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	if flag.NArg() != 1 {
 		return fmt.Errorf("usage: trtmc-streamjoin [flags] CHECKPOINT_DIR")
 	}
@@ -67,7 +80,7 @@ func run() error {
 	if err != nil {
 		return err
 	}
-	opts.EntryOf = ss.EntryOf
+	opts.Sessions = ss
 	opts.SizeHint = ss.Len()
 	res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(dir), opts)
 	if err != nil {
