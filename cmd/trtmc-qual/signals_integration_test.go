@@ -97,22 +97,24 @@ func TestSecondCtrlC(t *testing.T) {
 	h := getHarness(t)
 	cases := []struct {
 		name    string
+		fault   string
 		waitFor string
 		first   time.Duration // after waitFor
 		second  time.Duration // after the first
 	}{
 		// The server ignores SIGTERM and gets a long grace period, so the
 		// second signal lands while trtmc-qual waits for it to stop.
-		{"while-stopping-the-server", "stage stop-server", 200 * time.Millisecond, 1500 * time.Millisecond},
-		// AIPerf is still finalizing its exports after the first SIGINT.
-		{"while-aiperf-finalizes", "aiperf: profiling", 4 * time.Second, 300 * time.Millisecond},
+		{"while-stopping-the-server", "ignore-sigterm", "stage stop-server", 200 * time.Millisecond, 1500 * time.Millisecond},
+		// The server hangs on request 11, so AIPerf is mid-run at the first
+		// signal and still stopping at the second.
+		{"while-aiperf-stops", "ignore-sigterm,hang-after=10", "aiperf: profiling", 4 * time.Second, 300 * time.Millisecond},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			out := filepath.Join(t.TempDir(), "out")
 			var second time.Time
-			o := h.run(t, scenario{out: out, fault: "ignore-sigterm,slow-ms=50",
+			o := h.run(t, scenario{out: out, fault: c.fault,
 				families: func(d doc) { setTimeout(d, "ref-detect", "stop", "60s") },
 				during: func(t *testing.T, p *running) {
 					p.waitLine(t, c.waitFor, 2*time.Minute)
@@ -159,8 +161,8 @@ func TestKill9ThenResume(t *testing.T) {
 	o := h.run(t, scenario{out: out, only: both, fault: "slow-ms=50",
 		during: func(t *testing.T, p *running) {
 			p.waitLine(t, "ref-detect-small: QUALIFIED", 2*time.Minute)
-			p.waitLine(t, "aiperf: profiling", 2*time.Minute)
-			time.Sleep(3 * time.Second)
+			// Mid-run for sure: 10 of 55 requests served, each taking 50 ms.
+			waitLines(t, filepath.Join(out, "detection", "ref-detect-small-fp16", "server_records.jsonl"), 10, 2*time.Minute)
 			p.signal(t, syscall.SIGKILL)
 		}}, 3*time.Minute)
 	require.Equal(t, "killed", o.signal)
@@ -205,4 +207,15 @@ func assertSetAside(t *testing.T, out, dir string, before map[string]string) {
 		moved[strings.Replace(p, matches[0], dir, 1)] = data
 	}
 	assert.Equal(t, before, moved, "the set-aside evidence is the earlier run's, untouched")
+}
+
+// waitLines waits until the file has at least n lines.
+func waitLines(t *testing.T, path string, n int, timeout time.Duration) {
+	t.Helper()
+	for deadline := time.Now().Add(timeout); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if data, err := os.ReadFile(path); err == nil && strings.Count(string(data), "\n") >= n {
+			return
+		}
+	}
+	t.Fatalf("%s never reached %d lines", path, n)
 }

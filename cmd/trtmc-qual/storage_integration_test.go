@@ -106,10 +106,10 @@ func TestDiskFullThenResume(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "out")
 	mountTmpfs(t, out, "size=4m")
 	filler := filepath.Join(out, "filler")
-	o := h.run(t, scenario{out: out, fault: "slow-ms=30",
+	o := h.run(t, scenario{out: out, fault: "slow-ms=100",
 		during: func(t *testing.T, p *running) {
-			p.waitLine(t, "aiperf: profiling", 2*time.Minute)
-			time.Sleep(1500 * time.Millisecond)
+			// Mid-run: 5 of 55 requests served, each taking 100 ms.
+			waitLines(t, filepath.Join(out, "detection", "ref-detect-small", "server_records.jsonl"), 5, 2*time.Minute)
 			fill(t, filler)
 		}}, 3*time.Minute)
 	assert.Equal(t, 4, o.code, "a file system that cannot take the evidence is a harness I/O error")
@@ -126,7 +126,7 @@ func TestDiskFullThenResume(t *testing.T) {
 
 	require.NoError(t, os.Remove(filler))
 	before := treeContents(t, dir)
-	o2 := h.run(t, scenario{out: out, fault: "slow-ms=30", args: []string{"--resume"}}, 3*time.Minute)
+	o2 := h.run(t, scenario{out: out, args: []string{"--resume"}}, 3*time.Minute)
 	assert.Equal(t, 0, o2.code)
 	assertNoOrphans(t, o2)
 	assertEvidenceSound(t, out, false)
