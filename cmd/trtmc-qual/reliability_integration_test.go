@@ -52,6 +52,7 @@ func TestReliabilityMatrix(t *testing.T) {
 			}
 			r := o.result(t, "detection", "ref-detect-small")
 			dir := filepath.Join(o.out, "detection", "ref-detect-small")
+			t.Logf("exit %d, verdict %s, reasons %+v", o.code, r.Verdict, r.Reasons)
 			assert.Equal(t, row.verdict, r.Verdict, "reasons: %+v", r.Reasons)
 			assertAccounted(t, r)
 			if row.code != "" {
@@ -121,6 +122,24 @@ func matrixRows() []matrixRow {
 			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
 				assert.Equal(t, 3, r.Requests.Errored)
 				assert.Equal(t, 52, r.Requests.Matched)
+			},
+		},
+		{
+			// The same hang with AIPerf's request timeout longer than the
+			// stage deadline: the deadline stops AIPerf (SIGINT, then
+			// SIGKILL after its grace) and the exports are not trusted.
+			name: "server/hang-aiperf-deadline",
+			sc: func(t *testing.T, h harness) scenario {
+				return scenario{fault: "hang-after=5",
+					families: func(d doc) {
+						setTimeout(d, "ref-detect", "aiperf", "6s")
+						setTimeout(d, "ref-detect", "stop", "2s")
+					}}
+			},
+			exit: 1, verdict: reports.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
+			msg: []string{"deadline_exceeded", "deadline 6s passed"},
+			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+				assert.Equal(t, "error", stageStatus(r, "aiperf"))
 			},
 		},
 		{

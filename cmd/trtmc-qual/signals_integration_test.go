@@ -45,7 +45,8 @@ func TestCtrlCInEachStage(t *testing.T) {
 			return scenario{fault: "startup-delay=300"}
 		}, "stage server", 300 * time.Millisecond, "interrupted"},
 		{"correctness", func(t *testing.T) scenario {
-			return scenario{families: sleeper("correctness")}
+			// Two checkpoints on one slot: the second never starts.
+			return scenario{families: sleeper("correctness"), only: []string{"ref-detect-small", "ref-detect-small-fp16"}}
 		}, "stage correctness", 200 * time.Millisecond, "interrupted"},
 		{"aiperf", func(t *testing.T) scenario {
 			// The server hangs on request 11, so AIPerf is surely mid-run.
@@ -85,6 +86,12 @@ func TestCtrlCInEachStage(t *testing.T) {
 				assert.Equal(t, "interrupted", other.Code, "an interruption is not reported as a broken stage: %+v", other)
 			}
 			assert.FileExists(t, filepath.Join(o.out, "detection", "results.md"), "the group tables show the interrupted row")
+			if len(sc.only) == 2 {
+				r2 := o.result(t, "detection", "ref-detect-small-fp16")
+				assert.Equal(t, reports.VerdictInterrupted, r2.Verdict, "an unstarted checkpoint gets an interrupted row too")
+				assert.Equal(t, "schedule", reasonWith(t, r2, "interrupted").Stage)
+				assert.Empty(t, r2.Stages, "nothing ran for it")
+			}
 		})
 	}
 }
