@@ -1,0 +1,245 @@
+#!/usr/bin/env python3
+"""The parse-and-join a user would write without trtmc-qual: the baseline of
+`make bench` (docs/performance.md).
+
+Reads one checkpoint's artifacts with json.loads per line, keeps dicts keyed
+by request id, joins them and counts every client request in exactly one
+status per phase, with qual.Join's order of precedence and the reference
+families' answer semantics (openai-chat-text + exact, nim-bounding-boxes +
+boxes-tolerance with tolerance 0). Prints the per-phase counts as JSON.
+
+    baseline_join.py [--family ref-detect] CHECKPOINT_DIR
+"""
+import argparse
+import json
+import math
+import os
+import sys
+from collections import defaultdict
+
+LABELS = ["red_square", "green_square", "blue_square", "yellow_square",
+          "red_disc", "green_disc", "blue_disc", "yellow_disc"]
+BOX_KEYS = {"x_min", "y_min", "x_max", "y_max", "confidence"}
+STATUSES = ["matched", "mismatched", "errored", "missing_native", "missing_http",
+            "missing_server_record", "duplicates", "meaningless"]
+
+
+class Bad(Exception):
+    """An answer that cannot be extracted."""
+
+
+def lines(path):
+    with open(path, "rb") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def number(v):
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def parse_items(data):
+    if not isinstance(data, list):
+        raise Bad("data is not a list")
+    for it in data:
+        if not isinstance(it, dict) or not set(it) <= {"index", "bounding_boxes"}:
+            raise Bad("item is not {index, bounding_boxes}")
+        boxes = it.get("bounding_boxes") or {}
+        if not isinstance(boxes, dict):
+            raise Bad("bounding_boxes is not an object")
+        for bs in boxes.values():
+            for b in bs or []:
+                if not isinstance(b, dict) or not set(b) <= BOX_KEYS or not all(number(v) for v in b.values()):
+                    raise Bad("bad box")
+    return data
+
+
+def n_boxes(items):
+    return sum(len(bs or []) for it in items for bs in (it.get("bounding_boxes") or {}).values())
+
+
+def boxes_http(body):
+    try:
+        obj = json.loads(body)
+    except (ValueError, TypeError):
+        raise Bad("response is not JSON")
+    data = obj.get("data") if isinstance(obj, dict) else None
+    if data is None:
+        raise Bad("response has no data")
+    return parse_items(data)
+
+
+def boxes_meaningless(items):
+    if len(items) != 1:
+        return "items"
+    if n_boxes(items) == 0:
+        return "no boxes"
+    for label, bs in (items[0].get("bounding_boxes") or {}).items():
+        if label not in LABELS:
+            return "label"
+        for b in bs or []:
+            x0, y0, x1, y1 = (b.get(k, 0) for k in ("x_min", "y_min", "x_max", "y_max"))
+            c = b.get("confidence", 0)
+            if any(v < 0 or v > 1 or math.isnan(v) for v in (x0, y0, x1, y1)):
+                return "coordinate"
+            if x0 >= x1 or y0 >= y1:
+                return "empty box"
+            if c < 0 or c > 1 or math.isnan(c):
+                return "confidence"
+    return ""
+
+
+def boxes_equal(a, b):
+    if len(a) != len(b):
+        return False
+    norm = lambda it: {k: [{f: float(v) for f, v in x.items()} for x in (bs or [])]
+                       for k, bs in (it.get("bounding_boxes") or {}).items() if bs}
+    return all(norm(x) == norm(y) for x, y in zip(a, b))
+
+
+def chat_http(body):
+    try:
+        obj = json.loads(body)
+    except (ValueError, TypeError):
+        raise Bad("response is not JSON")
+    if not isinstance(obj, dict) or obj.get("object") != "chat.completion":
+        raise Bad("not a chat.completion")
+    choices = obj.get("choices") or []
+    if len(choices) != 1:
+        raise Bad("choices")
+    msg = choices[0].get("message") or {}
+    if msg.get("content") is None:
+        raise Bad("no content")
+    if not choices[0].get("finish_reason"):
+        raise Bad("incomplete")
+    return msg["content"]
+
+
+def chat_native(answer):
+    if not isinstance(answer, str):
+        raise Bad("native answer is not a string")
+    return answer
+
+
+def chat_meaningless(text):
+    if not text.strip():
+        return "empty"
+    if "\ufffd" in text:
+        return "invalid UTF-8"
+    return ""
+
+
+def body_of(raw):
+    out = []
+    for r in raw.get("responses") or []:
+        if not r:
+            continue
+        if r.get("text") is not None:
+            out.append(r["text"])
+            continue
+        packets = r.get("packets") or []
+        for p in packets:
+            p = p or {}
+            out.append("%s: %s\n" % (p.get("name") or "", p.get("value") or ""))
+        if packets:
+            out.append("\n")
+    return "".join(out)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("dir")
+    ap.add_argument("--family", default="ref-detect", choices=["ref-detect", "ref-vlm"])
+    ap.add_argument("--sessions", help="session_id/entry_id JSONL (default DIR/sessions.jsonl)")
+    args = ap.parse_args()
+    d = args.dir
+    detect = args.family == "ref-detect"
+
+    sessions = {}
+    for s in lines(args.sessions or os.path.join(d, "sessions.jsonl")):
+        sessions[s["session_id"]] = s["entry_id"]
+
+    natives = defaultdict(list)
+    for n in lines(os.path.join(d, "native_answers.jsonl")):
+        natives[n["request_id"]].append(n)
+
+    records = defaultdict(list)
+    for r in lines(os.path.join(d, "server_records.jsonl")):
+        records[r["request_id"]].append(r)
+
+    requests = []
+    copies = defaultdict(int)
+    for r in lines(os.path.join(d, "aiperf", "profile_export.jsonl")):
+        m = r["metadata"]
+        err = r.get("error")
+        status = 0
+        if err is not None and isinstance(err.get("code"), int) and 100 <= err["code"] <= 599:
+            status = err["code"]
+        requests.append({"id": m["x_request_id"], "conv": m["conversation_id"],
+                         "phase": "warmup" if m["benchmark_phase"] == "warmup" else "measured",
+                         "failed": err is not None or bool(m.get("was_cancelled")), "status": status})
+        copies[m["x_request_id"]] += 1
+
+    raw = {}
+    for r in lines(os.path.join(d, "aiperf", "profile_export_raw.jsonl")):
+        rid = r["metadata"]["x_request_id"]
+        if rid not in raw:
+            raw[rid] = (r.get("status"), body_of(r))
+
+    counts = {}
+    boxes = 0
+    tokens = 0
+    for q in requests:
+        c = counts.setdefault(q["phase"], dict({"sent": 0}, **{s: 0 for s in STATUSES}))
+        c["sent"] += 1
+        rid = q["id"]
+        recs, nats = records.get(rid, []), natives.get(rid, [])
+        status, body = q["status"], ""
+        if rid in raw:
+            st, body = raw[rid]
+            if st is not None:
+                status = st
+        if copies[rid] > 1 or len(recs) > 1 or len(nats) > 1:
+            c["duplicates"] += 1
+            continue
+        if q["failed"] or not 200 <= status <= 299:
+            c["errored"] += 1
+            continue
+        if q["conv"] not in sessions:
+            c["missing_http"] += 1
+            continue
+        try:
+            ans = boxes_http(body) if detect else chat_http(body)
+        except Bad:
+            c["missing_http"] += 1
+            continue
+        if (boxes_meaningless(ans) if detect else chat_meaningless(ans)):
+            c["meaningless"] += 1
+            continue
+        if not recs:
+            c["missing_server_record"] += 1
+            continue
+        if not nats or nats[0].get("error"):
+            c["missing_native"] += 1
+            continue
+        try:
+            nat = parse_items(nats[0].get("answer")) if detect else chat_native(nats[0].get("answer"))
+        except Bad:
+            c["missing_native"] += 1
+            continue
+        if not (boxes_equal(ans, nat) if detect else ans == nat):
+            c["mismatched"] += 1
+            continue
+        c["matched"] += 1
+        if q["phase"] == "measured":
+            if detect:
+                boxes += n_boxes(nat)
+            else:
+                tokens += len(nat.split())
+    json.dump({"by_phase": counts, "boxes": boxes, "output_tokens": tokens}, sys.stdout, indent=2, sort_keys=True)
+    print()
+
+
+if __name__ == "__main__":
+    main()
