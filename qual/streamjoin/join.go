@@ -172,11 +172,17 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	// Order matters: native answers and server records first, so that
 	// when a raw line is read its answer can be compared at once.
 	steps := []func(context.Context) (int64, error){j.readNative, j.readServer, j.readRecords, j.readRaw}
-	for _, step := range steps {
+	for i, step := range steps {
 		n, err := step(ctx)
 		j.res.Stats.Bytes += n
 		if err != nil {
 			return nil, err
+		}
+		if i == 2 { // the sessions are not needed after the records
+			j.opts.Sessions, j.opts.EntryOf = nil, nil
+			for _, w := range j.workers {
+				w.sessions = nil
+			}
 		}
 	}
 	j.finish()

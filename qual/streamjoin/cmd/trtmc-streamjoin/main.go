@@ -34,7 +34,7 @@ func run() error {
 	measured := flag.Int("measured", -1, "expected measured requests (-1: not checked)")
 	noMemo := flag.Bool("no-memo", false, "extract every answer (for measurements)")
 	workers := flag.Int("workers", 0, "parse workers (default GOMAXPROCS)")
-	memLimit := flag.Int("mem-limit-mib", 200, "soft memory limit for the Go runtime (0: none)")
+	memLimit := flag.Int("mem-limit-mib", -1, "soft memory limit for the Go runtime (-1: 32 MiB + 176 bytes a session; 0: none)")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile here")
 	flag.Parse()
 	if *cpuProfile != "" {
@@ -50,9 +50,6 @@ func run() error {
 	}
 	if flag.NArg() != 1 {
 		return fmt.Errorf("usage: trtmc-streamjoin [flags] CHECKPOINT_DIR")
-	}
-	if *memLimit > 0 {
-		debug.SetMemoryLimit(int64(*memLimit) << 20)
 	}
 	dir := flag.Arg(0)
 	cfg, err := families.Load(*famFile)
@@ -82,6 +79,14 @@ func run() error {
 	}
 	opts.Sessions = ss
 	opts.SizeHint = ss.Len()
+	switch {
+	case *memLimit > 0:
+		debug.SetMemoryLimit(int64(*memLimit) << 20)
+	case *memLimit < 0:
+		// The index and the sessions hold about 120 bytes a request; the
+		// rest is headroom for the collector.
+		debug.SetMemoryLimit(32<<20 + 176*int64(max(ss.Len(), 1)))
+	}
 	res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(dir), opts)
 	if err != nil {
 		return err
