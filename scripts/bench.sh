@@ -1,0 +1,246 @@
+#!/usr/bin/env bash
+# make bench: trtmc-qual's performance figures, each against a baseline
+# measured in the same run (docs/performance.md explains the method).
+#
+#   1. parse and join of a synthetic AIPerf 0.13.0 checkpoint of BENCH_N
+#      requests (default 1,000,000; ~8.9 KB a request on disk, removed at
+#      the end) vs the straightforward Python join (scripts/baseline_join.py)
+#      and vs reading the same bytes (wc -l);
+#   2. harness overhead and readiness lag of a real run of the reference
+#      target (group detection, real AIPerf);
+#   3. the makespan of a group of uneven checkpoints on BENCH_SLOTS slots vs
+#      its lower bound max(longest checkpoint, total work / slots).
+#
+# The last lines are the figures, one `name: value` each. Knobs: BENCH_N,
+# BENCH_REPS (timed repetitions of Go and wc; the fastest counts),
+# BENCH_SLOTS, BENCH_SLOW_MS (slow-ms of each scheduled checkpoint, in
+# inventory order), BENCH_MEASURED (measured requests per scheduled
+# checkpoint), BENCH_KEEP=1 keeps the work directory.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root=$PWD
+N=${BENCH_N:-1000000}
+REPS=${BENCH_REPS:-3}
+SLOTS=${BENCH_SLOTS:-2}
+SLOW_MS=${BENCH_SLOW_MS:-"40 80 120 160 320"}
+MEASURED=${BENCH_MEASURED:-50}
+PY=${PYTHON:-python3}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/trtmc-bench.XXXXXX")
+cleanup() { if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi; }
+trap cleanup EXIT
+say() { echo "bench: $*" >&2; }
+figures=()
+figure() { figures+=("$1: $2"); }
+
+say "building the benchmark tools"
+go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/...
+[ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
+
+# ---------------------------------------------------------------- part 1
+data=$work/ckpt
+need_mib=$(( N * 9 / 1000 + 256 ))
+avail_mib=$(df -Pm "$work" | awk 'NR==2 {print $4}')
+if [ "$avail_mib" -lt $(( need_mib + need_mib / 5 )) ]; then
+  n2=$(( (avail_mib * 1000 / 9) * 4 / 5 / 1000 * 1000 ))
+  say "NOTE: $avail_mib MiB free under $work, $need_mib MiB needed for $N requests: scaling down to $n2"
+  N=$n2
+fi
+say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) in $data"
+"$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data"
+bytes=$(cat "$data"/aiperf/*.jsonl "$data"/*.jsonl | wc -c)
+say "part 1: $(( bytes / 1048576 )) MiB in five files; timing wc -l and trtmc-streamjoin $REPS times each, alternating"
+
+# time CMD... -> "wall_s maxrss_kib user_s sys_s" appended to $timing
+timed() {
+  local label=$1; shift
+  /usr/bin/time -f "$label %e %M %U %S" -a -o "$work/timing" "$@"
+}
+files=("$data"/aiperf/profile_export.jsonl "$data"/aiperf/profile_export_raw.jsonl "$data"/server_records.jsonl "$data"/native_answers.jsonl "$data"/sessions.jsonl)
+wc -l "${files[@]}" >/dev/null # warm the page cache
+for i in $(seq "$REPS"); do
+  timed wc wc -l "${files[@]}" >/dev/null
+  timed go "$work/bin/trtmc-streamjoin" -families families/families.yaml -family ref-detect "$data" >"$work/go.json" 2>/dev/null
+done
+say "part 1: timing the Python baseline (json.loads per line; minutes at 1M requests)"
+timed python "$PY" scripts/baseline_join.py --family ref-detect "$data" >"$work/python.json"
+
+"$PY" - "$work" "$data/expected.json" <<'EOF'
+import json, sys
+work, expected = sys.argv[1], sys.argv[2]
+go = json.load(open(work + "/go.json"))
+py = json.load(open(work + "/python.json"))
+exp = json.load(open(expected))
+bad = []
+for phase, want in exp["by_phase"].items():
+    for k, v in want.items():
+        if k == "expected":
+            continue
+        if go["by_phase"][phase][k] != v:
+            bad.append("go %s.%s=%s, generator %s" % (phase, k, go["by_phase"][phase][k], v))
+        if py["by_phase"][phase][k] != v:
+            bad.append("python %s.%s=%s, generator %s" % (phase, k, py["by_phase"][phase][k], v))
+if go["boxes"] != py["boxes"] or go["orphans"] != exp["orphans"]:
+    bad.append("boxes go %s python %s; orphans go %s generator %s" % (go["boxes"], py["boxes"], go["orphans"], exp["orphans"]))
+if bad:
+    sys.exit("bench: the joins disagree: " + "; ".join(bad))
+m = exp["by_phase"]["measured"]
+print("bench: part 1: Go, Python and the generator agree: %d measured requests sent, %d matched, %d mismatched, %d errored, %d duplicates"
+      % (m["sent"], m["matched"], m["mismatched"], m["errored"], m["duplicates"]), file=sys.stderr)
+EOF
+read -r go_wall go_rss go_cpu wc_wall wc_cpu py_wall py_rss < <("$PY" - "$work/timing" <<'EOF'
+import sys
+rows = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) == 5 and f[0] in ("wc", "go", "python"):
+        rows.setdefault(f[0], []).append((float(f[1]), int(f[2]), float(f[3]) + float(f[4])))
+best = {k: min(v) for k, v in rows.items()}
+print(best["go"][0], max(r[1] for r in rows["go"]), best["go"][2], best["wc"][0], best["wc"][2], best["python"][0], best["python"][1])
+EOF
+)
+[ -n "${py_rss:-}" ] || { say "part 1: could not read the timings"; cat "$work/timing" >&2; exit 1; }
+say "part 1: wall (fastest of $REPS): go ${go_wall}s, wc -l ${wc_wall}s; python ${py_wall}s; CPU: go ${go_cpu}s, wc ${wc_cpu}s; peak RSS: go $(( go_rss / 1024 )) MiB, python $(( py_rss / 1024 )) MiB"
+ratio() { "$PY" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print('%.1fx' % (a / max(b, 0.01)))" "$1" "$2"; }
+figure parse_join_requests "$N"
+figure parse_join_speedup_vs_python "$(ratio "$py_wall" "$go_wall")"
+figure parse_join_vs_wc "$(ratio "$go_wall" "$wc_wall")"
+figure parse_join_cpu_vs_wc "$(ratio "$go_cpu" "$wc_cpu")"
+figure parse_join_peak_rss_mib "$(( go_rss / 1024 ))"
+rm -rf "$data" # the disk goes back before the live runs
+
+# ---------------------------------------------------------------- part 2
+# stamp prefixes every stderr line of trtmc-qual with the wall clock (ns)
+# at which it arrived, so stage boundaries are timed from outside.
+stamp() { "$PY" -u -c 'import sys, time
+for line in sys.stdin:
+    sys.stdout.write("%d %s" % (time.time_ns(), line))'; }
+say "part 2: bin/trtmc-qual run --group detection (real AIPerf, the reference server)"
+rc=0
+bin/trtmc-qual run --group detection --out "$work/demo" --format md 2> >(stamp >"$work/demo.log") >"$work/demo.md" || rc=$?
+sleep 0.2 # let the stamper drain
+[ "$rc" -le 1 ] || { cat "$work/demo.log" >&2; say "part 2: trtmc-qual exited $rc"; exit 1; }
+read -r overhead lag < <("$PY" - "$work/demo.log" "$work/demo/detection" <<'EOF'
+import glob, json, os, re, sys
+
+def ts_ns(s):  # RFC 3339 with nanoseconds -> Unix ns
+    import calendar
+    date, frac = s.rstrip("Z").split(".") if "." in s else (s.rstrip("Z"), "0")
+    secs = calendar.timegm(__import__("time").strptime(date, "%Y-%m-%dT%H:%M:%S"))
+    return secs * 10**9 + int((frac + "000000000")[:9])
+
+def go_duration_ms(s):
+    total = 0.0
+    for num, unit in re.findall(r"([0-9.]+)(h|ms|µs|us|ns|m|s)", s):
+        total += float(num) * {"h": 3.6e6, "m": 6e4, "s": 1e3, "ms": 1, "µs": 1e-3, "us": 1e-3, "ns": 1e-6}[unit]
+    return total
+
+log = [l.rstrip("\n").split(" ", 1) for l in open(sys.argv[1]) if " " in l]
+log = [(int(t), m) for t, m in log]
+rows = []
+for path in sorted(glob.glob(os.path.join(sys.argv[2], "*", "result.json"))):
+    r = json.load(open(path))
+    pid = r["profile"]
+    if r["verdict"] == "excluded":
+        continue
+    mine = [(t, m) for t, m in log if m.startswith("trtmc-qual: %s: " % pid)]
+    start = ts_ns(r["started_at"])
+    verdict = [t for t, m in mine if re.match(r"trtmc-qual: \S+: [A-Z_]+( \(|$)", m)]
+    stage = {m.split("stage ", 1)[1]: t for t, m in mine if ": stage " in m}
+    noticed = [t for t, m in mine if "server ready on port" in m]
+    ready = [ts_ns(json.loads(l)["ts"]) for l in open(os.path.join(os.path.dirname(path), "server.log"))
+             if '"server_ready"' in l]
+    # the AIPerf profile process, as the driver timed it (the log names its artifact dir)
+    exits = [go_duration_ms(m.split(" after ", 1)[1]) for i, (t, m) in enumerate(log)
+             if m.startswith("aiperf: exited with status") and any(
+                 "into " + os.path.join(os.path.dirname(path), "aiperf") in m2 for t2, m2 in log[max(0, i - 3):i])]
+    st = {s["name"]: s for s in r["stages"]}
+    wall = (verdict[-1] - start) / 1e6
+    child = (exits[0] if exits else 0) + st["correctness"]["child_ms"] + st["native"]["child_ms"] \
+        + (ready[0] - stage["server"]) / 1e6 + st["stop-server"]["duration_ms"]
+    lag = (noticed[0] - ready[0]) / 1e6
+    result_wall = (ts_ns(r["ended_at"]) - start) / 1e6
+    attributed = sum(s["child_ms"] for s in r["stages"])
+    rows.append((pid, wall, child, lag, result_wall, attributed, st["aiperf"]["duration_ms"], exits[0] if exits else 0))
+for pid, wall, child, lag, rw, attr, ad, ae in rows:
+    print("bench: part 2: %s: wall %.0f ms, in children %.0f ms, harness %.0f ms (%.2f%%); readiness noticed %.1f ms after server_ready; "
+          "aiperf stage %.0f ms of which the AIPerf profile process %.0f ms; result.json's own attribution: %.2f%%"
+          % (pid, wall, child, wall - child, 100 * (wall - child) / wall, lag, ad, ae, 100 * (rw - attr) / rw), file=sys.stderr)
+print("%.2f %.1f" % (max(100 * (w - c) / w for _, w, c, *_ in rows), max(r[3] for r in rows)))
+EOF
+)
+[ -n "${lag:-}" ] || { say "part 2: could not compute the figures"; exit 1; }
+figure harness_overhead_pct "$overhead"
+figure readiness_lag_ms "$lag"
+
+# ---------------------------------------------------------------- part 3
+sched=$work/sched
+mkdir -p "$sched/bin"
+# N slots without GPUs: a stand-in nvidia-smi that lists SLOTS idle GPUs
+# (trtmc-qual has no --slots option; see docs/performance.md).
+cat >"$sched/bin/nvidia-smi" <<EOF
+#!/bin/sh
+case "\$*" in
+*uuid,driver_version*) for i in \$(seq 0 $((SLOTS - 1))); do echo "\$i, Bench stand-in GPU, GPU-bench-\$i, 0.0"; done ;;
+*utilization.gpu*) for i in \$(seq 0 $((SLOTS - 1))); do echo "\$i, 0"; done ;;
+esac
+EOF
+chmod +x "$sched/bin/nvidia-smi"
+bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
+[ -f "$bundle" ] || bin/trtmc-refserver make-bundle --family ref-detect --precision fp32 --out "$bundle"
+corpus=$root/out/ref/corpora/ref-detect
+[ -f "$corpus/corpus.json" ] || bin/trtmc-refserver corpus --family ref-detect --out "$corpus" --count 24
+.venv/bin/python - "$root/families/families.yaml" "$sched" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" $SLOW_MS <<'EOF'
+import sys, yaml
+fams, out, bundle, sha, corpus, measured, slows = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7:]
+base = yaml.safe_load(open(fams))["families"]["ref-detect"]
+families, profiles = {}, []
+for i, ms in enumerate(slows):
+    name = "ref-detect-slow%s" % ms
+    families[name] = dict(base, env={"TRTMC_REFSERVER_FAULT": "slow-ms=%s" % ms})
+    profiles.append({"id": "c%d-slow%s" % (i + 1, ms), "checkpoint": "bench/slow-%s" % ms, "revision": "v1", "family": name,
+                     "task": "object_detection", "kind": "normal", "precision": "fp32", "parallelism": {"tp": 1},
+                     "bundle": {"path": bundle, "sha256": sha}, "hardware": ["cpu"], "status": "implemented"})
+yaml.safe_dump({"schema": "trtmc-qual/families/v1", "families": families}, open(out + "/families.yaml", "w"), sort_keys=False)
+yaml.safe_dump({"schema": "trtmc-qual/inventory/v1", "groups": {"sched": {
+    "description": "uneven checkpoints for the scheduling benchmark",
+    "workload": {"endpoint_type": "image_retrieval", "warmup": 5, "measured": measured, "concurrency": 1, "seed": 42,
+                 "request_timeout_s": 60, "dataset": {"corpus": corpus}},
+    "profiles": profiles}}}, open(out + "/inventory.yaml", "w"), sort_keys=False)
+EOF
+say "part 3: $(echo $SLOW_MS | wc -w) checkpoints (slow-ms $SLOW_MS, $MEASURED measured requests each) on $SLOTS slots"
+rc=0
+PATH=$sched/bin:$PATH bin/trtmc-qual run --group sched --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" \
+  --out "$sched/out" --format md 2>"$sched/run.log" >"$sched/run.md" || rc=$?
+[ "$rc" -le 1 ] || { tail -20 "$sched/run.log" >&2; say "part 3: trtmc-qual exited $rc"; exit 1; }
+makespan=$("$PY" - "$sched/out/sched" "$SLOTS" <<'EOF'
+import glob, heapq, json, sys, calendar, time
+def ts(s):
+    date, frac = s.rstrip("Z").split(".")
+    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) + float("0." + frac)
+slots = int(sys.argv[2])
+rs = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*/result.json")]
+rs.sort(key=lambda r: r["profile"])
+spans = [(ts(r["started_at"]), ts(r["ended_at"])) for r in rs]
+d = [e - s for s, e in spans]
+makespan = max(e for _, e in spans) - min(s for s, _ in spans)
+bound = max(max(d), sum(d) / slots)
+def simulate(order):
+    free = [0.0] * slots
+    for x in order:
+        heapq.heapreplace(free, free[0] + x)
+    return max(free)
+for r, x in zip(rs, d):
+    print("bench: part 3: %s %s on %s: %.1f s" % (r["profile"], r["verdict"], r["provenance"].get("gpu", {}).get("index", "?") if r["provenance"].get("gpu") else "?", x), file=sys.stderr)
+print("bench: part 3: makespan %.1f s, lower bound %.1f s (longest %.1f s, total %.1f s / %d slots); "
+      "these durations in inventory order give %.1f s, longest first (LPT) %.1f s (ratio %.2f)"
+      % (makespan, bound, max(d), sum(d), slots, simulate(d), simulate(sorted(d, reverse=True)),
+         simulate(sorted(d, reverse=True)) / bound), file=sys.stderr)
+print("%.2f" % (makespan / bound))
+EOF
+)
+[ -n "$makespan" ] || { say "part 3: could not compute the makespan"; exit 1; }
+figure makespan_ratio "$makespan"
+
+echo "== figures (docs/performance.md)" >&2
+for f in "${figures[@]}"; do echo "$f"; done
