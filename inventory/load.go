@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -146,6 +147,9 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		keyN, valN := groupsNode.Content[i], groupsNode.Content[i+1]
 		name := keyN.Value
 		field := "groups." + name
+		if !SafeName(name) {
+			field = "groups." + strconv.Quote(name)
+		}
 		if _, dup := inv.Groups[name]; dup {
 			add(keyN.Line, field, "group %q is defined twice", name)
 			continue

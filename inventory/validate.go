@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"unicode"
 )
@@ -36,7 +37,7 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 	for _, gname := range inv.GroupNames() {
 		g := inv.Groups[gname]
 		gadd := func(field, format string, args ...any) {
-			probs = append(probs, problem(g.File, g.Line, "groups."+gname+field, format, args...))
+			probs = append(probs, problem(g.File, g.Line, "groups."+orUnnamed(gname)+field, format, args...))
 		}
 		if !SafeName(gname) {
 			gadd("", "group name is not a safe path component")
@@ -182,9 +183,14 @@ func lineOf(p *Profile, field string) int {
 	return p.Line
 }
 
+// orUnnamed names a profile in a problem: quoted when it is not a safe
+// name, so control characters cannot reach a terminal raw.
 func orUnnamed(id string) string {
 	if id == "" {
 		return "<no id>"
+	}
+	if !SafeName(id) {
+		return strconv.Quote(id)
 	}
 	return id
 }

@@ -95,6 +95,16 @@ func (e *SetupError) Unwrap() error { return e.Err }
 // ExitCode implements the CLI's exit-code contract.
 func (e *SetupError) ExitCode() int { return 3 }
 
+// UsageError is a selection that names nothing (an unknown group or
+// profile): exit status 2.
+type UsageError struct{ Err error }
+
+func (e *UsageError) Error() string { return e.Err.Error() }
+func (e *UsageError) Unwrap() error { return e.Err }
+
+// ExitCode implements the CLI's exit-code contract.
+func (e *UsageError) ExitCode() int { return 2 }
+
 // Run qualifies every selected checkpoint of opts.Group. A qualification
 // outcome (failed rows) is not an error; the returned error is for setup
 // problems, I/O failures and interruption.
@@ -113,7 +123,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	g, ok := opts.Inventory.Groups[opts.Group]
 	if !ok {
-		return nil, &SetupError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
+		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
 	}
 	profiles, err := selectProfiles(g, opts.Only)
 	if err != nil {
@@ -208,7 +218,7 @@ func selectProfiles(g *inventory.Group, only []string) ([]*inventory.Profile, er
 			missing = append(missing, id)
 		}
 		sort.Strings(missing)
-		return nil, &SetupError{fmt.Errorf("--only: no profile %s in group %s", strings.Join(missing, ", "), g.Name)}
+		return nil, &UsageError{fmt.Errorf("--only: no profile %s in group %s", strings.Join(missing, ", "), g.Name)}
 	}
 	return out, nil
 }
