@@ -33,7 +33,7 @@ func loadFamily(t *testing.T, name string) *families.Family {
 	return f
 }
 
-func loadSessions(t *testing.T, path string) map[string]string {
+func loadSessions(t testing.TB, path string) map[string]string {
 	t.Helper()
 	f, err := os.Open(path)
 	require.NoError(t, err)
@@ -49,7 +49,7 @@ func loadSessions(t *testing.T, path string) map[string]string {
 	return out
 }
 
-func readLines[T any](t *testing.T, path string) []T {
+func readLines[T any](t testing.TB, path string) []T {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
