@@ -21,8 +21,8 @@ func BenchmarkJoin(b *testing.B) {
 	in := JoinInput{
 		Family:    &families.Family{Name: "ref-detect", Labels: []string{"blue_disc", "red_square"}},
 		Extractor: reg.Extractors["nim-bounding-boxes"], Compare: reg.Comparators["boxes-tolerance"],
-		EntryOf:   func(c string) (string, bool) { return c, true },
-		Expected:  map[string]int{PhaseWarmup: 5, PhaseMeasured: 19995},
+		EntryOf:  func(c string) (string, bool) { return c, true },
+		Expected: map[string]int{PhaseWarmup: 5, PhaseMeasured: 19995},
 	}
 	for i := range 20000 {
 		id := fmt.Sprintf("req-%06d", i)
