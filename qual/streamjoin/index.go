@@ -84,7 +84,6 @@ const (
 	fNatFailed                   // the first native answer is an error line
 	fNatBad                      // the first native answer does not extract
 	fMismatch                    // HTTP and native answers differ
-	fCompared                    // the answers were compared
 )
 
 // HTTP answer outcomes (entry.ans).

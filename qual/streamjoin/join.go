@@ -278,7 +278,6 @@ func (j *joiner) readRaw(ctx context.Context) (int64, error) {
 			if e.ans != ansOK || e.nats == 0 || e.flags&(fNatFailed|fNatBad) != 0 {
 				return nil
 			}
-			e.flags |= fCompared
 			if v.ans.hash == e.natHash {
 				return nil
 			}

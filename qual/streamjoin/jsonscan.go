@@ -23,17 +23,15 @@ import (
 // that are skipped are only checked for balance.
 
 var (
-	errSyntax    = errors.New("invalid JSON")
-	errEnd       = errors.New("invalid JSON: unexpected end of line")
-	errNotObject = errors.New("not a JSON object")
+	errSyntax = errors.New("invalid JSON")
+	errEnd    = errors.New("invalid JSON: unexpected end of line")
 )
 
 // wantError is "field: got JSON <kind>, want <type>", like encoding/json's
 // UnmarshalTypeError as qual/aiperf reports it.
 type wantError struct {
-	field string
-	got   string
-	want  string
+	got  string
+	want string
 }
 
 func (e *wantError) Error() string { return fmt.Sprintf("got JSON %s, want %s", e.got, e.want) }
