@@ -164,11 +164,21 @@ for path in sorted(glob.glob(os.path.join(sys.argv[2], "*", "result.json"))):
     lag = (noticed[0] - ready[0]) / 1e6
     result_wall = (ts_ns(r["ended_at"]) - start) / 1e6
     attributed = sum(s["child_ms"] for s in r["stages"])
-    rows.append((pid, wall, child, lag, result_wall, attributed, st["aiperf"]["duration_ms"], exits[0] if exits else 0))
-for pid, wall, child, lag, rw, attr, ad, ae in rows:
+    # the aiperf stage's harness parts, from the driver's lines between
+    # this checkpoint's "stage aiperf" and "stage stop-server"
+    seg = [(t, m) for t, m in log if stage["aiperf"] <= t <= stage.get("stop-server", verdict[-1])]
+    at = lambda prefix: next((t for t, m in seg if m.startswith(prefix)), None)
+    before = (at("aiperf: profiling") - stage["aiperf"]) / 1e6
+    settle = (at("aiperf: exports settled") - at("aiperf: exited")) / 1e6
+    collect = (stage["stop-server"] - at("aiperf: exports settled")) / 1e6
+    rows.append((pid, wall, child, lag, result_wall, attributed, st["aiperf"]["duration_ms"], exits[0] if exits else 0, before, settle, collect))
+for pid, wall, child, lag, rw, attr, ad, ae, before, settle, collect in rows:
     print("bench: part 2: %s: wall %.0f ms, in children %.0f ms, harness %.0f ms (%.2f%%); readiness noticed %.1f ms after server_ready; "
           "aiperf stage %.0f ms of which the AIPerf profile process %.0f ms; result.json's own attribution: %.2f%%"
           % (pid, wall, child, wall - child, 100 * (wall - child) / wall, lag, ad, ae, 100 * (rw - attr) / rw), file=sys.stderr)
+    print("bench: part 2: %s: harness time: %.0f ms in the aiperf stage before the AIPerf process (dataset, version re-check), "
+          "%.0f ms waiting for exports to settle after it exited, %.0f ms collecting; %.0f ms everywhere else"
+          % (pid, before, settle, collect, wall - child - before - settle - collect), file=sys.stderr)
 print("%.2f %.1f" % (max(100 * (w - c) / w for _, w, c, *_ in rows), max(r[3] for r in rows)))
 EOF
 )
