@@ -8,7 +8,6 @@ import (
 	"hash/maphash"
 	"io"
 	"os"
-	"strconv"
 	"sync"
 	"sync/atomic"
 
@@ -21,7 +20,7 @@ import (
 // still in its CPU's cache; 1 MiB keeps them there. A chunk owns the lines
 // that start inside it, so a line longer than a chunk is read whole by the
 // chunk it starts in.
-var chunkSize = int64(envInt("STREAMJOIN_CHUNK", 1<<20))
+const chunkSize = 1 << 20
 
 var errTruncated = errors.New("last line has no newline (file truncated?)")
 
@@ -331,11 +330,4 @@ func lineError(path string, lineNo int, err error) error {
 		return &aiperf.ParseError{File: path, Line: lineNo, Field: fe.field, Err: fe.err}
 	}
 	return &aiperf.ParseError{File: path, Line: lineNo, Err: err}
-}
-
-func envInt(name string, def int) int {
-	if v, err := strconv.Atoi(os.Getenv(name)); err == nil && v > 0 {
-		return v
-	}
-	return def
 }

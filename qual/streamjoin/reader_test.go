@@ -295,7 +295,7 @@ func TestScanFileLines(t *testing.T) {
 		case i%1000 == 7:
 			add("  ")
 		case i == 20000:
-			add(strings.Repeat("L", int(chunkSize)+12345)) // a line longer than a chunk
+			add(strings.Repeat("L", chunkSize+12345)) // a line longer than a chunk
 		default:
 			add(fmt.Sprintf("line-%d-%s", i, strings.Repeat("x", i%300)))
 		}
