@@ -49,6 +49,14 @@ if [ "$avail_mib" -lt $(( need_mib + need_mib / 5 )) ]; then
   say "NOTE: $avail_mib MiB free under $work, $need_mib MiB needed for $N requests: scaling down to $n2"
   N=$n2
 fi
+# The Python baseline holds every answer as dicts: about 6.5 KiB a request.
+avail_kib=$(awk '/^MemAvailable:/ {print $2}' /proc/meminfo)
+if [ "$avail_kib" -lt $(( N * 7 + 2097152 )) ]; then
+  n2=$(( (avail_kib - 2097152) / 7 / 1000 * 1000 ))
+  say "NOTE: $(( avail_kib / 1024 )) MiB of memory available, the Python baseline needs ~$(( N * 7 / 1024 )) MiB for $N requests: scaling down to $n2"
+  N=$n2
+fi
+say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) in $data"
 "$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data"
 bytes=$(cat "$data"/aiperf/*.jsonl "$data"/*.jsonl | wc -c)
