@@ -361,9 +361,10 @@ func (cr *checkpointRun) stopServer() {
 	}
 	p := cr.server
 	cr.server = nil
+	stopping := time.Now()
 	res, _ := p.Stop()
 	cr.serverEnd = &res
-	cr.childDurations = append(cr.childDurations, 0)
+	cr.childDurations = append(cr.childDurations, ms(time.Since(stopping)))
 	cr.record("server", res.Argv, res)
 	if proc.GroupAlive(p.Pid()) {
 		cr.fail("stop", "orphan", fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))

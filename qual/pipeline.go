@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -161,7 +162,8 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	eg := errgroup.Group{}
 	eg.SetLimit(len(opts.Slots))
-	for i, p := range profiles {
+	for _, i := range longestFirst(opts.Out, opts.Group, profiles) {
+		p := profiles[i]
 		eg.Go(func() error {
 			var slot Slot
 			select {
@@ -296,3 +298,22 @@ func IsLoopback(host string) bool {
 
 // errInterrupted marks a stage cut short by the run's context.
 var errInterrupted = errors.New("interrupted")
+
+// longestFirst orders profiles by the duration of their previous finished
+// row (qualified or failed; an error or interruption says nothing about
+// length), longest first; profiles without one go first, in inventory
+// order.
+func longestFirst(out, group string, profiles []*inventory.Profile) []int {
+	prev := make([]float64, len(profiles))
+	order := make([]int, len(profiles))
+	for i, p := range profiles {
+		order[i] = i
+		prev[i] = math.Inf(1)
+		r, err := readResult(filepath.Join(out, group, p.ID, fileResult))
+		if err == nil && (r.Verdict == reports.VerdictQualified || r.Verdict == reports.VerdictFailed) && r.EndedAt.After(r.StartedAt) {
+			prev[i] = r.EndedAt.Sub(r.StartedAt).Seconds()
+		}
+	}
+	sort.SliceStable(order, func(a, b int) bool { return prev[order[a]] > prev[order[b]] })
+	return order
+}

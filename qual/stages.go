@@ -156,6 +156,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	grace := cr.family.Timeouts.Stop.Or(defaultStopGrace)
 	// The server gets the root context only for hard cancellation; the
 	// checkpoint stops it explicitly and confirms it is gone.
+	started := time.Now()
 	p, err := o.Runner.Start(context.WithoutCancel(ctx), proc.Spec{Name: "server", Argv: argv, Stdout: logFile, Stderr: logFile,
 		Env: cr.childEnv(), Grace: grace})
 	if err != nil {
@@ -165,6 +166,8 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	cr.server = p
 	go func() { <-p.Done(); logFile.Close() }()
 	waited, err := proc.WaitReady(ctx, p, url[0], cr.family.Timeouts.Startup.Or(defaultStartupTimeout))
+	// Startup is the server's time: from exec to the readiness answer.
+	cr.childDurations = append(cr.childDurations, ms(time.Since(started)))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -264,16 +267,16 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
 		Deadline:       cr.family.Timeouts.AIPerf.Or(defaultAIPerfTimeout),
 		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(),
+		Version: &cr.env.aiperf,
 	}
 	if w.EndpointType == aiperf.EndpointChat {
 		cfg.Tokenizer = o.Tokenizer
 	}
-	start := time.Now()
 	stopProgress := cr.showProgress(w.Warmup + w.Measured)
 	run, err := cr.env.driver.Run(ctx, cfg)
 	stopProgress()
-	cr.childDurations = append(cr.childDurations, ms(time.Since(start)))
 	if run != nil {
+		cr.childDurations = append(cr.childDurations, ms(run.ProcessDuration))
 		cr.run = run
 		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
 		_ = evidence.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))

@@ -212,16 +212,6 @@ figure readiness_lag_ms "$lag"
 # ---------------------------------------------------------------- part 3
 sched=$work/sched
 mkdir -p "$sched/bin"
-# N slots without GPUs: a stand-in nvidia-smi that lists SLOTS idle GPUs
-# (trtmc-qual has no --slots option; see docs/performance.md).
-cat >"$sched/bin/nvidia-smi" <<EOF
-#!/bin/sh
-case "\$*" in
-*uuid,driver_version*) for i in \$(seq 0 $((SLOTS - 1))); do echo "\$i, Bench stand-in GPU, GPU-bench-\$i, 0.0"; done ;;
-*utilization.gpu*) for i in \$(seq 0 $((SLOTS - 1))); do echo "\$i, 0"; done ;;
-esac
-EOF
-chmod +x "$sched/bin/nvidia-smi"
 bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
 [ -f "$bundle" ] || bin/trtmc-refserver make-bundle --family ref-detect --precision fp32 --out "$bundle"
 corpus=$root/out/ref/corpora/ref-detect
@@ -248,7 +238,7 @@ say "part 3: $(echo $SLOW_MS | wc -w) checkpoints (slow-ms $SLOW_MS, $MEASURED m
 for run in $(seq "$SCHED_RUNS"); do
   for attempt in 1 2; do
     rc=0
-    PATH=$sched/bin:$PATH bin/trtmc-qual run --group sched --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" \
+    bin/trtmc-qual run --group sched --gpus "cpu:$SLOTS" --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" \
       --out "$sched/out" --format md 2>"$sched/run$run.log" >"$sched/run$run.md" || rc=$?
     [ "$rc" -gt 1 ] || break
     say "part 3: run $run: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$sched/out/sched"

@@ -24,6 +24,8 @@ const (
 type Config struct {
 	// Bin is the aiperf executable (the project venv's .venv/bin/aiperf).
 	Bin string
+	// Version, when set, is the group's version check: Run skips its own.
+	Version *VersionCheck
 	// ExpectedVersion is what `aiperf --version` must print (default
 	// DefaultVersion); AllowVersionMismatch turns a mismatch from a setup
 	// error into a recorded fact.

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no
@@ -129,7 +130,10 @@ type Run struct {
 	VersionMismatchAllowed bool   `json:"version_mismatch_allowed,omitempty"`
 	ExpectedVersion        string `json:"expected_version"`
 	ExitCode               int    `json:"exit_code"`
-	ArtifactDir            string `json:"artifact_dir"`
+	// ProcessDuration is how long the aiperf process itself ran (the
+	// driver's own work before and after is not in it).
+	ProcessDuration time.Duration `json:"process_duration_ns"`
+	ArtifactDir     string        `json:"artifact_dir"`
 
 	Ready    *ReadyMarker `json:"ready_marker,omitempty"`
 	Summary  *Summary     `json:"summary,omitempty"`

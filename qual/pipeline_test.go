@@ -1,0 +1,40 @@
+package qual
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// TestLongestFirst orders checkpoints by the length of their previous
+// finished run, longest first, unknown ones first of all.
+func TestLongestFirst(t *testing.T) {
+	out := t.TempDir()
+	write := func(id, verdict string, seconds int) {
+		dir := filepath.Join(out, "g", id)
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+		start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
+		r := reports.Result{Profile: id, Verdict: verdict, StartedAt: start, EndedAt: start.Add(time.Duration(seconds) * time.Second)}
+		data, err := json.Marshal(r)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644))
+	}
+	write("short", reports.VerdictQualified, 5)
+	write("long", reports.VerdictFailed, 50)
+	write("broke", reports.VerdictError, 500) // an error says nothing about length
+	profiles := []*inventory.Profile{{ID: "short"}, {ID: "new"}, {ID: "long"}, {ID: "broke"}}
+	order := longestFirst(out, "g", profiles)
+	var ids []string
+	for _, i := range order {
+		ids = append(ids, profiles[i].ID)
+	}
+	assert.Equal(t, []string{"new", "broke", "long", "short"}, ids)
+}
