@@ -60,19 +60,19 @@ type checkpointRun struct {
 	red     *evidence.Redactor
 
 	// filled in by the stages
-	bundle    string
-	corpus    string
-	binary    string
-	port      int
-	server    proc.Process
-	dataset   *aiperf.Dataset
-	run       *aiperf.Run
-	native    []NativeAnswer
-	records   []ServerRecord
-	stageErr  error // the first stage that broke
-	serverEnd *proc.Result
-	// childDurations are the milliseconds spent inside child processes.
-	childDurations []float64
+	bundle   string
+	corpus   string
+	binary   string
+	port     int
+	server   proc.Process
+	dataset  *aiperf.Dataset
+	run      *aiperf.Run
+	native   []NativeAnswer
+	records  []ServerRecord
+	stageErr error // the first stage that broke
+	// childMS is the time spent inside child processes so far, for the
+	// harness-overhead figure (result.json stages[].child_ms).
+	childMS float64
 }
 
 func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpointRun {
@@ -172,14 +172,14 @@ var errSkipped = errors.New("skipped: an earlier stage failed")
 // stage runs one named stage, timing it and recording its outcome.
 func (cr *checkpointRun) stage(name string, fn func() error) {
 	start := time.Now()
-	before := cr.childTime()
+	before := cr.childMS
 	err := fn()
-	st := reports.Stage{Name: name, Status: "ok", DurationMS: ms(time.Since(start)), ChildMS: cr.childTime() - before}
+	st := reports.Stage{Name: name, Status: "ok", DurationMS: ms(time.Since(start)), ChildMS: cr.childMS - before}
 	switch {
 	case err == nil:
 	case errors.Is(err, errSkipped):
 		st.Status = "skipped"
-	case errors.Is(err, context.Canceled) || errors.Is(err, errInterrupted):
+	case errors.Is(err, context.Canceled):
 		st.Status = "interrupted"
 		st.Error = err.Error()
 	default:
@@ -216,16 +216,6 @@ func (cr *checkpointRun) fail(stage, code string, err error) {
 	}
 }
 
-// childTime is the time spent in child processes so far, for the
-// harness-overhead figure.
-func (cr *checkpointRun) childTime() float64 {
-	total := 0.0
-	for _, c := range cr.childDurations {
-		total += c
-	}
-	return total
-}
-
 // runChild runs a short-lived family command with a deadline, recording
 // its argv and exit in the provenance.
 func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []string, logFile string, timeout time.Duration) (proc.Result, error) {
@@ -238,7 +228,7 @@ func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []stri
 	defer logf.Close()
 	res, err := cr.env.opts.Runner.Run(ctx, proc.Spec{Name: stage, Argv: argv, Stdout: logf, Stderr: logf,
 		Env: cr.childEnv(), Grace: 5 * time.Second})
-	cr.childDurations = append(cr.childDurations, ms(res.Duration))
+	cr.childMS += ms(res.Duration)
 	cr.record(stage, argv, res)
 	switch ctx.Err() {
 	case nil:
@@ -363,8 +353,7 @@ func (cr *checkpointRun) stopServer() {
 	cr.server = nil
 	stopping := time.Now()
 	res, _ := p.Stop()
-	cr.serverEnd = &res
-	cr.childDurations = append(cr.childDurations, ms(time.Since(stopping)))
+	cr.childMS += ms(time.Since(stopping))
 	cr.record("server", res.Argv, res)
 	if proc.GroupAlive(p.Pid()) {
 		cr.fail("stop", "orphan", fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))

@@ -8,7 +8,6 @@ package qual
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -295,9 +294,6 @@ func IsLoopback(host string) bool {
 	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 	return ip != nil && ip.IsLoopback()
 }
-
-// errInterrupted marks a stage cut short by the run's context.
-var errInterrupted = errors.New("interrupted")
 
 // longestFirst orders profiles by the duration of their previous finished
 // row (qualified or failed; an error or interruption says nothing about

@@ -167,7 +167,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	go func() { <-p.Done(); logFile.Close() }()
 	waited, err := proc.WaitReady(ctx, p, url[0], cr.family.Timeouts.Startup.Or(defaultStartupTimeout))
 	// Startup is the server's time: from exec to the readiness answer.
-	cr.childDurations = append(cr.childDurations, ms(time.Since(started)))
+	cr.childMS += ms(time.Since(started))
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -276,7 +276,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	run, err := cr.env.driver.Run(ctx, cfg)
 	stopProgress()
 	if run != nil {
-		cr.childDurations = append(cr.childDurations, ms(run.ProcessDuration))
+		cr.childMS += ms(run.ProcessDuration)
 		cr.run = run
 		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
 		_ = evidence.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
