@@ -31,35 +31,20 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
-// Phases as trtmc-qual names them (qual.PhaseWarmup, qual.PhaseMeasured).
+// Phases, counts and image sizes are the row model's (reports owns them).
 const (
-	PhaseWarmup   = "warmup"
-	PhaseMeasured = "measured"
+	PhaseWarmup   = reports.PhaseWarmup
+	PhaseMeasured = reports.PhaseMeasured
 )
 
-// Counts mirrors reports.Counts field for field (a test converts one into
-// the other, so they cannot drift apart).
-type Counts struct {
-	Expected            int `json:"expected"`
-	Sent                int `json:"sent"`
-	Matched             int `json:"matched"`
-	Mismatched          int `json:"mismatched"`
-	Errored             int `json:"errored"`
-	MissingNative       int `json:"missing_native"`
-	MissingHTTP         int `json:"missing_http"`
-	MissingServerRecord int `json:"missing_server_record"`
-	Duplicates          int `json:"duplicates"`
-	Meaningless         int `json:"meaningless"`
-}
+// Counts are per-phase join counts.
+type Counts = reports.Counts
 
 // ImageSize counts measured, matched requests per image size.
-type ImageSize struct {
-	Width  int `json:"width"`
-	Height int `json:"height"`
-	Count  int `json:"count"`
-}
+type ImageSize = reports.ImageSize
 
 // Files are the four artifacts of one checkpoint.
 type Files struct {

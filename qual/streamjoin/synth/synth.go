@@ -22,6 +22,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Families the generator can shape.
@@ -79,19 +81,8 @@ const (
 	FileExpected = "expected.json"
 )
 
-// Counts are per-phase join counts (the fields of reports.Counts).
-type Counts struct {
-	Expected            int `json:"expected"`
-	Sent                int `json:"sent"`
-	Matched             int `json:"matched"`
-	Mismatched          int `json:"mismatched"`
-	Errored             int `json:"errored"`
-	MissingNative       int `json:"missing_native"`
-	MissingHTTP         int `json:"missing_http"`
-	MissingServerRecord int `json:"missing_server_record"`
-	Duplicates          int `json:"duplicates"`
-	Meaningless         int `json:"meaningless"`
-}
+// Counts are per-phase join counts.
+type Counts = reports.Counts
 
 // Expected is what a correct join of the written files finds.
 type Expected struct {
