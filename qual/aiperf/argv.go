@@ -16,7 +16,7 @@ const DefaultVersion = "0.13.0"
 // Defaults used when a Config leaves them zero.
 const (
 	DefaultRequestTimeout = 120 * time.Second
-	DefaultGrace          = 30 * time.Second
+	DefaultGrace          = 10 * time.Second
 	DefaultFinalizeWait   = 10 * time.Second
 )
 
