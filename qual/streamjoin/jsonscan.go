@@ -298,6 +298,110 @@ func objectNext(b []byte, i int) (next int, more bool, err error) {
 	return 0, false, errSyntax
 }
 
+// fields walks the members of one object, for a parser that reads a few
+// known fields:
+//
+//	o := walkObject(b, i, set)
+//	for o.next() {
+//		switch o.name {
+//		case "id":
+//			o.str(&id)
+//		default:
+//			o.skip()
+//		}
+//	}
+//	return o.end()
+//
+// Inside the loop o.i is the index of the current value; the value's reader
+// moves it past the value and leaves its error in o.err, which next reports
+// inside the field's name. Key and separator errors are reported as they are.
+type fields struct {
+	b    []byte
+	set  *fieldSet // nil: a map, o.name stays ""
+	i    int
+	key  []byte // the current raw key
+	name string // the field set's match for key
+	err  error
+	more bool // another member follows
+	in   bool // a value is being read
+}
+
+// walkObject starts a walk of the object at b[i].
+func walkObject(b []byte, i int, set *fieldSet) fields {
+	i, empty, err := objectOpen(b, i)
+	return fields{b: b, set: set, i: i, err: err, more: err == nil && !empty}
+}
+
+// walkNullable is walkObject where null is an object without members.
+func walkNullable(b []byte, i int, set *fieldSet) fields {
+	if j, isnull := isNull(b, i); isnull {
+		return fields{b: b, i: j}
+	}
+	return walkObject(b, i, set)
+}
+
+// next finishes the current member and reads the next key; it is false at
+// the end of the object and on an error.
+func (o *fields) next() bool {
+	if o.in {
+		o.in = false
+		if o.err != nil {
+			o.err = inField(o.name, o.err)
+			return false
+		}
+		if o.i, o.more, o.err = objectNext(o.b, o.i); o.err != nil {
+			return false
+		}
+	}
+	if !o.more {
+		return false
+	}
+	if o.key, o.i, o.err = objectKey(o.b, o.i); o.err != nil {
+		return false
+	}
+	if o.set != nil {
+		o.name = o.set.match(o.key)
+	}
+	o.in = true
+	return true
+}
+
+// end returns the index after the object, or the walk's error.
+func (o *fields) end() (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	return o.i, nil
+}
+
+// endLine is end for a line's top-level object: only whitespace may
+// follow it.
+func (o *fields) endLine() error {
+	i, err := o.end()
+	if err != nil {
+		return err
+	}
+	return lineEnd(o.b, i)
+}
+
+// skip passes over the current value.
+func (o *fields) skip() { o.i, o.err = skipValue(o.b, o.i) }
+
+// check type-checks the current value with one of the check functions.
+func (o *fields) check(f func([]byte, int) (int, error)) { o.i, o.err = f(o.b, o.i) }
+
+// str reads an optional string into *dst (see readOptString).
+func (o *fields) str(dst *[]byte) { o.i, o.err = readOptString(o.b, o.i, dst) }
+
+// int32 reads an optional integer into *dst; null leaves *dst as it is.
+func (o *fields) int32(dst *int32) {
+	v, i, isnull, err := readInt64(o.b, o.i)
+	if !isnull {
+		*dst = int32(v)
+	}
+	o.i, o.err = i, err
+}
+
 // arrayOpen expects '[' and returns the index after it; empty reports "[]".
 func arrayOpen(b []byte, i int) (next int, empty bool, err error) {
 	i = skipWS(b, i)
@@ -338,58 +442,66 @@ func isNull(b []byte, i int) (int, bool) {
 	return i, false
 }
 
+// stringValue finds the string (or null) at b[i]: raw is its content
+// between the quotes, and q the whole quoted string when the content needs
+// decoding (nil when it decodes to itself).
+func stringValue(b []byte, i int) (raw, q []byte, next int, isnull bool, err error) {
+	i = skipWS(b, i)
+	if i >= len(b) {
+		return nil, nil, 0, false, errEnd
+	}
+	if b[i] == 'n' {
+		next, err = literal(b, i, "null")
+		return nil, nil, next, true, err
+	}
+	if b[i] != '"' {
+		return nil, nil, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
+	}
+	end, simple, err := scanString(b, i)
+	if err != nil {
+		return nil, nil, 0, false, err
+	}
+	raw = b[i+1 : end-1]
+	if simple || (bytes.IndexByte(raw, '\\') < 0 && plain(raw)) {
+		return raw, nil, end, false, nil
+	}
+	return raw, b[i:end], end, false, nil
+}
+
 // readString reads a JSON string (or null, as empty) and returns its
 // decoded bytes: the line's own bytes when nothing needs decoding, else a
 // new slice. Decoding follows encoding/json exactly: invalid UTF-8 and lone
 // surrogates become U+FFFD.
 func readString(dst, b []byte, i int) (s []byte, next int, isnull bool, err error) {
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return nil, 0, false, errEnd
+	raw, q, next, isnull, err := stringValue(b, i)
+	if err != nil || q == nil {
+		return raw, next, isnull, err
 	}
-	if b[i] == 'n' {
-		next, err = literal(b, i, "null")
-		return nil, next, true, err
+	s, err = decodeString(dst, q)
+	return s, next, false, err
+}
+
+// readOptString reads a string into *dst; null leaves *dst as it is.
+func readOptString(b []byte, i int, dst *[]byte) (int, error) {
+	s, next, isnull, err := readString(nil, b, i)
+	if !isnull && err == nil {
+		*dst = s
 	}
-	if b[i] != '"' {
-		return nil, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
-	}
-	end, simple, err := scanString(b, i)
-	if err != nil {
-		return nil, 0, false, err
-	}
-	raw := b[i+1 : end-1]
-	if simple || (bytes.IndexByte(raw, '\\') < 0 && plain(raw)) {
-		return raw, end, false, nil
-	}
-	s, err = decodeString(dst, b[i:end])
-	return s, end, false, err
+	return next, err
 }
 
 // appendString appends the decoded string (or nothing for null) at b[i]
 // to dst.
 func appendString(dst, b []byte, i int) (out []byte, next int, isnull bool, err error) {
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return dst, 0, false, errEnd
-	}
-	if b[i] == 'n' {
-		next, err = literal(b, i, "null")
-		return dst, next, true, err
-	}
-	if b[i] != '"' {
-		return dst, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
-	}
-	end, simple, err := scanString(b, i)
+	raw, q, next, isnull, err := stringValue(b, i)
 	if err != nil {
-		return dst, 0, false, err
+		return dst, next, isnull, err
 	}
-	raw := b[i+1 : end-1]
-	if simple || (bytes.IndexByte(raw, '\\') < 0 && plain(raw)) {
-		return append(dst, raw...), end, false, nil
+	if q == nil {
+		return append(dst, raw...), next, isnull, nil
 	}
-	out, err = decodeString(dst, b[i:end])
-	return out, end, false, err
+	out, err = decodeString(dst, q)
+	return out, next, false, err
 }
 
 // decodeString appends the decoded quoted string q to dst.
