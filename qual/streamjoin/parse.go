@@ -725,7 +725,9 @@ func readNativeLine(line []byte) (id, answer []byte, failed bool, err error) {
 		case "answer":
 			start := skipWS(line, o.i)
 			o.skip()
-			answer = line[start:o.i]
+			if o.err == nil { // after an error o.i is 0: nothing to slice
+				answer = line[start:o.i]
+			}
 		case "error":
 			o.str(&errMsg)
 		case "task_ms":

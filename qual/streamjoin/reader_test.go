@@ -383,3 +383,20 @@ func TestJoinReportsLineErrors(t *testing.T) {
 	_, err = Join(context.Background(), files, opts)
 	assert.EqualError(t, err, "raw.jsonl:1: status: missing on a record without error")
 }
+
+// TestReadNativeLineMalformedAnswer is a regression test: a malformed
+// answer value used to panic (slice bounds out of range) instead of
+// returning an error.
+func TestReadNativeLineMalformedAnswer(t *testing.T) {
+	for _, line := range []string{`{"request_id":"a","answer": tru}`, `{"request_id":"a","answer": [1,}`, `{"answer": "x`} {
+		require.NotPanics(t, func() {
+			_, _, _, err := readNativeLine([]byte(line))
+			assert.Error(t, err, line)
+		}, line)
+	}
+	id, answer, failed, err := readNativeLine([]byte(`{"request_id":"a","answer":["x"],"task_ms":1.5}`))
+	require.NoError(t, err)
+	assert.Equal(t, "a", string(id))
+	assert.Equal(t, `["x"]`, string(answer))
+	assert.False(t, failed)
+}
