@@ -13,4 +13,4 @@ scripts/lint.sh
 export TRTMC_QUAL_AIPERF="$PWD/.venv/bin/aiperf"
 export TRTMC_QUAL_TOKENIZER="$PWD/.venv/tokenizer"
 go test -race -tags integration -count=1 -timeout 40m ./...
-scripts/fuzz.sh "${FUZZTIME:-4s}"
+scripts/fuzz.sh "${FUZZTIME:-10000x}"
