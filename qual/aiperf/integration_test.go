@@ -462,12 +462,19 @@ func TestIntegrationDeadline(t *testing.T) {
 	t.Logf("stopped run took %s", time.Since(start).Round(time.Millisecond))
 	assert.Less(t, time.Since(start), cfg.Deadline+cfg.Grace+DefaultFinalizeWait)
 	assert.True(t, run.HasProblem(ProblemDeadline), "%v", run.Problems)
-	assert.True(t, run.HasProblem(ProblemCount), "%v", run.Problems)
 	assert.False(t, run.Complete())
-	// SIGINT, not SIGKILL: AIPerf wrote a cancelled summary.
-	if assert.NotNil(t, run.Summary, "%v", run.Problems) {
+	// AIPerf gets SIGINT first. Usually it stops at once and writes a
+	// cancelled summary with a short count. Under load its graceful stop
+	// can also never finish (seen in CI: "Press Ctrl+C again" and nothing
+	// more for 30 s); then the group is SIGKILLed after the grace period and
+	// the missing exports are named. Either way the run is never complete.
+	if run.Summary != nil {
 		assert.True(t, run.Summary.WasCancelled)
-		assert.True(t, run.HasProblem(ProblemRunCancelled))
+		assert.True(t, run.HasProblem(ProblemRunCancelled), "%v", run.Problems)
+		assert.True(t, run.HasProblem(ProblemCount), "%v", run.Problems)
+	} else {
+		assert.True(t, run.HasProblem(ProblemSummaryMissing), "%v", run.Problems)
+		assert.True(t, run.HasProblem(ProblemExitStatus), "SIGKILL is reported: %v", run.Problems)
 	}
 }
 
