@@ -222,15 +222,21 @@ func numberEnd(b []byte, i int) int {
 // objectOpen expects '{' at b[i] (after whitespace) and returns the index
 // after it; empty reports an immediately closed object.
 func objectOpen(b []byte, i int) (next int, empty bool, err error) {
+	return containerOpen(b, i, '{', '}', "object")
+}
+
+// containerOpen expects the opening bracket at b[i] (after whitespace) and
+// returns the index after it; empty reports an immediately closed one.
+func containerOpen(b []byte, i int, open, close byte, want string) (next int, empty bool, err error) {
 	i = skipWS(b, i)
 	if i >= len(b) {
 		return 0, false, errEnd
 	}
-	if b[i] != '{' {
-		return 0, false, &wantError{got: kindOf(b[i]), want: "object"}
+	if b[i] != open {
+		return 0, false, &wantError{got: kindOf(b[i]), want: want}
 	}
 	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == '}' {
+	if i < len(b) && b[i] == close {
 		return i + 1, true, nil
 	}
 	return i, false, nil
@@ -404,18 +410,7 @@ func (o *fields) int32(dst *int32) {
 
 // arrayOpen expects '[' and returns the index after it; empty reports "[]".
 func arrayOpen(b []byte, i int) (next int, empty bool, err error) {
-	i = skipWS(b, i)
-	if i >= len(b) {
-		return 0, false, errEnd
-	}
-	if b[i] != '[' {
-		return 0, false, &wantError{got: kindOf(b[i]), want: "array"}
-	}
-	i = skipWS(b, i+1)
-	if i < len(b) && b[i] == ']' {
-		return i + 1, true, nil
-	}
-	return i, false, nil
+	return containerOpen(b, i, '[', ']', "array")
 }
 
 func arrayNext(b []byte, i int) (next int, more bool, err error) {
