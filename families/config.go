@@ -9,16 +9,18 @@ package families
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.
@@ -111,9 +113,9 @@ var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
 // Load reads families.yaml and checks it; every problem names file:line.
 func Load(path string) (*Config, error) {
-	data, err := os.ReadFile(path)
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("read family configuration: %w", err)
+		return nil, fmt.Errorf("%s: %s", path, evidence.ReadProblem("the family configuration", path, err))
 	}
 	return Parse(path, data)
 }

@@ -2,18 +2,19 @@ package inventory
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"reflect"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Problem is one thing wrong with an inventory, located precisely.
@@ -46,6 +47,14 @@ func (ps Problems) Error() string {
 	return strings.Join(lines, "\n")
 }
 
+// clean escapes control, bidirectional and invisible characters that a
+// YAML key or value carried into a problem, so none reaches a terminal raw.
+func (ps Problems) clean() {
+	for i := range ps {
+		ps[i].File, ps[i].Field, ps[i].Message = Printable(ps[i].File), Printable(ps[i].Field), Printable(ps[i].Message)
+	}
+}
+
 // Sort orders problems by file, line, field, message.
 func (ps Problems) Sort() {
 	sort.SliceStable(ps, func(i, j int) bool {
@@ -71,13 +80,19 @@ func Load(paths []string, knownFamily func(string) bool) (*Inventory, error) {
 	inv := &Inventory{Schema: Schema, Groups: map[string]*Group{}}
 	var probs Problems
 	for _, path := range paths {
-		data, err := os.ReadFile(path)
+		// A regular file of at most MaxConfigBytes: a device, a FIFO or a
+		// directory is refused before a byte is read.
+		data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
 		if err != nil {
-			return nil, fmt.Errorf("read inventory: %w", err)
+			// The user named a file that cannot be the inventory: a
+			// configuration problem (exit 2), naming the file.
+			probs = append(probs, Problem{File: path, Message: evidence.ReadProblem("the inventory", path, err)})
+			continue
 		}
 		probs = append(probs, parseInto(inv, path, data)...)
 	}
 	probs = append(probs, Validate(inv, knownFamily)...)
+	probs.clean()
 	probs.Sort()
 	if len(probs) > 0 {
 		return inv, probs
@@ -89,6 +104,7 @@ func Load(paths []string, knownFamily func(string) bool) (*Inventory, error) {
 func Parse(path string, data []byte) (*Inventory, Problems) {
 	inv := &Inventory{Schema: Schema, Groups: map[string]*Group{}}
 	probs := parseInto(inv, path, data)
+	probs.clean()
 	probs.Sort()
 	return inv, probs
 }
@@ -130,9 +146,9 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 	schemaNode := mapValue(root, "schema")
 	switch {
 	case schemaNode == nil:
-		add(root.Line, "schema", "missing (want %q)", Schema)
+		add(root.Line, "schema", "missing (want %+q)", Schema)
 	case schemaNode.Value != Schema:
-		add(schemaNode.Line, "schema", "unsupported schema %q (want %q)", schemaNode.Value, Schema)
+		add(schemaNode.Line, "schema", "unsupported schema %+q (want %+q)", schemaNode.Value, Schema)
 	}
 	groupsNode := mapValue(root, "groups")
 	if groupsNode == nil {
@@ -148,10 +164,10 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		name := keyN.Value
 		field := "groups." + name
 		if !SafeName(name) {
-			field = "groups." + strconv.Quote(name)
+			field = "groups." + Quote(name)
 		}
 		if _, dup := inv.Groups[name]; dup {
-			add(keyN.Line, field, "group %q is defined twice", name)
+			add(keyN.Line, field, "group %+q is defined twice", name)
 			continue
 		}
 		if valN.Kind != yaml.MappingNode {

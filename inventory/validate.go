@@ -4,30 +4,13 @@ import (
 	"fmt"
 	"regexp"
 	"slices"
-	"strconv"
 	"strings"
-	"unicode"
 )
 
 var (
 	sha256Hex = regexp.MustCompile(`^[0-9a-f]{64}$`)
 	commitHex = regexp.MustCompile(`^[0-9a-f]{40}$`)
 )
-
-// SafeName reports whether s can be used as one path component of an
-// evidence directory: not empty, not "." or "..", no separators, no control
-// characters, nothing that a shell or a file system treats specially.
-func SafeName(s string) bool {
-	if s == "" || s == "." || s == ".." || len(s) > 128 {
-		return false
-	}
-	for _, r := range s {
-		if r == '/' || r == '\\' || unicode.IsControl(r) || unicode.IsSpace(r) {
-			return false
-		}
-	}
-	return !strings.HasPrefix(s, "-")
-}
 
 // Validate checks an inventory's semantics and cross-references. Every
 // problem is returned; none stops the others being found.
@@ -39,12 +22,12 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 		gadd := func(field, format string, args ...any) {
 			probs = append(probs, problem(g.File, g.Line, "groups."+orUnnamed(gname)+field, format, args...))
 		}
-		if !SafeName(gname) {
-			gadd("", "group name is not a safe path component")
+		if err := CheckName(gname); err != nil {
+			gadd("", "group name %s", nameProblem(err))
 		}
 		w := g.Workload
 		if w.EndpointType != EndpointChat && w.EndpointType != EndpointImageRetrieval {
-			gadd(".workload.endpoint_type", "must be %q or %q, got %q", EndpointChat, EndpointImageRetrieval, w.EndpointType)
+			gadd(".workload.endpoint_type", "must be %+q or %+q, got %+q", EndpointChat, EndpointImageRetrieval, w.EndpointType)
 		}
 		if w.Warmup < 0 {
 			gadd(".workload.warmup", "must be >= 0")
@@ -82,7 +65,7 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			case p.ID == "":
 				add("id", "missing")
 			case !SafeName(p.ID):
-				add("id", "%q is not a safe path component (no /, .., spaces or control characters)", p.ID)
+				add("id", "%s", nameProblem(CheckName(p.ID)))
 			}
 			if prev, dup := ids[p.ID]; dup && p.ID != "" {
 				add("id", "duplicate id (first defined at %s)", prev.Where("id"))
@@ -96,9 +79,9 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			case p.Family == "":
 				add("family", "missing")
 			case !SafeName(p.Family):
-				add("family", "%q is not a safe name", p.Family)
+				add("family", "%s", nameProblem(CheckName(p.Family)))
 			case knownFamily != nil && !knownFamily(p.Family):
-				add("family", "unknown family %q (not in the family configuration)", p.Family)
+				add("family", "unknown family %+q (not in the family configuration)", p.Family)
 			}
 			if p.Task == "" {
 				add("task", "missing")
@@ -122,7 +105,7 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 				case p.VariantOf == "":
 					add("variant_of", "a variant must name its normal profile")
 				case !ok:
-					add("variant_of", "no normal profile %q in group %s", p.VariantOf, gname)
+					add("variant_of", "no normal profile %+q in group %s", p.VariantOf, orUnnamed(gname))
 				case parent.Checkpoint != p.Checkpoint:
 					add("checkpoint", "variant of %s must have its checkpoint %s", parent.ID, parent.Checkpoint)
 				}
@@ -130,7 +113,7 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			case "":
 				add("kind", "missing (normal, variant or partial)")
 			default:
-				add("kind", "must be normal, variant or partial, got %q", p.Kind)
+				add("kind", "must be normal, variant or partial, got %+q", p.Kind)
 			}
 			if p.Parallelism.TP < 0 || p.Parallelism.CP < 0 {
 				add("parallelism", "tp and cp must be >= 0")
@@ -142,14 +125,14 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			case p.Bundle.SHA256 == "" && p.Status != StatusPlanned:
 				add("bundle.sha256", "missing (only a planned profile may omit it)")
 			case p.Bundle.SHA256 != "" && !sha256Hex.MatchString(p.Bundle.SHA256):
-				add("bundle.sha256", "must be 64 lowercase hex characters, got %q", p.Bundle.SHA256)
+				add("bundle.sha256", "must be 64 lowercase hex characters, got %+q", p.Bundle.SHA256)
 			}
 			valid := []string{StatusPlanned, StatusImplemented, StatusFamilyValidated, StatusAIPerfQualified}
 			if !slices.Contains(valid, p.Status) {
-				add("status", "must be one of %s, got %q", strings.Join(valid, ", "), p.Status)
+				add("status", "must be one of %s, got %+q", strings.Join(valid, ", "), p.Status)
 			}
 			if p.SourceCommit != "" && !commitHex.MatchString(p.SourceCommit) {
-				add("source_commit", "must be a full 40-character git commit, got %q", p.SourceCommit)
+				add("source_commit", "must be a full 40-character git commit, got %+q", p.SourceCommit)
 			}
 			if p.Exclusion != nil && strings.TrimSpace(p.Exclusion.Reason) == "" {
 				add("exclusion.reason", "an exclusion must carry a reason")
@@ -183,14 +166,18 @@ func lineOf(p *Profile, field string) int {
 	return p.Line
 }
 
-// orUnnamed names a profile in a problem: quoted when it is not a safe
-// name, so control characters cannot reach a terminal raw.
+// orUnnamed names a profile in a problem: quoted (every non-ASCII byte
+// escaped) when it is not a valid name, so control, bidirectional and
+// invisible characters cannot reach a terminal raw.
 func orUnnamed(id string) string {
 	if id == "" {
 		return "<no id>"
 	}
 	if !SafeName(id) {
-		return strconv.Quote(id)
+		return Quote(id)
 	}
 	return id
 }
+
+// nameProblem is CheckName's error as a problem message.
+func nameProblem(err error) string { return err.Error() }

@@ -129,7 +129,7 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		_ = cr.writeResult()
 		return &cr.res
 	}
-	key, keyErr := cr.runKey()
+	key, keyErr := cr.runKey(ctx)
 	cr.res.RunKey = key
 	if e.opts.Resume && keyErr == nil {
 		if prev, ok := cr.finishedWithKey(key); ok {

@@ -121,6 +121,11 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if !opts.AllowNonLoopback && !IsLoopback(opts.Host) {
 		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
 	}
+	for _, name := range append([]string{opts.Group}, opts.Only...) {
+		if err := inventory.CheckName(name); err != nil {
+			return nil, &UsageError{err}
+		}
+	}
 	g, ok := opts.Inventory.Groups[opts.Group]
 	if !ok {
 		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}

@@ -1,6 +1,7 @@
 package qual
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 
@@ -19,13 +20,13 @@ func profileDigest(p *inventory.Profile) string {
 // entry, the group's workload, the family configuration, the bundle, the
 // server binary, the AIPerf version and the harness version. --resume skips
 // a checkpoint only when its finished result carries the same key.
-func (cr *checkpointRun) runKey() (string, error) {
+func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 	o := cr.env.opts
 	bundleSum := cr.profile.Bundle.SHA256
 	serverSum := ""
 	if cr.family != nil && len(cr.family.Server) > 0 {
 		if argv, err := families.Expand(cr.family.Server[:1], cr.vars()); err == nil {
-			if s, err := evidence.FileSHA256(lookBinary(argv[0])); err == nil {
+			if s, err := evidence.FileSHA256(ctx, lookBinary(argv[0])); err == nil {
 				serverSum = s
 			}
 		}

@@ -75,7 +75,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			return err
 		}
 	}
-	sum, err := evidence.FileSHA256(cr.bundle)
+	sum, err := evidence.FileSHA256(ctx, cr.bundle)
 	if err != nil {
 		return broke("bundle", fmt.Errorf("bundle %s: %w", cr.bundle, err))
 	}
@@ -86,7 +86,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.env.group.Workload.Dataset.SHA256; want != "" {
-		got, err := evidence.FileSHA256(filepath.Join(cr.corpus, "corpus.json"))
+		got, err := evidence.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
 		if err != nil || got != want {
 			return broke("dataset_identity", fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
@@ -97,7 +97,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	cr.binary = lookBinary(argv[0])
 	cr.res.Provenance.ServerBinary = cr.binary
-	if sum, err := evidence.FileSHA256(cr.binary); err == nil {
+	if sum, err := evidence.FileSHA256(ctx, cr.binary); err == nil {
 		cr.res.Provenance.ServerBinarySHA256 = sum
 	}
 	if o.GPUs != nil && cr.slot.GPU != nil {

@@ -100,8 +100,8 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	if len(roots) == 0 {
 		return nil, errors.New("load evidence: no result root given")
 	}
-	if group == "" || strings.ContainsAny(group, `/\`) || group == "." || group == ".." {
-		return nil, fmt.Errorf("load evidence: invalid group name %q", group)
+	if err := inventory.CheckName(group); err != nil {
+		return nil, fmt.Errorf("load evidence: group %w", err)
 	}
 	g := &GroupReport{Schema: GroupReportSchema, Group: group, Rows: []Row{}, Conflicts: []Conflict{}, Notes: []string{}}
 	cands := map[string][]candidate{}
@@ -141,6 +141,11 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 		}
 		for _, e := range entries {
 			if !e.IsDir() || isSetAside(e.Name()) {
+				continue
+			}
+			if !inventory.SafeName(e.Name()) {
+				// Not a directory the harness writes: no valid id names it.
+				g.Notes = append(g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, inventory.CheckName(e.Name())))
 				continue
 			}
 			dir := filepath.Join(gdir, e.Name())
@@ -322,6 +327,12 @@ func DecodeResult(path string, data []byte, group, profile string) (*Result, err
 	if r.Profile == "" {
 		return nil, bad("profile", "is missing")
 	}
+	if err := inventory.CheckName(r.Profile); err != nil {
+		return nil, bad("profile", "%v", err)
+	}
+	if err := inventory.CheckName(r.Group); err != nil {
+		return nil, bad("group", "%v", err)
+	}
 	if profile != "" && r.Profile != profile {
 		return nil, bad("profile", "is %q but the evidence directory is %q", r.Profile, profile)
 	}
@@ -380,6 +391,9 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, f
 	for i, p := range profiles {
 		if p == nil || p.ID == "" {
 			return nil, true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
+		}
+		if err := inventory.CheckName(p.ID); err != nil {
+			return nil, true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: err}
 		}
 		if p.Group != "" && p.Group != group {
 			continue

@@ -354,6 +354,9 @@ func ciGroups(opts *ciOptions, cfg *specs.Config, inv *inventory.Inventory) ([]s
 	}
 	if len(opts.Groups) > 0 {
 		for _, g := range opts.Groups {
+			if err := inventory.CheckName(g); err != nil {
+				return nil, flagErrorf("--group: %v", err)
+			}
 			if err := cfg.CheckGroup(g); err != nil {
 				return nil, withCode(exitUsage, err)
 			}

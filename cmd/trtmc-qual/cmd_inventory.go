@@ -122,6 +122,11 @@ tab-separated without a header when piped, or --format json|csv.`,
 			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "csv"); err != nil {
 				return &flagError{err}
 			}
+			if opts.Group != "" {
+				if err := checkNames("--group", opts.Group); err != nil {
+					return err
+				}
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -184,6 +189,9 @@ func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *co
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
+			if err := checkNames("ID", opts.ID); err != nil {
+				return err
+			}
 			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "csv"); err != nil {
 				return &flagError{err}
 			}

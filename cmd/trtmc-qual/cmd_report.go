@@ -68,6 +68,9 @@ format, a missing result root), 4 for malformed evidence.`,
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
+			if err := checkNames("--group", opts.Group); err != nil {
+				return err
+			}
 			if opts.Format != reports.FormatAuto {
 				if err := reports.CheckFormat(opts.Format, reports.GroupFormats()...); err != nil {
 					return &flagError{err}

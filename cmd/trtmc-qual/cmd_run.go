@@ -49,6 +49,12 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
+			if err := checkNames("--group", opts.Group); err != nil {
+				return err
+			}
+			if err := checkNames("--only", opts.Only...); err != nil {
+				return err
+			}
 			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
 				return &flagError{err}
 			}

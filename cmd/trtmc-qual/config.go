@@ -1,7 +1,9 @@
 package main
 
 import (
+	"bytes"
 	"errors"
+	"io/fs"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // defaultConfigFile is read from the current directory when --config is
@@ -122,19 +126,27 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 	fileKeys := map[string]bool{}
 	if file != "" {
 		fv := viper.New()
-		fv.SetConfigFile(file)
 		fv.SetConfigType("yaml")
-		if err := fv.ReadInConfig(); err != nil {
-			var nf viper.ConfigFileNotFoundError
-			if explicit || !errors.As(err, &nf) {
+		// Read by the harness, not viper: a regular file under the size
+		// cap, so a FIFO or a device named as the config cannot hang or
+		// exhaust the process.
+		data, err := evidence.ReadFile(cmd.Context(), file, evidence.MaxConfigBytes)
+		switch {
+		case err == nil:
+			if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
 				return nil, &configError{fmt.Errorf("config file %s: %w", file, err)}
 			}
+		case explicit || !errors.Is(err, fs.ErrNotExist):
+			return nil, &configError{fmt.Errorf("config file %s: %s", file, evidence.ReadProblem("the config file", file, err))}
 		}
 		for _, k := range fv.AllKeys() {
 			if _, ok := configDefaults[k]; !ok {
 				return nil, &configError{fmt.Errorf("config file %s: unknown key %q", file, k)}
 			}
 			fileKeys[k] = true
+			if err := checkConfigType(k, fv.Get(k)); err != nil {
+				return nil, &configError{fmt.Errorf("config file %s: %w", file, err)}
+			}
 			if !flagChanged(cmd, k) && !envSet[k] {
 				val := fv.Get(k)
 				if pathKeys[k] {
@@ -156,6 +168,46 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 		return nil, flagErrorf("--parallelism must be >= 0")
 	}
 	return cfg, nil
+}
+
+// checkConfigType checks a config file value against its key's default:
+// `inventory: 5` is a mistake to name, not a file called "5".
+func checkConfigType(key string, val any) error {
+	want := ""
+	switch configDefaults[key].(type) {
+	case []string:
+		switch x := val.(type) {
+		case string:
+			return nil
+		case []any:
+			for i, e := range x {
+				if _, ok := e.(string); !ok {
+					return fmt.Errorf("%s[%d]: must be a string, got %v", key, i, e)
+				}
+			}
+			return nil
+		}
+		want = "a string or a list of strings"
+	case string:
+		switch val.(type) {
+		case string, int, float64: // gpus: 0 is GPU "0"
+			return nil
+		}
+		want = "a string"
+	case bool:
+		if _, ok := val.(bool); ok {
+			return nil
+		}
+		want = "true or false"
+	case int:
+		if _, ok := val.(int); ok {
+			return nil
+		}
+		want = "an integer"
+	default:
+		return nil
+	}
+	return fmt.Errorf("%s: must be %s, got %v", key, want, val)
 }
 
 func flagChanged(cmd *cobra.Command, key string) bool {

@@ -166,6 +166,18 @@ func (f *factory) loadFamilies() (*families.Config, error) {
 	return fams, nil
 }
 
+// checkNames applies the one name check (inventory.CheckName) to a flag's
+// values: a group or profile id that could not be in a valid inventory is
+// a usage error (exit 2), quoted so nothing in it reaches the terminal raw.
+func checkNames(flag string, values ...string) error {
+	for _, v := range values {
+		if err := inventory.CheckName(v); err != nil {
+			return flagErrorf("%s: %v", flag, err)
+		}
+	}
+	return nil
+}
+
 // isIOError reports whether err comes from the file system refusing a
 // write (full, read-only, no permission, failing): exit 4 still, but not a
 // bug to report.

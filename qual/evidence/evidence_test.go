@@ -1,6 +1,7 @@
 package evidence
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -59,7 +60,7 @@ func TestRedactor(t *testing.T) {
 func TestDigests(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "f")
 	require.NoError(t, os.WriteFile(p, []byte("abc"), 0o644))
-	sum, err := FileSHA256(p)
+	sum, err := FileSHA256(context.Background(), p)
 	require.NoError(t, err)
 	assert.Equal(t, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad", sum)
 	assert.Equal(t, sum, SHA256([]byte("abc")))
