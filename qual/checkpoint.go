@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -89,9 +90,10 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
 		Precision: p.Precision, Parallelism: p.Parallelism.String(), Endpoint: e.group.Workload.EndpointType,
 		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
-		Command:   cr.red.String(o.Command + " --only " + p.ID),
+		CommandArgv: cr.red.Argv(append(slices.Clone(o.Command), "--only", p.ID)),
 		StartedAt: o.Now().UTC(),
 	}
+	cr.res.Command = evidence.ShellQuote(cr.res.CommandArgv)
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 	}

@@ -75,8 +75,10 @@ type Options struct {
 
 	HarnessVersion string
 	HarnessCommit  string
-	// Command is the reproducible trtmc-qual invocation, without --only.
-	Command string
+	// Command is the reproducible trtmc-qual invocation as argv, without
+	// --only; each row records it with --only <id> added, secrets redacted,
+	// and shell-quoted by evidence.ShellQuote.
+	Command []string
 }
 
 // Outcome is what a group run produced.

@@ -124,7 +124,7 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 	if err != nil {
 		return broke("family_config", err)
 	}
-	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, strings.Join(argv, " "))
+	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellQuote(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
 		return broke(stage+"_failed", err)
 	}

@@ -5,6 +5,9 @@ import (
 	"math"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Missing is what every human-readable format shows for a value that was
@@ -219,13 +222,35 @@ func short(sha string) string {
 	return sha
 }
 
-// ShellQuote renders argv as one line a POSIX shell reads back as argv.
-func ShellQuote(argv []string) string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = quoteArg(a)
+// ShellQuote renders argv as one line a POSIX shell reads back as argv:
+// evidence.ShellQuote, the one quoting function of trtmc-qual.
+func ShellQuote(argv []string) string { return evidence.ShellQuote(argv) }
+
+// ReproduceCommand is the command a row prints for a person to paste:
+// the recorded argv quoted by evidence.ShellQuote. A result without argv
+// (written before command_argv existed) shows its stored line with
+// control, bidirectional and invisible characters escaped: it was not
+// quoted by this harness and is shown, not trusted.
+func ReproduceCommand(r *Result) string {
+	if len(r.CommandArgv) > 0 {
+		return ShellQuote(r.CommandArgv)
 	}
-	return strings.Join(out, " ")
+	return inventory.Printable(r.Command)
+}
+
+// fence is a Markdown code fence longer than any run of backticks in s,
+// so no content can close it early.
+func fence(s string) string {
+	longest, run := 0, 0
+	for _, c := range s {
+		if c == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	return strings.Repeat("`", max(3, longest+1))
 }
 
 // shellLines renders argv over several lines, breaking before each option,
@@ -240,24 +265,11 @@ func shellLines(argv []string) string {
 				b.WriteString(" ")
 			}
 		}
-		b.WriteString(quoteArg(a))
-	}
-	return b.String()
-}
-
-func quoteArg(a string) string {
-	if a == "" {
-		return "''"
-	}
-	safe := true
-	for _, c := range a {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("-_./:=,+@%", c)) {
-			safe = false
-			break
+		if i == 0 {
+			b.WriteString(evidence.ShellQuote(argv[:1]))
+		} else {
+			b.WriteString(evidence.QuoteArg(a))
 		}
 	}
-	if safe {
-		return a
-	}
-	return "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+	return b.String()
 }

@@ -253,7 +253,7 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate) (Row, erro
 		if err != nil {
 			return row, err
 		}
-		row.Reproduce = &Reproduce{Command: r.Command, AIPerfArgv: argv}
+		row.Reproduce = &Reproduce{Command: ReproduceCommand(r), AIPerfArgv: argv}
 		joined, err := ReadJoined(filepath.Join(win.dir, JoinedFile))
 		if err != nil {
 			return row, err

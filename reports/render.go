@@ -181,7 +181,7 @@ func csvValues(row *Row) map[string]string {
 	if res == nil {
 		return v
 	}
-	v["revision"], v["command"] = res.Revision, res.Command
+	v["revision"], v["command"] = res.Revision, ReproduceCommand(res)
 	if res.Rejudged != nil {
 		v["original_verdict"] = res.Rejudged.OriginalVerdict
 	}
@@ -290,13 +290,14 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## Reproduce\n")
 		for _, row := range repro {
 			p.f("\n### %s\n\n", row.Profile)
-			if row.Reproduce.Command != "" {
-				p.f("```sh\n%s\n```\n", row.Reproduce.Command)
+			if c := row.Reproduce.Command; c != "" {
+				p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
 			} else {
 				p.f("_No trtmc-qual command recorded._\n")
 			}
 			if len(row.Reproduce.AIPerfArgv) > 0 {
-				p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n```sh\n%s\n```\n\n</details>\n", shellLines(row.Reproduce.AIPerfArgv))
+				argv := shellLines(row.Reproduce.AIPerfArgv)
+				p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n%[1]ssh\n%[2]s\n%[1]s\n\n</details>\n", fence(argv), argv)
 			}
 		}
 	}

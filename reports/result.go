@@ -53,8 +53,12 @@ type Result struct {
 	Correctness *Correctness `json:"correctness"`
 	Stages      []Stage      `json:"stages"`
 	Provenance  Provenance   `json:"provenance"`
-	// Command reproduces the row: the trtmc-qual invocation.
+	// Command reproduces the row: the trtmc-qual invocation, shell-quoted
+	// from CommandArgv by evidence.ShellQuote.
 	Command string `json:"command"`
+	// CommandArgv is the same invocation as argv (secrets redacted);
+	// renderers quote it again rather than trust the stored line.
+	CommandArgv []string `json:"command_argv,omitempty"`
 	// RunKey identifies the inputs of this run (for --resume).
 	RunKey    string    `json:"run_key"`
 	StartedAt time.Time `json:"started_at"`

@@ -195,7 +195,9 @@ func isSetupFailure(r *reports.Result) bool {
 	return false
 }
 
-func reproCommand(f *factory, opts *runOptions) string {
+// reproCommand is the run's invocation as argv; every row records it
+// (with --only <id>) and renders it through evidence.ShellQuote.
+func reproCommand(f *factory, opts *runOptions) []string {
 	parts := []string{"trtmc-qual"}
 	if f.Config.File != "" {
 		parts = append(parts, "--config", f.Config.File)
@@ -204,7 +206,7 @@ func reproCommand(f *factory, opts *runOptions) string {
 	if opts.GPUs != "" {
 		parts = append(parts, "--gpus", opts.GPUs)
 	}
-	return strings.Join(parts, " ")
+	return parts
 }
 
 // progressWriter is stderr on a terminal, else nil (no live counts in logs).

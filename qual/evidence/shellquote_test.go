@@ -1,0 +1,85 @@
+package evidence
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// hostileArgs are arguments a shell would run, expand, split or hide.
+var hostileArgs = []string{
+	"trtmc-qual", "run", "--group", "vlm",
+	"$(touch${IFS}PWNED-subst)", "a;touch PWNED-semi", "a`touch PWNED-tick`b", "*", "~", "$HOME", "${PATH}",
+	"two words", "new\nline", "tab\there", "", "'single'", `"double"`, `back\slash`, "#comment", "!bang",
+	"a|b", "a&b", "<in", ">out", "=x", "-", "--flag=v w",
+	"evil\u202etxt", "zero\u200bwidth", "nb\u00a0sp", "\x1b[2Jclear", "caf\u00e9", "bad\xffutf8", "\x00nul-free?",
+}
+
+// Issue 13, finding 1: the reproduce command was printed unquoted, so
+// pasting it ran whatever an argument held. ShellQuote's output, read
+// back by a real shell, is exactly the argv, and nothing runs.
+func TestShellQuoteRoundTripsThroughBash(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	var argv []string
+	for _, a := range hostileArgs {
+		if !strings.ContainsRune(a, 0) { // argv cannot hold NUL
+			argv = append(argv, a)
+		}
+	}
+	line := ShellQuote(argv)
+	assert.NotContains(t, line, "\n", "one line")
+	for _, r := range line {
+		assert.False(t, r < 0x20 || r == 0x7f || r == '\u202e' || r == '\u200b' || r == '\u00a0', "raw %U in %q", r, line)
+	}
+	cmd := exec.Command(bash, "-c", `printf '%s\0' `+line)
+	cmd.Dir = dir
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	require.NoError(t, cmd.Run())
+	got := strings.Split(strings.TrimSuffix(out.String(), "\x00"), "\x00")
+	assert.Equal(t, argv, got)
+	matches, _ := filepath.Glob(filepath.Join(dir, "PWNED*"))
+	assert.Empty(t, matches, "pasting the command ran something")
+}
+
+// Without control or invisible characters the plain single-quote form is
+// used, which every POSIX sh (dash too) reads back.
+func TestShellQuotePlainFormInSh(t *testing.T) {
+	sh, err := exec.LookPath("sh")
+	require.NoError(t, err)
+	var argv []string
+	for _, a := range hostileArgs {
+		if QuoteArg(a) == "" || strings.HasPrefix(QuoteArg(a), "$'") {
+			continue
+		}
+		argv = append(argv, a)
+	}
+	require.Greater(t, len(argv), 20)
+	dir := t.TempDir()
+	cmd := exec.Command(sh, "-c", `printf '%s\0' `+ShellQuote(argv))
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	require.NoError(t, err)
+	assert.Equal(t, argv, strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"))
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries)
+}
+
+func TestQuoteArgForms(t *testing.T) {
+	for in, want := range map[string]string{
+		"ref-vlm-small": "ref-vlm-small", "/a/b.c:1,2+3@4%5": "/a/b.c:1,2+3@4%5", "": "''",
+		"a b": "'a b'", "it's": `'it'\''s'`, "$(id)": "'$(id)'", "caf\u00e9": "'caf\u00e9'",
+		"a\u202eb": `$'a\xe2\x80\xaeb'`, "x\ny": `$'x\ny'`, "q'\x1b": `$'q\'\x1b'`, "\xff": `$'\xff'`,
+	} {
+		assert.Equal(t, want, QuoteArg(in), "%q", in)
+	}
+	assert.Equal(t, "'A=b' c=d", ShellQuote([]string{"A=b", "c=d"}), "a first word NAME=VALUE is no assignment")
+}

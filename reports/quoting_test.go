@@ -1,0 +1,103 @@
+package reports
+
+import (
+	"encoding/json"
+	"html"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// editResult rewrites one stored result.json of a copied evidence root.
+func editResult(t *testing.T, root, group, profile string, edit func(m map[string]any)) {
+	t.Helper()
+	p := filepath.Join(root, group, profile, ResultFile)
+	data, err := os.ReadFile(p)
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(data, &m))
+	edit(m)
+	data, err = json.Marshal(m)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(p, data, 0o644))
+}
+
+// runPasted runs a pasted command line in bash with trtmc-qual replaced by
+// a recorder of its argv, in a scratch directory; it returns the argv and
+// whatever files the line created.
+func runPasted(t *testing.T, line string) ([]string, []string) {
+	t.Helper()
+	bash, err := exec.LookPath("bash")
+	require.NoError(t, err)
+	dir := t.TempDir()
+	cmd := exec.Command(bash, "-c", `trtmc-qual() { printf '%s\0' trtmc-qual "$@"; }; `+line)
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	require.NoError(t, err, "line: %s", line)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var made []string
+	for _, e := range entries {
+		made = append(made, e.Name())
+	}
+	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"), made
+}
+
+// Issue 13, finding 1: results.md and results.html printed the reproduce
+// command as stored, unquoted: pasting it ran what an argument held. Now
+// both render the recorded argv through evidence.ShellQuote; pasted into
+// bash, the command is exactly that argv and runs nothing else.
+func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
+	root := copyTree(t, rootA)
+	argv := []string{"trtmc-qual", "--config", "/tmp/conf dir/$(touch PWNED-config).yaml", "run", "--group", "vlm",
+		"--out", "out/`touch PWNED-tick`;touch PWNED-semi", "--gpus", "0,1", "--only", "ref-vlm-small", "x\u202ey\x1b[2J"}
+	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
+		m["command_argv"] = argv
+		m["command"] = strings.Join(argv, " ") // what the harness used to store
+	})
+	g, err := Load([]string{root}, "vlm")
+	require.NoError(t, err)
+
+	md := string(render(t, g, FormatMarkdown))
+	block := regexp.MustCompile("(?s)### ref-vlm-small\n\n(`{3,})sh\n(.*?)\n`{3,}\n").FindStringSubmatch(md)
+	require.NotNil(t, block, md)
+	got, made := runPasted(t, block[2])
+	assert.Equal(t, argv, got, "the Markdown command reads back as the recorded argv")
+	assert.Empty(t, made, "pasting the Markdown command ran something")
+
+	page := string(render(t, g, FormatHTML))
+	pre := regexp.MustCompile(`(?s)id="p-ref-vlm-small".*?<pre class="cmd">(.*?)</pre>`).FindStringSubmatch(page)
+	require.NotNil(t, pre)
+	got, made = runPasted(t, html.UnescapeString(pre[1]))
+	assert.Equal(t, argv, got, "the HTML command reads back as the recorded argv")
+	assert.Empty(t, made)
+
+	for name, out := range map[string]string{"md": md, "html": page, "csv": string(render(t, g, FormatCSV))} {
+		assert.NotContains(t, out, "\u202e", name)
+		assert.NotContains(t, out, "\x1b", name)
+	}
+}
+
+// A result without command_argv (older, or hostile evidence) shows its
+// stored line with control and bidi characters escaped, inside a fence no
+// backtick run in it can close.
+func TestLegacyCommandCannotEscapeItsBlock(t *testing.T) {
+	root := copyTree(t, rootA)
+	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
+		delete(m, "command_argv")
+		m["command"] = "trtmc-qual run\n```\n<img src=x onerror=alert(1)>\n```` \u202e\x1b[2J"
+	})
+	g, err := Load([]string{root}, "vlm")
+	require.NoError(t, err)
+	md := string(render(t, g, FormatMarkdown))
+	assert.Contains(t, md, "`````sh\ntrtmc-qual run\n```\n<img src=x onerror=alert(1)>\n```` \\u{202e}\\u{1b}[2J\n`````\n")
+	page := string(render(t, g, FormatHTML))
+	assert.NotContains(t, page, "<img src=x")
+	assert.NotContains(t, page, "\x1b")
+}
