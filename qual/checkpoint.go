@@ -91,7 +91,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 		Precision: p.Precision, Parallelism: p.Parallelism.String(), Endpoint: e.group.Workload.EndpointType,
 		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
 		CommandArgv: cr.red.Argv(append(slices.Clone(o.Command), "--only", p.ID)),
-		StartedAt: o.Now().UTC(),
+		StartedAt:   o.Now().UTC(),
 	}
 	cr.res.Command = evidence.ShellQuote(cr.res.CommandArgv)
 	if cr.family != nil {
