@@ -8,8 +8,10 @@ package qual
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math"
 	"net"
 	"os"
@@ -123,6 +125,9 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if !opts.AllowNonLoopback && !IsLoopback(opts.Host) {
 		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
 	}
+	if err := checkOut(opts.Out, opts.Group); err != nil {
+		return nil, err
+	}
 	for _, name := range append([]string{opts.Group}, opts.Only...) {
 		if err := inventory.CheckName(name); err != nil {
 			return nil, &UsageError{err}
@@ -154,6 +159,14 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if err := os.MkdirAll(groupDir, 0o755); err != nil {
 		return nil, fmt.Errorf("evidence directory: %w", err)
 	}
+	// One run at a time per evidence root and group, for the whole run:
+	// a second one would set aside the first one's live directories. The
+	// flock dies with this process, however it ends.
+	lock, err := evidence.LockDir(groupDir, evidence.ThisProcess(opts.Now()))
+	if err != nil {
+		return nil, err
+	}
+	defer lock.Unlock()
 	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
 		return nil, err
 	}
@@ -193,6 +206,23 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		return out, ctx.Err()
 	}
 	return out, nil
+}
+
+// checkOut refuses an evidence root (or its group directory) that exists
+// but is not a directory: a usage mistake (exit 2), named, not an I/O
+// failure found halfway.
+func checkOut(out, group string) error {
+	for _, dir := range []string{out, filepath.Join(out, group)} {
+		err := evidence.CheckDir(dir)
+		if err == nil || errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if errors.Is(err, evidence.ErrNotRegular) {
+			return &UsageError{fmt.Errorf("--out: %w", err)}
+		}
+		return fmt.Errorf("evidence directory: %w", err)
+	}
+	return nil
 }
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 )
 
@@ -48,7 +47,7 @@ func (e *LockedError) Error() string {
 	who := "another trtmc-qual run (its details could not be read)"
 	if h := e.Holder; h != nil {
 		who = fmt.Sprintf("another trtmc-qual run: pid %d on %s, started %s, command %s", h.PID, h.Host,
-			h.Started.Format(time.RFC3339), strings.Join(quoteWords(h.Command), " "))
+			h.Started.Format(time.RFC3339), ShellQuote(h.Command))
 	}
 	return fmt.Sprintf("%s is in use by %s; wait for it to finish, or write to another --out", e.Dir, who)
 }
@@ -107,15 +106,4 @@ func readHolder(path string) *Holder {
 		time.Sleep(10 * time.Millisecond)
 	}
 	return nil
-}
-
-// quoteWords shell-quotes a command for a message (see reports.ShellQuote
-// for the one used in reports; this leaf package cannot import it, so the
-// same rules are repeated for the lock message only).
-func quoteWords(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		out[i] = QuoteArg(a)
-	}
-	return out
 }

@@ -1,0 +1,110 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+)
+
+// noRawControl fails when text holds a byte a terminal would act on or a
+// character that hides or reorders text.
+func noRawControl(t *testing.T, text string) {
+	t.Helper()
+	for _, r := range text {
+		if r == '\n' || r == '\t' {
+			continue
+		}
+		assert.False(t, r < 0x20 || r == 0x7f || r >= 0x200b && r <= 0x200f || r >= 0x202a && r <= 0x202e || r == 0xff0f,
+			"raw %U reaches the terminal: %q", r, text)
+	}
+}
+
+// Issue 13, finding 4: user mistakes were reported as harness bugs (exit 4,
+// "internal error, please report it"). Each is now a usage or
+// configuration error (exit 2) that names what is wrong.
+func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
+	fams := repoFile("families", "families.yaml")
+	valid := repoFile("inventory", "testdata", "valid.yaml")
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "conf.yaml")
+	require.NoError(t, os.WriteFile(conf, []byte("inventory: 5\n"), 0o644))
+	notDir := filepath.Join(dir, "results.txt")
+	require.NoError(t, os.WriteFile(notDir, []byte("keep me\n"), 0o644))
+	fifo := filepath.Join(dir, "fifo.yaml")
+	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"missing inventory", []string{"inventory", "validate", "--families", fams, filepath.Join(dir, "nope.yaml")},
+			"nope.yaml: cannot open the inventory: no such file or directory"},
+		{"directory inventory", []string{"inventory", "validate", "--families", fams, dir},
+			dir + ": the inventory is not a regular file (it is a directory)"},
+		{"device inventory", []string{"inventory", "validate", "--families", fams, "/dev/zero"},
+			"/dev/zero: the inventory is not a regular file (it is a character device)"},
+		{"fifo inventory", []string{"inventory", "validate", "--families", fams, fifo},
+			fifo + ": the inventory is not a regular file (it is a FIFO)"},
+		{"device families", []string{"inventory", "validate", "--families", "/dev/zero", valid},
+			"/dev/zero: the family configuration is not a regular file (it is a character device)"},
+		{"fifo config", []string{"inventory", "validate", "--config", fifo},
+			"config file " + fifo + ": the config file is not a regular file (it is a FIFO)"},
+		{"inventory: 5", []string{"inventory", "validate", "--config", conf, "--families", fams},
+			"config file " + conf + ": inventory: must be a string or a list of strings, got 5"},
+		{"report --group ../x", []string{"report", "--from", dir, "--group", "../x"},
+			`--group: "../x" is not a valid name: it starts with "."`},
+		{"run --out a file", []string{"run", "--group", "vlm", "--out", notDir, "--gpus", "cpu", "--families", fams,
+			"--inventory", valid, "--aiperf", "/nonexistent/aiperf"},
+			"--out: " + notDir + " is not a directory (it is a regular file)"},
+		{"run --group with shell", []string{"run", "--group", "$(touch PWNED)", "--families", fams, "--inventory", valid},
+			`--group: "$(touch PWNED)" is not a valid name: it has "$" at byte 0`},
+		{"run --only with bidi", []string{"run", "--group", "vlm", "--only", "qwen3-vl-2b,a\u202eb", "--families", fams, "--inventory", valid},
+			`--only: "a\u202eb" is not a valid name: it has "\u202e" at byte 1`},
+		{"inventory show with zero-width", []string{"inventory", "show", "qwen3\u200b-vl-2b", "--families", fams, "--inventory", valid},
+			`ID: "qwen3\u200b-vl-2b" is not a valid name`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			done := make(chan struct{})
+			var code exitCode
+			var out, errOut string
+			go func() {
+				defer close(done)
+				code, out, errOut = runCLI(t, nil, c.args...)
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("the command hung")
+			}
+			assert.Equal(t, exitUsage, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, out+errOut, c.want)
+			assert.NotContains(t, errOut, "internal error")
+			noRawControl(t, out+errOut)
+		})
+	}
+	data, err := os.ReadFile(notDir)
+	require.NoError(t, err)
+	assert.Equal(t, "keep me\n", string(data))
+}
+
+// The run's reproduce argv, printed through the one quoting function,
+// reads back as the invocation whatever --out and --config hold.
+func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
+	f := newFactory(&IOStreams{}, func() {})
+	f.Config = &Config{File: "/conf dir/$(touch P).yaml"}
+	argv := reproCommand(f, &runOptions{Group: "vlm", Out: "out/`id`; x", GPUs: "0,1"})
+	assert.Equal(t, []string{"trtmc-qual", "--config", "/conf dir/$(touch P).yaml", "run", "--group", "vlm",
+		"--out", "out/`id`; x", "--gpus", "0,1"}, argv)
+	assert.Equal(t, "trtmc-qual --config '/conf dir/$(touch P).yaml' run --group vlm --out 'out/`id`; x' --gpus 0,1",
+		evidence.ShellQuote(argv))
+	assert.False(t, strings.Contains(evidence.ShellQuote(argv), "\n"))
+}
