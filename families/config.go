@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 
@@ -150,6 +151,9 @@ func Parse(path string, data []byte) (*Config, error) {
 		add(1, "schema", "unsupported schema %q (want %q)", cfg.Schema, Schema)
 	}
 	lines := familyLines(&doc)
+	for k, v := range keyLines(&doc) {
+		lines[k] = v
+	}
 	reg := DefaultRegistry()
 	for _, name := range cfg.Names() {
 		f := cfg.Families[name]
@@ -183,14 +187,35 @@ func Parse(path string, data []byte) (*Config, error) {
 		if f.Tolerance < 0 {
 			add(f.Line, field+".tolerance", "must be >= 0")
 		}
+		at := func(key string) int { // the line of a key or list element, else the family's
+			if l, ok := lines[name+"."+key]; ok {
+				return l
+			}
+			if i := strings.LastIndexAny(key, ".["); i > 0 {
+				if l, ok := lines[name+"."+key[:i]]; ok {
+					return l
+				}
+			}
+			return f.Line
+		}
 		for what, argv := range map[string][]string{"server": f.Server, "correctness": f.Correctness, "native": f.Native,
 			"prepare.bundle": f.Prepare.Bundle, "prepare.corpus": f.Prepare.Corpus} {
-			for _, a := range argv {
-				for _, m := range placeholderRE.FindAllStringSubmatch(a, -1) {
-					if !known(m[1]) {
-						add(f.Line, field+"."+what, "unknown placeholder {%s} (known: %s)", m[1], strings.Join(Placeholders, ", "))
-					}
-				}
+			for _, p := range CheckArgv(argv) {
+				key := fmt.Sprintf("%s[%d]", what, p.Index)
+				add(at(key), field+"."+key, "%s", p.Message)
+			}
+		}
+		if f.Readiness != "" {
+			if !strings.HasPrefix(f.Readiness, "http://") && !strings.HasPrefix(f.Readiness, "https://") {
+				add(at("readiness"), field+".readiness", "must be an http:// or https:// URL template, got %+q", f.Readiness)
+			}
+			for _, msg := range checkPlaceholders(f.Readiness) {
+				add(at("readiness"), field+".readiness", "%s", msg)
+			}
+		}
+		for _, k := range sortedEnvKeys(f.Env) {
+			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(f.Env[k], 0) {
+				add(at("env."+k), field+".env", "%+q is not an environment variable name and value (no \"=\" or NUL in a name, no NUL in a value)", k)
 			}
 		}
 	}
@@ -199,6 +224,111 @@ func Parse(path string, data []byte) (*Config, error) {
 		return nil, errors.New(strings.Join(probs, "\n"))
 	}
 	return cfg, nil
+}
+
+// ArgvProblem is what is wrong with one element of an argv template.
+type ArgvProblem struct {
+	Index   int
+	Message string
+}
+
+// placeholderLike is anything in braces that reads as a placeholder name,
+// in any case: {bin}, {BIN}, {Bundle}, {nope}. JSON such as {"a":1} is not.
+var placeholderLike = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
+
+// CheckArgv checks one argv template before anything runs, so a template
+// that cannot run is a configuration error at its file:line rather than a
+// setup failure at run time (issue 13, finding 6):
+//   - argv[0] names the program: not empty, no whitespace (a template
+//     written as one string, "sh -c '...'", is a shell command line, and
+//     argv is a list with one argument per element);
+//   - no element holds a NUL byte (no argument can carry one);
+//   - every {placeholder} is one of Placeholders, in lower case.
+//
+// An empty template is not checked here (the caller knows whether it is
+// required).
+func CheckArgv(argv []string) []ArgvProblem {
+	var out []ArgvProblem
+	if len(argv) == 0 {
+		return nil
+	}
+	switch a0 := argv[0]; {
+	case a0 == "":
+		out = append(out, ArgvProblem{0, "is empty: argv[0] names the program to run"})
+	case strings.IndexFunc(a0, unicode.IsSpace) >= 0:
+		out = append(out, ArgvProblem{0, fmt.Sprintf("%+q holds whitespace: argv is a list with one argument per element, "+
+			"never a shell command line (write [\"sh\", \"-c\", \"...\"] to run a shell on purpose)", a0)})
+	}
+	for i, a := range argv {
+		if strings.ContainsRune(a, 0) {
+			out = append(out, ArgvProblem{i, "holds a NUL byte, which no argument can carry"})
+		}
+		for _, msg := range checkPlaceholders(a) {
+			out = append(out, ArgvProblem{i, msg})
+		}
+	}
+	return out
+}
+
+// checkPlaceholders reports every {name} in s that is not a placeholder.
+func checkPlaceholders(s string) []string {
+	var out []string
+	for _, m := range placeholderLike.FindAllStringSubmatch(s, -1) {
+		switch {
+		case known(m[1]):
+		case known(strings.ToLower(m[1])):
+			out = append(out, fmt.Sprintf("placeholder {%s} must be lower case: {%s}", m[1], strings.ToLower(m[1])))
+		default:
+			out = append(out, fmt.Sprintf("unknown placeholder {%s} (known: %s)", m[1], strings.Join(Placeholders, ", ")))
+		}
+	}
+	return out
+}
+
+func sortedEnvKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// keyLines maps "<family>.<key>" and "<family>.<key>[i]" (and one level
+// deeper: prepare.bundle[i], env.NAME) to their lines.
+func keyLines(doc *yaml.Node) map[string]int {
+	out := map[string]int{}
+	if len(doc.Content) == 0 || doc.Content[0].Kind != yaml.MappingNode {
+		return out
+	}
+	root := doc.Content[0]
+	var walk func(prefix string, n *yaml.Node, depth int)
+	walk = func(prefix string, n *yaml.Node, depth int) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k := prefix + "." + n.Content[i].Value
+				out[k] = n.Content[i].Line
+				if depth < 2 {
+					walk(k, n.Content[i+1], depth+1)
+				}
+			}
+		case yaml.SequenceNode:
+			for i, e := range n.Content {
+				out[fmt.Sprintf("%s[%d]", prefix, i)] = e.Line
+			}
+		}
+	}
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		if root.Content[i].Value != "families" || root.Content[i+1].Kind != yaml.MappingNode {
+			continue
+		}
+		fam := root.Content[i+1]
+		for j := 0; j+1 < len(fam.Content); j += 2 {
+			walk(fam.Content[j].Value, fam.Content[j+1], 0)
+		}
+	}
+	return out
 }
 
 func known(p string) bool {

@@ -48,6 +48,9 @@ func FuzzParseConfig(f *testing.F) {
 				t.Fatalf("family %q accepted with comparator %q", name, fam.Comparator)
 			}
 			for _, argv := range [][]string{fam.Server, fam.Correctness, fam.Native, fam.Prepare.Bundle, fam.Prepare.Corpus} {
+				if ps := CheckArgv(argv); len(ps) > 0 {
+					t.Fatalf("family %q: accepted argv %q that CheckArgv rejects: %+v", name, argv, ps)
+				}
 				out, err := Expand(argv, vars)
 				if err != nil {
 					t.Fatalf("family %q: accepted argv does not expand: %v", name, err)
@@ -67,4 +70,57 @@ func TestParseRejectsEmptyFamily(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "fam.yaml:3: families.ref-vlm: empty family definition") {
 		t.Fatalf("got %v", err)
 	}
+}
+
+// FuzzCheckArgv: the families argv validation. Whatever it accepts can
+// run as is: argv[0] names a program (not empty, no whitespace), no
+// element carries a NUL, every placeholder is a known lower-case one, and
+// expansion keeps one argument per element and leaves no placeholder.
+// Whatever it rejects is named by element, in printable ASCII.
+func FuzzCheckArgv(f *testing.F) {
+	for _, seed := range []string{
+		"{bin}/trtmc-refserver\x1fserve\x1f{bundle}", "{BIN}/x", "", "\x1f", "sh -c 'x {bundle}'",
+		"x\x1f{nope}\x1f{\"a\":1}", "a\x00b", "{Bundle}\x1f{model}{port}", " x", "x\x1f\x1f",
+	} {
+		f.Add(seed)
+	}
+	vars := map[string]string{}
+	for _, p := range Placeholders {
+		vars[p] = "v-" + p
+	}
+	f.Fuzz(func(t *testing.T, data string) {
+		argv := strings.Split(data, "\x1f")
+		ps := CheckArgv(argv)
+		if len(ps) > 0 {
+			for _, p := range ps {
+				if p.Index < 0 || p.Index >= len(argv) || p.Message == "" {
+					t.Fatalf("problem %+v does not name an element of %q", p, argv)
+				}
+				for _, c := range []byte(p.Message) {
+					if c < 0x20 || c >= 0x7f {
+						t.Fatalf("message carries byte %#x raw: %q", c, p.Message)
+					}
+				}
+			}
+			return
+		}
+		if argv[0] == "" || strings.ContainsAny(argv[0], " \t\n\r\v\f") {
+			t.Fatalf("accepted argv[0] %q", argv[0])
+		}
+		out, err := Expand(argv, vars)
+		if err != nil {
+			t.Fatalf("accepted %q does not expand: %v", argv, err)
+		}
+		if len(out) != len(argv) {
+			t.Fatalf("expansion changed the number of arguments: %q -> %q", argv, out)
+		}
+		for i, a := range out {
+			if strings.ContainsRune(a, 0) {
+				t.Fatalf("argument %d carries a NUL: %q", i, a)
+			}
+			if m := placeholderLike.FindString(a); m != "" {
+				t.Fatalf("placeholder %s left in argument %d: %q -> %q", m, i, argv[i], a)
+			}
+		}
+	})
 }

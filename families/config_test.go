@@ -1,6 +1,7 @@
 package families
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -32,7 +33,7 @@ families:
 	for _, want := range []string{
 		"fam.yaml:3: families.broken.endpoint_type: must be chat or image_retrieval",
 		"fam.yaml:3: families.broken.route: must be an absolute path",
-		"fam.yaml:3: families.broken.server: unknown placeholder {nope}",
+		"fam.yaml:6: families.broken.server[1]: unknown placeholder {nope}",
 		"fam.yaml:3: families.broken.extractor: unknown extractor \"magic\"",
 		"fam.yaml:3: families.broken.comparator: unknown comparator \"fuzzy\"",
 		"fam.yaml:3: families.broken.readiness: missing url template",
@@ -56,4 +57,41 @@ func TestExpandKeepsArgumentsWhole(t *testing.T) {
 	assert.Equal(t, []string{"/b/srv", "--name", "a b; rm -rf / $(x) `y`", "x80y"}, argv)
 	_, err = Expand([]string{"{records}"}, map[string]string{})
 	assert.ErrorContains(t, err, "placeholder {records} has no value")
+}
+
+// Issue 13, finding 6: `inventory validate` accepted family argv that
+// cannot run, and `run` then failed with exit 3 and no file:line. Each is
+// now a problem at the element's own line.
+func TestParseRejectsArgvThatCannotRun(t *testing.T) {
+	doc := `schema: trtmc-qual/families/v1
+families:
+  broken:
+    task: t
+    endpoint_type: chat
+    route: /v1/chat/completions
+    server: ["{BIN}/trtmc-refserver", "serve", "{Bundle}"]
+    readiness: "{host}:{port}/health"
+    correctness: ["", "check"]
+    native: ["sh -c 'trtmc-refserver native --bundle {bundle}'"]
+    prepare:
+      bundle: ["make", "bundle\u0000x"]
+    extractor: openai-chat-text
+    comparator: exact
+    env: {"A=B": x}
+`
+	_, err := Parse("fam.yaml", []byte(doc))
+	require.Error(t, err)
+	msg := err.Error()
+	for _, want := range []string{
+		"fam.yaml:7: families.broken.server[0]: placeholder {BIN} must be lower case: {bin}",
+		"fam.yaml:7: families.broken.server[2]: placeholder {Bundle} must be lower case: {bundle}",
+		`fam.yaml:8: families.broken.readiness: must be an http:// or https:// URL template, got "{host}:{port}/health"`,
+		"fam.yaml:9: families.broken.correctness[0]: is empty: argv[0] names the program to run",
+		`fam.yaml:10: families.broken.native[0]: "sh -c 'trtmc-refserver native --bundle {bundle}'" holds whitespace: argv is a list`,
+		"fam.yaml:12: families.broken.prepare.bundle[1]: holds a NUL byte",
+		`fam.yaml:15: families.broken.env: "A=B" is not an environment variable name`,
+	} {
+		assert.Contains(t, msg, want)
+	}
+	assert.Equal(t, 7, strings.Count(msg, "\n")+1, msg)
 }
