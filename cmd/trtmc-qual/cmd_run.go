@@ -121,6 +121,10 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 	for _, name := range f.Config.Secrets {
 		if v := f.Getenv(name); v != "" {
 			secrets = append(secrets, v)
+			if len(v) < shortSecret {
+				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: warning: secret %s is only %d characters long; it is redacted everywhere, "+
+					"which can also mask unrelated text of the evidence that happens to equal it\n", name, len(v))
+			}
 		}
 	}
 	return qual.Run(ctx, qual.Options{
@@ -135,6 +139,10 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		Command: reproCommand(f, opts),
 	})
 }
+
+// shortSecret is the length under which a secret's redaction is likely to
+// mask unrelated text too; the run warns about it.
+const shortSecret = 8
 
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
 // OUT/ci-smoke, passed only when every row qualifies.

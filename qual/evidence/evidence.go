@@ -11,7 +11,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 )
 
 // WriteFile writes data to path atomically: readers see the old file or the
@@ -72,96 +71,4 @@ func SyncDir(dir string) error {
 func SHA256(data []byte) string {
 	s := sha256.Sum256(data)
 	return hex.EncodeToString(s[:])
-}
-
-// Redactor replaces secret values wherever the harness records text.
-type Redactor struct{ secrets []string }
-
-// Mask is what a secret is replaced with.
-const Mask = "[REDACTED]"
-
-// NewRedactor redacts the given values (empty and very short ones ignored,
-// so redaction never mangles ordinary text).
-func NewRedactor(values ...string) *Redactor {
-	r := &Redactor{}
-	for _, v := range values {
-		if len(v) >= 4 {
-			r.secrets = append(r.secrets, v)
-		}
-	}
-	return r
-}
-
-// String redacts s.
-func (r *Redactor) String(s string) string {
-	if r == nil {
-		return s
-	}
-	for _, v := range r.secrets {
-		s = strings.ReplaceAll(s, v, Mask)
-	}
-	return s
-}
-
-// Bytes redacts b.
-func (r *Redactor) Bytes(b []byte) []byte {
-	if r == nil || len(r.secrets) == 0 {
-		return b
-	}
-	return []byte(r.String(string(b)))
-}
-
-// Argv redacts every argument, and the value after flags that carry
-// secrets (--api-key X, --api-key=X) whatever it is.
-func (r *Redactor) Argv(argv []string) []string {
-	out := make([]string, len(argv))
-	for i, a := range argv {
-		switch {
-		case i > 0 && isSecretFlag(argv[i-1]):
-			out[i] = Mask
-		case strings.Contains(a, "=") && isSecretFlag(a[:strings.Index(a, "=")]):
-			out[i] = a[:strings.Index(a, "=")+1] + Mask
-		default:
-			out[i] = r.String(a)
-		}
-	}
-	return out
-}
-
-func isSecretFlag(a string) bool {
-	a = strings.ToLower(a)
-	return a == "--api-key" || a == "--token" || a == "--password" || strings.HasSuffix(a, "-token") || strings.HasSuffix(a, "-secret")
-}
-
-// RedactFile rewrites a file in place with secrets redacted (atomically),
-// for children's logs and artifacts that may echo a secret.
-func (r *Redactor) RedactFile(path string) error {
-	if r == nil || len(r.secrets) == 0 {
-		return nil
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	red := r.Bytes(data)
-	if string(red) == string(data) {
-		return nil
-	}
-	return WriteFile(path, red)
-}
-
-// RedactTree redacts every regular file under dir.
-func (r *Redactor) RedactTree(dir string) error {
-	if r == nil || len(r.secrets) == 0 {
-		return nil
-	}
-	return filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		if d.Type().IsRegular() {
-			return r.RedactFile(p)
-		}
-		return nil
-	})
 }

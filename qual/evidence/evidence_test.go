@@ -43,7 +43,7 @@ func TestWriteFileReadOnlyDirKeepsOld(t *testing.T) {
 
 func TestRedactor(t *testing.T) {
 	r := NewRedactor("s3cret-token", "", "ab")
-	assert.Equal(t, "key=[REDACTED] ab", r.String("key=s3cret-token ab"))
+	assert.Equal(t, "key=[REDACTED] [REDACTED]", r.String("key=s3cret-token ab"), "short secrets too")
 	assert.Equal(t, []string{"aiperf", "--api-key", "[REDACTED]", "--api-key=[REDACTED]", "-u", "x[REDACTED]"},
 		r.Argv([]string{"aiperf", "--api-key", "anything", "--api-key=other", "-u", "xs3cret-token"}))
 	var nilR *Redactor
