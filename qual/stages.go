@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -185,7 +186,41 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	default:
 	}
 	cr.env.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
-	return nil
+	return cr.checkListen("after readiness")
+}
+
+// checkListen finds every address the server's process group listens on
+// and breaks the row when one is off loopback, naming it, unless
+// non-loopback servers are allowed: --host covers only what the harness
+// asks for, and a family's argv can bind anything. Where the check cannot
+// be made (not Linux) the row cannot qualify either.
+func (cr *checkpointRun) checkListen(when string) error {
+	o := cr.env.opts
+	addrs, err := proc.ListenAddrs(cr.server.Pid())
+	if err != nil {
+		if o.AllowNonLoopback {
+			cr.env.logf("%s: listen check %s: %v (non-loopback servers are allowed)", cr.profile.ID, when, err)
+			return nil
+		}
+		return broke("listen_unchecked", fmt.Errorf("cannot check which addresses the server listens on (%v); "+
+			"a row is never qualified on an unchecked host", err))
+	}
+	for _, a := range addrs {
+		if s := a.String(); !slices.Contains(cr.res.Provenance.ServerListen, s) {
+			cr.res.Provenance.ServerListen = append(cr.res.Provenance.ServerListen, s)
+		}
+	}
+	off := proc.OffLoopback(addrs)
+	if len(off) == 0 || o.AllowNonLoopback {
+		return nil
+	}
+	names := make([]string, len(off))
+	for i, a := range off {
+		names[i] = a.String()
+	}
+	return broke("listen_off_loopback", fmt.Errorf("%s, the server's process group listens on %s, off loopback: "+
+		"it is reachable from the network (the family's argv binds it; allow it explicitly with --allow-non-loopback)",
+		when, strings.Join(names, ", ")))
 }
 
 // checkOutput is the correctness case's result file (docs/design.md).
@@ -326,7 +361,26 @@ var joinCounts = map[string]bool{
 }
 
 func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
+	// A server may open more sockets while it serves: check again before
+	// stopping it (it is still running only if no earlier stage broke).
+	var listenErr error
+	if cr.server != nil && cr.stageErr == nil {
+		select {
+		case <-cr.server.Done():
+		default:
+			listenErr = cr.checkListen("before stopping")
+		}
+	}
 	cr.stopServer()
+	err := cr.collectRecords()
+	if listenErr != nil {
+		return listenErr
+	}
+	return err
+}
+
+// collectRecords reads the server's request records.
+func (cr *checkpointRun) collectRecords() error {
 	path := filepath.Join(cr.dir, fileRecords)
 	if _, err := os.Stat(path); err != nil {
 		if cr.run == nil {

@@ -167,6 +167,10 @@ type Provenance struct {
 	PipFreezeSHA256       string `json:"pip_freeze_sha256,omitempty"`
 	ServerBinary          string `json:"server_binary"`
 	ServerBinarySHA256    string `json:"server_binary_sha256"`
+	// ServerListen is every TCP address the server's process group
+	// listened on, checked after readiness and before the server is
+	// stopped (Linux; see docs/reliability.md).
+	ServerListen []string `json:"server_listen,omitempty"`
 	BundlePath            string `json:"bundle_path"`
 	BundleSHA256          string `json:"bundle_sha256"`
 	InventoryEntrySHA256  string `json:"inventory_entry_sha256"`

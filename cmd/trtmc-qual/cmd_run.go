@@ -194,6 +194,9 @@ func runVerdictError(results []*reports.Result) error {
 func isSetupFailure(r *reports.Result) bool {
 	for _, reason := range r.Reasons {
 		switch {
+		case reason.Code == "listen_off_loopback":
+			// The family binds beyond loopback: a configuration to fix,
+			// not a server that is unavailable.
 		case reason.Stage == "server":
 			return true
 		case reason.Code == "aiperf_setup" || reason.Code == "gpu_busy" || reason.Code == "port":
