@@ -170,11 +170,11 @@ type Provenance struct {
 	// ServerListen is every TCP address the server's process group
 	// listened on, checked after readiness and before the server is
 	// stopped (Linux; see docs/reliability.md).
-	ServerListen []string `json:"server_listen,omitempty"`
-	BundlePath            string `json:"bundle_path"`
-	BundleSHA256          string `json:"bundle_sha256"`
-	InventoryEntrySHA256  string `json:"inventory_entry_sha256"`
-	DatasetSHA256         string `json:"dataset_sha256"`
+	ServerListen         []string `json:"server_listen,omitempty"`
+	BundlePath           string   `json:"bundle_path"`
+	BundleSHA256         string   `json:"bundle_sha256"`
+	InventoryEntrySHA256 string   `json:"inventory_entry_sha256"`
+	DatasetSHA256        string   `json:"dataset_sha256"`
 	// SourceCommit is the measurement source commit (the TRTMC commit the
 	// bundle was built from), when known.
 	SourceCommit string    `json:"source_commit,omitempty"`
