@@ -1,12 +1,12 @@
 package qual
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
@@ -306,7 +306,7 @@ func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
 }
 
 func readResult(path string) (*reports.Result, error) {
-	data, err := os.ReadFile(path)
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -383,17 +383,25 @@ func freePort(pool *portPool, host string) (int, error) {
 	return 0, errors.New("no free port found")
 }
 
-func readJSONL[T any](path string) ([]T, []string, error) {
-	f, err := os.Open(path)
+// readJSONL reads a child's JSON Lines output: a regular file, each line
+// at most evidence.MaxLineBytes (a longer one is an error naming file and
+// line), read under ctx.
+func readJSONL[T any](ctx context.Context, path string) ([]T, []string, error) {
+	lr, f, err := evidence.OpenLines(ctx, path, evidence.MaxLineBytes)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
 	var out []T
 	var bad []string
-	r := bufio.NewReaderSize(f, 1<<20)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
+	for {
+		line, n, _, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, bad, nil
+		}
+		if err != nil {
+			return out, bad, err
+		}
 		if len(bytes.TrimSpace(line)) > 0 {
 			var v T
 			if jerr := json.Unmarshal(line, &v); jerr != nil {
@@ -402,11 +410,7 @@ func readJSONL[T any](path string) ([]T, []string, error) {
 				out = append(out, v)
 			}
 		}
-		if err != nil {
-			break
-		}
 	}
-	return out, bad, nil
 }
 
 func lookBinary(argv0 string) string {

@@ -66,6 +66,9 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
 	cr.corpus = inventory.ResolvePath(cr.env.group.File, cr.env.group.Workload.Dataset.Corpus)
 	timeout := defaultPrepareTimeout
+	if err := evidence.CheckDir(cr.corpus); errors.Is(err, evidence.ErrNotRegular) {
+		return broke("dataset", fmt.Errorf("corpus: %w", err))
+	}
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
 		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
 			return err
@@ -372,7 +375,7 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 		}
 	}
 	cr.stopServer()
-	err := cr.collectRecords()
+	err := cr.collectRecords(ctx)
 	if listenErr != nil {
 		return listenErr
 	}
@@ -380,7 +383,7 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 }
 
 // collectRecords reads the server's request records.
-func (cr *checkpointRun) collectRecords() error {
+func (cr *checkpointRun) collectRecords(ctx context.Context) error {
 	path := filepath.Join(cr.dir, fileRecords)
 	if _, err := os.Stat(path); err != nil {
 		if cr.run == nil {
@@ -388,8 +391,11 @@ func (cr *checkpointRun) collectRecords() error {
 		}
 		return broke("server_records", fmt.Errorf("the server wrote no request records (%s)", fileRecords))
 	}
-	recs, bad, err := readJSONL[ServerRecord](path)
+	recs, bad, err := readJSONL[ServerRecord](ctx, path)
 	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
 		return broke("server_records", err)
 	}
 	cr.records = recs
@@ -435,7 +441,7 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 		}
 		return broke("native_failed", err)
 	}
-	answers, bad, err := readJSONL[NativeAnswer](filepath.Join(cr.dir, fileNativeOut))
+	answers, bad, err := readJSONL[NativeAnswer](ctx, filepath.Join(cr.dir, fileNativeOut))
 	if err != nil {
 		return broke("native_output", err)
 	}
@@ -626,10 +632,20 @@ func (cr *checkpointRun) showProgress(total int) func() {
 	return func() { close(done); <-finished }
 }
 
+// countLines counts the lines of a regular file without holding it.
 func countLines(path string) int {
-	data, err := os.ReadFile(path)
+	f, _, err := evidence.OpenRegular(path)
 	if err != nil {
 		return 0
 	}
-	return bytes.Count(data, []byte{'\n'})
+	defer f.Close()
+	n := 0
+	buf := make([]byte, 64<<10)
+	for {
+		k, err := f.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err != nil {
+			return n
+		}
+	}
 }

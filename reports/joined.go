@@ -1,13 +1,15 @@
 package reports
 
 import (
-	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Phases of a run's requests.
@@ -46,9 +48,12 @@ type JoinedLine struct {
 // ReadJoined reads a joined.jsonl file. A missing file is not an error: it
 // returns (nil, nil) and the caller says "no per-request evidence".
 func ReadJoined(path string) ([]JoinedLine, error) {
-	f, err := os.Open(path)
+	f, _, err := evidence.OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
+	}
+	if errors.Is(err, evidence.ErrNotRegular) {
+		return nil, &EvidenceError{File: path, Err: errors.New(evidence.ReadProblem("it", path, err))}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read joined requests: %w", err)
@@ -65,13 +70,21 @@ func ReadJoined(path string) ([]JoinedLine, error) {
 // DecodeJoined reads joined lines. Errors are *EvidenceError with the line
 // number set and the file name left for the caller.
 func DecodeJoined(r io.Reader) ([]JoinedLine, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), 16*1024*1024)
+	lr := evidence.NewLineReader(context.Background(), "", r, evidence.MaxLineBytes)
 	var out []JoinedLine
-	n := 0
-	for sc.Scan() {
-		n++
-		b := bytes.TrimSpace(sc.Bytes())
+	for {
+		line, n, _, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			var tl *evidence.TooLargeError
+			if errors.As(err, &tl) {
+				err = fmt.Errorf("line is longer than %d bytes, the limit for one line (evidence.MaxLineBytes)", tl.Limit)
+			}
+			return nil, &EvidenceError{Line: n, Err: err}
+		}
+		b := bytes.TrimSpace(line)
 		if len(b) == 0 {
 			continue
 		}
@@ -84,10 +97,6 @@ func DecodeJoined(r io.Reader) ([]JoinedLine, error) {
 		}
 		out = append(out, l)
 	}
-	if err := sc.Err(); err != nil {
-		return nil, &EvidenceError{Line: n + 1, Err: err}
-	}
-	return out, nil
 }
 
 func (l JoinedLine) validate() error {

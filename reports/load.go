@@ -2,9 +2,11 @@ package reports
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Evidence file names under OUT/<group>/.
@@ -291,12 +294,12 @@ func readResult(dir, group, profile string, rejudged bool) (*Result, error) {
 			path = filepath.Join(dir, RejudgedFile)
 		}
 	}
-	data, err := os.ReadFile(path)
+	data, err := readEvidence(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load evidence: %w", err)
+		return nil, err
 	}
 	return DecodeResult(path, data, group, profile)
 }
@@ -369,12 +372,12 @@ func lineOfKey(data []byte, key string) int {
 // readInventorySnapshot reads OUT/<group>/inventory.json, a JSON list of
 // inventory profiles; found is false when the file does not exist.
 func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, found bool, err error) {
-	data, err := os.ReadFile(path)
+	data, err := readEvidence(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("load evidence: %w", err)
+		return nil, false, err
 	}
 	if err := json.Unmarshal(data, &profiles); err != nil {
 		e := &EvidenceError{File: path, Err: err}
@@ -407,7 +410,7 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, f
 // present, else the "aiperf" command of the result's provenance.
 func readAIPerfArgv(dir string, r *Result) ([]string, error) {
 	path := filepath.Join(dir, filepath.FromSlash(AIPerfArgvFile))
-	data, err := os.ReadFile(path)
+	data, err := readEvidence(path)
 	if err == nil {
 		var argv []string
 		if err := json.Unmarshal(data, &argv); err != nil {
@@ -416,7 +419,7 @@ func readAIPerfArgv(dir string, r *Result) ([]string, error) {
 		return argv, nil
 	}
 	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("load evidence: %w", err)
+		return nil, err
 	}
 	for _, c := range r.Provenance.Commands {
 		if c.Stage == "aiperf" {
@@ -424,6 +427,24 @@ func readAIPerfArgv(dir string, r *Result) ([]string, error) {
 		}
 	}
 	return nil, nil
+}
+
+// readEvidence reads one JSON document of the evidence: a regular file of
+// at most evidence.MaxDocumentBytes. A FIFO, a device (or a link to one)
+// or an oversized file is malformed evidence (*EvidenceError naming it),
+// refused before it can hang the report or exhaust memory; a missing file
+// is fs.ErrNotExist for the caller to decide.
+func readEvidence(path string) ([]byte, error) {
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	switch {
+	case err == nil:
+		return data, nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case errors.Is(err, evidence.ErrNotRegular) || errors.Is(err, evidence.ErrTooLarge):
+		return nil, &EvidenceError{File: path, Err: errors.New(evidence.ReadProblem("it", path, err))}
+	}
+	return nil, fmt.Errorf("load evidence: %w", err)
 }
 
 func sameJSON(a, b any) bool {

@@ -108,3 +108,81 @@ func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
 		evidence.ShellQuote(argv))
 	assert.False(t, strings.Contains(evidence.ShellQuote(argv), "\n"))
 }
+
+// Issue 13, finding 3: `report` over a result.json that is a link to
+// /dev/zero ran out of memory, and over a FIFO joined.jsonl it hung. Both
+// are now malformed evidence, named at once; directories no valid id
+// names are ignored with a note, their names escaped.
+func TestReportRefusesEndlessEvidence(t *testing.T) {
+	src := repoFile("reports", "testdata", "evidence", "a")
+	for _, c := range []struct {
+		name  string
+		plant func(t *testing.T, dir string)
+		want  string
+	}{
+		{"result.json -> /dev/zero", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "result.json")
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, os.Symlink("/dev/zero", p))
+		}, "result.json: it is not a regular file (it is a character device)"},
+		{"joined.jsonl a FIFO", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "joined.jsonl")
+			require.NoError(t, os.Remove(p))
+			require.NoError(t, syscall.Mkfifo(p, 0o600))
+		}, "joined.jsonl: it is not a regular file (it is a FIFO)"},
+		{"argv.json -> /dev/urandom", func(t *testing.T, dir string) {
+			p := filepath.Join(dir, "aiperf", "argv.json")
+			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+			_ = os.Remove(p)
+			require.NoError(t, os.Symlink("/dev/urandom", p))
+		}, "argv.json: it is not a regular file (it is a character device)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			root := t.TempDir()
+			copyDir(t, src, root)
+			c.plant(t, filepath.Join(root, "vlm", "ref-vlm-small"))
+			done := make(chan struct{})
+			var code exitCode
+			var errOut string
+			go func() {
+				defer close(done)
+				code, _, errOut = runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
+			}()
+			select {
+			case <-done:
+			case <-time.After(30 * time.Second):
+				t.Fatal("report hung")
+			}
+			assert.Equal(t, exitHarness, code, errOut)
+			assert.Contains(t, errOut, c.want)
+			assert.Contains(t, errOut, "malformed evidence")
+			assert.NotContains(t, errOut, "internal error")
+		})
+	}
+
+	root := t.TempDir()
+	copyDir(t, src, root)
+	require.NoError(t, os.MkdirAll(filepath.Join(root, "vlm", "x\u202e$(id)"), 0o755))
+	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
+	assert.Equal(t, exitFailed, code, errOut) // the fixture's rows are not all qualified
+	assert.Contains(t, out, `"x\u202e$(id)" is not a valid name`)
+	noRawControl(t, out+errOut)
+}
+
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
+	}))
+}

@@ -13,6 +13,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -74,6 +75,11 @@ func reportError(f *factory, err error, code exitCode) {
 	case exitHarness:
 		if isIOError(err) {
 			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: I/O error, evidence could not be written or read (what was written is complete; re-run with --resume once fixed): %v\n", err)
+			break
+		}
+		var ee *reports.EvidenceError
+		if errors.As(err, &ee) {
+			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: malformed evidence (a file that is not what trtmc-qual wrote): %v\n", err)
 			break
 		}
 		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: internal error (please report it with the command and its evidence directory): %v\n", err)

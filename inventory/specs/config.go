@@ -2,15 +2,17 @@ package specs
 
 import (
 	"bytes"
+	"context"
 	_ "embed"
 	"errors"
 	"fmt"
-	"os"
 	"regexp"
 	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.
@@ -121,9 +123,9 @@ func LoadConfig(path string) (*Config, error) {
 	if path == "" {
 		return DefaultConfig(), nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
 	if err != nil {
-		return nil, &ConfigError{File: path, Problems: []string{err.Error()}}
+		return nil, &ConfigError{File: path, Problems: []string{evidence.ReadProblem("the spec-groups file", path, err)}}
 	}
 	return ParseConfig(path, data)
 }

@@ -2,6 +2,7 @@ package specs
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -147,7 +148,7 @@ func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 
 // appendToInventory returns (nil, reasons, nil) when it cannot append safely.
 func appendToInventory(r *Report, file string, knownFamily func(string) bool) (*Proposal, []string, error) {
-	old, err := os.ReadFile(file)
+	old, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read inventory: %w", err)
 	}
@@ -180,7 +181,7 @@ func appendToInventory(r *Report, file string, knownFamily func(string) bool) (*
 		return nil, nil, err
 	}
 	// Re-validate what is on disk now.
-	back, err := os.ReadFile(file)
+	back, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("re-read inventory after writing: %w", err)
 	}

@@ -2,6 +2,7 @@ package aiperf
 
 import (
 	"bufio"
+	"context"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -14,6 +15,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Endpoint types the driver supports.
@@ -41,7 +44,10 @@ const CorpusSchema = "trtmc-ref/corpus/v1"
 // in file order, with image paths resolved inside dir.
 func LoadCorpus(dir string) ([]Entry, error) {
 	path := filepath.Join(dir, "corpus.json")
-	data, err := os.ReadFile(path)
+	if err := evidence.CheckDir(dir); err != nil {
+		return nil, fmt.Errorf("read corpus: %w", err)
+	}
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read corpus: %w", err)
 	}
@@ -225,7 +231,7 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 
 // dataURL returns data:<mime>;base64,<exact file bytes>.
 func dataURL(e Entry) (string, error) {
-	data, err := os.ReadFile(e.ImagePath)
+	data, err := evidence.ReadFile(context.Background(), e.ImagePath, evidence.MaxImageBytes)
 	if err != nil {
 		return "", err
 	}
