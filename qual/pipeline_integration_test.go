@@ -86,7 +86,7 @@ func (e e2eEnv) options(t *testing.T, group, out string, fault string) qual.Opti
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(), Group: group, Out: out,
 		BinDir: e.bin, AIPerfBin: e.aiperf, AIPerfVersion: "0.13.0", Tokenizer: e.tokenizer,
 		Runner: proc.OS{}, Log: &syncWriter{w: &log}, HarnessVersion: "test", HarnessCommit: "test",
-		Command: "trtmc-qual run --group " + group,
+		Command: []string{"trtmc-qual", "run", "--group", group},
 	}
 }
 

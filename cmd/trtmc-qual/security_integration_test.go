@@ -31,9 +31,10 @@ func randomSecret(t *testing.T, prefix string) string {
 
 // TestSecretsNeverReachEvidence plants secrets where a careless harness
 // would record them: TRTMC_SERVE_TOKEN in the harness's environment (the
-// server requires it, so AIPerf must send it as --api-key, which AIPerf
-// then echoes in its input_config and logs), the same token as a literal
-// in the server's argv, and a configured secret variable set only in the
+// server requires it, so AIPerf must send it, and AIPerf echoes it in its
+// input_config and logs; it reaches AIPerf through its environment), the
+// same token as a literal in the server's argv, and a configured secret
+// variable set only in the
 // family's env, passed to a correctness case that also takes it as a flag
 // and prints its whole environment into its log. The row must qualify (the
 // token was wired through) and no byte of either secret may appear in any
@@ -88,7 +89,9 @@ func TestSecretsNeverReachEvidence(t *testing.T) {
 	assert.Contains(t, string(log), "TRTMC_SERVE_TOKEN=[REDACTED]")
 	assert.Contains(t, strings.Join(command(t, r, "server").Argv, " "), "--api-key [REDACTED]")
 	assert.Contains(t, strings.Join(command(t, r, "correctness").Argv, " "), "--vendor-token [REDACTED]")
-	assert.Contains(t, strings.Join(command(t, r, "aiperf").Argv, " "), "--api-key [REDACTED]")
+	aiperfArgv := strings.Join(command(t, r, "aiperf").Argv, " ")
+	assert.NotContains(t, aiperfArgv, "--api-key", "the token reaches AIPerf through its environment, not its argv")
+	assert.Contains(t, aiperfArgv, "--config "+filepath.Join(dir, "aiperf-config.yaml"))
 	summary, err := os.ReadFile(filepath.Join(dir, "aiperf", "profile_export_aiperf.json"))
 	require.NoError(t, err)
 	assert.True(t, bytes.Contains(summary, []byte(`"api_key":`)), "AIPerf's input_config records the key (redacted)")

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -208,10 +209,72 @@ func Argv(c Config) []string {
 	if c.OutputsJSON {
 		argv = append(argv, "--export-outputs-json")
 	}
-	if c.APIKey != "" {
+	switch {
+	case c.APIKey == "":
+	case KeyViaEnv(c):
+		argv = append(argv, "--config", KeyConfigFile(c))
+	default:
 		argv = append(argv, "--api-key", c.APIKey)
 	}
 	return argv
+}
+
+// APIKeyEnv is the environment variable through which Run hands the API
+// key to AIPerf, so that it never appears in a process's argv (readable by
+// every local user in /proc/PID/cmdline). AIPerf 0.13.0's `profile` takes a
+// key only from --api-key or from a --config file, which may name an
+// environment variable; Run writes that file (KeyConfig).
+const APIKeyEnv = "TRTMC_AIPERF_API_KEY"
+
+// apiKeyEnvEnd is an always-empty second variable after APIKeyEnv in the
+// config: AIPerf turns a value that is one whole ${VAR} into a number or a
+// boolean when it reads as one ("12345", "true"); two references keep the
+// key a string, byte for byte.
+const apiKeyEnvEnd = "TRTMC_AIPERF_API_KEY_END"
+
+// KeyViaEnv reports whether the key reaches AIPerf through APIKeyEnv and
+// KeyConfig. AIPerf's config loader expands ${...} and then Jinja
+// templates ({{ }}, {% %}) in every value of a config file, so a key or an
+// input path holding "$", "{" or "}" would be altered: those are passed as
+// --api-key, as before, and Run logs it.
+func KeyViaEnv(c Config) bool {
+	return c.APIKey != "" && !strings.ContainsAny(c.APIKey, "${}") && !strings.ContainsAny(c.InputFile, "${}")
+}
+
+// KeyConfigFile is where Run writes KeyConfig: beside the artifact
+// directory (<artifact dir>-config.yaml), kept as evidence; it holds no
+// secret.
+func KeyConfigFile(c Config) string {
+	dir := filepath.Clean(c.ArtifactDir)
+	return filepath.Join(filepath.Dir(dir), filepath.Base(dir)+"-config.yaml")
+}
+
+// KeyConfig is the --config file that names the key's variable. AIPerf
+// 0.13.0 requires datasets and phases in any config file and then overlays
+// the command line on it; the values below repeat the flags, so the
+// resolved configuration is exactly the one --api-key gives (checked
+// against the installed AIPerf by TestKeyConfigResolvesLikeAPIKeyFlag).
+func KeyConfig(c Config) []byte {
+	path, _ := json.Marshal(c.InputFile) // a JSON string is a YAML double-quoted scalar
+	return []byte(fmt.Sprintf(`# Written by trtmc-qual. The API key reaches AIPerf through the environment
+# (%[1]s), never through a command line. Every other setting is on the
+# command line; datasets and phases repeat it because AIPerf 0.13.0 wants them
+# in a config file.
+benchmark:
+  endpoint:
+    apiKey: "${%[1]s}${%[2]s:}"
+  datasets:
+  - name: main
+    type: file
+    path: %[3]s
+    format: single_turn
+    entries: %[4]d
+  phases:
+  - name: profiling
+    type: concurrency
+    requests: %[4]d
+    concurrency: %[5]d
+`, APIKeyEnv, apiKeyEnvEnd, path, c.Measured, c.Concurrency))
 }
 
 // Redacted is the argv safe to record: the API key value is replaced.

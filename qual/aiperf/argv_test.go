@@ -72,10 +72,14 @@ func TestArgvImageRetrieval(t *testing.T) {
 	assert.NotContains(t, joined, "--extra-inputs")
 	assert.Contains(t, joined, "--request-timeout-seconds 1.5")
 	assert.Contains(t, joined, "--export-outputs-json")
-	assert.Equal(t, []string{"--api-key", "s3cret"}, argv[len(argv)-2:])
+	assert.Equal(t, []string{"--config", KeyConfigFile(c)}, argv[len(argv)-2:], "the key goes through the environment")
+	assert.NotContains(t, joined, "s3cret")
+	c.APIKey = "s3cret${HOME}"
+	argv = Argv(c)
+	assert.Equal(t, []string{"--api-key", "s3cret${HOME}"}, argv[len(argv)-2:], "a key AIPerf's config loader would expand")
 	red := Redacted(argv)
 	assert.Equal(t, []string{"--api-key", "<redacted>"}, red[len(red)-2:])
-	assert.Equal(t, "s3cret", argv[len(argv)-1], "Redacted copies")
+	assert.Equal(t, "s3cret${HOME}", argv[len(argv)-1], "Redacted copies")
 	assert.Contains(t, joined, "--request-timeout-seconds 1.5")
 
 	c.RequestTimeout = 0

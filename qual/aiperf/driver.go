@@ -153,6 +153,16 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	defer stderr.Close()
 
 	argv := Argv(c)
+	env := append(hermeticEnv(home), c.Env...)
+	switch {
+	case KeyViaEnv(c):
+		if err := os.WriteFile(KeyConfigFile(c), KeyConfig(c), 0o644); err != nil {
+			return nil, fmt.Errorf("aiperf: %w", err)
+		}
+		env = append(env, APIKeyEnv+"="+c.APIKey, apiKeyEnvEnd+"=")
+	case c.APIKey != "":
+		d.logf("the API key (or the input path) holds $, { or }, which AIPerf's config file would expand: passing it as --api-key, visible in AIPerf's argv while it runs")
+	}
 	run := &Run{
 		Argv:                   Redacted(argv),
 		Version:                vc.Got,
@@ -172,7 +182,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	res, err := d.Runner.Run(runCtx, proc.Spec{
 		Name:       "aiperf",
 		Argv:       argv,
-		Env:        append(hermeticEnv(home), c.Env...),
+		Env:        env,
 		Stdout:     stdout,
 		Stderr:     stderr,
 		StopSignal: syscall.SIGINT, // AIPerf writes its results on SIGINT, not SIGTERM

@@ -155,6 +155,13 @@ var families = map[string]struct{ family, endpoint string }{
 // serves it on a free loopback port until the test ends.
 func startRefserver(t *testing.T, e env, endpoint, fault string) refTarget {
 	t.Helper()
+	return startRefserverEnv(t, e, endpoint, fault, nil)
+}
+
+// startRefserverEnv is startRefserver with extra environment for the
+// server (TRTMC_SERVE_TOKEN makes it require a bearer token).
+func startRefserverEnv(t *testing.T, e env, endpoint, fault string, serverEnv []string) refTarget {
+	t.Helper()
 	fam := families[endpoint].family
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "bundle.json")
@@ -173,7 +180,7 @@ func startRefserver(t *testing.T, e env, endpoint, fault string) refTarget {
 		argv = append(argv, "--fault", fault)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	p, err := proc.OS{}.Start(ctx, proc.Spec{Name: "trtmc-refserver", Argv: argv, Stderr: ready, Grace: 10 * time.Second})
+	p, err := proc.OS{}.Start(ctx, proc.Spec{Name: "trtmc-refserver", Argv: argv, Env: serverEnv, Stderr: ready, Grace: 10 * time.Second})
 	require.NoError(t, err)
 	t.Cleanup(func() {
 		cancel()
