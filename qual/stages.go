@@ -220,6 +220,9 @@ func (cr *checkpointRun) checkListen(when string) error {
 	names := make([]string, len(off))
 	for i, a := range off {
 		names[i] = a.String()
+		if a.Addr().IsUnspecified() {
+			names[i] += " (every interface)"
+		}
 	}
 	return broke("listen_off_loopback", fmt.Errorf("%s, the server's process group listens on %s, off loopback: "+
 		"it is reachable from the network (the family's argv binds it; allow it explicitly with --allow-non-loopback)",

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -89,21 +90,25 @@ func Forms(secret string) []string {
 	if strings.Contains(secret, "/") {
 		add(strings.ReplaceAll(ascii, "/", `\/`))
 	}
+	textual := slices.Clone(out) // raw and JSON-escaped
 	// URL encodings.
 	for _, e := range []string{url.QueryEscape(secret), url.PathEscape(secret), strings.ReplaceAll(url.QueryEscape(secret), "+", "%20")} {
 		add(e)
 		add(lowerHex(e))
 	}
-	// base64.
-	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
-		for _, f := range []string{enc.EncodeToString([]byte(secret)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(secret))} {
-			if len(f) >= minBase64Chars {
-				add(f)
+	// base64 of the raw secret and of its JSON-escaped forms (a JSON body
+	// carrying the secret, base64-encoded whole).
+	for _, t := range textual {
+		for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.URLEncoding} {
+			for _, f := range []string{enc.EncodeToString([]byte(t)), enc.WithPadding(base64.NoPadding).EncodeToString([]byte(t))} {
+				if len(f) >= minBase64Chars {
+					add(f)
+				}
 			}
-		}
-		for a := 0; a < 3; a++ {
-			if f := base64Inside(enc, []byte(secret), a); len(f) >= minBase64Chars {
-				add(f)
+			for a := 0; a < 3; a++ {
+				if f := base64Inside(enc, []byte(t), a); len(f) >= minBase64Chars {
+					add(f)
+				}
 			}
 		}
 	}
