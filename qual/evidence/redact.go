@@ -44,6 +44,13 @@ const minBase64Chars = 8
 type Redactor struct {
 	forms  [][]byte // every form of every secret, longest first
 	maxLen int
+	// byFirst lists the forms by first byte, longest first; pair marks the
+	// first two bytes of every form of two bytes or more, so the scan
+	// looks closer only where a form can start.
+	byFirst [256][][]byte
+	first   [256]bool
+	single  [256]bool // a one-byte form starts (and ends) here
+	pair    []uint64  // bitmap of 65536 two-byte prefixes
 }
 
 // NewRedactor redacts the given values; empty ones are ignored.
@@ -65,7 +72,42 @@ func NewRedactor(values ...string) *Redactor {
 	// Longest first: at one position the longest form wins, so a padded
 	// base64 form is masked whole rather than leaving its "=".
 	sort.SliceStable(r.forms, func(i, j int) bool { return len(r.forms[i]) > len(r.forms[j]) })
+	r.pair = make([]uint64, 65536/64)
+	for _, f := range r.forms {
+		r.byFirst[f[0]] = append(r.byFirst[f[0]], f)
+		r.first[f[0]] = true
+		if len(f) == 1 {
+			r.single[f[0]] = true
+		} else {
+			k := int(f[0])<<8 | int(f[1])
+			r.pair[k/64] |= 1 << (k % 64)
+		}
+	}
 	return r
+}
+
+// match returns the longest form at buf[i:], or nil. All of buf[i:] up to
+// the longest form must be present (the caller ensures it).
+func (r *Redactor) match(buf []byte, i int) []byte {
+	c := buf[i]
+	if !r.first[c] {
+		return nil
+	}
+	if !r.single[c] {
+		if i+1 >= len(buf) {
+			return nil
+		}
+		k := int(c)<<8 | int(buf[i+1])
+		if r.pair[k/64]&(1<<(k%64)) == 0 {
+			return nil
+		}
+	}
+	for _, f := range r.byFirst[c] {
+		if bytes.HasPrefix(buf[i:], f) {
+			return f
+		}
+	}
+	return nil
 }
 
 // Forms returns the encodings of secret that are redacted (raw first).
@@ -214,17 +256,15 @@ func (r *Redactor) Bytes(b []byte) []byte {
 
 // scan is one pass of the redactor over a stream: it emits everything
 // that cannot start a secret any more and keeps the rest (at most
-// maxLen-1 bytes) until more data or the end is known.
+// maxLen-1 bytes) until more data or the end is known. At each position
+// the longest form wins, and the leftmost position first.
 type scan struct {
 	r       *Redactor
 	pending []byte
-	next    []int // per form: the next index in pending where it occurs, -1 none, -2 unknown
 	changed bool
 }
 
-func (r *Redactor) newScan() *scan {
-	return &scan{r: r, next: make([]int, len(r.forms))}
-}
+func (r *Redactor) newScan() *scan { return &scan{r: r} }
 
 func (s *scan) feed(w io.Writer, data []byte, eof bool) error {
 	s.pending = append(s.pending, data...)
@@ -233,40 +273,36 @@ func (s *scan) feed(w io.Writer, data []byte, eof bool) error {
 	if eof {
 		safe = len(buf)
 	}
-	for i := range s.next {
-		s.next[i] = -2
-	}
 	pos := 0
-	for {
-		best, at := -1, -1
-		for i, f := range s.r.forms {
-			if s.next[i] == -2 || s.next[i] != -1 && s.next[i] < pos {
-				if k := bytes.Index(buf[pos:], f); k >= 0 {
-					s.next[i] = pos + k
-				} else {
-					s.next[i] = -1
-				}
+	r := s.r
+	for i := 0; i < safe; i++ {
+		c := buf[i]
+		if !r.first[c] {
+			continue
+		}
+		if !r.single[c] {
+			if i+1 >= len(buf) {
+				continue
 			}
-			if n := s.next[i]; n >= 0 && n+len(f) <= len(buf) && (at < 0 || n < at) {
-				best, at = i, n // forms are longest first: on a tie the first found is the longest
+			if k := int(c)<<8 | int(buf[i+1]); r.pair[k>>6]&(1<<(k&63)) == 0 {
+				continue
 			}
 		}
-		if best < 0 || at >= safe {
-			break
+		f := r.match(buf, i)
+		if f == nil {
+			continue
 		}
-		if _, err := w.Write(buf[pos:at]); err != nil {
+		if _, err := w.Write(buf[pos:i]); err != nil {
 			return err
 		}
 		if _, err := io.WriteString(w, Mask); err != nil {
 			return err
 		}
 		s.changed = true
-		pos = at + len(s.r.forms[best])
+		pos = i + len(f)
+		i = pos - 1
 	}
 	emit := max(pos, min(safe, len(buf)))
-	if emit < pos {
-		emit = pos
-	}
 	if _, err := w.Write(buf[pos:emit]); err != nil {
 		return err
 	}
