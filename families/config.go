@@ -232,8 +232,9 @@ type ArgvProblem struct {
 	Message string
 }
 
-// placeholderLike is anything in braces that reads as a placeholder name,
-// in any case: {bin}, {BIN}, {Bundle}, {nope}. JSON such as {"a":1} is not.
+// placeholderLike is anything in braces that reads as a name, in any
+// case: {bin}, {BIN}, {Bundle}, {nope}, {PATH}. JSON such as {"a":1} is
+// not.
 var placeholderLike = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 
 // CheckArgv checks one argv template before anything runs, so a template
@@ -243,7 +244,9 @@ var placeholderLike = regexp.MustCompile(`\{([A-Za-z_][A-Za-z0-9_]*)\}`)
 //     written as one string, "sh -c '...'", is a shell command line, and
 //     argv is a list with one argument per element);
 //   - no element holds a NUL byte (no argument can carry one);
-//   - every {placeholder} is one of Placeholders, in lower case.
+//   - every lower-case {name} is one of Placeholders, and a placeholder
+//     written in another case ({BIN}) is named with its lower-case form;
+//     other names in braces ({PATH} in "${PATH}") are literal text.
 //
 // An empty template is not checked here (the caller knows whether it is
 // required).
@@ -278,8 +281,10 @@ func checkPlaceholders(s string) []string {
 		case known(m[1]):
 		case known(strings.ToLower(m[1])):
 			out = append(out, fmt.Sprintf("placeholder {%s} must be lower case: {%s}", m[1], strings.ToLower(m[1])))
-		default:
+		case placeholderRE.MatchString(m[0]):
 			out = append(out, fmt.Sprintf("unknown placeholder {%s} (known: %s)", m[1], strings.Join(Placeholders, ", ")))
+			// Other names in braces ({PATH} of "${PATH}") are literal text:
+			// only lower-case names are placeholders.
 		}
 	}
 	return out

@@ -75,7 +75,8 @@ func TestParseRejectsEmptyFamily(t *testing.T) {
 // FuzzCheckArgv: the families argv validation. Whatever it accepts can
 // run as is: argv[0] names a program (not empty, no whitespace), no
 // element carries a NUL, every placeholder is a known lower-case one, and
-// expansion keeps one argument per element and leaves no placeholder.
+// expansion keeps one argument per element and leaves no placeholder (nor
+// a known one in another case; {PATH} is literal text).
 // Whatever it rejects is named by element, in printable ASCII.
 func FuzzCheckArgv(f *testing.F) {
 	for _, seed := range []string{
@@ -118,8 +119,10 @@ func FuzzCheckArgv(f *testing.F) {
 			if strings.ContainsRune(a, 0) {
 				t.Fatalf("argument %d carries a NUL: %q", i, a)
 			}
-			if m := placeholderLike.FindString(a); m != "" {
-				t.Fatalf("placeholder %s left in argument %d: %q -> %q", m, i, argv[i], a)
+			for _, m := range placeholderLike.FindAllStringSubmatch(a, -1) {
+				if placeholderRE.MatchString(m[0]) || known(strings.ToLower(m[1])) {
+					t.Fatalf("placeholder %s left in argument %d: %q -> %q", m[0], i, argv[i], a)
+				}
 			}
 		}
 	})

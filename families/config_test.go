@@ -69,7 +69,7 @@ families:
     task: t
     endpoint_type: chat
     route: /v1/chat/completions
-    server: ["{BIN}/trtmc-refserver", "serve", "{Bundle}"]
+    server: ["{BIN}/trtmc-refserver", "serve", "{Bundle}", "${PATH}", "{HOME}"]
     readiness: "{host}:{port}/health"
     correctness: ["", "check"]
     native: ["sh -c 'trtmc-refserver native --bundle {bundle}'"]

@@ -117,19 +117,22 @@ func TestUnsafeNamesRejected(t *testing.T) {
 		group string
 		want  string
 	}{
-		{"id-parent", func(inv, _ doc) { profile(inv)["id"] = "../../evil" }, "detection", "not a safe path component"},
-		{"id-slash", func(inv, _ doc) { profile(inv)["id"] = "a/b" }, "detection", "not a safe path component"},
-		{"id-dot", func(inv, _ doc) { profile(inv)["id"] = "." }, "detection", "not a safe path component"},
+		{"id-parent", func(inv, _ doc) { profile(inv)["id"] = "../../evil" }, "detection", "is not a valid name"},
+		{"id-slash", func(inv, _ doc) { profile(inv)["id"] = "a/b" }, "detection", "is not a valid name"},
+		{"id-dot", func(inv, _ doc) { profile(inv)["id"] = "." }, "detection", "is not a valid name"},
 		{"id-empty", func(inv, _ doc) { profile(inv)["id"] = "" }, "detection", "id: missing"},
-		{"id-control", func(inv, _ doc) { profile(inv)["id"] = "ref\x1b[2Jdetect" }, "detection", "not a safe path component"},
-		{"id-newline", func(inv, _ doc) { profile(inv)["id"] = "ref\ndetect" }, "detection", "not a safe path component"},
-		{"group-parent", renameGroup(".."), "..", "group name is not a safe path component"},
-		{"group-slash", renameGroup("../../escaped"), "../../escaped", "group name is not a safe path component"},
+		{"id-control", func(inv, _ doc) { profile(inv)["id"] = "ref\x1b[2Jdetect" }, "detection", "is not a valid name"},
+		{"id-newline", func(inv, _ doc) { profile(inv)["id"] = "ref\ndetect" }, "detection", "is not a valid name"},
+		{"id-shell", func(inv, _ doc) { profile(inv)["id"] = "$(touch${IFS}PWNED)" }, "detection", `"$(touch${IFS}PWNED)" is not a valid name`},
+		{"id-bidi", func(inv, _ doc) { profile(inv)["id"] = "ref\u202edetect" }, "detection", `"ref\u202edetect" is not a valid name`},
+		{"group-zero-width", renameGroup("detec\u200btion"), "detec\u200btion", `"detec\u200btion" is not a valid name`},
+		{"group-parent", renameGroup(".."), "..", "is not a valid name"},
+		{"group-slash", renameGroup("../../escaped"), "../../escaped", "is not a valid name"},
 		{"family-parent", func(inv, fams doc) {
 			fs := fams["families"].(doc)
 			fs["../fam"] = fs["ref-detect"]
 			profile(inv)["family"] = "../fam"
-		}, "detection", "is not a safe name"},
+		}, "detection", "is not a valid name"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -146,12 +149,14 @@ func TestUnsafeNamesRejected(t *testing.T) {
 			code, stdout, stderr := runBinary(t, h, cfg, append([]string{"inventory", "validate"}, common...)...)
 			assert.Equal(t, 2, code, stderr)
 			assert.Contains(t, stdout+stderr, c.want)
+			noRawControl(t, stdout+stderr)
 
 			out := filepath.Join(root, "out")
 			code, _, stderr = runBinary(t, h, cfg, append([]string{"run", "--group", c.group, "--out", out, "--gpus", "cpu",
 				"--aiperf", h.aiperf, "--bin-dir", h.binDir}, common...)...)
 			assert.Equal(t, 2, code, stderr)
 			assert.Contains(t, stderr, c.want)
+			noRawControl(t, stderr)
 			entries, err := os.ReadDir(root)
 			require.NoError(t, err)
 			assert.Empty(t, entries, "nothing is written, inside --out or outside it")
