@@ -3,6 +3,7 @@ package inventory
 import (
 	"errors"
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -198,4 +199,23 @@ func TestValidateRejectsHostileNames(t *testing.T) {
 		require.NotEmpty(t, gprobs, "group %q", id)
 		assert.Contains(t, gprobs[0].String(), "group name")
 	}
+}
+
+// An alias bomb (9^9 strings if expanded) is refused by the YAML decoder's
+// aliasing limit or lands in a field of the wrong type: problems, at once,
+// never an expansion.
+func TestAliasBombIsAProblem(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("schema: trtmc-qual/inventory/v1\ngroups:\n  vlm:\n    zz:\n")
+	b.WriteString(`      a: &a ["x","x","x","x","x","x","x","x","x"]` + "\n")
+	prev := "a"
+	for _, n := range "bcdefghi" {
+		refs := strings.TrimSuffix(strings.Repeat("*"+prev+",", 9), ",")
+		fmt.Fprintf(&b, "      %c: &%c [%s]\n", n, n, refs)
+		prev = string(n)
+	}
+	b.WriteString("    profiles:\n      - id: p\n        gaps: *i\n")
+	_, probs := Parse("bomb.yaml", []byte(b.String()))
+	require.NotEmpty(t, probs)
+	assert.Contains(t, probs.Error(), "bomb.yaml:4: groups.vlm.zz: unknown field")
 }
