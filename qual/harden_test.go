@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,4 +105,12 @@ func TestRunChecksGroupAndOnlyNames(t *testing.T) {
 	_, err = Run(context.Background(), o)
 	require.ErrorAs(t, err, &ue)
 	assert.Contains(t, err.Error(), `"$(id)" is not a valid name`)
+}
+
+// Stage lines quote children's output (a stderr tail in a reason): what a
+// child prints never acts on the terminal.
+func TestStageLinesEscapeChildOutput(t *testing.T) {
+	var b strings.Builder
+	logf(&b, "%s: ERROR (%s)", "p", "server died: \x1b[2J\x1b]0;owned\x07 \u202eevil")
+	assert.Equal(t, `trtmc-qual: p: ERROR (server died: \u{1b}[2J\u{1b}]0;owned\u{7} \u{202e}evil)`+"\n", b.String())
 }

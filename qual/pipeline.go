@@ -299,8 +299,11 @@ func (e *groupEnv) logf(format string, args ...any) {
 	logf(e.opts.Log, format, args...)
 }
 
+// logf writes one stage line to stderr. Children's output quoted in it
+// (a stderr tail in a reason) has its control, bidirectional and invisible
+// characters escaped: nothing a child prints acts on the terminal.
 func logf(w io.Writer, format string, args ...any) {
-	fmt.Fprintf(w, "trtmc-qual: "+format+"\n", args...)
+	fmt.Fprint(w, inventory.Printable(fmt.Sprintf("trtmc-qual: "+format, args...))+"\n")
 }
 
 // notStarted is the result of a checkpoint that never got a slot because

@@ -101,3 +101,23 @@ func TestLegacyCommandCannotEscapeItsBlock(t *testing.T) {
 	assert.NotContains(t, page, "<img src=x")
 	assert.NotContains(t, page, "\x1b")
 }
+
+// A reason that quotes a child's output may carry escape sequences and
+// bidi overrides; no human-readable format lets them out raw (JSON is data
+// and escapes control characters itself).
+func TestRenderedTextHasNoRawControlCharacters(t *testing.T) {
+	root := copyTree(t, rootA)
+	editResult(t, root, "vlm", "ref-vlm-large", func(m map[string]any) {
+		m["reasons"] = []any{map[string]any{"stage": "server", "code": "server_exit",
+			"message": "server died; last output:\n\x1b[2J\x1b]0;owned\x07 evil\u202etxt \u200b"}}
+	})
+	g, err := Load([]string{root}, "vlm")
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatHTML, FormatCSV, FormatTSV, FormatTable} {
+		out := string(render(t, g, f))
+		for _, bad := range []string{"\x1b", "\x07", "\u202e", "\u200b"} {
+			assert.NotContains(t, out, bad, "%s lets %q out raw", f, bad)
+		}
+	}
+	assert.Contains(t, string(render(t, g, FormatMarkdown)), `\u{1b}[2J`)
+}

@@ -7,6 +7,8 @@ import (
 	"io"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
 // GroupFormats returns the formats Render accepts for a group report, for
@@ -43,7 +45,14 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	if err != nil {
 		return fmt.Errorf("render %s: %w", format, err)
 	}
-	_, err = w.Write(buf.Bytes())
+	out := buf.Bytes()
+	if format != FormatJSON {
+		// Read by people, on terminals and in browsers: no control,
+		// bidirectional or invisible character from the evidence goes
+		// out raw. JSON is data; its encoder escapes control characters.
+		out = []byte(inventory.Printable(string(out)))
+	}
+	_, err = w.Write(out)
 	return err
 }
 

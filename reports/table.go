@@ -9,6 +9,8 @@ import (
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
 // Table is a rectangular set of cells with a header, the common shape of
@@ -55,6 +57,7 @@ func Resolve(format string, isTTY bool) string {
 // Write renders t in one of table, tsv, csv or md. Output never depends on
 // the terminal width, so files and golden tests are stable.
 func (t Table) Write(w io.Writer, format string) error {
+	t = t.printable()
 	switch format {
 	case FormatTSV:
 		for _, r := range t.Rows {
@@ -80,6 +83,22 @@ func (t Table) Write(w io.Writer, format string) error {
 	default:
 		return fmt.Errorf("table: unsupported format %q", format)
 	}
+}
+
+// printable escapes control, bidirectional and invisible characters in
+// every cell (inventory.Printable): a table is read on a terminal.
+func (t Table) printable() Table {
+	out := Table{Header: make([]string, len(t.Header)), Rows: make([][]string, len(t.Rows))}
+	for i, h := range t.Header {
+		out.Header[i] = inventory.Printable(h)
+	}
+	for i, r := range t.Rows {
+		out.Rows[i] = make([]string, len(r))
+		for j, c := range r {
+			out.Rows[i][j] = inventory.Printable(c)
+		}
+	}
+	return out
 }
 
 func (t Table) render(w io.Writer, r tw.Renderer) error {

@@ -71,6 +71,9 @@ format, a missing result root), 4 for malformed evidence.`,
 			if err := checkNames("--group", opts.Group); err != nil {
 				return err
 			}
+			if err := checkOutputFile("--output", opts.Output); err != nil {
+				return err
+			}
 			if opts.Format != reports.FormatAuto {
 				if err := reports.CheckFormat(opts.Format, reports.GroupFormats()...); err != nil {
 					return &flagError{err}

@@ -71,6 +71,10 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 			`--only: "a\u202eb" is not a valid name: it has "\u202e" at byte 1`},
 		{"inventory show with zero-width", []string{"inventory", "show", "qwen3\u200b-vl-2b", "--families", fams, "--inventory", valid},
 			`ID: "qwen3\u200b-vl-2b" is not a valid name`},
+		{"report --output a directory", []string{"report", "--from", repoFile("reports", "testdata", "evidence", "a"), "--group", "vlm", "--output", dir},
+			"--output: " + dir + " is not a regular file (it is a directory)"},
+		{"ci --junit a FIFO", []string{"ci", "--repo", dir, "--junit", fifo},
+			"--junit: " + fifo + " is not a regular file (it is a FIFO)"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			done := make(chan struct{})

@@ -12,6 +12,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -69,6 +70,9 @@ func reportError(f *factory, err error, code exitCode) {
 	if errors.As(err, &ce) && ce.quiet {
 		return
 	}
+	// What the error quotes (a child's output, a file name) goes to a
+	// terminal: control, bidi and invisible characters escaped.
+	err = printableError{err}
 	switch code {
 	case exitInterrupted:
 		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted")
@@ -170,6 +174,27 @@ func (f *factory) loadFamilies() (*families.Config, error) {
 		return nil, &configError{err}
 	}
 	return fams, nil
+}
+
+// printableError is an error whose message is escaped for a terminal; it
+// keeps the chain for errors.As.
+type printableError struct{ err error }
+
+func (e printableError) Error() string { return inventory.Printable(e.err.Error()) }
+func (e printableError) Unwrap() error { return e.err }
+
+// checkOutputFile refuses a file flag that names something other than a
+// regular file (a directory, a FIFO, a device): writing it atomically
+// would fail halfway, as an I/O error, for what is a usage mistake.
+func checkOutputFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	err := evidence.CheckRegular(path)
+	if errors.Is(err, evidence.ErrNotRegular) {
+		return flagErrorf("%s: %v", flag, err)
+	}
+	return nil
 }
 
 // checkNames applies the one name check (inventory.CheckName) to a flag's
