@@ -4,6 +4,9 @@
 # (`make fuzz` uses FUZZTIME=60s).
 # Seed corpora live in each package's testdata/fuzz/; a crash found is
 # written there too and becomes a regression test of the plain `go test`.
+# The list is every Fuzz function of the module (go test -list), among them
+# inventory.FuzzCheckName (the one id and group-name check) and
+# families.FuzzCheckArgv (the families argv validation).
 #
 # Go 1.26's fuzzing coordinator can end a clean duration-bounded run with a
 # bare "context deadline exceeded" (golang/go#75804): no failing input was
