@@ -378,7 +378,9 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 		}
 	}
 	cr.stopServer()
-	err := cr.collectRecords(ctx)
+	// Read even after Ctrl-C: the stop stage finishes what it started, and
+	// the file is the stopped server's own, each line capped.
+	err := cr.collectRecords(context.WithoutCancel(ctx))
 	if listenErr != nil {
 		return listenErr
 	}
