@@ -5,9 +5,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
+	"os"
 	"slices"
 	"strings"
 	"time"
@@ -64,7 +64,7 @@ func (e *ReplyError) Error() string { return e.Type + ": " + e.Message }
 // Worker is a started worker that answered ready.
 type Worker struct {
 	p     proc.Process
-	stdin *io.PipeWriter
+	stdin *os.File
 	lines chan []byte
 	// readErr is set before lines is closed.
 	readErr error
@@ -88,23 +88,31 @@ func (e *WorkerGone) Error() string {
 	return msg
 }
 
-// StartWorker starts the worker and waits for its ready line.
+// StartWorker starts the worker and waits for its ready line. Its stdin
+// and stdout are OS pipes the worker owns directly: no copying goroutine
+// stands between it and us, so its exit is seen at once.
 func StartWorker(ctx context.Context, r proc.Runner, s WorkerSpec) (*Worker, error) {
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	p, err := r.Start(ctx, proc.Spec{Name: "native worker", Argv: s.Argv, Env: s.Env, Stdin: inR, Stdout: outW,
-		Stderr: s.Stderr, Grace: 10 * time.Second})
+	inR, inW, err := os.Pipe()
 	if err != nil {
 		return nil, err
 	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		inR.Close()
+		inW.Close()
+		return nil, err
+	}
+	p, err := r.Start(ctx, proc.Spec{Name: "native worker", Argv: s.Argv, Env: s.Env, Stdin: inR, Stdout: outW,
+		Stderr: s.Stderr, Grace: 10 * time.Second})
+	// The child has its own copies of its ends.
+	inR.Close()
+	outW.Close()
+	if err != nil {
+		inW.Close()
+		outR.Close()
+		return nil, err
+	}
 	w := &Worker{p: p, stdin: inW, lines: make(chan []byte, 1), spec: s}
-	go func() {
-		<-p.Done()
-		// Writes to a dead worker fail instead of blocking; the reader
-		// sees the end of its output.
-		inR.CloseWithError(errors.New("native worker exited"))
-		outW.Close()
-	}()
 	go w.read(outR)
 	line, err := w.next(ctx, "startup", s.StartupTimeout)
 	if err != nil {
@@ -129,7 +137,8 @@ func StartWorker(ctx context.Context, r proc.Runner, s WorkerSpec) (*Worker, err
 	return w, nil
 }
 
-func (w *Worker) read(r io.Reader) {
+func (w *Worker) read(r *os.File) {
+	defer r.Close()
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 0, 64<<10), MaxWorkerLine)
 	for sc.Scan() {
