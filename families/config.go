@@ -109,6 +109,8 @@ type Prepare struct {
 
 // Timeouts per stage; zero means the harness default.
 type Timeouts struct {
+	// Prepare bounds building a missing bundle or corpus.
+	Prepare     Duration `yaml:"prepare" json:"prepare"`
 	Startup     Duration `yaml:"startup" json:"startup"`
 	Correctness Duration `yaml:"correctness" json:"correctness"`
 	Native      Duration `yaml:"native" json:"native"`

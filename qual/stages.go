@@ -64,7 +64,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
 	cr.corpus = inventory.ResolvePath(cr.env.group.File, cr.env.group.Workload.Dataset.Corpus)
-	timeout := defaultPrepareTimeout
+	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
 		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
 			return err
