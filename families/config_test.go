@@ -96,7 +96,7 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		assert.Equal(t, FinishNullComplete, f.FinishReasonNull, name)
 		assert.Contains(t, f.Correctness, "tests/e2e/models/"+name+"/test_"+name+"_e2e.py", name)
 		assert.Contains(t, f.Inventory.Controls, "max_tokens", name)
-		assert.Equal(t, "tokenizers/{profile}", f.Inventory.Tokenizer, name)
+		assert.Equal(t, "../tokenizers/{profile}", f.Inventory.Tokenizer, name)
 	}
 	for _, name := range det {
 		f := cfg.Families[name]
