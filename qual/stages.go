@@ -118,22 +118,33 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	return nil
 }
 
-// resolveTokenizer finds the tokenizer AIPerf chat loads: the profile's
-// own (inventory tokenizer.path) or the run's --tokenizer, and checks it is
-// a tokenizer directory of this checkpoint: present, loadable offline, equal
-// to its pin, and not named for another checkpoint.
+// resolveTokenizer finds and checks the tokenizer AIPerf chat loads.
 func (cr *checkpointRun) resolveTokenizer() error {
-	p := cr.profile
-	dir, where := cr.env.opts.Tokenizer, "the run's --tokenizer"
+	id, err := CheckTokenizer(cr.profile, cr.env.opts.Tokenizer)
+	if err != nil {
+		return err
+	}
+	cr.tokenizer = id.Path
+	cr.res.Provenance.Tokenizer = id
+	return nil
+}
+
+// CheckTokenizer finds the tokenizer AIPerf chat loads for a profile: its
+// own (inventory tokenizer.path) or fallback (the run's --tokenizer), and
+// checks it is a tokenizer directory of this checkpoint: present, loadable
+// offline, equal to its pin, and not named for another checkpoint. Errors
+// name the profile and the cause. `run` and `doctor` both use it.
+func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentity, error) {
+	dir, where := fallback, "the run's --tokenizer"
 	if p.Tokenizer.Path != "" {
 		dir, where = inventory.ResolvePath(p.File, p.Tokenizer.Path), "tokenizer.path at "+p.Where("tokenizer.path")
 	}
 	if dir == "" {
-		return fmt.Errorf("profile %s: no tokenizer for AIPerf chat: give the checkpoint's tokenizer directory as tokenizer.path in the inventory (%s) or pass --tokenizer",
+		return nil, fmt.Errorf("profile %s: no tokenizer for AIPerf chat: give the checkpoint's tokenizer directory as tokenizer.path in the inventory (%s) or pass --tokenizer",
 			p.ID, p.Where("id"))
 	}
 	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fmt.Errorf("profile %s: tokenizer directory %s (%s) does not exist", p.ID, dir, where)
+		return nil, fmt.Errorf("profile %s: tokenizer directory %s (%s) does not exist", p.ID, dir, where)
 	}
 	found := ""
 	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "tokenizer.model"} {
@@ -143,7 +154,7 @@ func (cr *checkpointRun) resolveTokenizer() error {
 		}
 	}
 	if found == "" {
-		return fmt.Errorf("profile %s: %s (%s) holds no tokenizer.json, tokenizer_config.json or tokenizer.model: AIPerf cannot load it offline",
+		return nil, fmt.Errorf("profile %s: %s (%s) holds no tokenizer.json, tokenizer_config.json or tokenizer.model: AIPerf cannot load it offline",
 			p.ID, dir, where)
 	}
 	id := &reports.FileIdentity{Path: dir}
@@ -155,16 +166,14 @@ func (cr *checkpointRun) resolveTokenizer() error {
 		if got == "" {
 			got = "absent"
 		}
-		return fmt.Errorf("profile %s: tokenizer %s does not match its pin (%s): tokenizer.json sha256 %s, pinned %s; it is not the tokenizer of %s that was qualified",
+		return nil, fmt.Errorf("profile %s: tokenizer %s does not match its pin (%s): tokenizer.json sha256 %s, pinned %s; it is not the tokenizer of %s that was qualified",
 			p.ID, dir, p.Where("tokenizer.sha256"), got, pin, p.Checkpoint)
 	}
 	if name := tokenizerName(dir); name != "" && p.Checkpoint != "" && !strings.EqualFold(name, p.Checkpoint) {
-		return fmt.Errorf("profile %s: tokenizer %s is %s's (tokenizer_config.json name_or_path), not %s's: token counts would be another model's",
+		return nil, fmt.Errorf("profile %s: tokenizer %s is %s's (tokenizer_config.json name_or_path), not %s's: token counts would be another model's",
 			p.ID, dir, name, p.Checkpoint)
 	}
-	cr.tokenizer = dir
-	cr.res.Provenance.Tokenizer = id
-	return nil
+	return id, nil
 }
 
 // tokenizerName is tokenizer_config.json's name_or_path when it names a

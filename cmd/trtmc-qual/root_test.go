@@ -186,3 +186,29 @@ func TestVersionAndUsageErrors(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "unknown flag")
 }
+
+// doctor: flags parsed into options; exit 3 when the host is not ready.
+func TestDoctorFlagsAndExit(t *testing.T) {
+	io, _, _ := testIO()
+	f := newFactory(io, func() {})
+	f.Getenv = func(string) string { return "" }
+	var got *doctorOptions
+	root := newRootCmd(f)
+	for _, c := range root.Commands() {
+		if c.Name() == "doctor" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(newDoctorCmd(f, func(o *doctorOptions) error { got = o; return nil }))
+	root.SetArgs([]string{"doctor", "--group", "vlm", "--repo", "/src/trtmc", "-o", "json", "--min-free-gib", "5"})
+	require.NoError(t, root.Execute())
+	require.NotNil(t, got)
+	assert.Equal(t, []string{"vlm"}, got.Groups)
+	assert.Equal(t, "/src/trtmc", got.Repo)
+	assert.Equal(t, "json", got.Format)
+	assert.Equal(t, 5.0, got.MinFreeGiB)
+
+	root = newRootCmd(f)
+	root.SetArgs([]string{"doctor", "-o", "yaml"})
+	assert.Equal(t, exitUsage, codeFor(root.Execute()))
+}
