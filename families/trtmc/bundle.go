@@ -118,7 +118,7 @@ func build(ctx context.Context, o BundleOptions, rc *Receipt) error {
 	}
 	snap, err := specs.Source{Git: o.Git, Config: o.Specs, Repo: o.Repo}.Read(ctx, o.Ref)
 	if err != nil {
-		return err
+		return fmt.Errorf("profile %s: bundle %s is missing and its manifest cannot be read to build it: %w", o.Profile, o.Bundle, err)
 	}
 	var m *specs.Manifest
 	for _, cand := range snap.Manifests {

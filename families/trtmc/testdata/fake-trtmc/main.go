@@ -9,8 +9,8 @@
 //
 //	FAKE_TRTMC_LOG   append each invocation's argv (JSON) to this file
 //	FAKE_WORKER      worker scenario: "" | error:<id> | runtime-error:<id> |
-//	                 crash:<id> | hang:<id> | garbage | textonly | protocol:<n> |
-//	                 wrong-id:<id> | nosize
+//	                 crash:<id> | crash-at:<n-th request> | hang:<id> | garbage |
+//	                 textonly | protocol:<n> | wrong-id:<id> | nosize
 //	FAKE_TRTMC       trtmc scenario: "" | no-timing | fail:<n-th call>
 //	FAKE_PYTEST      pytest scenario: pass | fail | no-metrics | skip | error |
 //	                 build | contradict | none | exit5 | touch-bundle | ref
@@ -104,8 +104,16 @@ func server(args []string) int {
 		return 2
 	}
 	// trtmc-server BUNDLE --model-name N --host H --port P --records F: the
-	// same shape as trtmc-refserver serve.
-	argv := append([]string{ref, "serve"}, args...)
+	// same shape as trtmc-refserver serve, less the worker timeouts the
+	// reference server does not have.
+	argv := []string{ref, "serve"}
+	for i := 0; i < len(args); i++ {
+		if (args[i] == "--startup-timeout" || args[i] == "--request-timeout") && i+1 < len(args) {
+			i++
+			continue
+		}
+		argv = append(argv, args[i])
+	}
 	if err := syscall.Exec(ref, argv, os.Environ()); err != nil {
 		fmt.Fprintln(os.Stderr, "fake trtmc-server:", err)
 	}
@@ -152,7 +160,9 @@ func worker(bundlePath string) int {
 	emit(map[string]any{"event": "ready", "protocol_version": version, "capabilities": caps, "default_max_new_tokens": 128})
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 0, 1<<20), 16<<20+2)
+	served := 0
 	for in.Scan() {
+		served++
 		if p := os.Getenv("FAKE_WORKER_LOG"); p != "" {
 			if fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				fh.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
@@ -171,7 +181,7 @@ func worker(bundlePath string) int {
 			return 0
 		}
 		switch {
-		case kind == "crash" && id == arg:
+		case kind == "crash" && id == arg, kind == "crash-at" && fmt.Sprint(served) == arg:
 			fmt.Fprintln(os.Stderr, "[trtmc.server.worker] CUDA error: an illegal memory access was encountered")
 			return 134
 		case kind == "hang" && id == arg:
