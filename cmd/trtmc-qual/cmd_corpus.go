@@ -12,6 +12,8 @@ func newCorpusCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "corpus",
 		Short: "Prepare the image corpus a group is measured on",
+		Example: `  trtmc-qual corpus init corpora/vlm --questions questions.jsonl
+  trtmc-qual corpus init corpora/detection`,
 	}
 	cmd.AddCommand(newCorpusInitCmd(f))
 	return cmd

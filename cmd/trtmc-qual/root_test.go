@@ -169,7 +169,7 @@ func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
 	}
 	walk(newRootCmd(newFactory(io, func() {})), nil)
 	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show",
-		"inventory reconcile", "inventory drift"} {
+		"inventory reconcile", "inventory drift", "doctor", "corpus init"} {
 		assert.Contains(t, visited, verb)
 	}
 	code, out, _ = runCLI(t, nil, "completion", "bash")
