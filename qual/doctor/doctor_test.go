@@ -167,6 +167,7 @@ func TestReadyHost(t *testing.T) {
 	assert.Contains(t, byArea(r, "executable", "trtmc").Detail, "trtmc 0.0.0-fake")
 	assert.Contains(t, byArea(r, "executable", "pytest").Detail, "pytest 8.3.5")
 	assert.Equal(t, StatusOK, byArea(r, "executable", "trtmc-server").Status)
+	assert.Contains(t, byArea(r, "executable", "python3").Detail, "tensorrt-model-connect 0.0.0-fake")
 	assert.Equal(t, "aiperf 0.13.0", byArea(r, "aiperf", "").Detail)
 	assert.Contains(t, byArea(r, "repo", "").Detail, ", clean")
 	assert.Contains(t, byArea(r, "bundle", "qwen3-vl-2b").Detail, "= pin")
@@ -174,7 +175,7 @@ func TestReadyHost(t *testing.T) {
 	assert.Contains(t, byArea(r, "corpus", "").Detail, "1 images, 1 distinct sizes over 55 requests")
 	assert.Equal(t, StatusSkip, byArea(r, "profile", "qwen3-vl-2b-l0").Status)
 	assert.Nil(t, byArea(r, "bundle", "qwen3-vl-2b-l0"), "excluded profiles are not checked")
-	assert.Equal(t, "doctor: ready for vlm: 12 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
+	assert.Equal(t, "doctor: ready for vlm: 13 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
 }
 
 // Each broken thing makes the host not ready, names what and says how to
