@@ -32,7 +32,7 @@ type ChatCall struct {
 // ChatLimits are the server settings the mapping depends on.
 type ChatLimits struct {
 	// DefaultMaxNewTokens is used when the request names no max_tokens
-	// (the worker's default_max_new_tokens).
+	// (the worker's default_max_new_tokens; 0: leave it to the Task).
 	DefaultMaxNewTokens int
 	// MaxNewTokens is the server's --max-new-tokens limit (default 4096).
 	MaxNewTokens int
@@ -115,13 +115,14 @@ func ParseChat(payload []byte, lim ChatLimits) (ChatCall, error) {
 	if limit <= 0 {
 		limit = 4096
 	}
-	if maxTokens <= 0 {
-		return ChatCall{}, errors.New("the request names no max_tokens and the worker reported no default")
-	}
 	if maxTokens > limit {
 		return ChatCall{}, fmt.Errorf("requested generation exceeds %d tokens", limit)
 	}
-	call.Config["max_new_tokens"] = maxTokens
+	if maxTokens > 0 {
+		// Unknown only on the CLI path with no max_tokens in the request:
+		// `trtmc run` then uses the bundle's own default, as the worker would.
+		call.Config["max_new_tokens"] = maxTokens
+	}
 	if req.Temperature != nil {
 		call.Config["temperature"] = *req.Temperature
 	}

@@ -109,3 +109,13 @@ func TestParseInfer(t *testing.T) {
 		assert.ErrorContains(t, err, tt.want, name)
 	}
 }
+
+// On the CLI path the default is unknown: no max_new_tokens is sent, and
+// `trtmc run` uses the bundle's own default.
+func TestParseChatWithoutAKnownDefault(t *testing.T) {
+	call, err := ParseChat(chatPayload(t, ``), ChatLimits{})
+	require.NoError(t, err)
+	_, has := call.Config["max_new_tokens"]
+	assert.False(t, has)
+	assert.NotContains(t, chatFlags(call.Config), "--max-new-tokens")
+}
