@@ -48,6 +48,9 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
 			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "md"); err != nil {
 				return &flagError{err}
 			}
+			if err := checkNames("--group", opts.Groups...); err != nil {
+				return err
+			}
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
 				return runF(opts)
