@@ -173,6 +173,11 @@ type Provenance struct {
 	Host         string    `json:"host"`
 	GPU          *GPU      `json:"gpu,omitempty"`
 	Commands     []Command `json:"commands"`
+	// PipFreezeFile is the evidence file (relative to the row's directory)
+	// holding the whole `pip freeze --all` whose digest PipFreezeSHA256 is.
+	PipFreezeFile string `json:"pip_freeze_file,omitempty"`
+	// GoVersion is the Go toolchain that built the harness (runtime.Version).
+	GoVersion string `json:"go_version,omitempty"`
 }
 
 // GPU identifies the device a row was measured on.
