@@ -29,6 +29,7 @@ func TestFormatFlagOneMeaning(t *testing.T) {
 		append([]string{"inventory", "validate"}, invFlags()...),
 		{"inventory", "reconcile", "--repo", t.TempDir(), "--group", "vlm"},
 		{"inventory", "drift", "--repo", t.TempDir()},
+		append([]string{"doctor"}, invFlags()...),
 	}
 	listing := regexp.MustCompile(`valid values are ([a-z]+(, [a-z]+)*)$`)
 	for _, v := range verbs {
@@ -144,7 +145,7 @@ func TestHelpOnlyShowsTheVerbsFlags(t *testing.T) {
 		}
 		assert.Contains(t, out, "--config", "%v --help: the one global flag", verb)
 	}
-	for _, verb := range [][]string{{"run"}, {"ci"}} {
+	for _, verb := range [][]string{{"run"}, {"ci"}, {"doctor"}} {
 		_, out, _ := runCLI(t, nil, append(verb, "--help")...)
 		for _, f := range runOnly {
 			assert.Contains(t, out, f, "%v --help", verb)
