@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -50,6 +51,7 @@ const (
 	// and what its task_ms measures (families/trtmc's adapter writes it).
 	fileNativeMeta = "native_meta.json"
 	fileDataset    = "dataset.jsonl"
+	filePipFreeze  = "pip_freeze.txt"
 	dirAIPerf      = "aiperf"
 )
 
@@ -109,7 +111,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	cr.res.Provenance = reports.Provenance{
 		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
 		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
-		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreeze,
+		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreezeSHA, GoVersion: runtime.Version(),
 	}
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
@@ -326,6 +328,14 @@ func readResult(path string) (*reports.Result, error) {
 
 func (cr *checkpointRun) writeResult() error {
 	cr.res.EndedAt = cr.now()
+	if len(cr.env.pipFreeze) > 0 {
+		// The whole package set beside its digest, so a row's environment can
+		// be rebuilt, not only compared.
+		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.env.pipFreeze, 0o644); err != nil {
+			return err
+		}
+		cr.res.Provenance.PipFreezeFile = filePipFreeze
+	}
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
@@ -335,6 +345,8 @@ func (cr *checkpointRun) writeResult() error {
 		"harness_commit":    cr.res.Provenance.HarnessCommit,
 		"aiperf_version":    cr.res.Provenance.AIPerfVersion,
 		"pip_freeze_sha256": cr.res.Provenance.PipFreezeSHA256,
+		"pip_freeze_file":   cr.res.Provenance.PipFreezeFile,
+		"go_version":        cr.res.Provenance.GoVersion,
 		"server_binary":     cr.res.Provenance.ServerBinary,
 		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
 		"bundle_sha256":     cr.res.Provenance.BundleSHA256,

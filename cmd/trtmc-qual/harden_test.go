@@ -40,6 +40,8 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(notDir, []byte("keep me\n"), 0o644))
 	fifo := filepath.Join(dir, "fifo.yaml")
 	require.NoError(t, syscall.Mkfifo(fifo, 0o600))
+	mdDir := filepath.Join(dir, "results.md")
+	require.NoError(t, os.Mkdir(mdDir, 0o755))
 
 	for _, c := range []struct {
 		name string
@@ -71,8 +73,8 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 			`--only: "a\u202eb" is not a valid name: it has "\u202e" at byte 1`},
 		{"inventory show with zero-width", []string{"inventory", "show", "qwen3\u200b-vl-2b", "--families", fams, "--inventory", valid},
 			`ID: "qwen3\u200b-vl-2b" is not a valid name`},
-		{"report --output a directory", []string{"report", "--from", repoFile("reports", "testdata", "evidence", "a"), "--group", "vlm", "--output", dir},
-			"--output: " + dir + " is not a regular file (it is a directory)"},
+		{"report --output-file a directory", []string{"report", "--from", repoFile("reports", "testdata", "evidence", "a"), "--group", "vlm", "--output-file", mdDir},
+			"--output-file: " + mdDir + " is not a regular file (it is a directory)"},
 		{"ci --junit a FIFO", []string{"ci", "--repo", dir, "--junit", fifo},
 			"--junit: " + fifo + " is not a regular file (it is a FIFO)"},
 	} {
