@@ -88,11 +88,6 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			if err := checkFileKind("summary", opts.Summary, reports.FormatMarkdown); err != nil {
 				return err
 			}
-			for flag, path := range map[string]string{"--junit": opts.JUnit, "--summary": opts.Summary} {
-				if err := checkOutputFile(flag, path); err != nil {
-					return err
-				}
-			}
 			if opts.RunSmoke && opts.Smoke == nil {
 				return withCode(exitSetup, errors.New("--smoke: this build has no smoke qualification wired in (ci Options.Smoke is nil); run `trtmc-qual run` separately"))
 			}
