@@ -172,14 +172,14 @@ type Provenance struct {
 	DatasetSHA256         string `json:"dataset_sha256"`
 	// SourceCommit is the measurement source commit (the TRTMC commit the
 	// bundle was built from), when known.
-	SourceCommit string    `json:"source_commit,omitempty"`
-	Host         string    `json:"host"`
-	GPU          *GPU      `json:"gpu,omitempty"`
+	SourceCommit string `json:"source_commit,omitempty"`
+	Host         string `json:"host"`
+	GPU          *GPU   `json:"gpu,omitempty"`
 	// Slurm is the Slurm job the row was measured in, when it ran in one
 	// (`run --executor slurm`), and how Slurm says it ended when the
 	// driver had to write the row itself.
-	Slurm *SlurmTask `json:"slurm,omitempty"`
-	Commands     []Command `json:"commands"`
+	Slurm    *SlurmTask `json:"slurm,omitempty"`
+	Commands []Command  `json:"commands"`
 }
 
 // GPU identifies the device a row was measured on.
