@@ -54,6 +54,11 @@ func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
 	return p.env.checkpoint(context.Background(), prof, Slot{Name: "none"})
 }
 
+// RunKey is the run key this run gives the profile's row.
+func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
+	return p.env.newCheckpointRun(prof, Slot{Name: "none"}).runKey()
+}
+
 // Finished returns the profile's finished (qualified or failed) result when
 // its run key equals the one this run would have: what --resume skips.
 func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
