@@ -55,8 +55,8 @@ install() {
   local sudo
   sudo=$(need_root)
   export DEBIAN_FRONTEND=noninteractive
-  $sudo apt-get update -qq >&2
-  $sudo apt-get install -y -qq --no-install-recommends slurm-wlm munge >&2
+  $sudo apt-get update -qq >/dev/null
+  $sudo apt-get install -y -qq --no-install-recommends slurm-wlm munge >/dev/null
   for b in munged slurmctld slurmd sbatch; do
     if ! command -v "$b" >/dev/null 2>&1; then
       say "apt-get finished but $b is not on PATH"
