@@ -9,7 +9,11 @@
 #   2. harness overhead and readiness lag of a real run of the reference
 #      target (group detection, real AIPerf);
 #   3. the makespan of a group of uneven checkpoints on BENCH_SLOTS slots vs
-#      its lower bound max(longest checkpoint, total work / slots).
+#      its lower bound max(longest checkpoint, total work / slots);
+#   4. the same group through the local Slurm cluster (scripts/slurm-local.sh,
+#      started here when it is not running, array throttled to BENCH_SLOTS
+#      tasks) vs locally on BENCH_SLOTS slots: slurm_overhead_s, the
+#      difference of the two makespans per checkpoint.
 #
 # The last lines are the figures, one `name: value` each. Knobs: BENCH_N,
 # BENCH_REPS (timed repetitions of Go and wc; the fastest counts),
@@ -30,7 +34,11 @@ MEASURED=${BENCH_MEASURED:-50}
 PY=${PYTHON:-python3}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trtmc-bench.XXXXXX")
-cleanup() { if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi; }
+slurm_started=false
+cleanup() {
+  if [ "$slurm_started" = true ]; then scripts/slurm-local.sh stop || true; fi
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 figures=()
@@ -275,6 +283,49 @@ EOF
 done
 [ -n "$makespan" ] || { say "part 3: could not compute the makespan"; exit 1; }
 figure makespan_ratio "$makespan"
+
+# ---------------------------------------------------------------- part 4
+# The same uneven group, fresh evidence roots, inventory order both ways
+# (no earlier results, so the local scheduler has no durations to sort by
+# and Slurm starts array tasks in index order), timed from outside: from
+# starting trtmc-qual to its exit.
+slurm_overhead=""
+if ! scripts/slurm-local.sh status >/dev/null 2>&1; then
+  if slurm_env=$(scripts/slurm-local.sh start); then slurm_started=true; else slurm_env=""; fi
+else
+  slurm_env=$(scripts/slurm-local.sh env)
+fi
+if [ -n "$slurm_env" ]; then
+  eval "$slurm_env"
+  n=$(echo $SLOW_MS | wc -w)
+  say "part 4: $n checkpoints locally on $SLOTS slots, then through Slurm ($SLOTS tasks at a time, polled every 1 s)"
+  now() { date +%s.%N; }
+  for mode in local slurm; do
+    args=(run --group sched --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" --out "$sched/$mode-out" --format md)
+    [ "$mode" = local ] && args+=(--gpus "cpu:$SLOTS")
+    [ "$mode" = slurm ] && args+=(--executor slurm)
+    for attempt in 1 2; do
+      rm -rf "$sched/$mode-out"
+      rc=0
+      t0=$(now)
+      TRTMC_QUAL_SLURM_POLL_INTERVAL=1s TRTMC_QUAL_SLURM_MAX_PARALLEL=$SLOTS \
+        bin/trtmc-qual "${args[@]}" 2>"$sched/$mode.log" >"$sched/$mode.md" || rc=$?
+      t1=$(now)
+      [ "$rc" -gt 1 ] || break
+      say "part 4: $mode: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$sched/$mode-out/sched"
+      tail -3 "$sched/$mode.log" >&2
+      [ "$attempt" = 1 ] || exit 1
+    done
+    elapsed=$("$PY" -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$t0" "$t1")
+    if [ "$mode" = local ]; then local_s=$elapsed; else slurm_s=$elapsed; fi
+  done
+  slurm_overhead=$("$PY" -c 'import sys; print("%.1f" % ((float(sys.argv[2]) - float(sys.argv[1])) / int(sys.argv[3])))' "$local_s" "$slurm_s" "$n")
+  say "part 4: makespan locally ${local_s} s, through Slurm ${slurm_s} s: $slurm_overhead s more per checkpoint"
+  grep -h "submitted Slurm array job" "$sched/slurm.log" | sed 's/^/bench: part 4: /' >&2 || true
+else
+  say "part 4: no local Slurm cluster (scripts/slurm-local.sh start failed; it needs root or sudo): slurm_overhead_s unavailable"
+fi
+figure slurm_overhead_s "${slurm_overhead:-unavailable}"
 
 echo "== figures (docs/performance.md)" >&2
 for f in "${figures[@]}"; do echo "$f"; done
