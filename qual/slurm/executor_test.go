@@ -256,6 +256,26 @@ func TestRejectedSubmissionIsASetupErrorWithSlurmsMessage(t *testing.T) {
 	assert.True(t, errors.Is(statErr, os.ErrNotExist), "nothing to follow is recorded")
 }
 
+// Ctrl-C while submitting: the job Slurm accepted is cancelled, not lost,
+// and nothing is left recorded to follow.
+func TestInterruptDuringSubmission(t *testing.T) {
+	fx := newFixture(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	fx.slurm.onSubmit = func(n int) {
+		if n == 1 {
+			cancel() // the signal arrives while sbatch runs; Slurm accepts the job
+		}
+	}
+	_, err := fx.run(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.Len(t, fx.slurm.sbatchCalls(), 1, "no second array after the interruption")
+	require.Len(t, fx.slurm.cancels, 1)
+	assert.Equal(t, []string{"100"}, fx.slurm.cancels[0])
+	_, statErr := os.Stat(recordPath(fx.out, "mixed"))
+	assert.True(t, errors.Is(statErr, os.ErrNotExist))
+}
+
 func TestASecondSubmissionOverALiveOneIsRefused(t *testing.T) {
 	fx := newFixture(t)
 	fx.ex.Detach = true

@@ -69,8 +69,10 @@ type fakeSlurm struct {
 	reject map[int]string
 	// purge makes scontrol forget arrays whose tasks all ended.
 	purge bool
-	// onShow runs before every scontrol call with the count so far.
+	// onShow runs before every scontrol call with the count so far;
+	// onSubmit before every sbatch.
 	onShow   func(n int)
+	onSubmit func(n int)
 	arrays   map[string]*fakeArray
 	order    []string
 	submits  int
@@ -106,7 +108,11 @@ func (f *fakeSlurm) Run(ctx context.Context, s proc.Spec) (proc.Result, error) {
 		f.mu.Lock()
 		f.submits++
 		msg, rejected := f.reject[f.submits]
+		n, hook := f.submits, f.onSubmit
 		f.mu.Unlock()
+		if hook != nil {
+			hook(n)
+		}
 		if rejected {
 			return fail(msg)
 		}

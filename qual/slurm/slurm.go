@@ -163,14 +163,19 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	cl := client{runner: e.Runner, dir: e.Config.CommandsDir}
 	group := prep.Group.Name
 
-	// An earlier submission's tasks still queued or running are adopted
-	// with --resume, and refuse a new submission otherwise.
-	adopted := map[string]TaskRef{}
+	// An earlier submission's tasks still queued or running refuse a new
+	// submission; --resume adopts them all (selected or not: the new
+	// record replaces the old one, and nothing of the group may run
+	// unrecorded).
+	var live []TaskRef
 	if prev, err := ReadRecord(out, group); err != nil {
 		return nil, err
 	} else if prev != nil {
 		active, err := activeTasks(ctx, cl, prev.Tasks)
 		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
 			return nil, &qual.SetupError{Err: fmt.Errorf("query the earlier submission's tasks: %w", err)}
 		}
 		if len(active) > 0 && !opts.Resume {
@@ -180,34 +185,35 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 			}
 			return nil, &ActiveError{Group: group, Tasks: ids}
 		}
-		for _, t := range active {
-			t.Adopted = true
-			adopted[t.Profile] = t
-		}
+		live = active
 	}
 
 	results := map[string]*reports.Result{}
 	rec := &Record{Schema: RecordSchema, Group: group, Out: out, SubmittedAt: opts.Now().UTC(),
 		Workload: prep.Group.Workload, Arrays: []Array{}, Tasks: []TaskRef{}}
+	adopted := map[string]bool{}
+	for _, t := range live {
+		t.Adopted = true
+		logf(opts.Log, "resume: %s: adopting Slurm task %s of the earlier submission (still queued or running)", t.Profile, t.ID())
+		rec.Tasks = append(rec.Tasks, t)
+		adopted[t.Profile] = true
+	}
 	var toRun []*inventory.Profile
 	for _, p := range prep.Profiles {
-		if t, ok := adopted[p.ID]; ok {
-			logf(opts.Log, "resume: %s: adopting Slurm task %s of the earlier submission (still queued or running)", p.ID, t.ID())
-			rec.Tasks = append(rec.Tasks, t)
-			continue
-		}
-		if p.Exclusion != nil {
+		switch {
+		case adopted[p.ID]:
+		case p.Exclusion != nil:
 			results[p.ID] = prep.Excluded(p)
-			continue
-		}
-		if opts.Resume {
+		case opts.Resume:
 			if r, ok := prep.Finished(p); ok {
 				logf(opts.Log, "resume: %s: finished result with the same run key (%s), not submitted", p.ID, r.Verdict)
 				results[p.ID] = r
 				continue
 			}
+			toRun = append(toRun, p)
+		default:
+			toRun = append(toRun, p)
 		}
-		toRun = append(toRun, p)
 	}
 
 	arrays, err := e.plan(toRun, opts.Families)
@@ -216,11 +222,6 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	}
 	if err := e.submit(ctx, cl, rec, arrays, opts.Log); err != nil {
 		return nil, err
-	}
-	if err := writeRecord(rec); err != nil {
-		// The tasks must not run unrecorded: nothing could follow them.
-		_ = cl.cancel(context.WithoutCancel(ctx), e.JobIDs)
-		return nil, fmt.Errorf("record the Slurm submission (its jobs were cancelled): %w", err)
 	}
 	if e.Detach {
 		logf(opts.Log, "detached: follow with `trtmc-qual status --out %s --group %s --wait`", out, group)
@@ -411,6 +412,14 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 	if err := os.MkdirAll(filepath.Join(groupDir(rec.Out, rec.Group), "logs"), 0o755); err != nil {
 		return err
 	}
+	prev, err := os.ReadFile(recordPath(rec.Out, rec.Group))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	if len(arrays) == 0 {
+		// Nothing new (everything adopted, finished or excluded).
+		return writeRecord(rec)
+	}
 	stamp := rec.SubmittedAt.Format("20060102T150405Z")
 	for k, a := range arrays {
 		ids := make([]string, len(a.profiles))
@@ -422,14 +431,11 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 			return err
 		}
 		args := e.sbatchArgs(rec.Group, rec.Out, a, script)
-		id, err := cl.submit(ctx, args)
+		// sbatch is not interrupted: a job Slurm accepted must not go
+		// unrecorded because its id was never read.
+		id, err := cl.submit(context.WithoutCancel(ctx), args)
 		if err != nil {
-			if len(e.JobIDs) > 0 {
-				_ = cl.cancel(context.WithoutCancel(ctx), e.JobIDs)
-			}
-			if ctx.Err() != nil {
-				return ctx.Err()
-			}
+			e.cancelSubmitted(ctx, cl, rec, prev)
 			return &qual.SetupError{Err: fmt.Errorf("Slurm rejected the submission of group %s (%s): %w", rec.Group, strings.Join(ids, ", "), err)}
 		}
 		e.JobIDs = append(e.JobIDs, id)
@@ -437,6 +443,15 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 			GPUs: a.shape.gpus, TimeLimit: strconv.Itoa(a.shape.minutes), Constraint: a.shape.constraint, Profiles: ids})
 		for i, p := range ids {
 			rec.Tasks = append(rec.Tasks, TaskRef{Profile: p, ArrayJobID: id, Index: i})
+		}
+		// Recorded at once: nothing of the group may run unrecorded.
+		if err := writeRecord(rec); err != nil {
+			e.cancelSubmitted(ctx, cl, rec, prev)
+			return fmt.Errorf("record the Slurm submission (its jobs were cancelled): %w", err)
+		}
+		if ctx.Err() != nil {
+			e.cancelSubmitted(ctx, cl, rec, prev)
+			return ctx.Err()
 		}
 		req := "no GPU request"
 		if e.Config.GPURequest != GPURequestNone {
@@ -446,6 +461,21 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 			rec.Group, id, len(ids), strings.Join(ids, ", "), req, a.shape.minutes, constraintNote(a.shape.constraint))
 	}
 	return nil
+}
+
+// cancelSubmitted cancels the arrays this run submitted so far and puts
+// the earlier record back (or removes this one): a submission that did
+// not go through leaves nothing to follow.
+func (e *Executor) cancelSubmitted(ctx context.Context, cl client, rec *Record, prev []byte) {
+	if len(e.JobIDs) > 0 {
+		_ = cl.cancel(context.WithoutCancel(ctx), e.JobIDs)
+	}
+	path := recordPath(rec.Out, rec.Group)
+	if prev != nil {
+		_ = evidence.WriteFileMode(path, prev, 0o644)
+	} else {
+		_ = os.Remove(path)
+	}
 }
 
 func constraintNote(c string) string {
