@@ -21,7 +21,8 @@
 # inventory order), BENCH_MEASURED (measured requests per scheduled
 # checkpoint), BENCH_SCHED_RUNS (runs of that group into the same evidence
 # root, so a scheduler that learns from earlier results can; the last one
-# counts), BENCH_KEEP=1 keeps the work directory.
+# counts), BENCH_PARTS (the parts to run, default "1 2 3 4"), BENCH_KEEP=1
+# keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -43,6 +44,8 @@ trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 figures=()
 figure() { figures+=("$1: $2"); }
+PARTS=${BENCH_PARTS:-1 2 3 4}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 # reasons prints the reasons of the rows under DIR that broke.
 reasons() { "$PY" - "$1" <<'EOF' >&2
 import glob, json, sys
@@ -53,11 +56,15 @@ for p in sorted(glob.glob(sys.argv[1] + "/*/result.json")):
 EOF
 }
 
-say "building the benchmark tools"
-go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/...
+if want 1; then
+  say "building the benchmark tools"
+  go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/...
+fi
 [ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
+say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 
 # ---------------------------------------------------------------- part 1
+if want 1; then
 data=$work/ckpt
 need_mib=$(( N * 9 / 1000 + 256 ))
 avail_mib=$(df -Pm "$work" | awk 'NR==2 {print $4}')
@@ -73,7 +80,6 @@ if [ "$avail_kib" -lt $(( N * 7 + 2097152 )) ]; then
   say "NOTE: $(( avail_kib / 1024 )) MiB of memory available, the Python baseline needs ~$(( N * 7 / 1024 )) MiB for $N requests: scaling down to $n2"
   N=$n2
 fi
-say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) in $data"
 "$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data"
 bytes=$(cat "$data"/aiperf/*.jsonl "$data"/*.jsonl | wc -c)
@@ -136,8 +142,10 @@ figure parse_join_vs_wc "$(ratio "$go_wall" "$wc_wall")"
 figure parse_join_cpu_vs_wc "$(ratio "$go_cpu" "$wc_cpu")"
 figure parse_join_peak_rss_mib "$(( go_rss / 1024 ))"
 rm -rf "$data" # the disk goes back before the live runs
+fi
 
 # ---------------------------------------------------------------- part 2
+if want 2; then
 # stamp prefixes every stderr line of trtmc-qual with the wall clock (ns)
 # at which it arrived, so stage boundaries are timed from outside.
 stamp() { "$PY" -u -c 'import sys, time
@@ -216,8 +224,10 @@ EOF
 [ -n "${lag:-}" ] || { say "part 2: could not compute the figures"; exit 1; }
 figure harness_overhead_pct "$overhead"
 figure readiness_lag_ms "$lag"
+fi
 
 # ---------------------------------------------------------------- part 3
+if want 3 || want 4; then
 sched=$work/sched
 mkdir -p "$sched/bin"
 bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
@@ -242,6 +252,8 @@ yaml.safe_dump({"schema": "trtmc-qual/inventory/v1", "groups": {"sched": {
                  "request_timeout_s": 60, "dataset": {"corpus": corpus}},
     "profiles": profiles}}}, open(out + "/inventory.yaml", "w"), sort_keys=False)
 EOF
+fi
+if want 3; then
 say "part 3: $(echo $SLOW_MS | wc -w) checkpoints (slow-ms $SLOW_MS, $MEASURED measured requests each) on $SLOTS slots, $SCHED_RUNS run(s)"
 for run in $(seq "$SCHED_RUNS"); do
   for attempt in 1 2; do
@@ -283,8 +295,10 @@ EOF
 done
 [ -n "$makespan" ] || { say "part 3: could not compute the makespan"; exit 1; }
 figure makespan_ratio "$makespan"
+fi
 
 # ---------------------------------------------------------------- part 4
+if want 4; then
 # The same uneven group, fresh evidence roots, inventory order both ways
 # (no earlier results, so the local scheduler has no durations to sort by
 # and Slurm starts array tasks in index order), timed from outside: from
@@ -322,10 +336,40 @@ if [ -n "$slurm_env" ]; then
   slurm_overhead=$("$PY" -c 'import sys; print("%.1f" % ((float(sys.argv[2]) - float(sys.argv[1])) / int(sys.argv[3])))' "$local_s" "$slurm_s" "$n")
   say "part 4: makespan locally ${local_s} s, through Slurm ${slurm_s} s: $slurm_overhead s more per checkpoint"
   grep -h "submitted Slurm array job" "$sched/slurm.log" | sed 's/^/bench: part 4: /' >&2 || true
+  # Where the difference goes: each task's life as Slurm saw it (scontrol,
+  # whole seconds) against its row's pipeline time.
+  "$PY" - "$sched/slurm-out/sched" <<'EOF' >&2 || true
+import calendar, glob, json, subprocess, sys, time
+def ts(s):
+    date, _, frac = s.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
+def local_ts(s):
+    return time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%S"))
+rows = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*/result.json")]
+rows = [r for r in rows if (r.get("provenance") or {}).get("slurm")]
+tasks = {}
+for aid in {r["provenance"]["slurm"]["array_job_id"] for r in rows}:
+    out = subprocess.run(["scontrol", "show", "job", "-o", aid], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        tasks["%s_%s" % (f.get("ArrayJobId"), f.get("ArrayTaskId"))] = f
+before, after = [], []
+for r in rows:
+    t = tasks.get(r["provenance"]["slurm"]["job_id"])
+    if not t or t.get("StartTime") in (None, "Unknown"):
+        continue
+    before.append(ts(r["started_at"]) - local_ts(t["StartTime"]))
+    after.append(local_ts(t["EndTime"]) - ts(r["ended_at"]))
+if before:
+    print("bench: part 4: per task, mean (scontrol's times are whole seconds): %.1f s from the task's start to its checkpoint's start "
+          "(trtmc-qual start-up, the AIPerf version check and pip freeze each task repeats), %.1f s from the checkpoint's end to the task's "
+          "(the group tables each task writes)" % (sum(before) / len(before), sum(after) / len(after)))
+EOF
 else
   say "part 4: no local Slurm cluster (scripts/slurm-local.sh start failed; it needs root or sudo): slurm_overhead_s unavailable"
 fi
 figure slurm_overhead_s "${slurm_overhead:-unavailable}"
+fi
 
 echo "== figures (docs/performance.md)" >&2
 for f in "${figures[@]}"; do echo "$f"; done

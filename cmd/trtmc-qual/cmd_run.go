@@ -83,6 +83,9 @@ job), 130 when interrupted.`,
 			if opts.Detach && opts.Executor != executorSlurm {
 				return flagErrorf("--detach needs --executor slurm")
 			}
+			if opts.Executor == executorSlurm && cmd.Flags().Changed("gpus") {
+				return flagErrorf("--gpus does not apply to --executor slurm: each task uses the GPUs Slurm allocates it (slurm.gpu_request)")
+			}
 			if !f.Config.AllowNonLoopback && !qual.IsLoopback(opts.Host) {
 				return flagErrorf("--host %s is not a loopback address: the servers would be reachable from the network; "+
 					"pass --allow-non-loopback to allow it", opts.Host)
@@ -157,9 +160,11 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		}
 		gpus = sel
 	}
-	slots, err := qual.Slots(ctx, probe, gpus)
-	if err != nil {
-		return nil, err
+	var slots []qual.Slot
+	if opts.Executor != executorSlurm { // Slurm tasks use the GPUs Slurm allocates them (--gpus slurm)
+		if slots, err = qual.Slots(ctx, probe, gpus); err != nil {
+			return nil, err
+		}
 	}
 	secrets := []string{}
 	for _, name := range f.Config.Secrets {

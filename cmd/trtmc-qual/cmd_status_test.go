@@ -80,6 +80,10 @@ func TestRunDetachNeedsSlurm(t *testing.T) {
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--detach needs --executor slurm")
 
+	code, _, errOut = runCLI(t, nil, "run", "--group", "vlm", "--executor", "slurm", "--gpus", "0")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--gpus does not apply to --executor slurm")
+
 	code, _, errOut = runCLI(t, nil, "run", "--group", "vlm", "--executor", "pbs")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "valid values are local, slurm")
