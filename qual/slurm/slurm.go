@@ -123,13 +123,14 @@ var _ qual.Executor = (*Executor)(nil)
 // running: two runs would write the same evidence directories.
 type ActiveError struct {
 	Group string
+	Out   string
 	Tasks []string
 }
 
 func (e *ActiveError) Error() string {
-	return fmt.Sprintf("an earlier Slurm submission of group %s into this evidence root still has %d task(s) queued or running (%s): "+
-		"follow it with `trtmc-qual status --wait`, adopt it with `run --resume`, or cancel it with `scancel %s`",
-		e.Group, len(e.Tasks), strings.Join(e.Tasks, " "), strings.Join(e.Tasks, " "))
+	return fmt.Sprintf("an earlier Slurm submission of group %s into %s still has %d task(s) queued or running (%s): "+
+		"follow it with `trtmc-qual status --out %s --group %s --wait`, adopt it with `run --resume`, or cancel it with `scancel %s`",
+		e.Group, e.Out, len(e.Tasks), strings.Join(e.Tasks, " "), e.Out, e.Group, strings.Join(e.Tasks, " "))
 }
 
 // ExitCode implements the CLI's exit-code contract: a usage error (2).
@@ -183,7 +184,7 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 			for i, t := range active {
 				ids[i] = t.ID()
 			}
-			return nil, &ActiveError{Group: group, Tasks: ids}
+			return nil, &ActiveError{Group: group, Out: out, Tasks: ids}
 		}
 		live = active
 	}
@@ -231,7 +232,9 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
 		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true}
 	settled, ferr := f.Follow(ctx)
-	maps(results, settled)
+	for k, v := range settled {
+		results[k] = v
+	}
 	outcome := &qual.Outcome{Group: group}
 	for _, p := range prep.Profiles {
 		if r := results[p.ID]; r != nil {
@@ -245,12 +248,6 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 		return outcome, ferr
 	}
 	return outcome, nil
-}
-
-func maps(dst, src map[string]*reports.Result) {
-	for k, v := range src {
-		dst[k] = v
-	}
 }
 
 func profileMap(ps []*inventory.Profile) map[string]*inventory.Profile {
