@@ -45,8 +45,11 @@ const (
 	fileNativeIn    = "native_requests.jsonl"
 	fileNativeOut   = "native_answers.jsonl"
 	fileNativeLog   = "native.log"
-	fileDataset     = "dataset.jsonl"
-	dirAIPerf       = "aiperf"
+	// fileNativeMeta is where a native runner may say which path answered
+	// and what its task_ms measures (families/trtmc's adapter writes it).
+	fileNativeMeta = "native_meta.json"
+	fileDataset    = "dataset.jsonl"
+	dirAIPerf      = "aiperf"
 )
 
 // checkpointRun is one checkpoint's state as it moves through the stages.
@@ -60,16 +63,18 @@ type checkpointRun struct {
 	red     *evidence.Redactor
 
 	// filled in by the stages
-	bundle   string
-	corpus   string
-	binary   string
-	port     int
-	server   proc.Process
-	dataset  *aiperf.Dataset
-	run      *aiperf.Run
-	native   []NativeAnswer
-	records  []ServerRecord
-	stageErr error // the first stage that broke
+	bundle string
+	corpus string
+	binary string
+	// tokenizer is the tokenizer directory AIPerf chat loads.
+	tokenizer string
+	port      int
+	server    proc.Process
+	dataset   *aiperf.Dataset
+	run       *aiperf.Run
+	native    []NativeAnswer
+	records   []ServerRecord
+	stageErr  error // the first stage that broke
 	// childMS is the time spent inside child processes so far, for the
 	// harness-overhead figure (result.json stages[].child_ms).
 	childMS float64
@@ -259,6 +264,8 @@ func (cr *checkpointRun) vars() map[string]string {
 		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
 		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
+		"self": o.Self, "profile": cr.profile.ID, "checkpoint": cr.profile.Checkpoint, "revision": cr.profile.Revision,
+		"tokenizer": cr.tokenizer,
 	}
 }
 

@@ -135,6 +135,9 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newReportCmd(f, nil),
 		newStatusCmd(f, nil),
 		newCICmd(f, f.Smoke, nil),
+		newDoctorCmd(f, nil),
+		newCorpusCmd(f),
+		newAdapterCmd(f),
 	)
 	return root
 }
