@@ -440,6 +440,13 @@ func TestStatusSettlesADetachedSubmission(t *testing.T) {
 	assert.Contains(t, gs.Tasks[1].Row.Reasons[0].Message, "100_1 ended TIMEOUT")
 	assert.FileExists(t, filepath.Join(fx.out, "mixed", "results.md"))
 
+	// Slurm that cannot be asked is an error, not a quiet table of unknowns.
+	fx.slurm.badPolls = 1
+	_, err = Status(context.Background(), StatusOptions{Runner: fx.slurm, Out: fx.out, Group: "mixed", Log: fx.log})
+	var se *qual.SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Contains(t, err.Error(), "Unable to contact slurm controller")
+
 	groups, err := RecordedGroups(fx.out)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"mixed"}, groups)

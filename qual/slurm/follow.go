@@ -110,7 +110,7 @@ func (f *Follower) Follow(ctx context.Context) (map[string]*reports.Result, erro
 		case err != nil:
 			failures++
 			logf(f.Log, "slurm: polling the tasks failed (%d in a row): %v", failures, err)
-			if failures >= maxPollFailures {
+			if failures >= maxPollFailures || !f.Watch {
 				f.Pending = countPending(tasks)
 				return collect(tasks), &qual.SetupError{Err: fmt.Errorf("cannot follow the Slurm tasks of group %s: %w; they may still run: "+
 					"`trtmc-qual status --out %s --group %s --wait` picks them up", f.Record.Group, err, f.Record.Out, f.Record.Group)}
