@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ const (
 	// and what its task_ms measures (families/trtmc's adapter writes it).
 	fileNativeMeta = "native_meta.json"
 	fileDataset    = "dataset.jsonl"
+	filePipFreeze  = "pip_freeze.txt"
 	dirAIPerf      = "aiperf"
 )
 
@@ -97,7 +99,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
-	prov.Host, prov.PipFreezeSHA256, prov.Slurm = hostname(), e.pipFreeze, o.Slurm
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
 	}
@@ -313,6 +315,14 @@ func readResult(path string) (*reports.Result, error) {
 
 func (cr *checkpointRun) writeResult() error {
 	cr.res.EndedAt = cr.now()
+	if len(cr.env.pipFreeze) > 0 {
+		// The whole package set beside its digest, so a row's environment can
+		// be rebuilt, not only compared.
+		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.env.pipFreeze, 0o644); err != nil {
+			return err
+		}
+		cr.res.Provenance.PipFreezeFile = filePipFreeze
+	}
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
@@ -322,6 +332,8 @@ func (cr *checkpointRun) writeResult() error {
 		"harness_commit":    cr.res.Provenance.HarnessCommit,
 		"aiperf_version":    cr.res.Provenance.AIPerfVersion,
 		"pip_freeze_sha256": cr.res.Provenance.PipFreezeSHA256,
+		"pip_freeze_file":   cr.res.Provenance.PipFreezeFile,
+		"go_version":        cr.res.Provenance.GoVersion,
 		"server_binary":     cr.res.Provenance.ServerBinary,
 		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
 		"bundle_sha256":     cr.res.Provenance.BundleSHA256,

@@ -63,10 +63,39 @@ type Result struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 
+	// GPUTelemetry is what AIPerf's GPU telemetry saw of the row's GPU
+	// during the measured phase; only for rows measured on a GPU.
+	GPUTelemetry *GPUTelemetry `json:"gpu_telemetry,omitempty"`
+
 	// Exclusion is set for excluded profiles.
 	Exclusion string `json:"exclusion,omitempty"`
 	// Rejudged is set when `report --rejudge` re-applied the verdict rules.
 	Rejudged *Rejudge `json:"rejudged,omitempty"`
+}
+
+// GPUTelemetry is AIPerf's GPU telemetry of the row's GPU over the
+// measured phase (warmup excluded by AIPerf). It informs; it never changes
+// a verdict. Collected is false, with Note saying why, when the collector
+// ran but reported nothing for this GPU.
+type GPUTelemetry struct {
+	Collector string `json:"collector"` // AIPerf's collector: "pynvml"
+	Collected bool   `json:"collected"`
+	Note      string `json:"note,omitempty"`
+	GPUIndex  *int   `json:"gpu_index,omitempty"`
+	GPUUUID   string `json:"gpu_uuid,omitempty"`
+	GPUName   string `json:"gpu_name,omitempty"`
+	// UtilizationPct is the share of time a kernel ran (0-100).
+	UtilizationPct *TelemetryStat `json:"utilization_pct,omitempty"`
+	MemoryUsedGB   *TelemetryStat `json:"memory_used_gb,omitempty"`
+	PowerW         *TelemetryStat `json:"power_w,omitempty"`
+	// EnergyMJ is the energy the GPU used during the phase, in megajoules.
+	EnergyMJ *float64 `json:"energy_mj,omitempty"`
+}
+
+// TelemetryStat is a telemetry metric's mean and peak; nil when not given.
+type TelemetryStat struct {
+	Avg *float64 `json:"avg"`
+	Max *float64 `json:"max"`
 }
 
 // Reason explains a non-qualified verdict.
@@ -192,6 +221,11 @@ type Provenance struct {
 	// DatasetImageSizes are the sizes of the images of every request
 	// line sent (warmup and measured), read from the images themselves.
 	DatasetImageSizes []ImageSize `json:"dataset_image_sizes,omitempty"`
+	// PipFreezeFile is the evidence file (relative to the row's directory)
+	// holding the whole `pip freeze --all` whose digest PipFreezeSHA256 is.
+	PipFreezeFile string `json:"pip_freeze_file,omitempty"`
+	// GoVersion is the Go toolchain that built the harness (runtime.Version).
+	GoVersion string `json:"go_version,omitempty"`
 }
 
 // NativeRun describes the native answers of a row.

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -14,6 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 type runOptions struct {
@@ -25,6 +27,9 @@ type runOptions struct {
 	Resume bool
 	Host   string
 	Format string
+	// JUnit is a file to write a JUnit XML report to: one test case per
+	// profile of the group.
+	JUnit string
 	// Executor is local or slurm; Detach submits to Slurm and returns.
 	Executor string
 	Detach   bool
@@ -46,7 +51,11 @@ correctness case on the served bundle, drive AIPerf (warmup + measured requests)
 run the native Task over exactly the payloads sent, join native and HTTP answers
 by request identity, and write OUT/<group>/<profile>/result.json with its
 evidence, then OUT/<group>/results.{md,csv,json,html}. The group table is
-printed to stdout; stage lines go to stderr.
+printed to stdout; stage lines go to stderr. --junit FILE also writes a JUnit
+XML report, one test case per profile (qualified passes; failed is a failure
+and a broken or interrupted row an error, with the row's reasons as the
+message; excluded and not-run profiles are skipped with their reason), so a
+nightly run shows up in any CI system.
 
 With --executor slurm the group is submitted to Slurm instead, one array task
 per profile, each running this same pipeline (` + "`run --only ID`" + `) on its node into
@@ -64,6 +73,9 @@ job), 130 when interrupted.`,
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
   trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
 
+  # a nightly job: the Markdown table on stdout, JUnit for the CI system
+  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly/vlm-junit.xml
+
   # the whole group across a Slurm cluster (partition etc. in trtmc-qual.yaml)
   trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
 		Args: cobra.NoArgs,
@@ -71,8 +83,11 @@ job), 130 when interrupted.`,
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
+			}
+			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
+				return err
 			}
 			opts.Out = f.Config.Out
 			opts.GPUs = f.Config.GPUs
@@ -104,9 +119,20 @@ job), 130 when interrupted.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
-	fl.StringVarP(&opts.Format, "format", "o", "", "group table format: table, tsv, md, csv or json")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFileFlag(cmd, &opts.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
+	addInventoryFlags(fl)
+	addAIPerfFlags(fl)
+	markInputFiles(cmd)
+	completeGroupFlag(cmd, f, "group")
+	completeProfilesFlag(cmd, f, "only")
+	completeGPUsFlag(cmd, f)
+	_ = cmd.MarkFlagDirname("out")
 	fl.String("executor", executorLocal, "where checkpoints run: local (this host) or slurm (one array task per profile; see docs/slurm.md)")
 	fl.BoolVar(&opts.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with `trtmc-qual status`")
+	_ = cmd.RegisterFlagCompletionFunc("executor", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{executorLocal + "\tthis host's GPU slots", executorSlurm + "\tone Slurm array task per profile"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -126,8 +152,10 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	if opts.Detach && err == nil {
 		return nil
 	}
+	var rep *reports.GroupReport
 	if out != nil {
-		if rep, lerr := reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
+		var lerr error
+		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
 			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
@@ -135,10 +163,43 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 			err = lerr
 		}
 	}
+	if opts.JUnit != "" {
+		if jerr := writeRunJUnit(f, opts, rep, err); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
 	if err != nil {
 		return err
 	}
 	return runVerdictError(out.Results)
+}
+
+// writeRunJUnit writes --junit: the group report's rows, one test case per
+// profile; when the run could not produce rows (no AIPerf, a bad group...)
+// a single error case carrying runErr, so the CI system still shows why.
+func writeRunJUnit(f *factory, opts *runOptions, rep *reports.GroupReport, runErr error) error {
+	var b bytes.Buffer
+	if rep != nil {
+		if err := rep.JUnit(&b); err != nil {
+			return err
+		}
+	} else {
+		msg := "the run produced no rows"
+		if runErr != nil {
+			msg = runErr.Error()
+		}
+		suite := junit.Suite{Name: "trtmc-qual run " + opts.Group, Properties: [][2]string{{"group", opts.Group}},
+			Cases: []junit.Case{{Name: "run", Classname: "trtmc-qual." + opts.Group, Status: junit.Error,
+				Type: fmt.Sprintf("exit-%d", codeFor(runErr)), Message: msg, Output: msg}}}
+		if err := junit.Write(&b, "trtmc-qual", suite); err != nil {
+			return err
+		}
+	}
+	if err := writeReport(opts.JUnit, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: wrote JUnit report %s\n", opts.JUnit)
+	return nil
 }
 
 // runGroup runs the pipeline over one group with the resolved
@@ -237,6 +298,8 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 	if c.File != "" {
 		argv = append(argv, "--config", abs(c.File))
 	}
+	argv = append(argv, "run", "--group", opts.Group, "--out", out, "--executor", executorLocal,
+		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
 	for _, inv := range c.Inventory {
 		argv = append(argv, "--inventory", abs(inv))
 	}
@@ -257,8 +320,6 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 	if c.BinDir != "" {
 		argv = append(argv, "--bin-dir", abs(c.BinDir))
 	}
-	argv = append(argv, "run", "--group", opts.Group, "--out", out, "--executor", executorLocal,
-		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
 	if c.AllowNonLoopback {
 		argv = append(argv, "--allow-non-loopback")
 	}

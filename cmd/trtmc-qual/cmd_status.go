@@ -47,8 +47,8 @@ interrupted.`,
   trtmc-qual status --out /lustre/qual/out --group vlm --wait && trtmc-qual report --from /lustre/qual/out --group vlm`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := reports.CheckFormat(opts.Format, "", "table", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			opts.Out = f.Config.Out
 			if f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
@@ -64,7 +64,8 @@ interrupted.`,
 	fl.String("out", "out", "evidence root of the submission (default: slurm.out, else out)")
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group submitted into --out)")
 	fl.BoolVar(&opts.Wait, "wait", false, "follow the tasks until every one has ended")
-	fl.StringVarP(&opts.Format, "format", "o", "", "table (default) or json")
+	addFormatFlag(cmd, &opts.Format, "table", "table", "json")
+	_ = cmd.MarkFlagDirname("out")
 	return cmd
 }
 
