@@ -92,27 +92,16 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 		famEnv = cr.family.Env
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
-	cr.res = reports.Result{
-		Schema: reports.ResultSchema, Group: e.group.Name, Profile: p.ID, Checkpoint: p.Checkpoint,
-		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
-		Precision: p.Precision, Parallelism: p.Parallelism.String(), Endpoint: e.group.Workload.EndpointType,
-		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
-		CommandArgv: cr.red.Argv(append(slices.Clone(o.Command), "--only", p.ID)),
-		StartedAt:   o.Now().UTC(),
-	}
+	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
+	cr.res.CommandArgv = cr.red.Argv(append(slices.Clone(o.Command), "--only", p.ID))
 	cr.res.Command = evidence.ShellQuote(cr.res.CommandArgv)
+	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 	}
-	w := e.group.Workload
-	cr.res.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
-	cr.res.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
-	cr.res.Requests = reports.Counts{Expected: w.Warmup + w.Measured}
-	cr.res.Provenance = reports.Provenance{
-		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
-		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
-		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreezeSHA, GoVersion: runtime.Version(),
-	}
+	prov := &cr.res.Provenance
+	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
 	}
