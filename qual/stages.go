@@ -453,6 +453,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 // counts per phase instead of failing the stage.
 var joinCounts = map[string]bool{
 	aiperf.ProblemRequestErrors:    true,
+	aiperf.ProblemAnswerTooLarge:   true,
 	aiperf.ProblemDuplicateRequest: true,
 	aiperf.ProblemConversation:     true,
 	aiperf.ProblemRecordCancelled:  true,

@@ -1,6 +1,7 @@
 package aiperf
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no
@@ -54,6 +57,7 @@ const (
 	ProblemRawMismatch      = "raw_mismatch"
 	ProblemAllFailed        = "all_failed"
 	ProblemRequestErrors    = "request_errors"
+	ProblemAnswerTooLarge   = "answer_too_large"
 	ProblemOutputs          = "outputs_invalid"
 	ProblemInputs           = "inputs_invalid"
 )
@@ -242,7 +246,7 @@ func (c *collector) problem(code, format string, args ...any) {
 }
 
 func (c *collector) readyMarker() {
-	data, err := os.ReadFile(c.path(FileReadyMarker))
+	data, err := evidence.ReadFile(context.Background(), c.path(FileReadyMarker), evidence.MaxDocumentBytes)
 	if err != nil {
 		detail := FileReadyMarker + " is missing"
 		if _, perr := os.Stat(c.path(FileProcessing)); perr == nil {
@@ -368,7 +372,7 @@ func (c *collector) raw() {
 		}
 	}
 	seen := make(map[string]bool, len(c.run.Requests))
-	var dups, unknown, differ []string
+	var dups, unknown, differ, tooLarge []string
 	var err error
 	for _, path := range paths {
 		err = ScanRaw(path, func(_ int, r *RawLine) error {
@@ -388,7 +392,15 @@ func (c *collector) raw() {
 				differ = append(differ, id)
 			}
 			q.Payload = r.Payload
-			q.Response = r.Body()
+			if n := r.BodyLen(); n > evidence.MaxAnswerBytes {
+				// Not kept: memory must not grow with the largest answer.
+				// The request is an error, so the row cannot qualify.
+				q.Error = &RequestError{Type: "answer_too_large", Message: fmt.Sprintf(
+					"the answer is %d bytes, over the %d MiB limit for one answer (evidence.MaxAnswerBytes); not kept", n, evidence.MaxAnswerBytes>>20)}
+				tooLarge = append(tooLarge, id)
+			} else {
+				q.Response = r.Body()
+			}
 			if r.Status != nil {
 				q.HTTPStatus = *r.Status
 			}
@@ -405,6 +417,10 @@ func (c *collector) raw() {
 	case err != nil:
 		c.problem(ProblemRawInvalid, "%v", err)
 		return
+	}
+	if len(tooLarge) > 0 {
+		c.problem(ProblemAnswerTooLarge, "%d answer(s) over the %d MiB limit for one answer (evidence.MaxAnswerBytes), not kept, e.g. %s",
+			len(tooLarge), evidence.MaxAnswerBytes>>20, examples(tooLarge))
 	}
 	if !c.recordsOK {
 		return // without the full record set, coverage proves nothing

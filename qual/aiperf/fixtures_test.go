@@ -42,7 +42,7 @@ func gunzipFile(tb testing.TB, path string) []byte {
 
 // fixture copies testdata/<name> (artifacts of a real AIPerf 0.13.0 run) to
 // a temp dir the test may damage, and returns it with its metadata.
-func fixture(t *testing.T, name string) (string, fixtureMeta) {
+func fixture(t testing.TB, name string) (string, fixtureMeta) {
 	t.Helper()
 	src := filepath.Join("testdata", name)
 	dst := t.TempDir()

@@ -6,7 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // OutputEntry is one element of outputs.json (--export-outputs-json). The
@@ -126,7 +127,7 @@ func ScanInputs(path string, fn func(i int, e *InputEntry) error) error {
 // scanObject walks the top-level keys of a JSON object file, handing the
 // decoder to fn positioned at each key's value. fn must consume the value.
 func scanObject(path string, fn func(key string, dec *json.Decoder) error) error {
-	f, err := os.Open(path)
+	f, _, err := evidence.OpenRegular(path)
 	if err != nil {
 		return err
 	}

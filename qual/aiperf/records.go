@@ -160,6 +160,24 @@ func (r *RawLine) Body() []byte {
 	return b.Bytes()
 }
 
+// BodyLen is len(Body()) without building it.
+func (r *RawLine) BodyLen() int {
+	n := 0
+	for _, resp := range r.Responses {
+		if resp.Text != nil {
+			n += len(*resp.Text)
+			continue
+		}
+		for _, p := range resp.Packets {
+			n += len(p.Name) + 2 + len(p.Value) + 1
+		}
+		if len(resp.Packets) > 0 {
+			n++
+		}
+	}
+	return n
+}
+
 // LatencyNs is the exact request latency AIPerf measured, in nanoseconds of
 // its perf counter: the last response's perf_ns minus start_perf_ns.
 func (r *RawLine) LatencyNs() (int64, bool) {

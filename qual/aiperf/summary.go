@@ -2,11 +2,13 @@ package aiperf
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // MetricStats is one metric block of profile_export_aiperf.json. AIPerf
@@ -196,7 +198,7 @@ var summaryFields = map[string]bool{
 // required. Any other top-level object with a "unit" string is a metric
 // block.
 func ParseSummary(path string) (*Summary, error) {
-	data, err := os.ReadFile(path)
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}

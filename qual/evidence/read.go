@@ -30,8 +30,13 @@ const (
 	// native answers, joined.jsonl, AIPerf's exports). A raw AIPerf record
 	// holds the request payload (a base64 image) and the whole response.
 	MaxLineBytes = 64 << 20
-	// MaxImageBytes caps one corpus image.
-	MaxImageBytes int64 = 64 << 20
+	// MaxImageBytes caps one corpus image. Its base64 form (4/3 of it)
+	// inside a request payload still fits one line under MaxLineBytes.
+	MaxImageBytes int64 = 32 << 20
+	// MaxAnswerBytes caps one HTTP answer (a response body as AIPerf
+	// recorded it). An answer past it is not kept: its request is an
+	// error (answer_too_large) and the row cannot qualify.
+	MaxAnswerBytes = 16 << 20
 )
 
 // ErrTooLarge is matched (errors.Is) by every *TooLargeError.
