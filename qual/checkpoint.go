@@ -94,7 +94,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
 	cr.res.CommandArgv = cr.red.Argv(append(slices.Clone(o.Command), "--only", p.ID))
-	cr.res.Command = evidence.ShellQuote(cr.res.CommandArgv)
+	cr.res.Command = evidence.ShellJoin(cr.res.CommandArgv)
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route

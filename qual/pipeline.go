@@ -86,7 +86,7 @@ type Options struct {
 	Slurm *reports.SlurmTask
 	// Command is the reproducible trtmc-qual invocation as argv, without
 	// --only; each row records it with --only <id> added, secrets redacted,
-	// and shell-quoted by evidence.ShellQuote.
+	// and shell-quoted by evidence.ShellJoin.
 	Command []string
 }
 

@@ -212,7 +212,7 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 	if err != nil {
 		return broke("family_config", err)
 	}
-	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellQuote(cr.red.Argv(argv)))
+	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellJoin(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
 		return broke(stage+"_failed", err)
 	}

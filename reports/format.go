@@ -223,11 +223,11 @@ func short(sha string) string {
 }
 
 // ShellQuote renders argv as one line a POSIX shell reads back as argv:
-// evidence.ShellQuote, the one quoting function of trtmc-qual.
-func ShellQuote(argv []string) string { return evidence.ShellQuote(argv) }
+// evidence.ShellJoin, whose ShellQuote is the one quoting function.
+func ShellQuote(argv []string) string { return evidence.ShellJoin(argv) }
 
 // ReproduceCommand is the command a row prints for a person to paste:
-// the recorded argv quoted by evidence.ShellQuote. A result without argv
+// the recorded argv quoted by evidence.ShellJoin. A result without argv
 // (written before command_argv existed) shows its stored line with
 // control, bidirectional and invisible characters escaped: it was not
 // quoted by this harness and is shown, not trusted.
@@ -266,9 +266,9 @@ func shellLines(argv []string) string {
 			}
 		}
 		if i == 0 {
-			b.WriteString(evidence.ShellQuote(argv[:1]))
+			b.WriteString(evidence.ShellJoin(argv[:1]))
 		} else {
-			b.WriteString(evidence.QuoteArg(a))
+			b.WriteString(evidence.ShellQuote(a))
 		}
 	}
 	return b.String()

@@ -51,7 +51,7 @@ func runPasted(t *testing.T, line string) ([]string, []string) {
 
 // Issue 13, finding 1: results.md and results.html printed the reproduce
 // command as stored, unquoted: pasting it ran what an argument held. Now
-// both render the recorded argv through evidence.ShellQuote; pasted into
+// both render the recorded argv through evidence.ShellJoin; pasted into
 // bash, the command is exactly that argv and runs nothing else.
 func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 	root := copyTree(t, rootA)

@@ -57,7 +57,7 @@ type Result struct {
 	Stages      []Stage      `json:"stages"`
 	Provenance  Provenance   `json:"provenance"`
 	// Command reproduces the row: the trtmc-qual invocation, shell-quoted
-	// from CommandArgv by evidence.ShellQuote.
+	// from CommandArgv by evidence.ShellJoin.
 	Command string `json:"command"`
 	// CommandArgv is the same invocation as argv (secrets redacted);
 	// renderers quote it again rather than trust the stored line.

@@ -404,7 +404,7 @@ func isSetupFailure(r *reports.Result) bool {
 }
 
 // reproCommand is the run's invocation as argv; every row records it
-// (with --only <id>) and renders it through evidence.ShellQuote.
+// (with --only <id>) and renders it through evidence.ShellJoin.
 func reproCommand(f *factory, opts *runOptions) []string {
 	parts := []string{"trtmc-qual"}
 	if f.Config.File != "" {

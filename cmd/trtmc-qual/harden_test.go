@@ -111,8 +111,8 @@ func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
 	assert.Equal(t, []string{"trtmc-qual", "--config", "/conf dir/$(touch P).yaml", "run", "--group", "vlm",
 		"--out", "out/`id`; x", "--gpus", "0,1"}, argv)
 	assert.Equal(t, "trtmc-qual --config '/conf dir/$(touch P).yaml' run --group vlm --out 'out/`id`; x' --gpus 0,1",
-		evidence.ShellQuote(argv))
-	assert.False(t, strings.Contains(evidence.ShellQuote(argv), "\n"))
+		evidence.ShellJoin(argv))
+	assert.False(t, strings.Contains(evidence.ShellJoin(argv), "\n"))
 }
 
 // Issue 13, finding 3: `report` over a result.json that is a link to

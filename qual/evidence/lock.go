@@ -47,7 +47,7 @@ func (e *LockedError) Error() string {
 	who := "another trtmc-qual run (its details could not be read)"
 	if h := e.Holder; h != nil {
 		who = fmt.Sprintf("another trtmc-qual run: pid %d on %s, started %s, command %s", h.PID, h.Host,
-			h.Started.Format(time.RFC3339), ShellQuote(h.Command))
+			h.Started.Format(time.RFC3339), ShellJoin(h.Command))
 	}
 	return fmt.Sprintf("%s is in use by %s; wait for it to finish, or write to another --out", e.Dir, who)
 }

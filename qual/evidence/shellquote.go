@@ -7,16 +7,16 @@ import (
 	"unicode/utf8"
 )
 
-// ShellQuote renders argv as one line that a POSIX shell (bash, zsh, ksh,
+// ShellJoin renders argv as one line that a POSIX shell (bash, zsh, ksh,
 // dash) reads back as exactly argv. It is the one quoting function of
 // trtmc-qual: every command printed for a person to paste — the
 // reproduce command of a row in result.json, results.md and results.html,
 // AIPerf's recorded argv, stage lines on stderr, the lock holder — goes
-// through it. See QuoteArg for the rules.
-func ShellQuote(argv []string) string {
+// through it. See ShellQuote for the rules.
+func ShellJoin(argv []string) string {
 	out := make([]string, len(argv))
 	for i, a := range argv {
-		out[i] = QuoteArg(a)
+		out[i] = ShellQuote(a)
 		if i == 0 && out[i] == a && strings.ContainsRune(a, '=') {
 			// A first word NAME=VALUE would be an assignment.
 			out[i] = "'" + a + "'"
@@ -25,7 +25,7 @@ func ShellQuote(argv []string) string {
 	return strings.Join(out, " ")
 }
 
-// QuoteArg quotes one argument:
+// ShellQuote quotes one argument:
 //   - left bare when it is made only of ASCII letters, digits and
 //   - _ . / : = , + @ % (none of which a shell expands);
 //   - in single quotes otherwise ('\” for a quote inside), where nothing
@@ -37,7 +37,7 @@ func ShellQuote(argv []string) string {
 //     reordering reaches a terminal, a Markdown file or a web page raw.
 //     bash, zsh, ksh and POSIX.1-2024 shells read $'...'; valid profile
 //     ids and group names never need it.
-func QuoteArg(a string) string {
+func ShellQuote(a string) string {
 	if a == "" {
 		return "''"
 	}

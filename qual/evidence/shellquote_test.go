@@ -22,7 +22,7 @@ var hostileArgs = []string{
 }
 
 // Issue 13, finding 1: the reproduce command was printed unquoted, so
-// pasting it ran whatever an argument held. ShellQuote's output, read
+// pasting it ran whatever an argument held. ShellJoin's output, read
 // back by a real shell, is exactly the argv, and nothing runs.
 func TestShellQuoteRoundTripsThroughBash(t *testing.T) {
 	bash, err := exec.LookPath("bash")
@@ -34,7 +34,7 @@ func TestShellQuoteRoundTripsThroughBash(t *testing.T) {
 			argv = append(argv, a)
 		}
 	}
-	line := ShellQuote(argv)
+	line := ShellJoin(argv)
 	assert.NotContains(t, line, "\n", "one line")
 	for _, r := range line {
 		assert.False(t, r < 0x20 || r == 0x7f || r == '\u202e' || r == '\u200b' || r == '\u00a0', "raw %U in %q", r, line)
@@ -57,14 +57,14 @@ func TestShellQuotePlainFormInSh(t *testing.T) {
 	require.NoError(t, err)
 	var argv []string
 	for _, a := range hostileArgs {
-		if QuoteArg(a) == "" || strings.HasPrefix(QuoteArg(a), "$'") {
+		if ShellQuote(a) == "" || strings.HasPrefix(ShellQuote(a), "$'") {
 			continue
 		}
 		argv = append(argv, a)
 	}
 	require.Greater(t, len(argv), 20)
 	dir := t.TempDir()
-	cmd := exec.Command(sh, "-c", `printf '%s\0' `+ShellQuote(argv))
+	cmd := exec.Command(sh, "-c", `printf '%s\0' `+ShellJoin(argv))
 	cmd.Dir = dir
 	out, err := cmd.Output()
 	require.NoError(t, err)
@@ -73,13 +73,13 @@ func TestShellQuotePlainFormInSh(t *testing.T) {
 	assert.Empty(t, entries)
 }
 
-func TestQuoteArgForms(t *testing.T) {
+func TestShellQuoteForms(t *testing.T) {
 	for in, want := range map[string]string{
 		"ref-vlm-small": "ref-vlm-small", "/a/b.c:1,2+3@4%5": "/a/b.c:1,2+3@4%5", "": "''",
 		"a b": "'a b'", "it's": `'it'\''s'`, "$(id)": "'$(id)'", "caf\u00e9": "'caf\u00e9'",
 		"a\u202eb": `$'a\xe2\x80\xaeb'`, "x\ny": `$'x\ny'`, "q'\x1b": `$'q\'\x1b'`, "\xff": `$'\xff'`,
 	} {
-		assert.Equal(t, want, QuoteArg(in), "%q", in)
+		assert.Equal(t, want, ShellQuote(in), "%q", in)
 	}
-	assert.Equal(t, "'A=b' c=d", ShellQuote([]string{"A=b", "c=d"}), "a first word NAME=VALUE is no assignment")
+	assert.Equal(t, "'A=b' c=d", ShellJoin([]string{"A=b", "c=d"}), "a first word NAME=VALUE is no assignment")
 }
