@@ -270,8 +270,8 @@ func logf(w io.Writer, format string, args ...any) {
 // the run was interrupted first.
 func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"})
-	cr.res.Verdict = reports.VerdictInterrupted
-	cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: "interrupted", Message: "interrupted before the checkpoint started: " + cause.Error()})
+	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
+	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()

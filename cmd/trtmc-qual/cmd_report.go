@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"strings"
@@ -11,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -29,6 +32,7 @@ type reportOptions struct {
 
 	Now            func() time.Time
 	HarnessVersion string
+	Ctx            context.Context
 }
 
 func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
@@ -43,9 +47,15 @@ for the same evidence.
 
 Several --from roots are merged: when a profile has results in more than one,
 the run that ended last wins and the others are listed as conflicts.
---rejudge re-applies the verdict rules to the stored evidence, writes
-result.rejudged.json beside each result.json (which is never modified) and
-reports the re-judged rows. --baseline compares each row's HTTP and Task p50
+Every row is checked against the seal its run wrote (manifest.json): a row
+whose evidence is missing, added to or changed is an error row, never
+qualified. --rejudge re-derives every row from its raw artifacts — the one
+join over dataset.jsonl, AIPerf's exports, the server's records and the
+native answers; correctness.json; AIPerf's summary — never from joined.jsonl
+or stored counts, re-applies the verdict rules, writes result.rejudged.json
+beside each result.json (which is never modified) and reports the re-judged
+rows. A missing or malformed artifact makes its row an error naming file,
+line and field. --baseline compares each row's HTTP and Task p50
 with an earlier run and marks increases beyond --regression-threshold percent.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
@@ -53,8 +63,9 @@ trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv.
 Without --format: table on a terminal, tsv when piped.
 
 Exit status: 0 when every counted normal profile is qualified, 1 when any row
-failed, broke, was interrupted or was not run, 2 for usage errors (an unknown
-format, a missing result root), 4 for malformed evidence.`,
+failed, broke (malformed or changed evidence included), was interrupted or was
+not run, 2 for usage errors (an unknown format, a missing result root), 4 when
+a file cannot be written or read for a reason other than its content.`,
 		Example: `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --format md
 
@@ -79,7 +90,7 @@ format, a missing result root), 4 for malformed evidence.`,
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
-			opts.Now, opts.HarnessVersion = f.Now, f.Version
+			opts.Now, opts.HarnessVersion, opts.Ctx = f.Now, f.Version, cmd.Context()
 			if runF != nil {
 				return runF(opts)
 			}
@@ -99,7 +110,8 @@ format, a missing result root), 4 for malformed evidence.`,
 
 func runReport(opts *reportOptions) error {
 	if opts.Rejudge {
-		written, err := reports.RejudgeEvidence(opts.From, opts.Group, opts.Now(), opts.HarnessVersion)
+		written, err := qual.Rejudge(opts.Ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
+			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
 		if err != nil {
 			return evidenceError(err)
 		}
@@ -139,10 +151,15 @@ func runReport(opts *reportOptions) error {
 }
 
 // evidenceError maps the loader's errors to exit codes: a missing root or
-// group is a usage error (2); malformed evidence is a harness error (4).
+// group is a usage error (2); anything else (an I/O failure) is 4. Malformed
+// evidence never gets here: it is an error row.
 func evidenceError(err error) error {
 	if errors.Is(err, reports.ErrNoEvidence) {
 		return withCode(exitUsage, err)
+	}
+	var ee *reports.EvidenceError
+	if errors.As(err, &ee) {
+		return withCode(exitFailed, err) // the evidence is bad, not the harness
 	}
 	return withCode(exitHarness, err)
 }
