@@ -227,8 +227,8 @@ type Stage struct {
 	Status     string  `json:"status"` // ok, error, skipped, interrupted
 	DurationMS float64 `json:"duration_ms"`
 	// Code is the problem code of a stage that broke.
-	Code string `json:"code,omitempty"`
-	Error      string  `json:"error,omitempty"`
+	Code  string `json:"code,omitempty"`
+	Error string `json:"error,omitempty"`
 	// ChildMS is the time spent inside child processes during the stage.
 	ChildMS float64 `json:"child_ms"`
 }
@@ -248,9 +248,9 @@ type Provenance struct {
 	BundlePath            string `json:"bundle_path"`
 	BundleSHA256          string `json:"bundle_sha256"`
 	// BundlePinnedSHA256 is the inventory's pin ("" when it pins none).
-	BundlePinnedSHA256 string `json:"bundle_pinned_sha256"`
-	InventoryEntrySHA256  string `json:"inventory_entry_sha256"`
-	DatasetSHA256         string `json:"dataset_sha256"`
+	BundlePinnedSHA256   string `json:"bundle_pinned_sha256"`
+	InventoryEntrySHA256 string `json:"inventory_entry_sha256"`
+	DatasetSHA256        string `json:"dataset_sha256"`
 	// SourceCommit is the measurement source commit (the TRTMC commit the
 	// bundle was built from), when known.
 	SourceCommit string    `json:"source_commit,omitempty"`

@@ -226,7 +226,7 @@ func (a *AtomicFile) Abort() {
 
 // ShellQuote quotes one word for a POSIX shell: unchanged when it holds
 // only characters no shell treats specially, else in single quotes (a
-// single quote inside becomes '\'').
+// single quote inside becomes '\”).
 func ShellQuote(s string) string {
 	if s == "" {
 		return "''"

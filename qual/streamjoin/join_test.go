@@ -192,9 +192,9 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 		dataset = synth.FileDataset
 	)
 	cases := []struct {
-		name  string
+		name   string
 		break_ func(c checkpoint)
-		check func(t *testing.T, r *streamjoin.Result, mism string)
+		check  func(t *testing.T, r *streamjoin.Result, mism string)
 	}{
 		{"clean", func(checkpoint) {}, func(t *testing.T, r *streamjoin.Result, _ string) {
 			assert.Equal(t, 50, r.ByPhase[reports.PhaseMeasured].Matched)

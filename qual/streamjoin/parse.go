@@ -433,7 +433,7 @@ type rawLine struct {
 
 // answerInfo is an extracted answer as the index keeps it.
 type answerInfo struct {
-	outcome uint8 // ansOK, ansBad, ansMeaningless
+	outcome uint8     // ansOK, ansBad, ansMeaningless
 	hash    [2]uint64 // 128-bit keyed hash of the canonical answer
 	tokens  uint32
 	boxes   uint32
