@@ -70,7 +70,7 @@ func Judge(r *Result) {
 		}
 		switch {
 		case r.StageRan(StageJoin):
-			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase)...)
+			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples)...)
 			rs = append(rs, judgeUnclaimed(r.Unclaimed)...)
 			rs = append(rs, judgeLatency(r.LatencyMS, r.RequestsByPhase[PhaseMeasured])...)
 		case !stopped:
@@ -274,7 +274,15 @@ func phaseOrder(by map[string]Counts) []string {
 	return out
 }
 
-func judgeCounts(total Counts, by map[string]Counts) []Reason {
+func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) []Reason {
+	first := func(phase, status string) string {
+		for _, x := range examples {
+			if x.Phase == phase && x.Status == status {
+				return fmt.Sprintf(" (first: %s: %s)", x.RequestID, x.Problem)
+			}
+		}
+		return ""
+	}
 	var out []Reason
 	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
 		if _, ok := by[p]; !ok {
@@ -310,7 +318,7 @@ func judgeCounts(total Counts, by map[string]Counts) []Reason {
 			{c.Inconsistent, CodeInconsistent, "the records and raw exports disagree on phase or conversation"},
 		} {
 			if k.n > 0 {
-				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what))
+				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what, first(p, k.code)))
 			}
 		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +

@@ -61,6 +61,9 @@ type Result struct {
 	ImageSizes   []ImageSize `json:"image_sizes,omitempty"`
 	// Unclaimed counts request ids of a source that no client record claims.
 	Unclaimed Unclaimed `json:"unclaimed"`
+	// Examples are the join's first request of each phase and status that
+	// did not match, with its problem (the reasons quote them).
+	Examples []RequestExample `json:"examples,omitempty"`
 
 	Correctness *Correctness `json:"correctness"`
 	Stages      []Stage      `json:"stages"`
@@ -131,6 +134,14 @@ type AnswerSemantics struct {
 	Comparator   string   `json:"comparator"`
 	Tolerance    float64  `json:"tolerance"`
 	Labels       []string `json:"labels,omitempty"`
+}
+
+// RequestExample is one request that did not match, and why.
+type RequestExample struct {
+	Phase     string `json:"phase"`
+	Status    string `json:"status"`
+	RequestID string `json:"request_id"`
+	Problem   string `json:"problem"`
 }
 
 // Unclaimed counts ids no client record claims, per source.

@@ -186,7 +186,7 @@ func TestArgvReachesChildVerbatim(t *testing.T) {
 	assert.Equal(t, append([]string{missing}, nasty...), got, "every argument arrived verbatim")
 	r := o.result(t, "detection", "ref-detect-small")
 	assert.Equal(t, reports.VerdictError, r.Verdict)
-	rs := reasonWith(t, r, "prepare-corpus_failed")
+	rs := reasonWith(t, r, "prepare_failed")
 	assert.Equal(t, "preflight", rs.Stage)
 	assert.Contains(t, rs.Message, "exited with status 3")
 	assert.Equal(t, append([]string{filepath.Join(h.fakes, "argv-record"), record, missing}, nasty...),

@@ -36,6 +36,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -123,6 +124,9 @@ type Result struct {
 	Boxes        int       `json:"boxes"`
 	ImageSizes   []ImageSize
 	Unclaimed    reports.Unclaimed `json:"unclaimed"`
+	// Examples are the first request of each phase and status that is
+	// not matched, with what was wrong with it.
+	Examples []reports.RequestExample `json:"examples"`
 	// Mismatches is how many lines went to Options.Mismatches.
 	Mismatches int   `json:"mismatches"`
 	Stats      Stats `json:"stats"`
@@ -158,7 +162,10 @@ type joiner struct {
 	exact    bool
 	mism     *bufio.Writer
 	examples []string
-	res      *Result
+	// notes say more about a few requests than the index can: what the
+	// client reported for a failed one, the first line of a diff.
+	notes map[reqKey]string
+	res   *Result
 }
 
 // Join reads files and joins them (see the package comment). The error is
@@ -171,7 +178,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{},
+	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{},
 		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
 	if opts.Mismatches != nil {
@@ -384,6 +391,7 @@ func (j *joiner) readRecords(ctx context.Context) error {
 			e.convHash, e.session = v.convHash, v.session
 			if v.failed {
 				e.flags |= fFailed
+				j.note(v.key, v.errText)
 			}
 			if v.session >= 0 && j.sessions.claim(v.session) {
 				e.flags |= fConvDup
@@ -438,8 +446,26 @@ func (j *joiner) readRaw(ctx context.Context) error {
 				return nil
 			}
 			e.flags |= fMismatch
+			j.note(v.key, firstLine(diff))
 			return j.writeMismatch(string(v.id), e.phase, httpAns.Canonical, nat.Canonical, diff)
 		})
+}
+
+// maxNotes bounds the notes kept: the reasons quote the first request of
+// each status and phase only.
+const maxNotes = 64
+
+func (j *joiner) note(k reqKey, text string) {
+	if len(j.notes) < maxNotes && text != "" {
+		j.notes[k] = text
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
 
 // mismatchLine is one line of mismatches.jsonl.
@@ -517,6 +543,9 @@ func (j *joiner) judge(e *entry) (status, problem string) {
 	case e.flags&fInconsistent != 0:
 		return reports.JoinInconsistent, "the records and raw exports disagree on this request's phase or conversation"
 	case e.flags&fFailed != 0:
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinErrored, n
+		}
 		return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
 	case e.flags&fRawSeen == 0:
 		return reports.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
@@ -535,6 +564,9 @@ func (j *joiner) judge(e *entry) (status, problem string) {
 	case e.flags&fNatBad != 0:
 		return reports.JoinMissingNative, "the native answer does not extract with the family's extractor"
 	case e.flags&fMismatch != 0:
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinMismatched, n
+		}
 		return reports.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
 	}
 	return reports.JoinMatched, ""
@@ -614,6 +646,13 @@ func (j *joiner) finish() error {
 		c := &counts[e.phase]
 		c.Sent++
 		bump(c, status)
+		if status != reports.JoinMatched {
+			first := reports.RequestExample{Phase: phaseString(e.phase), Status: status}
+			if !slices.ContainsFunc(res.Examples, func(x reports.RequestExample) bool { return x.Phase == first.Phase && x.Status == status }) {
+				first.RequestID, first.Problem = j.requestID(e.key), problem
+				res.Examples = append(res.Examples, first)
+			}
+		}
 		if jw != nil {
 			line = j.joinedLine(line[:0], e, status, problem)
 			if _, err := jw.Write(line); err != nil {
@@ -762,6 +801,7 @@ func (res *Result) Apply(r *reports.Result) {
 	}
 	r.Requests = total
 	r.Unclaimed = res.Unclaimed
+	r.Examples = res.Examples
 	r.ImageSizes = res.ImageSizes
 	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
 		HTTP: percentiles(res.MeasuredHTTP, aiperf.LatencyPercentilesMs),

@@ -233,6 +233,9 @@ type errorObj struct {
 	present bool
 	codeSet bool
 	code    int64
+	// typ and msg are read for the reason's example (they alias the line
+	// or a fresh buffer).
+	typ, msg []byte
 }
 
 // status is the HTTP status qual/aiperf derives from the error (100..599).
@@ -258,7 +261,11 @@ func parseError(b []byte, i int, e *errorObj) (int, error) {
 			var isnull bool
 			e.code, o.i, isnull, o.err = readInt64(b, o.i)
 			e.codeSet = !isnull
-		case "type", "message", "cause":
+		case "type":
+			o.str(&e.typ)
+		case "message":
+			o.str(&e.msg)
+		case "cause":
 			o.check(checkString)
 		default:
 			o.skip()
@@ -280,6 +287,8 @@ type clientLine struct {
 	session  int32
 	convHash uint64
 	status   int32
+	// errText says what the client reported for a failed request.
+	errText string
 }
 
 func parseRecordLine(w *worker, line []byte, out *clientLine) error {
@@ -328,6 +337,17 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		out.session = w.sessions.slot(out.convHash)
 	}
 	out.failed = eo.present || m.canceled
+	out.errText = ""
+	switch {
+	case eo.present:
+		code := "no code"
+		if eo.codeSet {
+			code = strconv.FormatInt(eo.code, 10)
+		}
+		out.errText = string(eo.typ) + " (" + code + "): " + string(eo.msg)
+	case m.canceled:
+		out.errText = "cancelled by the client"
+	}
 	out.status = eo.status()
 	return nil
 }
