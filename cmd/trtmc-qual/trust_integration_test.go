@@ -70,13 +70,13 @@ func trustRows() []trustRow {
 	return []trustRow{
 		{name: "aiperf/record-copy-that-is-an-http-500",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "dup-record-500") },
-			verdict: reports.VerdictError, codes: []string{reports.CodeDuplicate}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []string{reports.CodeDuplicate}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Equal(t, 2, r.RequestsByPhase[reports.PhaseMeasured].Duplicates, "the request and its copy")
 			}},
 		{name: "aiperf/record-copied",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "dup-record") },
-			verdict: reports.VerdictError, codes: []string{reports.CodeDuplicate}, exit: 1},
+			verdict: reports.VerdictFailed, codes: []string{reports.CodeDuplicate}, exit: 1},
 		{name: "aiperf/raw-export-disagrees-on-phase",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "raw-phase") },
 			verdict: reports.VerdictError, codes: []string{reports.CodeInconsistent}, exit: 1},
