@@ -78,7 +78,12 @@ func IsSetAside(name string) bool {
 // LoadOptions change what Load reads.
 type LoadOptions struct {
 	// Rejudged prefers result.rejudged.json over result.json where present.
+	// A re-judged row was checked against its seal when it was written
+	// (qual.Rejudge), so it is not checked again.
 	Rejudged bool
+	// NoJoined skips reading joined.jsonl (only the HTML renderer plots
+	// it; at a million requests it is large).
+	NoJoined bool
 }
 
 // Load reads a group's evidence from one or more result roots (OUT
@@ -148,7 +153,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 				continue
 			}
 			dir := filepath.Join(gdir, e.Name())
-			res, err := readResult(dir, group, e.Name(), opts.Rejudged)
+			res, rejudged, err := readResult(dir, group, e.Name(), opts.Rejudged)
 			var ee *EvidenceError
 			switch {
 			case errors.As(err, &ee):
@@ -160,6 +165,8 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 			case res == nil:
 				g.Notes = append(g.Notes, fmt.Sprintf("%s has no %s (a run that did not finish?); ignored", dir, ResultFile))
 				continue
+			case rejudged:
+				Judge(res)
 			default:
 				CheckSeal(res, dir, nil)
 			}
@@ -187,7 +194,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 				g.Conflicts = append(g.Conflicts, c)
 			}
 		}
-		row, err := buildRow(group, id, p, win)
+		row, err := buildRow(group, id, p, win, !opts.NoJoined)
 		if err != nil {
 			return nil, err
 		}
@@ -235,7 +242,7 @@ func conflictOf(id string, cs []candidate, w int) (Conflict, bool) {
 	return c, len(c.Others) > 0
 }
 
-func buildRow(group, id string, p *inventory.Profile, win *candidate) (Row, error) {
+func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined bool) (Row, error) {
 	row := Row{Profile: id}
 	if p != nil {
 		row.Kind, row.VariantOf, row.Checkpoint, row.Family = p.Kind, p.VariantOf, p.Checkpoint, p.Family
@@ -272,10 +279,13 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate) (Row, erro
 			}
 		}
 		row.Reproduce = &Reproduce{Command: r.Command, AIPerfArgv: argv}
-		joined, err := ReadJoined(filepath.Join(win.dir, JoinedFile))
-		if err != nil {
-			if err := malformed(err); err != nil {
-				return row, err
+		var joined []JoinedLine
+		if withJoined {
+			joined, err = ReadJoined(filepath.Join(win.dir, JoinedFile))
+			if err != nil {
+				if err := malformed(err); err != nil {
+					return row, err
+				}
 			}
 		}
 		row.joined = joined
@@ -304,21 +314,22 @@ func firstNonEmpty(a, b string) string {
 
 // readResult reads a profile directory's result (re-judged if asked and
 // present); (nil, nil) when the directory has none.
-func readResult(dir, group, profile string, rejudged bool) (*Result, error) {
+func readResult(dir, group, profile string, preferRejudged bool) (r *Result, rejudged bool, err error) {
 	path := filepath.Join(dir, ResultFile)
-	if rejudged {
+	if preferRejudged {
 		if _, err := os.Stat(filepath.Join(dir, RejudgedFile)); err == nil {
-			path = filepath.Join(dir, RejudgedFile)
+			path, rejudged = filepath.Join(dir, RejudgedFile), true
 		}
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load evidence: %w", err)
+		return nil, false, fmt.Errorf("load evidence: %w", err)
 	}
-	return DecodeResult(path, data, group, profile)
+	r, err = DecodeResult(path, data, group, profile)
+	return r, rejudged, err
 }
 
 // DecodeResult parses and checks one result.json. group and profile, when

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -33,7 +34,11 @@ type reportOptions struct {
 	Now            func() time.Time
 	HarnessVersion string
 	Ctx            context.Context
+	Getenv         func(string) string
 }
+
+// rejudgeMemoryLimit is the Go runtime's soft memory limit during a rejudge.
+const rejudgeMemoryLimit = 200 << 20
 
 func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	opts := &reportOptions{IO: f.IO}
@@ -90,7 +95,7 @@ a file cannot be written or read for a reason other than its content.`,
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
-			opts.Now, opts.HarnessVersion, opts.Ctx = f.Now, f.Version, cmd.Context()
+			opts.Now, opts.HarnessVersion, opts.Ctx, opts.Getenv = f.Now, f.Version, cmd.Context(), f.Getenv
 			if runF != nil {
 				return runF(opts)
 			}
@@ -110,6 +115,12 @@ a file cannot be written or read for a reason other than its content.`,
 
 func runReport(opts *reportOptions) error {
 	if opts.Rejudge {
+		// The join's index is about 150 bytes a request (no payloads, no
+		// answers); a soft limit keeps the collector from letting garbage
+		// double that at a million requests. GOMEMLIMIT overrides it.
+		if opts.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(rejudgeMemoryLimit)
+		}
 		written, err := qual.Rejudge(opts.Ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
 			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
 		if err != nil {
@@ -117,7 +128,8 @@ func runReport(opts *reportOptions) error {
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "report: re-judged %d result(s); originals kept, re-judged copies in %s\n", len(written), reports.RejudgedFile)
 	}
-	rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{Rejudged: opts.Rejudge})
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{Rejudged: opts.Rejudge, NoJoined: format != reports.FormatHTML})
 	if err != nil {
 		return evidenceError(err)
 	}
@@ -128,7 +140,6 @@ func runReport(opts *reportOptions) error {
 		}
 		reports.ApplyBaseline(rep, base, opts.ThresholdPct)
 	}
-	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	var buf bytes.Buffer
 	if err := reports.Render(&buf, rep, format); err != nil {
 		return err
