@@ -1,5 +1,5 @@
 // Package reports owns the one row model of trtmc-qual — result.json,
-// schema trtmc-qual/result/v1, one per checkpoint — and every renderer of
+// schema trtmc-qual/result/v2, one per checkpoint — and every renderer of
 // it (terminal table, Markdown, CSV, JSON, HTML). Renderers read only
 // stored evidence; nothing here runs anything.
 package reports

@@ -1,9 +1,10 @@
 // Package synth writes synthetic, deterministic checkpoint artifacts shaped
 // like AIPerf 0.13.0's (profile_export.jsonl, profile_export_raw.jsonl
 // with base64 image payloads) and the reference server's and native
-// runner's (server_records.jsonl, native_answers.jsonl), at any size, for
-// the parse-and-join benchmark and the tests that keep qual/streamjoin and
-// qual.Join in agreement.
+// runner's (server_records.jsonl, native_answers.jsonl), plus the dataset
+// AIPerf was given (dataset.jsonl), at any size, for the benchmark of
+// `trtmc-qual report --rejudge` and the join's tests; Seal completes them
+// into a sealed evidence directory.
 //
 // Line shapes (key order, metadata, metric sets, headers) are copied from
 // the real 0.13.0 fixtures in qual/aiperf/testdata. A small share of
