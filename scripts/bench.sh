@@ -71,7 +71,7 @@ fi
 say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) as sealed evidence in $data"
 "$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data" -seal bench/synth
-bytes=$(find "$data" -type f -printf '%s\n' | awk '{s+=$1} END {print s}')
+bytes=$(find "$data" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%d\n", s}')
 say "part 1: $(( bytes / 1048576 )) MiB of evidence; timing wc -l and trtmc-qual report --rejudge $REPS times each, alternating"
 
 # time CMD... -> "wall_s maxrss_kib user_s sys_s" appended to $timing
