@@ -288,12 +288,20 @@ func (cr *checkpointRun) prepareDir() error {
 }
 
 // finishedWithKey returns a finished (qualified or failed) result with the
-// same run key, for --resume. Errors and interruptions are re-run.
+// same run key and intact sealed evidence, for --resume. Errors,
+// interruptions and changed evidence are re-run.
 func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
 	prev, err := readResult(filepath.Join(cr.dir, fileResult))
 	if err != nil || prev.RunKey != key {
 		return nil, false
 	}
+	// Only evidence exactly as its run sealed it is reused, judged by
+	// today's rules; anything else runs again.
+	if fs := evidence.VerifySeal(cr.dir, nil); len(fs) > 0 {
+		cr.env.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, fs[0])
+		return nil, false
+	}
+	reports.Judge(prev)
 	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
 		return nil, false
 	}
