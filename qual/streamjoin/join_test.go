@@ -53,10 +53,10 @@ func TestJoinFindsWhatTheGeneratorPlanted(t *testing.T) {
 		n      int
 		seed   uint64
 	}{
-		{synth.FamilyDetect, 4000, 1},
-		{synth.FamilyDetect, 3000, 7},
-		{synth.FamilyVLM, 4000, 2},
-		{synth.FamilyVLM, 3000, 9},
+		{synth.FamilyDetect, 2000, 1},
+		{synth.FamilyDetect, 1500, 7},
+		{synth.FamilyVLM, 2000, 2},
+		{synth.FamilyVLM, 1500, 9},
 	} {
 		t.Run(tc.family, func(t *testing.T) {
 			dir := t.TempDir()
