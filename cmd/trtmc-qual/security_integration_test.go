@@ -178,7 +178,7 @@ func TestArgvReachesChildVerbatim(t *testing.T) {
 		families:  func(d doc) { family(d, "ref-detect")["prepare"].(doc)["corpus"] = argv },
 		inventory: func(d doc) { group(d, "detection")["workload"].(doc)["dataset"].(doc)["corpus"] = missing },
 	}, 2*time.Minute)
-	assert.Equal(t, 1, o.code)
+	assert.Equal(t, 3, o.code, "a prepare command that fails is a setup failure (class setup)")
 	assertNoOrphans(t, o)
 	data, err := os.ReadFile(record)
 	require.NoError(t, err)
