@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -41,8 +42,12 @@ const (
 	fileNativeIn    = "native_requests.jsonl"
 	fileNativeOut   = "native_answers.jsonl"
 	fileNativeLog   = "native.log"
-	fileDataset     = "dataset.jsonl"
-	dirAIPerf       = "aiperf"
+	// fileNativeMeta is where a native runner may say which path answered
+	// and what its task_ms measures (families/trtmc's adapter writes it).
+	fileNativeMeta = "native_meta.json"
+	fileDataset    = "dataset.jsonl"
+	filePipFreeze  = "pip_freeze.txt"
+	dirAIPerf      = "aiperf"
 )
 
 // checkpointRun is one checkpoint's state as it moves through the stages.
@@ -56,14 +61,16 @@ type checkpointRun struct {
 	red     *evidence.Redactor
 
 	// filled in by the stages
-	bundle   string
-	corpus   string
-	binary   string
-	port     int
-	server   proc.Process
-	dataset  *aiperf.Dataset
-	run      *aiperf.Run
-	stageErr error // the first stage that broke
+	bundle string
+	corpus string
+	binary string
+	// tokenizer is the tokenizer directory AIPerf chat loads.
+	tokenizer string
+	port      int
+	server    proc.Process
+	dataset   *aiperf.Dataset
+	run       *aiperf.Run
+	stageErr  error // the first stage that broke
 	// childMS is the time spent inside child processes so far, for the
 	// harness-overhead figure (result.json stages[].child_ms).
 	childMS float64
@@ -98,7 +105,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	cr.res.Provenance = reports.Provenance{
 		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
 		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
-		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreeze,
+		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreezeSHA, GoVersion: runtime.Version(),
 		AIPerfVersionRequired: o.AIPerfVersion, BundlePinnedSHA256: p.Bundle.SHA256,
 	}
 	if e.aiperf.MismatchAllowed {
@@ -267,6 +274,8 @@ func (cr *checkpointRun) vars() map[string]string {
 		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
 		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
+		"self": o.Self, "profile": cr.profile.ID, "checkpoint": cr.profile.Checkpoint, "revision": cr.profile.Revision,
+		"tokenizer": cr.tokenizer,
 	}
 }
 
@@ -322,6 +331,14 @@ func readResult(path string) (*reports.Result, error) {
 
 func (cr *checkpointRun) writeResult() error {
 	cr.res.EndedAt = cr.now()
+	if len(cr.env.pipFreeze) > 0 {
+		// The whole package set beside its digest, so a row's environment can
+		// be rebuilt, not only compared.
+		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.env.pipFreeze, 0o644); err != nil {
+			return err
+		}
+		cr.res.Provenance.PipFreezeFile = filePipFreeze
+	}
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
@@ -335,6 +352,8 @@ func (cr *checkpointRun) writeResult() error {
 		"harness_commit":    cr.res.Provenance.HarnessCommit,
 		"aiperf_version":    cr.res.Provenance.AIPerfVersion,
 		"pip_freeze_sha256": cr.res.Provenance.PipFreezeSHA256,
+		"pip_freeze_file":   cr.res.Provenance.PipFreezeFile,
+		"go_version":        cr.res.Provenance.GoVersion,
 		"server_binary":     cr.res.Provenance.ServerBinary,
 		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
 		"bundle_sha256":     cr.res.Provenance.BundleSHA256,

@@ -42,10 +42,14 @@ type Options struct {
 	Out string
 	// BinDir is {bin} in family argv templates.
 	BinDir string
+	// Self is {self}: the trtmc-qual executable, whose hidden `adapter`
+	// verbs the TRTMC families call.
+	Self string
 
-	AIPerfBin      string
-	AIPerfVersion  string
-	AllowMismatch  bool
+	AIPerfBin     string
+	AIPerfVersion string
+	AllowMismatch bool
+	// Tokenizer is the tokenizer for AIPerf chat when a profile names none.
 	Tokenizer      string
 	RequestTimeout time.Duration
 
@@ -150,8 +154,12 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
 		return nil, err
 	}
-	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}},
-		pipFreeze: pipFreezeDigest(ctx, opts.Runner, opts.AIPerfBin)}
+	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerfBin); err != nil {
+		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
+	} else {
+		env.pipFreeze, env.pipFreezeSHA = freeze, evidence.SHA256(freeze)
+	}
 	logf(opts.Log, "group %s: %d checkpoint(s), %d slot(s), aiperf %s", opts.Group, len(profiles), len(opts.Slots), vc.Got)
 
 	results := make([]*reports.Result, len(profiles))
@@ -231,29 +239,35 @@ type groupEnv struct {
 	aiperf aiperf.VersionCheck
 	driver *aiperf.Driver
 	ports  *portPool
-	// pipFreeze is the sha256 of `pip freeze` in AIPerf's environment.
-	pipFreeze string
-	logMu     sync.Mutex
+	// pipFreeze is `pip freeze --all` of AIPerf's environment (kept whole in
+	// every checkpoint's evidence as pip_freeze.txt), pipFreezeSHA its sha256.
+	pipFreeze    []byte
+	pipFreezeSHA string
+	logMu        sync.Mutex
 }
 
-// pipFreezeDigest digests the package set of the virtual environment AIPerf
-// runs in (the python beside the aiperf executable), or "" when there is none.
-func pipFreezeDigest(ctx context.Context, runner proc.Runner, aiperfBin string) string {
+// pipFreeze is `pip freeze --all` of the virtual environment AIPerf runs
+// in (the python beside the aiperf executable); an error says why there is
+// none (no venv beside it, pip failed).
+func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byte, error) {
 	bin, err := exec.LookPath(aiperfBin)
 	if err != nil {
-		return ""
+		return nil, err
 	}
 	python := filepath.Join(filepath.Dir(bin), "python")
 	if _, err := os.Stat(python); err != nil {
-		return ""
+		return nil, fmt.Errorf("no python beside %s: %w", bin, err)
 	}
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Stdout: &out}); err != nil {
-		return ""
+		return nil, err
 	}
-	return evidence.SHA256(out.Bytes())
+	if out.Len() == 0 {
+		return nil, fmt.Errorf("%s -m pip freeze printed nothing", python)
+	}
+	return out.Bytes(), nil
 }
 
 func (e *groupEnv) logf(format string, args ...any) {

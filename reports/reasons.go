@@ -81,6 +81,7 @@ const (
 	CodeCorrectnessCrash  = "correctness_crashed"
 	CodeCorrectnessOutput = "correctness_output"
 	CodeDataset           = "dataset"
+	CodeTokenizer         = "tokenizer"
 	CodeAIPerfSetup       = "aiperf_setup"
 	CodeAIPerfFailed      = "aiperf_failed"
 	CodeAIPerfIncomplete  = "aiperf_incomplete"
@@ -149,6 +150,7 @@ func Codes() []CodeInfo {
 		{CodeCorrectnessNone, ClassSetup, "correctness", "the family declares no correctness case"},
 		{CodeAIPerfSetup, ClassSetup, "aiperf", "AIPerf cannot be run (missing, wrong version, bad tokenizer)"},
 		{CodeDataset, ClassSetup, "aiperf", "the corpus cannot be read or the AIPerf dataset cannot be written"},
+		{CodeTokenizer, ClassSetup, "preflight", "the tokenizer AIPerf chat loads is missing, unloadable offline, not its pin, or another checkpoint's"},
 
 		{CodeServerDied, ClassBroken, "aiperf", "the server exited while AIPerf measured it"},
 		{CodeCorrectnessCrash, ClassBroken, "correctness", "the correctness case crashed, hung or was killed"},

@@ -75,10 +75,39 @@ type Result struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 
+	// GPUTelemetry is what AIPerf's GPU telemetry saw of the row's GPU
+	// during the measured phase; only for rows measured on a GPU.
+	GPUTelemetry *GPUTelemetry `json:"gpu_telemetry,omitempty"`
+
 	// Exclusion is set for excluded profiles.
 	Exclusion string `json:"exclusion,omitempty"`
 	// Rejudged is set when `report --rejudge` re-applied the verdict rules.
 	Rejudged *Rejudge `json:"rejudged,omitempty"`
+}
+
+// GPUTelemetry is AIPerf's GPU telemetry of the row's GPU over the
+// measured phase (warmup excluded by AIPerf). It informs; it never changes
+// a verdict. Collected is false, with Note saying why, when the collector
+// ran but reported nothing for this GPU.
+type GPUTelemetry struct {
+	Collector string `json:"collector"` // AIPerf's collector: "pynvml"
+	Collected bool   `json:"collected"`
+	Note      string `json:"note,omitempty"`
+	GPUIndex  *int   `json:"gpu_index,omitempty"`
+	GPUUUID   string `json:"gpu_uuid,omitempty"`
+	GPUName   string `json:"gpu_name,omitempty"`
+	// UtilizationPct is the share of time a kernel ran (0-100).
+	UtilizationPct *TelemetryStat `json:"utilization_pct,omitempty"`
+	MemoryUsedGB   *TelemetryStat `json:"memory_used_gb,omitempty"`
+	PowerW         *TelemetryStat `json:"power_w,omitempty"`
+	// EnergyMJ is the energy the GPU used during the phase, in megajoules.
+	EnergyMJ *float64 `json:"energy_mj,omitempty"`
+}
+
+// TelemetryStat is a telemetry metric's mean and peak; nil when not given.
+type TelemetryStat struct {
+	Avg *float64 `json:"avg"`
+	Max *float64 `json:"max"`
 }
 
 // Reason explains a non-qualified verdict: a typed code (Codes lists them)
@@ -268,6 +297,45 @@ type Provenance struct {
 	Host         string    `json:"host"`
 	GPU          *GPU      `json:"gpu,omitempty"`
 	Commands     []Command `json:"commands"`
+
+	// Native says which native path answered and what its task_ms
+	// measures (TRTMC families; nil when the runner reports nothing).
+	Native *NativeRun `json:"native,omitempty"`
+	// Preprocessing is the family's image preparation (resize, letterbox,
+	// normalisation) as its configuration declares it.
+	Preprocessing string `json:"preprocessing,omitempty"`
+	// Tokenizer is the tokenizer AIPerf counted chat tokens with.
+	Tokenizer *FileIdentity `json:"tokenizer,omitempty"`
+	// DatasetImageSizes are the sizes of the images of every request
+	// line sent (warmup and measured), read from the images themselves.
+	DatasetImageSizes []ImageSize `json:"dataset_image_sizes,omitempty"`
+	// PipFreezeFile is the evidence file (relative to the row's directory)
+	// holding the whole `pip freeze --all` whose digest PipFreezeSHA256 is.
+	PipFreezeFile string `json:"pip_freeze_file,omitempty"`
+	// GoVersion is the Go toolchain that built the harness (runtime.Version).
+	GoVersion string `json:"go_version,omitempty"`
+}
+
+// NativeRun describes the native answers of a row.
+type NativeRun struct {
+	// Path is "worker" (a persistent native worker) or "cli" (one process
+	// per request).
+	Path string `json:"path"`
+	// TimingScope is what task_ms measures: public_task_call_wall (the
+	// Task call), trtmc_run_prefill_plus_decode, or none.
+	TimingScope string `json:"timing_scope"`
+	// TokenCounts says whether chat answers carry the Task's token count.
+	TokenCounts bool     `json:"token_counts"`
+	Argv        []string `json:"argv,omitempty"`
+	// WorkerProtocol and WorkerCapabilities are the worker's handshake.
+	WorkerProtocol     int      `json:"worker_protocol,omitempty"`
+	WorkerCapabilities []string `json:"worker_capabilities,omitempty"`
+}
+
+// FileIdentity is a directory or file and the sha256 that pins it.
+type FileIdentity struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // GPU identifies the device a row was measured on.

@@ -6,11 +6,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
+venv=${TRTMC_QUAL_VENV:-.venv}
+case $venv in /*) ;; *) venv="$PWD/$venv" ;; esac
+export TRTMC_QUAL_VENV=$venv
 scripts/setup-venv.sh
 if [ -x scripts/install-chromium.sh ]; then scripts/install-chromium.sh; fi
 make build
 scripts/lint.sh
-export TRTMC_QUAL_AIPERF="$PWD/.venv/bin/aiperf"
-export TRTMC_QUAL_TOKENIZER="$PWD/.venv/tokenizer"
+export TRTMC_QUAL_AIPERF="$venv/bin/aiperf"
+export TRTMC_QUAL_TOKENIZER="$venv/tokenizer"
 go test -race -tags integration -count=1 -timeout 40m ./...
 scripts/fuzz.sh "${FUZZTIME:-10000x}"

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -70,8 +71,8 @@ not available.`,
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "md"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
@@ -84,9 +85,11 @@ not available.`,
 	fl.StringVarP(&opts.Group, "group", "g", "", "the group to reconcile (required)")
 	fl.StringVar(&opts.Repo, "repo", "", "TRTMC repository: a checkout or a bare git directory (required)")
 	fl.StringVar(&opts.Ref, "ref", "main", "git ref of the specs (branch, tag or sha)")
-	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or md (default table on a terminal, tsv when piped)")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
 	fl.BoolVar(&opts.Write, "write", false, "append planned entries for missing profiles to the inventory")
 	addSpecGroupsFlag(cmd)
+	completeGroupFlag(cmd, f, "group")
+	_ = cmd.MarkFlagDirname("repo")
 	return cmd
 }
 
@@ -120,7 +123,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 		if r.Summary.Missing == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "write: no missing profile to propose")
 		} else {
-			p, err := specs.WriteProposals(r, inv, f.Config.Inventory, fams.Has)
+			p, err := specs.WriteProposals(r, inv, f.Config.Inventory, fams.Has, entryDefaults(fams))
 			if err != nil {
 				return err
 			}
@@ -131,6 +134,19 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 		return &codedError{code: exitFailed, err: fmt.Errorf("%d profile(s) need action", r.Summary.NeedAction), quiet: true}
 	}
 	return nil
+}
+
+// entryDefaults hands reconcile --write what each family's configuration
+// says a new profile records (families.yaml `inventory:`).
+func entryDefaults(fams *families.Config) specs.Defaults {
+	return func(family string) *specs.EntryDefaults {
+		f, ok := fams.Families[family]
+		if !ok {
+			return nil
+		}
+		d := f.Inventory
+		return &specs.EntryDefaults{Controls: d.Controls, Gaps: d.Gaps, Hardware: d.Hardware, BundleDir: d.BundleDir, Tokenizer: d.Tokenizer}
+	}
 }
 
 func writeReconcile(io *IOStreams, r *specs.Report, format string) error {
@@ -163,6 +179,7 @@ func gitCLI(repo string) specs.Git { return specs.GitCLI{Repo: repo} }
 // addSpecGroupsFlag adds --spec-groups, bound to the spec_groups config key.
 func addSpecGroupsFlag(cmd *cobra.Command) {
 	cmd.Flags().String("spec-groups", "", "spec-groups file: task strategy → group and classification rules (default: built in)")
+	_ = cmd.MarkFlagFilename("spec-groups", "yaml", "yml")
 }
 
 // specsError gives errors of the spec source their exit status: a bad ref,

@@ -1,9 +1,11 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -14,6 +16,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 type runOptions struct {
@@ -25,6 +28,9 @@ type runOptions struct {
 	Resume bool
 	Host   string
 	Format string
+	// JUnit is a file to write a JUnit XML report to: one test case per
+	// profile of the group.
+	JUnit string
 }
 
 func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
@@ -37,7 +43,11 @@ correctness case on the served bundle, drive AIPerf (warmup + measured requests)
 run the native Task over exactly the payloads sent, join native and HTTP answers
 by request identity, and write OUT/<group>/<profile>/result.json with its
 evidence, then OUT/<group>/results.{md,csv,json,html}. The group table is
-printed to stdout; stage lines go to stderr.
+printed to stdout; stage lines go to stderr. --junit FILE also writes a JUnit
+XML report, one test case per profile (qualified passes; failed is a failure
+and a broken or interrupted row an error, with the row's reasons as the
+message; excluded and not-run profiles are skipped with their reason), so a
+nightly run shows up in any CI system.
 
 Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
 broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
@@ -45,14 +55,20 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
   trtmc-qual run --group vlm --out out/demo
 
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
-  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1`,
+  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
+
+  # a nightly job: the Markdown table on stdout, JUnit for the CI system
+  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly/vlm-junit.xml`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
+			}
+			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
+				return err
 			}
 			opts.Out = f.Config.Out
 			opts.GPUs = f.Config.GPUs
@@ -74,7 +90,15 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
-	fl.StringVarP(&opts.Format, "format", "o", "", "group table format: table, tsv, md, csv or json")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFileFlag(cmd, &opts.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
+	addInventoryFlags(fl)
+	addAIPerfFlags(fl)
+	markInputFiles(cmd)
+	completeGroupFlag(cmd, f, "group")
+	completeProfilesFlag(cmd, f, "only")
+	completeGPUsFlag(cmd, f)
+	_ = cmd.MarkFlagDirname("out")
 	return cmd
 }
 
@@ -87,8 +111,10 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
 	}()
 	out, err := runGroup(ctx, f, opts)
+	var rep *reports.GroupReport
 	if out != nil {
-		if rep, lerr := reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
+		var lerr error
+		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
 			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
@@ -96,10 +122,43 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 			err = lerr
 		}
 	}
+	if opts.JUnit != "" {
+		if jerr := writeRunJUnit(f, opts, rep, err); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
 	if err != nil {
 		return err
 	}
 	return runVerdictError(out.Results)
+}
+
+// writeRunJUnit writes --junit: the group report's rows, one test case per
+// profile; when the run could not produce rows (no AIPerf, a bad group...)
+// a single error case carrying runErr, so the CI system still shows why.
+func writeRunJUnit(f *factory, opts *runOptions, rep *reports.GroupReport, runErr error) error {
+	var b bytes.Buffer
+	if rep != nil {
+		if err := rep.JUnit(&b); err != nil {
+			return err
+		}
+	} else {
+		msg := "the run produced no rows"
+		if runErr != nil {
+			msg = runErr.Error()
+		}
+		suite := junit.Suite{Name: "trtmc-qual run " + opts.Group, Properties: [][2]string{{"group", opts.Group}},
+			Cases: []junit.Case{{Name: "run", Classname: "trtmc-qual." + opts.Group, Status: junit.Error,
+				Type: fmt.Sprintf("exit-%d", codeFor(runErr)), Message: msg, Output: msg}}}
+		if err := junit.Write(&b, "trtmc-qual", suite); err != nil {
+			return err
+		}
+	}
+	if err := writeReport(opts.JUnit, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: wrote JUnit report %s\n", opts.JUnit)
+	return nil
 }
 
 // runGroup runs the pipeline over one group with the resolved configuration.
@@ -119,9 +178,13 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 			secrets = append(secrets, v)
 		}
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate the trtmc-qual executable for {self}: %w", err)
+	}
 	return qual.Run(ctx, qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
-		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir,
+		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
 		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,

@@ -37,6 +37,9 @@ type Spec struct {
 	Dir string
 	// Env is added to (and overrides) the harness's environment.
 	Env []string
+	// Stdin is the child's standard input; nil means none (/dev/null).
+	// A persistent worker speaks a line protocol over it.
+	Stdin io.Reader
 	// Stdout and Stderr receive the child's output; nil discards it.
 	// Stderr's last bytes are kept for errors either way.
 	Stdout, Stderr io.Writer
@@ -132,6 +135,7 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	}
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
+	cmd.Stdin = s.Stdin
 	if len(s.Env) > 0 {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}
@@ -146,8 +150,8 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	}
 	cmd.Stderr = io.MultiWriter(&drainWriter{w: orDiscard(s.Stderr), err: outErr}, tail)
 	// Own process group, so one signal reaches the child and everything it
-	// forked; Pdeathsig so the child dies if the harness is killed with -9.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// forked; on Linux also a parent-death signal (sysproc_linux.go).
+	cmd.SysProcAttr = sysProcAttr()
 	// A pipe held open by a grandchild must not block Wait forever.
 	cmd.WaitDelay = s.Grace
 	start := time.Now()
