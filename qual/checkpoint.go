@@ -85,29 +85,17 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 		famEnv = cr.family.Env
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
-	cr.res = reports.Result{
-		Schema: reports.ResultSchema, Group: e.group.Name, Profile: p.ID, Checkpoint: p.Checkpoint,
-		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
-		Precision: p.Precision, Parallelism: p.Parallelism.String(), Endpoint: e.group.Workload.EndpointType,
-		Reasons: []reports.Reason{}, Problems: []reports.Problem{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
-		Command:   cr.red.String(o.Command + " --only " + evidence.ShellQuote(p.ID)),
-		StartedAt: o.Now().UTC(),
-	}
+	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
+	cr.res.Command = cr.red.String(o.Command + " --only " + evidence.ShellQuote(p.ID))
+	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 		cr.res.Answers = semantics(cr.family)
 	}
-	w := e.group.Workload
-	cr.res.Workload = reports.Workload{Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency}
-	cr.res.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
-	cr.res.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
-	cr.res.Requests = reports.Counts{Expected: w.Warmup + w.Measured}
-	cr.res.Provenance = reports.Provenance{
-		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
-		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
-		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreezeSHA, GoVersion: runtime.Version(),
-		AIPerfVersionRequired: o.AIPerfVersion, BundlePinnedSHA256: p.Bundle.SHA256,
-	}
+	prov := &cr.res.Provenance
+	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
+	prov.AIPerfVersionRequired = o.AIPerfVersion
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
 	}

@@ -79,6 +79,9 @@ type Options struct {
 
 	HarnessVersion string
 	HarnessCommit  string
+	// Slurm is the Slurm task this run is, when it runs inside one (a task
+	// of `run --executor slurm`); it goes into every row's provenance.
+	Slurm *reports.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only.
 	Command string
 }
@@ -125,42 +128,12 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if !opts.AllowNonLoopback && !IsLoopback(opts.Host) {
 		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
 	}
-	g, ok := opts.Inventory.Groups[opts.Group]
-	if !ok {
-		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
-	}
-	profiles, err := selectProfiles(g, opts.Only)
+	prep, err := prepare(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if len(opts.Slots) == 0 {
-		opts.Slots = []Slot{{Name: "cpu"}}
-	}
-	// AIPerf is checked once for the group: without it nothing can qualify.
-	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
-	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &SetupError{err}
-	}
-	// Only now is anything written: a run that cannot start leaves the
-	// evidence of earlier runs (their inventory.json included) untouched.
-	groupDir := filepath.Join(opts.Out, opts.Group)
-	if err := os.MkdirAll(groupDir, 0o755); err != nil {
-		return nil, fmt.Errorf("evidence directory: %w", err)
-	}
-	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
-		return nil, err
-	}
-	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
-	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerfBin); err != nil {
-		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
-	} else {
-		env.pipFreeze, env.pipFreezeSHA = freeze, evidence.SHA256(freeze)
-	}
-	logf(opts.Log, "group %s: %d checkpoint(s), %d slot(s), aiperf %s", opts.Group, len(profiles), len(opts.Slots), vc.Got)
+	opts, env, profiles := prep.env.opts, prep.env, prep.Profiles
+	logf(opts.Log, "group %s: %d checkpoint(s), %d slot(s), aiperf %s", opts.Group, len(profiles), len(opts.Slots), env.aiperf.Got)
 
 	results := make([]*reports.Result, len(profiles))
 	slots := make(chan Slot, len(opts.Slots))
@@ -194,6 +167,47 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		return out, ctx.Err()
 	}
 	return out, nil
+}
+
+// prepare does what every executor does before any checkpoint runs: it
+// selects the profiles, checks AIPerf once for the group (without it nothing
+// can qualify) and writes the group's inventory snapshot.
+func prepare(ctx context.Context, opts Options) (*Prepared, error) {
+	g, ok := opts.Inventory.Groups[opts.Group]
+	if !ok {
+		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
+	}
+	profiles, err := selectProfiles(g, opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	if len(opts.Slots) == 0 {
+		opts.Slots = []Slot{{Name: "cpu"}}
+	}
+	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
+	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &SetupError{err}
+	}
+	// Only now is anything written: a run that cannot start leaves the
+	// evidence of earlier runs (their inventory.json included) untouched.
+	groupDir := filepath.Join(opts.Out, opts.Group)
+	if err := os.MkdirAll(groupDir, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence directory: %w", err)
+	}
+	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+		return nil, err
+	}
+	env := &groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerfBin); err != nil {
+		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
+	} else {
+		env.pipFreeze, env.pipFreezeSHA = freeze, evidence.SHA256(freeze)
+	}
+	return &Prepared{Group: g, Profiles: profiles, env: env}, nil
 }
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,

@@ -92,10 +92,14 @@ func verdictOf(rs []Reason) string {
 		switch x.Class {
 		case ClassInterrupted:
 			return VerdictInterrupted
+		case ClassNotRun:
+			if v != VerdictError {
+				v = VerdictNotRun
+			}
 		case ClassSetup, ClassBroken:
 			v = VerdictError
 		case ClassFailed:
-			if v != VerdictError {
+			if v != VerdictError && v != VerdictNotRun {
 				v = VerdictFailed
 			}
 		case ClassExcluded:
@@ -122,7 +126,7 @@ func hasClass(rs []Reason, c Class) bool {
 // broken): facts missing after it are its consequence, not reasons.
 func severe(rs []Reason) bool {
 	for _, x := range rs {
-		if x.Class == ClassInterrupted || x.Class == ClassSetup || x.Class == ClassBroken {
+		if x.Class == ClassInterrupted || x.Class == ClassNotRun || x.Class == ClassSetup || x.Class == ClassBroken {
 			return true
 		}
 	}

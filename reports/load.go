@@ -365,7 +365,7 @@ func DecodeResult(path string, data []byte, group, profile string) (*Result, err
 		return nil, bad("group", "is %q, want %q", r.Group, group)
 	}
 	switch r.Verdict {
-	case VerdictQualified, VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped:
+	case VerdictQualified, VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, VerdictNotRun:
 	default:
 		return nil, bad("verdict", "unknown verdict %q", r.Verdict)
 	}

@@ -15,6 +15,9 @@ const (
 	// ClassInterrupted: the run was stopped (Ctrl-C, SIGTERM) before the row
 	// was complete. Verdict interrupted.
 	ClassInterrupted Class = "interrupted"
+	// ClassNotRun: the checkpoint never started (e.g. a Slurm array task
+	// cancelled while queued). Verdict not-run.
+	ClassNotRun Class = "not-run"
 	// ClassSetup: something the row needs was unavailable or misconfigured
 	// (the server never came up, AIPerf unusable, GPU busy, the family
 	// configuration, an input that cannot be prepared). Verdict error; `run`
@@ -38,16 +41,18 @@ func classRank(c Class) int {
 	switch c {
 	case ClassInterrupted:
 		return 0
-	case ClassSetup:
+	case ClassNotRun:
 		return 1
-	case ClassBroken:
+	case ClassSetup:
 		return 2
-	case ClassFailed:
+	case ClassBroken:
 		return 3
-	case ClassExcluded:
+	case ClassFailed:
 		return 4
+	case ClassExcluded:
+		return 5
 	}
-	return 2 // unknown: as broken
+	return 3 // unknown: as broken
 }
 
 // CodeInfo documents one reason code.
@@ -98,6 +103,11 @@ const (
 	CodeEvidenceChanged   = "evidence_changed"
 	CodeEvidenceMalformed = "evidence_malformed"
 	CodeExcluded          = "excluded"
+	// Written by the Slurm executor for tasks that left no row of their own
+	// (qual/slurm; stage "slurm").
+	CodeSlurmNotStarted = "slurm_not_started"
+	CodeSlurmTaskEnded  = "slurm_task_ended"
+	CodeSlurmTaskLost   = "slurm_task_lost"
 
 	// Derived by Judge from the data.
 	CodeExplorationWorkload    = "exploration_workload"
@@ -134,6 +144,7 @@ const (
 func Codes() []CodeInfo {
 	return []CodeInfo{
 		{CodeInterrupted, ClassInterrupted, "", "the run was interrupted (Ctrl-C, SIGTERM) in this stage; the row is incomplete"},
+		{CodeSlurmNotStarted, ClassNotRun, "slurm", "the Slurm task never started (e.g. cancelled while queued)"},
 
 		{CodeFamilyConfig, ClassSetup, "preflight", "the family configuration does not fit the group or does not expand"},
 		{CodeMissingInput, ClassSetup, "preflight", "a bundle or corpus is missing and the family cannot prepare it"},
@@ -167,6 +178,8 @@ func Codes() []CodeInfo {
 		{CodeWriteFailed, ClassBroken, "report", "result.json could not be written"},
 		{CodeStageFailed, ClassBroken, "", "a stage failed without a more specific code"},
 		{CodeEvidenceChanged, ClassBroken, "evidence", "a file of the evidence is missing, added or changed since the run sealed it (manifest.json)"},
+		{CodeSlurmTaskEnded, ClassBroken, "slurm", "the Slurm task ended without a row of its own, or in a state that voids it (timeout, preemption, node failure, cancellation)"},
+		{CodeSlurmTaskLost, ClassBroken, "slurm", "Slurm no longer knows the task and it left no row"},
 		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
 
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},

@@ -19,6 +19,9 @@ const (
 	VerdictInterrupted = "interrupted" // the run was stopped before it finished
 	VerdictExcluded    = "excluded"    // the inventory excludes it, with a reason
 	VerdictSkipped     = "skipped"     // --resume found an identical finished result
+	// VerdictNotRun is a checkpoint its run never started (e.g. a Slurm
+	// array task cancelled while it was still queued); its reasons say why.
+	VerdictNotRun = "not-run"
 )
 
 // Result is one checkpoint's result: the authoritative evidence record.
@@ -293,10 +296,14 @@ type Provenance struct {
 	DatasetSHA256        string `json:"dataset_sha256"`
 	// SourceCommit is the measurement source commit (the TRTMC commit the
 	// bundle was built from), when known.
-	SourceCommit string    `json:"source_commit,omitempty"`
-	Host         string    `json:"host"`
-	GPU          *GPU      `json:"gpu,omitempty"`
-	Commands     []Command `json:"commands"`
+	SourceCommit string `json:"source_commit,omitempty"`
+	Host         string `json:"host"`
+	GPU          *GPU   `json:"gpu,omitempty"`
+	// Slurm is the Slurm job the row was measured in, when it ran in one
+	// (`run --executor slurm`), and how Slurm says it ended when the
+	// driver had to write the row itself.
+	Slurm    *SlurmTask `json:"slurm,omitempty"`
+	Commands []Command  `json:"commands"`
 
 	// Native says which native path answered and what its task_ms
 	// measures (TRTMC families; nil when the runner reports nothing).
@@ -344,6 +351,28 @@ type GPU struct {
 	Name   string `json:"name"`
 	UUID   string `json:"uuid"`
 	Driver string `json:"driver"`
+}
+
+// SlurmTask identifies the Slurm (array) task a row ran in.
+type SlurmTask struct {
+	// JobID is "<array job id>_<array task id>" for an array task (what
+	// scancel and scontrol accept), else the plain job id.
+	JobID       string `json:"job_id"`
+	ArrayJobID  string `json:"array_job_id,omitempty"`
+	ArrayTaskID string `json:"array_task_id,omitempty"`
+	Cluster     string `json:"cluster,omitempty"`
+	Partition   string `json:"partition,omitempty"`
+	// Node is the node the task ran on ("" when it never started).
+	Node string `json:"node,omitempty"`
+	// GPUs are the GPU indexes Slurm allocated on that node
+	// (SLURM_JOB_GPUS); CUDAVisibleDevices is what Slurm set.
+	GPUs               string `json:"gpus,omitempty"`
+	CUDAVisibleDevices string `json:"cuda_visible_devices,omitempty"`
+	// State, Reason and ExitCode are Slurm's account of how the task ended
+	// (scontrol), recorded when the task did not leave a row of its own.
+	State    string `json:"state,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	ExitCode string `json:"exit_code,omitempty"`
 }
 
 // Command is one child's exact argv (secrets redacted) and how it ended.

@@ -11,7 +11,11 @@
 #   2. harness overhead, readiness lag and the join stage's time in a real
 #      run of the reference target (group detection, real AIPerf);
 #   3. the makespan of a group of uneven checkpoints on BENCH_SLOTS slots vs
-#      its lower bound max(longest checkpoint, total work / slots).
+#      its lower bound max(longest checkpoint, total work / slots);
+#   4. the same group through the local Slurm cluster (scripts/slurm-local.sh,
+#      started here when it is not running, array throttled to BENCH_SLOTS
+#      tasks) vs locally on BENCH_SLOTS slots: slurm_overhead_s, the
+#      difference of the two makespans per checkpoint.
 #
 # The last lines are the figures, one `name: value` each. Knobs: BENCH_N,
 # BENCH_REPS (timed repetitions of Go and wc; the fastest counts),
@@ -19,7 +23,9 @@
 # inventory order), BENCH_MEASURED (measured requests per scheduled
 # checkpoint), BENCH_SCHED_RUNS (runs of that group into the same evidence
 # root, so a scheduler that learns from earlier results can; the last one
-# counts), BENCH_KEEP=1 keeps the work directory.
+# counts), BENCH_SLURM_REPS (runs of part 4 each way, alternating),
+# BENCH_PARTS (the parts to run, default "1 2 3 4"), BENCH_KEEP=1
+# keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -28,15 +34,22 @@ REPS=${BENCH_REPS:-3}
 SLOTS=${BENCH_SLOTS:-2}
 SLOW_MS=${BENCH_SLOW_MS:-"50 100 150 200 600"}
 SCHED_RUNS=${BENCH_SCHED_RUNS:-2}
+SLURM_REPS=${BENCH_SLURM_REPS:-2}
 MEASURED=${BENCH_MEASURED:-50}
 PY=${PYTHON:-python3}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trtmc-bench.XXXXXX")
-cleanup() { if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi; }
+slurm_started=false
+cleanup() {
+  if [ "$slurm_started" = true ]; then scripts/slurm-local.sh stop || true; fi
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 figures=()
 figure() { figures+=("$1: $2"); }
+PARTS=${BENCH_PARTS:-1 2 3 4}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 # reasons prints the reasons of the rows under DIR that broke.
 reasons() { "$PY" - "$1" <<'EOF' >&2
 import glob, json, sys
@@ -47,11 +60,15 @@ for p in sorted(glob.glob(sys.argv[1] + "/*/result.json")):
 EOF
 }
 
-say "building the benchmark tools"
-go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/gen-aiperf-artifacts
+if want 1; then
+  say "building the benchmark tools"
+  go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/gen-aiperf-artifacts
+fi
 [ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
+say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 
 # ---------------------------------------------------------------- part 1
+if want 1; then
 evroot=$work/out
 data=$evroot/bench/synth
 need_mib=$(( N * 14 / 1000 + 256 ))
@@ -68,7 +85,6 @@ if [ "$avail_kib" -lt $(( N * 7 + 2097152 )) ]; then
   say "NOTE: $(( avail_kib / 1024 )) MiB of memory available, the Python baseline needs ~$(( N * 7 / 1024 )) MiB for $N requests: scaling down to $n2"
   N=$n2
 fi
-say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) as sealed evidence in $data"
 "$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data" -seal bench/synth
 bytes=$(find "$data" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%d\n", s}')
@@ -137,8 +153,10 @@ figure rejudge_vs_wc "$(ratio "$go_wall" "$wc_wall")"
 figure rejudge_cpu_vs_wc "$(ratio "$go_cpu" "$wc_cpu")"
 figure rejudge_peak_rss_mib "$(( go_rss / 1024 ))"
 rm -rf "$evroot" # the disk goes back before the live runs
+fi
 
 # ---------------------------------------------------------------- part 2
+if want 2; then
 # stamp prefixes every stderr line of trtmc-qual with the wall clock (ns)
 # at which it arrived, so stage boundaries are timed from outside.
 stamp() { "$PY" -u -c 'import sys, time
@@ -221,8 +239,10 @@ EOF
 figure harness_overhead_pct "$overhead"
 figure readiness_lag_ms "$lag"
 figure join_stage_ms "$join_ms"
+fi
 
 # ---------------------------------------------------------------- part 3
+if want 3 || want 4; then
 sched=$work/sched
 mkdir -p "$sched/bin"
 bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
@@ -247,6 +267,8 @@ yaml.safe_dump({"schema": "trtmc-qual/inventory/v1", "groups": {"sched": {
                  "request_timeout_s": 60, "dataset": {"corpus": corpus}},
     "profiles": profiles}}}, open(out + "/inventory.yaml", "w"), sort_keys=False)
 EOF
+fi
+if want 3; then
 say "part 3: $(echo $SLOW_MS | wc -w) checkpoints (slow-ms $SLOW_MS, $MEASURED measured requests each) on $SLOTS slots, $SCHED_RUNS run(s)"
 for run in $(seq "$SCHED_RUNS"); do
   for attempt in 1 2; do
@@ -288,6 +310,93 @@ EOF
 done
 [ -n "$makespan" ] || { say "part 3: could not compute the makespan"; exit 1; }
 figure makespan_ratio "$makespan"
+fi
+
+# ---------------------------------------------------------------- part 4
+if want 4; then
+# The same uneven group, fresh evidence roots, inventory order both ways
+# (no earlier results, so the local scheduler has no durations to sort by
+# and Slurm starts array tasks in index order), timed from outside: from
+# starting trtmc-qual to its exit.
+slurm_overhead=""
+if ! scripts/slurm-local.sh status >/dev/null 2>&1; then
+  if slurm_env=$(scripts/slurm-local.sh start); then slurm_started=true; else slurm_env=""; fi
+else
+  slurm_env=$(scripts/slurm-local.sh env)
+fi
+if [ -n "$slurm_env" ]; then
+  eval "$slurm_env"
+  n=$(echo $SLOW_MS | wc -w)
+  # Alternating, ABBA (local slurm slurm local, ...), the fastest of each
+  # counts: the machine is shared and its load drifts.
+  order=()
+  for i in $(seq "$SLURM_REPS"); do
+    if [ $((i % 2)) = 1 ]; then order+=(local slurm); else order+=(slurm local); fi
+  done
+  say "part 4: $n checkpoints locally on $SLOTS slots and through Slurm ($SLOTS tasks at a time, polled every 1 s), $SLURM_REPS time(s) each: ${order[*]}"
+  now() { date +%s.%N; }
+  local_s="" slurm_s=""
+  for mode in "${order[@]}"; do
+    args=(run --group sched --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" --out "$sched/$mode-out" --format md)
+    [ "$mode" = local ] && args+=(--gpus "cpu:$SLOTS")
+    [ "$mode" = slurm ] && args+=(--executor slurm)
+    for attempt in 1 2; do
+      rm -rf "$sched/$mode-out"
+      rc=0
+      t0=$(now)
+      TRTMC_QUAL_SLURM_POLL_INTERVAL=1s TRTMC_QUAL_SLURM_MAX_PARALLEL=$SLOTS \
+        bin/trtmc-qual "${args[@]}" 2>"$sched/$mode.log" >"$sched/$mode.md" || rc=$?
+      t1=$(now)
+      [ "$rc" -gt 1 ] || break
+      say "part 4: $mode: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$sched/$mode-out/sched"
+      tail -3 "$sched/$mode.log" >&2
+      [ "$attempt" = 1 ] || exit 1
+    done
+    elapsed=$("$PY" -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$t0" "$t1")
+    say "part 4: $mode: makespan $elapsed s (load $(cut -d' ' -f1 /proc/loadavg))"
+    if [ "$mode" = local ]; then
+      local_s=$("$PY" -c 'import sys; print(min(float(x) for x in sys.argv[1:] if x))' "$elapsed" "$local_s")
+    else
+      slurm_s=$("$PY" -c 'import sys; print(min(float(x) for x in sys.argv[1:] if x))' "$elapsed" "$slurm_s")
+    fi
+  done
+  slurm_overhead=$("$PY" -c 'import sys; print("%.1f" % ((float(sys.argv[2]) - float(sys.argv[1])) / int(sys.argv[3])))' "$local_s" "$slurm_s" "$n")
+  say "part 4: fastest makespan locally ${local_s} s, through Slurm ${slurm_s} s: $slurm_overhead s more per checkpoint"
+  grep -h "submitted Slurm array job" "$sched/slurm.log" | sed 's/^/bench: part 4: /' >&2 || true
+  # Where the difference goes: each task's life as Slurm saw it (scontrol,
+  # whole seconds) against its row's pipeline time.
+  "$PY" - "$sched/slurm-out/sched" <<'EOF' >&2 || true
+import calendar, glob, json, subprocess, sys, time
+def ts(s):
+    date, _, frac = s.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
+def local_ts(s):
+    return time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%S"))
+rows = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*/result.json")]
+rows = [r for r in rows if (r.get("provenance") or {}).get("slurm")]
+tasks = {}
+for aid in {r["provenance"]["slurm"]["array_job_id"] for r in rows}:
+    out = subprocess.run(["scontrol", "show", "job", "-o", aid], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        tasks["%s_%s" % (f.get("ArrayJobId"), f.get("ArrayTaskId"))] = f
+before, after = [], []
+for r in rows:
+    t = tasks.get(r["provenance"]["slurm"]["job_id"])
+    if not t or t.get("StartTime") in (None, "Unknown"):
+        continue
+    before.append(ts(r["started_at"]) - local_ts(t["StartTime"]))
+    after.append(local_ts(t["EndTime"]) - ts(r["ended_at"]))
+if before:
+    print("bench: part 4: per task, mean (scontrol's times are whole seconds): %.1f s from the task's start to its checkpoint's start "
+          "(trtmc-qual start-up, the AIPerf version check and pip freeze each task repeats), %.1f s from the checkpoint's end to the task's "
+          "(the group tables each task writes)" % (sum(before) / len(before), sum(after) / len(after)))
+EOF
+else
+  say "part 4: no local Slurm cluster (scripts/slurm-local.sh start failed; it needs root or sudo): slurm_overhead_s unavailable"
+fi
+figure slurm_overhead_s "${slurm_overhead:-unavailable}"
+fi
 
 echo "== figures (docs/performance.md)" >&2
 for f in "${figures[@]}"; do echo "$f"; done
