@@ -84,10 +84,9 @@ type Options struct {
 	// Slurm is the Slurm task this run is, when it runs inside one (a task
 	// of `run --executor slurm`); it goes into every row's provenance.
 	Slurm *reports.SlurmTask
-	// Command is the reproducible trtmc-qual invocation as argv, without
-	// --only; each row records it with --only <id> added, secrets redacted,
-	// and shell-quoted by evidence.ShellJoin.
-	Command []string
+	// Command is the reproducible trtmc-qual invocation, without --only,
+	// every word quoted by evidence.ShellQuote.
+	Command string
 }
 
 // Outcome is what a group run produced.
@@ -343,8 +342,8 @@ func logf(w io.Writer, format string, args ...any) {
 // the run was interrupted first.
 func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"})
-	cr.res.Verdict = reports.VerdictInterrupted
-	cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: "interrupted", Message: "interrupted before the checkpoint started: " + cause.Error()})
+	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
+	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()

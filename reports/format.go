@@ -226,17 +226,12 @@ func short(sha string) string {
 // evidence.ShellJoin, whose ShellQuote is the one quoting function.
 func ShellQuote(argv []string) string { return evidence.ShellJoin(argv) }
 
-// ReproduceCommand is the command a row prints for a person to paste:
-// the recorded argv quoted by evidence.ShellJoin. A result without argv
-// (written before command_argv existed) shows its stored line with
-// control, bidirectional and invisible characters escaped: it was not
-// quoted by this harness and is shown, not trusted.
-func ReproduceCommand(r *Result) string {
-	if len(r.CommandArgv) > 0 {
-		return ShellQuote(r.CommandArgv)
-	}
-	return inventory.Printable(r.Command)
-}
+// ReproduceCommand is the command a row prints for a person to paste: the
+// stored line, which the harness quoted word by word (evidence.ShellQuote)
+// when it wrote the row, with control, bidirectional and invisible
+// characters escaped, so a hostile or damaged result.json cannot act on a
+// terminal or hide words (the seal tells whether it was changed).
+func ReproduceCommand(r *Result) string { return inventory.Printable(r.Command) }
 
 // fence is a Markdown code fence longer than any run of backticks in s,
 // so no content can close it early.

@@ -12,6 +12,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // editResult rewrites one stored result.json of a copied evidence root.
@@ -49,17 +51,17 @@ func runPasted(t *testing.T, line string) ([]string, []string) {
 	return strings.Split(strings.TrimSuffix(string(out), "\x00"), "\x00"), made
 }
 
-// Issue 13, finding 1: results.md and results.html printed the reproduce
-// command as stored, unquoted: pasting it ran what an argument held. Now
-// both render the recorded argv through evidence.ShellJoin; pasted into
-// bash, the command is exactly that argv and runs nothing else.
+// Issue 13, finding 1: the reproduce command was stored and printed
+// unquoted: pasting it ran what an argument held. The harness now stores it
+// quoted word by word (evidence.ShellQuote, control and bidi characters as
+// $'...' escapes); results.md and results.html print it so that, pasted
+// into bash, it is exactly the argv and runs nothing else.
 func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 	root := copyTree(t, rootA)
 	argv := []string{"trtmc-qual", "--config", "/tmp/conf dir/$(touch PWNED-config).yaml", "run", "--group", "vlm",
 		"--out", "out/`touch PWNED-tick`;touch PWNED-semi", "--gpus", "0,1", "--only", "ref-vlm-small", "x\u202ey\x1b[2J"}
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
-		m["command_argv"] = argv
-		m["command"] = strings.Join(argv, " ") // what the harness used to store
+		m["command"] = evidence.ShellJoin(argv) // what the harness stores (the seal then says it changed)
 	})
 	g, err := Load([]string{root}, "vlm")
 	require.NoError(t, err)
@@ -84,13 +86,11 @@ func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 	}
 }
 
-// A result without command_argv (older, or hostile evidence) shows its
-// stored line with control and bidi characters escaped, inside a fence no
+// A hostile stored command shows its line with control and bidi characters escaped, inside a fence no
 // backtick run in it can close.
 func TestLegacyCommandCannotEscapeItsBlock(t *testing.T) {
 	root := copyTree(t, rootA)
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
-		delete(m, "command_argv")
 		m["command"] = "trtmc-qual run\n```\n<img src=x onerror=alert(1)>\n```` \u202e\x1b[2J"
 	})
 	g, err := Load([]string{root}, "vlm")
@@ -108,7 +108,7 @@ func TestLegacyCommandCannotEscapeItsBlock(t *testing.T) {
 func TestRenderedTextHasNoRawControlCharacters(t *testing.T) {
 	root := copyTree(t, rootA)
 	editResult(t, root, "vlm", "ref-vlm-large", func(m map[string]any) {
-		m["reasons"] = []any{map[string]any{"stage": "server", "code": "server_exit",
+		m["problems"] = []any{map[string]any{"stage": "server", "code": "server_exit",
 			"message": "server died; last output:\n\x1b[2J\x1b]0;owned\x07 evil\u202etxt \u200b"}}
 	})
 	g, err := Load([]string{root}, "vlm")

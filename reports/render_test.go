@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +18,6 @@ const (
 	rootA        = "testdata/evidence/a"        // vlm: every kind of row; detection: no inventory snapshot
 	rootB        = "testdata/evidence/b"        // a later partial re-run of vlm
 	rootBaseline = "testdata/evidence/baseline" // an earlier, faster vlm run
-	rootRejudge  = "testdata/evidence/rejudge"  // stored verdicts the evidence contradicts
 )
 
 func render(t *testing.T, g *GroupReport, format string) []byte {
@@ -63,19 +61,6 @@ func TestGoldenBaseline(t *testing.T) {
 	ApplyBaseline(g, base, DefaultRegressionThresholdPct)
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
 		golden.Assert(t, "baseline."+f, render(t, g, f))
-	}
-}
-
-func TestGoldenRejudged(t *testing.T) {
-	root := copyTree(t, rootRejudge)
-	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	written, err := RejudgeEvidence([]string{root}, "vlm", at, "test")
-	require.NoError(t, err)
-	require.Len(t, written, 2)
-	g, err := LoadWith([]string{root}, "vlm", LoadOptions{Rejudged: true})
-	require.NoError(t, err)
-	for _, f := range []string{FormatMarkdown, FormatJSON} {
-		golden.Assert(t, "rejudged."+f, render(t, g, f))
 	}
 }
 

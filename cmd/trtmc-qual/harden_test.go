@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -10,8 +11,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // noRawControl fails when text holds a byte a terminal would act on or a
@@ -102,23 +101,33 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 	assert.Equal(t, "keep me\n", string(data))
 }
 
-// The run's reproduce argv, printed through the one quoting function,
-// reads back as the invocation whatever --out and --config hold.
+// The run's reproduce command, pasted into bash, reads back as the
+// invocation whatever --out and --config hold (control and bidi
+// characters included, through $'...'), and runs nothing else.
 func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
 	f := newFactory(&IOStreams{}, func() {})
-	f.Config = &Config{File: "/conf dir/$(touch P).yaml"}
-	argv := reproCommand(f, &runOptions{Group: "vlm", Out: "out/`id`; x", GPUs: "0,1"})
-	assert.Equal(t, []string{"trtmc-qual", "--config", "/conf dir/$(touch P).yaml", "run", "--group", "vlm",
-		"--out", "out/`id`; x", "--gpus", "0,1"}, argv)
-	assert.Equal(t, "trtmc-qual --config '/conf dir/$(touch P).yaml' run --group vlm --out 'out/`id`; x' --gpus 0,1",
-		evidence.ShellJoin(argv))
-	assert.False(t, strings.Contains(evidence.ShellJoin(argv), "\n"))
+	f.Getenv = func(string) string { return "" }
+	f.Config = &Config{File: "/conf dir/$(touch PWNED).yaml", AIPerf: "aiperf", AIPerfVersion: "0.13.0"}
+	out := "/tmp/out/`touch PWNED`; x\u202e"
+	line := reproCommand(f, &runOptions{Group: "vlm", Out: out, GPUs: "0,1"})
+	assert.NotContains(t, line, "\n")
+	assert.NotContains(t, line, "\u202e", "no raw bidi character in the printed command")
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-c", `trtmc-qual() { printf '%s\0' "$@"; }; `+line)
+	cmd.Dir = dir
+	got, err := cmd.Output()
+	require.NoError(t, err, line)
+	assert.Equal(t, []string{"--config", "/conf dir/$(touch PWNED).yaml", "--aiperf", "aiperf", "--aiperf-version", "0.13.0",
+		"run", "--group", "vlm", "--out", out, "--gpus", "0,1"}, strings.Split(strings.TrimSuffix(string(got), "\x00"), "\x00"))
+	entries, _ := os.ReadDir(dir)
+	assert.Empty(t, entries, "pasting the command ran something")
 }
 
 // Issue 13, finding 3: `report` over a result.json that is a link to
-// /dev/zero ran out of memory, and over a FIFO joined.jsonl it hung. Both
-// are now malformed evidence, named at once; directories no valid id
-// names are ignored with a note, their names escaped.
+// /dev/zero ran out of memory, and over a FIFO joined.jsonl it hung. Each
+// is now malformed evidence at once: the row is an error naming the file
+// (exit 1, the report is still printed); directories no valid id names
+// are ignored with a note, their names escaped.
 func TestReportRefusesEndlessEvidence(t *testing.T) {
 	src := repoFile("reports", "testdata", "evidence", "a")
 	for _, c := range []struct {
@@ -135,7 +144,7 @@ func TestReportRefusesEndlessEvidence(t *testing.T) {
 			p := filepath.Join(dir, "joined.jsonl")
 			require.NoError(t, os.Remove(p))
 			require.NoError(t, syscall.Mkfifo(p, 0o600))
-		}, "joined.jsonl: it is not a regular file (it is a FIFO)"},
+		}, "joined.jsonl: changed"}, // the seal sees it first: a FIFO is no file it sealed
 		{"argv.json -> /dev/urandom", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "aiperf", "argv.json")
 			require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
@@ -149,19 +158,19 @@ func TestReportRefusesEndlessEvidence(t *testing.T) {
 			c.plant(t, filepath.Join(root, "vlm", "ref-vlm-small"))
 			done := make(chan struct{})
 			var code exitCode
-			var errOut string
+			var out, errOut string
 			go func() {
 				defer close(done)
-				code, _, errOut = runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
+				code, out, errOut = runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
 			}()
 			select {
 			case <-done:
 			case <-time.After(30 * time.Second):
 				t.Fatal("report hung")
 			}
-			assert.Equal(t, exitHarness, code, errOut)
-			assert.Contains(t, errOut, c.want)
-			assert.Contains(t, errOut, "malformed evidence")
+			assert.Equal(t, exitFailed, code, errOut)
+			assert.Contains(t, out, c.want)
+			assert.Contains(t, out, "**ref-vlm-small** — error")
 			assert.NotContains(t, errOut, "internal error")
 		})
 	}

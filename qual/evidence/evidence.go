@@ -72,3 +72,46 @@ func SHA256(data []byte) string {
 	s := sha256.Sum256(data)
 	return hex.EncodeToString(s[:])
 }
+
+// AtomicFile is a file streamed to a temporary name beside path and put in
+// its place only by Commit, so readers never see it half-written.
+type AtomicFile struct {
+	*os.File
+	path string
+}
+
+// CreateAtomic starts writing path atomically.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &AtomicFile{File: tmp, path: path}, nil
+}
+
+// Commit syncs the file and renames it into place.
+func (a *AtomicFile) Commit() error {
+	if err := a.Sync(); err != nil {
+		a.Abort()
+		return fmt.Errorf("write %s: fsync: %w", a.path, err)
+	}
+	if err := a.Close(); err != nil {
+		_ = os.Remove(a.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	if err := os.Chmod(a.Name(), 0o644); err != nil {
+		_ = os.Remove(a.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	if err := os.Rename(a.Name(), a.path); err != nil {
+		_ = os.Remove(a.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return SyncDir(filepath.Dir(a.path))
+}
+
+// Abort drops the file; a no-op after Commit.
+func (a *AtomicFile) Abort() {
+	_ = a.Close()
+	_ = os.Remove(a.Name())
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // chunkSize is the span of a file one worker reads and parses at a time.
@@ -20,7 +21,7 @@ import (
 // still in its CPU's cache; 1 MiB keeps them there. A chunk owns the lines
 // that start inside it, so a line longer than a chunk is read whole by the
 // chunk it starts in.
-const chunkSize = 1 << 20
+const chunkSize = evidence.DigestBlock
 
 var errTruncated = errors.New("last line has no newline (file truncated?)")
 
@@ -80,8 +81,12 @@ type lineRef struct {
 // There is no merging goroutine: the worker that completes the next chunk
 // in file order merges it (and any completed ones after it), so exactly
 // `workers` goroutines are busy and none waits for a CPU.
-func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T]) (int64, error) {
-	f, err := os.Open(path)
+//
+// With digest set, it also computes the file's evidence.Digest from the
+// chunks as they are read (chunkSize is the digest's block size), so a
+// rejudge verifies the seal of what it parses without reading it twice.
+func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], digest *string) (int64, error) {
+	f, _, err := evidence.OpenRegular(path) // a FIFO or a device is refused, never read
 	if err != nil {
 		return 0, err
 	}
@@ -92,6 +97,11 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	}
 	size := st.Size()
 	nchunks := int((size + chunkSize - 1) / chunkSize)
+	var sums [][32]byte
+	if digest != nil {
+		sums = make([][32]byte, max(nchunks, 1))
+		sums[0] = evidence.BlockSum(nil) // an empty file's one block
+	}
 	if workers < 1 {
 		workers = 1
 	}
@@ -126,6 +136,10 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	}
 	mergeChunk := func(c *chunk[T]) error {
 		if c.err != nil && c.errAt < 0 {
+			if errors.Is(c.err, errLineTooLong) {
+				// The long line follows the chunk's complete lines.
+				return lineError(path, lineBase+bytes.Count(c.buf, []byte{'\n'})+1, c.err)
+			}
 			return fmt.Errorf("read %s: %w", path, c.err)
 		}
 		for n := range c.lines {
@@ -163,7 +177,11 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 					return
 				}
 				c := slots[k%inflight]
-				readChunk(f, int64(k)*chunkSize, size, c)
+				var sum *[32]byte
+				if sums != nil {
+					sum = &sums[k]
+				}
+				readChunk(f, int64(k)*chunkSize, size, c, sum)
 				if c.err == nil {
 					parseChunk(ws[w], c, parse)
 				}
@@ -196,13 +214,19 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	if firstErr == nil && nextMerge != nchunks {
 		firstErr = fmt.Errorf("read %s: %d of %d chunks merged", path, nextMerge, nchunks)
 	}
+	if firstErr == nil && digest != nil {
+		*digest = evidence.CombineBlocks(sums)
+	}
 	return total, firstErr
 }
 
 // readChunk reads the lines that start in [off, off+chunkSize) into c.buf:
 // from the first line start at or after off to the end of the last line
 // that starts before off+chunkSize.
-func readChunk[T any](f *os.File, off, size int64, c *chunk[T]) {
+//
+// sum, when set, receives the digest block [off, off+chunkSize) of the file,
+// hashed while it is in cache.
+func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 	c.err, c.errAt, c.nlines, c.lines = nil, -1, 0, c.lines[:0]
 	end := min(off+chunkSize, size)
 	from := off
@@ -218,6 +242,9 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T]) {
 		c.err = err
 		return
 	}
+	if sum != nil {
+		*sum = evidence.BlockSum(c.buf[off-from:])
+	}
 	skip := 0
 	if off > 0 {
 		// The first line start is after the first newline at or after off-1.
@@ -228,8 +255,18 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T]) {
 		}
 		skip = nl + 1
 	}
-	// Extend to the end of the line that straddles the chunk's end.
+	// Extend to the end of the line that straddles the chunk's end, up to
+	// evidence.MaxLineBytes past it.
 	for pos := from + int64(len(c.buf)); pos < size && c.buf[len(c.buf)-1] != '\n'; {
+		if pos-end > evidence.MaxLineBytes {
+			if nl := bytes.LastIndexByte(c.buf, '\n'); nl >= skip {
+				c.buf = c.buf[:nl+1]
+			} else {
+				c.buf = c.buf[:skip]
+			}
+			c.buf, c.base, c.err = c.buf[skip:], from+int64(skip), errLineTooLong
+			return
+		}
 		grow := int(min(64<<10, size-pos))
 		if len(c.buf)+grow > cap(c.buf) {
 			nb := make([]byte, len(c.buf), 2*cap(c.buf)+grow)
@@ -324,6 +361,19 @@ func inField(field string, err error) error {
 }
 
 // lineError is the "file:line: field: problem" error qual/aiperf uses.
+// errLineTooLong is a line past evidence.MaxLineBytes: the scan stops
+// there (the line is never held whole).
+var errLineTooLong error = lineTooLong{}
+
+type lineTooLong struct{}
+
+func (lineTooLong) Error() string {
+	return fmt.Sprintf("line is longer than %d MiB, the limit for one line (evidence.MaxLineBytes)", evidence.MaxLineBytes>>20)
+}
+
+// Is makes errors.Is(err, evidence.ErrTooLarge) true.
+func (lineTooLong) Is(target error) bool { return target == evidence.ErrTooLarge }
+
 func lineError(path string, lineNo int, err error) error {
 	var fe *fieldError
 	if errors.As(err, &fe) {
