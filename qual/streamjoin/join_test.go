@@ -119,11 +119,11 @@ func dupCopies(exp *synth.Expected) int {
 // checkpoint is a clean synthetic checkpoint of 5 + 50 requests whose
 // files a test edits line by line.
 type checkpoint struct {
-	t   *testing.T
+	t   testing.TB
 	dir string
 }
 
-func cleanCheckpoint(t *testing.T, family string) checkpoint {
+func cleanCheckpoint(t testing.TB, family string) checkpoint {
 	t.Helper()
 	dir := t.TempDir()
 	_, err := synth.Write(dir, synth.Config{Requests: 55, Family: family, Seed: 5, NoFaults: true, ImageMin: 64, ImageMax: 128})

@@ -256,15 +256,18 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 		skip = nl + 1
 	}
 	// Extend to the end of the line that straddles the chunk's end, up to
-	// evidence.MaxLineBytes past it.
+	// evidence.MaxLineBytes: a longer line is never held whole.
+	lineStart := from + int64(skip) // of the straddling line
+	if nl := bytes.LastIndexByte(c.buf[skip:], '\n'); nl >= 0 {
+		lineStart = from + int64(skip+nl+1)
+	}
+	tooLong := func() {
+		c.buf = c.buf[:lineStart-from] // the complete lines before it
+		c.buf, c.base, c.err = c.buf[skip:], from+int64(skip), errLineTooLong
+	}
 	for pos := from + int64(len(c.buf)); pos < size && c.buf[len(c.buf)-1] != '\n'; {
-		if pos-end > evidence.MaxLineBytes {
-			if nl := bytes.LastIndexByte(c.buf, '\n'); nl >= skip {
-				c.buf = c.buf[:nl+1]
-			} else {
-				c.buf = c.buf[:skip]
-			}
-			c.buf, c.base, c.err = c.buf[skip:], from+int64(skip), errLineTooLong
+		if pos-lineStart > evidence.MaxLineBytes {
+			tooLong()
 			return
 		}
 		grow := int(min(64<<10, size-pos))
@@ -283,6 +286,10 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 		pos += int64(n)
 		if nl := bytes.IndexByte(tail, '\n'); nl >= 0 {
 			c.buf = c.buf[:len(c.buf)-n+nl+1]
+			if from+int64(len(c.buf))-1-lineStart > evidence.MaxLineBytes {
+				tooLong()
+				return
+			}
 			break
 		}
 		if n == 0 {
