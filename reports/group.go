@@ -143,6 +143,12 @@ func statusFor(p *inventory.Profile, res *Result) (status, note string) {
 			return StatusExcluded, res.Exclusion
 		case VerdictSkipped:
 			return StatusNotRun, "result.json records verdict skipped: no finished result in this evidence"
+		case VerdictNotRun:
+			note := "not run"
+			if len(res.Reasons) > 0 {
+				note = res.Reasons[0].Message
+			}
+			return StatusNotRun, note
 		}
 	}
 	if p == nil {

@@ -64,11 +64,11 @@ func isJudgeCode(code string) bool {
 //   - no other reason (recorded by a pipeline stage) stands.
 //
 // Otherwise it is failed, a qualification outcome. Verdicts error,
-// interrupted, excluded and skipped are kept as they are, with their
+// interrupted, excluded, skipped and not-run are kept as they are, with their
 // reasons: their data is incomplete by definition.
 func Judge(r *Result) {
 	switch r.Verdict {
-	case VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped:
+	case VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, VerdictNotRun:
 		return
 	}
 	derived := append(judgeCorrectness(r.Correctness), judgeCounts(r.Requests, r.RequestsByPhase)...)

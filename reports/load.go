@@ -329,12 +329,15 @@ func DecodeResult(path string, data []byte, group, profile string) (*Result, err
 		return nil, bad("group", "is %q, want %q", r.Group, group)
 	}
 	switch r.Verdict {
-	case VerdictQualified, VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped:
+	case VerdictQualified, VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, VerdictNotRun:
 	default:
 		return nil, bad("verdict", "unknown verdict %q", r.Verdict)
 	}
 	if r.Verdict == VerdictExcluded && r.Exclusion == "" {
 		return nil, bad("exclusion", "an excluded result must say why")
+	}
+	if r.Verdict == VerdictNotRun && len(r.Reasons) == 0 {
+		return nil, bad("reasons", "a not-run result must say why")
 	}
 	return &r, nil
 }

@@ -166,3 +166,37 @@ func copyTree(t *testing.T, src string) string {
 	require.NoError(t, err)
 	return dst
 }
+
+// TestGoldenGPU renders tensor-parallel rows (GPU provenance, hygiene
+// checks) and a tp=4 row the scheduler did not run on a 3-GPU host.
+func TestGoldenGPU(t *testing.T) {
+	g, err := Load([]string{filepath.Join("testdata", "evidence", "gpu")}, "detection")
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatCSV, FormatHTML} {
+		golden.Assert(t, "gpu."+f, render(t, g, f))
+	}
+	require.Len(t, g.Rows, 3)
+	byID := map[string]Row{}
+	for _, r := range g.Rows {
+		byID[r.Profile] = r
+	}
+	tp4 := byID["ref-detect-small-tp4"]
+	assert.Equal(t, StatusNotRun, tp4.Status)
+	assert.Contains(t, tp4.Note, "needs 4 GPUs")
+	assert.False(t, g.Coverage.OK, "a not-run row keeps the report from being OK")
+	md := string(render(t, g, FormatMarkdown))
+	assert.Contains(t, md, "2× NVIDIA H200")
+	assert.Contains(t, md, "580.159.04 / 13.0")
+	csv := string(render(t, g, FormatCSV))
+	assert.Contains(t, csv, "idle_before_timing pass; in_use_while_serving pass; released_after_stop pass")
+}
+
+// TestJudgeKeepsNotRun: the verdict rules never turn a row the scheduler
+// did not start into a qualified (or failed) one, even with clean counts.
+func TestJudgeKeepsNotRun(t *testing.T) {
+	r := &Result{Verdict: VerdictNotRun, Correctness: &Correctness{Ran: true, Passed: true},
+		Reasons: []Reason{{Stage: "schedule", Code: "insufficient_gpus", Message: "needs 2 GPUs"}}}
+	Judge(r)
+	assert.Equal(t, VerdictNotRun, r.Verdict)
+	assert.Len(t, r.Reasons, 1)
+}
