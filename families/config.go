@@ -58,6 +58,10 @@ type Family struct {
 	Labels []string `yaml:"labels" json:"labels,omitempty"`
 	// Env is added to every child's environment.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
+	// NeedsGPU says the family's server and runners compute on a GPU: it
+	// never runs on a CPU slot (a setup error naming the profile), and its
+	// server must hold memory on every GPU of its slot (docs/gpu.md).
+	NeedsGPU bool `yaml:"needs_gpu" json:"needs_gpu,omitempty"`
 	// Timeouts per stage.
 	Timeouts Timeouts `yaml:"timeouts" json:"timeouts"`
 

@@ -55,29 +55,34 @@ type checkpointRun struct {
 	profile *inventory.Profile
 	family  *families.Family
 	slot    Slot
+	pl      placement
 	dir     string
-	res     reports.Result
-	red     *evidence.Redactor
+	// marker is this checkpoint's value of TRTMC_QUAL_CHECKPOINT.
+	marker string
+	res    reports.Result
+	red    *evidence.Redactor
 
 	// filled in by the stages
-	bundle   string
-	corpus   string
-	binary   string
-	port     int
-	server   proc.Process
-	dataset  *aiperf.Dataset
-	run      *aiperf.Run
-	native   []NativeAnswer
-	records  []ServerRecord
-	stageErr error // the first stage that broke
+	bundle string
+	corpus string
+	binary string
+	port   int
+	server proc.Process
+	// serverPID is the server's pid (= its process group) once started.
+	serverPID int
+	dataset   *aiperf.Dataset
+	run       *aiperf.Run
+	native    []NativeAnswer
+	records   []ServerRecord
+	stageErr  error // the first stage that broke
 	// childMS is the time spent inside child processes so far, for the
 	// harness-overhead figure (result.json stages[].child_ms).
 	childMS float64
 }
 
-func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpointRun {
+func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
 	o := e.opts
-	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot,
+	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot, pl: pl,
 		dir: filepath.Join(o.Out, e.group.Name, p.ID)}
 	var famEnv map[string]string
 	if cr.family != nil {
@@ -104,6 +109,13 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
 		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreeze,
 	}
+	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
+	cr.res.Provenance.HardwareScope = pl.scope
+	if pl.mismatch != "" {
+		cr.res.Provenance.HardwareMismatch = pl.mismatch
+		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: CodeHardwareMismatchAllowed,
+			Message: pl.mismatch + "; run anyway (--allow-hardware-mismatch), so the row cannot qualify"})
+	}
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
 	}
@@ -113,8 +125,8 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
 
 // checkpoint runs every stage for one profile and always returns a result.
-func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot) *reports.Result {
-	cr := e.newCheckpointRun(p, slot)
+func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
+	cr := e.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
 		cr.res.Verdict = reports.VerdictExcluded
 		cr.res.Exclusion = p.Exclusion.Reason
@@ -252,7 +264,7 @@ func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
 }
 
 func (cr *checkpointRun) childEnv() []string {
-	env := []string{"CUDA_VISIBLE_DEVICES=" + cr.slot.CUDAVisibleDevices()}
+	env := append(cr.slot.Env(), markerEnv+"="+cr.marker)
 	if cr.family != nil {
 		for _, k := range sortedKeys(cr.family.Env) {
 			env = append(env, k+"="+cr.family.Env[k])
@@ -330,7 +342,9 @@ func (cr *checkpointRun) writeResult() error {
 		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
 		"bundle_sha256":     cr.res.Provenance.BundleSHA256,
 		"inventory_entry":   cr.res.Provenance.InventoryEntrySHA256,
-		"gpu":               cr.res.Provenance.GPU,
+		"gpus":              cr.res.Provenance.GPUs,
+		"hardware_scope":    cr.res.Provenance.HardwareScope,
+		"hardware_mismatch": cr.res.Provenance.HardwareMismatch,
 		"host":              cr.res.Provenance.Host,
 		"commands":          cr.res.Provenance.Commands,
 		"started_at":        cr.res.StartedAt,

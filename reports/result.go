@@ -58,9 +58,9 @@ type Result struct {
 	// GPUChecks are the GPU hygiene checks of the row's GPUs (docs/gpu.md):
 	// idle before timing, in use by the server while serving (GPU families),
 	// released after the server stopped.
-	GPUChecks []GPUCheck `json:"gpu_checks,omitempty"`
-	Stages    []Stage    `json:"stages"`
-	Provenance  Provenance   `json:"provenance"`
+	GPUChecks  []GPUCheck `json:"gpu_checks,omitempty"`
+	Stages     []Stage    `json:"stages"`
+	Provenance Provenance `json:"provenance"`
 	// Command reproduces the row: the trtmc-qual invocation.
 	Command string `json:"command"`
 	// RunKey identifies the inputs of this run (for --resume).

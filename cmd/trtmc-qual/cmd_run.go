@@ -37,8 +37,15 @@ by request identity, and write OUT/<group>/<profile>/result.json with its
 evidence, then OUT/<group>/results.{md,csv,json,html}. The group table is
 printed to stdout; stage lines go to stderr.
 
+Each profile holds tp x cp GPUs of --gpus for its whole run (concurrent profiles
+never share one; children see them by UUID in CUDA_VISIBLE_DEVICES). A profile
+that needs more GPUs than the run has, whose inventory hardware scope does not
+match the GPUs, or whose family needs a GPU on a CPU-only run is not run, with
+the reason (docs/gpu.md).
+
 Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
-broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
+broke, 3 when a server, GPU or AIPerf was unavailable or a profile could not be
+run on this host, 130 when interrupted.`,
 		Example: `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
@@ -68,7 +75,8 @@ broke, 3 when a server, GPU or AIPerf was unavailable, 130 when interrupted.`,
 	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to qualify (required)")
 	fl.StringSliceVar(&opts.Only, "only", nil, "only these profile ids")
 	fl.String("out", "out", "evidence root directory")
-	fl.String("gpus", "", `GPU indexes ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists`)
+	fl.String("gpus", "", `GPU indexes or UUIDs ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists; a profile holds tp x cp of them`)
+	fl.Bool("allow-hardware-mismatch", false, "run profiles whose inventory hardware scope does not match the GPUs (recorded; such rows never qualify)")
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
@@ -107,7 +115,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		return nil, err
 	}
 	probe := qual.NvidiaSMI{Runner: f.Runner}
-	slots, err := qual.Slots(ctx, probe, opts.GPUs)
+	pool, err := qual.NewPool(ctx, probe, opts.GPUs)
 	if err != nil {
 		return nil, err
 	}
@@ -121,7 +129,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
 		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir,
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
-		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
+		Tokenizer: f.Config.Tokenizer, Pool: pool, AllowHardwareMismatch: f.Config.AllowHardwareMismatch, Resume: opts.Resume,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
 		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
 		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
@@ -156,6 +164,9 @@ func runVerdictError(results []*reports.Result) error {
 	for _, r := range results {
 		switch r.Verdict {
 		case reports.VerdictQualified, reports.VerdictExcluded, reports.VerdictSkipped:
+		case reports.VerdictNotRun:
+			// The host cannot run it as declared (GPUs, hardware scope).
+			setup = append(setup, r.Profile)
 		case reports.VerdictError:
 			if isSetupFailure(r) {
 				setup = append(setup, r.Profile)
@@ -168,7 +179,7 @@ func runVerdictError(results []*reports.Result) error {
 	}
 	switch {
 	case len(setup) > 0:
-		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable); see the reasons above", strings.Join(setup, ", ")))
+		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable, or the host cannot run it as declared); see the reasons above", strings.Join(setup, ", ")))
 	case len(failed)+len(broken) > 0:
 		return withCode(exitFailed, fmt.Errorf("%d of %d row(s) not qualified: %s", len(failed)+len(broken), len(results), strings.Join(append(failed, broken...), ", ")))
 	}
@@ -182,7 +193,7 @@ func isSetupFailure(r *reports.Result) bool {
 		switch {
 		case reason.Stage == "server":
 			return true
-		case reason.Code == "aiperf_setup" || reason.Code == "gpu_busy" || reason.Code == "port":
+		case reason.Code == "aiperf_setup" || reason.Code == "gpu_busy" || reason.Code == "gpu_probe" || reason.Code == "port":
 			return true
 		}
 	}
@@ -197,6 +208,9 @@ func reproCommand(f *factory, opts *runOptions) string {
 	parts = append(parts, "run", "--group", opts.Group, "--out", opts.Out)
 	if opts.GPUs != "" {
 		parts = append(parts, "--gpus", opts.GPUs)
+	}
+	if f.Config.AllowHardwareMismatch {
+		parts = append(parts, "--allow-hardware-mismatch")
 	}
 	return strings.Join(parts, " ")
 }

@@ -43,6 +43,8 @@ type Config struct {
 	SpecGroups string `mapstructure:"spec_groups"`
 	// AllowNonLoopback permits servers bound beyond loopback.
 	AllowNonLoopback bool `mapstructure:"allow_non_loopback"`
+	// AllowHardwareMismatch runs profiles outside their hardware scope.
+	AllowHardwareMismatch bool `mapstructure:"allow_hardware_mismatch"`
 }
 
 // configDefaults are the values used when nothing else sets a key.
@@ -60,6 +62,7 @@ var configDefaults = map[string]any{
 	"secrets":                       []string{"TRTMC_SERVE_TOKEN"},
 	"spec_groups":                   "",
 	"allow_non_loopback":            false,
+	"allow_hardware_mismatch":       false,
 }
 
 // pathKeys are resolved relative to the config file when they come from it.
