@@ -108,8 +108,11 @@ func (d Duration) Or(def time.Duration) time.Duration {
 }
 
 // Placeholders every argv template may use.
+// {families_dir} is the directory of the family configuration (family code
+// shipped beside it, e.g. families/refgpu); {tp} is the profile's tensor
+// parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "bundle", "model", "host", "port", "records", "corpus", "out",
-	"correctness_out", "native_in", "native_out", "precision", "seed"}
+	"correctness_out", "native_in", "native_out", "precision", "seed", "families_dir", "tp"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 

@@ -282,6 +282,7 @@ func (cr *checkpointRun) vars() map[string]string {
 		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
 		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
+		"families_dir": familiesDir(o.Families), "tp": strconv.Itoa(max(cr.profile.Parallelism.TP, 1)),
 	}
 }
 
@@ -455,4 +456,15 @@ func firstLine(s string) string {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// familiesDir is the absolute directory of the family configuration.
+func familiesDir(c *families.Config) string {
+	if c == nil || c.File == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(filepath.Dir(c.File)); err == nil {
+		return abs
+	}
+	return filepath.Dir(c.File)
 }
