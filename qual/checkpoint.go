@@ -70,6 +70,9 @@ type checkpointRun struct {
 	server proc.Process
 	// serverPID is the server's pid (= its process group) once started.
 	serverPID int
+	// preexisting are the compute processes the idle check found on the
+	// slot's GPUs before anything started (foreign by definition).
+	preexisting map[int]bool
 	dataset   *aiperf.Dataset
 	run       *aiperf.Run
 	native    []NativeAnswer
@@ -169,6 +172,11 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		cr.stage(st.name, func() error { return st.run(cr, ctx) })
 	}
 	cr.stopServer()
+	if ctx.Err() != nil && len(cr.slot.GPUs) > 0 && !cr.ranStage("gpu-release") {
+		// Interrupted: the release check still runs (on its own deadline),
+		// so a Ctrl-C that left memory on the GPU is in the evidence.
+		cr.stage("gpu-release", func() error { return cr.gpuRelease(ctx) })
+	}
 	cr.finish(ctx)
 	if err := cr.writeResult(); err != nil {
 		e.logf("%s: cannot write result: %v", p.ID, err)
@@ -467,4 +475,14 @@ func familiesDir(c *families.Config) string {
 		return abs
 	}
 	return filepath.Dir(c.File)
+}
+
+// ranStage reports whether a stage of that name was recorded.
+func (cr *checkpointRun) ranStage(name string) bool {
+	for _, st := range cr.res.Stages {
+		if st.Name == name {
+			return true
+		}
+	}
+	return false
 }

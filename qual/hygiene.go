@@ -104,6 +104,10 @@ func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 		return broke("gpu_probe", fmt.Errorf("cannot check that the slot's GPUs are idle: %w", err))
 	}
 	cr.res.Provenance.GPUs = snap.gpus
+	cr.preexisting = map[int]bool{}
+	for _, a := range snap.apps {
+		cr.preexisting[a.PID] = true
+	}
 	c := cr.gpuCheck(snap, reports.GPUCheckIdle, "preflight")
 	limit := cr.env.opts.MaxIdleUtilization
 	if limit <= 0 {
@@ -168,8 +172,10 @@ func (cr *checkpointRun) checkServing(ctx context.Context) error {
 
 // checkReleased runs after every child of the checkpoint ended: no process
 // of the run may hold memory on the slot's GPUs. A process that cannot be
-// told apart from ours counts as a leak too (fail closed). It waits up to
-// ReleaseWait for the driver to let go of stopped processes.
+// told apart from ours counts as a leak too (fail closed), except one the
+// idle check already found there before anything started (the foreign
+// process that made the row a gpu_busy error). It waits up to ReleaseWait
+// for the driver to let go of stopped processes.
 func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 	wait := cr.env.opts.ReleaseWait
 	if wait <= 0 {
@@ -185,7 +191,13 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 		if err != nil {
 			return broke("gpu_probe", fmt.Errorf("cannot check that the run released the slot's GPUs: %w", err))
 		}
-		if len(snap.apps) == 0 {
+		left := 0
+		for _, a := range snap.apps {
+			if !cr.preexisting[a.PID] || cr.ours(a.PID) {
+				left++
+			}
+		}
+		if left == 0 {
 			cr.addCheck(cr.gpuCheck(snap, reports.GPUCheckReleased, "gpu-release"))
 			return nil
 		}
@@ -194,6 +206,9 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 			var leaks []string
 			for _, g := range c.GPUs {
 				for _, p := range g.Processes {
+					if cr.preexisting[p.PID] && !p.Ours {
+						continue
+					}
 					who := "a process of this run"
 					if !p.Ours {
 						who = "a process not identifiable as this run's"

@@ -131,6 +131,12 @@ func TestCheckReleased(t *testing.T) {
 		assert.ErrorContains(t, err, "pid "+strconv.Itoa(leak)+" sleep (a process of this run), 700 MiB on GPU GPU-8d2e4f61")
 		assert.False(t, cr.res.GPUChecks[0].Passed)
 	})
+	t.Run("foreign since before the run", func(t *testing.T) {
+		cr := hygieneRun(t, true)
+		startHolder(t, 1862, cr.slot.GPUs[0].UUID)
+		require.Equal(t, "gpu_busy", code(cr.checkIdle(ctx)))
+		require.NoError(t, cr.checkReleased(ctx), "the busy GPU's own process is not this run's leak")
+	})
 	t.Run("unattributable", func(t *testing.T) {
 		cr := hygieneRun(t, true)
 		startHolder(t, 10, cr.slot.GPUs[0].UUID)
