@@ -73,11 +73,11 @@ type checkpointRun struct {
 	// preexisting are the compute processes the idle check found on the
 	// slot's GPUs before anything started (foreign by definition).
 	preexisting map[int]bool
-	dataset   *aiperf.Dataset
-	run       *aiperf.Run
-	native    []NativeAnswer
-	records   []ServerRecord
-	stageErr  error // the first stage that broke
+	dataset     *aiperf.Dataset
+	run         *aiperf.Run
+	native      []NativeAnswer
+	records     []ServerRecord
+	stageErr    error // the first stage that broke
 	// childMS is the time spent inside child processes so far, for the
 	// harness-overhead figure (result.json stages[].child_ms).
 	childMS float64
