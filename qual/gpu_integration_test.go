@@ -34,6 +34,7 @@ func gpuHost(t *testing.T, e e2eEnv, fixture string, out string, profiles ...*in
 	require.NoError(t, err)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("FAKE_NVIDIA_SMI_FIXTURE", fixture)
+	t.Setenv("FAKE_NVIDIA_SMI_SESSION", t.Name()+strconv.Itoa(os.Getpid()))
 	opts := e.options(t, "detection", out, "")
 	fam := opts.Families.Families["ref-detect"]
 	fam.NeedsGPU = true

@@ -252,6 +252,7 @@ func TestNvidiaSMI(t *testing.T) {
 	require.NoError(t, err)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("FAKE_NVIDIA_SMI_FIXTURE", "h200x4")
+	t.Setenv("FAKE_NVIDIA_SMI_SESSION", t.Name()+strconv.Itoa(os.Getpid()))
 	ctx := context.Background()
 	probe := NvidiaSMI{Runner: proc.OS{}}
 

@@ -26,6 +26,7 @@ func hygieneRun(t *testing.T, needsGPU bool) *checkpointRun {
 	require.NoError(t, err)
 	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	t.Setenv("FAKE_NVIDIA_SMI_FIXTURE", "h200x4")
+	t.Setenv("FAKE_NVIDIA_SMI_SESSION", t.Name()+strconv.Itoa(os.Getpid()))
 	probe := NvidiaSMI{Runner: proc.OS{}}
 	gpus, err := probe.List(context.Background())
 	require.NoError(t, err)

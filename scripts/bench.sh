@@ -246,7 +246,7 @@ say "part 3: $(echo $SCHED | wc -w) checkpoints (slow-ms:tp $SCHED, $MEASURED me
 for run in $(seq "$SCHED_RUNS"); do
   for attempt in 1 2; do
     rc=0
-    PATH="$root/qual/testdata/bin:$PATH" FAKE_NVIDIA_SMI_FIXTURE=$fixture \
+    PATH="$root/qual/testdata/bin:$PATH" FAKE_NVIDIA_SMI_FIXTURE=$fixture FAKE_NVIDIA_SMI_SESSION=bench$$ \
     bin/trtmc-qual run --group sched --gpus "$gpu_list" --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" \
       --out "$sched/out" --format md 2>"$sched/run$run.log" >"$sched/run$run.md" || rc=$?
     [ "$rc" -gt 1 ] || break
