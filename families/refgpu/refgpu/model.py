@@ -174,9 +174,11 @@ class Model:
                 total = total + p.to(d0)
             x = x + total
         logits = (torch.nn.functional.layer_norm(x, x.shape[-1:]) @ self.embed.t()).float()
-        bias = torch.zeros_like(logits)
-        bias[torch.arange(len(want), device=d0), torch.tensor(want, device=d0)] = self.margin
-        out = torch.argmax(logits + bias, dim=1).tolist()
+        # The bias is built on the CPU (no scatter on the GPU, whatever the
+        # deterministic-algorithm rules of the torch version say).
+        bias = torch.zeros(logits.shape, dtype=logits.dtype)
+        bias[torch.arange(len(want)), torch.tensor(want)] = self.margin
+        out = torch.argmax(logits + bias.to(d0), dim=1).tolist()
         got = bytearray()
         for t in out:
             if t == EOS:
