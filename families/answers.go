@@ -15,10 +15,17 @@ import (
 type Answer struct {
 	// Canonical is compact JSON, comparable byte for byte.
 	Canonical json.RawMessage
-	// Tokens is the number of whitespace-separated words of a text answer.
+	// Tokens is the number of generated tokens of a text answer as the
+	// model counted them: the HTTP answer's usage.completion_tokens, or the
+	// native Task's completion_tokens. 0 means the source gave no count (a
+	// complete text answer has at least one token); it is never a word
+	// count.
 	Tokens int
 	// Boxes is the number of boxes of a detection answer.
 	Boxes int
+	// FinishNull is set when a chat answer's finish_reason was JSON null;
+	// the family decides whether that is complete (Family.FinishReasonNull).
+	FinishNull bool
 }
 
 // Extractor pulls the answer out of an HTTP response body or a native
@@ -85,8 +92,11 @@ func (chatText) FromHTTP(body []byte) (Answer, error) {
 			Message *struct {
 				Content *string `json:"content"`
 			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
+			FinishReason json.RawMessage `json:"finish_reason"`
 		} `json:"choices"`
+		Usage *struct {
+			CompletionTokens json.RawMessage `json:"completion_tokens"`
+		} `json:"usage"`
 	}
 	if err := json.Unmarshal(body, &resp); err != nil {
 		return Answer{}, fmt.Errorf("response is not JSON: %w", err)
@@ -101,21 +111,62 @@ func (chatText) FromHTTP(body []byte) (Answer, error) {
 	if c.Message == nil || c.Message.Content == nil {
 		return Answer{}, fmt.Errorf("choices[0].message.content is missing")
 	}
-	if c.FinishReason == "" {
+	a := textAnswer(*c.Message.Content)
+	switch fr := strings.TrimSpace(string(c.FinishReason)); {
+	case fr == "null":
+		a.FinishNull = true
+	case fr == "" || fr == `""`:
 		return Answer{}, fmt.Errorf("choices[0].finish_reason is missing (incomplete answer)")
+	case !strings.HasPrefix(fr, `"`):
+		return Answer{}, fmt.Errorf("choices[0].finish_reason is %s, not a string", clip([]byte(fr)))
 	}
-	return textAnswer(*c.Message.Content), nil
+	if resp.Usage != nil && len(resp.Usage.CompletionTokens) > 0 && string(resp.Usage.CompletionTokens) != "null" {
+		n, err := tokenCount(resp.Usage.CompletionTokens)
+		if err != nil {
+			return Answer{}, fmt.Errorf("usage.completion_tokens: %w", err)
+		}
+		a.Tokens = n
+	}
+	return a, nil
 }
 
+// FromNative accepts the native answer of a chat Task in one of two forms:
+// the answer text as a JSON string (no token count), or
+// {"text": "...", "completion_tokens": N} (the Task's own count).
 func (chatText) FromNative(answer json.RawMessage) (Answer, error) {
 	var s string
-	if err := json.Unmarshal(answer, &s); err != nil {
-		return Answer{}, fmt.Errorf("native answer is not a JSON string: %w", err)
+	if err := json.Unmarshal(answer, &s); err == nil {
+		return textAnswer(s), nil
 	}
-	return textAnswer(s), nil
+	var obj struct {
+		Text             *string         `json:"text"`
+		CompletionTokens json.RawMessage `json:"completion_tokens"`
+	}
+	dec := json.NewDecoder(bytes.NewReader(answer))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&obj); err != nil || obj.Text == nil {
+		return Answer{}, fmt.Errorf("native answer is neither a JSON string nor {\"text\", \"completion_tokens\"}: %s", clip(answer))
+	}
+	a := textAnswer(*obj.Text)
+	if len(obj.CompletionTokens) > 0 && string(obj.CompletionTokens) != "null" {
+		n, err := tokenCount(obj.CompletionTokens)
+		if err != nil {
+			return Answer{}, fmt.Errorf("native answer completion_tokens: %w", err)
+		}
+		a.Tokens = n
+	}
+	return a, nil
 }
 
-func (chatText) Meaningful(a Answer, _ *Family) string {
+func tokenCount(raw json.RawMessage) (int, error) {
+	var n int64
+	if err := json.Unmarshal(raw, &n); err != nil || n < 0 || n > math.MaxInt32 {
+		return 0, fmt.Errorf("%s is not a token count", clip(raw))
+	}
+	return int(n), nil
+}
+
+func (chatText) Meaningful(a Answer, f *Family) string {
 	var s string
 	_ = json.Unmarshal(a.Canonical, &s)
 	if strings.TrimSpace(s) == "" {
@@ -124,12 +175,17 @@ func (chatText) Meaningful(a Answer, _ *Family) string {
 	if strings.ContainsRune(s, '\uFFFD') {
 		return "answer text contains invalid UTF-8"
 	}
+	if a.FinishNull && (f == nil || f.FinishReasonNull != FinishNullComplete) {
+		return "finish_reason is null: the answer may be incomplete (the family does not declare finish_reason_null: complete)"
+	}
 	return ""
 }
 
+// textAnswer is a chat answer's canonical form: the text as a JSON string.
+// Its token count comes from the model (usage, the Task), never from here.
 func textAnswer(s string) Answer {
 	b, _ := json.Marshal(s)
-	return Answer{Canonical: b, Tokens: len(strings.Fields(s))}
+	return Answer{Canonical: b}
 }
 
 // --- NIM bounding boxes --------------------------------------------------
@@ -245,11 +301,17 @@ func sortedLabels(m map[string][]Box) []string {
 
 type exact struct{}
 
+// Compare matches equal canonical answers. When both sides counted the
+// generated tokens, the counts must be equal too: the same text from a
+// different token sequence is not the same answer.
 func (exact) Compare(h, n Answer, _ *Family) string {
-	if bytes.Equal(h.Canonical, n.Canonical) {
-		return ""
+	if !bytes.Equal(h.Canonical, n.Canonical) {
+		return fmt.Sprintf("http:   %s\nnative: %s", clip(h.Canonical), clip(n.Canonical))
 	}
-	return fmt.Sprintf("http:   %s\nnative: %s", clip(h.Canonical), clip(n.Canonical))
+	if h.Tokens > 0 && n.Tokens > 0 && h.Tokens != n.Tokens {
+		return fmt.Sprintf("same text, but %d completion tokens over http and %d native", h.Tokens, n.Tokens)
+	}
+	return ""
 }
 
 // boxesTolerance matches detection answers whose labels and box counts are

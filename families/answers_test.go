@@ -2,6 +2,7 @@ package families
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -11,11 +12,11 @@ import (
 func TestChatTextExtractAndCompare(t *testing.T) {
 	reg := DefaultRegistry()
 	ex := reg.Extractors["openai-chat-text"]
-	body := `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"three shapes"},"finish_reason":"stop"}]}`
+	body := `{"id":"x","object":"chat.completion","choices":[{"index":0,"message":{"role":"assistant","content":"three shapes"},"finish_reason":"stop"}],"usage":{"prompt_tokens":9,"completion_tokens":5,"total_tokens":14}}`
 	h, err := ex.FromHTTP([]byte(body))
 	require.NoError(t, err)
 	assert.Equal(t, `"three shapes"`, string(h.Canonical))
-	assert.Equal(t, 2, h.Tokens)
+	assert.Equal(t, 5, h.Tokens, "the server's usage count, not a word count")
 	assert.Empty(t, ex.Meaningful(h, nil))
 
 	n, err := ex.FromNative(json.RawMessage(`"three shapes"`))
@@ -36,6 +37,90 @@ func TestChatTextExtractAndCompare(t *testing.T) {
 	}
 	empty, _ := ex.FromNative(json.RawMessage(`"  "`))
 	assert.Equal(t, "empty answer text", ex.Meaningful(empty, nil))
+}
+
+// The output size is the model's own token count; with no count a text
+// answer reports 0 (unknown), never a whitespace word count.
+func TestChatTokensComeFromTheModel(t *testing.T) {
+	reg := DefaultRegistry()
+	ex := reg.Extractors["openai-chat-text"]
+	cmp := reg.Comparators["exact"]
+	noUsage, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"a b c d"},"finish_reason":"stop"}]}`))
+	require.NoError(t, err)
+	assert.Equal(t, 0, noUsage.Tokens)
+
+	nat, err := ex.FromNative(json.RawMessage(`{"text":"a b c d","completion_tokens":7}`))
+	require.NoError(t, err)
+	assert.Equal(t, `"a b c d"`, string(nat.Canonical))
+	assert.Equal(t, 7, nat.Tokens)
+	assert.Empty(t, cmp.Compare(noUsage, nat, nil), "an unknown count does not decide")
+
+	withUsage, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"a b c d"},"finish_reason":"length"}],"usage":{"completion_tokens":6}}`))
+	require.NoError(t, err)
+	assert.Contains(t, cmp.Compare(withUsage, nat, nil), "6 completion tokens over http and 7 native")
+	same, _ := ex.FromNative(json.RawMessage(`{"text":"a b c d","completion_tokens":6}`))
+	assert.Empty(t, cmp.Compare(withUsage, same, nil))
+
+	for name, bad := range map[string]string{
+		"negative count": `{"text":"a","completion_tokens":-1}`,
+		"float count":    `{"text":"a","completion_tokens":1.5}`,
+		"unknown field":  `{"text":"a","tokens":1}`,
+		"no text":        `{"completion_tokens":1}`,
+		"a list":         `["a"]`,
+	} {
+		_, err := ex.FromNative(json.RawMessage(bad))
+		assert.Error(t, err, name)
+	}
+	_, err = ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"a"},"finish_reason":"stop"}],"usage":{"completion_tokens":"many"}}`))
+	assert.ErrorContains(t, err, "usage.completion_tokens")
+}
+
+// finish_reason null (some trtmc-server versions) is complete only where
+// the family says so.
+func TestChatFinishReasonNullIsTheFamilysCall(t *testing.T) {
+	ex := DefaultRegistry().Extractors["openai-chat-text"]
+	a, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":null}],"usage":{"completion_tokens":1}}`))
+	require.NoError(t, err)
+	assert.Contains(t, ex.Meaningful(a, nil), "finish_reason is null")
+	assert.Contains(t, ex.Meaningful(a, &Family{FinishReasonNull: FinishNullIncomplete}), "finish_reason is null")
+	assert.Empty(t, ex.Meaningful(a, &Family{FinishReasonNull: FinishNullComplete}))
+	_, err = ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":7}]}`))
+	assert.ErrorContains(t, err, "not a string")
+}
+
+func TestLabelSpaces(t *testing.T) {
+	c80 := LabelSpaces["coco-contiguous-80"]
+	require.Len(t, c80, 80)
+	assert.Equal(t, "0", c80[0])
+	assert.Equal(t, "79", c80[79])
+	ids := LabelSpaces["coco-category-id"]
+	require.Len(t, ids, 80)
+	assert.Equal(t, "1", ids[0])
+	assert.Equal(t, "90", ids[79])
+	assert.NotContains(t, ids, "12")
+	assert.NotContains(t, ids, "0")
+
+	doc := `schema: trtmc-qual/families/v1
+families:
+  det:
+    endpoint_type: image_retrieval
+    route: /v1/infer
+    server: [srv]
+    readiness: http://x
+    native: [nat]
+    extractor: nim-bounding-boxes
+    comparator: boxes-tolerance
+    label_space: coco-category-id
+`
+	cfg, err := Parse("f.yaml", []byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, ids, cfg.Families["det"].Labels)
+	_, err = Parse("f.yaml", []byte(strings.Replace(doc, "coco-category-id", "imagenet", 1)))
+	assert.ErrorContains(t, err, `f.yaml:3: families.det.label_space: unknown label space "imagenet"`)
+	_, err = Parse("f.yaml", []byte(doc+"    labels: [\"1\"]\n"))
+	assert.ErrorContains(t, err, "give labels or label_space, not both")
+	_, err = Parse("f.yaml", []byte(doc+"    finish_reason_null: maybe\n"))
+	assert.ErrorContains(t, err, "finish_reason_null: must be complete or incomplete")
 }
 
 func TestBoxesMeaningfulAndTolerance(t *testing.T) {

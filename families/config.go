@@ -54,8 +54,26 @@ type Family struct {
 	Comparator string `yaml:"comparator" json:"comparator"`
 	// Tolerance is the documented tolerance of a tolerant comparator.
 	Tolerance float64 `yaml:"tolerance" json:"tolerance,omitempty"`
-	// Labels is the family's label space, for detection answers.
+	// Labels is the family's label space, for detection answers: the
+	// labels exactly as the family numbers or names them.
 	Labels []string `yaml:"labels" json:"labels,omitempty"`
+	// LabelSpace names a built-in label space (see LabelSpaces) that fills
+	// Labels; the two are exclusive.
+	LabelSpace string `yaml:"label_space" json:"label_space,omitempty"`
+	// FinishReasonNull says whether a chat answer whose finish_reason is
+	// JSON null is complete ("complete") or not ("incomplete", the
+	// default). Some trtmc-server versions always answer null.
+	FinishReasonNull string `yaml:"finish_reason_null" json:"finish_reason_null,omitempty"`
+	// Preprocessing describes how the family prepares an image before the
+	// Task sees it (resize, letterbox, normalisation); every row records it.
+	Preprocessing string `yaml:"preprocessing" json:"preprocessing,omitempty"`
+	// Executables are programs the family needs besides its argv[0]s (a
+	// wrapper such as `trtmc-qual adapter` starts them), each with the argv
+	// that prints its version. `trtmc-qual doctor` checks them.
+	Executables []Executable `yaml:"executables" json:"executables,omitempty"`
+	// Inventory holds what `inventory reconcile --write` records in a new
+	// planned profile of this family.
+	Inventory EntryDefaults `yaml:"inventory" json:"inventory,omitempty"`
 	// Env is added to every child's environment.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
 	// NeedsGPU says the family's server and runners compute on a GPU: it
@@ -68,6 +86,25 @@ type Family struct {
 	Line int `yaml:"-" json:"-"`
 }
 
+// Executable is a program a family needs, and how to ask its version.
+type Executable struct {
+	Name string `yaml:"name" json:"name"`
+	// Version is the argv that prints the version (empty: not asked).
+	Version []string `yaml:"version" json:"version,omitempty"`
+}
+
+// EntryDefaults are the per-profile facts of a family that a generated
+// inventory entry records: the controls the served Task honours, its
+// capability gaps, the hardware scope, and where the profile's bundle and
+// tokenizer live (templates with {profile}).
+type EntryDefaults struct {
+	Controls  []string `yaml:"controls" json:"controls,omitempty"`
+	Gaps      []string `yaml:"gaps" json:"gaps,omitempty"`
+	Hardware  []string `yaml:"hardware" json:"hardware,omitempty"`
+	BundleDir string   `yaml:"bundle_dir" json:"bundle_dir,omitempty"`
+	Tokenizer string   `yaml:"tokenizer" json:"tokenizer,omitempty"`
+}
+
 // Prepare holds the commands that build a missing bundle or corpus.
 type Prepare struct {
 	Bundle []string `yaml:"bundle" json:"bundle,omitempty"`
@@ -76,6 +113,8 @@ type Prepare struct {
 
 // Timeouts per stage; zero means the harness default.
 type Timeouts struct {
+	// Prepare bounds building a missing bundle or corpus.
+	Prepare     Duration `yaml:"prepare" json:"prepare"`
 	Startup     Duration `yaml:"startup" json:"startup"`
 	Correctness Duration `yaml:"correctness" json:"correctness"`
 	Native      Duration `yaml:"native" json:"native"`
@@ -111,10 +150,17 @@ func (d Duration) Or(def time.Duration) time.Duration {
 // {families_dir} is the directory of the family configuration (family code
 // shipped beside it, e.g. families/refgpu); {tp} is the profile's tensor
 // parallelism (a bundle built for it).
-var Placeholders = []string{"bin", "bundle", "model", "host", "port", "records", "corpus", "out",
-	"correctness_out", "native_in", "native_out", "precision", "seed", "families_dir", "tp"}
+var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
+	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",
+	"tokenizer", "families_dir", "tp"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// Values of Family.FinishReasonNull.
+const (
+	FinishNullComplete   = "complete"
+	FinishNullIncomplete = "incomplete"
+)
 
 // Load reads families.yaml and checks it; every problem names file:line.
 func Load(path string) (*Config, error) {
@@ -187,6 +233,27 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		if f.Tolerance < 0 {
 			add(f.Line, field+".tolerance", "must be >= 0")
+		}
+		if f.LabelSpace != "" {
+			labels, ok := LabelSpaces[f.LabelSpace]
+			switch {
+			case !ok:
+				add(f.Line, field+".label_space", "unknown label space %q (known: %s)", f.LabelSpace, strings.Join(keys(LabelSpaces), ", "))
+			case len(f.Labels) > 0:
+				add(f.Line, field+".label_space", "give labels or label_space, not both")
+			default:
+				f.Labels = labels
+			}
+		}
+		switch f.FinishReasonNull {
+		case "", FinishNullIncomplete, FinishNullComplete:
+		default:
+			add(f.Line, field+".finish_reason_null", "must be %s or %s, got %q", FinishNullComplete, FinishNullIncomplete, f.FinishReasonNull)
+		}
+		for i, e := range f.Executables {
+			if strings.TrimSpace(e.Name) == "" {
+				add(f.Line, fmt.Sprintf("%s.executables[%d].name", field, i), "missing")
+			}
 		}
 		for what, argv := range map[string][]string{"server": f.Server, "correctness": f.Correctness, "native": f.Native,
 			"prepare.bundle": f.Prepare.Bundle, "prepare.corpus": f.Prepare.Corpus} {

@@ -17,6 +17,11 @@ func FuzzParseConfig(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(shipped)
+	trtmc, err := os.ReadFile("trtmc.yaml")
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(trtmc)
 	vars := map[string]string{}
 	for _, p := range Placeholders {
 		vars[p] = "v-" + p

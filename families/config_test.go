@@ -1,7 +1,9 @@
 package families
 
 import (
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -60,4 +62,55 @@ func TestExpandKeepsArgumentsWhole(t *testing.T) {
 	assert.Equal(t, []string{"/b/srv", "--name", "a b; rm -rf / $(x) `y`", "x80y"}, argv)
 	_, err = Expand([]string{"{records}"}, map[string]string{})
 	assert.ErrorContains(t, err, "placeholder {records} has no value")
+}
+
+// The TRTMC families: every vlm family of TRTMC main and the detectors the
+// sources name, each calling the harness's own adapters, with the family's
+// label space and tolerance, never a fake.
+func TestTRTMCFamiliesLoad(t *testing.T) {
+	cfg, err := Load("trtmc.yaml")
+	require.NoError(t, err)
+	vlm := []string{"deepseek_ocr", "internvl", "lance", "locateanything", "phi4_multimodal", "qwen_vl"}
+	det := []string{"deformable_detr", "detr", "rt_detr", "yolo11", "yolos", "yolov10", "yolov5", "yolov8"}
+	assert.ElementsMatch(t, append(append([]string{}, vlm...), det...), cfg.Names())
+	vars := map[string]string{}
+	for _, p := range Placeholders {
+		vars[p] = "<" + p + ">"
+	}
+	for _, name := range cfg.Names() {
+		f := cfg.Families[name]
+		server, err := Expand(f.Server, vars)
+		require.NoError(t, err, name)
+		assert.Equal(t, "trtmc-server", server[0], name)
+		assert.Contains(t, server, "--records", name)
+		for what, argv := range map[string][]string{"correctness": f.Correctness, "native": f.Native, "prepare.bundle": f.Prepare.Bundle} {
+			got, err := Expand(argv, vars)
+			require.NoError(t, err, name)
+			assert.Equal(t, []string{"<self>", "adapter"}, got[:2], "%s.%s calls the harness's adapter", name, what)
+			assert.NotContains(t, strings.Join(got, " "), "fake", name)
+		}
+		assert.NotZero(t, f.Timeouts.Startup.Duration, name)
+		assert.GreaterOrEqual(t, f.Timeouts.Startup.Duration, 15*time.Minute, "%s: real engines load slowly", name)
+		assert.NotEmpty(t, f.Preprocessing, name)
+		assert.NotEmpty(t, f.Executables, name)
+	}
+	for _, name := range vlm {
+		f := cfg.Families[name]
+		assert.Equal(t, "chat", f.EndpointType, name)
+		assert.Equal(t, FinishNullComplete, f.FinishReasonNull, name)
+		assert.Contains(t, f.Correctness, "tests/e2e/models/"+name+"/test_"+name+"_e2e.py", name)
+		assert.Contains(t, f.Inventory.Controls, "max_tokens", name)
+		assert.Equal(t, "../tokenizers/{profile}", f.Inventory.Tokenizer, name)
+	}
+	for _, name := range det {
+		f := cfg.Families[name]
+		assert.Equal(t, "image_retrieval", f.EndpointType, name)
+		assert.Equal(t, "boxes-tolerance", f.Comparator, name)
+		assert.Len(t, f.Labels, 80, name)
+		assert.Positive(t, f.Tolerance, name)
+	}
+	assert.Equal(t, LabelSpaces["coco-category-id"], cfg.Families["detr"].Labels, "DETR keeps COCO category ids")
+	assert.Equal(t, LabelSpaces["coco-contiguous-80"], cfg.Families["yolo11"].Labels)
+	assert.Contains(t, cfg.Families["yolo11"].Native, "0.25")
+	assert.Contains(t, cfg.Families["detr"].Native, "0.5")
 }

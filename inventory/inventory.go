@@ -86,11 +86,15 @@ type Profile struct {
 	Precision   string      `yaml:"precision" json:"precision"`
 	Parallelism Parallelism `yaml:"parallelism" json:"parallelism"`
 	Bundle      Bundle      `yaml:"bundle" json:"bundle"`
-	Controls    []string    `yaml:"controls" json:"controls"`
-	Gaps        []string    `yaml:"gaps" json:"gaps"`
-	Hardware    []string    `yaml:"hardware" json:"hardware"`
-	Status      string      `yaml:"status" json:"status"`
-	Exclusion   *Exclusion  `yaml:"exclusion" json:"exclusion,omitempty"`
+	// Tokenizer is the profile's offline tokenizer directory for AIPerf
+	// chat (the checkpoint's, or the one the bundle exports); its sha256
+	// optionally pins tokenizer.json. Empty: the run's --tokenizer.
+	Tokenizer Tokenizer  `yaml:"tokenizer" json:"tokenizer,omitempty"`
+	Controls  []string   `yaml:"controls" json:"controls"`
+	Gaps      []string   `yaml:"gaps" json:"gaps"`
+	Hardware  []string   `yaml:"hardware" json:"hardware"`
+	Status    string     `yaml:"status" json:"status"`
+	Exclusion *Exclusion `yaml:"exclusion" json:"exclusion,omitempty"`
 	// SourceCommit is the measurement source: the TRTMC commit the bundle
 	// was built from (40 hex characters), when known.
 	SourceCommit string `yaml:"source_commit" json:"source_commit,omitempty"`
@@ -122,6 +126,13 @@ func (p Parallelism) String() string {
 type Bundle struct {
 	Path   string `yaml:"path" json:"path"`
 	SHA256 string `yaml:"sha256" json:"sha256"`
+}
+
+// Tokenizer is a tokenizer directory and, optionally, the sha256 of its
+// tokenizer.json.
+type Tokenizer struct {
+	Path   string `yaml:"path" json:"path,omitempty"`
+	SHA256 string `yaml:"sha256" json:"sha256,omitempty"`
 }
 
 // Exclusion takes a profile out of a run; it must say why.

@@ -89,3 +89,30 @@ func FuzzParse(f *testing.F) {
 		_ = Validate(inv, knownFamily)
 	})
 }
+
+func TestTokenizerFieldsAreChecked(t *testing.T) {
+	doc := `schema: trtmc-qual/inventory/v1
+groups:
+  vlm:
+    workload: {endpoint_type: chat, warmup: 5, measured: 50, concurrency: 1, dataset: {corpus: c}}
+    profiles:
+      - id: a
+        checkpoint: x/a
+        family: f
+        task: t
+        kind: normal
+        precision: fp16
+        bundle: {path: a.bundle}
+        tokenizer: {sha256: ABC}
+        status: planned
+`
+	inv, probs := Parse("inv.yaml", []byte(doc))
+	probs = append(probs, Validate(inv, nil)...)
+	var msgs []string
+	for _, p := range probs {
+		msgs = append(msgs, p.String())
+	}
+	all := strings.Join(msgs, "\n")
+	assert.Contains(t, all, `inv.yaml:13: profile a: tokenizer.sha256: must be 64 lowercase hex characters, got "ABC"`)
+	assert.Contains(t, all, "profile a: tokenizer.path: a pinned tokenizer needs its directory")
+}

@@ -149,6 +149,12 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			case p.Bundle.SHA256 != "" && !sha256Hex.MatchString(p.Bundle.SHA256):
 				add("bundle.sha256", "must be 64 lowercase hex characters, got %q", p.Bundle.SHA256)
 			}
+			if p.Tokenizer.SHA256 != "" && !sha256Hex.MatchString(p.Tokenizer.SHA256) {
+				add("tokenizer.sha256", "must be 64 lowercase hex characters, got %q", p.Tokenizer.SHA256)
+			}
+			if p.Tokenizer.SHA256 != "" && p.Tokenizer.Path == "" {
+				add("tokenizer.path", "a pinned tokenizer needs its directory")
+			}
 			valid := []string{StatusPlanned, StatusImplemented, StatusFamilyValidated, StatusAIPerfQualified}
 			if !slices.Contains(valid, p.Status) {
 				add("status", "must be one of %s, got %q", strings.Join(valid, ", "), p.Status)

@@ -45,8 +45,11 @@ const (
 	fileNativeIn    = "native_requests.jsonl"
 	fileNativeOut   = "native_answers.jsonl"
 	fileNativeLog   = "native.log"
-	fileDataset     = "dataset.jsonl"
-	dirAIPerf       = "aiperf"
+	// fileNativeMeta is where a native runner may say which path answered
+	// and what its task_ms measures (families/trtmc's adapter writes it).
+	fileNativeMeta = "native_meta.json"
+	fileDataset    = "dataset.jsonl"
+	dirAIPerf      = "aiperf"
 )
 
 // checkpointRun is one checkpoint's state as it moves through the stages.
@@ -66,8 +69,10 @@ type checkpointRun struct {
 	bundle string
 	corpus string
 	binary string
-	port   int
-	server proc.Process
+	// tokenizer is the tokenizer directory AIPerf chat loads.
+	tokenizer string
+	port      int
+	server    proc.Process
 	// serverPID is the server's pid (= its process group) once started.
 	serverPID int
 	// preexisting are the compute processes the idle check found on the
@@ -290,6 +295,8 @@ func (cr *checkpointRun) vars() map[string]string {
 		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
 		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
+		"self": o.Self, "profile": cr.profile.ID, "checkpoint": cr.profile.Checkpoint, "revision": cr.profile.Revision,
+		"tokenizer":    cr.tokenizer,
 		"families_dir": familiesDir(o.Families), "tp": strconv.Itoa(max(cr.profile.Parallelism.TP, 1)),
 	}
 }

@@ -109,19 +109,7 @@ func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 		cr.preexisting[a.PID] = true
 	}
 	c := cr.gpuCheck(snap, reports.GPUCheckIdle, "preflight")
-	limit := cr.env.opts.MaxIdleUtilization
-	if limit <= 0 {
-		limit = defaultMaxIdleUtilization
-	}
-	var problems []string
-	for _, g := range snap.gpus {
-		if g.UtilizationPct != nil && *g.UtilizationPct > limit {
-			problems = append(problems, fmt.Sprintf("GPU %s (%s) is %d%% utilised (idle means at most %d%%)", g.Index, g.UUID, *g.UtilizationPct, limit))
-		}
-	}
-	for _, a := range snap.apps {
-		problems = append(problems, fmt.Sprintf("GPU %s runs a foreign compute process: pid %d %s%s", a.GPUUUID, a.PID, a.Name, mib(a.UsedMiB)))
-	}
+	problems := idleProblems(snap.gpus, snap.apps, cr.env.opts.MaxIdleUtilization)
 	if len(problems) > 0 {
 		c.Passed, c.Problem = false, strings.Join(problems, "; ")
 		cr.addCheck(c)
@@ -229,6 +217,41 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 		case <-t.C:
 		}
 	}
+}
+
+// idleProblems is the one definition of an idle GPU: at most maxUtil %
+// utilised (default 10) and no compute process. It lists what is not idle.
+func idleProblems(gpus []reports.GPU, apps []ComputeApp, maxUtil int) []string {
+	if maxUtil <= 0 {
+		maxUtil = defaultMaxIdleUtilization
+	}
+	var problems []string
+	for _, g := range gpus {
+		if g.UtilizationPct != nil && *g.UtilizationPct > maxUtil {
+			problems = append(problems, fmt.Sprintf("GPU %s (%s) is %d%% utilised (idle means at most %d%%)", g.Index, g.UUID, *g.UtilizationPct, maxUtil))
+		}
+	}
+	for _, a := range apps {
+		for _, g := range gpus {
+			if a.GPUUUID == g.UUID {
+				problems = append(problems, fmt.Sprintf("GPU %s runs a foreign compute process: pid %d %s%s", a.GPUUUID, a.PID, a.Name, mib(a.UsedMiB)))
+			}
+		}
+	}
+	return problems
+}
+
+// CheckIdle checks one GPU as the preflight does (trtmc-qual doctor asks
+// it too): an error saying why it is not idle, or nil.
+func CheckIdle(ctx context.Context, probe GPUProbe, g reports.GPU) error {
+	apps, err := probe.Apps(ctx)
+	if err != nil {
+		return err
+	}
+	if p := idleProblems([]reports.GPU{g}, apps, 0); len(p) > 0 {
+		return fmt.Errorf("gpu busy: %s", strings.Join(p, "; "))
+	}
+	return nil
 }
 
 func mib(v *int) string {

@@ -36,7 +36,7 @@ func scenario() JoinInput {
 		}
 		in.Requests = append(in.Requests, ClientRequest{RequestID: id, ConversationID: fmt.Sprint(i), Phase: phase,
 			HTTPStatus: 200, LatencyMS: f64(10 + float64(i)), StartNs: int64(i), Body: chatBody("three shapes")})
-		in.Native = append(in.Native, NativeAnswer{RequestID: id, Answer: json.RawMessage(`"three shapes"`), TaskMS: f64(2)})
+		in.Native = append(in.Native, NativeAnswer{RequestID: id, Answer: json.RawMessage(`{"text":"three shapes","completion_tokens":2}`), TaskMS: f64(2)})
 		in.Records = append(in.Records, ServerRecord{RequestID: id, Status: 200, TaskMS: f64(float64(i)), ImageWidth: 64, ImageHeight: 48})
 	}
 	return in
@@ -49,7 +49,7 @@ func TestJoinAllMatched(t *testing.T) {
 	assert.Equal(t, 50, out.ByPhase[PhaseMeasured].Sent)
 	assert.Len(t, out.Lines, 55)
 	assert.Len(t, out.MeasuredTask, 50)
-	assert.Equal(t, 100, out.OutputTokens, "two words for each of 50 measured answers")
+	assert.Equal(t, 100, out.OutputTokens, "the Task's two tokens for each of 50 measured answers")
 	require.Len(t, out.ImageSizes, 1)
 	assert.Equal(t, 50, out.ImageSizes[0].Count)
 	assert.Empty(t, out.Orphans)

@@ -40,10 +40,14 @@ type Options struct {
 	Out string
 	// BinDir is {bin} in family argv templates.
 	BinDir string
+	// Self is {self}: the trtmc-qual executable, whose hidden `adapter`
+	// verbs the TRTMC families call.
+	Self string
 
-	AIPerfBin      string
-	AIPerfVersion  string
-	AllowMismatch  bool
+	AIPerfBin     string
+	AIPerfVersion string
+	AllowMismatch bool
+	// Tokenizer is the tokenizer for AIPerf chat when a profile names none.
 	Tokenizer      string
 	RequestTimeout time.Duration
 

@@ -76,7 +76,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
 	cr.corpus = inventory.ResolvePath(cr.env.group.File, cr.env.group.Workload.Dataset.Corpus)
-	timeout := defaultPrepareTimeout
+	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
 		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
 			return err
@@ -103,6 +103,12 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			return broke("dataset_identity", fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
 	}
+	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
+	if cr.env.group.Workload.EndpointType == aiperf.EndpointChat {
+		if err := cr.resolveTokenizer(); err != nil {
+			return broke("tokenizer", err)
+		}
+	}
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
 		return broke("family_config", err)
@@ -121,6 +127,84 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 		return cr.checkIdle(ctx)
 	}
 	return nil
+}
+
+// resolveTokenizer finds and checks the tokenizer AIPerf chat loads.
+func (cr *checkpointRun) resolveTokenizer() error {
+	id, err := CheckTokenizer(cr.profile, cr.env.opts.Tokenizer)
+	if err != nil {
+		return err
+	}
+	cr.tokenizer = id.Path
+	cr.res.Provenance.Tokenizer = id
+	return nil
+}
+
+// CheckTokenizer finds the tokenizer AIPerf chat loads for a profile: its
+// own (inventory tokenizer.path) or fallback (the run's --tokenizer), and
+// checks it is a tokenizer directory of this checkpoint: present, loadable
+// offline, equal to its pin, and not named for another checkpoint. Errors
+// name the profile and the cause. `run` and `doctor` both use it.
+func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentity, error) {
+	dir, where := fallback, "the run's --tokenizer"
+	if p.Tokenizer.Path != "" {
+		dir, where = inventory.ResolvePath(p.File, p.Tokenizer.Path), "tokenizer.path at "+p.Where("tokenizer.path")
+	}
+	if dir == "" {
+		return nil, fmt.Errorf("profile %s: no tokenizer for AIPerf chat: give the checkpoint's tokenizer directory as tokenizer.path in the inventory (%s) or pass --tokenizer",
+			p.ID, p.Where("id"))
+	}
+	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("profile %s: tokenizer directory %s (%s) does not exist", p.ID, dir, where)
+	}
+	found := ""
+	for _, name := range []string{"tokenizer.json", "tokenizer_config.json", "tokenizer.model"} {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			found = name
+			break
+		}
+	}
+	if found == "" {
+		return nil, fmt.Errorf("profile %s: %s (%s) holds no tokenizer.json, tokenizer_config.json or tokenizer.model: AIPerf cannot load it offline",
+			p.ID, dir, where)
+	}
+	id := &reports.FileIdentity{Path: dir}
+	if sum, err := evidence.FileSHA256(filepath.Join(dir, "tokenizer.json")); err == nil {
+		id.SHA256 = sum
+	}
+	if pin := p.Tokenizer.SHA256; pin != "" && id.SHA256 != pin {
+		got := id.SHA256
+		if got == "" {
+			got = "absent"
+		}
+		return nil, fmt.Errorf("profile %s: tokenizer %s does not match its pin (%s): tokenizer.json sha256 %s, pinned %s; it is not the tokenizer of %s that was qualified",
+			p.ID, dir, p.Where("tokenizer.sha256"), got, pin, p.Checkpoint)
+	}
+	if name := tokenizerName(dir); name != "" && p.Checkpoint != "" && !strings.EqualFold(name, p.Checkpoint) {
+		return nil, fmt.Errorf("profile %s: tokenizer %s is %s's (tokenizer_config.json name_or_path), not %s's: token counts would be another model's",
+			p.ID, dir, name, p.Checkpoint)
+	}
+	return id, nil
+}
+
+// tokenizerName is tokenizer_config.json's name_or_path when it names a
+// hub checkpoint (org/name), else "".
+func tokenizerName(dir string) string {
+	data, err := os.ReadFile(filepath.Join(dir, "tokenizer_config.json"))
+	if err != nil {
+		return ""
+	}
+	var cfg struct {
+		NameOrPath string `json:"name_or_path"`
+	}
+	if json.Unmarshal(data, &cfg) != nil {
+		return ""
+	}
+	n := cfg.NameOrPath
+	if strings.Count(n, "/") != 1 || strings.HasPrefix(n, "/") || strings.HasPrefix(n, ".") || strings.HasPrefix(n, "~") {
+		return ""
+	}
+	return n
 }
 
 // prepare builds a missing bundle or corpus with the family's command.
@@ -276,6 +360,13 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	}
 	cr.dataset = ds
 	cr.res.Provenance.DatasetSHA256 = ds.SHA256
+	sizes, err := aiperf.ImageSizes(entries, w.Warmup+w.Measured)
+	if err != nil {
+		return broke("dataset", err)
+	}
+	for _, s := range sizes {
+		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
+	}
 	cfg := aiperf.Config{
 		Bin: o.AIPerfBin, ExpectedVersion: o.AIPerfVersion, AllowVersionMismatch: o.AllowMismatch,
 		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Host, cr.port), Model: cr.profile.Served(),
@@ -287,7 +378,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		Version: &cr.env.aiperf,
 	}
 	if w.EndpointType == aiperf.EndpointChat {
-		cfg.Tokenizer = o.Tokenizer
+		cfg.Tokenizer = cr.tokenizer
 	}
 	stopProgress := cr.showProgress(w.Warmup + w.Measured)
 	run, err := cr.env.driver.Run(ctx, cfg)
@@ -392,11 +483,13 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 	if err != nil {
 		return broke("family_config", err)
 	}
-	if _, err := cr.runChild(ctx, "native", argv, fileNativeLog, cr.family.Timeouts.Native.Or(defaultNativeTimeout)); err != nil {
+	_, runErr := cr.runChild(ctx, "native", argv, fileNativeLog, cr.family.Timeouts.Native.Or(defaultNativeTimeout))
+	cr.res.Provenance.Native = readNativeMeta(filepath.Join(cr.dir, fileNativeMeta))
+	if runErr != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return broke("native_failed", err)
+		return broke("native_failed", fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
 	}
 	answers, bad, err := readJSONL[NativeAnswer](filepath.Join(cr.dir, fileNativeOut))
 	if err != nil {
@@ -407,6 +500,33 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 	}
 	cr.native = answers
 	return nil
+}
+
+// readNativeMeta reads what a native runner said about its answers
+// (families/trtmc's native_meta.json), or nil when it said nothing.
+func readNativeMeta(path string) *reports.NativeRun {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil
+	}
+	var m struct {
+		Path        string   `json:"path"`
+		TimingScope string   `json:"timing_scope"`
+		TokenCounts bool     `json:"token_counts"`
+		Argv        []string `json:"argv"`
+		Worker      *struct {
+			ProtocolVersion int      `json:"protocol_version"`
+			Capabilities    []string `json:"capabilities"`
+		} `json:"worker"`
+	}
+	if json.Unmarshal(data, &m) != nil {
+		return &reports.NativeRun{Path: "unknown", TimingScope: "unknown (" + fileNativeMeta + " is malformed)"}
+	}
+	n := &reports.NativeRun{Path: m.Path, TimingScope: m.TimingScope, TokenCounts: m.TokenCounts, Argv: m.Argv}
+	if m.Worker != nil {
+		n.WorkerProtocol, n.WorkerCapabilities = m.Worker.ProtocolVersion, m.Worker.Capabilities
+	}
+	return n
 }
 
 func (cr *checkpointRun) join(ctx context.Context) error {

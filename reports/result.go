@@ -190,6 +190,40 @@ type Provenance struct {
 	// row never qualifies.
 	HardwareMismatch string    `json:"hardware_mismatch,omitempty"`
 	Commands         []Command `json:"commands"`
+
+	// Native says which native path answered and what its task_ms
+	// measures (TRTMC families; nil when the runner reports nothing).
+	Native *NativeRun `json:"native,omitempty"`
+	// Preprocessing is the family's image preparation (resize, letterbox,
+	// normalisation) as its configuration declares it.
+	Preprocessing string `json:"preprocessing,omitempty"`
+	// Tokenizer is the tokenizer AIPerf counted chat tokens with.
+	Tokenizer *FileIdentity `json:"tokenizer,omitempty"`
+	// DatasetImageSizes are the sizes of the images of every request
+	// line sent (warmup and measured), read from the images themselves.
+	DatasetImageSizes []ImageSize `json:"dataset_image_sizes,omitempty"`
+}
+
+// NativeRun describes the native answers of a row.
+type NativeRun struct {
+	// Path is "worker" (a persistent native worker) or "cli" (one process
+	// per request).
+	Path string `json:"path"`
+	// TimingScope is what task_ms measures: public_task_call_wall (the
+	// Task call), trtmc_run_prefill_plus_decode, or none.
+	TimingScope string `json:"timing_scope"`
+	// TokenCounts says whether chat answers carry the Task's token count.
+	TokenCounts bool     `json:"token_counts"`
+	Argv        []string `json:"argv,omitempty"`
+	// WorkerProtocol and WorkerCapabilities are the worker's handshake.
+	WorkerProtocol     int      `json:"worker_protocol,omitempty"`
+	WorkerCapabilities []string `json:"worker_capabilities,omitempty"`
+}
+
+// FileIdentity is a directory or file and the sha256 that pins it.
+type FileIdentity struct {
+	Path   string `json:"path"`
+	SHA256 string `json:"sha256,omitempty"`
 }
 
 // GPU identifies a device a row was measured on and its state at the

@@ -7,6 +7,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -120,7 +121,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 		if r.Summary.Missing == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "write: no missing profile to propose")
 		} else {
-			p, err := specs.WriteProposals(r, inv, f.Config.Inventory, fams.Has)
+			p, err := specs.WriteProposals(r, inv, f.Config.Inventory, fams.Has, entryDefaults(fams))
 			if err != nil {
 				return err
 			}
@@ -131,6 +132,19 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 		return &codedError{code: exitFailed, err: fmt.Errorf("%d profile(s) need action", r.Summary.NeedAction), quiet: true}
 	}
 	return nil
+}
+
+// entryDefaults hands reconcile --write what each family's configuration
+// says a new profile records (families.yaml `inventory:`).
+func entryDefaults(fams *families.Config) specs.Defaults {
+	return func(family string) *specs.EntryDefaults {
+		f, ok := fams.Families[family]
+		if !ok {
+			return nil
+		}
+		d := f.Inventory
+		return &specs.EntryDefaults{Controls: d.Controls, Gaps: d.Gaps, Hardware: d.Hardware, BundleDir: d.BundleDir, Tokenizer: d.Tokenizer}
+	}
 }
 
 func writeReconcile(io *IOStreams, r *specs.Report, format string) error {

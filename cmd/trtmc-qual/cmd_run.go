@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -125,9 +126,13 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 			secrets = append(secrets, v)
 		}
 	}
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("locate the trtmc-qual executable for {self}: %w", err)
+	}
 	return qual.Run(ctx, qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
-		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir,
+		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
 		Tokenizer: f.Config.Tokenizer, Pool: pool, AllowHardwareMismatch: f.Config.AllowHardwareMismatch, Resume: opts.Resume,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,

@@ -30,6 +30,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gopkg.in/yaml.v3"
 
+	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -68,6 +69,7 @@ func TestMain(m *testing.M) {
 	if harnessTmp != "" {
 		_ = os.RemoveAll(harnessTmp)
 	}
+	trtmctest.Cleanup()
 	os.Exit(code)
 }
 

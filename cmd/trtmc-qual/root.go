@@ -134,6 +134,9 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newRunCmd(f, nil),
 		newReportCmd(f, nil),
 		newCICmd(f, f.Smoke, nil),
+		newDoctorCmd(f, nil),
+		newCorpusCmd(f),
+		newAdapterCmd(f),
 	)
 	return root
 }

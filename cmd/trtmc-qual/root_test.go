@@ -169,7 +169,7 @@ func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
 	}
 	walk(newRootCmd(newFactory(io, func() {})), nil)
 	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show",
-		"inventory reconcile", "inventory drift"} {
+		"inventory reconcile", "inventory drift", "doctor", "corpus init"} {
 		assert.Contains(t, visited, verb)
 	}
 	code, out, _ = runCLI(t, nil, "completion", "bash")
@@ -185,4 +185,30 @@ func TestVersionAndUsageErrors(t *testing.T) {
 	code, _, errOut := runCLI(t, nil, "version", "--bogus")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "unknown flag")
+}
+
+// doctor: flags parsed into options; exit 3 when the host is not ready.
+func TestDoctorFlagsAndExit(t *testing.T) {
+	io, _, _ := testIO()
+	f := newFactory(io, func() {})
+	f.Getenv = func(string) string { return "" }
+	var got *doctorOptions
+	root := newRootCmd(f)
+	for _, c := range root.Commands() {
+		if c.Name() == "doctor" {
+			root.RemoveCommand(c)
+		}
+	}
+	root.AddCommand(newDoctorCmd(f, func(o *doctorOptions) error { got = o; return nil }))
+	root.SetArgs([]string{"doctor", "--group", "vlm", "--repo", "/src/trtmc", "-o", "json", "--min-free-gib", "5"})
+	require.NoError(t, root.Execute())
+	require.NotNil(t, got)
+	assert.Equal(t, []string{"vlm"}, got.Groups)
+	assert.Equal(t, "/src/trtmc", got.Repo)
+	assert.Equal(t, "json", got.Format)
+	assert.Equal(t, 5.0, got.MinFreeGiB)
+
+	root = newRootCmd(f)
+	root.SetArgs([]string{"doctor", "-o", "yaml"})
+	assert.Equal(t, exitUsage, codeFor(root.Execute()))
 }

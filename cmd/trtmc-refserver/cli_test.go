@@ -124,8 +124,9 @@ func TestCorpusAndCheck(t *testing.T) {
 	assert.Contains(t, r.stderr, "is for family ref-detect")
 }
 
-// answersOverHTTP posts each payload and returns the raw answer bytes: the
-// chat message content or the infer data array.
+// answersOverHTTP posts each payload and returns the answer in the native
+// runner's form: the infer data array's raw bytes, or for chat
+// {"text": message content, "completion_tokens": usage.completion_tokens}.
 func answersOverHTTP(t *testing.T, s *serverProc, family string, payloads []string) []string {
 	t.Helper()
 	route := "/v1/infer"
@@ -145,12 +146,20 @@ func answersOverHTTP(t *testing.T, s *serverProc, family string, payloads []stri
 		}
 		var body struct {
 			Choices []struct {
-				Message struct{ Content json.RawMessage }
+				Message struct{ Content string }
+			}
+			Usage struct {
+				CompletionTokens int `json:"completion_tokens"`
 			}
 		}
 		require.NoError(t, json.Unmarshal(r.body, &body))
 		require.Len(t, body.Choices, 1)
-		answers = append(answers, string(body.Choices[0].Message.Content))
+		b, err := json.Marshal(struct {
+			Text             string `json:"text"`
+			CompletionTokens int    `json:"completion_tokens"`
+		}{body.Choices[0].Message.Content, body.Usage.CompletionTokens})
+		require.NoError(t, err)
+		answers = append(answers, string(b))
 	}
 	return answers
 }

@@ -26,9 +26,10 @@ func newNativeCmd(d deps) *cobra.Command {
 		Short: "Run the Task in-process, without HTTP, on recorded request payloads",
 		Long: `Read request lines {"request_id","route","payload"} (payload: the exact JSON body
 that was, or would be, posted to route) and write one line per request:
-{"request_id","answer","task_ms"}, where answer is exactly what the HTTP route
-puts in its answer (the chat message text as a JSON string, or the data array
-of /v1/infer), or {"request_id","error","task_ms"} when the payload is rejected.
+{"request_id","answer","task_ms"}, where answer is what the HTTP route answers:
+the data array of /v1/infer exactly, or for chat {"text","completion_tokens"}
+(message.content and usage.completion_tokens), or {"request_id","error",
+"task_ms"} when the payload is rejected.
 A route the bundle's family does not serve is an input error (exit 2).`,
 		Args: exactArgs(0),
 		RunE: func(cmd *cobra.Command, _ []string) error {

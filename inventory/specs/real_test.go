@@ -54,4 +54,8 @@ func TestRealTRTMC(t *testing.T) {
 
 	det := Reconcile(cfg, snap, nil, "detection")
 	assert.Empty(t, det.Rows, "no manifest has task_strategy object_detection at this commit")
+
+	// The shipped TRTMC inventory: every normal profile ok at the pin.
+	shipped := Reconcile(cfg, snap, shippedTRTMCInventory(t), "vlm")
+	assert.Equal(t, Summary{Normal: 8, OK: 8, Variants: 4, Partials: 2}, shipped.Summary, shipped.Line())
 }

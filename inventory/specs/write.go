@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 
@@ -38,23 +39,56 @@ type plannedEntry struct {
 	Precision   string            `yaml:"precision"`
 	Parallelism map[string]int    `yaml:"parallelism"`
 	Bundle      map[string]string `yaml:"bundle"`
+	Tokenizer   map[string]string `yaml:"tokenizer,omitempty"`
+	Controls    []string          `yaml:"controls,flow,omitempty"`
+	Gaps        []string          `yaml:"gaps,flow,omitempty"`
+	Hardware    []string          `yaml:"hardware,flow,omitempty"`
 	Status      string            `yaml:"status"`
 }
+
+// EntryDefaults are what a family's configuration says every new profile
+// of it records: the controls its served Task honours, its capability
+// gaps, its hardware scope, and where bundles and tokenizers live relative
+// to the inventory file ({profile} is the profile id).
+type EntryDefaults struct {
+	Controls  []string
+	Gaps      []string
+	Hardware  []string
+	BundleDir string
+	Tokenizer string
+}
+
+// Defaults gives the entry defaults of a family (nil: none).
+type Defaults func(family string) *EntryDefaults
 
 // ProposedYAML renders planned inventory entries for the missing rows as a
 // YAML sequence indented by indent spaces, headed by a comment naming the
 // spec commit.
-func ProposedYAML(r *Report, indent int) ([]byte, []string, error) {
+func ProposedYAML(r *Report, indent int, defaults Defaults) ([]byte, []string, error) {
 	var entries []plannedEntry
 	var ids []string
 	for _, row := range r.Rows {
 		if row.State != StateMissing {
 			continue
 		}
-		entries = append(entries, plannedEntry{ID: row.Profile, Checkpoint: row.Checkpoint, Revision: row.Revision,
+		e := plannedEntry{ID: row.Profile, Checkpoint: row.Checkpoint, Revision: row.Revision,
 			Family: row.Family, Task: row.Task, Kind: inventory.KindNormal, Precision: row.Precision,
 			Parallelism: map[string]int{"tp": 1}, Bundle: map[string]string{"path": row.Bundle},
-			Status: inventory.StatusPlanned})
+			Status: inventory.StatusPlanned}
+		if defaults != nil {
+			if d := defaults(row.Family); d != nil {
+				e.Controls = append(e.Controls, d.Controls...)
+				e.Gaps = append(e.Gaps, d.Gaps...)
+				e.Hardware = d.Hardware
+				if d.BundleDir != "" {
+					e.Bundle["path"] = path.Join(d.BundleDir, row.Bundle)
+				}
+				if d.Tokenizer != "" {
+					e.Tokenizer = map[string]string{"path": strings.ReplaceAll(d.Tokenizer, "{profile}", row.Profile)}
+				}
+			}
+		}
+		entries = append(entries, e)
 		ids = append(ids, row.Profile)
 	}
 	if len(entries) == 0 {
@@ -94,7 +128,10 @@ func ProposedYAML(r *Report, indent int) ([]byte, []string, error) {
 // exactly the proposed ones, and raise no problem about them (knownFamily
 // included). Otherwise, or when the inventory has no such group, it writes
 // the entries to a separate proposal file and says why.
-func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, knownFamily func(string) bool) (*Proposal, error) {
+//
+// defaults (nil: none) fill each entry's controls, gaps, hardware, bundle
+// directory and tokenizer from its family's configuration.
+func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, knownFamily func(string) bool, defaults Defaults) (*Proposal, error) {
 	var file string
 	if inv != nil {
 		if g, ok := inv.Groups[r.Group]; ok {
@@ -109,7 +146,7 @@ func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 		}
 	}
 	if file != "" && len(reasons) == 0 {
-		p, why, err := appendToInventory(r, file, knownFamily)
+		p, why, err := appendToInventory(r, file, knownFamily, defaults)
 		if err != nil {
 			return nil, err
 		}
@@ -118,7 +155,7 @@ func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 		}
 		reasons = append(reasons, why...)
 	}
-	text, ids, err := ProposedYAML(r, 2)
+	text, ids, err := ProposedYAML(r, 2, defaults)
 	if err != nil {
 		return nil, err
 	}
@@ -146,7 +183,7 @@ func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 }
 
 // appendToInventory returns (nil, reasons, nil) when it cannot append safely.
-func appendToInventory(r *Report, file string, knownFamily func(string) bool) (*Proposal, []string, error) {
+func appendToInventory(r *Report, file string, knownFamily func(string) bool, defaults Defaults) (*Proposal, []string, error) {
 	old, err := os.ReadFile(file)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read inventory: %w", err)
@@ -159,7 +196,7 @@ func appendToInventory(r *Report, file string, knownFamily func(string) bool) (*
 	if why != "" {
 		return nil, []string{why}, nil
 	}
-	text, ids, err := ProposedYAML(r, indent)
+	text, ids, err := ProposedYAML(r, indent, defaults)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -76,7 +76,7 @@ func TestWriteAppendsPlannedEntriesWithoutTouchingExistingOnes(t *testing.T) {
 			require.NoError(t, err)
 			inv := loadFixtureInventory(t, path)
 			r := Reconcile(cfg, snap, inv, tt.group)
-			p, err := WriteProposals(r, inv, []string{path}, nil)
+			p, err := WriteProposals(r, inv, []string{path}, nil, nil)
 			require.NoError(t, err)
 			assert.Equal(t, &Proposal{File: path, Appended: true, Profiles: tt.ids}, p)
 
@@ -149,7 +149,7 @@ func TestWriteFallsBackToAProposalFile(t *testing.T) {
 				delete(inv.Groups, tt.group)
 			}
 			r := Reconcile(cfg, snap, inv, tt.group)
-			p, err := WriteProposals(r, inv, []string{path}, tt.known)
+			p, err := WriteProposals(r, inv, []string{path}, tt.known, nil)
 			require.NoError(t, err)
 			assert.False(t, p.Appended)
 			assert.Equal(t, filepath.Join(filepath.Dir(path), "inventory.detection.proposed.yaml"), p.File)
@@ -166,7 +166,7 @@ func TestWriteFallsBackToAProposalFile(t *testing.T) {
 
 func TestWriteNothingMissing(t *testing.T) {
 	r := &Report{Group: "vlm", Rows: []Row{{Profile: "a", State: StateOK}}}
-	p, err := WriteProposals(r, nil, nil, nil)
+	p, err := WriteProposals(r, nil, nil, nil, nil)
 	require.NoError(t, err)
 	assert.Empty(t, p.Profiles)
 	assert.Empty(t, p.File)
@@ -186,4 +186,48 @@ func mustRead(t *testing.T, path string) string {
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
 	return string(data)
+}
+
+// A family's configuration fills the controls, gaps, hardware scope,
+// bundle directory and tokenizer of the entries --write proposes; the
+// result still reconciles (bundle compared by base name).
+func TestWriteRecordsFamilyDefaults(t *testing.T) {
+	repo := newFixtureRepo(t)
+	snap := repo.snapshot(t, "main")
+	cfg := DefaultConfig()
+	path := copyInventory(t, "")
+	inv := loadFixtureInventory(t, path)
+	r := Reconcile(cfg, snap, inv, "detection")
+	defaults := func(family string) *EntryDefaults {
+		if family != "detectors" {
+			return nil
+		}
+		return &EntryDefaults{Controls: []string{"score_threshold"}, Gaps: []string{"batch of images"}, Hardware: []string{"gb300"},
+			BundleDir: "../bundles", Tokenizer: "../tokenizers/{profile}"}
+	}
+	p, err := WriteProposals(r, inv, []string{path}, nil, defaults)
+	require.NoError(t, err)
+	require.True(t, p.Appended)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Contains(t, string(data), `      - id: det-large
+        checkpoint: example/det-large
+        family: detectors
+        task: object_detection
+        kind: normal
+        precision: fp32
+        parallelism:
+          tp: 1
+        bundle:
+          path: ../bundles/det-large.bundle
+        tokenizer:
+          path: ../tokenizers/det-large
+        controls: [score_threshold]
+        gaps: [batch of images]
+        hardware: [gb300]
+        status: planned
+`)
+	after := Reconcile(cfg, snap, loadFixtureInventory(t, path), "detection")
+	assert.Zero(t, after.Summary.Missing)
+	assert.Zero(t, after.Summary.Drift)
 }

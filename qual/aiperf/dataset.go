@@ -8,10 +8,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"image"
+	_ "image/gif" // image sizes of corpus images
+	_ "image/jpeg"
+	_ "image/png"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 )
@@ -34,8 +39,13 @@ type Entry struct {
 	Question string
 }
 
-// CorpusSchema is the corpus.json schema the reader accepts.
+// CorpusSchema is the reference server's corpus.json schema.
 const CorpusSchema = "trtmc-ref/corpus/v1"
+
+// CorpusSchemaQual is the corpus a release engineer provides (docs/trtmc.md
+// "Dataset"): the same entries, without the reference answers.
+// `trtmc-qual corpus init` writes it from a directory of images.
+const CorpusSchemaQual = "trtmc-qual/corpus/v1"
 
 // LoadCorpus reads DIR/corpus.json (docs/design.md) and returns its entries
 // in file order, with image paths resolved inside dir.
@@ -58,8 +68,8 @@ func LoadCorpus(dir string) ([]Entry, error) {
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, jsonError(path, 0, data, err)
 	}
-	if c.Schema != CorpusSchema {
-		return nil, &ParseError{File: path, Field: "schema", Err: fmt.Errorf("got %q, want %q", c.Schema, CorpusSchema)}
+	if c.Schema != CorpusSchema && c.Schema != CorpusSchemaQual {
+		return nil, &ParseError{File: path, Field: "schema", Err: fmt.Errorf("got %q, want %q or %q", c.Schema, CorpusSchemaQual, CorpusSchema)}
 	}
 	if len(c.Entries) == 0 {
 		return nil, &ParseError{File: path, Field: "entries", Err: errors.New("empty")}
@@ -186,6 +196,13 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 	enc.SetEscapeHTML(false)
 	ds := &Dataset{Path: path, EndpointType: endpointType, Sessions: make([]Session, 0, n)}
 	uses := make([]int, len(entries))
+	if endpointType == EndpointChat {
+		for _, e := range entries {
+			if strings.TrimSpace(e.Question) == "" {
+				return nil, fmt.Errorf("write dataset: corpus entry %s has no question: a vision-language corpus needs one question per image", e.ID)
+			}
+		}
+	}
 	for i := range n {
 		j := i % len(entries)
 		e := entries[j]
@@ -245,4 +262,47 @@ func dataURL(e Entry) (string, error) {
 		return "", fmt.Errorf("image %s: mime %q but content sniffs as %s", e.ImagePath, mime, sniffed)
 	}
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data), nil
+}
+
+// ImageSize is one distinct image size among the lines of a dataset.
+type ImageSize struct {
+	Width, Height, Count int
+}
+
+// ImageSizes reads each entry's image size from its header and counts the
+// sizes over the n lines WriteDataset writes (line i uses entry i % len),
+// smallest first. An image whose size cannot be read is an error naming it.
+func ImageSizes(entries []Entry, n int) ([]ImageSize, error) {
+	if len(entries) == 0 {
+		return nil, nil
+	}
+	type wh struct{ w, h int }
+	per := make([]wh, len(entries))
+	for i, e := range entries {
+		f, err := os.Open(e.ImagePath)
+		if err != nil {
+			return nil, fmt.Errorf("corpus entry %s: %w", e.ID, err)
+		}
+		cfg, _, err := image.DecodeConfig(bufio.NewReader(f))
+		f.Close()
+		if err != nil {
+			return nil, fmt.Errorf("corpus entry %s: cannot read the size of %s (%v): use PNG, JPEG or GIF images", e.ID, e.ImagePath, err)
+		}
+		per[i] = wh{cfg.Width, cfg.Height}
+	}
+	counts := map[wh]int{}
+	for i := range n {
+		counts[per[i%len(entries)]]++
+	}
+	out := make([]ImageSize, 0, len(counts))
+	for k, c := range counts {
+		out = append(out, ImageSize{Width: k.w, Height: k.h, Count: c})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Width != out[j].Width {
+			return out[i].Width < out[j].Width
+		}
+		return out[i].Height < out[j].Height
+	})
+	return out, nil
 }

@@ -37,6 +37,9 @@ type Spec struct {
 	Dir string
 	// Env is added to (and overrides) the harness's environment.
 	Env []string
+	// Stdin is the child's standard input; nil means none (/dev/null).
+	// A persistent worker speaks a line protocol over it.
+	Stdin io.Reader
 	// Stdout and Stderr receive the child's output; nil discards it.
 	// Stderr's last bytes are kept for errors either way.
 	Stdout, Stderr io.Writer
@@ -132,6 +135,7 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	}
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
+	cmd.Stdin = s.Stdin
 	if len(s.Env) > 0 {
 		cmd.Env = append(os.Environ(), s.Env...)
 	}

@@ -25,13 +25,22 @@ type Request struct {
 	Payload   json.RawMessage `json:"payload"`
 }
 
-// Response is one output line: Answer (what the HTTP route puts in its answer)
-// and TaskMs, or Error when the Task rejected the payload.
+// Response is one output line: Answer and TaskMs, or Error when the Task
+// rejected the payload. For detection, Answer is exactly the `data` array
+// the HTTP route answers; for chat it is {"text", "completion_tokens"}: the
+// text the HTTP route puts in message.content and the count it reports in
+// usage.completion_tokens.
 type Response struct {
 	RequestID string          `json:"request_id"`
 	Answer    json.RawMessage `json:"answer,omitempty"`
 	TaskMs    float64         `json:"task_ms"`
 	Error     string          `json:"error,omitempty"`
+}
+
+// chatAnswer is a chat Task's native answer.
+type chatAnswer struct {
+	Text             string `json:"text"`
+	CompletionTokens int    `json:"completion_tokens"`
 }
 
 // Summary counts what Run did.
@@ -75,6 +84,12 @@ func Run(t *task.Task, in io.Reader, inName string, out io.Writer) (Summary, err
 			return sum, fmt.Errorf("%s:%d: %w", inName, line, err)
 		default:
 			resp.Answer, resp.TaskMs = res.Answer, res.TaskMs
+			if req.Route == task.RouteChat {
+				resp.Answer, err = json.Marshal(chatAnswer{Text: res.Text, CompletionTokens: res.CompletionTokens})
+				if err != nil {
+					return sum, fmt.Errorf("%s:%d: encode answer: %w", inName, line, err)
+				}
+			}
 			sum.Answered++
 		}
 		if err := enc.Encode(resp); err != nil {

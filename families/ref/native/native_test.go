@@ -89,3 +89,39 @@ func TestRunStopsOnBadLines(t *testing.T) {
 		assert.ErrorContains(t, err, tt.want, name)
 	}
 }
+
+// A chat answer carries the text and the Task's own token count, exactly
+// what the HTTP route puts in message.content and usage.completion_tokens.
+func TestRunChatAnswerCarriesTheTokenCount(t *testing.T) {
+	t.Parallel()
+	b, err := bundle.New(bundle.FamilyVLM, bundle.PrecisionFP32, 1)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	c, err := corpus.Generate(bundle.FamilyVLM, 1, dir)
+	require.NoError(t, err)
+	data, err := os.ReadFile(filepath.Join(dir, c.Entries[0].File))
+	require.NoError(t, err)
+	tk := task.New(b, task.Options{})
+	payload := `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":` + strconvQuote(c.Entries[0].Question) +
+		`},{"type":"image_url","image_url":{"url":"` + imaging.DataURL(c.Entries[0].MIME, data) + `"}}]}],"max_tokens":8}`
+	var out bytes.Buffer
+	_, err = native.Run(tk, strings.NewReader(`{"request_id":"c1","route":"/v1/chat/completions","payload":`+payload+`}`), "in.jsonl", &out)
+	require.NoError(t, err)
+	want, err := tk.Answer(task.RouteChat, []byte(payload))
+	require.NoError(t, err)
+	resps := decodeLines(t, out.String())
+	require.Len(t, resps, 1)
+	var got struct {
+		Text             string `json:"text"`
+		CompletionTokens int    `json:"completion_tokens"`
+	}
+	require.NoError(t, json.Unmarshal(resps[0].Answer, &got))
+	assert.Equal(t, want.Text, got.Text)
+	assert.Equal(t, want.CompletionTokens, got.CompletionTokens)
+	assert.Positive(t, got.CompletionTokens)
+}
+
+func strconvQuote(s string) string {
+	b, _ := json.Marshal(s)
+	return string(b)
+}

@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+)
+
+// newAdapterCmd is the hidden `adapter` verb: the TRTMC families of
+// families/trtmc.yaml call it through {self} to drive TRTMC's native
+// worker or CLI, its e2e correctness case and its bundle builder. The
+// logic lives in families/trtmc; this file only parses flags.
+func newAdapterCmd(f *factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:    "adapter",
+		Short:  "Adapters between trtmc-qual and TRTMC (called by families/trtmc.yaml)",
+		Hidden: true,
+		Long: `Adapters that the TRTMC families call through the {self} placeholder; a
+person rarely runs them by hand (docs/trtmc.md shows how, for debugging):
+
+  native       request lines -> TRTMC native calls -> answer lines
+  correctness  TRTMC's e2e case on the served bundle -> trtmc-qual correctness result
+  bundle       locate or build a profile's bundle and record its sha256`,
+	}
+	cmd.AddCommand(newAdapterNativeCmd(f), newAdapterCorrectnessCmd(f), newAdapterBundleCmd(f))
+	return cmd
+}
+
+type adapterNativeOptions struct {
+	Task, Path, Bundle, In, Out, Meta string
+
+	Server, WorkerCap, WorkerOp, WorkerImage string
+	WorkerArgs                               []string
+	WorkerProtocol                           int
+	Startup, Request                         time.Duration
+
+	Trtmc      string
+	CLIArgs    []string
+	CLITimeout time.Duration
+
+	MaxNewTokens, DefaultMaxNewTokens int
+	ScoreThreshold                    float64
+	Clamp                             bool
+	Decimals                          int
+}
+
+func newAdapterNativeCmd(f *factory) *cobra.Command {
+	o := &adapterNativeOptions{}
+	cmd := &cobra.Command{
+		Use:   "native --task chat|detect --bundle B --requests IN --out OUT",
+		Short: "Answer {request_id, route, payload} lines with TRTMC's native Task",
+		Long: `Read {request_id, route, payload} lines (payload = the exact body that was
+posted), call the family's native Task for each, and write
+{request_id, answer, task_ms} lines (or {request_id, error}) in the form the
+family's extractor compares with the HTTP answer: chat {"text",
+"completion_tokens"}, detection the NIM /v1/infer data array.
+
+--path worker (default) starts one persistent 'trtmc-server _serve-worker BUNDLE'
+and speaks its JSONL protocol; task_ms is the worker's model_call_ms
+(timing scope public_task_call_wall). --path cli runs one 'trtmc run' or
+'trtmc detect' per request (the bundle loads every time): task_ms is
+'trtmc run' total_ms (prefill + decode), or null for 'trtmc detect'. --meta
+records the path, the timing scope and the worker's handshake for the row.
+
+Exit status: 0 every request answered or rejected (error lines), 1 the
+worker died or broke the protocol (everything answered before is written,
+and an error line names the request it died on), 2 usage, 3 a program
+could not be started.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for flag, v := range map[string]string{"--task": o.Task, "--bundle": o.Bundle, "--requests": o.In, "--out": o.Out} {
+				if v == "" {
+					return flagErrorf("%s is required", flag)
+				}
+			}
+			if o.Task != trtmc.TaskChat && o.Task != trtmc.TaskDetect {
+				return flagErrorf("--task must be chat or detect, got %q", o.Task)
+			}
+			if o.Path != trtmc.PathWorker && o.Path != trtmc.PathCLI {
+				return flagErrorf("--path must be worker or cli, got %q", o.Path)
+			}
+			if o.WorkerImage != "image_path" && o.WorkerImage != "image_base64" {
+				return flagErrorf("--worker-image must be image_path or image_base64, got %q", o.WorkerImage)
+			}
+			tmp, err := os.MkdirTemp(filepath.Dir(o.Out), ".native-images-*")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			opts := trtmc.NativeOptions{
+				Task: o.Task, Path: o.Path, Bundle: o.Bundle, In: o.In, Out: o.Out, Meta: o.Meta,
+				Worker: trtmc.WorkerSpec{
+					Argv:     append([]string{o.Server, "_serve-worker", o.Bundle}, o.WorkerArgs...),
+					Protocol: o.WorkerProtocol, Capability: o.WorkerCap,
+					StartupTimeout: o.Startup, RequestTimeout: o.Request, Stderr: f.IO.ErrOut,
+				},
+				WorkerOp: o.WorkerOp, WorkerImage: o.WorkerImage,
+				CLI:    trtmc.CLISpec{Trtmc: o.Trtmc, Extra: o.CLIArgs, Timeout: o.CLITimeout, Stderr: f.IO.ErrOut, TempDir: tmp},
+				Limits: trtmc.ChatLimits{MaxNewTokens: o.MaxNewTokens, DefaultMaxNewTokens: o.DefaultMaxNewTokens},
+				NIM:    trtmc.NIMOptions{Clamp: o.Clamp, Decimals: o.Decimals},
+				Runner: f.Runner, Log: f.IO.ErrOut, TempDir: tmp,
+			}
+			if cmd.Flags().Changed("score-threshold") {
+				v := o.ScoreThreshold
+				opts.ScoreThreshold = &v
+			}
+			meta, err := trtmc.RunNative(cmd.Context(), opts)
+			if meta != nil {
+				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter native: %d request(s): %d answered, %d error line(s); path %s, timing scope %s\n",
+					meta.Requests, meta.Answered, meta.Errors, meta.Path, meta.TimingScope)
+			}
+			return adapterError(err)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Task, "task", "", "chat (vision-language, /v1/chat/completions) or detect (/v1/infer)")
+	fl.StringVar(&o.Path, "path", trtmc.PathWorker, "worker (persistent JSONL worker) or cli (trtmc run / trtmc detect per request)")
+	fl.StringVar(&o.Bundle, "bundle", "", "the served bundle")
+	fl.StringVar(&o.In, "requests", "", "request lines {request_id, route, payload}")
+	fl.StringVar(&o.Out, "out", "", "answer lines {request_id, answer, task_ms}")
+	fl.StringVar(&o.Meta, "meta", "", "write the run's path, timing scope and worker handshake here (JSON)")
+	fl.StringVar(&o.Server, "trtmc-server", "trtmc-server", "the trtmc-server executable (worker path)")
+	fl.StringArrayVar(&o.WorkerArgs, "worker-arg", nil, "argument after '_serve-worker BUNDLE' (repeat: --worker-arg --runtime-root --worker-arg DIR)")
+	fl.IntVar(&o.WorkerProtocol, "worker-protocol", 2, "protocol_version the worker must announce (0: any)")
+	fl.StringVar(&o.WorkerCap, "worker-capability", "", "capability the worker must announce (empty: none required)")
+	fl.StringVar(&o.WorkerOp, "worker-op", "generate", "the request op")
+	fl.StringVar(&o.WorkerImage, "worker-image", "image_path", "how the image travels: image_path (a file) or image_base64")
+	fl.DurationVar(&o.Startup, "startup-timeout", 15*time.Minute, "longest bundle load (worker's ready line)")
+	fl.DurationVar(&o.Request, "request-timeout", 10*time.Minute, "longest single reply")
+	fl.StringVar(&o.Trtmc, "trtmc", "trtmc", "the trtmc executable (cli path)")
+	fl.StringArrayVar(&o.CLIArgs, "cli-arg", nil, "argument appended to every trtmc run/detect call (repeat)")
+	fl.DurationVar(&o.CLITimeout, "cli-timeout", trtmc.CLIStartTimeout, "longest single trtmc run/detect process (it loads the bundle)")
+	fl.IntVar(&o.MaxNewTokens, "max-new-tokens", 4096, "the server's --max-new-tokens limit")
+	fl.IntVar(&o.DefaultMaxNewTokens, "default-max-new-tokens", 0, "max_new_tokens when a request names none (0: the worker's default)")
+	fl.Float64Var(&o.ScoreThreshold, "score-threshold", 0, "detection score threshold passed to the Task (unset: the Task's default)")
+	fl.BoolVar(&o.Clamp, "nim-clamp", false, "clamp normalised box coordinates to [0, 1] (as the /v1/infer adapter does)")
+	fl.IntVar(&o.Decimals, "nim-decimals", -1, "round coordinates and confidences to N decimals (-1: no rounding)")
+	return cmd
+}
+
+type adapterCorrectnessOptions struct {
+	Profile, Bundle, BundleName, EngineDir, Artifacts, Out, Repo string
+}
+
+func newAdapterCorrectnessCmd(f *factory) *cobra.Command {
+	o := &adapterCorrectnessOptions{}
+	cmd := &cobra.Command{
+		Use:   "correctness --profile P --bundle B --engine-dir D --artifacts-dir A --out OUT -- COMMAND...",
+		Short: "Run TRTMC's e2e case on the served bundle and convert its result.json",
+		Long: `Run TRTMC's e2e case for a profile (COMMAND, in the TRTMC checkout --repo) with
+an engine directory that holds only the served bundle under the manifest's
+bundle name, then convert every <artifacts>/<case>/result.json into
+trtmc-qual's correctness result: each metric as <case>/<stage>/<metric>, each
+thresholded metric a gate {name, value, op, threshold, passed}.
+
+It refuses to report a result that cannot be trusted: a case that built its
+own bundle or changed the served one, no result.json, no thresholded metric,
+a skipped case, a metric whose outcome contradicts its value, operator and
+threshold.
+
+Exit status: 0 passed, 1 failed (OUT written with passed=false) or no
+trustworthy result (OUT not written; the message says why), 2 usage, 3 the
+command could not be started.`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for flag, v := range map[string]string{"--profile": o.Profile, "--bundle": o.Bundle, "--engine-dir": o.EngineDir,
+				"--artifacts-dir": o.Artifacts, "--out": o.Out} {
+				if v == "" {
+					return flagErrorf("%s is required", flag)
+				}
+			}
+			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
+				return flagErrorf("give the e2e command after --")
+			}
+			repo := o.Repo
+			if repo == "" {
+				repo = f.Getenv("TRTMC_REPO")
+			}
+			if repo == "" {
+				return flagErrorf("profile %s: the TRTMC checkout is unknown: pass --repo or set TRTMC_REPO", o.Profile)
+			}
+			res, err := trtmc.RunCorrectness(cmd.Context(), trtmc.CorrectnessOptions{
+				Profile: o.Profile, Bundle: o.Bundle, BundleName: o.BundleName, EngineDir: o.EngineDir,
+				ArtifactsDir: o.Artifacts, Out: o.Out, Argv: args, Dir: repo, Runner: f.Runner,
+				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
+			})
+			if res != nil {
+				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: %d case(s), %d metric(s), %d gate(s), passed=%t\n",
+					o.Profile, len(res.Cases), len(res.Metrics), len(res.Gates), res.Passed != nil && *res.Passed)
+			}
+			var cf *trtmc.CorrectnessFailed
+			if errors.As(err, &cf) {
+				return withCode(exitFailed, err)
+			}
+			return adapterError(err)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Profile, "profile", "", "the profile (manifest name)")
+	fl.StringVar(&o.Bundle, "bundle", "", "the served bundle")
+	fl.StringVar(&o.BundleName, "bundle-name", "", "the manifest's bundle file name (default: the bundle's base name)")
+	fl.StringVar(&o.EngineDir, "engine-dir", "", "engine directory to create (pass the same path to the case's --engine-dir)")
+	fl.StringVar(&o.Artifacts, "artifacts-dir", "", "artifacts directory to create (the case's --e2e-artifacts-dir)")
+	fl.StringVar(&o.Out, "out", "", "trtmc-qual correctness result to write")
+	fl.StringVar(&o.Repo, "repo", "", "the TRTMC checkout the case runs in (default $TRTMC_REPO)")
+	return cmd
+}
+
+type adapterBundleOptions struct {
+	Profile, Bundle, Repo, Ref, Python string
+	Search                             []string
+	Build                              bool
+}
+
+func newAdapterBundleCmd(f *factory) *cobra.Command {
+	o := &adapterBundleOptions{}
+	cmd := &cobra.Command{
+		Use:   "bundle --profile P --bundle PATH [--search DIR]... [--build --repo R --ref REF]",
+		Short: "Locate or build a profile's bundle and record its sha256",
+		Long: `Make the profile's bundle exist at PATH: use it when it is there, link an
+already-built bundle of the same file name from a --search directory
+(default: the directories of TRTMC_BUNDLE_DIR, ':'-separated), or --build it
+from the profile's manifest in the TRTMC checkout (--repo, default
+$TRTMC_REPO) at --ref with TRTMC's own build command. Writes
+PATH.receipt.json (source, manifest, commit, argv, sha256) and prints
+"<sha256>  <path>" and the inventory line that pins it.
+
+Exit status: 0 ready, 1 missing or the build failed, 2 usage, 3 a program
+could not be started.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if o.Profile == "" || o.Bundle == "" {
+				return flagErrorf("--profile and --bundle are required")
+			}
+			search := o.Search
+			if !cmd.Flags().Changed("search") {
+				for _, d := range strings.Split(f.Getenv("TRTMC_BUNDLE_DIR"), ":") {
+					if d != "" {
+						search = append(search, d)
+					}
+				}
+			}
+			repo := o.Repo
+			if repo == "" {
+				repo = f.Getenv("TRTMC_REPO")
+			}
+			cfg, err := specs.LoadConfig(f.Config.SpecGroups)
+			if err != nil {
+				return err
+			}
+			rc, err := trtmc.PrepareBundle(cmd.Context(), trtmc.BundleOptions{
+				Profile: o.Profile, Bundle: o.Bundle, Search: search, Build: o.Build, Repo: repo, Ref: o.Ref,
+				Python: o.Python, Specs: cfg, Git: specs.GitCLI{Repo: repo}, Runner: f.Runner,
+				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
+			})
+			if err != nil {
+				return adapterError(err)
+			}
+			fmt.Fprintf(f.IO.Out, "%s  %s\n", rc.SHA256, rc.Bundle)
+			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter bundle: %s: %s bundle; pin it in the inventory:\n  bundle: {path: %s, sha256: %s}\n",
+				o.Profile, rc.Source, o.Bundle, rc.SHA256)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&o.Profile, "profile", "", "the profile (manifest name)")
+	fl.StringVar(&o.Bundle, "bundle", "", "where the inventory expects the bundle")
+	fl.StringArrayVar(&o.Search, "search", nil, "directory holding already-built bundles (repeat; default $TRTMC_BUNDLE_DIR)")
+	fl.BoolVar(&o.Build, "build", false, "build a missing bundle from the profile's manifest")
+	fl.StringVar(&o.Repo, "repo", "", "the TRTMC checkout (default $TRTMC_REPO)")
+	fl.StringVar(&o.Ref, "ref", "HEAD", "git ref of the manifest")
+	fl.StringVar(&o.Python, "python", "python3", "the Python that has tensorrt_model_connect (the build)")
+	return cmd
+}
+
+// adapterError gives adapter failures their exit status: a program that
+// could not start is a setup error (3), anything else a failed check (1);
+// cancellation stays cancellation. None is a harness bug.
+func adapterError(err error) error {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return err
+	}
+	var ce *codedError
+	if errors.As(err, &ce) {
+		return err
+	}
+	var exitErr *proc.ExitError
+	if !errors.As(err, &exitErr) && (errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrPermission)) {
+		return withCode(exitSetup, err)
+	}
+	return withCode(exitFailed, err)
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+)
+
+func newCorpusCmd(f *factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "corpus",
+		Short: "Prepare the image corpus a group is measured on",
+		Example: `  trtmc-qual corpus init corpora/vlm --questions questions.jsonl
+  trtmc-qual corpus init corpora/detection`,
+	}
+	cmd.AddCommand(newCorpusInitCmd(f))
+	return cmd
+}
+
+type corpusInitOptions struct {
+	Questions, Source string
+	Force             bool
+}
+
+func newCorpusInitCmd(f *factory) *cobra.Command {
+	opts := &corpusInitOptions{}
+	cmd := &cobra.Command{
+		Use:   "init DIR [--questions FILE]",
+		Short: "Write DIR/corpus.json for the images in DIR",
+		Long: `Write DIR/corpus.json (schema trtmc-qual/corpus/v1) for the PNG, JPEG and GIF
+images in DIR, in file-name order: each entry's id (the file name without its
+extension), file, type and size are read from the image itself. For a
+vision-language corpus, --questions names a JSONL file of
+{"file": "car.jpg", "question": "What colour is the car?"} (or "id" instead
+of "file"): every image needs exactly one question. A detection corpus (the
+seeds' 100-image COCO selection) takes none.
+
+An existing corpus.json is kept unless --force. The sha256 of corpus.json and
+the inventory line that pins it are printed.`,
+		Example: `  trtmc-qual corpus init corpora/vlm --questions corpora/vlm-questions.jsonl --source "COCO val2017, 20 images"
+  trtmc-qual corpus init corpora/detection --source "COCO val2017, the seeds' 100-image selection"`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			c, sum, err := aiperf.InitCorpus(args[0], opts.Questions, opts.Source, opts.Force)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("corpus init: %w", err))
+			}
+			fmt.Fprintf(f.IO.Out, "%s  %s/corpus.json\n", sum, args[0])
+			fmt.Fprintf(f.IO.ErrOut, "corpus init: %d image(s); pin it in the inventory's workload:\n  dataset: {corpus: %s, sha256: %s}\n",
+				len(c.Entries), args[0], sum)
+			return nil
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Questions, "questions", "", "JSONL of {file|id, question} (vision-language corpora)")
+	fl.StringVar(&opts.Source, "source", "", "where the images come from (recorded in corpus.json)")
+	fl.BoolVar(&opts.Force, "force", false, "replace an existing corpus.json")
+	return cmd
+}

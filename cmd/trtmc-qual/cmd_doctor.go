@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type doctorOptions struct {
+	IO         *IOStreams
+	Groups     []string
+	Repo       string
+	Format     string
+	MinFreeGiB float64
+}
+
+func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
+	opts := &doctorOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "doctor [--group G]... [--repo PATH]",
+		Short: "Check that this host is ready to qualify a group",
+		Long: `Check a host before a long run, and say how to fix each problem:
+
+  gpu         GPUs present (count, model, driver) and idle, and enough of them
+              for the profiles' parallelism
+  executable  every program the groups' families start, on PATH, with its version
+  aiperf      the required AIPerf version
+  corpus      each group's corpus: present, pinned digest, a question per image
+              for vision-language, image sizes readable
+  bundle      every profile's bundle present and equal to its pinned sha256
+  tokenizer   every vision-language profile's tokenizer directory
+  disk        free space for evidence under --out
+  repo        the TRTMC checkout (--repo, else TRTMC_REPO): commit, and whether
+              its work tree differs from it
+
+Excluded profiles are listed and skipped. The checks go to stdout (a table on
+a terminal, tab-separated when piped, or --format json|md|csv); the verdict
+line goes to stderr.
+
+Exit status: 0 ready (warnings allowed), 3 not ready, 2 usage or
+configuration error.`,
+		Example: `  trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --repo ~/TensorRT-Model-Connect
+  trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
+				return &flagError{err}
+			}
+			if opts.MinFreeGiB < 0 {
+				return flagErrorf("--min-free-gib must be >= 0")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runDoctor(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "groups to check (default: every group of the inventory)")
+	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout the correctness cases run in (default $TRTMC_REPO)")
+	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, md, csv or json")
+	fl.Float64Var(&opts.MinFreeGiB, "min-free-gib", 20, "free space the evidence root needs")
+	return cmd
+}
+
+func runDoctor(cmd *cobra.Command, f *factory, opts *doctorOptions) error {
+	inv, fams, err := f.loadInventory(nil)
+	if err != nil {
+		return err
+	}
+	for _, g := range opts.Groups {
+		if _, ok := inv.Groups[g]; !ok {
+			return flagErrorf("no group %q in the inventory (groups: %v)", g, inv.GroupNames())
+		}
+	}
+	self, _ := os.Executable()
+	rep := doctor.Run(cmd.Context(), doctor.Options{
+		Inventory: inv, Families: fams, Groups: opts.Groups, Repo: opts.Repo,
+		Out: f.Config.Out, MinFreeBytes: uint64(opts.MinFreeGiB * (1 << 30)),
+		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, Tokenizer: f.Config.Tokenizer,
+		BinDir: f.Config.BinDir, Self: self,
+		Runner: f.Runner, GPUs: qual.NvidiaSMI{Runner: f.Runner}, LookPath: exec.LookPath, Getenv: f.Getenv,
+		FreeBytes: freeBytes,
+	})
+	if cmd.Context().Err() != nil {
+		return cmd.Context().Err()
+	}
+	switch format := reports.Resolve(opts.Format, f.IO.OutTTY); format {
+	case "json":
+		if err := writeJSON(f.IO.Out, rep); err != nil {
+			return err
+		}
+	default:
+		if err := rep.Table().Write(f.IO.Out, format); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintln(f.IO.ErrOut, rep.Summary())
+	if !rep.Ready {
+		return &codedError{code: exitSetup, err: fmt.Errorf("host not ready"), quiet: true}
+	}
+	return nil
+}
+
+// freeBytes is the space available to an unprivileged writer at path.
+func freeBytes(path string) (uint64, error) {
+	var st syscall.Statfs_t
+	if err := syscall.Statfs(path, &st); err != nil {
+		return 0, err
+	}
+	return uint64(st.Bavail) * uint64(st.Bsize), nil
+}

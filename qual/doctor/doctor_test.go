@@ -1,0 +1,264 @@
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"image"
+	"image/png"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	trtmctest.Cleanup()
+	os.Exit(code)
+}
+
+type fakeGPUs struct {
+	gpus []reports.GPU
+	busy string
+	err  error
+}
+
+// List reports the busy GPU 97% utilised, as nvidia-smi would.
+func (f fakeGPUs) List(context.Context) ([]reports.GPU, error) {
+	out := make([]reports.GPU, len(f.gpus))
+	for i, g := range f.gpus {
+		if g.Index == f.busy {
+			u := 97
+			g.UtilizationPct = &u
+		}
+		out[i] = g
+	}
+	return out, f.err
+}
+func (f fakeGPUs) Apps(context.Context) ([]qual.ComputeApp, error) { return nil, f.err }
+
+// aiperfRunner answers `aiperf --version` with version and runs the rest.
+type aiperfRunner struct{ version string }
+
+func (r aiperfRunner) Run(ctx context.Context, s proc.Spec) (proc.Result, error) {
+	if filepath.Base(s.Argv[0]) == "aiperf" {
+		if s.Stdout != nil {
+			fmt.Fprintln(s.Stdout, r.version)
+		}
+		return proc.Result{Argv: s.Argv}, nil
+	}
+	return proc.OS{}.Run(ctx, s)
+}
+
+func (r aiperfRunner) Start(ctx context.Context, s proc.Spec) (proc.Process, error) {
+	return proc.OS{}.Start(ctx, s)
+}
+
+type host struct {
+	dir, repo, bundle, tokenizer string
+	opts                         Options
+}
+
+// readyHost is a GB300-like host for one TRTMC vlm profile: everything in
+// place. Tests break one thing each.
+func readyHost(t *testing.T) *host {
+	t.Helper()
+	bin := trtmctest.Bin(t)
+	d := t.TempDir()
+	h := &host{dir: d, repo: filepath.Join(d, "TensorRT-Model-Connect"), bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"),
+		tokenizer: filepath.Join(d, "tokenizers", "qwen3-vl-2b")}
+	for _, dir := range []string{filepath.Dir(h.bundle), h.tokenizer, filepath.Join(d, "corpora", "vlm"), h.repo} {
+		require.NoError(t, os.MkdirAll(dir, 0o755))
+	}
+	require.NoError(t, os.WriteFile(h.bundle, []byte("engine"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.tokenizer, "tokenizer.json"), []byte(`{"model":{}}`), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(h.tokenizer, "tokenizer_config.json"), []byte(`{"name_or_path":"Qwen/Qwen3-VL-2B-Instruct"}`), 0o644))
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 640, 427))))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "corpora", "vlm", "car.png"), buf.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(d, "corpora", "vlm", "corpus.json"),
+		[]byte(`{"schema":"trtmc-qual/corpus/v1","entries":[{"id":"car","file":"car.png","question":"What colour is the car?"}]}`), 0o644))
+	for _, args := range [][]string{{"init", "-q"}, {"commit", "-q", "--allow-empty", "-m", "x"}} {
+		cmd := exec.Command("git", append([]string{"-C", h.repo, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(h.repo, "conftest.py"), []byte("# x\n"), 0o644))
+	git(t, h.repo, "add", "conftest.py")
+	git(t, h.repo, "commit", "-q", "-m", "conftest")
+	inv := fmt.Sprintf(`schema: trtmc-qual/inventory/v1
+groups:
+  vlm:
+    workload: {endpoint_type: chat, warmup: 5, measured: 50, concurrency: 1, dataset: {corpus: corpora/vlm}}
+    profiles:
+      - id: qwen3-vl-2b
+        checkpoint: Qwen/Qwen3-VL-2B-Instruct
+        family: qwen_vl
+        task: vision_language_generation
+        kind: normal
+        precision: bf16
+        parallelism: {tp: 1}
+        bundle: {path: bundles/qwen3-vl-2b.bundle, sha256: %s}
+        tokenizer: {path: tokenizers/qwen3-vl-2b}
+        hardware: [gb300]
+        status: planned
+      - id: qwen3-vl-2b-l0
+        checkpoint: Qwen/Qwen3-VL-2B-Instruct
+        family: qwen_vl
+        task: vision_language_generation
+        kind: partial
+        precision: bf16
+        bundle: {path: bundles/none.bundle}
+        status: planned
+        exclusion: {reason: an L0 repro}
+`, evidence.SHA256([]byte("engine")))
+	invPath := filepath.Join(d, "inventory.yaml")
+	require.NoError(t, os.WriteFile(invPath, []byte(inv), 0o644))
+	fams, err := families.Load("../../families/trtmc.yaml")
+	require.NoError(t, err)
+	loaded, err := inventory.Load([]string{invPath}, fams.Has)
+	require.NoError(t, err)
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h.opts = Options{Inventory: loaded, Families: fams, Groups: []string{"vlm"}, Repo: h.repo,
+		Out: filepath.Join(d, "out"), MinFreeBytes: 1 << 30, AIPerfBin: "aiperf", AIPerfVersion: "0.13.0",
+		Self: "/usr/local/bin/trtmc-qual", Runner: aiperfRunner{version: "0.13.0"},
+		GPUs:     fakeGPUs{gpus: []reports.GPU{{Index: "0", Name: "NVIDIA GB300", UUID: "GPU-0", Driver: "580.65"}}},
+		LookPath: func(n string) (string, error) { return exec.LookPath(n) }, Getenv: func(string) string { return "" },
+		FreeBytes: func(string) (uint64, error) { return 500 << 30, nil }}
+	h.opts.LookPath = func(n string) (string, error) {
+		if n == h.opts.Self {
+			return n, nil
+		}
+		return exec.LookPath(n)
+	}
+	return h
+}
+
+func git(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+}
+
+func byArea(r *Report, area, subject string) *Check {
+	for i := range r.Checks {
+		if r.Checks[i].Area == area && (subject == "" || r.Checks[i].Subject == subject) {
+			return &r.Checks[i]
+		}
+	}
+	return nil
+}
+
+func TestReadyHost(t *testing.T) {
+	h := readyHost(t)
+	r := Run(context.Background(), h.opts)
+	for _, c := range r.Checks {
+		assert.NotEqual(t, StatusFail, c.Status, "%+v", c)
+	}
+	assert.True(t, r.Ready)
+	assert.Contains(t, byArea(r, "gpu", "count").Detail, "1 x NVIDIA GB300, driver 580.65")
+	assert.Contains(t, byArea(r, "executable", "trtmc").Detail, "trtmc 0.0.0-fake")
+	assert.Contains(t, byArea(r, "executable", "pytest").Detail, "pytest 8.3.5")
+	assert.Equal(t, StatusOK, byArea(r, "executable", "trtmc-server").Status)
+	assert.Contains(t, byArea(r, "executable", "python3").Detail, "tensorrt-model-connect 0.0.0-fake")
+	assert.Equal(t, "aiperf 0.13.0", byArea(r, "aiperf", "").Detail)
+	assert.Contains(t, byArea(r, "repo", "").Detail, ", clean")
+	assert.Contains(t, byArea(r, "bundle", "qwen3-vl-2b").Detail, "= pin")
+	assert.Equal(t, StatusOK, byArea(r, "tokenizer", "qwen3-vl-2b").Status)
+	assert.Contains(t, byArea(r, "corpus", "").Detail, "1 images, 1 distinct sizes over 55 requests")
+	assert.Equal(t, StatusSkip, byArea(r, "profile", "qwen3-vl-2b-l0").Status)
+	assert.Nil(t, byArea(r, "bundle", "qwen3-vl-2b-l0"), "excluded profiles are not checked")
+	assert.Equal(t, "doctor: ready for vlm: 13 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
+}
+
+// Each broken thing makes the host not ready, names what and says how to
+// fix it.
+func TestEachProblemIsNamedWithItsFix(t *testing.T) {
+	for name, tt := range map[string]struct {
+		breakIt       func(t *testing.T, h *host)
+		area, subject string
+		detail, fix   string
+	}{
+		"no gpu": {func(t *testing.T, h *host) { h.opts.GPUs = fakeGPUs{} }, "gpu", "count", "no NVIDIA GPU found", "run on a GPU node"},
+		"busy gpu": {func(t *testing.T, h *host) {
+			g := h.opts.GPUs.(fakeGPUs)
+			g.busy = "0"
+			h.opts.GPUs = g
+		}, "gpu", "gpu 0", "97% utilised", "choose idle GPUs"},
+		"no nvidia-smi": {func(t *testing.T, h *host) {
+			h.opts.GPUs = fakeGPUs{err: errors.New("nvidia-smi: exited with status 9")}
+		}, "gpu", "nvidia-smi", "status 9", "NVIDIA driver"},
+		"no trtmc-server": {func(t *testing.T, h *host) {
+			h.opts.LookPath = func(n string) (string, error) {
+				if n == "trtmc-server" {
+					return "", exec.ErrNotFound
+				}
+				return exec.LookPath(n)
+			}
+		}, "executable", "trtmc-server", "not found (needed by qwen_vl)", "tensorrt-model-connect[serve]"},
+		"bundle changed": {func(t *testing.T, h *host) { require.NoError(t, os.WriteFile(h.bundle, []byte("rebuilt"), 0o644)) },
+			"bundle", "qwen3-vl-2b", "not the bundle that was qualified", "restore the pinned bundle"},
+		"tokenizer missing": {func(t *testing.T, h *host) { require.NoError(t, os.RemoveAll(h.tokenizer)) },
+			"tokenizer", "qwen3-vl-2b", "profile qwen3-vl-2b: tokenizer directory", "export the checkpoint's tokenizer"},
+		"another model's tokenizer": {func(t *testing.T, h *host) {
+			require.NoError(t, os.WriteFile(filepath.Join(h.tokenizer, "tokenizer_config.json"), []byte(`{"name_or_path":"Qwen/Qwen2.5-VL-3B-Instruct"}`), 0o644))
+		}, "tokenizer", "qwen3-vl-2b", "is Qwen/Qwen2.5-VL-3B-Instruct's", "export the checkpoint's tokenizer"},
+		"aiperf version": {func(t *testing.T, h *host) { h.opts.Runner = aiperfRunner{version: "0.12.1"} }, "aiperf", "", "is 0.12.1, want 0.13.0", "pip install aiperf==0.13.0"},
+		"disk":           {func(t *testing.T, h *host) { h.opts.FreeBytes = func(string) (uint64, error) { return 1 << 20, nil } }, "disk", "", "0.0 GiB free", "free space"},
+		"dirty checkout": {func(t *testing.T, h *host) {
+			require.NoError(t, os.WriteFile(filepath.Join(h.repo, "conftest.py"), []byte("# edited\n"), 0o644))
+		}, "repo", "", "dirty: 1 tracked file(s) differ", "commit or stash"},
+		"no checkout":    {func(t *testing.T, h *host) { h.opts.Repo = "" }, "repo", "", "unknown: the families' correctness cases run in a TRTMC checkout", "TRTMC_REPO"},
+		"not a checkout": {func(t *testing.T, h *host) { h.opts.Repo = t.TempDir() }, "repo", "", "not a git checkout", "clone"},
+		"question missing": {func(t *testing.T, h *host) {
+			require.NoError(t, os.WriteFile(filepath.Join(h.dir, "corpora", "vlm", "corpus.json"),
+				[]byte(`{"schema":"trtmc-qual/corpus/v1","entries":[{"id":"car","file":"car.png"}]}`), 0o644))
+		}, "corpus", "", "entry car has no question", "its question"},
+		"corpus missing": {func(t *testing.T, h *host) { require.NoError(t, os.RemoveAll(filepath.Join(h.dir, "corpora"))) },
+			"corpus", "", "no such file", "trtmc-qual corpus init"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := readyHost(t)
+			tt.breakIt(t, h)
+			r := Run(context.Background(), h.opts)
+			assert.False(t, r.Ready)
+			c := byArea(r, tt.area, tt.subject)
+			require.NotNil(t, c, "no %s check", tt.area)
+			assert.Equal(t, StatusFail, c.Status, "%+v", c)
+			assert.Contains(t, c.Detail, tt.detail)
+			assert.Contains(t, c.Fix, tt.fix)
+			assert.Contains(t, r.Summary(), "NOT ready")
+		})
+	}
+}
+
+// Warnings leave the host ready: an unpinned bundle, a variant wider than
+// the host.
+func TestWarningsDoNotBlock(t *testing.T) {
+	h := readyHost(t)
+	p := h.opts.Inventory.Groups["vlm"].Profiles[0]
+	p.Bundle.SHA256 = ""
+	p.Parallelism.TP = 4
+	r := Run(context.Background(), h.opts)
+	assert.True(t, r.Ready)
+	b := byArea(r, "bundle", "qwen3-vl-2b")
+	assert.Equal(t, StatusWarn, b.Status)
+	assert.Contains(t, b.Fix, "sha256: "+evidence.SHA256([]byte("engine")))
+	g := byArea(r, "gpu", "parallelism")
+	require.NotNil(t, g)
+	assert.Contains(t, g.Detail, "qwen3-vl-2b (4) need more GPUs than the 1 here")
+}
