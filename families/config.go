@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.

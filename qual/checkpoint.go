@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -49,6 +50,7 @@ const (
 	// and what its task_ms measures (families/trtmc's adapter writes it).
 	fileNativeMeta = "native_meta.json"
 	fileDataset    = "dataset.jsonl"
+	filePipFreeze  = "pip_freeze.txt"
 	dirAIPerf      = "aiperf"
 )
 
@@ -97,30 +99,19 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 		famEnv = cr.family.Env
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
-	cr.res = reports.Result{
-		Schema: reports.ResultSchema, Group: e.group.Name, Profile: p.ID, Checkpoint: p.Checkpoint,
-		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
-		Precision: p.Precision, Parallelism: p.Parallelism.String(), Endpoint: e.group.Workload.EndpointType,
-		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
-		Command:   cr.red.String(o.Command + " --only " + p.ID),
-		StartedAt: o.Now().UTC(),
-	}
+	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
+	cr.res.Command = cr.red.String(o.Command + " --only " + p.ID)
+	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 	}
-	w := e.group.Workload
-	cr.res.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
-	cr.res.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
-	cr.res.Requests = reports.Counts{Expected: w.Warmup + w.Measured}
-	cr.res.Provenance = reports.Provenance{
-		HarnessVersion: o.HarnessVersion, HarnessCommit: o.HarnessCommit, AIPerfVersion: e.aiperf.Got,
-		InventoryEntrySHA256: profileDigest(p), Host: hostname(), Commands: []reports.Command{},
-		SourceCommit: p.SourceCommit, PipFreezeSHA256: e.pipFreeze,
-	}
+	prov := &cr.res.Provenance
+	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
-	cr.res.Provenance.HardwareScope = pl.scope
+	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {
-		cr.res.Provenance.HardwareMismatch = pl.mismatch
+		prov.HardwareMismatch = pl.mismatch
 		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: CodeHardwareMismatchAllowed,
 			Message: pl.mismatch + "; run anyway (--allow-hardware-mismatch), so the row cannot qualify"})
 	}
@@ -345,6 +336,14 @@ func readResult(path string) (*reports.Result, error) {
 
 func (cr *checkpointRun) writeResult() error {
 	cr.res.EndedAt = cr.now()
+	if len(cr.env.pipFreeze) > 0 {
+		// The whole package set beside its digest, so a row's environment can
+		// be rebuilt, not only compared.
+		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.env.pipFreeze, 0o644); err != nil {
+			return err
+		}
+		cr.res.Provenance.PipFreezeFile = filePipFreeze
+	}
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
@@ -354,6 +353,8 @@ func (cr *checkpointRun) writeResult() error {
 		"harness_commit":    cr.res.Provenance.HarnessCommit,
 		"aiperf_version":    cr.res.Provenance.AIPerfVersion,
 		"pip_freeze_sha256": cr.res.Provenance.PipFreezeSHA256,
+		"pip_freeze_file":   cr.res.Provenance.PipFreezeFile,
+		"go_version":        cr.res.Provenance.GoVersion,
 		"server_binary":     cr.res.Provenance.ServerBinary,
 		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
 		"bundle_sha256":     cr.res.Provenance.BundleSHA256,

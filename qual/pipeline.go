@@ -88,6 +88,9 @@ type Options struct {
 
 	HarnessVersion string
 	HarnessCommit  string
+	// Slurm is the Slurm task this run is, when it runs inside one (a task
+	// of `run --executor slurm`); it goes into every row's provenance.
+	Slurm *reports.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only.
 	Command string
 }
@@ -134,38 +137,12 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if !opts.AllowNonLoopback && !IsLoopback(opts.Host) {
 		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
 	}
-	g, ok := opts.Inventory.Groups[opts.Group]
-	if !ok {
-		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
-	}
-	profiles, err := selectProfiles(g, opts.Only)
+	prep, err := prepare(ctx, opts)
 	if err != nil {
 		return nil, err
 	}
-	if opts.Pool == nil {
-		opts.Pool = &Pool{CPUSlots: 1}
-	}
-	// AIPerf is checked once for the group: without it nothing can qualify.
-	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
-	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		return nil, &SetupError{err}
-	}
-	// Only now is anything written: a run that cannot start leaves the
-	// evidence of earlier runs (their inventory.json included) untouched.
-	groupDir := filepath.Join(opts.Out, opts.Group)
-	if err := os.MkdirAll(groupDir, 0o755); err != nil {
-		return nil, fmt.Errorf("evidence directory: %w", err)
-	}
-	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
-		return nil, err
-	}
-	env := groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}},
-		pipFreeze: pipFreezeDigest(ctx, opts.Runner, opts.AIPerfBin)}
-	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Pool.Describe(), vc.Got)
+	opts, env, profiles := prep.env.opts, prep.env, prep.Profiles
+	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Pool.Describe(), env.aiperf.Got)
 
 	results := make([]*reports.Result, len(profiles))
 	jobs := make([]schedJob, len(profiles))
@@ -201,6 +178,47 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		return out, ctx.Err()
 	}
 	return out, nil
+}
+
+// prepare does what every executor does before any checkpoint runs: it
+// selects the profiles, checks AIPerf once for the group (without it nothing
+// can qualify) and writes the group's inventory snapshot.
+func prepare(ctx context.Context, opts Options) (*Prepared, error) {
+	g, ok := opts.Inventory.Groups[opts.Group]
+	if !ok {
+		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
+	}
+	profiles, err := selectProfiles(g, opts.Only)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Pool == nil {
+		opts.Pool = &Pool{CPUSlots: 1}
+	}
+	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
+	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &SetupError{err}
+	}
+	// Only now is anything written: a run that cannot start leaves the
+	// evidence of earlier runs (their inventory.json included) untouched.
+	groupDir := filepath.Join(opts.Out, opts.Group)
+	if err := os.MkdirAll(groupDir, 0o755); err != nil {
+		return nil, fmt.Errorf("evidence directory: %w", err)
+	}
+	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+		return nil, err
+	}
+	env := &groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerfBin); err != nil {
+		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
+	} else {
+		env.pipFreeze, env.pipFreezeSHA = freeze, evidence.SHA256(freeze)
+	}
+	return &Prepared{Group: g, Profiles: profiles, env: env}, nil
 }
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,
@@ -246,29 +264,35 @@ type groupEnv struct {
 	aiperf aiperf.VersionCheck
 	driver *aiperf.Driver
 	ports  *portPool
-	// pipFreeze is the sha256 of `pip freeze` in AIPerf's environment.
-	pipFreeze string
-	logMu     sync.Mutex
+	// pipFreeze is `pip freeze --all` of AIPerf's environment (kept whole in
+	// every checkpoint's evidence as pip_freeze.txt), pipFreezeSHA its sha256.
+	pipFreeze    []byte
+	pipFreezeSHA string
+	logMu        sync.Mutex
 }
 
-// pipFreezeDigest digests the package set of the virtual environment AIPerf
-// runs in (the python beside the aiperf executable), or "" when there is none.
-func pipFreezeDigest(ctx context.Context, runner proc.Runner, aiperfBin string) string {
+// pipFreeze is `pip freeze --all` of the virtual environment AIPerf runs
+// in (the python beside the aiperf executable); an error says why there is
+// none (no venv beside it, pip failed).
+func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byte, error) {
 	bin, err := exec.LookPath(aiperfBin)
 	if err != nil {
-		return ""
+		return nil, err
 	}
 	python := filepath.Join(filepath.Dir(bin), "python")
 	if _, err := os.Stat(python); err != nil {
-		return ""
+		return nil, fmt.Errorf("no python beside %s: %w", bin, err)
 	}
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
 	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Stdout: &out}); err != nil {
-		return ""
+		return nil, err
 	}
-	return evidence.SHA256(out.Bytes())
+	if out.Len() == 0 {
+		return nil, fmt.Errorf("%s -m pip freeze printed nothing", python)
+	}
+	return out.Bytes(), nil
 }
 
 func (e *groupEnv) logf(format string, args ...any) {

@@ -5,7 +5,9 @@ package qual_test
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -131,6 +133,13 @@ func TestReferenceGroupsQualify(t *testing.T) {
 				assert.True(t, r.Correctness.Passed)
 				assert.Equal(t, "0.13.0", r.Provenance.AIPerfVersion)
 				assert.Len(t, r.Provenance.BundleSHA256, 64)
+				// The whole pip freeze is kept beside its digest, and the Go toolchain.
+				require.Equal(t, "pip_freeze.txt", r.Provenance.PipFreezeFile)
+				freeze, err := os.ReadFile(filepath.Join(out, group, r.Profile, r.Provenance.PipFreezeFile))
+				require.NoError(t, err)
+				assert.Contains(t, string(freeze), "aiperf==0.13.0\n")
+				assert.Equal(t, fmt.Sprintf("%x", sha256.Sum256(freeze)), r.Provenance.PipFreezeSHA256)
+				assert.Equal(t, runtime.Version(), r.Provenance.GoVersion)
 				if r.Kind == "normal" {
 					counted++
 				}

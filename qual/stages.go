@@ -380,6 +380,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	if w.EndpointType == aiperf.EndpointChat {
 		cfg.Tokenizer = cr.tokenizer
 	}
+	cfg.GPUTelemetry = telemetryCollector(cr.slot)
 	stopProgress := cr.showProgress(w.Warmup + w.Measured)
 	run, err := cr.env.driver.Run(ctx, cfg)
 	stopProgress()
@@ -581,6 +582,7 @@ func (cr *checkpointRun) join(ctx context.Context) error {
 			cr.res.ImagesPerSec = &v
 		}
 	}
+	cr.res.GPUTelemetry = gpuTelemetry(cr.slot, cr.run.Summary)
 	if len(out.MeasuredTask) > 0 {
 		ps := aiperf.Percentiles(out.MeasuredTask, 50, 95)
 		cr.res.LatencyMS.Task = reports.Percentiles{P50: &ps[0], P95: &ps[1], Count: len(out.MeasuredTask)}

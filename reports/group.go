@@ -144,7 +144,7 @@ func statusFor(p *inventory.Profile, res *Result) (status, note string) {
 		case VerdictSkipped:
 			return StatusNotRun, "result.json records verdict skipped: no finished result in this evidence"
 		case VerdictNotRun:
-			note := "not run"
+			note := "result.json records that the run never started it"
 			if len(res.Reasons) > 0 {
 				note = res.Reasons[0].Message
 			}

@@ -17,9 +17,10 @@ const (
 	VerdictInterrupted = "interrupted" // the run was stopped before it finished
 	VerdictExcluded    = "excluded"    // the inventory excludes it, with a reason
 	VerdictSkipped     = "skipped"     // --resume found an identical finished result
-	// VerdictNotRun: the scheduler did not start the checkpoint because the
-	// host cannot run it as declared (more GPUs than the run has, another
-	// hardware scope, a GPU family without a GPU); its reasons say which.
+	// VerdictNotRun is a checkpoint its run never started: the scheduler
+	// found the host cannot run it as declared (more GPUs than the run has,
+	// another hardware scope, a GPU family without a GPU), or a Slurm array
+	// task was cancelled while still queued; its reasons say why.
 	VerdictNotRun = "not-run"
 )
 
@@ -68,10 +69,39 @@ type Result struct {
 	StartedAt time.Time `json:"started_at"`
 	EndedAt   time.Time `json:"ended_at"`
 
+	// GPUTelemetry is what AIPerf's GPU telemetry saw of the row's GPU
+	// during the measured phase; only for rows measured on a GPU.
+	GPUTelemetry *GPUTelemetry `json:"gpu_telemetry,omitempty"`
+
 	// Exclusion is set for excluded profiles.
 	Exclusion string `json:"exclusion,omitempty"`
 	// Rejudged is set when `report --rejudge` re-applied the verdict rules.
 	Rejudged *Rejudge `json:"rejudged,omitempty"`
+}
+
+// GPUTelemetry is AIPerf's GPU telemetry of the row's GPU over the
+// measured phase (warmup excluded by AIPerf). It informs; it never changes
+// a verdict. Collected is false, with Note saying why, when the collector
+// ran but reported nothing for this GPU.
+type GPUTelemetry struct {
+	Collector string `json:"collector"` // AIPerf's collector: "pynvml"
+	Collected bool   `json:"collected"`
+	Note      string `json:"note,omitempty"`
+	GPUIndex  *int   `json:"gpu_index,omitempty"`
+	GPUUUID   string `json:"gpu_uuid,omitempty"`
+	GPUName   string `json:"gpu_name,omitempty"`
+	// UtilizationPct is the share of time a kernel ran (0-100).
+	UtilizationPct *TelemetryStat `json:"utilization_pct,omitempty"`
+	MemoryUsedGB   *TelemetryStat `json:"memory_used_gb,omitempty"`
+	PowerW         *TelemetryStat `json:"power_w,omitempty"`
+	// EnergyMJ is the energy the GPU used during the phase, in megajoules.
+	EnergyMJ *float64 `json:"energy_mj,omitempty"`
+}
+
+// TelemetryStat is a telemetry metric's mean and peak; nil when not given.
+type TelemetryStat struct {
+	Avg *float64 `json:"avg"`
+	Max *float64 `json:"max"`
 }
 
 // Reason explains a non-qualified verdict.
@@ -188,8 +218,12 @@ type Provenance struct {
 	// HardwareMismatch is set when the inventory's hardware scope did not
 	// match and --allow-hardware-mismatch let the row run anyway; such a
 	// row never qualifies.
-	HardwareMismatch string    `json:"hardware_mismatch,omitempty"`
-	Commands         []Command `json:"commands"`
+	HardwareMismatch string `json:"hardware_mismatch,omitempty"`
+	// Slurm is the Slurm job the row was measured in, when it ran in one
+	// (`run --executor slurm`), and how Slurm says it ended when the
+	// driver had to write the row itself.
+	Slurm    *SlurmTask `json:"slurm,omitempty"`
+	Commands []Command  `json:"commands"`
 
 	// Native says which native path answered and what its task_ms
 	// measures (TRTMC families; nil when the runner reports nothing).
@@ -202,6 +236,11 @@ type Provenance struct {
 	// DatasetImageSizes are the sizes of the images of every request
 	// line sent (warmup and measured), read from the images themselves.
 	DatasetImageSizes []ImageSize `json:"dataset_image_sizes,omitempty"`
+	// PipFreezeFile is the evidence file (relative to the row's directory)
+	// holding the whole `pip freeze --all` whose digest PipFreezeSHA256 is.
+	PipFreezeFile string `json:"pip_freeze_file,omitempty"`
+	// GoVersion is the Go toolchain that built the harness (runtime.Version).
+	GoVersion string `json:"go_version,omitempty"`
 }
 
 // NativeRun describes the native answers of a row.
@@ -284,6 +323,28 @@ type GPUProcess struct {
 	// Ours says the process belongs to this checkpoint (its server's
 	// process group, or it carries the checkpoint's environment marker).
 	Ours bool `json:"ours"`
+}
+
+// SlurmTask identifies the Slurm (array) task a row ran in.
+type SlurmTask struct {
+	// JobID is "<array job id>_<array task id>" for an array task (what
+	// scancel and scontrol accept), else the plain job id.
+	JobID       string `json:"job_id"`
+	ArrayJobID  string `json:"array_job_id,omitempty"`
+	ArrayTaskID string `json:"array_task_id,omitempty"`
+	Cluster     string `json:"cluster,omitempty"`
+	Partition   string `json:"partition,omitempty"`
+	// Node is the node the task ran on ("" when it never started).
+	Node string `json:"node,omitempty"`
+	// GPUs are the GPU indexes Slurm allocated on that node
+	// (SLURM_JOB_GPUS); CUDAVisibleDevices is what Slurm set.
+	GPUs               string `json:"gpus,omitempty"`
+	CUDAVisibleDevices string `json:"cuda_visible_devices,omitempty"`
+	// State, Reason and ExitCode are Slurm's account of how the task ended
+	// (scontrol), recorded when the task did not leave a row of its own.
+	State    string `json:"state,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+	ExitCode string `json:"exit_code,omitempty"`
 }
 
 // Command is one child's exact argv (secrets redacted) and how it ended.

@@ -4,6 +4,7 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/olekukonko/tablewriter"
@@ -31,14 +32,42 @@ const (
 	FormatAuto     = ""      // table on a terminal, tsv when piped
 )
 
-// CheckFormat returns an error listing the allowed values when f is not one.
+// CheckFormat returns an error listing the allowed values when f is not
+// one. FormatAuto may be allowed but is never listed: it is the absence of
+// a value, not one to type.
 func CheckFormat(f string, allowed ...string) error {
+	shown := make([]string, 0, len(allowed))
 	for _, a := range allowed {
 		if f == a {
 			return nil
 		}
+		if a != FormatAuto {
+			shown = append(shown, a)
+		}
 	}
-	return fmt.Errorf("invalid format %q: valid values are %s", f, strings.Join(allowed, ", "))
+	return fmt.Errorf("invalid format %q: valid values are %s", f, strings.Join(shown, ", "))
+}
+
+// formatExts maps file extensions to the formats they name.
+var formatExts = map[string]string{
+	".md": FormatMarkdown, ".markdown": FormatMarkdown, ".csv": FormatCSV, ".json": FormatJSON,
+	".html": FormatHTML, ".htm": FormatHTML, ".tsv": FormatTSV, ".jsonl": FormatJSONL, ".xml": "xml",
+}
+
+// FormatOfFile is the format a file name's extension names (case
+// insensitive), or "" when the extension names none.
+func FormatOfFile(path string) string {
+	return formatExts[strings.ToLower(filepath.Ext(path))]
+}
+
+// ExtOf is the usual extension of a format's files ("" for table, which
+// has none).
+func ExtOf(format string) string {
+	switch format {
+	case FormatMarkdown, FormatCSV, FormatJSON, FormatHTML, FormatTSV, FormatJSONL:
+		return "." + format
+	}
+	return ""
 }
 
 // Resolve turns FormatAuto into table or tsv depending on the terminal.

@@ -10,33 +10,49 @@
 #      target (group detection, real AIPerf);
 #   3. the makespan of a group of uneven checkpoints of mixed tensor
 #      parallelism on BENCH_GPUS (fake) GPUs vs its lower bound
-#      max(longest checkpoint, total GPU-time / GPUs), GPU-time = duration x tp.
+#      max(longest checkpoint, total GPU-time / GPUs), GPU-time = duration x tp;
+#   4. a group of uneven tp=1 checkpoints (BENCH_SLOW_MS) through the local Slurm cluster (scripts/slurm-local.sh,
+#      started here when it is not running, array throttled to BENCH_SLOTS
+#      tasks) vs locally on BENCH_SLOTS slots: slurm_overhead_s, the
+#      difference of the two makespans per checkpoint.
 #
 # The last lines are the figures, one `name: value` each. Knobs: BENCH_N,
 # BENCH_REPS (timed repetitions of Go and wc; the fastest counts),
-# BENCH_GPUS (fake H200s of qual/testdata/nvidia-smi: 1, 2 or 4),
-# BENCH_SCHED (slow-ms:tp of each scheduled checkpoint, in inventory
-# order), BENCH_MEASURED (measured requests per scheduled
+# BENCH_GPUS (fake H200s of qual/testdata/nvidia-smi for part 3: 1, 2 or 4),
+# BENCH_SCHED (slow-ms:tp of each part-3 checkpoint, in inventory order),
+# BENCH_SLOTS, BENCH_SLOW_MS (slow-ms of each part-4 checkpoint, in
+# inventory order), BENCH_MEASURED (measured requests per scheduled
 # checkpoint), BENCH_SCHED_RUNS (runs of that group into the same evidence
 # root, so a scheduler that learns from earlier results can; the last one
-# counts), BENCH_KEEP=1 keeps the work directory.
+# counts), BENCH_SLURM_REPS (runs of part 4 each way, alternating),
+# BENCH_PARTS (the parts to run, default "1 2 3 4"), BENCH_KEEP=1
+# keeps the work directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
 N=${BENCH_N:-1000000}
 REPS=${BENCH_REPS:-3}
+SLOTS=${BENCH_SLOTS:-2}
+SLOW_MS=${BENCH_SLOW_MS:-"50 100 150 200 600"}
 GPUS=${BENCH_GPUS:-4}
 SCHED=${BENCH_SCHED:-"600:1 150:2 100:4 250:1 50:2 200:1"}
 SCHED_RUNS=${BENCH_SCHED_RUNS:-2}
+SLURM_REPS=${BENCH_SLURM_REPS:-2}
 MEASURED=${BENCH_MEASURED:-50}
 PY=${PYTHON:-python3}
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trtmc-bench.XXXXXX")
-cleanup() { if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi; }
+slurm_started=false
+cleanup() {
+  if [ "$slurm_started" = true ]; then scripts/slurm-local.sh stop || true; fi
+  if [ "${BENCH_KEEP:-0}" = 1 ]; then echo "bench: kept $work" >&2; else rm -rf "$work"; fi
+}
 trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 figures=()
 figure() { figures+=("$1: $2"); }
+PARTS=${BENCH_PARTS:-1 2 3 4}
+want() { [[ " $PARTS " == *" $1 "* ]]; }
 # reasons prints the reasons of the rows under DIR that broke.
 reasons() { "$PY" - "$1" <<'EOF' >&2
 import glob, json, sys
@@ -47,11 +63,15 @@ for p in sorted(glob.glob(sys.argv[1] + "/*/result.json")):
 EOF
 }
 
-say "building the benchmark tools"
-go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/...
+if want 1; then
+  say "building the benchmark tools"
+  go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/...
+fi
 [ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
+say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 
 # ---------------------------------------------------------------- part 1
+if want 1; then
 data=$work/ckpt
 need_mib=$(( N * 9 / 1000 + 256 ))
 avail_mib=$(df -Pm "$work" | awk 'NR==2 {print $4}')
@@ -67,7 +87,6 @@ if [ "$avail_kib" -lt $(( N * 7 + 2097152 )) ]; then
   say "NOTE: $(( avail_kib / 1024 )) MiB of memory available, the Python baseline needs ~$(( N * 7 / 1024 )) MiB for $N requests: scaling down to $n2"
   N=$n2
 fi
-say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) in $data"
 "$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data"
 bytes=$(cat "$data"/aiperf/*.jsonl "$data"/*.jsonl | wc -c)
@@ -130,8 +149,10 @@ figure parse_join_vs_wc "$(ratio "$go_wall" "$wc_wall")"
 figure parse_join_cpu_vs_wc "$(ratio "$go_cpu" "$wc_cpu")"
 figure parse_join_peak_rss_mib "$(( go_rss / 1024 ))"
 rm -rf "$data" # the disk goes back before the live runs
+fi
 
 # ---------------------------------------------------------------- part 2
+if want 2; then
 # stamp prefixes every stderr line of trtmc-qual with the wall clock (ns)
 # at which it arrived, so stage boundaries are timed from outside.
 stamp() { "$PY" -u -c 'import sys, time
@@ -210,15 +231,17 @@ EOF
 [ -n "${lag:-}" ] || { say "part 2: could not compute the figures"; exit 1; }
 figure harness_overhead_pct "$overhead"
 figure readiness_lag_ms "$lag"
+fi
 
 # ---------------------------------------------------------------- part 3
-sched=$work/sched
-mkdir -p "$sched/bin"
-bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
-[ -f "$bundle" ] || bin/trtmc-refserver make-bundle --family ref-detect --precision fp32 --out "$bundle"
-corpus=$root/out/ref/corpora/ref-detect
-[ -f "$corpus/corpus.json" ] || bin/trtmc-refserver corpus --family ref-detect --out "$corpus" --count 24
-.venv/bin/python - "$root/families/families.yaml" "$sched" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" $SCHED <<'EOF'
+# make_group DIR JOB...: DIR/inventory.yaml and DIR/families.yaml, group
+# sched, one checkpoint per JOB (slow-ms:tp) of the detection family with
+# TRTMC_REFSERVER_FAULT=slow-ms=N, in that order.
+make_group() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  .venv/bin/python - "$root/families/families.yaml" "$dir" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" "$@" <<'EOF'
 import sys, yaml
 fams, out, bundle, sha, corpus, measured, jobs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7:]
 base = yaml.safe_load(open(fams))["families"]["ref-detect"]
@@ -227,7 +250,8 @@ for i, job in enumerate(jobs):
     ms, tp = job.split(":")
     name = "ref-detect-slow%s" % ms
     families[name] = dict(base, env={"TRTMC_REFSERVER_FAULT": "slow-ms=%s" % ms})
-    profiles.append({"id": "c%d-slow%s-tp%s" % (i + 1, ms, tp), "checkpoint": "bench/c%d" % (i + 1), "revision": "v1", "family": name,
+    suffix = "" if tp == "1" else "-tp" + tp
+    profiles.append({"id": "c%d-slow%s%s" % (i + 1, ms, suffix), "checkpoint": "bench/c%d" % (i + 1), "revision": "v1", "family": name,
                      "task": "object_detection", "kind": "normal", "precision": "fp32", "parallelism": {"tp": int(tp)},
                      "bundle": {"path": bundle, "sha256": sha}, "hardware": ["cpu"], "status": "implemented"})
 yaml.safe_dump({"schema": "trtmc-qual/families/v1", "families": families}, open(out + "/families.yaml", "w"), sort_keys=False)
@@ -237,6 +261,16 @@ yaml.safe_dump({"schema": "trtmc-qual/inventory/v1", "groups": {"sched": {
                  "request_timeout_s": 60, "dataset": {"corpus": corpus}},
     "profiles": profiles}}}, open(out + "/inventory.yaml", "w"), sort_keys=False)
 EOF
+}
+if want 3 || want 4; then
+bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
+[ -f "$bundle" ] || bin/trtmc-refserver make-bundle --family ref-detect --precision fp32 --out "$bundle"
+corpus=$root/out/ref/corpora/ref-detect
+[ -f "$corpus/corpus.json" ] || bin/trtmc-refserver corpus --family ref-detect --out "$corpus" --count 24
+fi
+if want 3; then
+gsched=$work/sched-gpu
+make_group "$gsched" $SCHED
 # A host of GPUS H200s: the fake nvidia-smi (qual/testdata/bin) lists them;
 # the reference server computes on the CPU, so the checkpoints hold GPUs
 # (tp of them each) as real ones would, and the scheduler packs them.
@@ -247,14 +281,14 @@ for run in $(seq "$SCHED_RUNS"); do
   for attempt in 1 2; do
     rc=0
     PATH="$root/qual/testdata/bin:$PATH" FAKE_NVIDIA_SMI_FIXTURE=$fixture FAKE_NVIDIA_SMI_SESSION=bench$$ \
-    bin/trtmc-qual run --group sched --gpus "$gpu_list" --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" \
-      --out "$sched/out" --format md 2>"$sched/run$run.log" >"$sched/run$run.md" || rc=$?
+    bin/trtmc-qual run --group sched --gpus "$gpu_list" --inventory "$gsched/inventory.yaml" --families "$gsched/families.yaml" \
+      --out "$gsched/out" --format md 2>"$gsched/run$run.log" >"$gsched/run$run.md" || rc=$?
     [ "$rc" -gt 1 ] || break
-    say "part 3: run $run: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$sched/out/sched"
+    say "part 3: run $run: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$gsched/out/sched"
     [ "$attempt" = 1 ] || exit 1
     say "part 3: run $run once more"
   done
-  makespan=$("$PY" - "$sched/out/sched" "$GPUS" "$run" <<'EOF'
+  makespan=$("$PY" - "$gsched/out/sched" "$GPUS" "$run" <<'EOF'
 import glob, json, os, sys, calendar, time
 def ts(s):
     date, frac = s.rstrip("Z").split(".")
@@ -287,6 +321,97 @@ EOF
 done
 [ -n "$makespan" ] || { say "part 3: could not compute the makespan"; exit 1; }
 figure makespan_ratio "$makespan"
+fi
+if want 4; then
+sched=$work/sched
+make_group "$sched" $(for ms in $SLOW_MS; do echo "$ms:1"; done)
+fi
+
+# ---------------------------------------------------------------- part 4
+if want 4; then
+# The same uneven group, fresh evidence roots, inventory order both ways
+# (no earlier results, so the local scheduler has no durations to sort by
+# and Slurm starts array tasks in index order), timed from outside: from
+# starting trtmc-qual to its exit.
+slurm_overhead=""
+if ! scripts/slurm-local.sh status >/dev/null 2>&1; then
+  if slurm_env=$(scripts/slurm-local.sh start); then slurm_started=true; else slurm_env=""; fi
+else
+  slurm_env=$(scripts/slurm-local.sh env)
+fi
+if [ -n "$slurm_env" ]; then
+  eval "$slurm_env"
+  n=$(echo $SLOW_MS | wc -w)
+  # Alternating, ABBA (local slurm slurm local, ...), the fastest of each
+  # counts: the machine is shared and its load drifts.
+  order=()
+  for i in $(seq "$SLURM_REPS"); do
+    if [ $((i % 2)) = 1 ]; then order+=(local slurm); else order+=(slurm local); fi
+  done
+  say "part 4: $n checkpoints locally on $SLOTS slots and through Slurm ($SLOTS tasks at a time, polled every 1 s), $SLURM_REPS time(s) each: ${order[*]}"
+  now() { date +%s.%N; }
+  local_s="" slurm_s=""
+  for mode in "${order[@]}"; do
+    args=(run --group sched --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" --out "$sched/$mode-out" --format md)
+    [ "$mode" = local ] && args+=(--gpus "cpu:$SLOTS")
+    [ "$mode" = slurm ] && args+=(--executor slurm)
+    for attempt in 1 2; do
+      rm -rf "$sched/$mode-out"
+      rc=0
+      t0=$(now)
+      TRTMC_QUAL_SLURM_POLL_INTERVAL=1s TRTMC_QUAL_SLURM_MAX_PARALLEL=$SLOTS \
+        bin/trtmc-qual "${args[@]}" 2>"$sched/$mode.log" >"$sched/$mode.md" || rc=$?
+      t1=$(now)
+      [ "$rc" -gt 1 ] || break
+      say "part 4: $mode: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$sched/$mode-out/sched"
+      tail -3 "$sched/$mode.log" >&2
+      [ "$attempt" = 1 ] || exit 1
+    done
+    elapsed=$("$PY" -c 'import sys; print("%.1f" % (float(sys.argv[2]) - float(sys.argv[1])))' "$t0" "$t1")
+    say "part 4: $mode: makespan $elapsed s (load $(cut -d' ' -f1 /proc/loadavg))"
+    if [ "$mode" = local ]; then
+      local_s=$("$PY" -c 'import sys; print(min(float(x) for x in sys.argv[1:] if x))' "$elapsed" "$local_s")
+    else
+      slurm_s=$("$PY" -c 'import sys; print(min(float(x) for x in sys.argv[1:] if x))' "$elapsed" "$slurm_s")
+    fi
+  done
+  slurm_overhead=$("$PY" -c 'import sys; print("%.1f" % ((float(sys.argv[2]) - float(sys.argv[1])) / int(sys.argv[3])))' "$local_s" "$slurm_s" "$n")
+  say "part 4: fastest makespan locally ${local_s} s, through Slurm ${slurm_s} s: $slurm_overhead s more per checkpoint"
+  grep -h "submitted Slurm array job" "$sched/slurm.log" | sed 's/^/bench: part 4: /' >&2 || true
+  # Where the difference goes: each task's life as Slurm saw it (scontrol,
+  # whole seconds) against its row's pipeline time.
+  "$PY" - "$sched/slurm-out/sched" <<'EOF' >&2 || true
+import calendar, glob, json, subprocess, sys, time
+def ts(s):
+    date, _, frac = s.rstrip("Z").partition(".")
+    return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) + float("0." + (frac or "0"))
+def local_ts(s):
+    return time.mktime(time.strptime(s, "%Y-%m-%dT%H:%M:%S"))
+rows = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*/result.json")]
+rows = [r for r in rows if (r.get("provenance") or {}).get("slurm")]
+tasks = {}
+for aid in {r["provenance"]["slurm"]["array_job_id"] for r in rows}:
+    out = subprocess.run(["scontrol", "show", "job", "-o", aid], capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        f = dict(kv.split("=", 1) for kv in line.split() if "=" in kv)
+        tasks["%s_%s" % (f.get("ArrayJobId"), f.get("ArrayTaskId"))] = f
+before, after = [], []
+for r in rows:
+    t = tasks.get(r["provenance"]["slurm"]["job_id"])
+    if not t or t.get("StartTime") in (None, "Unknown"):
+        continue
+    before.append(ts(r["started_at"]) - local_ts(t["StartTime"]))
+    after.append(local_ts(t["EndTime"]) - ts(r["ended_at"]))
+if before:
+    print("bench: part 4: per task, mean (scontrol's times are whole seconds): %.1f s from the task's start to its checkpoint's start "
+          "(trtmc-qual start-up, the AIPerf version check and pip freeze each task repeats), %.1f s from the checkpoint's end to the task's "
+          "(the group tables each task writes)" % (sum(before) / len(before), sum(after) / len(after)))
+EOF
+else
+  say "part 4: no local Slurm cluster (scripts/slurm-local.sh start failed; it needs root or sudo): slurm_overhead_s unavailable"
+fi
+figure slurm_overhead_s "${slurm_overhead:-unavailable}"
+fi
 
 echo "== figures (docs/performance.md)" >&2
 for f in "${figures[@]}"; do echo "$f"; done

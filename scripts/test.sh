@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Every test, as CI runs it: installs what the tests need (the AIPerf venv,
-# the local tokenizer, headless Chromium), builds, checks formatting, runs the
-# unit and integration tiers together, then a bounded fuzz pass.
-# Under CI=true a missing AIPerf or browser fails the run; it is never skipped.
+# the local tokenizer, headless Chromium, a single-host Slurm cluster), builds,
+# checks formatting, runs the unit and integration tiers together, then a
+# bounded fuzz pass. Under CI=true a missing AIPerf, browser or Slurm fails the
+# run; it is never skipped.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export LC_ALL=C
+venv=${TRTMC_QUAL_VENV:-.venv}
+case $venv in /*) ;; *) venv="$PWD/$venv" ;; esac
+export TRTMC_QUAL_VENV=$venv
 scripts/setup-venv.sh
 if [ -x scripts/install-chromium.sh ]; then scripts/install-chromium.sh; fi
 make build
@@ -13,8 +17,22 @@ scripts/lint.sh
 # The GPU reference family's Python: the HTTP layer, payload rules and bundle
 # format run everywhere; its model tests skip visibly without torch and a GPU
 # (scripts/gpu-evidence.sh runs them on the H200 machine).
-.venv/bin/python -m unittest discover -s families/refgpu/tests -t families/refgpu/tests
-export TRTMC_QUAL_AIPERF="$PWD/.venv/bin/aiperf"
-export TRTMC_QUAL_TOKENIZER="$PWD/.venv/tokenizer"
+"$venv/bin/python" -m unittest discover -s families/refgpu/tests -t families/refgpu/tests
+# The Slurm executor's integration tests run through a real local cluster,
+# started here and stopped when the tests end (scripts/slurm-local.sh); a
+# cluster that was already running is used and left running.
+slurm_was_up=false
+if scripts/slurm-local.sh status >/dev/null 2>&1; then slurm_was_up=true; fi
+if slurm_env=$(scripts/slurm-local.sh start); then
+  eval "$slurm_env"
+  if [ "$slurm_was_up" = false ]; then trap 'scripts/slurm-local.sh stop' EXIT; fi
+elif [ "${CI:-}" = "true" ]; then
+  echo "test: the local Slurm cluster did not start (see above); CI never skips the Slurm tests" >&2
+  exit 1
+else
+  echo "test: no local Slurm cluster; the Slurm integration tests will be skipped" >&2
+fi
+export TRTMC_QUAL_AIPERF="$venv/bin/aiperf"
+export TRTMC_QUAL_TOKENIZER="$venv/tokenizer"
 go test -race -tags integration -count=1 -timeout 40m ./...
 scripts/fuzz.sh "${FUZZTIME:-10000x}"

@@ -79,8 +79,14 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			if opts.Repo == "" {
 				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
 			}
-			if err := reports.CheckFormat(opts.Format, "md", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
+			}
+			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
+				return err
+			}
+			if err := checkFileKind("summary", opts.Summary, reports.FormatMarkdown); err != nil {
+				return err
 			}
 			if opts.RunSmoke && opts.Smoke == nil {
 				return withCode(exitSetup, errors.New("--smoke: this build has no smoke qualification wired in (ci Options.Smoke is nil); run `trtmc-qual run` separately"))
@@ -102,10 +108,16 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: groups of both the inventory and the spec-groups file)")
 	fl.BoolVar(&opts.RunSmoke, "smoke", false, "also run a smoke qualification of each smoke group")
 	fl.StringSliceVar(&opts.SmokeGroups, "smoke-group", nil, "groups to smoke-qualify with --smoke (default: the checked groups)")
-	fl.StringVar(&opts.JUnit, "junit", "", "write a JUnit XML report to this file")
-	fl.StringVar(&opts.Summary, "summary", "", "write the Markdown summary to this file")
-	fl.StringVarP(&opts.Format, "format", "o", "md", "stdout format: md (the summary) or json (the job)")
+	addFileFlag(cmd, &opts.JUnit, "junit", "write a JUnit XML report to this file", "xml")
+	addFileFlag(cmd, &opts.Summary, "summary", "write the Markdown summary to this file", "md")
+	addFormatFlag(cmd, &opts.Format, reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
 	addSpecGroupsFlag(cmd)
+	addInventoryFlags(fl)
+	addAIPerfFlags(fl)
+	markInputFiles(cmd)
+	completeSpecGroupsFlag(cmd, f, "group")
+	completeSpecGroupsFlag(cmd, f, "smoke-group")
+	_ = cmd.MarkFlagDirname("repo")
 	return cmd
 }
 

@@ -50,8 +50,8 @@ configuration error.`,
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			if opts.MinFreeGiB < 0 {
 				return flagErrorf("--min-free-gib must be >= 0")
@@ -65,8 +65,13 @@ configuration error.`,
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "groups to check (default: every group of the inventory)")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout the correctness cases run in (default $TRTMC_REPO)")
-	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, md, csv or json")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
 	fl.Float64Var(&opts.MinFreeGiB, "min-free-gib", 20, "free space the evidence root needs")
+	addInventoryFlags(fl)
+	addAIPerfFlags(fl)
+	markInputFiles(cmd)
+	completeGroupFlag(cmd, f, "group")
+	_ = cmd.MarkFlagDirname("repo")
 	return cmd
 }
 

@@ -22,6 +22,8 @@ func newInventoryCmd(f *factory) *cobra.Command {
   trtmc-qual inventory list --group detection --format csv
   trtmc-qual inventory show ref-vlm-small`,
 	}
+	addInventoryFlags(cmd.PersistentFlags())
+	markInputFiles(cmd)
 	// The inventory verbs, one line each.
 	cmd.AddCommand(
 		newInventoryValidateCmd(f, nil),
@@ -54,8 +56,8 @@ Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
   trtmc-qual inventory validate inventory/reference.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if err := reports.CheckFormat(opts.Format, "text", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -63,7 +65,10 @@ Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
 			return runInventoryValidate(f, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Format, "format", "o", "text", "output format: text or json")
+	addFormatFlag(cmd, &opts.Format, "text", "text", "json")
+	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
+	}
 	return cmd
 }
 
@@ -119,8 +124,8 @@ tab-separated without a header when piped, or --format json|csv.`,
   trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "csv"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -129,7 +134,8 @@ tab-separated without a header when piped, or --format json|csv.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Group, "group", "g", "", "only this group")
-	cmd.Flags().StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or csv (default table on a terminal, tsv when piped)")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "csv")
+	completeGroupFlag(cmd, f, "group")
 	return cmd
 }
 
@@ -184,8 +190,8 @@ func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *co
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "csv"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			if runF != nil {
 				return runF(opts)
@@ -193,7 +199,8 @@ func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *co
 			return runInventoryShow(f, opts)
 		},
 	}
-	cmd.Flags().StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or csv")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "csv")
+	cmd.ValidArgsFunction = completeProfileArg(f)
 	return cmd
 }
 

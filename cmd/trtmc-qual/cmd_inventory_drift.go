@@ -45,8 +45,8 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
 			if opts.Repo == "" {
 				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
 			}
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "md"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
@@ -60,8 +60,10 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
 	fl.StringVar(&opts.Base, "base", "main", "the base ref")
 	fl.StringVar(&opts.Head, "head", "HEAD", "the head ref")
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group of the spec-groups file)")
-	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or md (default table on a terminal, tsv when piped)")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
 	addSpecGroupsFlag(cmd)
+	completeSpecGroupsFlag(cmd, f, "group")
+	_ = cmd.MarkFlagDirname("repo")
 	return cmd
 }
 

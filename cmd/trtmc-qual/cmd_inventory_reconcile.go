@@ -71,8 +71,8 @@ not available.`,
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "json", "md"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
 			}
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
@@ -85,9 +85,11 @@ not available.`,
 	fl.StringVarP(&opts.Group, "group", "g", "", "the group to reconcile (required)")
 	fl.StringVar(&opts.Repo, "repo", "", "TRTMC repository: a checkout or a bare git directory (required)")
 	fl.StringVar(&opts.Ref, "ref", "main", "git ref of the specs (branch, tag or sha)")
-	fl.StringVarP(&opts.Format, "format", "o", "", "output format: table, tsv, json or md (default table on a terminal, tsv when piped)")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
 	fl.BoolVar(&opts.Write, "write", false, "append planned entries for missing profiles to the inventory")
 	addSpecGroupsFlag(cmd)
+	completeGroupFlag(cmd, f, "group")
+	_ = cmd.MarkFlagDirname("repo")
 	return cmd
 }
 
@@ -177,6 +179,7 @@ func gitCLI(repo string) specs.Git { return specs.GitCLI{Repo: repo} }
 // addSpecGroupsFlag adds --spec-groups, bound to the spec_groups config key.
 func addSpecGroupsFlag(cmd *cobra.Command) {
 	cmd.Flags().String("spec-groups", "", "spec-groups file: task strategy → group and classification rules (default: built in)")
+	_ = cmd.MarkFlagFilename("spec-groups", "yaml", "yml")
 }
 
 // specsError gives errors of the spec source their exit status: a bad ref,

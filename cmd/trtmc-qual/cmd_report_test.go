@@ -116,7 +116,7 @@ func TestReportMergeAndBaseline(t *testing.T) {
 
 func TestReportOutputFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "vlm.html")
-	code, out, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", "html", "--output", path)
+	code, out, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", "html", "--output-file", path)
 	assert.Equal(t, exitFailed, code)
 	assert.Empty(t, out)
 	assert.Contains(t, errOut, "wrote "+path)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -12,7 +13,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 type runOptions struct {
@@ -24,7 +27,19 @@ type runOptions struct {
 	Resume bool
 	Host   string
 	Format string
+	// JUnit is a file to write a JUnit XML report to: one test case per
+	// profile of the group.
+	JUnit string
+	// Executor is local or slurm; Detach submits to Slurm and returns.
+	Executor string
+	Detach   bool
 }
+
+// Executors (config key `executor`, flag --executor).
+const (
+	executorLocal = "local"
+	executorSlurm = "slurm"
+)
 
 func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
 	opts := &runOptions{IO: f.IO}
@@ -36,7 +51,18 @@ correctness case on the served bundle, drive AIPerf (warmup + measured requests)
 run the native Task over exactly the payloads sent, join native and HTTP answers
 by request identity, and write OUT/<group>/<profile>/result.json with its
 evidence, then OUT/<group>/results.{md,csv,json,html}. The group table is
-printed to stdout; stage lines go to stderr.
+printed to stdout; stage lines go to stderr. --junit FILE also writes a JUnit
+XML report, one test case per profile (qualified passes; failed is a failure
+and a broken or interrupted row an error, with the row's reasons as the
+message; excluded and not-run profiles are skipped with their reason), so a
+nightly run shows up in any CI system.
+
+With --executor slurm the group is submitted to Slurm instead, one array task
+per profile, each running this same pipeline (` + "`run --only ID`" + `) on its node into
+the shared evidence root; the driver follows the tasks, turns a task that died
+into an error row naming its Slurm job, cancels the job on Ctrl-C and writes the
+same tables. --detach submits and prints the job id; ` + "`trtmc-qual status`" + ` follows
+it later. See docs/slurm.md.
 
 Each profile holds tp x cp GPUs of --gpus for its whole run (concurrent profiles
 never share one; children see them by UUID in CUDA_VISIBLE_DEVICES). A profile
@@ -45,23 +71,42 @@ match the GPUs, or whose family needs a GPU on a CPU-only run is not run, with
 the reason (docs/gpu.md).
 
 Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
-broke, 3 when a server, GPU or AIPerf was unavailable or a profile could not be
-run on this host, 130 when interrupted.`,
+broke, 3 when a server, GPU or AIPerf was unavailable, a profile could not be run
+on this host (or Slurm rejected the job), 130 when interrupted.`,
 		Example: `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
-  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1`,
+  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
+
+  # a nightly job: the Markdown table on stdout, JUnit for the CI system
+  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly/vlm-junit.xml
+
+  # the whole group across a Slurm cluster (partition etc. in trtmc-qual.yaml)
+  trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if opts.Group == "" {
 				return flagErrorf("--group is required")
 			}
-			if err := reports.CheckFormat(opts.Format, "", "table", "tsv", "md", "csv", "json"); err != nil {
-				return &flagError{err}
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
+			}
+			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
+				return err
 			}
 			opts.Out = f.Config.Out
 			opts.GPUs = f.Config.GPUs
+			opts.Executor = f.Config.Executor
+			if opts.Executor == executorSlurm && f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
+				opts.Out = f.Config.Slurm.Out
+			}
+			if opts.Detach && opts.Executor != executorSlurm {
+				return flagErrorf("--detach needs --executor slurm")
+			}
+			if opts.Executor == executorSlurm && cmd.Flags().Changed("gpus") {
+				return flagErrorf("--gpus does not apply to --executor slurm: each task uses the GPUs Slurm allocates it (slurm.gpu_request)")
+			}
 			if !f.Config.AllowNonLoopback && !qual.IsLoopback(opts.Host) {
 				return flagErrorf("--host %s is not a loopback address: the servers would be reachable from the network; "+
 					"pass --allow-non-loopback to allow it", opts.Host)
@@ -81,7 +126,20 @@ run on this host, 130 when interrupted.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
-	fl.StringVarP(&opts.Format, "format", "o", "", "group table format: table, tsv, md, csv or json")
+	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFileFlag(cmd, &opts.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
+	addInventoryFlags(fl)
+	addAIPerfFlags(fl)
+	markInputFiles(cmd)
+	completeGroupFlag(cmd, f, "group")
+	completeProfilesFlag(cmd, f, "only")
+	completeGPUsFlag(cmd, f)
+	_ = cmd.MarkFlagDirname("out")
+	fl.String("executor", executorLocal, "where checkpoints run: local (this host) or slurm (one array task per profile; see docs/slurm.md)")
+	fl.BoolVar(&opts.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with `trtmc-qual status`")
+	_ = cmd.RegisterFlagCompletionFunc("executor", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
+		return []string{executorLocal + "\tthis host's GPU slots", executorSlurm + "\tone Slurm array task per profile"}, cobra.ShellCompDirectiveNoFileComp
+	})
 	return cmd
 }
 
@@ -91,16 +149,30 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 		<-ctx.Done()
 		// First signal: stop gracefully; a second one kills the default way.
 		f.Stop()
+		if opts.Executor == executorSlurm {
+			fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)")
+			return
+		}
 		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
 	}()
 	out, err := runGroup(ctx, f, opts)
+	if opts.Detach && err == nil {
+		return nil
+	}
+	var rep *reports.GroupReport
 	if out != nil {
-		if rep, lerr := reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
+		var lerr error
+		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
 			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
 		} else if err == nil {
 			err = lerr
+		}
+	}
+	if opts.JUnit != "" {
+		if jerr := writeRunJUnit(f, opts, rep, err); jerr != nil && err == nil {
+			err = jerr
 		}
 	}
 	if err != nil {
@@ -109,16 +181,58 @@ func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	return runVerdictError(out.Results)
 }
 
-// runGroup runs the pipeline over one group with the resolved configuration.
+// writeRunJUnit writes --junit: the group report's rows, one test case per
+// profile; when the run could not produce rows (no AIPerf, a bad group...)
+// a single error case carrying runErr, so the CI system still shows why.
+func writeRunJUnit(f *factory, opts *runOptions, rep *reports.GroupReport, runErr error) error {
+	var b bytes.Buffer
+	if rep != nil {
+		if err := rep.JUnit(&b); err != nil {
+			return err
+		}
+	} else {
+		msg := "the run produced no rows"
+		if runErr != nil {
+			msg = runErr.Error()
+		}
+		suite := junit.Suite{Name: "trtmc-qual run " + opts.Group, Properties: [][2]string{{"group", opts.Group}},
+			Cases: []junit.Case{{Name: "run", Classname: "trtmc-qual." + opts.Group, Status: junit.Error,
+				Type: fmt.Sprintf("exit-%d", codeFor(runErr)), Message: msg, Output: msg}}}
+		if err := junit.Write(&b, "trtmc-qual", suite); err != nil {
+			return err
+		}
+	}
+	if err := writeReport(opts.JUnit, b.Bytes()); err != nil {
+		return err
+	}
+	fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: wrote JUnit report %s\n", opts.JUnit)
+	return nil
+}
+
+// runGroup runs the pipeline over one group with the resolved
+// configuration, through the configured executor.
 func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome, error) {
 	inv, fams, err := f.loadInventory(nil)
 	if err != nil {
 		return nil, err
 	}
 	probe := qual.NvidiaSMI{Runner: f.Runner}
-	pool, err := qual.NewPool(ctx, probe, opts.GPUs)
-	if err != nil {
-		return nil, err
+	gpus := opts.GPUs
+	if gpus == slurm.GPUSelectionSlurm {
+		sel, note, err := slurm.GPUSelection(ctx, probe, f.Getenv)
+		if err != nil {
+			return nil, &qual.SetupError{Err: err}
+		}
+		if note != "" {
+			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: --gpus slurm: %s\n", note)
+		}
+		gpus = sel
+	}
+	var pool *qual.Pool
+	if opts.Executor != executorSlurm { // Slurm tasks use the GPUs Slurm allocates them (--gpus slurm)
+		if pool, err = qual.NewPool(ctx, probe, gpus); err != nil {
+			return nil, err
+		}
 	}
 	secrets := []string{}
 	for _, name := range f.Config.Secrets {
@@ -130,7 +244,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 	if err != nil {
 		return nil, fmt.Errorf("locate the trtmc-qual executable for {self}: %w", err)
 	}
-	return qual.Run(ctx, qual.Options{
+	qopts := qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
 		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
@@ -138,16 +252,93 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
 		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
 		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
-		HarnessVersion: f.Version, HarnessCommit: f.Commit,
+		HarnessVersion: f.Version, HarnessCommit: f.Commit, Slurm: slurm.TaskFromEnv(f.Getenv),
 		Command: reproCommand(f, opts),
-	})
+	}
+	if opts.Executor != executorSlurm {
+		return qual.Local{}.Run(ctx, qopts)
+	}
+	ex, err := slurmExecutor(f, opts)
+	if err != nil {
+		return nil, err
+	}
+	out, err := ex.Run(ctx, qopts)
+	if err == nil && opts.Detach {
+		for _, id := range ex.JobIDs {
+			fmt.Fprintln(f.IO.Out, id)
+		}
+	}
+	return out, err
+}
+
+// slurmExecutor builds the Slurm executor from the configuration: each
+// task runs this trtmc-qual (or slurm.trtmc_qual) with the configuration
+// resolved here passed as explicit flags and absolute paths, so every node
+// runs exactly what this driver would run locally.
+func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
+	c := f.Config
+	sc := slurm.Config{Partition: c.Slurm.Partition, Account: c.Slurm.Account, TimeLimit: c.Slurm.TimeLimit,
+		SbatchArgs: c.Slurm.SbatchArgs, Constraints: c.Slurm.Constraints, GPURequest: c.Slurm.GPURequest,
+		CPUsPerTask: c.Slurm.CPUsPerTask, MaxParallel: c.Slurm.MaxParallel, PollInterval: c.Slurm.PollInterval,
+		CommandsDir: c.Slurm.CommandsDir}
+	if err := sc.Validate(); err != nil {
+		return nil, &configError{err}
+	}
+	self := c.Slurm.TrtmcQual
+	if self == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, fmt.Errorf("find this trtmc-qual for the Slurm tasks (set slurm.trtmc_qual): %w", err)
+		}
+		if self, err = filepath.EvalSymlinks(exe); err != nil {
+			return nil, err
+		}
+	}
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	out := abs(opts.Out)
+	argv := []string{abs(self)}
+	if c.File != "" {
+		argv = append(argv, "--config", abs(c.File))
+	}
+	argv = append(argv, "run", "--group", opts.Group, "--out", out, "--executor", executorLocal,
+		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
+	for _, inv := range c.Inventory {
+		argv = append(argv, "--inventory", abs(inv))
+	}
+	if c.Families != "" {
+		argv = append(argv, "--families", abs(c.Families))
+	}
+	aiperf := c.AIPerf
+	if strings.ContainsRune(aiperf, '/') {
+		aiperf = abs(aiperf)
+	}
+	argv = append(argv, "--aiperf", aiperf, "--aiperf-version", c.AIPerfVersion)
+	if c.AllowMismatch {
+		argv = append(argv, "--allow-aiperf-version-mismatch")
+	}
+	if c.Tokenizer != "" {
+		argv = append(argv, "--tokenizer", abs(c.Tokenizer))
+	}
+	if c.BinDir != "" {
+		argv = append(argv, "--bin-dir", abs(c.BinDir))
+	}
+	if c.AllowNonLoopback {
+		argv = append(argv, "--allow-non-loopback")
+	}
+	return &slurm.Executor{Config: sc, Runner: f.Runner, Task: argv, Detach: opts.Detach}, nil
 }
 
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
 // OUT/ci-smoke, passed only when every row qualifies.
 func smokeRun(f *factory) SmokeFunc {
 	return func(ctx context.Context, group string) (bool, string, error) {
-		opts := &runOptions{Group: group, Out: filepath.Join(f.Config.Out, "ci-smoke"), GPUs: f.Config.GPUs, Host: "127.0.0.1"}
+		opts := &runOptions{Group: group, Out: filepath.Join(f.Config.Out, "ci-smoke"), GPUs: f.Config.GPUs, Host: "127.0.0.1",
+			Executor: executorLocal}
 		out, err := runGroup(ctx, f, opts)
 		if err != nil {
 			return false, "", err

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -45,6 +46,32 @@ type Config struct {
 	AllowNonLoopback bool `mapstructure:"allow_non_loopback"`
 	// AllowHardwareMismatch runs profiles outside their hardware scope.
 	AllowHardwareMismatch bool `mapstructure:"allow_hardware_mismatch"`
+	// Executor runs a group's checkpoints: local (this host) or slurm.
+	Executor string `mapstructure:"executor"`
+	// Slurm is the `slurm:` block, for --executor slurm.
+	Slurm SlurmConfig `mapstructure:"slurm"`
+}
+
+// SlurmConfig is the `slurm:` block of the config file (docs/slurm.md).
+type SlurmConfig struct {
+	Partition string `mapstructure:"partition"`
+	Account   string `mapstructure:"account"`
+	// TimeLimit overrides every task's time limit ("" or 0: from each
+	// profile's family timeouts).
+	TimeLimit   time.Duration     `mapstructure:"time_limit"`
+	SbatchArgs  []string          `mapstructure:"sbatch_args"`
+	Constraints map[string]string `mapstructure:"constraints"`
+	GPURequest  string            `mapstructure:"gpu_request"`
+	CPUsPerTask int               `mapstructure:"cpus_per_task"`
+	MaxParallel int               `mapstructure:"max_parallel"`
+	// PollInterval is how often the driver polls slurmctld.
+	PollInterval time.Duration `mapstructure:"poll_interval"`
+	// Out is the shared evidence root the tasks write into (default: out).
+	Out string `mapstructure:"out"`
+	// TrtmcQual is the trtmc-qual binary the nodes run (default: this one).
+	TrtmcQual string `mapstructure:"trtmc_qual"`
+	// CommandsDir holds sbatch, scontrol and scancel (default: PATH).
+	CommandsDir string `mapstructure:"commands_dir"`
 }
 
 // configDefaults are the values used when nothing else sets a key.
@@ -63,14 +90,45 @@ var configDefaults = map[string]any{
 	"spec_groups":                   "",
 	"allow_non_loopback":            false,
 	"allow_hardware_mismatch":       false,
+	"executor":                      "local",
+	"slurm.partition":               "",
+	"slurm.account":                 "",
+	"slurm.time_limit":              "0s",
+	"slurm.sbatch_args":             []string{},
+	"slurm.gpu_request":             "gres",
+	"slurm.cpus_per_task":           0,
+	"slurm.max_parallel":            0,
+	"slurm.poll_interval":           "15s",
+	"slurm.out":                     "",
+	"slurm.trtmc_qual":              "",
+	"slurm.commands_dir":            "",
 }
+
+// mapKeys are config keys whose value is a map: the file's keys under them
+// ("slurm.constraints.gb300") are its entries, not unknown keys.
+var mapKeys = []string{"slurm.constraints"}
 
 // pathKeys are resolved relative to the config file when they come from it.
 var pathKeys = map[string]bool{"inventory": true, "families": true, "aiperf": true, "tokenizer": true,
-	"bin_dir": true, "out": true, "spec_groups": true}
+	"bin_dir": true, "out": true, "spec_groups": true, "slurm.out": true, "slurm.trtmc_qual": true, "slurm.commands_dir": true}
 
 // flagKey maps a flag name to its config key: --aiperf-version → aiperf_version.
 func flagKey(name string) string { return strings.ReplaceAll(name, "-", "_") }
+
+// envName is a config key's environment variable: slurm.time_limit →
+// TRTMC_QUAL_SLURM_TIME_LIMIT.
+func envName(key string) string {
+	return envPrefix + "_" + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+func isMapEntry(key string) bool {
+	for _, m := range mapKeys {
+		if strings.HasPrefix(key, m+".") {
+			return true
+		}
+	}
+	return false
+}
 
 // loadConfig resolves the configuration for the command being run. getenv
 // is injected so tests can control the environment.
@@ -101,8 +159,7 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 	// Environment: TRTMC_QUAL_<KEY>. Read through getenv, not os.Getenv.
 	envSet := map[string]bool{}
 	for _, k := range v.AllKeys() {
-		name := envPrefix + "_" + strings.ToUpper(k)
-		if val := getenv(name); val != "" {
+		if val := getenv(envName(k)); val != "" {
 			envSet[k] = true
 			if !flagChanged(cmd, k) {
 				if _, isList := configDefaults[k].([]string); isList {
@@ -134,7 +191,7 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 			}
 		}
 		for _, k := range fv.AllKeys() {
-			if _, ok := configDefaults[k]; !ok {
+			if _, ok := configDefaults[k]; !ok && !isMapEntry(k) {
 				return nil, &configError{fmt.Errorf("config file %s: unknown key %q", file, k)}
 			}
 			fileKeys[k] = true
@@ -157,6 +214,11 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 	}
 	if cfg.Parallelism < 0 {
 		return nil, flagErrorf("--parallelism must be >= 0")
+	}
+	switch cfg.Executor {
+	case executorLocal, executorSlurm:
+	default:
+		return nil, &configError{fmt.Errorf("executor %q: valid values are %s, %s", cfg.Executor, executorLocal, executorSlurm)}
 	}
 	return cfg, nil
 }

@@ -28,7 +28,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -242,6 +242,8 @@ type outcome struct {
 	config string // the directory holding inventory.yaml and families.yaml
 	// session is trtmc-qual's pid, the id of the session it led.
 	session int
+	// args are the scenario's extra arguments after `run`.
+	args []string
 }
 
 // result reads OUT/<group>/<id>/result.json; it fails the test when the
@@ -343,7 +345,7 @@ func (h harness) run(t *testing.T, sc scenario, timeout time.Duration) outcome {
 	for range p.lines { // drain: the pipe must be read to EOF before Wait
 	}
 	err = cmd.Wait()
-	o := outcome{stdout: p.stdout.String(), stderr: p.stderrString(), out: sc.out, marker: marker, config: cfg, session: cmd.Process.Pid}
+	o := outcome{stdout: p.stdout.String(), stderr: p.stderrString(), out: sc.out, marker: marker, config: cfg, session: cmd.Process.Pid, args: sc.args}
 	var ee *exec.ExitError
 	switch {
 	case err == nil:

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 // matrixRow is one row of the fault matrix in docs/reliability.md: a
@@ -74,22 +76,31 @@ func matrixRows() []matrixRow {
 		// Server faults.
 		{
 			name: "server/startup-fail",
-			sc:   func(t *testing.T, h harness) scenario { return scenario{fault: "startup-fail"} },
+			sc: func(t *testing.T, h harness) scenario {
+				return scenario{fault: "startup-fail", args: []string{"--junit", filepath.Join(t.TempDir(), "junit.xml")}}
+			},
 			exit: 3, verdict: reports.VerdictError, stage: "server", code: "server_exit",
 			msg: []string{"exited with status 1", "startup_failed"},
 			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
 				assert.NoDirExists(t, filepath.Join(dir, "aiperf"), "nothing is measured against a server that never started")
 				assert.Equal(t, "skipped", stageStatus(r, "aiperf"))
 				assert.Contains(t, o.stderr, "setup failed for ref-detect-small")
+				c := junitCaseOf(t, o, "ref-detect-small")
+				require.NotNil(t, c.Error, "a row that broke is a JUnit error")
+				assert.Contains(t, c.Error.Message, "server/server_exit: ")
+				assert.Contains(t, c.Error.Message, "exited with status 1")
 			},
 		},
 		{
 			name: "server/startup-delay-within-deadline",
 			sc: func(t *testing.T, h harness) scenario {
-				return scenario{fault: "startup-delay=2", families: func(d doc) { setTimeout(d, "ref-detect", "startup", "30s") }}
+				return scenario{fault: "startup-delay=2", families: func(d doc) { setTimeout(d, "ref-detect", "startup", "30s") },
+					args: []string{"--junit", filepath.Join(t.TempDir(), "junit.xml")}}
 			},
 			exit: 0, verdict: reports.VerdictQualified,
 			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+				c := junitCaseOf(t, o, "ref-detect-small")
+				assert.True(t, c.Failure == nil && c.Error == nil && c.Skipped == nil, "the qualified row passes")
 				assert.Equal(t, 55, r.Requests.Matched)
 				for _, s := range r.Stages {
 					if s.Name == "server" {
@@ -199,11 +210,15 @@ func matrixRows() []matrixRow {
 				sc: func(t *testing.T, h harness) scenario {
 					out := filepath.Join(t.TempDir(), "out")
 					earlier = seedEarlierRun(t, out)
-					return scenario{aiperf: "/nonexistent/bin/aiperf", out: out}
+					return scenario{aiperf: "/nonexistent/bin/aiperf", out: out, args: []string{"--junit", filepath.Join(t.TempDir(), "junit.xml")}}
 				},
 				exit: 3,
 				check: func(t *testing.T, o outcome, _ reports.Result, _ string) {
 					assert.Contains(t, o.stderr, "aiperf setup: run /nonexistent/bin/aiperf --version")
+					c := junitCaseOf(t, o, "run")
+					require.NotNil(t, c.Error, "a run that could not start is one JUnit error")
+					assert.Equal(t, "exit-3", c.Error.Type)
+					assert.Contains(t, c.Error.Message, "/nonexistent/bin/aiperf")
 					assert.Equal(t, earlier, treeContents(t, o.out), "a run that cannot start leaves earlier evidence untouched")
 				},
 			}
@@ -340,4 +355,24 @@ func treeContents(t *testing.T, root string) map[string]string {
 		return err
 	}))
 	return files
+}
+
+// junitCaseOf reads the --junit file of the scenario and returns the test
+// case named name.
+func junitCaseOf(t *testing.T, o outcome, name string) junit.DocCase {
+	t.Helper()
+	i := slices.Index(o.args, "--junit")
+	require.GreaterOrEqual(t, i, 0, "the scenario passed --junit")
+	data, err := os.ReadFile(o.args[i+1])
+	require.NoError(t, err)
+	doc, err := junit.Read(data)
+	require.NoError(t, err)
+	require.Len(t, doc.Suites, 1)
+	for _, c := range doc.Suites[0].Cases {
+		if c.Name == name {
+			return c
+		}
+	}
+	t.Fatalf("no test case %q in %s", name, data)
+	return junit.DocCase{}
 }

@@ -117,15 +117,15 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		},
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &flagError{err: err} })
+	// --version prints what `trtmc-qual version` prints.
+	root.Version = f.Version
+	root.SetVersionTemplate(versionLine(f))
+	// Only --config is global; the inventory and AIPerf flags are declared
+	// by the verbs that use them (flags.go), so `version --help` and
+	// `completion --help` show nothing of run's.
 	pf := root.PersistentFlags()
 	pf.String("config", "", "config file (default ./trtmc-qual.yaml when present)")
-	pf.StringSlice("inventory", nil, "inventory YAML file(s)")
-	pf.String("families", "", "family configuration (families.yaml)")
-	pf.String("aiperf", "aiperf", "the aiperf executable")
-	pf.String("aiperf-version", "0.13.0", "the AIPerf version required")
-	pf.Bool("allow-aiperf-version-mismatch", false, "run with another AIPerf version (recorded in the evidence)")
-	pf.String("tokenizer", "", "local tokenizer directory for AIPerf chat")
-	pf.String("bin-dir", "", "directory of harness-side binaries ({bin} in family argv)")
+	_ = root.MarkPersistentFlagFilename("config", "yaml", "yml")
 
 	// The verbs, one file each (cmd_<verb>.go). Add a verb with one line here.
 	root.AddCommand(
@@ -133,6 +133,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newInventoryCmd(f),
 		newRunCmd(f, nil),
 		newReportCmd(f, nil),
+		newStatusCmd(f, nil),
 		newCICmd(f, f.Smoke, nil),
 		newDoctorCmd(f, nil),
 		newCorpusCmd(f),

@@ -46,7 +46,10 @@ func TestConfigPrecedence(t *testing.T) {
 		f := newFactory(io, func() {})
 		f.Getenv = func(k string) string { return env[k] }
 		root := newRootCmd(f)
-		root.SetArgs(append([]string{"version"}, args...))
+		// run declares the AIPerf flags; its pipeline is replaced by a no-op.
+		root.RemoveCommand(mustFind(t, root.Commands(), "run"))
+		root.AddCommand(newRunCmd(f, func(*runOptions) error { return nil }))
+		root.SetArgs(append([]string{"run", "--group", "g"}, args...))
 		require.NoError(t, root.Execute())
 		return f.Config
 	}

@@ -1,11 +1,12 @@
 package specs
 
 import (
-	"encoding/xml"
 	"fmt"
 	"io"
 	"strings"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 // Step outcomes of a CI job.
@@ -72,64 +73,6 @@ func (j *Job) Counts() (passed, failed, errored, skipped int) {
 	return
 }
 
-func (j *Job) total() time.Duration {
-	var d time.Duration
-	for _, s := range j.Steps {
-		d += s.Duration
-	}
-	return d
-}
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name       string          `xml:"name,attr"`
-	Tests      int             `xml:"tests,attr"`
-	Failures   int             `xml:"failures,attr"`
-	Errors     int             `xml:"errors,attr"`
-	Skipped    int             `xml:"skipped,attr"`
-	Time       string          `xml:"time,attr"`
-	Timestamp  string          `xml:"timestamp,attr,omitempty"`
-	Properties []junitProperty `xml:"properties>property"`
-	Cases      []junitCase     `xml:"testcase"`
-}
-
-type junitProperty struct {
-	Name  string `xml:"name,attr"`
-	Value string `xml:"value,attr"`
-}
-
-type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Error     *junitProblem `xml:"error,omitempty"`
-	Skipped   *junitSkipped `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
-}
-
-type junitProblem struct {
-	Message string `xml:"message,attr"`
-	Type    string `xml:"type,attr"`
-	Body    string `xml:",chardata"`
-}
-
-type junitSkipped struct {
-	Message string `xml:"message,attr"`
-}
-
-func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
-
 // codeType names an error code in JUnit.
 func codeType(code int) string {
 	switch code {
@@ -147,52 +90,23 @@ func codeType(code int) string {
 
 // JUnit writes the job as a JUnit XML report, one test case per step.
 func (j *Job) JUnit(w io.Writer) error {
-	_, failed, errored, skipped := j.Counts()
-	suite := junitSuite{Name: j.Name, Tests: len(j.Steps), Failures: failed, Errors: errored, Skipped: skipped,
-		Time: seconds(j.total())}
-	if !j.Started.IsZero() {
-		suite.Timestamp = j.Started.UTC().Format("2006-01-02T15:04:05")
-	}
-	for _, p := range [][2]string{{"repo", j.Repo}, {"base", j.Base}, {"base_commit", j.BaseCommit},
-		{"head", j.Head}, {"head_commit", j.HeadCommit}} {
-		if p[1] != "" {
-			suite.Properties = append(suite.Properties, junitProperty{Name: p[0], Value: p[1]})
-		}
-	}
+	suite := junit.Suite{Name: j.Name, Timestamp: j.Started, Properties: [][2]string{
+		{"repo", j.Repo}, {"base", j.Base}, {"base_commit", j.BaseCommit}, {"head", j.Head}, {"head_commit", j.HeadCommit}}}
 	for _, s := range j.Steps {
-		c := junitCase{Name: s.Name, Classname: "trtmc-qual.ci", Time: seconds(s.Duration), SystemOut: xmlSafe(s.Output)}
+		c := junit.Case{Name: s.Name, Classname: "trtmc-qual.ci", Duration: s.Duration, Message: s.Message, Output: s.Output}
 		switch s.Status {
 		case StepFailed:
-			c.Failure = &junitProblem{Message: xmlSafe(s.Message), Type: codeType(s.Code), Body: xmlSafe(s.Output)}
+			c.Status, c.Type = junit.Failed, codeType(s.Code)
 		case StepError:
-			c.Error = &junitProblem{Message: xmlSafe(s.Message), Type: codeType(s.Code), Body: xmlSafe(s.Output)}
+			c.Status, c.Type = junit.Error, codeType(s.Code)
 		case StepSkipped:
-			c.Skipped = &junitSkipped{Message: xmlSafe(s.Message)}
+			c.Status = junit.Skipped
+		default:
+			c.Status = junit.Passed
 		}
 		suite.Cases = append(suite.Cases, c)
 	}
-	doc := junitSuites{Name: j.Name, Tests: suite.Tests, Failures: failed, Errors: errored, Skipped: skipped,
-		Time: suite.Time, Suites: []junitSuite{suite}}
-	if _, err := io.WriteString(w, xml.Header); err != nil {
-		return err
-	}
-	enc := xml.NewEncoder(w)
-	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	_, err := io.WriteString(w, "\n")
-	return err
-}
-
-// xmlSafe drops characters XML 1.0 cannot hold (the encoder escapes the rest).
-func xmlSafe(s string) string {
-	return strings.Map(func(r rune) rune {
-		if r == '\t' || r == '\n' || r == '\r' || r >= 0x20 && r != 0xFFFE && r != 0xFFFF {
-			return r
-		}
-		return -1
-	}, s)
+	return junit.Write(w, j.Name, suite)
 }
 
 var statusMark = map[string]string{

@@ -2,12 +2,13 @@ package specs
 
 import (
 	"bytes"
-	"encoding/xml"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 func sampleJob() *Job {
@@ -43,8 +44,8 @@ func TestJobJUnitGolden(t *testing.T) {
 	golden(t, "ci-junit.xml", b.Bytes())
 
 	// It is well-formed XML with one test case per step.
-	var doc junitSuites
-	require.NoError(t, xml.Unmarshal(b.Bytes(), &doc))
+	doc, err := junit.Read(b.Bytes())
+	require.NoError(t, err)
 	require.Len(t, doc.Suites, 1)
 	assert.Len(t, doc.Suites[0].Cases, 4)
 	assert.Equal(t, 1, doc.Failures)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 )

@@ -70,7 +70,17 @@ type Config struct {
 	// Dataset, when set, is the written dataset: every conversation_id must
 	// map to one of its lines.
 	Dataset *Dataset
+	// GPUTelemetry is AIPerf's GPU telemetry collector: "" turns telemetry
+	// off (--no-gpu-telemetry, for CPU slots), GPUTelemetryPyNVML collects
+	// utilisation, memory and power of the host's GPUs through NVML
+	// (nvidia-ml-py, part of the pinned AIPerf environment) into the
+	// summary's telemetry_data and gpu_telemetry_export.jsonl.
+	GPUTelemetry string
 }
+
+// GPUTelemetryPyNVML is AIPerf 0.13.0's local NVML collector: no DCGM
+// exporter needed on the host.
+const GPUTelemetryPyNVML = "pynvml"
 
 // ConfigError is an invalid Config: a usage problem, not a setup one.
 type ConfigError struct{ Err error }
@@ -131,6 +141,9 @@ func (c *Config) Validate() error {
 	}
 	if _, err := extraInputsJSON(c.ExtraInputs); err != nil {
 		add("extra inputs: %v", err)
+	}
+	if c.GPUTelemetry != "" && c.GPUTelemetry != GPUTelemetryPyNVML {
+		add("gpu telemetry: %q, want %q or empty (off)", c.GPUTelemetry, GPUTelemetryPyNVML)
 	}
 	if c.Dataset != nil && len(c.Dataset.Sessions) < c.Warmup+c.Measured {
 		add("dataset: %d lines for %d warmup + %d measured requests; every request needs its own line",
@@ -196,7 +209,13 @@ func Argv(c Config) []string {
 		"--export-level", "raw",
 		"--ui-type", "none",
 		"--no-server-metrics",
-		"--no-gpu-telemetry",
+	)
+	if c.GPUTelemetry != "" {
+		argv = append(argv, "--gpu-telemetry", c.GPUTelemetry)
+	} else {
+		argv = append(argv, "--no-gpu-telemetry")
+	}
+	argv = append(argv,
 		"--request-timeout-seconds", strconv.FormatFloat(c.requestTimeout().Seconds(), 'f', -1, 64),
 	)
 	if c.EndpointType == EndpointChat && c.Tokenizer != "" {

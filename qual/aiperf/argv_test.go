@@ -121,3 +121,19 @@ func TestValidate(t *testing.T) {
 	require.Error(t, err)
 	assert.GreaterOrEqual(t, strings.Count(err.Error(), "\n"), 5, "all problems reported at once")
 }
+
+// TestArgvGPUTelemetry: a GPU slot turns AIPerf's NVML collector on in
+// place of --no-gpu-telemetry; an unknown collector is a config error.
+func TestArgvGPUTelemetry(t *testing.T) {
+	c := baseConfig(EndpointImageRetrieval)
+	c.GPUTelemetry = GPUTelemetryPyNVML
+	require.NoError(t, c.Validate())
+	joined := strings.Join(Argv(c), " ")
+	assert.Contains(t, joined, "--no-server-metrics --gpu-telemetry pynvml --request-timeout-seconds")
+	assert.NotContains(t, joined, "--no-gpu-telemetry")
+
+	c.GPUTelemetry = "dcgm"
+	err := c.Validate()
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), `gpu telemetry: "dcgm"`)
+}

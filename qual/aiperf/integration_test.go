@@ -558,3 +558,45 @@ func saveFixture(t *testing.T, e env, artifactDir, name string, ds *Dataset, run
 	require.NoError(t, os.WriteFile(filepath.Join(dst, "fixture.json"), append(b, '\n'), 0o644))
 	t.Logf("wrote fixture %s", dst)
 }
+
+// TestIntegrationGPUTelemetry runs the real AIPerf with its NVML collector
+// on. Without an NVIDIA GPU (CI, laptops) the run must still complete and
+// report no GPU; with one, the summary's telemetry_data holds GPU 0's
+// utilisation, memory and power over the profiling phase.
+func TestIntegrationGPUTelemetry(t *testing.T) {
+	e := itEnv(t)
+	t.Parallel()
+	endpoint := EndpointImageRetrieval
+	tgt := startRefserver(t, e, endpoint, "")
+	entries, err := LoadCorpus(tgt.corpus)
+	require.NoError(t, err)
+	work := t.TempDir()
+	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), endpoint, entries, itWarmup+itMeasured)
+	require.NoError(t, err)
+	cfg := itConfig(e, tgt, endpoint, ds.Path, filepath.Join(work, "artifacts"), ds)
+	cfg.GPUTelemetry = GPUTelemetryPyNVML
+	run, err := (&Driver{Runner: proc.OS{}, Stderr: testWriter{t}}).Run(context.Background(), cfg)
+	require.NoError(t, err)
+	require.Empty(t, run.Problems)
+	assert.Contains(t, strings.Join(run.Argv, " "), "--gpu-telemetry pynvml")
+	assert.NotContains(t, run.Argv, "--no-gpu-telemetry")
+	assert.Len(t, run.Phase(PhaseProfiling), itMeasured, "telemetry changes nothing of the measurement")
+	raw, err := os.ReadFile(filepath.Join(cfg.ArtifactDir, FileSummary))
+	require.NoError(t, err)
+	var top map[string]json.RawMessage
+	require.NoError(t, json.Unmarshal(raw, &top))
+	t.Logf("telemetry_data: %.600s", top["telemetry_data"])
+	if _, err := exec.LookPath("nvidia-smi"); err != nil {
+		_, ok := run.Summary.Telemetry.GPU("", 0)
+		assert.False(t, ok, "no GPU on this host, none reported")
+		return
+	}
+	g, ok := run.Summary.Telemetry.GPU("", 0)
+	require.True(t, ok, "GPU 0 in telemetry_data")
+	for _, k := range []string{"nvidia_gpu_utilization", "nvidia_memory_used", "nvidia_power_usage"} {
+		m, ok := g.Metrics[k]
+		if assert.True(t, ok, k) {
+			assert.NotNil(t, m.Avg, k)
+		}
+	}
+}

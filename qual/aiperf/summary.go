@@ -84,6 +84,70 @@ type Summary struct {
 
 	Metrics       map[string]MetricStats `json:"metrics"`
 	WarmupMetrics map[string]MetricStats `json:"warmup_metrics,omitempty"`
+	// Telemetry is telemetry_data: GPU metrics over the profiling phase
+	// (AIPerf excludes warmup), present only when GPU telemetry was on.
+	// Telemetry informs and never decides a verdict, so a block that does
+	// not parse leaves Telemetry nil and says why in TelemetryError rather
+	// than failing the summary.
+	Telemetry      *Telemetry `json:"telemetry_data,omitempty"`
+	TelemetryError string     `json:"telemetry_error,omitempty"`
+}
+
+// Telemetry is the summary's telemetry_data (AIPerf 0.13.0's
+// TelemetryExportData): per collector endpoint ("pynvml", a DCGM URL), per
+// GPU ("gpu_0", ...), metric blocks keyed nvidia_gpu_utilization (%),
+// nvidia_memory_used (GB), nvidia_power_usage (W),
+// nvidia_energy_consumption (MJ, a delta over the phase), ...
+type Telemetry struct {
+	Summary struct {
+		// EndpointsConfigured are the collectors asked for
+		// ("pynvml://localhost"); EndpointsSuccessful those that reported.
+		EndpointsConfigured []string `json:"endpoints_configured"`
+		EndpointsSuccessful []string `json:"endpoints_successful"`
+	} `json:"summary"`
+	Endpoints map[string]TelemetryEndpoint `json:"endpoints"`
+}
+
+// TelemetryEndpoint is one collector's GPUs.
+type TelemetryEndpoint struct {
+	GPUs map[string]TelemetryGPU `json:"gpus"`
+}
+
+// TelemetryGPU is one GPU's metric blocks.
+type TelemetryGPU struct {
+	Index    int                    `json:"gpu_index"`
+	Name     string                 `json:"gpu_name"`
+	UUID     string                 `json:"gpu_uuid"`
+	Hostname string                 `json:"hostname"`
+	Metrics  map[string]MetricStats `json:"metrics"`
+}
+
+// GPU finds a GPU of the telemetry by UUID (when given) or index, over
+// every collector endpoint, in sorted endpoint order.
+func (t *Telemetry) GPU(uuid string, index int) (TelemetryGPU, bool) {
+	if t == nil {
+		return TelemetryGPU{}, false
+	}
+	names := make([]string, 0, len(t.Endpoints))
+	for n := range t.Endpoints {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		gpus := t.Endpoints[n].GPUs
+		keys := make([]string, 0, len(gpus))
+		for k := range gpus {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			g := gpus[k]
+			if uuid != "" && g.UUID == uuid || uuid == "" && g.Index == index {
+				return g, true
+			}
+		}
+	}
+	return TelemetryGPU{}, false
 }
 
 // Metric looks up a profiling-phase metric block by tag.
@@ -180,6 +244,14 @@ func parseSummary(path string, data []byte) (*Summary, error) {
 	}
 	if s.AIPerfVersion == "" {
 		return nil, &ParseError{File: path, Field: "aiperf_version", Err: errors.New("empty")}
+	}
+	if raw, ok := top["telemetry_data"]; ok && !bytes.Equal(raw, []byte("null")) {
+		var t Telemetry
+		if err := json.Unmarshal(raw, &t); err != nil {
+			s.TelemetryError = fmt.Sprintf("%s: telemetry_data: %v", path, err)
+		} else {
+			s.Telemetry = &t
+		}
 	}
 	s.InputConfig = top["input_config"]
 	s.RunInfo = top["run_info"]

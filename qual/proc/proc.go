@@ -150,8 +150,8 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	}
 	cmd.Stderr = io.MultiWriter(&drainWriter{w: orDiscard(s.Stderr), err: outErr}, tail)
 	// Own process group, so one signal reaches the child and everything it
-	// forked; Pdeathsig so the child dies if the harness is killed with -9.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// forked; on Linux also a parent-death signal (sysproc_linux.go).
+	cmd.SysProcAttr = sysProcAttr()
 	// A pipe held open by a grandchild must not block Wait forever.
 	cmd.WaitDelay = s.Grace
 	start := time.Now()

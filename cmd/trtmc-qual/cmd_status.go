@@ -1,0 +1,178 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+type statusOptions struct {
+	IO     *IOStreams
+	Out    string
+	Groups []string
+	Wait   bool
+	Format string
+}
+
+func newStatusCmd(f *factory, runF func(*statusOptions) error) *cobra.Command {
+	opts := &statusOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "status [--out DIR] [--group G] [--wait]",
+		Short: "Show (and collect) what a Slurm submission of run --executor slurm has done",
+		Long: `Show the Slurm tasks a ` + "`run --executor slurm`" + ` submitted into an evidence root
+(typically with --detach): one line per profile with its Slurm task, Slurm's
+state, the node and the row's verdict once the task has ended.
+
+status settles what ended exactly as the attached driver would: a task that
+ended the way a run ends keeps the row it wrote; one that failed, timed out,
+was preempted, cancelled or lost its node gets an error row naming the Slurm
+job, state and reason; one that never started gets a not-run row. Once every
+task has ended it writes OUT/<group>/results.*, as the driver does, so
+` + "`trtmc-qual report`" + ` reads the same evidence. --wait follows the tasks until
+every one has ended (Ctrl-C stops watching; it never cancels the job).
+
+Exit status: 0 while tasks are still queued or running, or when every row is
+qualified; 1 when every task has ended and a row is not qualified; 2 when the
+evidence root has no Slurm submission; 3 when Slurm cannot be asked; 130 when
+interrupted.`,
+		Example: `  # after run --detach
+  trtmc-qual status --out /lustre/qual/out
+  trtmc-qual status --out /lustre/qual/out --group vlm --wait && trtmc-qual report --from /lustre/qual/out --group vlm`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := checkFormatFlag(cmd); err != nil {
+				return err
+			}
+			opts.Out = f.Config.Out
+			if f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
+				opts.Out = f.Config.Slurm.Out
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStatus(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.String("out", "out", "evidence root of the submission (default: slurm.out, else out)")
+	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group submitted into --out)")
+	fl.BoolVar(&opts.Wait, "wait", false, "follow the tasks until every one has ended")
+	addFormatFlag(cmd, &opts.Format, "table", "table", "json")
+	_ = cmd.MarkFlagDirname("out")
+	return cmd
+}
+
+// statusRow is one task of `status --format json`.
+type statusRow struct {
+	Group    string `json:"group"`
+	Profile  string `json:"profile"`
+	Task     string `json:"slurm_task"`
+	Adopted  bool   `json:"adopted,omitempty"`
+	State    string `json:"state"`
+	Reason   string `json:"reason,omitempty"`
+	ExitCode string `json:"exit_code,omitempty"`
+	Node     string `json:"node,omitempty"`
+	Verdict  string `json:"verdict,omitempty"`
+}
+
+func runStatus(cmd *cobra.Command, f *factory, opts *statusOptions) error {
+	ctx := cmd.Context()
+	groups := opts.Groups
+	if len(groups) == 0 {
+		var err error
+		if groups, err = slurm.RecordedGroups(opts.Out); err != nil {
+			return err
+		}
+		if len(groups) == 0 {
+			return withCode(exitUsage, fmt.Errorf("no Slurm submission recorded under %s (run --executor slurm writes %s/.slurm/<group>/job.json)", opts.Out, opts.Out))
+		}
+	}
+	var rows []statusRow
+	var results []*reports.Result
+	done := true
+	var firstErr error
+	for _, g := range groups {
+		gs, err := slurm.Status(ctx, slurm.StatusOptions{Runner: f.Runner, CommandsDir: f.Config.Slurm.CommandsDir,
+			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: f.Config.Slurm.PollInterval, Log: f.IO.ErrOut, Now: f.Now})
+		if errors.Is(err, slurm.ErrNoRecord) {
+			return withCode(exitUsage, err)
+		}
+		if gs == nil {
+			return err
+		}
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
+		done = done && gs.Done
+		for _, t := range gs.Tasks {
+			r := statusRow{Group: g, Profile: t.Ref.Profile, Task: t.Ref.ID(), Adopted: t.Ref.Adopted, State: "UNKNOWN"}
+			if t.State != nil {
+				r.State, r.Reason, r.ExitCode, r.Node = t.State.State, t.State.Reason, t.State.ExitCode, t.State.Node
+			} else if t.Row != nil {
+				r.State = "GONE"
+			}
+			if t.Row != nil {
+				r.Verdict = t.Row.Verdict
+				results = append(results, t.Row)
+			}
+			rows = append(rows, r)
+		}
+	}
+	if err := printStatus(f.IO, rows, opts.Format); err != nil {
+		return err
+	}
+	if firstErr != nil {
+		return firstErr
+	}
+	if !done {
+		fmt.Fprintln(f.IO.ErrOut, "status: tasks are still queued or running; --wait follows them to their end")
+		return nil
+	}
+	return runVerdictError(results)
+}
+
+func printStatus(io *IOStreams, rows []statusRow, format string) error {
+	if format == "json" {
+		if rows == nil {
+			rows = []statusRow{}
+		}
+		enc := json.NewEncoder(io.Out)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rows)
+	}
+	w := tabwriter.NewWriter(io.Out, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(w, "GROUP\tPROFILE\tSLURM TASK\tSTATE\tNODE\tVERDICT")
+	for _, r := range rows {
+		state := r.State
+		var extra []string
+		if r.Reason != "" && r.Reason != "None" {
+			extra = append(extra, r.Reason)
+		}
+		if r.ExitCode != "" && r.ExitCode != "0:0" {
+			extra = append(extra, "exit "+r.ExitCode)
+		}
+		if len(extra) > 0 {
+			state += " (" + strings.Join(extra, ", ") + ")"
+		}
+		task := r.Task
+		if r.Adopted {
+			task += " (adopted)"
+		}
+		fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\t%s\n", r.Group, r.Profile, task, state, dash(r.Node), dash(r.Verdict))
+	}
+	return w.Flush()
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,161 @@
+package qual
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// Executor runs the selected checkpoints of a group somewhere — on this
+// host (Local) or spread over a cluster (qual/slurm) — and returns when
+// every selected profile has its row under Out/<group>/ and the group
+// tables are written. Whatever runs a checkpoint runs it through Run, the
+// same pipeline, so a row is a row wherever it ran. A qualification outcome
+// (failed rows) is not an error; the error is for setup problems, I/O
+// failures and interruption, as for Run.
+type Executor interface {
+	Run(ctx context.Context, opts Options) (*Outcome, error)
+}
+
+// Local runs every checkpoint on this host, each on its own GPUs (tp x cp
+// of the pool) or CPU slot.
+type Local struct{}
+
+// Run implements Executor.
+func (Local) Run(ctx context.Context, opts Options) (*Outcome, error) { return Run(ctx, opts) }
+
+// Prepared is a group run checked and set up for an executor that runs its
+// checkpoints elsewhere: the profiles are selected, AIPerf is checked and
+// the inventory snapshot is written, as Run does before its first
+// checkpoint.
+type Prepared struct {
+	Group *inventory.Group
+	// Profiles are the selected profiles, in inventory order.
+	Profiles []*inventory.Profile
+	env      *groupEnv
+}
+
+// Prepare selects, checks and sets up a group run (see Prepared).
+func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	return prepare(ctx, opts)
+}
+
+// Excluded writes an excluded profile's row, as Run does.
+func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
+	return p.env.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
+}
+
+// RunKey is the run key this run gives the profile's row.
+func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
+	return p.env.newCheckpointRun(prof, Slot{Name: "none"}, placement{}).runKey()
+}
+
+// Finished returns the profile's finished (qualified or failed) result when
+// its run key equals the one this run would have: what --resume skips.
+func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
+	cr := p.env.newCheckpointRun(prof, Slot{Name: "none"}, placement{})
+	key, err := cr.runKey()
+	if err != nil {
+		return nil, false
+	}
+	return cr.finishedWithKey(key)
+}
+
+// WriteTables writes OUT/<group>/results.* from the stored evidence, as
+// Run does at its end.
+func (p *Prepared) WriteTables() error {
+	return writeGroupTables(p.env.opts.Out, p.env.opts.Group)
+}
+
+// WriteGroupTables writes OUT/<group>/results.* from the stored evidence
+// (the same code Run and `trtmc-qual report` use).
+func WriteGroupTables(out, group string) error { return writeGroupTables(out, group) }
+
+// BaseResult is the row of a profile before anything ran: its identity
+// from the inventory, the expected request counts of the workload (nil:
+// unknown), no verdict yet. Every row the pipeline writes starts from it,
+// and so does a row an executor writes for a checkpoint that left none.
+func BaseResult(group string, w *inventory.Workload, p *inventory.Profile) reports.Result {
+	r := reports.Result{
+		Schema: reports.ResultSchema, Group: group, Profile: p.ID, Checkpoint: p.Checkpoint,
+		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
+		Precision: p.Precision, Parallelism: p.Parallelism.String(),
+		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
+		Provenance: reports.Provenance{InventoryEntrySHA256: profileDigest(p), SourceCommit: p.SourceCommit,
+			Commands: []reports.Command{}},
+	}
+	if w != nil {
+		r.Endpoint = w.EndpointType
+		r.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
+		r.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
+		r.Requests = reports.Counts{Expected: w.Warmup + w.Measured}
+	}
+	return r
+}
+
+// WriteRow writes a row an executor made for a checkpoint that left none
+// (or whose own row it amends) into OUT/<group>/<profile>/result.json,
+// atomically. With setAside, earlier evidence in that directory is set
+// aside first, as a new run of the checkpoint would.
+func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time) error {
+	dir := filepath.Join(out, r.Group, r.Profile)
+	if setAside {
+		if _, err := os.Stat(dir); err == nil {
+			t := now().UTC()
+			aside := dir + "." + t.Format("20060102T150405Z")
+			for i := 1; exists(aside); i++ {
+				aside = dir + "." + t.Add(time.Duration(i)*time.Second).Format("20060102T150405Z")
+			}
+			if err := os.Rename(dir, aside); err != nil {
+				return fmt.Errorf("set earlier evidence aside: %w", err)
+			}
+		}
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return evidence.WriteJSON(filepath.Join(dir, fileResult), r)
+}
+
+// ReadRow reads OUT/<group>/<profile>/result.json; (nil, nil) when there is
+// none.
+func ReadRow(out, group, profile string) (*reports.Result, error) {
+	path := filepath.Join(out, group, profile, fileResult)
+	if _, err := os.Stat(path); os.IsNotExist(err) {
+		return nil, nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return reports.DecodeResult(path, data, group, profile)
+}
+
+// timeLimitSlack covers what no stage deadline bounds: the AIPerf version
+// check, reading and joining, writing evidence.
+const timeLimitSlack = 5 * time.Minute
+
+// TimeLimit is the longest a checkpoint of the family can take when every
+// stage runs to its deadline (preparing a missing bundle and corpus, server
+// start-up, correctness, AIPerf, stopping, the native runner), plus a slack
+// for the work no deadline bounds. A scheduler's time limit for one
+// checkpoint is this, so a task is never killed while the pipeline would
+// still wait on a stage.
+func TimeLimit(f *families.Family) time.Duration {
+	var t families.Timeouts
+	if f != nil {
+		t = f.Timeouts
+	}
+	return 2*defaultPrepareTimeout + t.Startup.Or(defaultStartupTimeout) + t.Correctness.Or(defaultCorrectnessTimeout) +
+		t.AIPerf.Or(defaultAIPerfTimeout) + t.Stop.Or(defaultStopGrace) + t.Native.Or(defaultNativeTimeout) + timeLimitSlack
+}

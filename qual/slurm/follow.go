@@ -1,0 +1,369 @@
+package slurm
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// Reason codes of the rows the driver writes for tasks that left none of
+// their own (stage "slurm").
+const (
+	StageSlurm = "slurm"
+	// CodeNotStarted: the task never started (cancelled while queued).
+	CodeNotStarted = "slurm_not_started"
+	// CodeTaskEnded: the task ended without a row of its own, or in a
+	// state that voids the row it left (timeout, preemption, node failure,
+	// cancellation, a failure of the harness itself); the message names the
+	// job, state, reason and exit code.
+	CodeTaskEnded = "slurm_task_ended"
+	// CodeLost: Slurm no longer knows the task and it left no row.
+	CodeLost = "slurm_task_lost"
+	// CodeInterrupted: the driver was interrupted and cancelled the task.
+	CodeInterrupted = "interrupted"
+)
+
+// How long the driver waits, after cancelling its tasks, for Slurm to
+// report every one of them ended (SIGTERM, the harness's own grace for
+// AIPerf and the server, then Slurm's KillWait).
+const cancelWait = 3 * time.Minute
+
+// maxPollFailures is how many polls in a row may fail (slurmctld
+// restarting, a network blip) before the driver gives up following.
+const maxPollFailures = 10
+
+// Follower follows a recorded submission's tasks until each has ended and
+// has a row: the task's own when it ended as a run ends, otherwise one the
+// follower writes (error, interrupted or not-run, naming the Slurm job).
+// The driver of `run --executor slurm` and `trtmc-qual status` both use it.
+type Follower struct {
+	Runner      proc.Runner
+	CommandsDir string
+	Record      *Record
+	// Profiles are the group's inventory profiles, for the rows written
+	// for tasks that left none.
+	Profiles map[string]*inventory.Profile
+	Log      io.Writer
+	Now      func() time.Time
+	Poll     time.Duration
+	Wait     func(ctx context.Context, d time.Duration) error
+	// CancelOnInterrupt cancels the unfinished tasks when ctx ends (the
+	// driver); otherwise an interrupted follower just stops watching.
+	CancelOnInterrupt bool
+	// Watch follows until every task has ended; otherwise Follow makes
+	// one pass.
+	Watch bool
+
+	// States are the last states seen, by task id (after Follow).
+	States map[string]TaskState
+	// Pending counts the tasks not yet ended after Follow.
+	Pending int
+}
+
+type followed struct {
+	ref     TaskRef
+	last    string
+	settled *reports.Result
+}
+
+// Follow polls the tasks, prints one line per task state change, settles
+// each ended task and returns the rows settled, by profile. With Watch it
+// returns when every task has ended; when ctx ends first it cancels the
+// unfinished tasks (CancelOnInterrupt), waits for Slurm to end them, writes
+// their rows and returns ctx's error.
+func (f *Follower) Follow(ctx context.Context) (map[string]*reports.Result, error) {
+	if f.Now == nil {
+		f.Now = time.Now
+	}
+	if f.Log == nil {
+		f.Log = io.Discard
+	}
+	if f.Wait == nil {
+		f.Wait = sleep
+	}
+	if f.Poll <= 0 {
+		f.Poll = DefaultPollInterval
+	}
+	cl := client{runner: f.Runner, dir: f.CommandsDir}
+	tasks := make([]*followed, len(f.Record.Tasks))
+	for i, t := range f.Record.Tasks {
+		tasks[i] = &followed{ref: t}
+	}
+	f.States = map[string]TaskState{}
+	failures := 0
+	for {
+		states, err := queryStates(ctx, cl, f.Record.Tasks)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return f.interrupted(ctx, cl, tasks)
+		case err != nil:
+			failures++
+			logf(f.Log, "slurm: polling the tasks failed (%d in a row): %v", failures, err)
+			if failures >= maxPollFailures || !f.Watch {
+				f.Pending = countPending(tasks)
+				return collect(tasks), &qual.SetupError{Err: fmt.Errorf("cannot follow the Slurm tasks of group %s: %w; they may still run: "+
+					"`trtmc-qual status --out %s --group %s --wait` picks them up", f.Record.Group, err, f.Record.Out, f.Record.Group)}
+			}
+		default:
+			failures = 0
+			f.step(tasks, states, false)
+		}
+		f.Pending = countPending(tasks)
+		if f.Pending == 0 || !f.Watch {
+			return collect(tasks), nil
+		}
+		if err := f.Wait(ctx, f.Poll); err != nil {
+			return f.interrupted(ctx, cl, tasks)
+		}
+	}
+}
+
+// step records the states seen and settles the tasks that ended.
+func (f *Follower) step(tasks []*followed, states map[string]TaskState, cancelled bool) {
+	for _, t := range tasks {
+		if t.settled != nil {
+			continue
+		}
+		st, known := states[t.ref.ID()]
+		if !known {
+			t.settled = f.settle(t.ref, nil, cancelled)
+			continue
+		}
+		f.States[t.ref.ID()] = st
+		if d := st.Describe(); d != t.last {
+			t.last = d
+			if !st.Terminal() {
+				logf(f.Log, "slurm %s %s: %s", t.ref.ID(), t.ref.Profile, d)
+			}
+		}
+		if st.Terminal() {
+			t.settled = f.settle(t.ref, &st, cancelled)
+		}
+	}
+}
+
+// interrupted cancels the unfinished tasks (when the follower owns them),
+// waits for Slurm to end them and settles them.
+func (f *Follower) interrupted(ctx context.Context, cl client, tasks []*followed) (map[string]*reports.Result, error) {
+	f.Pending = countPending(tasks)
+	if !f.CancelOnInterrupt || f.Pending == 0 {
+		return collect(tasks), ctx.Err()
+	}
+	bg, cancel := context.WithTimeout(context.WithoutCancel(ctx), cancelWait)
+	defer cancel()
+	var ids []string
+	for _, t := range tasks {
+		if t.settled == nil {
+			ids = append(ids, t.ref.ID())
+		}
+	}
+	logf(f.Log, "slurm: interrupted: cancelling %d task(s): scancel %s", len(ids), strings.Join(ids, " "))
+	if err := cl.cancel(bg, ids); err != nil {
+		logf(f.Log, "slurm: scancel failed: %v", err)
+	}
+	poll := min(f.Poll, 2*time.Second)
+	for {
+		states, err := queryStates(bg, cl, f.Record.Tasks)
+		if err == nil {
+			f.step(tasks, states, true)
+		}
+		f.Pending = countPending(tasks)
+		if f.Pending == 0 {
+			break
+		}
+		if bg.Err() != nil || f.Wait(bg, poll) != nil {
+			logf(f.Log, "slurm: %d task(s) still not ended %s after scancel: check `squeue --me`", f.Pending, cancelWait)
+			break
+		}
+	}
+	return collect(tasks), ctx.Err()
+}
+
+func countPending(tasks []*followed) int {
+	n := 0
+	for _, t := range tasks {
+		if t.settled == nil {
+			n++
+		}
+	}
+	return n
+}
+
+func collect(tasks []*followed) map[string]*reports.Result {
+	out := map[string]*reports.Result{}
+	for _, t := range tasks {
+		if t.settled != nil {
+			out[t.ref.Profile] = t.settled
+		}
+	}
+	return out
+}
+
+// rowStands reports whether a task ended the way a `trtmc-qual run` ends:
+// exit 0 (every row qualified), 1 (a row failed or broke) or 3 (a setup
+// error, recorded in the row). Then the row the task wrote is the row.
+// Anything else — cancelled, timed out, preempted, a node failure, killed,
+// exit 2, 4 or 130 — leaves no row that can be trusted as it is.
+func rowStands(st TaskState) bool {
+	switch st.State {
+	case "COMPLETED":
+		return true
+	case "FAILED":
+		code, sig := exitCode(st.ExitCode)
+		return st.Reason == "NonZeroExitCode" && sig == 0 && (code == 1 || code == 3)
+	}
+	return false
+}
+
+// exitCode splits Slurm's "code:signal".
+func exitCode(s string) (code, sig int) {
+	a, b, _ := strings.Cut(s, ":")
+	code, _ = strconv.Atoi(a)
+	sig, _ = strconv.Atoi(b)
+	return code, sig
+}
+
+// settle returns the task's row: its own when it stands, else one written
+// here. st is nil when Slurm no longer knows the task.
+func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Result {
+	rec := f.Record
+	own, readErr := qual.ReadRow(rec.Out, rec.Group, t.Profile)
+	isOwn := own != nil && own.Provenance.Slurm != nil && own.Provenance.Slurm.JobID == t.ID()
+	switch {
+	case st != nil && rowStands(*st) && isOwn:
+		logf(f.Log, "slurm %s %s: %s -> %s", t.ID(), t.Profile, st.Describe(), own.Verdict)
+		return own
+	case st == nil && isOwn:
+		logf(f.Log, "slurm %s %s: no longer known to Slurm; its row stands -> %s", t.ID(), t.Profile, own.Verdict)
+		return own
+	}
+
+	var r reports.Result
+	if isOwn {
+		r = *own
+		r.Reasons = append([]reports.Reason(nil), own.Reasons...)
+	} else {
+		p := f.Profiles[t.Profile]
+		if p == nil {
+			p = &inventory.Profile{ID: t.Profile}
+		}
+		w := rec.Workload
+		r = qual.BaseResult(rec.Group, &w, p)
+		r.StartedAt = f.Now().UTC()
+		r.Provenance.Slurm = &reports.SlurmTask{JobID: t.ID(), ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
+	}
+	sl := *r.Provenance.Slurm
+	r.Provenance.Slurm = &sl
+	if st != nil {
+		sl.State, sl.Reason, sl.ExitCode = st.State, st.Reason, st.ExitCode
+		if sl.Node == "" {
+			sl.Node = st.Node
+		}
+	}
+	r.EndedAt = f.Now().UTC()
+	logRef := f.logRef(t)
+
+	var reason reports.Reason
+	switch {
+	case st != nil && !st.Started():
+		r.Verdict = reports.VerdictNotRun
+		reason = reports.Reason{Stage: StageSlurm, Code: CodeNotStarted,
+			Message: fmt.Sprintf("Slurm job %s never started: %s", t.ID(), st.Describe())}
+	case st == nil:
+		r.Verdict = reports.VerdictError
+		reason = reports.Reason{Stage: StageSlurm, Code: CodeLost,
+			Message: fmt.Sprintf("Slurm no longer knows job %s (purged after it ended?) and it left no row of its own%s", t.ID(), logRef)}
+	case cancelled:
+		r.Verdict = reports.VerdictInterrupted
+		reason = reports.Reason{Stage: StageSlurm, Code: CodeInterrupted,
+			Message: fmt.Sprintf("the driver was interrupted and cancelled Slurm job %s while it ran: %s%s", t.ID(), st.Describe(), logRef)}
+	default:
+		r.Verdict = reports.VerdictError
+		what := "left no row of its own"
+		if isOwn {
+			what = "so its row (" + own.Verdict + ") cannot stand"
+		} else if readErr != nil {
+			what = "left no readable row (" + readErr.Error() + ")"
+		}
+		reason = reports.Reason{Stage: StageSlurm, Code: CodeTaskEnded,
+			Message: fmt.Sprintf("Slurm job %s ended %s and %s%s", t.ID(), st.Describe(), what, logRef)}
+	}
+	r.Reasons = append([]reports.Reason{reason}, r.Reasons...)
+	// An earlier run's row in the directory is set aside, never
+	// overwritten; the task's partial evidence (no row) is kept.
+	setAside := own != nil && !isOwn || readErr != nil
+	if err := qual.WriteRow(rec.Out, &r, setAside, f.Now); err != nil {
+		r.Reasons = append(r.Reasons, reports.Reason{Stage: "report", Code: "write_failed", Message: err.Error()})
+		logf(f.Log, "slurm %s %s: cannot write its row: %v", t.ID(), t.Profile, err)
+	}
+	state := "gone from Slurm"
+	if st != nil {
+		state = st.Describe()
+	}
+	logf(f.Log, "slurm %s %s: %s -> %s (%s)", t.ID(), t.Profile, state, r.Verdict, reason.Code)
+	return &r
+}
+
+// logRef points at the task's log and quotes its last lines.
+func (f *Follower) logRef(t TaskRef) string {
+	path := TaskLog(f.Record.Out, f.Record.Group, t)
+	rel, err := filepath.Rel(f.Record.Out, path)
+	if err != nil {
+		rel = path
+	}
+	s := "; task log " + rel
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s + " (none)"
+	}
+	if tail := lastLines(data, 5); tail != "" {
+		s += "; last lines:\n" + tail
+	}
+	return s
+}
+
+func lastLines(data []byte, n int) string {
+	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	var out []string
+	for _, l := range lines {
+		if s := strings.TrimSpace(string(l)); s != "" {
+			if len(s) > 300 {
+				s = s[:300] + "..."
+			}
+			out = append(out, "    "+s)
+		}
+	}
+	return strings.Join(out, "\n")
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,74 @@
+package reports
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/internal/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/junit"
+)
+
+// TestJUnitOneCasePerProfile: the vlm evidence holds every kind of row;
+// each profile is one test case and only a qualified row passes.
+func TestJUnitOneCasePerProfile(t *testing.T) {
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	var b bytes.Buffer
+	require.NoError(t, g.JUnit(&b))
+	golden.Assert(t, "vlm.junit.xml", b.Bytes())
+
+	doc, err := junit.Read(b.Bytes())
+	require.NoError(t, err)
+	require.Len(t, doc.Suites, 1)
+	cases := doc.Suites[0].Cases
+	require.Len(t, cases, len(g.Rows), "one test case per profile")
+	for i, row := range g.Rows {
+		c := cases[i]
+		assert.Equal(t, row.Profile, c.Name)
+		passed := c.Failure == nil && c.Error == nil && c.Skipped == nil
+		qualified := row.Result != nil && row.Result.Verdict == VerdictQualified
+		assert.Equal(t, qualified, passed, "%s: only a qualified row passes (verdict %s)", row.Profile, row.Verdict)
+		if row.Result != nil && (row.Result.Verdict == VerdictFailed || row.Result.Verdict == VerdictError) {
+			problem := c.Failure
+			if problem == nil {
+				problem = c.Error
+			}
+			require.NotNil(t, problem, row.Profile)
+			for _, r := range row.Result.Reasons {
+				assert.Contains(t, problem.Message, r.Message, "%s: the failure message is the row's reasons", row.Profile)
+			}
+		}
+		if row.Status == StatusExcluded {
+			require.NotNil(t, c.Skipped, row.Profile)
+			assert.NotEmpty(t, strings.TrimPrefix(c.Skipped.Message, "excluded"), "%s: skipped with its reason", row.Profile)
+		}
+	}
+}
+
+// TestJUnitNeverPassesWhatDidNotQualify breaks rows on purpose: a result
+// with any verdict but qualified, or none at all, never becomes a pass.
+func TestJUnitNeverPassesWhatDidNotQualify(t *testing.T) {
+	for _, verdict := range []string{VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, "", "QUALIFIED", "bogus"} {
+		g := &GroupReport{Group: "g", Rows: []Row{{Profile: "p", Kind: "normal", Result: &Result{Verdict: verdict}}}}
+		var b bytes.Buffer
+		require.NoError(t, g.JUnit(&b))
+		doc, err := junit.Read(b.Bytes())
+		require.NoError(t, err)
+		c := doc.Suites[0].Cases[0]
+		assert.False(t, c.Failure == nil && c.Error == nil && c.Skipped == nil, "verdict %q passed", verdict)
+		if c.Failure != nil || c.Error != nil {
+			assert.Contains(t, b.String(), "no reason recorded", "verdict %q", verdict)
+		}
+	}
+	g := &GroupReport{Group: "g", Rows: []Row{{Profile: "p", Status: StatusNotRun, Note: "no result.json"}}}
+	var b bytes.Buffer
+	require.NoError(t, g.JUnit(&b))
+	doc, err := junit.Read(b.Bytes())
+	require.NoError(t, err)
+	require.NotNil(t, doc.Suites[0].Cases[0].Skipped)
+	assert.Equal(t, "not-run: no result.json", doc.Suites[0].Cases[0].Skipped.Message)
+}

@@ -1,0 +1,24 @@
+package reports
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// A not-run row (e.g. a Slurm task cancelled while queued) loads, keeps its
+// verdict through Judge and shows as not-run with its reason, never as
+// qualified.
+func TestNotRunVerdict(t *testing.T) {
+	r := Result{Schema: ResultSchema, Group: "g", Profile: "p", Verdict: VerdictNotRun,
+		Reasons: []Reason{{Stage: "slurm", Code: "slurm_not_started", Message: "Slurm job 5_1 never started: CANCELLED"}}}
+	Judge(&r)
+	assert.Equal(t, VerdictNotRun, r.Verdict)
+	_, err := DecodeResult("result.json", []byte(`{"schema":"trtmc-qual/result/v1","group":"g","profile":"p","verdict":"not-run"}`), "g", "p")
+	require.NoError(t, err)
+	status, note := statusFor(nil, &r)
+	assert.Equal(t, StatusNotRun, status)
+	assert.Equal(t, "Slurm job 5_1 never started: CANCELLED", note)
+	assert.True(t, blocking(status))
+}
