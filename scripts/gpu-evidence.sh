@@ -96,7 +96,8 @@ note "host: $ngpu GPU(s) [$(nvidia-smi --query-gpu=index,name,uuid,driver_versio
 note "python3: $(python3 -c 'import sys, torch; print(sys.version.split()[0], "torch", torch.__version__, "cuda", torch.version.cuda, "devices", torch.cuda.device_count())' 2>&1 | tail -1)"
 [ "$ngpu" -ge 1 ] || { note "FAIL: no GPU listed by nvidia-smi"; fail=1; exit 1; }
 mkdir -p "$W/tools"
-tar -xzf "$pack/tools.tar.gz" -C "$W/tools" || { note "FAIL: cannot unpack $pack/tools.tar.gz"; fail=1; exit 1; }
+python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$pack/tools.tar.xz" "$W/tools" ||
+  { note "FAIL: cannot unpack $pack/tools.tar.xz"; fail=1; exit 1; }
 if [ -n "${GPU_EVIDENCE_AIPERF:-}" ]; then
   aiperf=$GPU_EVIDENCE_AIPERF
 else

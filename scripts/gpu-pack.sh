@@ -3,7 +3,7 @@
 # H200 machine that the repository's tracked files do not hold, under DIR
 # (git-ignored; carried with the device tool's `carry`), in under 60 MiB:
 #
-#   DIR/tools.tar.gz   bin/trtmc-qual and bin/trtmc-refserver built stripped
+#   DIR/tools.tar.xz   bin/trtmc-qual and bin/trtmc-refserver built stripped
 #                      (-trimpath -ldflags "-s -w") for linux/amd64, and the
 #                      local tokenizer AIPerf's chat endpoint needs (.venv/tokenizer)
 #   DIR/wheels/*.whl   the cp312 manylinux wheels of aiperf==0.13.0 and its
@@ -32,8 +32,13 @@ c=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$v -X main.commit=$c" \
   -o "$stage/bin/" ./cmd/trtmc-qual ./cmd/trtmc-refserver
 cp -r .venv/tokenizer "$stage/tokenizer"
-tar -C "$stage" -czf "$dir/tools.tar.gz" bin tokenizer
-say "tools.tar.gz: $(du -k "$dir/tools.tar.gz" | cut -f1) KiB (binaries $(du -sk "$stage/bin" | cut -f1) KiB unpacked)"
+# xz through Python's tarfile (lzma is in the standard library; the GPU
+# machine need not have an xz binary): half the size of gzip here.
+python3 -c 'import sys, tarfile
+with tarfile.open(sys.argv[1], "w:xz", preset=9) as t:
+    for name in ("bin", "tokenizer"):
+        t.add(sys.argv[2] + "/" + name, arcname=name)' "$dir/tools.tar.xz" "$stage"
+say "tools.tar.xz: $(du -k "$dir/tools.tar.xz" | cut -f1) KiB (binaries $(du -sk "$stage/bin" | cut -f1) KiB unpacked)"
 
 say "downloading aiperf==$version and its dependencies as cp312 manylinux wheels"
 py=${PYTHON:-python3}
