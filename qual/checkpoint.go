@@ -1,8 +1,6 @@
 package qual
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -37,8 +35,6 @@ const (
 // Evidence file names inside a checkpoint's directory.
 const (
 	fileResult      = "result.json"
-	fileManifest    = "manifest.json"
-	fileJoined      = "joined.jsonl"
 	fileServerLog   = "server.log"
 	fileRecords     = "server_records.jsonl"
 	fileCorrectness = "correctness.json"
@@ -82,8 +78,6 @@ type checkpointRun struct {
 	preexisting map[int]bool
 	dataset     *aiperf.Dataset
 	run         *aiperf.Run
-	native      []NativeAnswer
-	records     []ServerRecord
 	stageErr    error // the first stage that broke
 	// childMS is the time spent inside child processes so far, for the
 	// harness-overhead figure (result.json stages[].child_ms).
@@ -100,19 +94,21 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
-	cr.res.Command = cr.red.String(o.Command + " --only " + p.ID)
+	cr.res.Command = cr.red.String(o.Command + " --only " + evidence.ShellQuote(p.ID))
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
+		cr.res.Answers = semantics(cr.family)
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
+	prov.AIPerfVersionRequired = o.AIPerfVersion
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {
 		prov.HardwareMismatch = pl.mismatch
-		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: CodeHardwareMismatchAllowed,
+		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeHardwareMismatchAllowed,
 			Message: pl.mismatch + "; run anyway (--allow-hardware-mismatch), so the row cannot qualify"})
 	}
 	if e.aiperf.MismatchAllowed {
@@ -127,8 +123,8 @@ func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
 func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
 	cr := e.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
-		cr.res.Verdict = reports.VerdictExcluded
 		cr.res.Exclusion = p.Exclusion.Reason
+		reports.Judge(&cr.res)
 		cr.res.EndedAt = cr.now()
 		e.logf("%s: excluded: %s", p.ID, p.Exclusion.Reason)
 		// An earlier excluded result is replaced; real evidence is set aside.
@@ -149,8 +145,8 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		}
 	}
 	if err := cr.prepareDir(); err != nil {
-		cr.fail("preflight", "evidence_dir", err)
-		cr.res.Verdict = reports.VerdictError
+		cr.fail("preflight", reports.CodeEvidenceDir, err)
+		reports.Judge(&cr.res)
 		cr.res.EndedAt = cr.now()
 		return &cr.res
 	}
@@ -176,8 +172,8 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	cr.finish(ctx)
 	if err := cr.writeResult(); err != nil {
 		e.logf("%s: cannot write result: %v", p.ID, err)
-		cr.res.Verdict = reports.VerdictError
-		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "report", Code: "write_failed", Message: err.Error()})
+		cr.fail("report", reports.CodeWriteFailed, err)
+		reports.Judge(&cr.res)
 	}
 	e.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
 	return &cr.res
@@ -190,26 +186,26 @@ func (cr *checkpointRun) stage(name string, fn func() error) {
 	start := time.Now()
 	before := cr.childMS
 	err := fn()
-	st := reports.Stage{Name: name, Status: "ok", DurationMS: ms(time.Since(start)), ChildMS: cr.childMS - before}
+	st := reports.Stage{Name: name, Status: reports.StageOK, DurationMS: ms(time.Since(start)), ChildMS: cr.childMS - before}
 	switch {
 	case err == nil:
 	case errors.Is(err, errSkipped):
-		st.Status = "skipped"
+		st.Status = reports.StageSkipped
 	case errors.Is(err, context.Canceled):
-		st.Status = "interrupted"
+		st.Status = reports.StageInterrupted
 		st.Error = err.Error()
 	default:
-		st.Status = "error"
+		st.Status = reports.StageError
 		st.Error = cr.red.String(err.Error())
 		if cr.stageErr == nil {
 			cr.stageErr = err
 		}
 		var se *stageError
-		code := "stage_failed"
+		st.Code = reports.CodeStageFailed
 		if errors.As(err, &se) {
-			code = se.code
+			st.Code = se.code
 		}
-		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: name, Code: code, Message: st.Error})
+		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: name, Code: st.Code, Message: st.Error})
 	}
 	cr.res.Stages = append(cr.res.Stages, st)
 }
@@ -226,7 +222,7 @@ func (e *stageError) Unwrap() error { return e.err }
 func broke(code string, err error) error { return &stageError{code: code, err: err} }
 
 func (cr *checkpointRun) fail(stage, code string, err error) {
-	cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
+	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
 	if cr.stageErr == nil {
 		cr.stageErr = err
 	}
@@ -263,7 +259,7 @@ func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
 		Stage: stage, Argv: cr.red.Argv(argv), ExitCode: res.ExitCode, Signal: res.Signal})
 	if res.OutputErr != "" {
 		// Evidence was lost: the row cannot be trusted, whatever else happened.
-		cr.fail(stage, "output_lost", fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
+		cr.fail(stage, reports.CodeOutputLost, fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
 	}
 }
 
@@ -310,12 +306,20 @@ func (cr *checkpointRun) prepareDir() error {
 }
 
 // finishedWithKey returns a finished (qualified or failed) result with the
-// same run key, for --resume. Errors and interruptions are re-run.
+// same run key and intact sealed evidence, for --resume. Errors,
+// interruptions and changed evidence are re-run.
 func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
 	prev, err := readResult(filepath.Join(cr.dir, fileResult))
 	if err != nil || prev.RunKey != key {
 		return nil, false
 	}
+	// Only evidence exactly as its run sealed it is reused, judged by
+	// today's rules; anything else runs again.
+	if fs := evidence.VerifySeal(cr.dir, nil); len(fs) > 0 {
+		cr.env.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, fs[0])
+		return nil, false
+	}
+	reports.Judge(prev)
 	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
 		return nil, false
 	}
@@ -347,8 +351,12 @@ func (cr *checkpointRun) writeResult() error {
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
-	manifest := map[string]any{
-		"schema":            "trtmc-qual/manifest/v1",
+	if err := evidence.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res); err != nil {
+		return err
+	}
+	// The seal comes last: manifest.json digests every file written above,
+	// result.json included, and itself.
+	return evidence.Seal(cr.dir, map[string]any{
 		"harness_version":   cr.res.Provenance.HarnessVersion,
 		"harness_commit":    cr.res.Provenance.HarnessCommit,
 		"aiperf_version":    cr.res.Provenance.AIPerfVersion,
@@ -367,11 +375,7 @@ func (cr *checkpointRun) writeResult() error {
 		"started_at":        cr.res.StartedAt,
 		"ended_at":          cr.res.EndedAt,
 		"run_key":           cr.res.RunKey,
-	}
-	if err := evidence.WriteJSON(filepath.Join(cr.dir, fileManifest), manifest); err != nil {
-		return err
-	}
-	return evidence.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res)
+	})
 }
 
 // stopServer stops the server's process group (SIGTERM, grace, SIGKILL)
@@ -387,7 +391,7 @@ func (cr *checkpointRun) stopServer() {
 	cr.childMS += ms(time.Since(stopping))
 	cr.record("server", res.Argv, res)
 	if proc.GroupAlive(p.Pid()) {
-		cr.fail("stop", "orphan", fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))
+		cr.fail("stop", reports.CodeOrphan, fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))
 	}
 	if res.Killed {
 		cr.env.logf("%s: server ignored SIGTERM; killed after the grace period", cr.profile.ID)
@@ -410,32 +414,6 @@ func freePort(pool *portPool, host string) (int, error) {
 		}
 	}
 	return 0, errors.New("no free port found")
-}
-
-func readJSONL[T any](path string) ([]T, []string, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, err
-	}
-	defer f.Close()
-	var out []T
-	var bad []string
-	r := bufio.NewReaderSize(f, 1<<20)
-	for n := 1; ; n++ {
-		line, err := r.ReadBytes('\n')
-		if len(bytes.TrimSpace(line)) > 0 {
-			var v T
-			if jerr := json.Unmarshal(line, &v); jerr != nil {
-				bad = append(bad, fmt.Sprintf("%s:%d: %v", filepath.Base(path), n, jerr))
-			} else {
-				out = append(out, v)
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	return out, bad, nil
 }
 
 func lookBinary(argv0 string) string {

@@ -90,11 +90,12 @@ func BaseResult(group string, w *inventory.Workload, p *inventory.Profile) repor
 		Schema: reports.ResultSchema, Group: group, Profile: p.ID, Checkpoint: p.Checkpoint,
 		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
 		Precision: p.Precision, Parallelism: p.Parallelism.String(),
-		Reasons: []reports.Reason{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
+		Reasons: []reports.Reason{}, Problems: []reports.Problem{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
 		Provenance: reports.Provenance{InventoryEntrySHA256: profileDigest(p), SourceCommit: p.SourceCommit,
-			Commands: []reports.Command{}},
+			BundlePinnedSHA256: p.Bundle.SHA256, Commands: []reports.Command{}},
 	}
 	if w != nil {
+		r.Workload = reports.Workload{Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency}
 		r.Endpoint = w.EndpointType
 		r.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
 		r.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
@@ -124,7 +125,12 @@ func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return evidence.WriteJSON(filepath.Join(dir, fileResult), r)
+	if err := evidence.WriteJSON(filepath.Join(dir, fileResult), r); err != nil {
+		return err
+	}
+	// The row is sealed with whatever the task left beside it, so that
+	// `report` can tell it from evidence changed afterwards.
+	return evidence.Seal(dir, map[string]any{"written_by": "executor", "harness_version": r.Provenance.HarnessVersion})
 }
 
 // ReadRow reads OUT/<group>/<profile>/result.json; (nil, nil) when there is

@@ -1,229 +1,87 @@
 package qual
 
 import (
-	"encoding/json"
+	"context"
 	"fmt"
-	"net/http"
-	"sort"
+	"io"
+	"path/filepath"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
-// Phases and join statuses are part of joined.jsonl's schema, which
-// reports owns; every request the client reported gets exactly one status.
+// Phases of a run's requests (reports owns the names).
 const (
 	PhaseWarmup   = reports.PhaseWarmup
 	PhaseMeasured = reports.PhaseMeasured
-
-	StatusMatched             = reports.JoinMatched
-	StatusMismatched          = reports.JoinMismatched
-	StatusErrored             = reports.JoinErrored
-	StatusMissingNative       = reports.JoinMissingNative
-	StatusMissingHTTP         = reports.JoinMissingHTTP
-	StatusMissingServerRecord = reports.JoinMissingServerRecord
-	StatusDuplicate           = reports.JoinDuplicate
-	StatusMeaningless         = reports.JoinMeaningless
 )
 
-// ClientRequest is one request as the HTTP client (AIPerf) reported it.
-type ClientRequest struct {
-	RequestID      string
-	ConversationID string
-	Phase          string // PhaseWarmup or PhaseMeasured
-	HTTPStatus     int
-	LatencyMS      *float64
-	StartNs        int64
-	Body           []byte // the full response body
-	Error          string // the client's error, if any
+// semantics records a family's answer semantics in the row, so that a
+// rejudge joins with exactly the ones the run used.
+func semantics(f *families.Family) reports.AnswerSemantics {
+	return reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
+		Tolerance: f.Tolerance, Labels: f.Labels}
 }
 
-// NativeAnswer is one line of the native runner's output.
-type NativeAnswer struct {
-	RequestID string          `json:"request_id"`
-	Answer    json.RawMessage `json:"answer"`
-	TaskMS    *float64        `json:"task_ms"`
-	Error     string          `json:"error"`
+// joinOutputs says what per-request evidence a join writes.
+type joinOutputs struct {
+	// write makes the join write joined.jsonl and mismatches.jsonl (the
+	// run); a rejudge writes nothing beside the sealed evidence.
+	write bool
+	// digests computes the digest of every file the join reads.
+	digests bool
 }
 
-// ServerRecord is one line of the server's request records.
-type ServerRecord struct {
-	RequestID   string   `json:"request_id"`
-	Route       string   `json:"route"`
-	Status      int      `json:"status"`
-	HandlerMS   *float64 `json:"handler_ms"`
-	TaskMS      *float64 `json:"task_ms"`
-	ImageBytes  int      `json:"image_bytes"`
-	ImageWidth  int      `json:"image_width"`
-	ImageHeight int      `json:"image_height"`
-}
-
-// JoinInput is everything the join needs; it reads no files itself.
-type JoinInput struct {
-	Family    *families.Family
-	Extractor families.Extractor
-	Compare   families.Comparator
-	Requests  []ClientRequest
-	// EntryOf maps a conversation id to its dataset entry; ok=false when unknown.
-	EntryOf  func(conversationID string) (string, bool)
-	Native   []NativeAnswer
-	Records  []ServerRecord
-	Expected map[string]int // per phase
-}
-
-// JoinedLine is one line of joined.jsonl; its schema belongs to reports.
-type JoinedLine = reports.JoinedLine
-
-// JoinOutput is the per-request verdicts and what they add up to.
-type JoinOutput struct {
-	Lines   []JoinedLine
-	ByPhase map[string]reports.Counts
-	// MeasuredHTTP and MeasuredTask are latencies of measured requests
-	// that have them, in request start order.
-	MeasuredTask []float64
-	OutputTokens int
-	Boxes        int
-	ImageSizes   []reports.ImageSize
-	// Orphans are server records no client request claims.
-	Orphans []string
-}
-
-// Join matches every client request with its dataset entry, its server
-// record and its native answer by request identity, and judges it. Nothing
-// is dropped: every request lands in exactly one status, per phase.
-func Join(in JoinInput) JoinOutput {
-	out := JoinOutput{ByPhase: map[string]reports.Counts{}}
-	for phase, n := range in.Expected {
-		c := out.ByPhase[phase]
-		c.Expected = n
-		out.ByPhase[phase] = c
+// joinRow runs the one join (qual/streamjoin) over a checkpoint's evidence
+// directory with the answer semantics and workload recorded in the row,
+// and writes its result into the row. The `join` stage of `run` and
+// `report --rejudge` both call it. The error names the artifact (file,
+// line, field) that could not be read; the row is then left unchanged.
+func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Registry, out joinOutputs) (*streamjoin.Result, error) {
+	sem := r.Answers
+	ex, ok := reg.Extractors[sem.Extractor]
+	if !ok {
+		return nil, fmt.Errorf("the row's answer extractor %q is not registered", sem.Extractor)
 	}
-	records := map[string][]ServerRecord{}
-	for _, r := range in.Records {
-		records[r.RequestID] = append(records[r.RequestID], r)
+	cmp, ok := reg.Comparators[sem.Comparator]
+	if !ok {
+		return nil, fmt.Errorf("the row's answer comparator %q is not registered", sem.Comparator)
 	}
-	natives := map[string][]NativeAnswer{}
-	for _, n := range in.Native {
-		natives[n.RequestID] = append(natives[n.RequestID], n)
-	}
-	seen := map[string]int{}
-	for _, r := range in.Requests {
-		seen[r.RequestID]++
-	}
-	sizes := map[[2]int]int{}
-	claimed := map[string]bool{}
-
-	reqs := append([]ClientRequest(nil), in.Requests...)
-	sort.SliceStable(reqs, func(i, j int) bool { return reqs[i].StartNs < reqs[j].StartNs })
-	for _, r := range reqs {
-		line := JoinedLine{RequestID: r.RequestID, Phase: r.Phase, HTTPMS: r.LatencyMS, StartNS: r.StartNs}
-		entry, entryOK := "", false
-		if in.EntryOf != nil {
-			entry, entryOK = in.EntryOf(r.ConversationID)
+	fam := &families.Family{Name: r.Family, EndpointType: sem.EndpointType, Route: r.Route, Extractor: sem.Extractor,
+		Comparator: sem.Comparator, Tolerance: sem.Tolerance, Labels: sem.Labels}
+	opts := streamjoin.Options{Family: fam, Extractor: ex, Comparator: cmp, Digests: out.digests,
+		Expected: map[string]int{PhaseWarmup: r.Workload.Warmup, PhaseMeasured: r.Workload.Measured}}
+	var files []*evidence.AtomicFile
+	defer func() {
+		for _, f := range files {
+			f.Abort()
 		}
-		line.EntryID = entry
-		recs := records[r.RequestID]
-		claimed[r.RequestID] = true
-		if len(recs) == 1 {
-			line.TaskMS = recs[0].TaskMS
-		}
-		line.Status, line.Problem, line.Diff = judge(in, r, entryOK, recs, natives[r.RequestID], seen[r.RequestID], &out)
-		if r.Phase == PhaseMeasured && line.Status == StatusMatched {
-			if line.TaskMS != nil {
-				out.MeasuredTask = append(out.MeasuredTask, *line.TaskMS)
+	}()
+	if out.write {
+		for _, w := range []struct {
+			name string
+			to   *io.Writer
+		}{{streamjoin.FileJoined, &opts.Joined}, {streamjoin.FileMismatches, &opts.Mismatches}} {
+			f, err := evidence.CreateAtomic(filepath.Join(dir, w.name))
+			if err != nil {
+				return nil, err
 			}
-			if len(recs) == 1 && recs[0].ImageWidth > 0 {
-				sizes[[2]int{recs[0].ImageWidth, recs[0].ImageHeight}]++
-			}
-		}
-		c := out.ByPhase[r.Phase]
-		c.Sent++
-		bump(&c, line.Status)
-		out.ByPhase[r.Phase] = c
-		out.Lines = append(out.Lines, line)
-	}
-	for id := range records {
-		if !claimed[id] {
-			out.Orphans = append(out.Orphans, id)
+			files = append(files, f)
+			*w.to = f
 		}
 	}
-	sort.Strings(out.Orphans)
-	for k, n := range sizes {
-		out.ImageSizes = append(out.ImageSizes, reports.ImageSize{Width: k[0], Height: k[1], Count: n})
-	}
-	sort.Slice(out.ImageSizes, func(i, j int) bool {
-		a, b := out.ImageSizes[i], out.ImageSizes[j]
-		if a.Width != b.Width {
-			return a.Width < b.Width
-		}
-		return a.Height < b.Height
-	})
-	return out
-}
-
-// judge decides one request's status, in a fixed order of precedence.
-func judge(in JoinInput, r ClientRequest, entryOK bool, recs []ServerRecord, nat []NativeAnswer, copies int, out *JoinOutput) (status, problem, diff string) {
-	switch {
-	case copies > 1:
-		return StatusDuplicate, fmt.Sprintf("x_request_id reported %d times by the client", copies), ""
-	case len(recs) > 1:
-		return StatusDuplicate, fmt.Sprintf("server recorded this request id %d times", len(recs)), ""
-	case len(nat) > 1:
-		return StatusDuplicate, fmt.Sprintf("native runner answered this request id %d times", len(nat)), ""
-	case r.Error != "":
-		return StatusErrored, r.Error, ""
-	case r.HTTPStatus < 200 || r.HTTPStatus > 299:
-		return StatusErrored, fmt.Sprintf("HTTP %d %s", r.HTTPStatus, http.StatusText(r.HTTPStatus)), ""
-	case !entryOK:
-		return StatusMissingHTTP, fmt.Sprintf("conversation_id %q is not an entry of the dataset", r.ConversationID), ""
-	}
-	httpAns, err := in.Extractor.FromHTTP(r.Body)
+	res, err := streamjoin.Join(ctx, streamjoin.CheckpointFiles(dir), opts)
 	if err != nil {
-		return StatusMissingHTTP, "http answer: " + err.Error(), ""
+		return nil, err
 	}
-	if why := in.Extractor.Meaningful(httpAns, in.Family); why != "" {
-		return StatusMeaningless, "http answer: " + why, ""
+	for _, f := range files {
+		if err := f.Commit(); err != nil {
+			return nil, err
+		}
 	}
-	if len(recs) == 0 {
-		return StatusMissingServerRecord, "the server has no record of this request id", ""
-	}
-	if len(nat) == 0 {
-		return StatusMissingNative, "the native runner returned no answer for this request id", ""
-	}
-	if nat[0].Error != "" {
-		return StatusMissingNative, "native runner: " + nat[0].Error, ""
-	}
-	natAns, err := in.Extractor.FromNative(nat[0].Answer)
-	if err != nil {
-		return StatusMissingNative, "native answer: " + err.Error(), ""
-	}
-	if d := in.Compare.Compare(httpAns, natAns, in.Family); d != "" {
-		return StatusMismatched, "http answer differs from the native answer", d
-	}
-	if r.Phase == PhaseMeasured {
-		out.OutputTokens += natAns.Tokens
-		out.Boxes += natAns.Boxes
-	}
-	return StatusMatched, "", ""
-}
-
-func bump(c *reports.Counts, status string) {
-	switch status {
-	case StatusMatched:
-		c.Matched++
-	case StatusMismatched:
-		c.Mismatched++
-	case StatusErrored:
-		c.Errored++
-	case StatusMissingNative:
-		c.MissingNative++
-	case StatusMissingHTTP:
-		c.MissingHTTP++
-	case StatusMissingServerRecord:
-		c.MissingServerRecord++
-	case StatusDuplicate:
-		c.Duplicates++
-	case StatusMeaningless:
-		c.Meaningless++
-	}
+	files = nil
+	res.Apply(r)
+	return res, nil
 }

@@ -310,8 +310,8 @@ func logf(w io.Writer, format string, args ...any) {
 // GPU): verdict not-run, with the reason.
 func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Verdict = reports.VerdictNotRun
-	cr.res.Reasons = append(cr.res.Reasons, reason)
+	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
+	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	e.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
 	if err := cr.prepareDir(); err == nil {
@@ -324,8 +324,8 @@ func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.
 // the run was interrupted first.
 func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Verdict = reports.VerdictInterrupted
-	cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "schedule", Code: "interrupted", Message: "interrupted before the checkpoint started: " + cause.Error()})
+	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
+	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()

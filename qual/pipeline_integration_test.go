@@ -171,11 +171,13 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 	}{
 		{"wrong-answer-every=10", reports.VerdictFailed, "mismatched", func(t *testing.T, r reports.Result, dir string) {
 			assert.Greater(t, r.Requests.Mismatched, 0)
-			data, err := os.ReadFile(filepath.Join(dir, "joined.jsonl"))
+			data, err := os.ReadFile(filepath.Join(dir, "mismatches.jsonl"))
 			require.NoError(t, err)
 			assert.Contains(t, string(data), `"diff":`)
+			assert.Contains(t, string(data), `"native_answer":[`, "the full native answer is kept")
+			assert.Contains(t, string(data), `"http_answer":[`, "the full HTTP answer is kept")
 		}},
-		{"crash-after=20", reports.VerdictError, "server_exit", func(t *testing.T, r reports.Result, _ string) {
+		{"crash-after=20", reports.VerdictError, "server_died", func(t *testing.T, r reports.Result, _ string) {
 			assert.Contains(t, r.Reasons[0].Message, "exited with status 3")
 			// A broken row still accounts for every request the client sent.
 			assert.Equal(t, 20, r.Requests.Matched)

@@ -145,14 +145,15 @@ func (s Slot) UUIDs() []string {
 // The pipeline's scheduler and the Slurm executor both use it.
 func GPUsNeeded(p *inventory.Profile) int { return p.Parallelism.GPUs() }
 
-// Reason codes of rows the scheduler does not start.
+// Reason codes of rows the scheduler does not start (reports.Codes has
+// their classes).
 const (
-	CodeInsufficientGPUs = "insufficient_gpus"
-	CodeHardwareMismatch = "hardware_mismatch"
-	CodeGPURequired      = "gpu_required"
+	CodeInsufficientGPUs = reports.CodeInsufficientGPUs
+	CodeHardwareMismatch = reports.CodeHardwareMismatch
+	CodeGPURequired      = reports.CodeGPURequired
 	// CodeHardwareMismatchAllowed keeps a row that ran on the wrong
 	// hardware (explicitly allowed) from qualifying.
-	CodeHardwareMismatchAllowed = "hardware_mismatch_allowed"
+	CodeHardwareMismatchAllowed = reports.CodeHardwareMismatchAllowed
 )
 
 // placement is what the scheduler decides for a profile before anything

@@ -68,10 +68,10 @@ func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
 func (cr *checkpointRun) preflight(ctx context.Context) error {
 	o := cr.env.opts
 	if cr.family == nil {
-		return broke("family_config", fmt.Errorf("family %q is not configured", cr.profile.Family))
+		return broke(reports.CodeFamilyConfig, fmt.Errorf("family %q is not configured", cr.profile.Family))
 	}
 	if cr.family.EndpointType != cr.env.group.Workload.EndpointType {
-		return broke("family_config", fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
+		return broke(reports.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
 			cr.family.EndpointType, cr.env.group.Name, cr.env.group.Workload.EndpointType))
 	}
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
@@ -89,29 +89,29 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	sum, err := evidence.FileSHA256(cr.bundle)
 	if err != nil {
-		return broke("bundle", fmt.Errorf("bundle %s: %w", cr.bundle, err))
+		return broke(reports.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
 	}
 	cr.res.Provenance.BundlePath = cr.bundle
 	cr.res.Provenance.BundleSHA256 = sum
 	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
-		return broke("bundle_identity", fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+		return broke(reports.CodeBundleIdentity, fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
 			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.env.group.Workload.Dataset.SHA256; want != "" {
 		got, err := evidence.FileSHA256(filepath.Join(cr.corpus, "corpus.json"))
 		if err != nil || got != want {
-			return broke("dataset_identity", fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
+			return broke(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
 	}
 	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
 	if cr.env.group.Workload.EndpointType == aiperf.EndpointChat {
 		if err := cr.resolveTokenizer(); err != nil {
-			return broke("tokenizer", err)
+			return broke(reports.CodeTokenizer, err)
 		}
 	}
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
-		return broke("family_config", err)
+		return broke(reports.CodeFamilyConfig, err)
 	}
 	cr.binary = lookBinary(argv[0])
 	cr.res.Provenance.ServerBinary = cr.binary
@@ -210,18 +210,18 @@ func tokenizerName(dir string) string {
 // prepare builds a missing bundle or corpus with the family's command.
 func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []string, target string, timeout time.Duration) error {
 	if len(tmpl) == 0 {
-		return broke("missing_input", fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
+		return broke(reports.CodeMissingInput, fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return broke("missing_input", err)
+		return broke(reports.CodeMissingInput, err)
 	}
 	argv, err := families.Expand(tmpl, cr.vars())
 	if err != nil {
-		return broke("family_config", err)
+		return broke(reports.CodeFamilyConfig, err)
 	}
 	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, strings.Join(argv, " "))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
-		return broke(stage+"_failed", err)
+		return broke(reports.CodePrepareFailed, err)
 	}
 	return nil
 }
@@ -230,19 +230,19 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	o := cr.env.opts
 	port, err := freePort(cr.env.ports, o.Host)
 	if err != nil {
-		return broke("port", err)
+		return broke(reports.CodePort, err)
 	}
 	cr.port = port
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
-		return broke("family_config", err)
+		return broke(reports.CodeFamilyConfig, err)
 	}
 	url, err := families.Expand([]string{cr.family.Readiness}, cr.vars())
 	if err != nil {
-		return broke("family_config", err)
+		return broke(reports.CodeFamilyConfig, err)
 	}
 	if err := portInUse(url[0]); err != nil {
-		return broke("port_in_use", err)
+		return broke(reports.CodePortInUse, err)
 	}
 	logFile, err := os.Create(filepath.Join(cr.dir, fileServerLog))
 	if err != nil {
@@ -256,7 +256,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		Env: cr.childEnv(), Grace: grace})
 	if err != nil {
 		logFile.Close()
-		return broke("server_start", err)
+		return broke(reports.CodeServerStart, err)
 	}
 	cr.server = p
 	cr.serverPID = p.Pid()
@@ -270,76 +270,51 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		}
 		var nr *proc.NotReadyError
 		if errors.As(err, &nr) {
-			return broke("server_not_ready", fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
+			return broke(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
 		}
-		return broke("server_exit", err)
+		return broke(reports.CodeServerExit, err)
 	}
 	select {
 	case <-p.Done(): // ready was answered, but not by our server
 		_, werr := p.Wait()
-		return broke("server_exit", fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
+		return broke(reports.CodeServerExit, fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
 	default:
 	}
 	cr.env.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
 	return nil
 }
 
-// checkOutput is the correctness case's result file (docs/design.md).
-type checkOutput struct {
-	Passed  *bool              `json:"passed"`
-	Metrics map[string]float64 `json:"metrics"`
-	Gates   []reports.Gate     `json:"gates"`
-}
-
+// correctness runs the family's correctness case on the served bundle and
+// reads its result (reports.ReadCorrectness, strict). Whether it passes is
+// Judge's to say, from the recorded gates.
 func (cr *checkpointRun) correctness(ctx context.Context) error {
 	c := &reports.Correctness{Output: fileCorrectness}
 	cr.res.Correctness = c
 	if len(cr.family.Correctness) == 0 {
 		c.Error = "family has no correctness case"
-		return broke("correctness_missing", fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
+		return broke(reports.CodeCorrectnessNone, fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
 	}
 	argv, err := families.Expand(cr.family.Correctness, cr.vars())
 	if err != nil {
-		return broke("family_config", err)
+		return broke(reports.CodeFamilyConfig, err)
 	}
 	res, runErr := cr.runChild(ctx, "correctness", argv, fileCorrectLog, cr.family.Timeouts.Correctness.Or(defaultCorrectnessTimeout))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	var out checkOutput
-	data, readErr := os.ReadFile(filepath.Join(cr.dir, fileCorrectness))
-	if readErr == nil {
-		readErr = json.Unmarshal(data, &out)
-	}
+	out, readErr := reports.ReadCorrectness(filepath.Join(cr.dir, fileCorrectness))
 	switch {
-	case runErr != nil && res.ExitCode == 1 && readErr == nil && out.Passed != nil && !*out.Passed:
+	case runErr != nil && res.ExitCode == 1 && readErr == nil && !out.Passed:
 		// Exit 1 with a well-formed result: the case ran and failed.
 	case runErr != nil:
 		c.Error = runErr.Error()
-		return broke("correctness_crashed", fmt.Errorf("correctness case broke: %w", runErr))
-	case readErr != nil || out.Passed == nil:
+		return broke(reports.CodeCorrectnessCrash, fmt.Errorf("correctness case broke: %w", runErr))
+	case readErr != nil:
 		c.Error = "no valid result file"
-		return broke("correctness_output", fmt.Errorf("correctness case exited 0 but %s is missing or invalid: %v", fileCorrectness, readErr))
+		return broke(reports.CodeCorrectnessOutput, fmt.Errorf("correctness case exited 0 but its result is missing or invalid: %w", readErr))
 	}
-	c.Ran, c.Passed, c.Metrics, c.Gates = true, *out.Passed, out.Metrics, out.Gates
-	if !c.Passed {
-		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "correctness", Code: "correctness_failed",
-			Message: "the family's correctness case failed: " + failedGates(out.Gates)})
-	}
+	cr.res.Correctness = out
 	return nil
-}
-
-func failedGates(gs []reports.Gate) string {
-	var parts []string
-	for _, g := range gs {
-		if !g.Passed {
-			parts = append(parts, fmt.Sprintf("%s %.4g not %s %.4g", g.Name, g.Value, g.Op, g.Threshold))
-		}
-	}
-	if len(parts) == 0 {
-		return "no gate named"
-	}
-	return strings.Join(parts, "; ")
 }
 
 func (cr *checkpointRun) aiperf(ctx context.Context) error {
@@ -352,17 +327,17 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	}
 	entries, err := aiperf.LoadCorpus(cr.corpus)
 	if err != nil {
-		return broke("dataset", err)
+		return broke(reports.CodeDataset, err)
 	}
 	ds, err := aiperf.WriteDataset(filepath.Join(cr.dir, fileDataset), w.EndpointType, entries, w.Warmup+w.Measured)
 	if err != nil {
-		return broke("dataset", err)
+		return broke(reports.CodeDataset, err)
 	}
 	cr.dataset = ds
 	cr.res.Provenance.DatasetSHA256 = ds.SHA256
 	sizes, err := aiperf.ImageSizes(entries, w.Warmup+w.Measured)
 	if err != nil {
-		return broke("dataset", err)
+		return broke(reports.CodeDataset, err)
 	}
 	for _, s := range sizes {
 		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
@@ -396,9 +371,9 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	if err != nil {
 		var se *aiperf.SetupError
 		if errors.As(err, &se) {
-			return broke("aiperf_setup", err)
+			return broke(reports.CodeAIPerfSetup, err)
 		}
-		return broke("aiperf_failed", err)
+		return broke(reports.CodeAIPerfFailed, err)
 	}
 	// A server that died during the run makes every later request fail;
 	// that is a broken stage, not a qualification outcome.
@@ -408,7 +383,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		if werr == nil {
 			werr = fmt.Errorf("exited with status %d", res.ExitCode)
 		}
-		return broke("server_exit", fmt.Errorf("the server exited during the AIPerf run: %w", werr))
+		return broke(reports.CodeServerDied, fmt.Errorf("the server exited during the AIPerf run: %w", werr))
 	default:
 	}
 	// Per-request findings are counted by the join (errored, duplicate,
@@ -420,7 +395,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		}
 	}
 	if len(fatal) > 0 {
-		return broke("aiperf_incomplete", &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
+		return broke(reports.CodeAIPerfIncomplete, &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
 	}
 	return nil
 }
@@ -436,22 +411,13 @@ var joinCounts = map[string]bool{
 
 func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 	cr.stopServer()
-	path := filepath.Join(cr.dir, fileRecords)
-	if _, err := os.Stat(path); err != nil {
+	if _, err := os.Stat(filepath.Join(cr.dir, fileRecords)); err != nil {
 		if cr.run == nil {
 			return nil // nothing was sent, nothing to record
 		}
-		return broke("server_records", fmt.Errorf("the server wrote no request records (%s)", fileRecords))
+		return broke(reports.CodeServerRecords, fmt.Errorf("the server wrote no request records (%s)", fileRecords))
 	}
-	recs, bad, err := readJSONL[ServerRecord](path)
-	if err != nil {
-		return broke("server_records", err)
-	}
-	cr.records = recs
-	if len(bad) > 0 {
-		return broke("server_records", fmt.Errorf("malformed request records: %s", strings.Join(bad, "; ")))
-	}
-	return nil
+	return nil // the join reads them, and names any malformed line
 }
 
 // nativeRequest is one line of the native runner's input.
@@ -482,7 +448,7 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 	}
 	argv, err := families.Expand(cr.family.Native, cr.vars())
 	if err != nil {
-		return broke("family_config", err)
+		return broke(reports.CodeFamilyConfig, err)
 	}
 	_, runErr := cr.runChild(ctx, "native", argv, fileNativeLog, cr.family.Timeouts.Native.Or(defaultNativeTimeout))
 	cr.res.Provenance.Native = readNativeMeta(filepath.Join(cr.dir, fileNativeMeta))
@@ -490,17 +456,12 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return broke("native_failed", fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
+		return broke(reports.CodeNativeFailed, fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
 	}
-	answers, bad, err := readJSONL[NativeAnswer](filepath.Join(cr.dir, fileNativeOut))
-	if err != nil {
-		return broke("native_output", err)
+	if _, err := os.Stat(filepath.Join(cr.dir, fileNativeOut)); err != nil {
+		return broke(reports.CodeNativeOutput, fmt.Errorf("the native runner exited 0 but wrote no %s", fileNativeOut))
 	}
-	if len(bad) > 0 {
-		return broke("native_output", fmt.Errorf("malformed native answers: %s", strings.Join(bad, "; ")))
-	}
-	cr.native = answers
-	return nil
+	return nil // the join reads them, and names any malformed line
 }
 
 // readNativeMeta reads what a native runner said about its answers
@@ -530,114 +491,30 @@ func readNativeMeta(path string) *reports.NativeRun {
 	return n
 }
 
+// join runs the one join (qual/streamjoin) over the checkpoint's
+// artifacts: dataset.jsonl, AIPerf's records and raw exports, the server's
+// request records and the native answers. It writes joined.jsonl and
+// mismatches.jsonl and fills the row's counts, unclaimed ids and latency;
+// Judge turns them into reasons.
 func (cr *checkpointRun) join(ctx context.Context) error {
-	reg := cr.env.opts.Registry
-	w := cr.env.group.Workload
-	in := JoinInput{
-		Family: cr.family, Extractor: reg.Extractors[cr.family.Extractor], Compare: reg.Comparators[cr.family.Comparator],
-		EntryOf:  cr.dataset.EntryID,
-		Native:   cr.native,
-		Records:  cr.records,
-		Expected: map[string]int{PhaseWarmup: w.Warmup, PhaseMeasured: w.Measured},
-	}
-	var measuredHTTP []float64
-	for _, q := range cr.run.Requests {
-		c := ClientRequest{RequestID: q.RequestID, ConversationID: q.ConversationID, Phase: phaseName(q.Phase),
-			HTTPStatus: q.HTTPStatus, LatencyMS: q.LatencyMs, StartNs: q.StartNs, Body: q.Response}
-		if q.Error != nil {
-			c.Error = q.Error.String()
+	_, err := joinRow(ctx, cr.dir, &cr.res, cr.env.opts.Registry, joinOutputs{write: true})
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
 		}
-		if q.Cancelled && c.Error == "" {
-			c.Error = "cancelled by the client"
-		}
-		in.Requests = append(in.Requests, c)
-		if c.Phase == PhaseMeasured && q.LatencyMs != nil {
-			measuredHTTP = append(measuredHTTP, *q.LatencyMs)
-		}
+		return broke(reports.CodeJoinInput, err)
 	}
-	out := Join(in)
-	var lines strings.Builder
-	for _, l := range out.Lines {
-		b, _ := json.Marshal(l)
-		lines.Write(b)
-		lines.WriteByte('\n')
-	}
-	if err := evidence.WriteFile(filepath.Join(cr.dir, fileJoined), []byte(lines.String())); err != nil {
-		return err
-	}
-	cr.res.RequestsByPhase = out.ByPhase
-	total := reports.Counts{}
-	for _, c := range out.ByPhase {
-		total = total.Add(c)
-	}
-	cr.res.Requests = total
-	cr.res.ImageSizes = out.ImageSizes
-	// HTTP percentiles: AIPerf's own summary (measured requests only).
-	if cr.run.Summary != nil {
-		if m, ok := cr.run.Summary.Metric("request_latency"); ok {
-			cr.res.LatencyMS.HTTP = reports.Percentiles{P50: m.P50, P95: m.P95, Count: len(measuredHTTP)}
-		}
+	// Throughput: AIPerf's own summary (one image per request).
+	if cr.run != nil && cr.run.Summary != nil {
 		if m, ok := cr.run.Summary.Metric("request_throughput"); ok && m.Avg != nil {
-			v := *m.Avg // one image per request
+			v := *m.Avg
 			cr.res.ImagesPerSec = &v
 		}
 	}
-	cr.res.GPUTelemetry = gpuTelemetry(cr.slot, cr.run.Summary)
-	if len(out.MeasuredTask) > 0 {
-		ps := aiperf.Percentiles(out.MeasuredTask, 50, 95)
-		cr.res.LatencyMS.Task = reports.Percentiles{P50: &ps[0], P95: &ps[1], Count: len(out.MeasuredTask)}
+	if cr.run != nil {
+		cr.res.GPUTelemetry = gpuTelemetry(cr.slot, cr.run.Summary)
 	}
-	if cr.family.EndpointType == aiperf.EndpointChat {
-		n := out.OutputTokens
-		cr.res.OutputTokens = &n
-	} else {
-		n := out.Boxes
-		cr.res.Boxes = &n
-	}
-	if len(out.Orphans) > 0 {
-		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: "join", Code: "unclaimed_server_records",
-			Message: fmt.Sprintf("the server recorded %d request(s) the client never reported (first: %s)", len(out.Orphans), out.Orphans[0])})
-	}
-	cr.res.Reasons = append(cr.res.Reasons, countReasons(out)...)
 	return nil
-}
-
-// countReasons turns join counts into readable reasons, one per kind.
-func countReasons(out JoinOutput) []reports.Reason {
-	var rs []reports.Reason
-	for _, phase := range []string{PhaseWarmup, PhaseMeasured} {
-		c := out.ByPhase[phase]
-		if c.Sent != c.Expected {
-			rs = append(rs, reports.Reason{Stage: "join", Code: "short_count",
-				Message: fmt.Sprintf("%s: the client reported %d of %d requests", phase, c.Sent, c.Expected)})
-		}
-		for _, k := range []struct {
-			n          int
-			code, what string
-		}{
-			{c.Mismatched, StatusMismatched, "differ from the native answer"},
-			{c.Errored, StatusErrored, "failed at the client (HTTP error or transport)"},
-			{c.MissingHTTP, StatusMissingHTTP, "have no usable HTTP answer"},
-			{c.MissingNative, StatusMissingNative, "have no native answer"},
-			{c.MissingServerRecord, StatusMissingServerRecord, "have no server record"},
-			{c.Duplicates, StatusDuplicate, "are duplicated"},
-			{c.Meaningless, StatusMeaningless, "have an incomplete or meaningless answer"},
-		} {
-			if k.n == 0 {
-				continue
-			}
-			first := ""
-			for _, l := range out.Lines {
-				if l.Phase == phase && l.Status == k.code {
-					first = fmt.Sprintf(" (first: %s: %s)", l.RequestID, firstLine(l.Problem))
-					break
-				}
-			}
-			rs = append(rs, reports.Reason{Stage: "join", Code: k.code,
-				Message: fmt.Sprintf("%s: %d of %d requests %s%s", phase, k.n, c.Sent, k.what, first)})
-		}
-	}
-	return rs
 }
 
 func phaseName(aiperfPhase string) string {
@@ -647,19 +524,14 @@ func phaseName(aiperfPhase string) string {
 	return PhaseMeasured
 }
 
-// finish decides the verdict. A stage that broke is an error; an
-// interruption is interrupted; otherwise the verdict rules of reports apply
-// to the counts and the correctness result.
+// finish records an interruption and lets Judge decide the verdict from
+// the row's facts.
 func (cr *checkpointRun) finish(ctx context.Context) {
-	switch {
-	case ctx.Err() != nil:
-		cr.res.Verdict = reports.VerdictInterrupted
-		cr.res.Reasons = append(cr.res.Reasons, reports.Reason{Stage: lastStage(cr.res.Stages), Code: "interrupted", Message: "the run was interrupted; this row is incomplete"})
-	case cr.stageErr != nil:
-		cr.res.Verdict = reports.VerdictError
-	default:
-		reports.Judge(&cr.res)
+	if ctx.Err() != nil {
+		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: lastStage(cr.res.Stages), Code: reports.CodeInterrupted,
+			Message: "the run was interrupted; this row is incomplete"})
 	}
+	reports.Judge(&cr.res)
 }
 
 func lastStage(st []reports.Stage) string {

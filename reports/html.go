@@ -325,7 +325,7 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 		p("<h4>Mismatches (%d)</h4>\n", len(diffs))
 		for i, l := range diffs {
 			if i == maxDiffsShown {
-				p("<p class=\"note\">%d more in %s/%s.</p>\n", len(diffs)-maxDiffsShown, e(row.Evidence), JoinedFile)
+				p("<p class=\"note\">%d more in %s/%s (both full answers and the diff).</p>\n", len(diffs)-maxDiffsShown, e(row.Evidence), MismatchesFile)
 				break
 			}
 			p("<div class=\"diff\" data-request=\"%s\"><div class=\"diff-head\"><code>%s</code> · entry %s · %s</div><pre>",

@@ -161,7 +161,7 @@ func TestBrowserShowsHTMLReport(t *testing.T) {
 	// waits in a collapsed <details>.
 	for _, want := range []string{
 		"server exited with status 1 during startup: load bundle: precision fp32 is not built for this device",
-		"measured: 2 requests' native and HTTP answers differ",
+		"measured: 2 of 50 requests: the native and HTTP answers differ",
 		"the family's correctness case failed: answer_exact_match 0.625 ≥ 0.900 does not hold",
 		`-"3 shapes: red square, blue disc, green square"`,
 		`+"3 shapes: red square, blue disc"`,

@@ -26,6 +26,8 @@ const (
 	JoinMissingServerRecord = "missing_server_record"
 	JoinDuplicate           = "duplicate"
 	JoinMeaningless         = "meaningless"
+	JoinUnknownConversation = "unknown_conversation"
+	JoinInconsistent        = "inconsistent"
 )
 
 // JoinedLine is one request of OUT/<group>/<profile>/joined.jsonl: the HTTP
@@ -101,40 +103,9 @@ func (l JoinedLine) validate() error {
 	}
 	switch l.Status {
 	case JoinMatched, JoinMismatched, JoinErrored, JoinMissingNative, JoinMissingHTTP,
-		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless:
+		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless, JoinUnknownConversation, JoinInconsistent:
 	default:
 		return fmt.Errorf("request %s: unknown status %q", l.RequestID, l.Status)
 	}
 	return nil
-}
-
-// CountJoined recounts per-phase request counts from joined lines. Expected
-// is not knowable from the lines and is left zero; Sent counts every line
-// (each line is one request the client reported).
-func CountJoined(lines []JoinedLine) map[string]Counts {
-	out := map[string]Counts{}
-	for _, l := range lines {
-		c := out[l.Phase]
-		c.Sent++
-		switch l.Status {
-		case JoinMatched:
-			c.Matched++
-		case JoinMismatched:
-			c.Mismatched++
-		case JoinErrored:
-			c.Errored++
-		case JoinMissingNative:
-			c.MissingNative++
-		case JoinMissingHTTP:
-			c.MissingHTTP++
-		case JoinMissingServerRecord:
-			c.MissingServerRecord++
-		case JoinDuplicate:
-			c.Duplicates++
-		case JoinMeaningless:
-			c.Meaningless++
-		}
-		out[l.Phase] = c
-	}
-	return out
 }

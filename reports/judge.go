@@ -6,120 +6,198 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"time"
-)
-
-// Reason codes that Judge derives from a result's own data. The join codes
-// are the join statuses, as the pipeline's own reasons use them. Judge
-// recomputes exactly these codes: a stored reason with one of them is kept
-// (its message may be more detailed) only while Judge still finds it; a
-// reason with any other code (e.g. "unclaimed_server_records") stands and
-// keeps the verdict failed.
-const (
-	CodeCorrectnessNotRun = "correctness_not_run"
-	CodeCorrectnessError  = "correctness_error"
-	CodeCorrectnessFailed = "correctness_failed"
-	CodeNoRequests        = "no_requests"
-	CodeShortCount        = "short_count"
-	CodeUnmatched         = "unmatched"
-	CodeMismatched        = JoinMismatched
-	CodeErrored           = JoinErrored
-	CodeMissingNative     = JoinMissingNative
-	CodeMissingHTTP       = JoinMissingHTTP
-	CodeMissingServerRec  = JoinMissingServerRecord
-	CodeDuplicate         = JoinDuplicate
-	CodeMeaningless       = JoinMeaningless
-	CodeCountsInconsist   = "counts_inconsistent"
 )
 
 // Stages named in the reasons Judge derives.
 const (
 	StageCorrectness = "correctness"
 	StageJoin        = "join"
+	StageWorkload    = "workload"
+	StagePreflight   = "preflight"
+	StageAIPerf      = "aiperf"
 )
 
-func isJudgeCode(code string) bool {
-	switch code {
-	case CodeCorrectnessNotRun, CodeCorrectnessError, CodeCorrectnessFailed,
-		CodeNoRequests, CodeShortCount, CodeUnmatched, CodeMismatched, CodeErrored, CodeMissingNative,
-		CodeMissingHTTP, CodeMissingServerRec, CodeDuplicate, CodeMeaningless, CodeCountsInconsist:
-		return true
+// Judge is the one implementation of the qualification contract. It turns
+// a row's facts into its reasons and its verdict, in place, discarding any
+// reasons and verdict stored before: the pipeline calls it before writing
+// result.json, `report` calls it on stored rows and `report --rejudge` on
+// rows whose data it re-derived from the raw artifacts.
+//
+// The facts are: the problems the pipeline recorded (each becomes a reason
+// of its code's class), the exclusion, the workload, the bundle pin and
+// digest, the AIPerf version, the correctness result (when the correctness
+// stage ran), and the join's counts, unclaimed ids and latency (when the
+// join stage ran). A row is qualified only when none of them gives a
+// reason, that is when
+//   - it ran the qualification workload: 5 warmup + 50 measured requests
+//     at concurrency 1 (any other workload is exploration and says so);
+//   - the inventory pins a bundle sha256 and the served bundle has it;
+//   - AIPerf was the required version (0.13.0), mismatch allowed or not;
+//   - the correctness case ran and recorded at least one gate, each with
+//     its value, operator, threshold and outcome, the outcome agreeing with
+//     value op threshold, every gate holding and the case passing;
+//   - the join ran and, in both phases, the client reported exactly the
+//     expected requests and every one matched (no mismatch, error, missing
+//     partner, duplicate, meaningless answer, unknown conversation or
+//     phase disagreement); no source holds an id no client record claims;
+//     the totals are the sum of the phases;
+//   - HTTP and Task latency cover the same stated set (the measured,
+//     matched requests), one value per request of it;
+//   - the pipeline recorded no problem.
+//
+// The verdict follows from the reasons' classes: interrupted, else error
+// (setup or broken), else failed, else excluded, else qualified. Reasons
+// are sorted most severe class first, so the first one is the cause.
+func Judge(r *Result) {
+	var rs []Reason
+	for _, p := range r.Problems {
+		rs = append(rs, Reason{Code: p.Code, Class: ClassOf(p.Code), Stage: p.Stage, Message: p.Message})
+	}
+	switch {
+	case hasClass(rs, ClassInterrupted):
+		// The row stopped half way: what it lacks is the interruption's
+		// consequence, not a finding.
+	case r.Exclusion != "":
+		rs = append(rs, Reason{Code: CodeExcluded, Class: ClassExcluded, Stage: "inventory", Message: "excluded by the inventory: " + r.Exclusion})
+	default:
+		stopped := severe(rs)
+		rs = append(rs, judgeContract(r, stopped)...)
+		switch {
+		case r.StageRan(StageCorrectness):
+			rs = append(rs, judgeCorrectness(r.Correctness)...)
+		case !stopped:
+			rs = append(rs, failed(CodeCorrectnessNotRun, StageCorrectness, "", "the family's correctness case did not run on the served bundle"))
+		}
+		switch {
+		case r.StageRan(StageJoin):
+			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples)...)
+			rs = append(rs, judgeUnclaimed(r.Unclaimed)...)
+			rs = append(rs, judgeLatency(r.LatencyMS, r.RequestsByPhase[PhaseMeasured])...)
+		case !stopped:
+			rs = append(rs, failed(CodeNotJoined, StageJoin, "", "the join did not run: no request is accounted for"))
+		}
+	}
+	slices.SortStableFunc(rs, func(a, b Reason) int { return classRank(a.Class) - classRank(b.Class) })
+	if rs == nil {
+		rs = []Reason{}
+	}
+	r.Reasons = rs
+	r.Verdict = verdictOf(rs)
+}
+
+// verdictOf is the verdict the reasons' classes give.
+func verdictOf(rs []Reason) string {
+	v := VerdictQualified
+	for _, x := range rs {
+		switch x.Class {
+		case ClassInterrupted:
+			return VerdictInterrupted
+		case ClassNotRun:
+			if v != VerdictError {
+				v = VerdictNotRun
+			}
+		case ClassSetup, ClassBroken:
+			v = VerdictError
+		case ClassFailed:
+			if v != VerdictError && v != VerdictNotRun {
+				v = VerdictFailed
+			}
+		case ClassExcluded:
+			if v == VerdictQualified {
+				v = VerdictExcluded
+			}
+		default: // a class this harness does not know
+			v = VerdictError
+		}
+	}
+	return v
+}
+
+func hasClass(rs []Reason, c Class) bool {
+	for _, x := range rs {
+		if x.Class == c {
+			return true
+		}
 	}
 	return false
 }
 
-// Judge applies the verdict rules to a result's stored data, in place. It is
-// the one implementation of the rules: the pipeline calls it before writing
-// result.json and `report --rejudge` calls it on stored evidence.
-//
-// A result is qualified only when
-//   - the family's correctness case ran without error and passed: its own
-//     recorded pass and every gate, re-evaluated from value, op and
-//     threshold (a gate's Passed flag is rewritten);
-//   - a measured phase was expected, and in every phase the client reported
-//     every expected request (Sent == Expected) and every one of them
-//     matched, with zero mismatched, errored, missing (native, HTTP, server
-//     record), duplicate and meaningless requests;
-//   - the totals equal the sum of the phases;
-//   - no other reason (recorded by a pipeline stage) stands.
-//
-// Otherwise it is failed, a qualification outcome. Verdicts error,
-// interrupted, excluded, skipped and not-run are kept as they are, with their
-// reasons: their data is incomplete by definition.
-func Judge(r *Result) {
-	switch r.Verdict {
-	case VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, VerdictNotRun:
-		return
-	}
-	derived := append(judgeCorrectness(r.Correctness), judgeCounts(r.Requests, r.RequestsByPhase)...)
-	used := make([]bool, len(r.Reasons))
-	reasons := []Reason{}
-	for _, d := range derived {
-		if i := samePrior(r.Reasons, used, d); i >= 0 {
-			used[i] = true
-			reasons = append(reasons, r.Reasons[i])
-			continue
-		}
-		reasons = append(reasons, d)
-	}
-	for i, old := range r.Reasons {
-		if !used[i] && !isJudgeCode(old.Code) {
-			reasons = append(reasons, old)
+// severe reports whether a reason stopped the row (interrupted, setup or
+// broken): facts missing after it are its consequence, not reasons.
+func severe(rs []Reason) bool {
+	for _, x := range rs {
+		if x.Class == ClassInterrupted || x.Class == ClassNotRun || x.Class == ClassSetup || x.Class == ClassBroken {
+			return true
 		}
 	}
-	r.Reasons = reasons
-	if len(reasons) == 0 {
-		r.Verdict = VerdictQualified
-		return
-	}
-	r.Verdict = VerdictFailed
+	return false
 }
 
-// samePrior finds an unused stored reason saying what d says: same stage,
-// same code and, for per-phase reasons, the same phase.
-func samePrior(prior []Reason, used []bool, d Reason) int {
-	for i, p := range prior {
-		if !used[i] && p.Stage == d.Stage && p.Code == d.Code && phaseOf(p.Message) == phaseOf(d.Message) {
-			return i
+// StageRan reports whether the named stage finished (status ok).
+func (r *Result) StageRan(name string) bool {
+	for _, s := range r.Stages {
+		if s.Name == name {
+			return s.Status == StageOK
 		}
 	}
-	return -1
+	return false
 }
 
-// phaseOf is the phase a reason message starts with ("measured: ..."), or "".
-func phaseOf(msg string) string {
-	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
-		if len(msg) > len(p) && msg[:len(p)] == p && msg[len(p)] == ':' {
-			return p
-		}
+// Stage statuses.
+const (
+	StageOK          = "ok"
+	StageError       = "error"
+	StageSkipped     = "skipped"
+	StageInterrupted = "interrupted"
+)
+
+func failed(code, stage, phase, format string, args ...any) Reason {
+	return Reason{Code: code, Class: ClassFailed, Stage: stage, Phase: phase, Message: fmt.Sprintf(format, args...)}
+}
+
+func judgeContract(r *Result, stopped bool) []Reason {
+	var out []Reason
+	w := &r.Workload
+	w.Purpose = PurposeExploration
+	if w.IsQualification() {
+		w.Purpose = PurposeQualification
+	} else {
+		out = append(out, failed(CodeExplorationWorkload, StageWorkload, "",
+			"the workload is %d warmup + %d measured requests at concurrency %d: exploration only; qualification needs %d + %d at concurrency %d",
+			w.Warmup, w.Measured, w.Concurrency, QualificationWarmup, QualificationMeasured, QualificationConcurrency))
 	}
-	return ""
+	p := r.Provenance
+	switch {
+	case p.BundlePinnedSHA256 == "":
+		out = append(out, failed(CodeBundleNotPinned, StagePreflight, "",
+			"the inventory pins no bundle sha256: nothing proves which bundle was served (pin bundle.sha256 to qualify)"))
+	case p.BundleSHA256 == "" && stopped:
+	case p.BundleSHA256 != p.BundlePinnedSHA256:
+		out = append(out, failed(CodeBundleMismatch, StagePreflight, "",
+			"the served bundle has sha256 %q, the inventory pins %s", p.BundleSHA256, p.BundlePinnedSHA256))
+	}
+	switch {
+	case p.AIPerfVersion == "" && stopped:
+	case p.AIPerfVersion != QualificationAIPerfVersion:
+		msg := fmt.Sprintf("aiperf %q ran; qualification requires %s", p.AIPerfVersion, QualificationAIPerfVersion)
+		if p.AIPerfVersionMismatch != "" {
+			msg += " (the mismatch was allowed explicitly: the row is for exploration only)"
+		}
+		out = append(out, failed(CodeAIPerfVersion, StageAIPerf, "", "%s", msg))
+	case p.AIPerfVersionRequired != "" && p.AIPerfVersionRequired != QualificationAIPerfVersion:
+		out = append(out, failed(CodeAIPerfVersion, StageAIPerf, "",
+			"the run required aiperf %s; qualification requires %s", p.AIPerfVersionRequired, QualificationAIPerfVersion))
+	}
+	return out
 }
 
-// GateHolds evaluates one gate: value op threshold. An unknown op or a NaN
-// never holds.
+// ValidGateOps are the operators a correctness gate may use.
+var validGateOps = []string{">=", ">", "<=", "<", "=="}
+
+// GateHolds evaluates one gate: value op threshold. An unknown op, a NaN or
+// an infinity never holds.
 func GateHolds(g Gate) bool {
-	if math.IsNaN(g.Value) || math.IsNaN(g.Threshold) {
+	if math.IsNaN(g.Value) || math.IsNaN(g.Threshold) || math.IsInf(g.Value, 0) || math.IsInf(g.Threshold, 0) {
 		return false
 	}
 	switch g.Op {
@@ -137,41 +215,55 @@ func GateHolds(g Gate) bool {
 	return false
 }
 
-// judgeCorrectness re-evaluates every gate (updating Passed flags and the
-// overall Passed) and returns why correctness does not pass, if it does not.
+// judgeCorrectness checks a correctness result that ran; it changes nothing.
 func judgeCorrectness(c *Correctness) []Reason {
-	reason := func(code, msg string) []Reason {
-		return []Reason{{Stage: StageCorrectness, Code: code, Message: msg}}
+	one := func(code, format string, args ...any) []Reason {
+		return []Reason{failed(code, StageCorrectness, "", format, args...)}
 	}
 	if c == nil || !c.Ran {
-		msg := "the family's correctness case did not run on the served bundle"
-		if c != nil && c.Error != "" {
-			msg += ": " + c.Error
-		}
-		return reason(CodeCorrectnessNotRun, msg)
+		return one(CodeCorrectnessNotRun, "the family's correctness case did not run on the served bundle")
 	}
 	if c.Error != "" {
-		c.Passed = false
-		return reason(CodeCorrectnessError, "the correctness case broke: "+c.Error)
+		return one(CodeCorrectnessNotRun, "the correctness case broke: %s", c.Error)
 	}
-	var failed []string
-	for i := range c.Gates {
-		g := &c.Gates[i]
-		g.Passed = GateHolds(*g)
-		if !g.Passed {
-			failed = append(failed, formatGate(*g)+" does not hold")
+	if len(c.Gates) == 0 {
+		return one(CodeCorrectnessIncomplete, "the correctness result has no gate: a bare pass proves nothing (each metric needs value, op, threshold and outcome)")
+	}
+	var out []Reason
+	var bad, inconsistent, notHolding []string
+	for i, g := range c.Gates {
+		switch {
+		case strings.TrimSpace(g.Name) == "":
+			bad = append(bad, fmt.Sprintf("gates[%d] has no name", i))
+			continue
+		case !slices.Contains(validGateOps, g.Op):
+			bad = append(bad, fmt.Sprintf("gate %s: operator %q is not one of %s", g.Name, g.Op, strings.Join(validGateOps, " ")))
+			continue
+		case math.IsNaN(g.Value) || math.IsInf(g.Value, 0) || math.IsNaN(g.Threshold) || math.IsInf(g.Threshold, 0):
+			bad = append(bad, fmt.Sprintf("gate %s: value %v or threshold %v is not a finite number", g.Name, g.Value, g.Threshold))
+			continue
+		}
+		holds := GateHolds(g)
+		if holds != g.Passed {
+			inconsistent = append(inconsistent, fmt.Sprintf("%s records passed=%t but %s is %t", g.Name, g.Passed, formatGate(g), holds))
+		}
+		if !holds {
+			notHolding = append(notHolding, formatGate(g)+" does not hold")
 		}
 	}
-	switch {
-	case len(failed) > 0:
-		c.Passed = false
-		return reason(CodeCorrectnessFailed, "the family's correctness case failed: "+strings.Join(failed, "; "))
-	case !c.Passed && len(c.Gates) > 0:
-		return reason(CodeCorrectnessFailed, "the family's correctness case failed (every recorded gate holds)")
-	case !c.Passed:
-		return reason(CodeCorrectnessFailed, "the family's correctness case failed")
+	if len(bad) > 0 {
+		out = append(out, one(CodeCorrectnessIncomplete, "the correctness result is incomplete: %s", strings.Join(bad, "; "))...)
 	}
-	return nil
+	if len(inconsistent) > 0 {
+		out = append(out, one(CodeCorrectnessInconsist, "the correctness result contradicts itself: %s", strings.Join(inconsistent, "; "))...)
+	}
+	switch {
+	case len(notHolding) > 0:
+		out = append(out, one(CodeCorrectnessFailed, "the family's correctness case failed: %s", strings.Join(notHolding, "; "))...)
+	case !c.Passed:
+		out = append(out, one(CodeCorrectnessFailed, "the family's correctness case reports failure (every recorded gate holds)")...)
+	}
+	return out
 }
 
 // phaseOrder lists the phases of a result: warmup, measured, then any
@@ -186,13 +278,23 @@ func phaseOrder(by map[string]Counts) []string {
 	return out
 }
 
-func judgeCounts(total Counts, by map[string]Counts) []Reason {
-	reason := func(code, format string, args ...any) Reason {
-		return Reason{Stage: StageJoin, Code: code, Message: fmt.Sprintf(format, args...)}
+func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) []Reason {
+	first := func(phase, status string) string {
+		for _, x := range examples {
+			if x.Phase == phase && x.Status == status {
+				return fmt.Sprintf(" (first: %s: %s)", x.RequestID, x.Problem)
+			}
+		}
+		return ""
 	}
 	var out []Reason
-	if m, ok := by[PhaseMeasured]; !ok || m.Expected <= 0 {
-		out = append(out, reason(CodeNoRequests, "no measured requests were expected: there is nothing to qualify"))
+	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
+		if _, ok := by[p]; !ok {
+			out = append(out, failed(CodeNoRequests, StageJoin, p, "%s: the row holds no %s phase", p, p))
+		}
+	}
+	if m, ok := by[PhaseMeasured]; ok && m.Expected <= 0 {
+		out = append(out, failed(CodeNoRequests, StageJoin, PhaseMeasured, "no measured requests were expected: there is nothing to qualify"))
 	}
 	var sum Counts
 	for _, p := range phaseOrder(by) {
@@ -203,33 +305,80 @@ func judgeCounts(total Counts, by map[string]Counts) []Reason {
 		sum = sum.Add(c)
 		n := len(out)
 		if c.Sent != c.Expected {
-			out = append(out, reason(CodeShortCount, "%s: the client reported %d of %d expected requests", p, c.Sent, c.Expected))
+			out = append(out, failed(CodeShortCount, StageJoin, p, "%s: the client reported %d of %d expected requests", p, c.Sent, c.Expected))
 		}
 		for _, k := range []struct {
-			n               int
-			code, one, many string
+			n          int
+			code, what string
 		}{
-			{c.Mismatched, CodeMismatched, "request's native and HTTP answers differ", "requests' native and HTTP answers differ"},
-			{c.Errored, CodeErrored, "request errored", "requests errored"},
-			{c.MissingNative, CodeMissingNative, "request has no native answer", "requests have no native answer"},
-			{c.MissingHTTP, CodeMissingHTTP, "request has no HTTP record", "requests have no HTTP record"},
-			{c.MissingServerRecord, CodeMissingServerRec, "request has no server record", "requests have no server record"},
-			{c.Duplicates, CodeDuplicate, "request is a duplicate", "requests are duplicates"},
-			{c.Meaningless, CodeMeaningless, "request has no meaningful complete answer", "requests have no meaningful complete answer"},
+			{c.Mismatched, CodeMismatched, "the native and HTTP answers differ"},
+			{c.Errored, CodeErrored, "failed at the client (HTTP error, transport, cancellation)"},
+			{c.MissingNative, CodeMissingNative, "no native answer"},
+			{c.MissingHTTP, CodeMissingHTTP, "no usable HTTP answer"},
+			{c.MissingServerRecord, CodeMissingServerRec, "no server record"},
+			{c.Duplicates, CodeDuplicate, "duplicated"},
+			{c.Meaningless, CodeMeaningless, "no meaningful complete answer"},
+			{c.UnknownConversation, CodeUnknownConversation, "the conversation is not a line of the dataset"},
+			{c.Inconsistent, CodeInconsistent, "the records and raw exports disagree on phase or conversation"},
 		} {
 			if k.n > 0 {
-				out = append(out, reason(k.code, "%s: %d %s", p, k.n, plural(k.n, k.one, k.many)))
+				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what, first(p, k.code)))
 			}
 		}
-		if len(out) == n && c.Matched != c.Expected {
-			out = append(out, reason(CodeUnmatched, "%s: %d of %d expected requests matched", p, c.Matched, c.Expected))
+		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
+			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent
+		switch {
+		case accounted != c.Sent:
+			out = append(out, failed(CodeCountsInconsist, StageJoin, p, "%s: %d requests sent but %d accounted for", p, c.Sent, accounted))
+		case len(out) == n && c.Matched != c.Expected:
+			out = append(out, failed(CodeUnmatched, StageJoin, p, "%s: %d of %d expected requests matched", p, c.Matched, c.Expected))
 		}
 	}
-	if len(by) > 0 && sum != total {
-		out = append(out, reason(CodeCountsInconsist, "request totals (%d sent, %d matched) differ from the sum of the phases (%d sent, %d matched)",
+	if sum != total {
+		out = append(out, failed(CodeCountsInconsist, StageJoin, "", "request totals (%d sent, %d matched) differ from the sum of the phases (%d sent, %d matched)",
 			total.Sent, total.Matched, sum.Sent, sum.Matched))
 	}
 	return out
+}
+
+func judgeUnclaimed(u Unclaimed) []Reason {
+	var out []Reason
+	ex := ""
+	if len(u.Examples) > 0 {
+		ex = " (e.g. " + strings.Join(u.Examples, ", ") + ")"
+	}
+	if u.ServerRecords > 0 {
+		out = append(out, failed(CodeUnclaimedServerRecords, StageJoin, "", "the server recorded %d request id(s) the client never reported%s", u.ServerRecords, ex))
+	}
+	if u.NativeAnswers > 0 {
+		out = append(out, failed(CodeUnclaimedNative, StageJoin, "", "the native runner answered %d request id(s) the client never reported%s", u.NativeAnswers, ex))
+	}
+	if u.RawRecords > 0 {
+		out = append(out, failed(CodeUnclaimedRaw, StageJoin, "", "the raw export holds %d record(s) whose id the records export lacks%s", u.RawRecords, ex))
+	}
+	return out
+}
+
+func judgeLatency(l Latency, m Counts) []Reason {
+	var why []string
+	if l.Set != LatencySetMeasuredMatched {
+		why = append(why, fmt.Sprintf("the latency set is %q, want %q", l.Set, LatencySetMeasuredMatched))
+	}
+	for _, s := range []struct {
+		name string
+		p    Percentiles
+	}{{"HTTP", l.HTTP}, {"Task", l.Task}} {
+		if s.p.Count != m.Matched {
+			why = append(why, fmt.Sprintf("%s latency covers %d requests, the set has %d", s.name, s.p.Count, m.Matched))
+		}
+		if m.Matched > 0 && (s.p.P50 == nil || s.p.P95 == nil) {
+			why = append(why, s.name+" p50/p95 missing")
+		}
+	}
+	if len(why) == 0 {
+		return nil
+	}
+	return []Reason{failed(CodeLatencyIncomplete, StageJoin, PhaseMeasured, "latency is not over one stated set: %s", strings.Join(why, "; "))}
 }
 
 func plural(n int, one, many string) string {
@@ -237,44 +386,4 @@ func plural(n int, one, many string) string {
 		return one
 	}
 	return many
-}
-
-// RejudgeResult re-applies the verdict rules to a stored result and returns the
-// re-judged copy; r is not modified. When joined holds the run's joined
-// requests, the per-phase counts are recounted from them first (Expected is
-// kept from r: the lines cannot tell what was asked for). Latency is kept
-// as recorded. The copy records the original verdict, when and by which
-// harness version it was re-judged.
-func RejudgeResult(r Result, joined []JoinedLine, at time.Time, harnessVersion string) Result {
-	n := r
-	n.Reasons = slices.Clone(r.Reasons)
-	if r.Correctness != nil {
-		c := *r.Correctness
-		c.Gates = slices.Clone(r.Correctness.Gates)
-		c.Metrics = maps.Clone(r.Correctness.Metrics)
-		n.Correctness = &c
-	}
-	n.RequestsByPhase = maps.Clone(r.RequestsByPhase)
-	if len(joined) > 0 {
-		recount := CountJoined(joined)
-		by := map[string]Counts{}
-		for p, c := range r.RequestsByPhase {
-			fresh := recount[p]
-			fresh.Expected = c.Expected
-			by[p] = fresh
-		}
-		for p, c := range recount {
-			if _, ok := by[p]; !ok {
-				by[p] = c
-			}
-		}
-		var total Counts
-		for _, c := range by {
-			total = total.Add(c)
-		}
-		n.RequestsByPhase, n.Requests = by, total
-	}
-	Judge(&n)
-	n.Rejudged = &Rejudge{OriginalVerdict: r.Verdict, At: at.UTC(), HarnessVersion: harnessVersion}
-	return n
 }

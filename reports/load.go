@@ -12,14 +12,18 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // Evidence file names under OUT/<group>/.
 const (
-	ResultFile    = "result.json"
-	RejudgedFile  = "result.rejudged.json"
-	JoinedFile    = "joined.jsonl"
-	InventoryFile = "inventory.json"
+	ResultFile   = "result.json"
+	RejudgedFile = "result.rejudged.json"
+	JoinedFile   = "joined.jsonl"
+	// MismatchesFile holds, per request whose answers differ, both full
+	// canonical answers and the comparator's diff.
+	MismatchesFile = "mismatches.jsonl"
+	InventoryFile  = "inventory.json"
 	// AIPerfArgvFile is relative to a profile's evidence directory.
 	AIPerfArgvFile = "aiperf/argv.json"
 )
@@ -52,9 +56,9 @@ func (e *EvidenceError) Error() string {
 
 func (e *EvidenceError) Unwrap() error { return e.Err }
 
-// isSetAside reports whether a directory name is a previous run set aside
+// IsSetAside reports whether a directory name is a previous run set aside
 // as "<profile>.<UTC timestamp>", e.g. "ref-vlm-small.20261130T081500Z".
-func isSetAside(name string) bool {
+func IsSetAside(name string) bool {
 	i := strings.LastIndexByte(name, '.')
 	if i <= 0 {
 		return false
@@ -74,7 +78,12 @@ func isSetAside(name string) bool {
 // LoadOptions change what Load reads.
 type LoadOptions struct {
 	// Rejudged prefers result.rejudged.json over result.json where present.
+	// A re-judged row was checked against its seal when it was written
+	// (qual.Rejudge), so it is not checked again.
 	Rejudged bool
+	// NoJoined skips reading joined.jsonl (only the HTML renderer plots
+	// it; at a million requests it is large).
+	NoJoined bool
 }
 
 // Load reads a group's evidence from one or more result roots (OUT
@@ -140,17 +149,26 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 			return nil, fmt.Errorf("load evidence: %w", err)
 		}
 		for _, e := range entries {
-			if !e.IsDir() || isSetAside(e.Name()) {
+			if !e.IsDir() || IsSetAside(e.Name()) {
 				continue
 			}
 			dir := filepath.Join(gdir, e.Name())
-			res, err := readResult(dir, group, e.Name(), opts.Rejudged)
-			if err != nil {
+			res, rejudged, err := readResult(dir, group, e.Name(), opts.Rejudged)
+			var ee *EvidenceError
+			switch {
+			case errors.As(err, &ee):
+				// Malformed evidence is the row's problem, not the report's:
+				// an error row that names file, line and field.
+				res = BrokenResult(group, e.Name(), CodeEvidenceMalformed, ee.Error())
+			case err != nil:
 				return nil, err
-			}
-			if res == nil {
+			case res == nil:
 				g.Notes = append(g.Notes, fmt.Sprintf("%s has no %s (a run that did not finish?); ignored", dir, ResultFile))
 				continue
+			case rejudged:
+				Judge(res)
+			default:
+				CheckSeal(res, dir, nil)
 			}
 			cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: dir, res: res})
 		}
@@ -176,7 +194,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 				g.Conflicts = append(g.Conflicts, c)
 			}
 		}
-		row, err := buildRow(group, id, p, win)
+		row, err := buildRow(group, id, p, win, !opts.NoJoined)
 		if err != nil {
 			return nil, err
 		}
@@ -224,7 +242,7 @@ func conflictOf(id string, cs []candidate, w int) (Conflict, bool) {
 	return c, len(c.Others) > 0
 }
 
-func buildRow(group, id string, p *inventory.Profile, win *candidate) (Row, error) {
+func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined bool) (Row, error) {
 	row := Row{Profile: id}
 	if p != nil {
 		row.Kind, row.VariantOf, row.Checkpoint, row.Family = p.Kind, p.VariantOf, p.Checkpoint, p.Family
@@ -244,14 +262,31 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate) (Row, erro
 		row.BundleSHA256 = firstNonEmpty(r.Provenance.BundleSHA256, row.BundleSHA256)
 		row.Result = r
 		row.Evidence = filepath.ToSlash(filepath.Join(group, id))
+		// Malformed per-row evidence makes the row an error, naming it.
+		malformed := func(err error) error {
+			var ee *EvidenceError
+			if !errors.As(err, &ee) {
+				return err
+			}
+			r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeEvidenceMalformed, Message: ee.Error()})
+			Judge(r)
+			return nil
+		}
 		argv, err := readAIPerfArgv(win.dir, r)
 		if err != nil {
-			return row, err
+			if err := malformed(err); err != nil {
+				return row, err
+			}
 		}
 		row.Reproduce = &Reproduce{Command: r.Command, AIPerfArgv: argv}
-		joined, err := ReadJoined(filepath.Join(win.dir, JoinedFile))
-		if err != nil {
-			return row, err
+		var joined []JoinedLine
+		if withJoined {
+			joined, err = ReadJoined(filepath.Join(win.dir, JoinedFile))
+			if err != nil {
+				if err := malformed(err); err != nil {
+					return row, err
+				}
+			}
 		}
 		row.joined = joined
 		if joined == nil {
@@ -279,21 +314,22 @@ func firstNonEmpty(a, b string) string {
 
 // readResult reads a profile directory's result (re-judged if asked and
 // present); (nil, nil) when the directory has none.
-func readResult(dir, group, profile string, rejudged bool) (*Result, error) {
+func readResult(dir, group, profile string, preferRejudged bool) (r *Result, rejudged bool, err error) {
 	path := filepath.Join(dir, ResultFile)
-	if rejudged {
+	if preferRejudged {
 		if _, err := os.Stat(filepath.Join(dir, RejudgedFile)); err == nil {
-			path = filepath.Join(dir, RejudgedFile)
+			path, rejudged = filepath.Join(dir, RejudgedFile), true
 		}
 	}
 	data, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
+		return nil, false, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("load evidence: %w", err)
+		return nil, false, fmt.Errorf("load evidence: %w", err)
 	}
-	return DecodeResult(path, data, group, profile)
+	r, err = DecodeResult(path, data, group, profile)
+	return r, rejudged, err
 }
 
 // DecodeResult parses and checks one result.json. group and profile, when
@@ -337,6 +373,36 @@ func DecodeResult(path string, data []byte, group, profile string) (*Result, err
 		return nil, bad("exclusion", "an excluded result must say why")
 	}
 	return &r, nil
+}
+
+// BrokenResult is the error row of a profile whose result cannot be read.
+func BrokenResult(group, profile, code, msg string) *Result {
+	r := &Result{Schema: ResultSchema, Group: group, Profile: profile, Reasons: []Reason{}, Stages: []Stage{},
+		RequestsByPhase: map[string]Counts{}, Problems: []Problem{{Stage: "evidence", Code: code, Message: msg}}}
+	Judge(r)
+	return r
+}
+
+// CheckSeal verifies a row's evidence directory against the manifest the
+// run sealed (known: digests already computed, see evidence.VerifySeal),
+// records an evidence_changed problem for anything missing, added or
+// changed, and re-judges the row. It returns the findings.
+func CheckSeal(r *Result, dir string, known map[string]string) []evidence.Finding {
+	fs := evidence.VerifySeal(dir, known)
+	if len(fs) > 0 {
+		parts := make([]string, 0, len(fs))
+		for i, f := range fs {
+			if i == 5 {
+				parts = append(parts, fmt.Sprintf("and %d more", len(fs)-5))
+				break
+			}
+			parts = append(parts, f.String())
+		}
+		r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeEvidenceChanged,
+			Message: "the evidence differs from what the run sealed in " + evidence.ManifestFile + ": " + strings.Join(parts, "; ")})
+	}
+	Judge(r)
+	return fs
 }
 
 // lineAt is the 1-based line of a byte offset.
@@ -425,4 +491,70 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
+}
+
+// CorrectnessFile is the correctness result's file name in a checkpoint's
+// evidence directory.
+const CorrectnessFile = "correctness.json"
+
+// ReadCorrectness reads a correctness case's result file
+// (docs/design.md), strictly: `passed` must be a boolean, and every gate
+// must carry its name, value, op, threshold and outcome (passed), each of
+// its type. Metrics are kept as given. Errors are *EvidenceError naming the
+// file, line and field. The correctness stage and `report --rejudge` both
+// read it through here.
+func ReadCorrectness(path string) (*Correctness, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, &EvidenceError{File: path, Err: err}
+	}
+	var raw struct {
+		Passed  *bool              `json:"passed"`
+		Metrics map[string]float64 `json:"metrics"`
+		Gates   []struct {
+			Name      *string  `json:"name"`
+			Value     *float64 `json:"value"`
+			Op        *string  `json:"op"`
+			Threshold *float64 `json:"threshold"`
+			Passed    *bool    `json:"passed"`
+		} `json:"gates"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
+		e := &EvidenceError{File: path, Err: err}
+		var se *json.SyntaxError
+		var te *json.UnmarshalTypeError
+		switch {
+		case errors.As(err, &se):
+			e.Line = lineAt(data, se.Offset)
+		case errors.As(err, &te):
+			e.Line, e.Field = lineAt(data, te.Offset), te.Field
+			e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
+		}
+		return nil, e
+	}
+	missing := func(field string) error {
+		return &EvidenceError{File: path, Line: lineOfKey(data, strings.TrimPrefix(field[strings.LastIndexByte(field, '.')+1:], ".")),
+			Field: field, Err: errors.New("is missing")}
+	}
+	if raw.Passed == nil {
+		return nil, missing("passed")
+	}
+	c := &Correctness{Ran: true, Passed: *raw.Passed, Metrics: raw.Metrics, Output: CorrectnessFile}
+	for i, g := range raw.Gates {
+		f := func(name string) string { return fmt.Sprintf("gates[%d].%s", i, name) }
+		switch {
+		case g.Name == nil:
+			return nil, missing(f("name"))
+		case g.Value == nil:
+			return nil, missing(f("value"))
+		case g.Op == nil:
+			return nil, missing(f("op"))
+		case g.Threshold == nil:
+			return nil, missing(f("threshold"))
+		case g.Passed == nil:
+			return nil, missing(f("passed"))
+		}
+		c.Gates = append(c.Gates, Gate{Name: *g.Name, Value: *g.Value, Op: *g.Op, Threshold: *g.Threshold, Passed: *g.Passed})
+	}
+	return c, nil
 }

@@ -1,7 +1,6 @@
 package reports
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -103,52 +102,108 @@ func writeFile(t *testing.T, path, data string) {
 	require.NoError(t, os.WriteFile(path, []byte(data), 0o644))
 }
 
+// TestLoadErrors: malformed evidence of a row makes that row an error
+// naming file, line and field (never a failed load, never green); a
+// malformed inventory snapshot fails the load, naming it.
 func TestLoadErrors(t *testing.T) {
 	valid, err := os.ReadFile(filepath.Join(rootA, "vlm", "ref-vlm-small", ResultFile))
 	require.NoError(t, err)
 	cases := []struct {
 		name    string
+		row     string
 		setup   func(dir string)
 		wantErr string
 	}{
-		{"syntax error names the line", func(dir string) {
-			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v1\",\n  \"profile\": x\n}\n")
+		{"syntax error names the line", "x", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v2\",\n  \"profile\": x\n}\n")
 		}, "x/result.json:3: invalid character 'x'"},
-		{"wrong type names line and field", func(dir string) {
-			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v1\",\n  \"requests\": {\"sent\": \"many\"}\n}\n")
+		{"wrong type names line and field", "x", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v2\",\n  \"requests\": {\"sent\": \"many\"}\n}\n")
 		}, "x/result.json:3: requests.sent: is string, want int"},
-		{"schema", func(dir string) {
-			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v0\"\n}\n")
-		}, `x/result.json:2: schema: is "trtmc-qual/result/v0", want "trtmc-qual/result/v1"`},
-		{"profile must match its directory", func(dir string) {
+		{"schema", "x", func(dir string) {
+			writeFile(t, filepath.Join(dir, "vlm", "x", ResultFile), "{\n  \"schema\": \"trtmc-qual/result/v1\"\n}\n")
+		}, `x/result.json:2: schema: is "trtmc-qual/result/v1", want "trtmc-qual/result/v2"`},
+		{"profile must match its directory", "other", func(dir string) {
 			writeFile(t, filepath.Join(dir, "vlm", "other", ResultFile), string(valid))
 		}, `other/result.json:4: profile: is "ref-vlm-small" but the evidence directory is "other"`},
-		{"unknown verdict", func(dir string) {
+		{"unknown verdict", "ref-vlm-small", func(dir string) {
 			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", ResultFile), strings.Replace(string(valid), `"verdict": "qualified"`, `"verdict": "great"`, 1))
 		}, `ref-vlm-small/result.json:14: verdict: unknown verdict "great"`},
-		{"bad joined line", func(dir string) {
+		{"bad joined line", "ref-vlm-small", func(dir string) {
 			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", ResultFile), string(valid))
 			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", JoinedFile),
 				"{\"request_id\":\"a\",\"phase\":\"measured\",\"status\":\"matched\"}\n{\"request_id\":\"b\",\"phase\":\"measured\",\"status\":\"fine\"}\n")
 		}, `ref-vlm-small/joined.jsonl:2: request b: unknown status "fine"`},
-		{"bad argv.json", func(dir string) {
+		{"bad argv.json", "ref-vlm-small", func(dir string) {
 			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", ResultFile), string(valid))
 			writeFile(t, filepath.Join(dir, "vlm", "ref-vlm-small", "aiperf", "argv.json"), `"aiperf profile"`)
 		}, `ref-vlm-small/aiperf/argv.json: want a JSON list of strings`},
-		{"bad inventory snapshot", func(dir string) {
-			writeFile(t, filepath.Join(dir, "vlm", InventoryFile), "[\n{\"id\": \"a\", \"kind\": 3}\n]\n")
-		}, `vlm/inventory.json:2: kind:`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm"), 0o755))
 			tc.setup(dir)
-			_, err := Load([]string{dir}, "vlm")
-			require.Error(t, err)
-			assert.Contains(t, err.Error(), tc.wantErr)
-			var ee *EvidenceError
-			assert.True(t, errors.As(err, &ee), "an *EvidenceError")
+			g, err := Load([]string{dir}, "vlm")
+			require.NoError(t, err)
+			row := rowOf(t, g, tc.row)
+			require.NotNil(t, row.Result)
+			assert.Equal(t, VerdictError, row.Verdict)
+			var msgs []string
+			for _, r := range row.Result.Reasons {
+				msgs = append(msgs, r.Code+": "+r.Message)
+			}
+			assert.Contains(t, strings.Join(msgs, "\n"), CodeEvidenceMalformed+": ")
+			assert.Contains(t, strings.Join(msgs, "\n"), tc.wantErr)
+			assert.False(t, g.Coverage.OK)
+		})
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "vlm", InventoryFile), "[\n{\"id\": \"a\", \"kind\": 3}\n]\n")
+	_, err = Load([]string{dir}, "vlm")
+	var ee *EvidenceError
+	require.ErrorAs(t, err, &ee)
+	assert.Contains(t, err.Error(), `vlm/inventory.json:2: kind:`)
+}
+
+// TestLoadFindsChangedEvidence: plain report checks each row against the
+// seal its run wrote; a changed, added or removed file makes the row an
+// error (evidence_changed), never qualified.
+func TestLoadFindsChangedEvidence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		edit func(dir string)
+		want string
+	}{
+		{"joined line edited", func(dir string) {
+			data, err := os.ReadFile(filepath.Join(dir, JoinedFile))
+			require.NoError(t, err)
+			writeFile(t, filepath.Join(dir, JoinedFile), strings.Replace(string(data), "matched", "mismatched", 1))
+		}, "joined.jsonl: changed"},
+		{"result.json edited", func(dir string) {
+			data, err := os.ReadFile(filepath.Join(dir, ResultFile))
+			require.NoError(t, err)
+			writeFile(t, filepath.Join(dir, ResultFile), strings.Replace(string(data), `"host": "qual-host-1"`, `"host": "qual-host-2"`, 1))
+		}, "result.json: changed"},
+		{"file added", func(dir string) { writeFile(t, filepath.Join(dir, "extra.txt"), "x") }, "extra.txt: added"},
+		{"file removed", func(dir string) { require.NoError(t, os.Remove(filepath.Join(dir, JoinedFile))) }, "joined.jsonl: missing"},
+		{"manifest removed", func(dir string) { require.NoError(t, os.Remove(filepath.Join(dir, "manifest.json"))) }, "manifest.json: missing"},
+		{"manifest edited", func(dir string) {
+			data, err := os.ReadFile(filepath.Join(dir, "manifest.json"))
+			require.NoError(t, err)
+			writeFile(t, filepath.Join(dir, "manifest.json"), strings.Replace(string(data), "fixture", "fixturE", 1))
+		}, "manifest.json: changed (its seal does not match its bytes)"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := copyTree(t, rootA)
+			tc.edit(filepath.Join(root, "vlm", "ref-vlm-small"))
+			g, err := Load([]string{root}, "vlm")
+			require.NoError(t, err)
+			row := rowOf(t, g, "ref-vlm-small")
+			assert.Equal(t, VerdictError, row.Verdict)
+			require.NotEmpty(t, row.Result.Reasons)
+			assert.Equal(t, CodeEvidenceChanged, row.Result.Reasons[0].Code)
+			assert.Contains(t, row.Result.Reasons[0].Message, tc.want)
 		})
 	}
 }
@@ -185,6 +240,6 @@ func TestIsSetAside(t *testing.T) {
 		"x.2026113OT081500Z":             false,
 		".20261130T081500Z":              false,
 	} {
-		assert.Equal(t, want, isSetAside(name), name)
+		assert.Equal(t, want, IsSetAside(name), name)
 	}
 }

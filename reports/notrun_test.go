@@ -11,11 +11,12 @@ import (
 // verdict through Judge and shows as not-run with its reason, never as
 // qualified.
 func TestNotRunVerdict(t *testing.T) {
-	r := Result{Schema: ResultSchema, Group: "g", Profile: "p", Verdict: VerdictNotRun,
-		Reasons: []Reason{{Stage: "slurm", Code: "slurm_not_started", Message: "Slurm job 5_1 never started: CANCELLED"}}}
+	r := Result{Schema: ResultSchema, Group: "g", Profile: "p", Verdict: VerdictQualified,
+		Problems: []Problem{{Stage: "slurm", Code: CodeSlurmNotStarted, Message: "Slurm job 5_1 never started: CANCELLED"}}}
 	Judge(&r)
-	assert.Equal(t, VerdictNotRun, r.Verdict)
-	_, err := DecodeResult("result.json", []byte(`{"schema":"trtmc-qual/result/v1","group":"g","profile":"p","verdict":"not-run"}`), "g", "p")
+	assert.Equal(t, VerdictNotRun, r.Verdict, "the problem's class makes it not-run, whatever was stored")
+	assert.Equal(t, ClassNotRun, r.Reasons[0].Class)
+	_, err := DecodeResult("result.json", []byte(`{"schema":"trtmc-qual/result/v2","group":"g","profile":"p","verdict":"not-run"}`), "g", "p")
 	require.NoError(t, err)
 	status, note := statusFor(nil, &r)
 	assert.Equal(t, StatusNotRun, status)

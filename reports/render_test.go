@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -19,7 +18,6 @@ const (
 	rootA        = "testdata/evidence/a"        // vlm: every kind of row; detection: no inventory snapshot
 	rootB        = "testdata/evidence/b"        // a later partial re-run of vlm
 	rootBaseline = "testdata/evidence/baseline" // an earlier, faster vlm run
-	rootRejudge  = "testdata/evidence/rejudge"  // stored verdicts the evidence contradicts
 )
 
 func render(t *testing.T, g *GroupReport, format string) []byte {
@@ -63,19 +61,6 @@ func TestGoldenBaseline(t *testing.T) {
 	ApplyBaseline(g, base, DefaultRegressionThresholdPct)
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
 		golden.Assert(t, "baseline."+f, render(t, g, f))
-	}
-}
-
-func TestGoldenRejudged(t *testing.T) {
-	root := copyTree(t, rootRejudge)
-	at := time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC)
-	written, err := RejudgeEvidence([]string{root}, "vlm", at, "test")
-	require.NoError(t, err)
-	require.Len(t, written, 2)
-	g, err := LoadWith([]string{root}, "vlm", LoadOptions{Rejudged: true})
-	require.NoError(t, err)
-	for _, f := range []string{FormatMarkdown, FormatJSON} {
-		golden.Assert(t, "rejudged."+f, render(t, g, f))
 	}
 }
 
@@ -191,12 +176,17 @@ func TestGoldenGPU(t *testing.T) {
 	assert.Contains(t, csv, "idle_before_timing pass; in_use_while_serving pass; released_after_stop pass")
 }
 
-// TestJudgeKeepsNotRun: the verdict rules never turn a row the scheduler
-// did not start into a qualified (or failed) one, even with clean counts.
+// TestJudgeKeepsNotRun: a row the scheduler did not start (too few GPUs)
+// is not-run, never qualified or failed, whatever else it holds.
 func TestJudgeKeepsNotRun(t *testing.T) {
-	r := &Result{Verdict: VerdictNotRun, Correctness: &Correctness{Ran: true, Passed: true},
-		Reasons: []Reason{{Stage: "schedule", Code: "insufficient_gpus", Message: "needs 2 GPUs"}}}
+	r := &Result{Correctness: &Correctness{Ran: true, Passed: true},
+		Problems: []Problem{{Stage: "schedule", Code: CodeInsufficientGPUs, Message: "needs 2 GPUs"}}}
 	Judge(r)
 	assert.Equal(t, VerdictNotRun, r.Verdict)
-	assert.Len(t, r.Reasons, 1)
+	require.NotEmpty(t, r.Reasons)
+	assert.Equal(t, CodeInsufficientGPUs, r.Reasons[0].Code, "the scheduler's reason first")
+	assert.Equal(t, ClassNotRun, r.Reasons[0].Class)
+	r = &Result{Problems: []Problem{{Stage: "schedule", Code: CodeGPURequired, Message: "family needs a GPU"}}}
+	Judge(r)
+	assert.Equal(t, VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
 }

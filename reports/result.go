@@ -1,13 +1,15 @@
 // Package reports owns the one row model of trtmc-qual — result.json,
-// schema trtmc-qual/result/v1, one per checkpoint — and every renderer of
+// schema trtmc-qual/result/v2, one per checkpoint — and every renderer of
 // it (terminal table, Markdown, CSV, JSON, HTML). Renderers read only
 // stored evidence; nothing here runs anything.
 package reports
 
 import "time"
 
-// ResultSchema is the schema id written in every result.json.
-const ResultSchema = "trtmc-qual/result/v1"
+// ResultSchema is the schema id written in every result.json. v2: typed
+// reasons (class, phase), problems, workload, unclaimed ids, the latency
+// set, the answer semantics and the bundle pin.
+const ResultSchema = "trtmc-qual/result/v2"
 
 // Verdicts of a checkpoint's run.
 const (
@@ -43,8 +45,16 @@ type Result struct {
 	Route       string `json:"route"`
 
 	Verdict string `json:"verdict"`
-	// Reasons say why a verdict is not qualified, each naming its stage.
+	// Reasons say why a verdict is not qualified, most severe first. Only
+	// Judge writes them, from the facts below.
 	Reasons []Reason `json:"reasons"`
+	// Problems are what the pipeline saw go wrong (a stage broke, output
+	// was lost, the run was interrupted): facts Judge turns into reasons.
+	Problems []Problem `json:"problems"`
+	// Workload is what the row was measured with.
+	Workload Workload `json:"workload"`
+	// Answers are the family's answer semantics the join used.
+	Answers AnswerSemantics `json:"answers"`
 
 	Requests        Counts            `json:"requests"`
 	RequestsByPhase map[string]Counts `json:"requests_by_phase"` // "warmup", "measured"
@@ -54,6 +64,11 @@ type Result struct {
 	OutputTokens *int        `json:"output_tokens,omitempty"`
 	Boxes        *int        `json:"boxes,omitempty"`
 	ImageSizes   []ImageSize `json:"image_sizes,omitempty"`
+	// Unclaimed counts request ids of a source that no client record claims.
+	Unclaimed Unclaimed `json:"unclaimed"`
+	// Examples are the join's first request of each phase and status that
+	// did not match, with its problem (the reasons quote them).
+	Examples []RequestExample `json:"examples,omitempty"`
 
 	Correctness *Correctness `json:"correctness"`
 	// GPUChecks are the GPU hygiene checks of the row's GPUs (docs/gpu.md):
@@ -104,11 +119,76 @@ type TelemetryStat struct {
 	Max *float64 `json:"max"`
 }
 
-// Reason explains a non-qualified verdict.
+// Reason explains a non-qualified verdict: a typed code (Codes lists them)
+// with its class, the stage and, for per-phase findings, the phase.
 type Reason struct {
+	Code    string `json:"code"`
+	Class   Class  `json:"class"`
 	Stage   string `json:"stage"`
-	Code    string `json:"code"` // e.g. mismatch, missing_native, server_exit, correctness_failed
+	Phase   string `json:"phase,omitempty"`
 	Message string `json:"message"`
+}
+
+// Problem is something the pipeline saw go wrong in a stage.
+type Problem struct {
+	Stage   string `json:"stage"`
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// The qualification contract's fixed parts (Judge enforces them).
+const (
+	QualificationWarmup        = 5
+	QualificationMeasured      = 50
+	QualificationConcurrency   = 1
+	QualificationAIPerfVersion = "0.13.0"
+)
+
+// Workload purposes.
+const (
+	PurposeQualification = "qualification"
+	PurposeExploration   = "exploration"
+)
+
+// Workload is the group workload a row was measured with. Purpose is
+// derived by Judge: only the qualification workload can qualify.
+type Workload struct {
+	Warmup      int    `json:"warmup"`
+	Measured    int    `json:"measured"`
+	Concurrency int    `json:"concurrency"`
+	Purpose     string `json:"purpose"`
+}
+
+// IsQualification reports whether w is the qualification workload.
+func (w Workload) IsQualification() bool {
+	return w.Warmup == QualificationWarmup && w.Measured == QualificationMeasured && w.Concurrency == QualificationConcurrency
+}
+
+// AnswerSemantics are how the family's answers were extracted and compared
+// (families.yaml at run time), so a rejudge uses the same ones.
+type AnswerSemantics struct {
+	EndpointType string   `json:"endpoint_type"`
+	Extractor    string   `json:"extractor"`
+	Comparator   string   `json:"comparator"`
+	Tolerance    float64  `json:"tolerance"`
+	Labels       []string `json:"labels,omitempty"`
+}
+
+// RequestExample is one request that did not match, and why.
+type RequestExample struct {
+	Phase     string `json:"phase"`
+	Status    string `json:"status"`
+	RequestID string `json:"request_id"`
+	Problem   string `json:"problem"`
+}
+
+// Unclaimed counts ids no client record claims, per source.
+type Unclaimed struct {
+	ServerRecords int `json:"server_records"`
+	NativeAnswers int `json:"native_answers"`
+	RawRecords    int `json:"raw_records"`
+	// Examples are a few of the ids, sorted.
+	Examples []string `json:"examples,omitempty"`
 }
 
 // Counts of requests, warmup and measured alike.
@@ -125,6 +205,8 @@ type Counts struct {
 	MissingServerRecord int `json:"missing_server_record"`
 	Duplicates          int `json:"duplicates"`
 	Meaningless         int `json:"meaningless"`
+	UnknownConversation int `json:"unknown_conversation"`
+	Inconsistent        int `json:"inconsistent"`
 }
 
 // Add returns the element-wise sum.
@@ -135,14 +217,21 @@ func (c Counts) Add(o Counts) Counts {
 		MissingNative: c.MissingNative + o.MissingNative, MissingHTTP: c.MissingHTTP + o.MissingHTTP,
 		MissingServerRecord: c.MissingServerRecord + o.MissingServerRecord,
 		Duplicates:          c.Duplicates + o.Duplicates, Meaningless: c.Meaningless + o.Meaningless,
+		UnknownConversation: c.UnknownConversation + o.UnknownConversation, Inconsistent: c.Inconsistent + o.Inconsistent,
 	}
 }
 
 // MissingJoins is the number of requests that could not be joined.
 func (c Counts) MissingJoins() int { return c.MissingNative + c.MissingHTTP + c.MissingServerRecord }
 
-// Latency holds measured-only percentiles; nil means not measured.
+// LatencySetMeasuredMatched names the one set of requests both latency
+// series cover: the measured requests whose HTTP and native answers matched.
+const LatencySetMeasuredMatched = "measured_matched"
+
+// Latency holds percentiles of HTTP and Task latency over one stated set of
+// requests (Set); nil means not measured.
 type Latency struct {
+	Set  string      `json:"set"`
 	HTTP Percentiles `json:"http"`
 	Task Percentiles `json:"task"`
 }
@@ -184,9 +273,11 @@ type Gate struct {
 // Stage is one pipeline stage's outcome and timing.
 type Stage struct {
 	Name       string  `json:"name"`
-	Status     string  `json:"status"` // ok, failed, error, skipped, interrupted
+	Status     string  `json:"status"` // ok, error, skipped, interrupted
 	DurationMS float64 `json:"duration_ms"`
-	Error      string  `json:"error,omitempty"`
+	// Code is the problem code of a stage that broke.
+	Code  string `json:"code,omitempty"`
+	Error string `json:"error,omitempty"`
 	// ChildMS is the time spent inside child processes during the stage.
 	ChildMS float64 `json:"child_ms"`
 }
@@ -201,10 +292,14 @@ type Provenance struct {
 	PipFreezeSHA256       string `json:"pip_freeze_sha256,omitempty"`
 	ServerBinary          string `json:"server_binary"`
 	ServerBinarySHA256    string `json:"server_binary_sha256"`
+	// AIPerfVersionRequired is the version the run was configured to require.
+	AIPerfVersionRequired string `json:"aiperf_version_required"`
 	BundlePath            string `json:"bundle_path"`
 	BundleSHA256          string `json:"bundle_sha256"`
-	InventoryEntrySHA256  string `json:"inventory_entry_sha256"`
-	DatasetSHA256         string `json:"dataset_sha256"`
+	// BundlePinnedSHA256 is the inventory's pin ("" when it pins none).
+	BundlePinnedSHA256   string `json:"bundle_pinned_sha256"`
+	InventoryEntrySHA256 string `json:"inventory_entry_sha256"`
+	DatasetSHA256        string `json:"dataset_sha256"`
 	// SourceCommit is the measurement source commit (the TRTMC commit the
 	// bundle was built from), when known.
 	SourceCommit string `json:"source_commit,omitempty"`

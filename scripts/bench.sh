@@ -2,12 +2,14 @@
 # make bench: trtmc-qual's performance figures, each against a baseline
 # measured in the same run (docs/performance.md explains the method).
 #
-#   1. parse and join of a synthetic AIPerf 0.13.0 checkpoint of BENCH_N
-#      requests (default 1,000,000; ~8.9 KB a request on disk, removed at
-#      the end) vs the straightforward Python join (scripts/baseline_join.py)
+#   1. `trtmc-qual report --rejudge` over a synthetic, sealed evidence
+#      directory of BENCH_N requests (default 1,000,000; ~14 KB a request on
+#      disk with the dataset, removed at the end): the product's own
+#      re-derivation (seal check, the one join, Judge) vs the same
+#      re-derivation in straightforward Python (scripts/baseline_rejudge.py)
 #      and vs reading the same bytes (wc -l);
-#   2. harness overhead and readiness lag of a real run of the reference
-#      target (group detection, real AIPerf);
+#   2. harness overhead, readiness lag and the join stage's time in a real
+#      run of the reference target (group detection, real AIPerf);
 #   3. the makespan of a group of uneven checkpoints of mixed tensor
 #      parallelism on BENCH_GPUS (fake) GPUs vs its lower bound
 #      max(longest checkpoint, total GPU-time / GPUs), GPU-time = duration x tp;
@@ -65,18 +67,19 @@ EOF
 
 if want 1; then
   say "building the benchmark tools"
-  go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/...
+  go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/gen-aiperf-artifacts
 fi
 [ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
 say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
 
 # ---------------------------------------------------------------- part 1
 if want 1; then
-data=$work/ckpt
-need_mib=$(( N * 9 / 1000 + 256 ))
+evroot=$work/out
+data=$evroot/bench/synth
+need_mib=$(( N * 14 / 1000 + 256 ))
 avail_mib=$(df -Pm "$work" | awk 'NR==2 {print $4}')
 if [ "$avail_mib" -lt $(( need_mib + need_mib / 5 )) ]; then
-  n2=$(( (avail_mib * 1000 / 9) * 4 / 5 / 1000 * 1000 ))
+  n2=$(( (avail_mib * 1000 / 14) * 4 / 5 / 1000 * 1000 ))
   say "NOTE: $avail_mib MiB free under $work, $need_mib MiB needed for $N requests: scaling down to $n2"
   N=$n2
 fi
@@ -87,29 +90,30 @@ if [ "$avail_kib" -lt $(( N * 7 + 2097152 )) ]; then
   say "NOTE: $(( avail_kib / 1024 )) MiB of memory available, the Python baseline needs ~$(( N * 7 / 1024 )) MiB for $N requests: scaling down to $n2"
   N=$n2
 fi
-say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) in $data"
-"$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data"
-bytes=$(cat "$data"/aiperf/*.jsonl "$data"/*.jsonl | wc -c)
-say "part 1: $(( bytes / 1048576 )) MiB in five files; timing wc -l and trtmc-streamjoin $REPS times each, alternating"
+say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) as sealed evidence in $data"
+"$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data" -seal bench/synth
+bytes=$(find "$data" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%d\n", s}')
+say "part 1: $(( bytes / 1048576 )) MiB of evidence; timing wc -l and trtmc-qual report --rejudge $REPS times each, alternating"
 
 # time CMD... -> "wall_s maxrss_kib user_s sys_s" appended to $timing
 timed() {
   local label=$1; shift
   /usr/bin/time -f "$label %e %M %U %S" -a -o "$work/timing" "$@"
 }
-files=("$data"/aiperf/profile_export.jsonl "$data"/aiperf/profile_export_raw.jsonl "$data"/server_records.jsonl "$data"/native_answers.jsonl "$data"/sessions.jsonl)
+mapfile -t files < <(find "$data" -type f | sort)
 wc -l "${files[@]}" >/dev/null # warm the page cache
 for i in $(seq "$REPS"); do
   timed wc wc -l "${files[@]}" >/dev/null
-  timed go "$work/bin/trtmc-streamjoin" -families families/families.yaml -family ref-detect "$data" >"$work/go.json" 2>/dev/null
+  timed go bin/trtmc-qual report --from "$evroot" --group bench --rejudge --format json >"$work/go.json" 2>"$work/go.err" || true
 done
-say "part 1: timing the Python baseline (json.loads per line; minutes at 1M requests)"
-timed python "$PY" scripts/baseline_join.py --family ref-detect "$data" >"$work/python.json"
+grep -q "re-judged 1 result" "$work/go.err" || { say "part 1: report --rejudge failed:"; cat "$work/go.err" >&2; exit 1; }
+say "part 1: timing the Python baseline (json.loads per line, hashlib; minutes at 1M requests)"
+timed python "$PY" scripts/baseline_rejudge.py --family ref-detect "$data" >"$work/python.json"
 
-"$PY" - "$work" "$data/expected.json" <<'EOF'
+"$PY" - "$work" "$data/expected.json" <<'PYEOF'
 import json, sys
 work, expected = sys.argv[1], sys.argv[2]
-go = json.load(open(work + "/go.json"))
+go = json.load(open(work + "/go.json"))["rows"][0]["result"]
 py = json.load(open(work + "/python.json"))
 exp = json.load(open(expected))
 bad = []
@@ -117,19 +121,24 @@ for phase, want in exp["by_phase"].items():
     for k, v in want.items():
         if k == "expected":
             continue
-        if go["by_phase"][phase][k] != v:
-            bad.append("go %s.%s=%s, generator %s" % (phase, k, go["by_phase"][phase][k], v))
+        if go["requests_by_phase"][phase][k] != v:
+            bad.append("go %s.%s=%s, generator %s" % (phase, k, go["requests_by_phase"][phase][k], v))
         if py["by_phase"][phase][k] != v:
             bad.append("python %s.%s=%s, generator %s" % (phase, k, py["by_phase"][phase][k], v))
-if go["boxes"] != py["boxes"] or go["orphans"] != exp["orphans"]:
-    bad.append("boxes go %s python %s; orphans go %s generator %s" % (go["boxes"], py["boxes"], go["orphans"], exp["orphans"]))
+if go.get("boxes") != py["boxes"] or go["unclaimed"]["server_records"] != exp["orphans"] or py["unclaimed"]["server_records"] != exp["orphans"]:
+    bad.append("boxes go %s python %s; orphans go %s python %s generator %s" % (go.get("boxes"), py["boxes"],
+               go["unclaimed"]["server_records"], py["unclaimed"]["server_records"], exp["orphans"]))
+if py["seal_findings"] or "evidence_changed" in [r["code"] for r in go["reasons"]]:
+    bad.append("the seal does not hold: python %s" % py["seal_findings"])
+if go["verdict"] == "qualified":
+    bad.append("a row with injected faults qualified")
 if bad:
-    sys.exit("bench: the joins disagree: " + "; ".join(bad))
+    sys.exit("bench: the re-derivations disagree: " + "; ".join(bad))
 m = exp["by_phase"]["measured"]
-print("bench: part 1: Go, Python and the generator agree: %d measured requests sent, %d matched, %d mismatched, %d errored, %d duplicates"
-      % (m["sent"], m["matched"], m["mismatched"], m["errored"], m["duplicates"]), file=sys.stderr)
-EOF
-read -r go_wall go_rss go_cpu wc_wall wc_cpu py_wall py_rss < <("$PY" - "$work/timing" <<'EOF'
+print("bench: part 1: Go, Python and the generator agree: %d measured requests sent, %d matched, %d mismatched, %d errored, %d duplicates; seal intact; verdict %s"
+      % (m["sent"], m["matched"], m["mismatched"], m["errored"], m["duplicates"], go["verdict"]), file=sys.stderr)
+PYEOF
+read -r go_wall go_rss go_cpu wc_wall wc_cpu py_wall py_rss < <("$PY" - "$work/timing" <<'PYEOF'
 import sys
 rows = {}
 for line in open(sys.argv[1]):
@@ -138,17 +147,17 @@ for line in open(sys.argv[1]):
         rows.setdefault(f[0], []).append((float(f[1]), int(f[2]), float(f[3]) + float(f[4])))
 best = {k: min(v) for k, v in rows.items()}
 print(best["go"][0], max(r[1] for r in rows["go"]), best["go"][2], best["wc"][0], best["wc"][2], best["python"][0], best["python"][1])
-EOF
+PYEOF
 )
 [ -n "${py_rss:-}" ] || { say "part 1: could not read the timings"; cat "$work/timing" >&2; exit 1; }
-say "part 1: wall (fastest of $REPS): go ${go_wall}s, wc -l ${wc_wall}s; python ${py_wall}s; CPU: go ${go_cpu}s, wc ${wc_cpu}s; peak RSS: go $(( go_rss / 1024 )) MiB, python $(( py_rss / 1024 )) MiB"
+say "part 1: wall (fastest of $REPS): trtmc-qual report --rejudge ${go_wall}s, wc -l ${wc_wall}s; python ${py_wall}s; CPU: go ${go_cpu}s, wc ${wc_cpu}s; peak RSS: go $(( go_rss / 1024 )) MiB, python $(( py_rss / 1024 )) MiB"
 ratio() { "$PY" -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print('%.1fx' % (a / max(b, 0.01)))" "$1" "$2"; }
-figure parse_join_requests "$N"
-figure parse_join_speedup_vs_python "$(ratio "$py_wall" "$go_wall")"
-figure parse_join_vs_wc "$(ratio "$go_wall" "$wc_wall")"
-figure parse_join_cpu_vs_wc "$(ratio "$go_cpu" "$wc_cpu")"
-figure parse_join_peak_rss_mib "$(( go_rss / 1024 ))"
-rm -rf "$data" # the disk goes back before the live runs
+figure rejudge_requests "$N"
+figure rejudge_speedup_vs_python "$(ratio "$py_wall" "$go_wall")"
+figure rejudge_vs_wc "$(ratio "$go_wall" "$wc_wall")"
+figure rejudge_cpu_vs_wc "$(ratio "$go_cpu" "$wc_cpu")"
+figure rejudge_peak_rss_mib "$(( go_rss / 1024 ))"
+rm -rf "$evroot" # the disk goes back before the live runs
 fi
 
 # ---------------------------------------------------------------- part 2
@@ -169,7 +178,7 @@ for attempt in 1 2; do
   [ "$attempt" = 1 ] || exit 1
   say "part 2: once more"
 done
-read -r overhead lag < <("$PY" - "$work/demo.log" "$work/demo/detection" <<'EOF'
+read -r overhead lag join_ms < <("$PY" - "$work/demo.log" "$work/demo/detection" <<'EOF'
 import glob, json, os, re, sys
 
 def ts_ns(s):  # RFC 3339 with nanoseconds -> Unix ns
@@ -184,6 +193,7 @@ def go_duration_ms(s):
         total += float(num) * {"h": 3.6e6, "m": 6e4, "s": 1e3, "ms": 1, "µs": 1e-3, "us": 1e-3, "ns": 1e-6}[unit]
     return total
 
+joins = []
 log = [l.rstrip("\n").split(" ", 1) for l in open(sys.argv[1]) if " " in l]
 log = [(int(t), m) for t, m in log]
 rows = []
@@ -218,6 +228,8 @@ for path in sorted(glob.glob(os.path.join(sys.argv[2], "*", "result.json"))):
     settle = (at("aiperf: exports settled") - at("aiperf: exited")) / 1e6
     collect = (stage["stop-server"] - at("aiperf: exports settled")) / 1e6
     rows.append((pid, wall, child, lag, result_wall, attributed, st["aiperf"]["duration_ms"], exits[0] if exits else 0, before, settle, collect))
+    print("bench: part 2: %s: join stage %.1f ms (the one join over %d requests)" % (pid, st["join"]["duration_ms"], r["requests"]["sent"]), file=sys.stderr)
+    joins.append(st["join"]["duration_ms"])
 for pid, wall, child, lag, rw, attr, ad, ae, before, settle, collect in rows:
     print("bench: part 2: %s: wall %.0f ms, in children %.0f ms, harness %.0f ms (%.2f%%); readiness noticed %.1f ms after server_ready; "
           "aiperf stage %.0f ms of which the AIPerf profile process %.0f ms; result.json's own attribution: %.2f%%"
@@ -225,12 +237,13 @@ for pid, wall, child, lag, rw, attr, ad, ae, before, settle, collect in rows:
     print("bench: part 2: %s: harness time: %.0f ms in the aiperf stage before the AIPerf process (dataset, version re-check), "
           "%.0f ms waiting for exports to settle after it exited, %.0f ms collecting; %.0f ms everywhere else"
           % (pid, before, settle, collect, wall - child - before - settle - collect), file=sys.stderr)
-print("%.2f %.1f" % (max(100 * (w - c) / w for _, w, c, *_ in rows), max(r[3] for r in rows)))
+print("%.2f %.1f %.1f" % (max(100 * (w - c) / w for _, w, c, *_ in rows), max(r[3] for r in rows), max(joins)))
 EOF
 )
 [ -n "${lag:-}" ] || { say "part 2: could not compute the figures"; exit 1; }
 figure harness_overhead_pct "$overhead"
 figure readiness_lag_ms "$lag"
+figure join_stage_ms "$join_ms"
 fi
 
 # ---------------------------------------------------------------- part 3

@@ -2,17 +2,21 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -37,7 +41,12 @@ type reportOptions struct {
 
 	Now            func() time.Time
 	HarnessVersion string
+	Ctx            context.Context
+	Getenv         func(string) string
 }
+
+// rejudgeMemoryLimit is the Go runtime's soft memory limit during a rejudge.
+const rejudgeMemoryLimit = 200 << 20
 
 func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	opts := &reportOptions{IO: f.IO}
@@ -51,9 +60,15 @@ for the same evidence.
 
 Several --from roots are merged: when a profile has results in more than one,
 the run that ended last wins and the others are listed as conflicts.
---rejudge re-applies the verdict rules to the stored evidence, writes
-result.rejudged.json beside each result.json (which is never modified) and
-reports the re-judged rows. --baseline compares each row's HTTP and Task p50
+Every row is checked against the seal its run wrote (manifest.json): a row
+whose evidence is missing, added to or changed is an error row, never
+qualified. --rejudge re-derives every row from its raw artifacts — the one
+join over dataset.jsonl, AIPerf's exports, the server's records and the
+native answers; correctness.json; AIPerf's summary — never from joined.jsonl
+or stored counts, re-applies the verdict rules, writes result.rejudged.json
+beside each result.json (which is never modified) and reports the re-judged
+rows. A missing or malformed artifact makes its row an error naming file,
+line and field. --baseline compares each row's HTTP and Task p50
 with an earlier run and marks increases beyond --regression-threshold percent.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
@@ -75,8 +90,9 @@ unified diff to stdout and writes nothing. A missing, doubled or misordered
 marker is an error naming the line (exit 2).
 
 Exit status: 0 when every counted normal profile is qualified, 1 when any row
-failed, broke, was interrupted or was not run, 2 for usage errors (an unknown
-format, a missing result root), 4 for malformed evidence.`,
+failed, broke (malformed or changed evidence included), was interrupted or was
+not run, 2 for usage errors (an unknown format, a missing result root), 4 when
+a file cannot be written or read for a reason other than its content.`,
 		Example: `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --format md
 
@@ -106,7 +122,7 @@ format, a missing result root), 4 for malformed evidence.`,
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
-			opts.Now, opts.HarnessVersion = f.Now, f.Version
+			opts.Now, opts.HarnessVersion, opts.Ctx, opts.Getenv = f.Now, f.Version, cmd.Context(), f.Getenv
 			if runF != nil {
 				return runF(opts)
 			}
@@ -178,13 +194,21 @@ func checkReportOutputs(cmd *cobra.Command, opts *reportOptions) error {
 
 func runReport(opts *reportOptions) error {
 	if opts.Rejudge {
-		written, err := reports.RejudgeEvidence(opts.From, opts.Group, opts.Now(), opts.HarnessVersion)
+		// The join's index is about 150 bytes a request (no payloads, no
+		// answers); a soft limit keeps the collector from letting garbage
+		// double that at a million requests. GOMEMLIMIT overrides it.
+		if opts.Getenv("GOMEMLIMIT") == "" {
+			debug.SetMemoryLimit(rejudgeMemoryLimit)
+		}
+		written, err := qual.Rejudge(opts.Ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
+			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
 		if err != nil {
 			return evidenceError(err)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "report: re-judged %d result(s); originals kept, re-judged copies in %s\n", len(written), reports.RejudgedFile)
 	}
-	rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{Rejudged: opts.Rejudge})
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{Rejudged: opts.Rejudge, NoJoined: format != reports.FormatHTML})
 	if err != nil {
 		return evidenceError(err)
 	}
@@ -195,7 +219,6 @@ func runReport(opts *reportOptions) error {
 		}
 		reports.ApplyBaseline(rep, base, opts.ThresholdPct)
 	}
-	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	var buf bytes.Buffer
 	if err := reports.Render(&buf, rep, format); err != nil {
 		return err
@@ -268,10 +291,15 @@ func updateDoc(opts *reportOptions, group string, table []byte) error {
 }
 
 // evidenceError maps the loader's errors to exit codes: a missing root or
-// group is a usage error (2); malformed evidence is a harness error (4).
+// group is a usage error (2); anything else (an I/O failure) is 4. Malformed
+// evidence never gets here: it is an error row.
 func evidenceError(err error) error {
 	if errors.Is(err, reports.ErrNoEvidence) {
 		return withCode(exitUsage, err)
+	}
+	var ee *reports.EvidenceError
+	if errors.As(err, &ee) {
+		return withCode(exitFailed, err) // the evidence is bad, not the harness
 	}
 	return withCode(exitHarness, err)
 }

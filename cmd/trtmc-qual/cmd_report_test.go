@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin/synth"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // The hand-made evidence trees and golden files of the reports package.
@@ -125,22 +129,45 @@ func TestReportOutputFile(t *testing.T) {
 	assert.Equal(t, goldenFile(t, "vlm.html"), string(data))
 }
 
+// TestReportRejudge re-derives a sealed synthetic row from its artifacts:
+// clean, it qualifies (exit 0); after a native answer is changed, the
+// rejudge finds the mismatch and the broken seal (exit 1, an error row),
+// and result.json is never modified.
 func TestReportRejudge(t *testing.T) {
 	root := t.TempDir()
-	require.NoError(t, os.CopyFS(root, os.DirFS(evidenceRoot("rejudge"))))
-	io, out, errOut := testIO()
-	f := newFactory(io, func() {})
-	f.Getenv = func(string) string { return "" }
-	f.Now = func() time.Time { return time.Date(2026, 12, 2, 9, 0, 0, 0, time.UTC) }
-	f.Version = "test"
-	root0 := newRootCmd(f)
-	root0.SetArgs([]string{"report", "--from", root, "--group", "vlm", "--format", "md", "--rejudge"})
-	err := root0.Execute()
-	assert.Equal(t, exitFailed, codeFor(err))
-	assert.Equal(t, goldenFile(t, "rejudged.md"), out.String())
-	assert.Contains(t, errOut.String(), "re-judged 2 result(s)")
-	_, err = os.Stat(filepath.Join(root, "vlm", "ref-vlm-small", "result.rejudged.json"))
+	dir := filepath.Join(root, "bench", "synth")
+	exp, err := synth.Write(dir, synth.Config{Requests: 55, Seed: 3, NoFaults: true, ImageMin: 64, ImageMax: 128})
 	require.NoError(t, err)
+	require.NoError(t, synth.Seal(dir, "bench", "synth", exp))
+	before, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	require.NoError(t, err)
+
+	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "bench", "--rejudge", "--format", "json")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, errOut, "re-judged 1 result(s)")
+	var rep reports.GroupReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.Len(t, rep.Rows, 1)
+	assert.Equal(t, reports.VerdictQualified, rep.Rows[0].Verdict, "%+v", rep.Rows[0].Result.Reasons)
+
+	native := filepath.Join(dir, "native_answers.jsonl")
+	data, err := os.ReadFile(native)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(native, bytes.Replace(data, []byte(`"confidence":0.9`), []byte(`"confidence":0.1`), 1), 0o644))
+	code, out, _ = runCLI(t, nil, "report", "--from", root, "--group", "bench", "--rejudge", "--format", "json")
+	assert.Equal(t, exitFailed, code)
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	r := rep.Rows[0].Result
+	assert.Equal(t, reports.VerdictError, r.Verdict)
+	var codes []string
+	for _, x := range r.Reasons {
+		codes = append(codes, x.Code)
+	}
+	assert.Contains(t, codes, reports.CodeEvidenceChanged)
+	assert.Contains(t, codes, reports.CodeMismatched)
+	after, err := os.ReadFile(filepath.Join(dir, "result.json"))
+	require.NoError(t, err)
+	assert.Equal(t, before, after, "result.json is never modified")
 }
 
 func TestReportEvidenceErrors(t *testing.T) {
@@ -151,7 +178,8 @@ func TestReportEvidenceErrors(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "vlm", "p"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(root, "vlm", "p", "result.json"), []byte("{\n  \"schema\": 1\n}\n"), 0o644))
-	code, _, errOut = runCLI(t, nil, "report", "--from", root, "--group", "vlm")
-	assert.Equal(t, exitHarness, code)
-	assert.Contains(t, errOut, "p/result.json:2: schema: is number, want string")
+	code, out, _ := runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
+	assert.Equal(t, exitFailed, code, "malformed evidence is the row's error, not the harness's")
+	assert.Contains(t, out, "evidence_malformed: ")
+	assert.Contains(t, out, "p/result.json:2: schema: is number, want string")
 }

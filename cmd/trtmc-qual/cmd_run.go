@@ -7,12 +7,14 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
@@ -327,6 +329,9 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 	if c.BinDir != "" {
 		argv = append(argv, "--bin-dir", abs(c.BinDir))
 	}
+	if c.AllowHardwareMismatch {
+		argv = append(argv, "--allow-hardware-mismatch")
+	}
 	if c.AllowNonLoopback {
 		argv = append(argv, "--allow-non-loopback")
 	}
@@ -354,62 +359,100 @@ func smokeRun(f *factory) SmokeFunc {
 	}
 }
 
-// runVerdictError maps the rows to the exit-code table.
+// runVerdictError maps the rows to the exit-code table through their
+// reasons' classes (reports.Codes): any setup reason is exit 3; any other
+// row that is not qualified or excluded is exit 1.
 func runVerdictError(results []*reports.Result) error {
-	var failed, broken, setup []string
+	var failed, setup []string
 	for _, r := range results {
-		switch r.Verdict {
-		case reports.VerdictQualified, reports.VerdictExcluded, reports.VerdictSkipped:
-		case reports.VerdictNotRun:
-			// The host cannot run it as declared (GPUs, hardware scope).
+		switch {
+		case r.HasClass(reports.ClassSetup):
 			setup = append(setup, r.Profile)
-		case reports.VerdictError:
-			if isSetupFailure(r) {
-				setup = append(setup, r.Profile)
-			} else {
-				broken = append(broken, r.Profile)
-			}
+		case r.Verdict == reports.VerdictQualified, r.Verdict == reports.VerdictExcluded, r.Verdict == reports.VerdictSkipped:
 		default:
 			failed = append(failed, r.Profile)
 		}
 	}
 	switch {
 	case len(setup) > 0:
-		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable, or the host cannot run it as declared); see the reasons above", strings.Join(setup, ", ")))
-	case len(failed)+len(broken) > 0:
-		return withCode(exitFailed, fmt.Errorf("%d of %d row(s) not qualified: %s", len(failed)+len(broken), len(results), strings.Join(append(failed, broken...), ", ")))
+		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable); see the reasons above", strings.Join(setup, ", ")))
+	case len(failed) > 0:
+		return withCode(exitFailed, fmt.Errorf("%d of %d row(s) not qualified: %s", len(failed), len(results), strings.Join(failed, ", ")))
 	}
 	return nil
 }
 
-// isSetupFailure reports whether a row broke because something it needs
-// was unavailable: the server never came up, AIPerf is unusable, the GPU is busy.
-func isSetupFailure(r *reports.Result) bool {
-	for _, reason := range r.Reasons {
+// reproCommand is the command that reproduces a run: every flag and
+// TRTMC_QUAL_* setting that shaped it, resolved (the config file is named
+// too; what it set is in it), shell-quoted so that pasting it runs exactly
+// this. Secret values are redacted by the caller's redactor.
+func reproCommand(f *factory, opts *runOptions) string {
+	c := f.Config
+	argv := []string{"trtmc-qual"}
+	if c.File != "" {
+		argv = append(argv, "--config", absPath(c.File))
+	}
+	for _, inv := range c.Inventory {
+		argv = append(argv, "--inventory", absPath(inv))
+	}
+	if c.Families != "" {
+		argv = append(argv, "--families", absPath(c.Families))
+	}
+	aiperfBin := c.AIPerf
+	if strings.ContainsRune(aiperfBin, '/') {
+		aiperfBin = absPath(aiperfBin)
+	}
+	argv = append(argv, "--aiperf", aiperfBin, "--aiperf-version", c.AIPerfVersion)
+	if c.AllowMismatch {
+		argv = append(argv, "--allow-aiperf-version-mismatch")
+	}
+	if c.Tokenizer != "" {
+		argv = append(argv, "--tokenizer", absPath(c.Tokenizer))
+	}
+	if c.BinDir != "" {
+		argv = append(argv, "--bin-dir", absPath(c.BinDir))
+	}
+	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
+	if opts.GPUs != "" {
+		argv = append(argv, "--gpus", opts.GPUs)
+	}
+	if opts.Host != "" && opts.Host != "127.0.0.1" {
+		argv = append(argv, "--host", opts.Host)
+	}
+	if c.AllowNonLoopback {
+		argv = append(argv, "--allow-non-loopback")
+	}
+	cmd := evidence.ShellJoin(argv)
+	// The environment that shaped the children beside the flags above
+	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
+	// never written: the command takes it from the caller's environment.
+	var env []string
+	for _, name := range reproEnv {
+		v := f.Getenv(name)
 		switch {
-		case reason.Stage == "server":
-			return true
-		case reason.Code == "aiperf_setup" || reason.Code == "gpu_busy" || reason.Code == "gpu_probe" || reason.Code == "port":
-			return true
+		case v == "":
+		case slices.Contains(c.Secrets, name):
+			env = append(env, name+`="$`+name+`"`)
+		default:
+			env = append(env, name+"="+evidence.ShellQuote(v))
 		}
 	}
-	return false
+	if len(env) > 0 {
+		cmd = strings.Join(env, " ") + " " + cmd
+	}
+	return cmd
 }
 
-func reproCommand(f *factory, opts *runOptions) string {
-	parts := []string{"trtmc-qual"}
-	if f.Config.File != "" {
-		parts = append(parts, "--config", f.Config.File)
+func absPath(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
 	}
-	parts = append(parts, "run", "--group", opts.Group, "--out", opts.Out)
-	if opts.GPUs != "" {
-		parts = append(parts, "--gpus", opts.GPUs)
-	}
-	if f.Config.AllowHardwareMismatch {
-		parts = append(parts, "--allow-hardware-mismatch")
-	}
-	return strings.Join(parts, " ")
+	return p
 }
+
+// reproEnv are environment variables outside the flags that change what a
+// run does; their values (secrets redacted) go into the reproduce command.
+var reproEnv = []string{"TRTMC_SERVE_TOKEN", "TRTMC_REFSERVER_FAULT", "CUDA_VISIBLE_DEVICES"}
 
 // progressWriter is stderr on a terminal, else nil (no live counts in logs).
 func progressWriter(s *IOStreams) io.Writer {

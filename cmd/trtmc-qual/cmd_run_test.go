@@ -9,22 +9,25 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
-// TestRunVerdictErrorNotRun: a row the scheduler did not start (too few
-// GPUs, another hardware scope, a GPU family without a GPU) is a setup
-// failure, exit 3, naming the profile; never success.
-func TestRunVerdictErrorNotRun(t *testing.T) {
-	rows := []*reports.Result{
-		{Profile: "ok", Verdict: reports.VerdictQualified},
-		{Profile: "big", Verdict: reports.VerdictNotRun, Reasons: []reports.Reason{{Stage: "schedule", Code: "insufficient_gpus"}}},
+// TestRunVerdictErrorGPU: the exit codes of GPU rows. A busy GPU, an
+// unreadable nvidia-smi and a GPU family on CPU slots are setup errors
+// (exit 3); a profile not run for want of GPUs or hardware scope, and a GPU
+// leak, are rows that did not qualify (exit 1); never success.
+func TestRunVerdictErrorGPU(t *testing.T) {
+	row := func(code string) *reports.Result {
+		r := &reports.Result{Profile: code, Problems: []reports.Problem{{Stage: "x", Code: code, Message: code}}}
+		reports.Judge(r)
+		return r
 	}
-	err := runVerdictError(rows)
-	require.Error(t, err)
-	assert.Equal(t, exitSetup, codeFor(err))
-	assert.Contains(t, err.Error(), "big")
-
-	rows[1] = &reports.Result{Profile: "leak", Verdict: reports.VerdictError, Reasons: []reports.Reason{{Stage: "gpu-release", Code: "gpu_leak"}}}
-	assert.Equal(t, exitFailed, codeFor(runVerdictError(rows)), "a GPU leak is a broken row")
-
-	rows[1] = &reports.Result{Profile: "busy", Verdict: reports.VerdictError, Reasons: []reports.Reason{{Stage: "preflight", Code: "gpu_busy"}}}
-	assert.Equal(t, exitSetup, codeFor(runVerdictError(rows)), "a busy GPU is a setup error")
+	ok := &reports.Result{Profile: "ok", Verdict: reports.VerdictQualified}
+	for code, want := range map[string]exitCode{
+		reports.CodeGPUBusy: exitSetup, reports.CodeGPUProbe: exitSetup, reports.CodeGPURequired: exitSetup,
+		reports.CodeInsufficientGPUs: exitFailed, reports.CodeHardwareMismatch: exitFailed, reports.CodeGPULeak: exitFailed,
+		reports.CodeGPUUnused: exitFailed, reports.CodeHardwareMismatchAllowed: exitFailed,
+	} {
+		err := runVerdictError([]*reports.Result{ok, row(code)})
+		require.Error(t, err, code)
+		assert.Equal(t, want, codeFor(err), code)
+		assert.Contains(t, err.Error(), code, "the profile is named")
+	}
 }

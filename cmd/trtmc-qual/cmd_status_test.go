@@ -19,6 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 )
 
 func TestSlurmConfigBlock(t *testing.T) {
@@ -150,7 +151,7 @@ func TestStatusVerb(t *testing.T) {
 	writeTestRecord(t, out)
 	w := inventory.Workload{Warmup: 5, Measured: 50}
 	ok := qual.BaseResult("vlm", &w, &inventory.Profile{ID: "a"})
-	ok.Verdict = reports.VerdictQualified
+	reportstest.Qualified(&ok)
 	ok.Provenance.Slurm = &reports.SlurmTask{JobID: "5_0"}
 	require.NoError(t, qual.WriteRow(out, &ok, false, time.Now))
 	runner := scontrolRunner{records: map[string]string{"5": "JobId=6 ArrayJobId=5 ArrayTaskId=0 JobState=COMPLETED Reason=None ExitCode=0:0 NodeList=node1\n" +

@@ -541,7 +541,8 @@ func command(t *testing.T, r reports.Result, stage string) reports.Command {
 func assertAccounted(t *testing.T, r reports.Result) {
 	t.Helper()
 	for phase, c := range r.RequestsByPhase {
-		sum := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.Duplicates + c.Meaningless
+		sum := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.Duplicates + c.Meaningless +
+			c.UnknownConversation + c.Inconsistent
 		assert.Equal(t, c.Sent, sum, "phase %s: %d sent but %d accounted for: %+v", phase, c.Sent, sum, c)
 	}
 }

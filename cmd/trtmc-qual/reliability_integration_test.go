@@ -129,7 +129,7 @@ func matrixRows() []matrixRow {
 					inventory: func(d doc) { group(d, "detection")["workload"].(doc)["request_timeout_s"] = 2 }}
 			},
 			exit: 1, verdict: reports.VerdictFailed, stage: "join", code: "errored",
-			msg: []string{"measured: 3 of 50 requests failed at the client", "TimeoutError"},
+			msg: []string{"measured: 3 of 50 requests: failed at the client", "TimeoutError"},
 			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
 				assert.Equal(t, 3, r.Requests.Errored)
 				assert.Equal(t, 52, r.Requests.Matched)
@@ -157,7 +157,7 @@ func matrixRows() []matrixRow {
 			name: "server/http-500/aiperf-exits-0-with-failed-requests",
 			sc:   func(t *testing.T, h harness) scenario { return scenario{fault: "http-500-every=10"} },
 			exit: 1, verdict: reports.VerdictFailed, stage: "join", code: "errored",
-			msg: []string{"measured: 5 of 50 requests failed at the client", "Internal Server Error (500)", "injected fault"},
+			msg: []string{"measured: 5 of 50 requests: failed at the client", "Internal Server Error (500)", "injected fault"},
 			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
 				assert.Equal(t, 0, command(t, r, "aiperf").ExitCode, "AIPerf itself exits 0")
 				assert.Equal(t, 5, r.Requests.Errored)
@@ -277,7 +277,7 @@ func matrixRows() []matrixRow {
 				}}
 			},
 			exit: 1, verdict: reports.VerdictFailed, stage: "correctness", code: "correctness_failed",
-			msg: []string{"map_50_95 0.125 not >= 0.5"},
+			msg: []string{"map_50_95 0.125 ≥ 0.500 does not hold"},
 			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
 				assert.Equal(t, 55, r.Requests.Matched, "a failed correctness case does not stop the measurement")
 			},

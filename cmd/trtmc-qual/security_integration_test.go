@@ -178,7 +178,7 @@ func TestArgvReachesChildVerbatim(t *testing.T) {
 		families:  func(d doc) { family(d, "ref-detect")["prepare"].(doc)["corpus"] = argv },
 		inventory: func(d doc) { group(d, "detection")["workload"].(doc)["dataset"].(doc)["corpus"] = missing },
 	}, 2*time.Minute)
-	assert.Equal(t, 1, o.code)
+	assert.Equal(t, 3, o.code, "a prepare command that fails is a setup failure (class setup)")
 	assertNoOrphans(t, o)
 	data, err := os.ReadFile(record)
 	require.NoError(t, err)
@@ -186,7 +186,7 @@ func TestArgvReachesChildVerbatim(t *testing.T) {
 	assert.Equal(t, append([]string{missing}, nasty...), got, "every argument arrived verbatim")
 	r := o.result(t, "detection", "ref-detect-small")
 	assert.Equal(t, reports.VerdictError, r.Verdict)
-	rs := reasonWith(t, r, "prepare-corpus_failed")
+	rs := reasonWith(t, r, "prepare_failed")
 	assert.Equal(t, "preflight", rs.Stage)
 	assert.Contains(t, rs.Message, "exited with status 3")
 	assert.Equal(t, append([]string{filepath.Join(h.fakes, "argv-record"), record, missing}, nasty...),

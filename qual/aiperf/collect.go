@@ -308,6 +308,11 @@ func (c *collector) records() {
 	err := ScanRecords(path, func(_ int, r *RecordLine) error {
 		m := &r.Metadata
 		if _, dup := c.byID[m.XRequestID]; dup {
+			// Run.Requests keeps the first copy (its payload is what the
+			// native runner answers); the problem is recorded, and the
+			// join (qual/streamjoin), which reads this file itself, counts
+			// the request and every copy as duplicate, whatever the copy
+			// holds, so the row cannot qualify.
 			dups = append(dups, m.XRequestID)
 			return nil
 		}

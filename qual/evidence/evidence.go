@@ -180,3 +180,76 @@ func (r *Redactor) RedactTree(dir string) error {
 		return nil
 	})
 }
+
+// AtomicFile is a file streamed to a temporary name beside path and put in
+// its place only by Commit, so readers never see it half-written.
+type AtomicFile struct {
+	*os.File
+	path string
+}
+
+// CreateAtomic starts writing path atomically.
+func CreateAtomic(path string) (*AtomicFile, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return nil, fmt.Errorf("write %s: %w", path, err)
+	}
+	return &AtomicFile{File: tmp, path: path}, nil
+}
+
+// Commit syncs the file and renames it into place.
+func (a *AtomicFile) Commit() error {
+	if err := a.Sync(); err != nil {
+		a.Abort()
+		return fmt.Errorf("write %s: fsync: %w", a.path, err)
+	}
+	if err := a.Close(); err != nil {
+		_ = os.Remove(a.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	if err := os.Chmod(a.Name(), 0o644); err != nil {
+		_ = os.Remove(a.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	if err := os.Rename(a.Name(), a.path); err != nil {
+		_ = os.Remove(a.Name())
+		return fmt.Errorf("write %s: %w", a.path, err)
+	}
+	return SyncDir(filepath.Dir(a.path))
+}
+
+// Abort drops the file; a no-op after Commit.
+func (a *AtomicFile) Abort() {
+	_ = a.Close()
+	_ = os.Remove(a.Name())
+}
+
+// ShellQuote quotes one word for a POSIX shell: unchanged when it holds
+// only characters no shell treats specially, else in single quotes (a
+// single quote inside becomes '\”).
+func ShellQuote(s string) string {
+	if s == "" {
+		return "''"
+	}
+	safe := true
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("@%+=:,./_-", r)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// ShellJoin quotes each word and joins them with spaces: pasted into a
+// POSIX shell, it runs exactly argv.
+func ShellJoin(argv []string) string {
+	q := make([]string, len(argv))
+	for i, a := range argv {
+		q[i] = ShellQuote(a)
+	}
+	return strings.Join(q, " ")
+}

@@ -19,6 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 )
 
 // step is one state a fake task is in for one poll.
@@ -251,7 +252,7 @@ func (f *fakeSlurm) cancel(ids []string) {
 // writeRow plays the task's own `trtmc-qual run --only ID`.
 func (f *fakeSlurm) writeRow(profile, verdict, job string) {
 	r := qual.BaseResult(f.group, nil, &inventory.Profile{ID: profile})
-	r.Verdict = verdict
+	reportstest.WithVerdict(&r, verdict)
 	r.Command = "trtmc-qual run --only " + profile
 	aj, ti, _ := strings.Cut(job, "_")
 	r.Provenance.Slurm = &reports.SlurmTask{JobID: job, ArrayJobID: aj, ArrayTaskID: ti, Node: "node1", GPUs: "0"}

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -17,21 +18,21 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
-// Reason codes of the rows the driver writes for tasks that left none of
-// their own (stage "slurm").
+// Problem codes of the rows the driver writes for tasks that left none of
+// their own (stage "slurm"); their classes are in reports.Codes.
 const (
 	StageSlurm = "slurm"
 	// CodeNotStarted: the task never started (cancelled while queued).
-	CodeNotStarted = "slurm_not_started"
+	CodeNotStarted = reports.CodeSlurmNotStarted
 	// CodeTaskEnded: the task ended without a row of its own, or in a
 	// state that voids the row it left (timeout, preemption, node failure,
 	// cancellation, a failure of the harness itself); the message names the
 	// job, state, reason and exit code.
-	CodeTaskEnded = "slurm_task_ended"
+	CodeTaskEnded = reports.CodeSlurmTaskEnded
 	// CodeLost: Slurm no longer knows the task and it left no row.
-	CodeLost = "slurm_task_lost"
+	CodeLost = reports.CodeSlurmTaskLost
 	// CodeInterrupted: the driver was interrupted and cancelled the task.
-	CodeInterrupted = "interrupted"
+	CodeInterrupted = reports.CodeInterrupted
 )
 
 // How long the driver waits, after cancelling its tasks, for Slurm to
@@ -252,7 +253,7 @@ func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Res
 	var r reports.Result
 	if isOwn {
 		r = *own
-		r.Reasons = append([]reports.Reason(nil), own.Reasons...)
+		r.Problems = append([]reports.Problem(nil), own.Problems...)
 	} else {
 		p := f.Profiles[t.Profile]
 		if p == nil {
@@ -274,37 +275,43 @@ func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Res
 	r.EndedAt = f.Now().UTC()
 	logRef := f.logRef(t)
 
-	var reason reports.Reason
+	var reason reports.Problem
 	switch {
 	case st != nil && !st.Started():
-		r.Verdict = reports.VerdictNotRun
-		reason = reports.Reason{Stage: StageSlurm, Code: CodeNotStarted,
+		reason = reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
 			Message: fmt.Sprintf("Slurm job %s never started: %s", t.ID(), st.Describe())}
 	case st == nil:
-		r.Verdict = reports.VerdictError
-		reason = reports.Reason{Stage: StageSlurm, Code: CodeLost,
+		reason = reports.Problem{Stage: StageSlurm, Code: CodeLost,
 			Message: fmt.Sprintf("Slurm no longer knows job %s (purged after it ended?) and it left no row of its own%s", t.ID(), logRef)}
 	case cancelled:
-		r.Verdict = reports.VerdictInterrupted
-		reason = reports.Reason{Stage: StageSlurm, Code: CodeInterrupted,
+		reason = reports.Problem{Stage: StageSlurm, Code: CodeInterrupted,
 			Message: fmt.Sprintf("the driver was interrupted and cancelled Slurm job %s while it ran: %s%s", t.ID(), st.Describe(), logRef)}
 	default:
-		r.Verdict = reports.VerdictError
 		what := "left no row of its own"
 		if isOwn {
 			what = "so its row (" + own.Verdict + ") cannot stand"
 		} else if readErr != nil {
 			what = "left no readable row (" + readErr.Error() + ")"
 		}
-		reason = reports.Reason{Stage: StageSlurm, Code: CodeTaskEnded,
+		reason = reports.Problem{Stage: StageSlurm, Code: CodeTaskEnded,
 			Message: fmt.Sprintf("Slurm job %s ended %s and %s%s", t.ID(), st.Describe(), what, logRef)}
+		// The task's own account of an interruption (SIGTERM from a
+		// cancel nobody here asked for) is what Slurm's state explains;
+		// the row is an error, not interrupted.
+		r.Problems = slices.DeleteFunc(r.Problems, func(p reports.Problem) bool {
+			return reports.ClassOf(p.Code) == reports.ClassInterrupted
+		})
 	}
-	r.Reasons = append([]reports.Reason{reason}, r.Reasons...)
+	// The verdict follows from the problem's class (reports.Codes):
+	// not-run, interrupted or error, never qualified.
+	r.Problems = append([]reports.Problem{reason}, r.Problems...)
+	reports.Judge(&r)
 	// An earlier run's row in the directory is set aside, never
 	// overwritten; the task's partial evidence (no row) is kept.
 	setAside := own != nil && !isOwn || readErr != nil
 	if err := qual.WriteRow(rec.Out, &r, setAside, f.Now); err != nil {
-		r.Reasons = append(r.Reasons, reports.Reason{Stage: "report", Code: "write_failed", Message: err.Error()})
+		r.Problems = append(r.Problems, reports.Problem{Stage: "report", Code: reports.CodeWriteFailed, Message: err.Error()})
+		reports.Judge(&r)
 		logf(f.Log, "slurm %s %s: cannot write its row: %v", t.ID(), t.Profile, err)
 	}
 	state := "gone from Slurm"

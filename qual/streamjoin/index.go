@@ -28,11 +28,9 @@ func (h hasher) key(id []byte) reqKey {
 	return k
 }
 
-// sum64 is the answer hash: canonical answers compare by this, never by
-// their bytes, so the index does not grow with answer sizes.
-func (h hasher) sum64(b []byte) uint64 { return maphash.Bytes(h.a, b) }
-
-// sum128 keys the memo of answer extractions by the whole body.
+// sum128 is a 128-bit keyed hash (two maphash seeds, random per join) of
+// a byte string: canonical answers compare by it, so the index does not
+// grow with answer sizes, and the memo of extractions is keyed by it.
 func (h hasher) sum128(b []byte) [2]uint64 {
 	return [2]uint64{maphash.Bytes(h.a, b), maphash.Bytes(h.b, b)}
 }
@@ -77,13 +75,15 @@ const (
 
 // entry flags.
 const (
-	fClient    uint8 = 1 << iota // a client record claims this id
-	fFailed                      // the client reported an error or a cancel
-	fEntryOK                     // the conversation is a dataset entry
-	fRawSeen                     // the raw export had a line for it
-	fNatFailed                   // the first native answer is an error line
-	fNatBad                      // the first native answer does not extract
-	fMismatch                    // HTTP and native answers differ
+	fClient       uint16 = 1 << iota // a client record claims this id
+	fFailed                          // the client reported an error or a cancel
+	fRawSeen                         // the raw export had a line for it
+	fNatFailed                       // the first native answer is an error line
+	fNatBad                          // the first native answer does not extract
+	fMismatch                        // HTTP and native answers differ
+	fSrvOff                          // natOff is the offset of the first server record line
+	fInconsistent                    // records and raw disagree on phase or conversation
+	fConvDup                         // an earlier request used the same dataset line
 )
 
 // HTTP answer outcomes (entry.ans).
@@ -93,27 +93,29 @@ const (
 	ansMeaningless
 )
 
-// entry is everything the join keeps per request id: 80 bytes, whatever
+// entry is everything the join keeps per request id: 104 bytes, whatever
 // the payload and answer sizes, plus a 4-byte slot in the id table.
 type entry struct {
 	key       reqKey
 	startNs   int64
-	taskMS    float64 // NaN: none (first server record)
-	natHash   uint64  // hash of the first native answer's canonical form
-	natOff    int64   // offset of the first native answer line (or, with fSrvOff, server record line); -1 none
+	taskMS    float64   // NaN: none (first server record)
+	httpMS    float64   // NaN: none (the client's request_latency)
+	natHash   [2]uint64 // hash of the first native answer's canonical form
+	natOff    int64     // offset of the first native answer line (or, with fSrvOff, server record line); -1 none
+	convHash  uint64    // the client's conversation_id
 	natTokens uint32
 	natBoxes  uint32
 	imgW      int32
 	imgH      int32
-	seq       uint32 // order of the id's first client record
-	status    int32  // HTTP status as the pipeline derives it
-	copies    uint8  // client records with this id (saturating)
-	recs      uint8  // server records (saturating)
-	nats      uint8  // native answers (saturating)
+	status    int32 // HTTP status as the pipeline derives it
+	session   int32 // the dataset line of the conversation; -1 none
+	copies    uint8 // client records with this id (saturating)
+	recs      uint8 // server records (saturating)
+	nats      uint8 // native answers (saturating)
+	raws      uint8 // raw export lines (saturating)
 	phase     uint8
-	flags     uint8
 	ans       uint8
-	srvOff    bool // natOff is the offset of the first server record line
+	flags     uint16
 }
 
 func bump8(p *uint8) {
@@ -184,7 +186,7 @@ func (x *index) get(k reqKey) *entry {
 	x.slots[slot] = i + 1
 	e = x.at(i)
 	e.key = k
-	e.taskMS, e.natOff = math.NaN(), -1
+	e.taskMS, e.httpMS, e.natOff, e.session = math.NaN(), math.NaN(), -1, -1
 	return e
 }
 

@@ -1,33 +1,42 @@
-// Package streamjoin is the streaming form of qual.Join: it reads a
-// checkpoint's four artifacts straight from disk (AIPerf's records and raw
-// export, the server's request records, the native runner's answers),
-// joins them by request identity and counts every request in exactly one
-// status per phase, with the same precedence and the same answer semantics
-// (the family's extractor and comparator from families.Registry) as
-// qual.Join given every records line as a client request.
+// Package streamjoin is trtmc-qual's one join. It reads a checkpoint's
+// artifacts straight from disk — the dataset AIPerf was given
+// (dataset.jsonl), AIPerf's records and raw exports, the server's request
+// records and the native runner's answers — joins them by request identity
+// and accounts for every request id of every source exactly once: each
+// request the client reported gets exactly one status per phase, and every
+// id another source holds that no client record claims is counted as
+// unclaimed. The `join` stage of `trtmc-qual run` and `trtmc-qual report
+// --rejudge` both call Join, and both turn its Result into the row with
+// Result.Apply.
 //
 // Memory does not grow with payload or answer sizes: each request id keeps
-// an 80-byte index entry and a 4-byte table slot holding its phase, HTTP
-// status, start time, task latency, image size, counts per source, small
-// flags and a 64-bit hash of its canonical native answer, never the bytes.
-// Base64 images in the raw export are skipped, not decoded. Files are
-// parsed in parallel chunks (one worker per CPU) and merged in file order.
-// docs/performance.md has the measurements behind each choice.
+// a 104-byte index entry and a 4-byte table slot holding its phase, HTTP
+// status, start time, latencies, image size, counts per source, flags and
+// a 128-bit keyed hash of its canonical native answer, never the bytes.
+// Base64 images in the raw export and the dataset are skipped, not
+// decoded. Files are parsed in parallel chunks (one worker per CPU) and
+// merged in file order. docs/performance.md has the measurements.
 package streamjoin
 
 import (
+	"bufio"
 	"bytes"
 	"context"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/maphash"
 	"io"
+	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -46,8 +55,19 @@ type Counts = reports.Counts
 // ImageSize counts measured, matched requests per image size.
 type ImageSize = reports.ImageSize
 
-// Files are the four artifacts of one checkpoint.
+// Evidence file names in a checkpoint's directory that the join reads and
+// writes.
+const (
+	FileDataset       = "dataset.jsonl"
+	FileServerRecords = "server_records.jsonl"
+	FileNative        = "native_answers.jsonl"
+	FileJoined        = reports.JoinedFile
+	FileMismatches    = reports.MismatchesFile
+)
+
+// Files are the five artifacts of one checkpoint.
 type Files struct {
+	Dataset       string // dataset.jsonl: session_id -> the corpus entry
 	Records       string // AIPerf profile_export.jsonl
 	Raw           string // AIPerf profile_export_raw.jsonl
 	ServerRecords string // the server's request records
@@ -58,51 +78,60 @@ type Files struct {
 // as the pipeline lays it out.
 func CheckpointFiles(dir string) Files {
 	return Files{
+		Dataset:       filepath.Join(dir, FileDataset),
 		Records:       filepath.Join(dir, "aiperf", aiperf.FileRecords),
 		Raw:           filepath.Join(dir, "aiperf", aiperf.FileRaw),
-		ServerRecords: filepath.Join(dir, "server_records.jsonl"),
-		Native:        filepath.Join(dir, "native_answers.jsonl"),
+		ServerRecords: filepath.Join(dir, FileServerRecords),
+		Native:        filepath.Join(dir, FileNative),
 	}
 }
 
-// Options are the join's semantics, as in qual.JoinInput.
+// Options are the join's semantics and where its per-request evidence goes.
 type Options struct {
 	Family *families.Family
 	// Extractor and Comparator must be safe for concurrent use (the
 	// registered ones are stateless).
 	Extractor  families.Extractor
 	Comparator families.Comparator
-	// EntryOf maps a conversation id to its dataset entry; nil knows none.
-	// It is called by one goroutine at a time (the merge is serialised).
-	EntryOf func(conversationID string) (string, bool)
-	// Sessions, when set, replaces EntryOf: looked up in the parsing
-	// goroutines, without a string per request.
-	Sessions *Sessions
-	Expected map[string]int // per phase
+	Expected   map[string]int // per phase
 	// Workers parse in parallel (default GOMAXPROCS).
 	Workers int
 	// NoMemo extracts every answer, even one whose exact bytes were
 	// extracted before (for measurements; the result is the same).
 	NoMemo bool
-	// SizeHint is the expected number of request ids (0: grow as needed).
-	SizeHint int
+	// Joined, when set, receives joined.jsonl: one line per request id a
+	// client record claims, with its status.
+	Joined io.Writer
+	// Mismatches, when set, receives mismatches.jsonl: one line per
+	// request whose answers differ, with both full canonical answers and
+	// the comparator's diff.
+	Mismatches io.Writer
+	// Digests computes the evidence digest of every file read
+	// (Result.Digests), while it is parsed.
+	Digests bool
 }
 
-// Result is what the join adds up to: qual.JoinOutput without the
-// per-request lines.
+// Result is what the join adds up to.
 type Result struct {
 	ByPhase map[string]Counts `json:"by_phase"`
-	// MeasuredTask are task latencies of measured, matched requests in
-	// request start order.
-	MeasuredTask []float64   `json:"-"`
-	OutputTokens int         `json:"output_tokens"`
-	Boxes        int         `json:"boxes"`
-	ImageSizes   []ImageSize `json:"image_sizes"`
-	// Orphans counts request ids the server recorded and no client
-	// request claims; OrphanExamples are the first few, sorted.
-	Orphans        int      `json:"orphans"`
-	OrphanExamples []string `json:"orphan_examples,omitempty"`
-	Stats          Stats    `json:"stats"`
+	// MeasuredHTTP and MeasuredTask are the HTTP (the client's
+	// request_latency) and Task (the server's task_ms) latencies of one
+	// set: the measured requests that matched. A matched request without
+	// a latency is missing from its series, which Judge then refuses.
+	MeasuredHTTP []float64 `json:"-"`
+	MeasuredTask []float64 `json:"-"`
+	OutputTokens int       `json:"output_tokens"`
+	Boxes        int       `json:"boxes"`
+	ImageSizes   []ImageSize
+	Unclaimed    reports.Unclaimed `json:"unclaimed"`
+	// Examples are the first request of each phase and status that is
+	// not matched, with what was wrong with it.
+	Examples []reports.RequestExample `json:"examples"`
+	// Mismatches is how many lines went to Options.Mismatches.
+	Mismatches int   `json:"mismatches"`
+	Stats      Stats `json:"stats"`
+	// Digests maps each file read to its evidence digest (Options.Digests).
+	Digests map[string]string `json:"-"`
 }
 
 // Stats describe the input.
@@ -112,28 +141,36 @@ type Stats struct {
 	Bytes         int64 `json:"bytes"`
 }
 
-// maxOrphanExamples bounds Result.OrphanExamples.
-const maxOrphanExamples = 10
+// maxExamples bounds Unclaimed.Examples.
+const maxExamples = 10
 
 type joiner struct {
-	opts    Options
-	files   Files
-	h       hasher
-	x       *index
-	workers []*worker
-	seq     uint32
+	opts     Options
+	files    Files
+	h        hasher
+	x        *index
+	sessions *Sessions
+	workers  []*worker
 	// dupPhases are the phases of the second and later client records of
-	// an id (each is counted, as qual.Join counts every request).
+	// an id (each is counted: the client reported it).
 	dupPhases []uint8
-	native    *os.File // for comparators that need the native answer's bytes
-	lineBuf   []byte
-	exact     bool
-	res       *Result
+	// ids holds the request ids that are not canonical UUIDs (the index
+	// keeps UUIDs exactly, other ids only hashed); in AIPerf runs, none.
+	ids      map[reqKey]string
+	native   *os.File // for re-reading native answers by offset
+	lineBuf  []byte
+	exact    bool
+	mism     *bufio.Writer
+	examples []string
+	// notes say more about a few requests than the index can: what the
+	// client reported for a failed one, the first line of a diff.
+	notes map[reqKey]string
+	res   *Result
 }
 
 // Join reads files and joins them (see the package comment). The error is
-// for unreadable or malformed files ("file:line: field: problem");
-// everything else is a count.
+// for an unreadable or malformed file, as *aiperf.ParseError naming file,
+// line and field where there is one; everything else is a count.
 func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	if opts.Extractor == nil || opts.Comparator == nil {
 		return nil, errors.New("streamjoin: extractor and comparator are required")
@@ -141,47 +178,163 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	j := &joiner{opts: opts, files: files, h: newHasher(), x: newIndex(opts.SizeHint), res: &Result{ByPhase: map[string]Counts{}}}
+	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{},
+		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
+	if opts.Mismatches != nil {
+		j.mism = bufio.NewWriterSize(opts.Mismatches, 64<<10)
+	}
 	for range opts.Workers {
-		w := newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo)
-		w.sessions = opts.Sessions
-		j.workers = append(j.workers, w)
+		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo))
+	}
+	// The dataset first (the sessions the records are checked against),
+	// then native answers and server records, so that when a raw line is
+	// read its answer can be compared at once.
+	if err := j.readDataset(ctx); err != nil {
+		return nil, err
 	}
 	nf, err := os.Open(files.Native)
 	if err != nil {
-		return nil, fmt.Errorf("streamjoin: %w", err)
+		return nil, fileError(files.Native, err)
 	}
 	defer nf.Close()
 	j.native = nf
-
-	// Order matters: native answers and server records first, so that
-	// when a raw line is read its answer can be compared at once.
-	steps := []func(context.Context) (int64, error){j.readNative, j.readServer, j.readRecords, j.readRaw}
-	for i, step := range steps {
-		n, err := step(ctx)
-		j.res.Stats.Bytes += n
-		if err != nil {
-			return nil, err
-		}
-		if i == 2 { // the sessions are not needed after the records
-			j.opts.Sessions, j.opts.EntryOf = nil, nil
-			for _, w := range j.workers {
-				w.sessions = nil
-			}
-		}
+	j.x = newIndex(j.sessions.Len())
+	for _, w := range j.workers {
+		w.sessions = j.sessions
 	}
-	j.finish()
-	if j.res.Orphans > 0 {
-		if err := j.orphanExamples(ctx); err != nil {
+	for _, step := range []func(context.Context) error{j.readNative, j.readServer, j.readRecords, j.readRaw} {
+		if err := step(ctx); err != nil {
 			return nil, err
 		}
 	}
+	if j.mism != nil {
+		if err := j.mism.Flush(); err != nil {
+			return nil, fmt.Errorf("write %s: %w", FileMismatches, err)
+		}
+	}
+	if err := j.finish(); err != nil {
+		return nil, err
+	}
+	if j.res.Unclaimed.ServerRecords+j.res.Unclaimed.NativeAnswers > 0 {
+		if err := j.unclaimedExamples(ctx); err != nil {
+			return nil, err
+		}
+	}
+	slices.Sort(j.examples)
+	j.res.Unclaimed.Examples = j.examples[:min(len(j.examples), maxExamples)]
 	return j.res, nil
 }
 
-func (j *joiner) readNative(ctx context.Context) (int64, error) {
-	return scanFile(ctx, j.files.Native, j.opts.Workers, j.workers, parseNativeLine,
+// scan runs scanFile over one of the join's files, adding its bytes and
+// (when asked) its digest to the result.
+func scan[T any](ctx context.Context, j *joiner, path string, parse lineParser[T], merge lineMerger[T]) error {
+	var digest *string
+	var d string
+	if j.opts.Digests {
+		digest = &d
+	}
+	n, err := scanFile(ctx, path, j.opts.Workers, j.workers, parse, merge, digest)
+	j.res.Stats.Bytes += n
+	var pe *aiperf.ParseError
+	if err != nil && !errors.As(err, &pe) && ctx.Err() == nil {
+		err = fileError(path, err)
+	}
+	if err == nil && digest != nil {
+		j.res.Digests[path] = d
+	}
+	return err
+}
+
+// fileError names the file of an I/O error once.
+func fileError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	return &aiperf.ParseError{File: path, Err: err}
+}
+
+func (j *joiner) readDataset(ctx context.Context) error {
+	s := newSessions()
+	j.sessions = s
+	byEntry := map[string]uint32{}
+	type line struct {
+		hash  uint64
+		entry []byte
+	}
+	first := map[uint64]int{}
+	return scan(ctx, j, j.files.Dataset,
+		func(_ *worker, b []byte, out *line) error {
+			sid, err := readSessionID(b)
+			if err != nil {
+				return err
+			}
+			out.hash = s.hash(sid)
+			// AIPerf reports session_id as conversation_id; the pipeline
+			// writes "<entry id>#<k>" (aiperf.SessionID).
+			out.entry = sid
+			if k := bytes.LastIndexByte(sid, '#'); k > 0 {
+				out.entry = sid[:k]
+			}
+			return nil
+		},
+		func(lineNo int, _ int64, v *line) error {
+			if prev, dup := first[v.hash]; dup {
+				return &fieldError{"session_id", fmt.Errorf("duplicate of line %d", prev)}
+			}
+			first[v.hash] = lineNo
+			e, ok := byEntry[string(v.entry)]
+			if !ok {
+				e = uint32(len(s.entries))
+				s.entries = append(s.entries, string(v.entry))
+				byEntry[string(v.entry)] = e
+			}
+			s.add(v.hash, e)
+			return nil
+		})
+}
+
+// readSessionID reads a dataset line's session_id, skipping every other
+// value (the image is a data URL of the whole image).
+func readSessionID(b []byte) ([]byte, error) {
+	i, empty, err := objectOpen(b, 0)
+	if err != nil {
+		return nil, err
+	}
+	var sid []byte
+	for more := !empty; more; {
+		var key []byte
+		if key, i, err = objectKey(b, i); err != nil {
+			return nil, err
+		}
+		if string(key) == "session_id" {
+			var isnull bool
+			sid, i, isnull, err = readString(nil, b, i)
+			if err == nil && isnull {
+				sid = nil
+			}
+		} else {
+			i, err = skipValue(b, i)
+		}
+		if err != nil {
+			return nil, inField(string(key), err)
+		}
+		if i, more, err = objectNext(b, i); err != nil {
+			return nil, err
+		}
+	}
+	if err := lineEnd(b, i); err != nil {
+		return nil, err
+	}
+	if len(sid) == 0 {
+		return nil, &fieldError{"session_id", errMissing}
+	}
+	return sid, nil
+}
+
+func (j *joiner) readNative(ctx context.Context) error {
+	return scan(ctx, j, j.files.Native, parseNativeLine,
 		func(_ int, off int64, v *nativeLine) error {
 			e := j.x.get(v.key)
 			bump8(&e.nats)
@@ -201,8 +354,8 @@ func (j *joiner) readNative(ctx context.Context) (int64, error) {
 		})
 }
 
-func (j *joiner) readServer(ctx context.Context) (int64, error) {
-	return scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers, parseServerLine,
+func (j *joiner) readServer(ctx context.Context) error {
+	return scan(ctx, j, j.files.ServerRecords, parseServerLine,
 		func(_ int, off int64, v *serverLine) error {
 			e := j.x.get(v.key)
 			bump8(&e.recs)
@@ -210,16 +363,17 @@ func (j *joiner) readServer(ctx context.Context) (int64, error) {
 				e.taskMS, e.imgW, e.imgH = v.taskMS, v.w, v.h
 				if e.natOff < 0 {
 					// No native answer: remember where the id is written,
-					// should it be an orphan.
-					e.natOff, e.srvOff = off, true
+					// should no client claim it.
+					e.natOff = off
+					e.flags |= fSrvOff
 				}
 			}
 			return nil
 		})
 }
 
-func (j *joiner) readRecords(ctx context.Context) (int64, error) {
-	return scanFile(ctx, j.files.Records, j.opts.Workers, j.workers, parseRecordLine,
+func (j *joiner) readRecords(ctx context.Context) error {
+	return scan(ctx, j, j.files.Records, parseRecordLine,
 		func(_ int, _ int64, v *clientLine) error {
 			j.res.Stats.ClientRecords++
 			e := j.x.get(v.key)
@@ -228,35 +382,41 @@ func (j *joiner) readRecords(ctx context.Context) (int64, error) {
 				j.dupPhases = append(j.dupPhases, v.phase)
 				return nil
 			}
+			var k reqKey
+			if !parseUUID(&k, v.id) {
+				j.ids[v.key] = string(v.id)
+			}
 			e.flags |= fClient
-			e.seq = j.seq
-			j.seq++
-			e.phase, e.startNs, e.status = v.phase, v.startNs, v.status
+			e.phase, e.startNs, e.status, e.httpMS = v.phase, v.startNs, v.status, v.latencyMS
+			e.convHash, e.session = v.convHash, v.session
 			if v.failed {
 				e.flags |= fFailed
+				j.note(v.key, v.errText)
 			}
-			switch {
-			case j.opts.Sessions != nil:
-				if v.entryOK {
-					e.flags |= fEntryOK
-				}
-			case j.opts.EntryOf != nil:
-				if _, ok := j.opts.EntryOf(string(v.conv)); ok {
-					e.flags |= fEntryOK
-				}
+			if v.session >= 0 && j.sessions.claim(v.session) {
+				e.flags |= fConvDup
 			}
 			return nil
 		})
 }
 
-func (j *joiner) readRaw(ctx context.Context) (int64, error) {
-	return scanFile(ctx, j.files.Raw, j.opts.Workers, j.workers, parseRawLine,
+func (j *joiner) readRaw(ctx context.Context) error {
+	return scan(ctx, j, j.files.Raw, parseRawLine,
 		func(_ int, _ int64, v *rawLine) error {
 			e := j.x.lookup(v.key)
-			if e == nil || e.flags&fClient == 0 || e.flags&fRawSeen != 0 {
-				return nil // not a client request, or not its first raw line
+			if e == nil || e.flags&fClient == 0 {
+				j.res.Unclaimed.RawRecords++
+				j.example(string(v.id))
+				return nil
+			}
+			bump8(&e.raws)
+			if e.raws > 1 {
+				return nil // a duplicate: the request's status says so
 			}
 			e.flags |= fRawSeen
+			if v.phase != e.phase || v.convHash != e.convHash {
+				e.flags |= fInconsistent
+			}
 			if v.hasStatus {
 				e.status = v.status
 			}
@@ -267,24 +427,70 @@ func (j *joiner) readRaw(ctx context.Context) (int64, error) {
 			if v.ans.hash == e.natHash {
 				return nil
 			}
-			if j.exact {
+			httpAns := families.Answer{Canonical: v.ans.canon, Tokens: int(v.ans.tokens), Boxes: int(v.ans.boxes)}
+			if j.exact && j.mism == nil {
 				e.flags |= fMismatch
 				return nil
 			}
-			// A tolerant comparator: compare the real answers.
+			// Compare the real answers: a tolerant comparator may accept
+			// them, and a mismatch keeps both answers and the diff.
 			nat, err := j.nativeAt(e.natOff)
 			if err != nil {
 				return err
 			}
-			httpAns := families.Answer{Canonical: v.ans.canon, Tokens: int(v.ans.tokens), Boxes: int(v.ans.boxes)}
-			if j.opts.Comparator.Compare(httpAns, nat, j.opts.Family) != "" {
-				e.flags |= fMismatch
+			diff := j.opts.Comparator.Compare(httpAns, nat, j.opts.Family)
+			if diff == "" && j.exact {
+				diff = "the canonical answers differ"
 			}
-			return nil
+			if diff == "" {
+				return nil
+			}
+			e.flags |= fMismatch
+			j.note(v.key, firstLine(diff))
+			return j.writeMismatch(string(v.id), e.phase, httpAns.Canonical, nat.Canonical, diff)
 		})
 }
 
-// nativeAt re-reads the native answer line at off.
+// maxNotes bounds the notes kept: the reasons quote the first request of
+// each status and phase only.
+const maxNotes = 64
+
+func (j *joiner) note(k reqKey, text string) {
+	if len(j.notes) < maxNotes && text != "" {
+		j.notes[k] = text
+	}
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+// mismatchLine is one line of mismatches.jsonl.
+type mismatchLine struct {
+	RequestID string          `json:"request_id"`
+	Phase     string          `json:"phase"`
+	Diff      string          `json:"diff"`
+	HTTP      json.RawMessage `json:"http_answer"`
+	Native    json.RawMessage `json:"native_answer"`
+}
+
+func (j *joiner) writeMismatch(id string, phase uint8, httpAns, natAns []byte, diff string) error {
+	j.res.Mismatches++
+	if j.mism == nil {
+		return nil
+	}
+	b, err := json.Marshal(mismatchLine{RequestID: id, Phase: phaseString(phase), Diff: diff, HTTP: httpAns, Native: natAns})
+	if err != nil {
+		return err
+	}
+	j.mism.Write(b)
+	return j.mism.WriteByte('\n')
+}
+
+// nativeAt re-reads the native answer line at off and extracts its answer.
 func (j *joiner) nativeAt(off int64) (families.Answer, error) {
 	line, err := j.lineAt(j.native, off)
 	if err != nil {
@@ -318,41 +524,52 @@ func (j *joiner) lineAt(f *os.File, off int64) ([]byte, error) {
 	}
 }
 
-// judge is qual.Join's order of precedence over the index entry.
-func (j *joiner) judge(e *entry) string {
+// judge decides one client request's status, in a fixed order of
+// precedence, and says why when it is not matched.
+func (j *joiner) judge(e *entry) (status, problem string) {
 	switch {
-	case e.copies > 1, e.recs > 1, e.nats > 1:
-		return "duplicate"
+	case e.copies > 1:
+		return reports.JoinDuplicate, fmt.Sprintf("x_request_id reported %d times by the client", e.copies)
+	case e.raws > 1:
+		return reports.JoinDuplicate, fmt.Sprintf("the raw export holds this request id %d times", e.raws)
+	case e.recs > 1:
+		return reports.JoinDuplicate, fmt.Sprintf("the server recorded this request id %d times", e.recs)
+	case e.nats > 1:
+		return reports.JoinDuplicate, fmt.Sprintf("the native runner answered this request id %d times", e.nats)
+	case e.flags&fConvDup != 0:
+		return reports.JoinDuplicate, "an earlier request used the same dataset line (conversation_id)"
+	case e.session < 0:
+		return reports.JoinUnknownConversation, "the conversation_id is not a session_id of " + FileDataset
+	case e.flags&fInconsistent != 0:
+		return reports.JoinInconsistent, "the records and raw exports disagree on this request's phase or conversation"
 	case e.flags&fFailed != 0:
-		return "errored"
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinErrored, n
+		}
+		return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
+	case e.flags&fRawSeen == 0:
+		return reports.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
 	case e.status < 200 || e.status > 299:
-		return "errored"
-	case e.flags&fEntryOK == 0:
-		return "missing_http"
-	}
-	ans := e.ans
-	if e.flags&fRawSeen == 0 {
-		ans = j.emptyBodyOutcome()
-	}
-	switch {
-	case ans == ansBad:
-		return "missing_http"
-	case ans == ansMeaningless:
-		return "meaningless"
+		return reports.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
+	case e.ans == ansBad:
+		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
+	case e.ans == ansMeaningless:
+		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
 	case e.recs == 0:
-		return "missing_server_record"
-	case e.nats == 0, e.flags&(fNatFailed|fNatBad) != 0:
-		return "missing_native"
+		return reports.JoinMissingServerRecord, "the server has no record of this request id"
+	case e.nats == 0:
+		return reports.JoinMissingNative, "the native runner returned no answer for this request id"
+	case e.flags&fNatFailed != 0:
+		return reports.JoinMissingNative, "the native runner answered with an error"
+	case e.flags&fNatBad != 0:
+		return reports.JoinMissingNative, "the native answer does not extract with the family's extractor"
 	case e.flags&fMismatch != 0:
-		return "mismatched"
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinMismatched, n
+		}
+		return reports.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
 	}
-	return "matched"
-}
-
-// emptyBodyOutcome is the outcome of a request with no raw line: the
-// extractor judges an empty body.
-func (j *joiner) emptyBodyOutcome() uint8 {
-	return j.workers[0].extractHTTP(nil).outcome
+	return reports.JoinMatched, ""
 }
 
 func phaseString(p uint8) string {
@@ -364,94 +581,112 @@ func phaseString(p uint8) string {
 
 func bump(c *Counts, status string) {
 	switch status {
-	case "matched":
+	case reports.JoinMatched:
 		c.Matched++
-	case "mismatched":
+	case reports.JoinMismatched:
 		c.Mismatched++
-	case "errored":
+	case reports.JoinErrored:
 		c.Errored++
-	case "missing_native":
+	case reports.JoinMissingNative:
 		c.MissingNative++
-	case "missing_http":
+	case reports.JoinMissingHTTP:
 		c.MissingHTTP++
-	case "missing_server_record":
+	case reports.JoinMissingServerRecord:
 		c.MissingServerRecord++
-	case "duplicate":
+	case reports.JoinDuplicate:
 		c.Duplicates++
-	case "meaningless":
+	case reports.JoinMeaningless:
 		c.Meaningless++
+	case reports.JoinUnknownConversation:
+		c.UnknownConversation++
+	case reports.JoinInconsistent:
+		c.Inconsistent++
 	}
 }
 
-func (j *joiner) finish() {
+// requestID is the id of a client entry's key.
+func (j *joiner) requestID(k reqKey) string {
+	if id, ok := j.ids[k]; ok {
+		return id
+	}
+	var b [36]byte
+	hex.Encode(b[0:8], k[0:4])
+	b[8] = '-'
+	hex.Encode(b[9:13], k[4:6])
+	b[13] = '-'
+	hex.Encode(b[14:18], k[6:8])
+	b[18] = '-'
+	hex.Encode(b[19:23], k[8:10])
+	b[23] = '-'
+	hex.Encode(b[24:36], k[10:16])
+	return string(b[:])
+}
+
+func (j *joiner) finish() error {
 	res := j.res
-	for phase, n := range j.opts.Expected {
-		c := res.ByPhase[phase]
-		c.Expected = n
-		res.ByPhase[phase] = c
-	}
-	type task struct {
-		startNs int64
-		seq     uint32
-		ms      float64
-	}
-	var tasks []task
-	sizes := map[[2]int32]int{}
 	var counts [3]Counts
-	var seen [3]bool
+	sizes := map[[2]int32]int{}
+	var jw *bufio.Writer
+	if j.opts.Joined != nil {
+		jw = bufio.NewWriterSize(j.opts.Joined, 256<<10)
+	}
+	var line []byte
 	for i := uint32(0); i < j.x.n; i++ {
 		e := j.x.at(i)
-		if e.recs > 0 && e.flags&fClient == 0 {
-			res.Orphans++
-		}
 		if e.flags&fClient == 0 {
+			if e.recs > 0 {
+				res.Unclaimed.ServerRecords++
+			}
+			if e.nats > 0 {
+				res.Unclaimed.NativeAnswers++
+			}
 			continue
 		}
-		status := j.judge(e)
+		status, problem := j.judge(e)
 		c := &counts[e.phase]
-		seen[e.phase] = true
 		c.Sent++
 		bump(c, status)
-		if status != "matched" || e.phase != phaseMeasured {
+		if status != reports.JoinMatched {
+			first := reports.RequestExample{Phase: phaseString(e.phase), Status: status}
+			if !slices.ContainsFunc(res.Examples, func(x reports.RequestExample) bool { return x.Phase == first.Phase && x.Status == status }) {
+				first.RequestID, first.Problem = j.requestID(e.key), problem
+				res.Examples = append(res.Examples, first)
+			}
+		}
+		if jw != nil {
+			line = j.joinedLine(line[:0], e, status, problem)
+			if _, err := jw.Write(line); err != nil {
+				return fmt.Errorf("write %s: %w", FileJoined, err)
+			}
+		}
+		if status != reports.JoinMatched || e.phase != phaseMeasured {
 			continue
 		}
 		res.OutputTokens += int(e.natTokens)
 		res.Boxes += int(e.natBoxes)
+		if !math.IsNaN(e.httpMS) {
+			res.MeasuredHTTP = append(res.MeasuredHTTP, e.httpMS)
+		}
 		if !math.IsNaN(e.taskMS) {
-			tasks = append(tasks, task{e.startNs, e.seq, e.taskMS})
+			res.MeasuredTask = append(res.MeasuredTask, e.taskMS)
 		}
 		if e.imgW > 0 {
 			sizes[[2]int32{e.imgW, e.imgH}]++
 		}
 	}
+	if jw != nil {
+		if err := jw.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", FileJoined, err)
+		}
+	}
 	for _, p := range j.dupPhases {
-		seen[p] = true
 		counts[p].Sent++
 		counts[p].Duplicates++
 	}
-	for p := phaseWarmup; p <= phaseMeasured; p++ {
-		if !seen[p] {
-			continue
-		}
-		name := phaseString(p)
-		c := res.ByPhase[name]
-		exp := c.Expected
-		c = counts[p]
-		c.Expected = exp
-		res.ByPhase[name] = c
-	}
-	slices.SortFunc(tasks, func(a, b task) int {
-		if a.startNs != b.startNs {
-			if a.startNs < b.startNs {
-				return -1
-			}
-			return 1
-		}
-		return int(a.seq) - int(b.seq)
-	})
-	res.MeasuredTask = make([]float64, len(tasks))
-	for i, t := range tasks {
-		res.MeasuredTask[i] = t.ms
+	for _, p := range []uint8{phaseWarmup, phaseMeasured} {
+		c := counts[p]
+		c.Expected = j.opts.Expected[phaseString(p)]
+		res.ByPhase[phaseString(p)] = c
 	}
 	for k, n := range sizes {
 		res.ImageSizes = append(res.ImageSizes, ImageSize{Width: int(k[0]), Height: int(k[1]), Count: n})
@@ -464,64 +699,82 @@ func (j *joiner) finish() {
 		return x.Height < y.Height
 	})
 	res.Stats.RequestIDs = int(j.x.n)
+	return nil
 }
 
-// orphanExamples reads back the ids of the server records no client
-// request claims (the index keeps keys, not id strings) and keeps the
-// smallest few: from the line offsets the index kept, or, for very many
-// orphans, by reading the server records again.
-func (j *joiner) orphanExamples(ctx context.Context) error {
-	var ex []string
-	keep := func(id string) {
-		k, found := slices.BinarySearch(ex, id)
-		if found || k >= maxOrphanExamples {
-			return
-		}
-		ex = slices.Insert(ex, k, id)
-		if len(ex) > maxOrphanExamples {
-			ex = ex[:maxOrphanExamples]
-		}
+// joinedLine appends one joined.jsonl line (reports.JoinedLine's fields).
+func (j *joiner) joinedLine(b []byte, e *entry, status, problem string) []byte {
+	b = append(b, `{"request_id":`...)
+	b = appendQuoted(b, j.requestID(e.key))
+	b = append(b, `,"entry_id":`...)
+	b = appendQuoted(b, j.sessions.entryAt(e.session))
+	b = append(b, `,"phase":"`...)
+	b = append(b, phaseString(e.phase)...)
+	b = append(b, `","http_ms":`...)
+	b = appendMS(b, e.httpMS)
+	b = append(b, `,"task_ms":`...)
+	b = appendMS(b, e.taskMS)
+	b = append(b, `,"status":"`...)
+	b = append(b, status...)
+	b = append(b, `","start_ns":`...)
+	b = fmt.Appendf(b, "%d", e.startNs)
+	if problem != "" {
+		b = append(b, `,"problem":`...)
+		b = appendQuoted(b, problem)
 	}
-	defer func() { j.res.OrphanExamples = ex }()
-	if j.res.Orphans <= 10000 {
-		sf, err := os.Open(j.files.ServerRecords)
+	return append(b, "}\n"...)
+}
+
+func appendQuoted(b []byte, s string) []byte {
+	q, _ := json.Marshal(s)
+	return append(b, q...)
+}
+
+func appendMS(b []byte, v float64) []byte {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return append(b, "null"...)
+	}
+	q, _ := json.Marshal(v)
+	return append(b, q...)
+}
+
+func (j *joiner) example(id string) {
+	if len(j.examples) < 4*maxExamples {
+		j.examples = append(j.examples, id)
+	}
+}
+
+// unclaimedExamples reads back a few ids of the server records and native
+// answers no client request claims (the index keeps keys, not id strings),
+// from the line offsets the index kept.
+func (j *joiner) unclaimedExamples(_ context.Context) error {
+	sf, err := os.Open(j.files.ServerRecords)
+	if err != nil {
+		return err
+	}
+	defer sf.Close()
+	n := 0
+	for i := uint32(0); i < j.x.n && n < maxExamples; i++ {
+		e := j.x.at(i)
+		if e.flags&fClient != 0 || e.natOff < 0 {
+			continue
+		}
+		f, read := j.native, readNativeID
+		if e.flags&fSrvOff != 0 {
+			f, read = sf, readServerID
+		}
+		line, err := j.lineAt(f, e.natOff)
 		if err != nil {
 			return err
 		}
-		defer sf.Close()
-		for i := uint32(0); i < j.x.n; i++ {
-			e := j.x.at(i)
-			if e.recs == 0 || e.flags&fClient != 0 {
-				continue
-			}
-			f, read := j.native, readNativeID
-			if e.srvOff {
-				f, read = sf, readServerID
-			}
-			line, err := j.lineAt(f, e.natOff)
-			if err != nil {
-				return err
-			}
-			id, err := read(line)
-			if err != nil {
-				return fmt.Errorf("%s at offset %d: %w", f.Name(), e.natOff, err)
-			}
-			keep(id)
+		id, err := read(line)
+		if err != nil {
+			return fmt.Errorf("%s at offset %d: %w", f.Name(), e.natOff, err)
 		}
-		return nil
+		j.example(id)
+		n++
 	}
-	_, err := scanFile(ctx, j.files.ServerRecords, j.opts.Workers, j.workers,
-		func(_ *worker, line []byte, out *string) (err error) {
-			*out, err = readServerID(line)
-			return err
-		},
-		func(_ int, _ int64, id *string) error {
-			if e := j.x.lookup(j.h.key([]byte(*id))); e != nil && e.flags&fClient == 0 {
-				keep(*id)
-			}
-			return nil
-		})
-	return err
+	return nil
 }
 
 func readNativeID(line []byte) (string, error) {
@@ -537,15 +790,49 @@ func readServerID(line []byte) (string, error) {
 	return id, err
 }
 
-// Sessions is a dataset's session_id -> entry_id map in compact form: a
-// 64-bit hash per session id and an index into the (few) distinct entry
-// ids, not the strings: 12 bytes a session at most 3/4 full, so a million
-// sessions cost under 32 MiB. It is immutable once loaded and safe for
-// concurrent use.
+// Apply writes the join's result into a row: counts per phase and in
+// total, unclaimed ids, the latency of the one stated set, output tokens
+// or boxes, image sizes. It is the only way a join reaches a row.
+func (res *Result) Apply(r *reports.Result) {
+	r.RequestsByPhase = maps.Clone(res.ByPhase)
+	var total Counts
+	for _, c := range res.ByPhase {
+		total = total.Add(c)
+	}
+	r.Requests = total
+	r.Unclaimed = res.Unclaimed
+	r.Examples = res.Examples
+	r.ImageSizes = res.ImageSizes
+	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
+		HTTP: percentiles(res.MeasuredHTTP, aiperf.LatencyPercentilesMs),
+		Task: percentiles(res.MeasuredTask, aiperf.Percentiles)}
+	r.OutputTokens, r.Boxes = nil, nil
+	if r.Answers.EndpointType == aiperf.EndpointChat {
+		n := res.OutputTokens
+		r.OutputTokens = &n
+	} else {
+		n := res.Boxes
+		r.Boxes = &n
+	}
+}
+
+func percentiles(vals []float64, fn func([]float64, ...int) []float64) reports.Percentiles {
+	p := reports.Percentiles{Count: len(vals)}
+	if len(vals) > 0 {
+		ps := fn(vals, 50, 95)
+		p.P50, p.P95 = &ps[0], &ps[1]
+	}
+	return p
+}
+
+// Sessions is a dataset's session_id -> entry map in compact form: a 64-bit
+// hash per session id and an index into the (few) distinct entry ids, not
+// the strings, plus whether a request has used the line yet.
 type Sessions struct {
 	seed    maphash.Seed
 	keys    []uint64 // 0: empty
 	vals    []uint32 // entry index
+	used    []bool
 	mask    uint64
 	n       int
 	entries []string
@@ -559,7 +846,7 @@ func newSessions() *Sessions {
 
 func (s *Sessions) resize(size int) {
 	keys, vals := s.keys, s.vals
-	s.keys, s.vals, s.mask = make([]uint64, size), make([]uint32, size), uint64(size-1)
+	s.keys, s.vals, s.used, s.mask = make([]uint64, size), make([]uint32, size), make([]bool, size), uint64(size-1)
 	for i, k := range keys {
 		if k != 0 {
 			s.put(k, vals[i])
@@ -580,6 +867,15 @@ func (s *Sessions) put(h uint64, v uint32) {
 	}
 }
 
+// add adds a new session (the caller checked it is new).
+func (s *Sessions) add(h uint64, entry uint32) {
+	s.n++
+	if uint64(s.n) > (s.mask+1)*3/4 {
+		s.resize(2 * len(s.keys))
+	}
+	s.put(h, entry)
+}
+
 func (s *Sessions) hash(b []byte) uint64 {
 	if h := maphash.Bytes(s.seed, b); h != 0 {
 		return h
@@ -587,105 +883,32 @@ func (s *Sessions) hash(b []byte) uint64 {
 	return 1
 }
 
-func (s *Sessions) find(h uint64) (uint32, bool) {
+// slot is the table slot of a session hash, or -1.
+func (s *Sessions) slot(h uint64) int32 {
 	for i := h & s.mask; ; i = (i + 1) & s.mask {
 		switch s.keys[i] {
 		case 0:
-			return 0, false
+			return -1
 		case h:
-			return s.vals[i], true
+			return int32(i)
 		}
 	}
 }
 
-// Has reports whether a conversation id is one of the sessions.
-func (s *Sessions) Has(conversationID []byte) bool {
-	_, ok := s.find(s.hash(conversationID))
-	return ok
+// claim marks a session used and reports whether it already was.
+func (s *Sessions) claim(slot int32) bool {
+	was := s.used[slot]
+	s.used[slot] = true
+	return was
 }
 
-// EntryOf maps a conversation id to its entry (streamjoin.Options.EntryOf).
-func (s *Sessions) EntryOf(conversationID string) (string, bool) {
-	v, ok := s.find(s.hash([]byte(conversationID)))
-	if !ok {
-		return "", false
+// entryAt is the entry id of a slot ("" for -1).
+func (s *Sessions) entryAt(slot int32) string {
+	if slot < 0 {
+		return ""
 	}
-	return s.entries[v], true
+	return s.entries[s.vals[slot]]
 }
 
 // Len is the number of sessions.
 func (s *Sessions) Len() int { return s.n }
-
-// LoadSessions reads JSONL lines of {"session_id", "entry_id"} (the
-// Sessions of aiperf.Dataset, one per line).
-func LoadSessions(ctx context.Context, path string) (*Sessions, error) {
-	s := newSessions()
-	byEntry := map[string]uint32{}
-	workers := runtime.GOMAXPROCS(0)
-	ws := make([]*worker, workers)
-	for i := range ws {
-		ws[i] = newWorker(newHasher(), nil, nil, false)
-	}
-	type line struct {
-		hash  uint64
-		entry []byte
-	}
-	_, err := scanFile(ctx, path, workers, ws,
-		func(w *worker, b []byte, out *line) error {
-			i, empty, err := objectOpen(b, 0)
-			if err != nil {
-				return err
-			}
-			var sid []byte
-			for more := !empty; more; {
-				var key, v []byte
-				if key, i, err = objectKey(b, i); err != nil {
-					return err
-				}
-				switch string(key) {
-				case "session_id":
-					v, i, _, err = readString(nil, b, i)
-					sid = v
-				case "entry_id":
-					v, i, _, err = readString(nil, b, i)
-					out.entry = v
-				default:
-					i, err = skipValue(b, i)
-				}
-				if err != nil {
-					return inField(string(key), err)
-				}
-				if i, more, err = objectNext(b, i); err != nil {
-					return err
-				}
-			}
-			if err := lineEnd(b, i); err != nil {
-				return err
-			}
-			if len(sid) == 0 {
-				return &fieldError{"session_id", errMissing}
-			}
-			out.hash = s.hash(sid)
-			return nil
-		},
-		func(_ int, _ int64, v *line) error {
-			e, ok := byEntry[string(v.entry)]
-			if !ok {
-				e = uint32(len(s.entries))
-				s.entries = append(s.entries, string(v.entry))
-				byEntry[string(v.entry)] = e
-			}
-			if _, dup := s.find(v.hash); !dup {
-				s.n++
-				if uint64(s.n) > (s.mask+1)*3/4 {
-					s.resize(2 * len(s.keys))
-				}
-			}
-			s.put(v.hash, e)
-			return nil
-		})
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}

@@ -68,8 +68,7 @@ func benchOptions(b *testing.B) Options {
 	}
 	fam := cfg.Families["ref-detect"]
 	reg := families.DefaultRegistry()
-	return Options{Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
-		EntryOf: func(string) (string, bool) { return "", true }}
+	return Options{Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator]}
 }
 
 // BenchmarkStreamJoin is the whole parse-and-join of a checkpoint.

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // chunkSize is the span of a file one worker reads and parses at a time.
@@ -20,7 +21,7 @@ import (
 // still in its CPU's cache; 1 MiB keeps them there. A chunk owns the lines
 // that start inside it, so a line longer than a chunk is read whole by the
 // chunk it starts in.
-const chunkSize = 1 << 20
+const chunkSize = evidence.DigestBlock
 
 var errTruncated = errors.New("last line has no newline (file truncated?)")
 
@@ -80,7 +81,11 @@ type lineRef struct {
 // There is no merging goroutine: the worker that completes the next chunk
 // in file order merges it (and any completed ones after it), so exactly
 // `workers` goroutines are busy and none waits for a CPU.
-func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T]) (int64, error) {
+//
+// With digest set, it also computes the file's evidence.Digest from the
+// chunks as they are read (chunkSize is the digest's block size), so a
+// rejudge verifies the seal of what it parses without reading it twice.
+func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], digest *string) (int64, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return 0, err
@@ -92,6 +97,11 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	}
 	size := st.Size()
 	nchunks := int((size + chunkSize - 1) / chunkSize)
+	var sums [][32]byte
+	if digest != nil {
+		sums = make([][32]byte, max(nchunks, 1))
+		sums[0] = evidence.BlockSum(nil) // an empty file's one block
+	}
 	if workers < 1 {
 		workers = 1
 	}
@@ -163,7 +173,11 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 					return
 				}
 				c := slots[k%inflight]
-				readChunk(f, int64(k)*chunkSize, size, c)
+				var sum *[32]byte
+				if sums != nil {
+					sum = &sums[k]
+				}
+				readChunk(f, int64(k)*chunkSize, size, c, sum)
 				if c.err == nil {
 					parseChunk(ws[w], c, parse)
 				}
@@ -196,13 +210,19 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	if firstErr == nil && nextMerge != nchunks {
 		firstErr = fmt.Errorf("read %s: %d of %d chunks merged", path, nextMerge, nchunks)
 	}
+	if firstErr == nil && digest != nil {
+		*digest = evidence.CombineBlocks(sums)
+	}
 	return total, firstErr
 }
 
 // readChunk reads the lines that start in [off, off+chunkSize) into c.buf:
 // from the first line start at or after off to the end of the last line
 // that starts before off+chunkSize.
-func readChunk[T any](f *os.File, off, size int64, c *chunk[T]) {
+//
+// sum, when set, receives the digest block [off, off+chunkSize) of the file,
+// hashed while it is in cache.
+func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 	c.err, c.errAt, c.nlines, c.lines = nil, -1, 0, c.lines[:0]
 	end := min(off+chunkSize, size)
 	from := off
@@ -217,6 +237,9 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T]) {
 	if _, err := f.ReadAt(c.buf, from); err != nil && !errors.Is(err, io.EOF) {
 		c.err = err
 		return
+	}
+	if sum != nil {
+		*sum = evidence.BlockSum(c.buf[off-from:])
 	}
 	skip := 0
 	if off > 0 {

@@ -233,6 +233,9 @@ type errorObj struct {
 	present bool
 	codeSet bool
 	code    int64
+	// typ and msg are read for the reason's example (they alias the line
+	// or a fresh buffer).
+	typ, msg []byte
 }
 
 // status is the HTTP status qual/aiperf derives from the error (100..599).
@@ -258,7 +261,11 @@ func parseError(b []byte, i int, e *errorObj) (int, error) {
 			var isnull bool
 			e.code, o.i, isnull, o.err = readInt64(b, o.i)
 			e.codeSet = !isnull
-		case "type", "message", "cause":
+		case "type":
+			o.str(&e.typ)
+		case "message":
+			o.str(&e.msg)
+		case "cause":
 			o.check(checkString)
 		default:
 			o.skip()
@@ -270,13 +277,18 @@ func parseError(b []byte, i int, e *errorObj) (int, error) {
 // clientLine is what one profile_export.jsonl line contributes.
 type clientLine struct {
 	key       reqKey
-	conv      []byte
+	id        []byte // aliases the line: valid until it is merged
 	phase     uint8
 	startNs   int64
 	latencyMS float64
 	failed    bool
-	entryOK   bool // with Options.Sessions
-	status    int32
+	// session is the dataset line of the conversation (-1: none);
+	// convHash identifies the conversation.
+	session  int32
+	convHash uint64
+	status   int32
+	// errText says what the client reported for a failed request.
+	errText string
 }
 
 func parseRecordLine(w *worker, line []byte, out *clientLine) error {
@@ -318,11 +330,24 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		return &fieldError{"metrics", errMissing}
 	}
 	out.key = w.h.key(m.id)
-	out.conv, out.phase, out.startNs = m.conv, phase, m.startNs
+	out.id, out.phase, out.startNs = m.id, phase, m.startNs
+	out.session, out.convHash = -1, 0
 	if w.sessions != nil {
-		out.entryOK = w.sessions.Has(m.conv)
+		out.convHash = w.sessions.hash(m.conv)
+		out.session = w.sessions.slot(out.convHash)
 	}
 	out.failed = eo.present || m.canceled
+	out.errText = ""
+	switch {
+	case eo.present:
+		code := "no code"
+		if eo.codeSet {
+			code = strconv.FormatInt(eo.code, 10)
+		}
+		out.errText = string(eo.typ) + " (" + code + "): " + string(eo.msg)
+	case m.canceled:
+		out.errText = "cancelled by the client"
+	}
 	out.status = eo.status()
 	return nil
 }
@@ -418,6 +443,9 @@ func metricFast(b []byte, i int, v *float64) (end int, ok bool) {
 // rawLine is what one profile_export_raw.jsonl line contributes.
 type rawLine struct {
 	key       reqKey
+	id        []byte // aliases the line: valid until it is merged
+	phase     uint8
+	convHash  uint64
 	status    int32
 	hasStatus bool
 	ans       answerInfo
@@ -425,8 +453,8 @@ type rawLine struct {
 
 // answerInfo is an extracted answer as the index keeps it.
 type answerInfo struct {
-	outcome uint8 // ansOK, ansBad, ansMeaningless
-	hash    uint64
+	outcome uint8     // ansOK, ansBad, ansMeaningless
+	hash    [2]uint64 // 128-bit keyed hash of the canonical answer
 	tokens  uint32
 	boxes   uint32
 	// canon is the canonical answer, kept only until the line is merged
@@ -467,13 +495,18 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 	if err := o.endLine(); err != nil {
 		return err
 	}
-	if _, err := m.check(); err != nil {
+	phase, err := m.check()
+	if err != nil {
 		return inField("metadata", err)
 	}
 	if !out.hasStatus && !eo.present {
 		return &fieldError{"status", errors.New("missing on a record without error")}
 	}
 	out.key = w.h.key(m.id)
+	out.id, out.phase = m.id, phase
+	if w.sessions != nil {
+		out.convHash = w.sessions.hash(m.conv)
+	}
 	ans, err := w.httpAnswer(line)
 	out.ans = ans
 	return inField("responses", err)
@@ -850,7 +883,7 @@ func (w *worker) extractNative(answer []byte) answerInfo {
 }
 
 func (w *worker) info(a families.Answer) answerInfo {
-	return answerInfo{outcome: ansOK, hash: w.h.sum64(a.Canonical), tokens: uint32(a.Tokens), boxes: uint32(a.Boxes), canon: a.Canonical}
+	return answerInfo{outcome: ansOK, hash: w.h.sum128(a.Canonical), tokens: uint32(a.Tokens), boxes: uint32(a.Boxes), canon: a.Canonical}
 }
 
 // memo remembers extractions by the exact bytes extracted from: a corpus

@@ -19,6 +19,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 )
 
 // fixtureLines returns the lines of a gzipped AIPerf 0.13.0 fixture.
@@ -144,7 +145,7 @@ func checkRecordLine(t *testing.T, line []byte) {
 	require.NoError(t, err, "line %q", line)
 	m := want.Metadata
 	assert.Equal(t, w.h.key([]byte(m.XRequestID)), got.key)
-	assert.Equal(t, m.ConversationID, string(got.conv))
+	assert.Equal(t, m.XRequestID, string(got.id))
 	wantPhase := phaseMeasured
 	if m.BenchmarkPhase == aiperf.PhaseWarmup {
 		wantPhase = phaseWarmup
@@ -307,11 +308,17 @@ func TestScanFileLines(t *testing.T) {
 
 	ws := []*worker{testWorker(nil), testWorker(nil), testWorker(nil)}
 	var got []want
+	var digest string
 	n, err := scanFile(context.Background(), path, 3, ws,
 		func(_ *worker, line []byte, out *string) error { *out = string(line); return nil },
-		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil })
+		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil }, &digest)
 	require.NoError(t, err)
 	assert.Equal(t, int64(buf.Len()), n)
+	// The digest computed from the chunks as they were parsed is the
+	// evidence digest of the file.
+	whole, err := evidence.Digest(path)
+	require.NoError(t, err)
+	assert.Equal(t, whole, digest)
 	require.Equal(t, len(wants), len(got))
 	for i := range wants {
 		if wants[i] != got[i] {
@@ -341,16 +348,16 @@ func TestScanFileErrors(t *testing.T) {
 	}
 	path := filepath.Join(dir, "profile_export.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	_, err := scanFile(context.Background(), path, 2, ws, parse, merge)
+	_, err := scanFile(context.Background(), path, 2, ws, parse, merge, nil)
 	var pe *aiperf.ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "profile_export.jsonl:77778: metadata.x_request_id: missing", err.Error())
 
 	require.NoError(t, os.WriteFile(path, []byte("ok\nok\nok no newline"), 0o644))
-	_, err = scanFile(context.Background(), path, 2, ws, parse, merge)
+	_, err = scanFile(context.Background(), path, 2, ws, parse, merge, nil)
 	assert.EqualError(t, err, "profile_export.jsonl:3: last line has no newline (file truncated?)")
 
-	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge)
+	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge, nil)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 }
 
@@ -358,18 +365,25 @@ func TestScanFileErrors(t *testing.T) {
 // "file:line: field: problem".
 func TestJoinReportsLineErrors(t *testing.T) {
 	dir := t.TempDir()
-	files := Files{Records: filepath.Join(dir, "r.jsonl"), Raw: filepath.Join(dir, "raw.jsonl"),
+	files := Files{Dataset: filepath.Join(dir, "d.jsonl"), Records: filepath.Join(dir, "r.jsonl"), Raw: filepath.Join(dir, "raw.jsonl"),
 		ServerRecords: filepath.Join(dir, "s.jsonl"), Native: filepath.Join(dir, "n.jsonl")}
 	write := func(path string, lines ...string) {
 		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
 	}
+	reg := families.DefaultRegistry()
+	opts := Options{Extractor: reg.Extractors["openai-chat-text"], Comparator: reg.Comparators["exact"]}
+	write(files.Dataset, `{"session_id":"c#0","image":"data:,"}`, `{"image":"data:,"}`)
+	_, err := Join(context.Background(), files, opts)
+	assert.EqualError(t, err, "d.jsonl:2: session_id: missing")
+	write(files.Dataset, `{"session_id":"c#0","image":"data:,"}`, `{"session_id":"c#0","image":"data:,"}`)
+	_, err = Join(context.Background(), files, opts)
+	assert.EqualError(t, err, "d.jsonl:2: session_id: duplicate of line 1")
+	write(files.Dataset, `{"session_id":"c","image":"data:,"}`)
 	write(files.Native, `{"request_id":"a","answer":"x"}`)
 	write(files.ServerRecords, `{"request_id":"a","task_ms":1}`, `{"request_id":"b","image_width":"wide"}`)
 	write(files.Records, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{}}`)
 	write(files.Raw, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"status":200}`)
-	reg := families.DefaultRegistry()
-	opts := Options{Extractor: reg.Extractors["openai-chat-text"], Comparator: reg.Comparators["exact"]}
-	_, err := Join(context.Background(), files, opts)
+	_, err = Join(context.Background(), files, opts)
 	assert.EqualError(t, err, "s.jsonl:2: image_width: got JSON string, want number")
 
 	write(files.ServerRecords, `{"request_id":"a","task_ms":1}`)

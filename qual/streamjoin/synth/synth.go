@@ -1,9 +1,10 @@
 // Package synth writes synthetic, deterministic checkpoint artifacts shaped
 // like AIPerf 0.13.0's (profile_export.jsonl, profile_export_raw.jsonl
 // with base64 image payloads) and the reference server's and native
-// runner's (server_records.jsonl, native_answers.jsonl), at any size, for
-// the parse-and-join benchmark and the tests that keep qual/streamjoin and
-// qual.Join in agreement.
+// runner's (server_records.jsonl, native_answers.jsonl), plus the dataset
+// AIPerf was given (dataset.jsonl), at any size, for the benchmark of
+// `trtmc-qual report --rejudge` and the join's tests; Seal completes them
+// into a sealed evidence directory.
 //
 // Line shapes (key order, metadata, metric sets, headers) are copied from
 // the real 0.13.0 fixtures in qual/aiperf/testdata. A small share of
@@ -22,7 +23,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -70,14 +73,15 @@ func (c *Config) defaults() {
 }
 
 // File names inside the output directory: the pipeline's checkpoint layout
-// plus sessions.jsonl (the dataset's session_id -> entry_id map) and
+// (dataset.jsonl as the pipeline writes it for AIPerf: one line per
+// request, session_id "<entry>#<k>", the image as a data URL) plus
 // expected.json.
 const (
 	FileRecords  = "aiperf/profile_export.jsonl"
 	FileRaw      = "aiperf/profile_export_raw.jsonl"
 	FileServer   = "server_records.jsonl"
 	FileNative   = "native_answers.jsonl"
-	FileSessions = "sessions.jsonl"
+	FileDataset  = "dataset.jsonl"
 	FileExpected = "expected.json"
 )
 
@@ -89,8 +93,9 @@ type Expected struct {
 	Family  string            `json:"family"`
 	Config  Config            `json:"config"`
 	ByPhase map[string]Counts `json:"by_phase"`
-	Orphans int               `json:"orphans"`
-	Bytes   int64             `json:"bytes"`
+	// Orphans are server records no client request claims.
+	Orphans int   `json:"orphans"`
+	Bytes   int64 `json:"bytes"`
 }
 
 // faults, one per affected request; weights per 10,000 requests.
@@ -175,7 +180,7 @@ func Write(dir string, cfg Config) (*Expected, error) {
 		name string
 		fn   func(*bufio.Writer) error
 	}{
-		{FileSessions, g.writeSessions},
+		{FileDataset, g.writeDataset},
 		{FileNative, g.writeNative},
 		{FileServer, g.writeServer},
 		{FileRecords, g.writeRecords},
@@ -413,8 +418,10 @@ func (g *gen) expected() *Expected {
 			c.Mismatched++
 		case fMeaningless:
 			c.Meaningless++
-		case fBadBody, fUnknownConversation:
+		case fBadBody:
 			c.MissingHTTP++
+		case fUnknownConversation:
+			c.UnknownConversation++
 		case fNoServerRecord:
 			c.MissingServerRecord++
 		case fDupServerRecord:
@@ -446,16 +453,21 @@ func (g *gen) order(window int) []int {
 	return idx
 }
 
-func (g *gen) writeSessions(w *bufio.Writer) error {
+func (g *gen) writeDataset(w *bufio.Writer) error {
 	for _, r := range g.reqs {
 		if r.fault == fUnknownConversation {
 			continue
 		}
+		e := &g.entries[r.entry]
 		b := append(g.line[:0], `{"session_id":`...)
 		b = strconv.AppendQuote(b, r.conv)
-		b = append(b, `,"entry_id":`...)
-		b = strconv.AppendQuote(b, g.entries[r.entry].id)
-		b = append(b, "}\n"...)
+		if g.cfg.Family == FamilyVLM {
+			b = append(b, `,"text":`...)
+			b = strconv.AppendQuote(b, e.question)
+		}
+		b = append(b, `,"image":"`...)
+		b = append(b, e.image...)
+		b = append(b, "\"}\n"...)
 		g.line = b
 		if _, err := w.Write(b); err != nil {
 			return err
@@ -818,3 +830,51 @@ func (g *gen) writeRaw(w *bufio.Writer) error {
 	}
 	return nil
 }
+
+// Seal completes a written checkpoint directory into sealed evidence as
+// `trtmc-qual run` leaves it: result.json (every stage ok, the stored
+// counts those of exp), a passing correctness.json, AIPerf's summary, and
+// manifest.json over all of it. The row is a family's checkpoint under
+// group; with more than 55 requests its workload is an exploration one.
+func Seal(dir, group, profile string, exp *Expected) error {
+	cfg := exp.Config
+	sem := reports.AnswerSemantics{EndpointType: "image_retrieval", Extractor: "nim-bounding-boxes", Comparator: "boxes-tolerance", Labels: labels}
+	route := "/v1/infer"
+	if cfg.Family == FamilyVLM {
+		sem = reports.AnswerSemantics{EndpointType: "chat", Extractor: "openai-chat-text", Comparator: "exact"}
+		route = "/v1/chat/completions"
+	}
+	bundle := strings.Repeat("ab", 32)
+	gate := reports.Gate{Name: "map_50_95", Value: 0.91, Op: ">=", Threshold: 0.5, Passed: true}
+	corr := map[string]any{"schema": "trtmc-ref/check/v1", "family": cfg.Family, "bundle_sha256": bundle, "passed": true,
+		"metrics": map[string]float64{gate.Name: gate.Value}, "gates": []reports.Gate{gate}}
+	summary := map[string]any{"schema_version": "1.0", "aiperf_version": reports.QualificationAIPerfVersion, "was_cancelled": false,
+		"error_summary": []any{}, "request_throughput": map[string]any{"unit": "requests/sec", "avg": 50.0}}
+	r := reports.Result{
+		Schema: reports.ResultSchema, Group: group, Profile: profile, Checkpoint: "synth/" + profile, Family: cfg.Family,
+		Kind: "normal", Precision: "fp32", Parallelism: "tp1", Endpoint: sem.EndpointType, Route: route, Answers: sem,
+		Workload:        reports.Workload{Warmup: cfg.Warmup, Measured: cfg.Requests - cfg.Warmup, Concurrency: 1},
+		RequestsByPhase: exp.ByPhase, Problems: []reports.Problem{},
+		Correctness: &reports.Correctness{Ran: true, Passed: true, Metrics: map[string]float64{gate.Name: gate.Value},
+			Gates: []reports.Gate{gate}, Output: reports.CorrectnessFile},
+		Provenance: reports.Provenance{HarnessVersion: "synth", AIPerfVersion: reports.QualificationAIPerfVersion,
+			AIPerfVersionRequired: reports.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []reports.Command{}},
+		Command: "synth", RunKey: "synth",
+	}
+	for _, c := range exp.ByPhase {
+		r.Requests = r.Requests.Add(c)
+	}
+	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "join"} {
+		r.Stages = append(r.Stages, reports.Stage{Name: st, Status: reports.StageOK})
+	}
+	reports.Judge(&r)
+	for name, v := range map[string]any{reports.CorrectnessFile: corr, "aiperf/" + aiperfSummary: summary, reports.ResultFile: &r} {
+		if err := evidence.WriteJSON(filepath.Join(dir, name), v); err != nil {
+			return err
+		}
+	}
+	return evidence.Seal(dir, map[string]any{"harness_version": "synth"})
+}
+
+// aiperfSummary is AIPerf's summary file name (qual/aiperf.FileSummary).
+const aiperfSummary = "profile_export_aiperf.json"

@@ -18,7 +18,7 @@ func TestWriteIsDeterministic(t *testing.T) {
 		_, err := Write(dir, Config{Requests: 600, Seed: seed, ImageMin: 64, ImageMax: 128})
 		require.NoError(t, err)
 		out := map[string][]byte{}
-		for _, f := range []string{FileRecords, FileRaw, FileServer, FileNative, FileSessions, FileExpected} {
+		for _, f := range []string{FileRecords, FileRaw, FileServer, FileNative, FileDataset, FileExpected} {
 			data, err := os.ReadFile(filepath.Join(dir, f))
 			require.NoError(t, err)
 			out[f] = data

@@ -66,3 +66,7 @@ func lineAt(s string, start int) string {
 	}
 	return s[start:end]
 }
+
+// Updating reports whether the test binary runs with -update, for fixtures
+// that are rewritten by a test rather than compared.
+func Updating() bool { return *update }

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""The parse-and-join a user would write without trtmc-qual: the baseline of
-`make bench` (docs/performance.md).
+"""The re-derivation a user would write without trtmc-qual: the baseline of
+`make bench` (docs/performance.md) for `trtmc-qual report --rejudge`.
 
-Reads one checkpoint's artifacts with json.loads per line, keeps dicts keyed
-by request id, joins them and counts every client request in exactly one
-status per phase, with qual.Join's order of precedence and the reference
+Over one checkpoint's evidence directory it does what the rejudge does:
+checks the seal (manifest.json: the sha256-tree-1mib digest of every file,
+and the manifest's own seal), reads dataset.jsonl, AIPerf's records and raw
+exports, the server's records and the native answers with json.loads per
+line, keeps dicts keyed by request id, and accounts for every request id of
+every source with the join's order of precedence and the reference
 families' answer semantics (openai-chat-text + exact, nim-bounding-boxes +
-boxes-tolerance with tolerance 0). Prints the per-phase counts as JSON.
+boxes-tolerance with tolerance 0). Prints the counts as JSON.
 
-    baseline_join.py [--family ref-detect] CHECKPOINT_DIR
+    baseline_rejudge.py [--family ref-detect] CHECKPOINT_DIR
 """
 import argparse
+import hashlib
 import json
+import re
 import math
 import os
 import sys
@@ -21,7 +26,8 @@ LABELS = ["red_square", "green_square", "blue_square", "yellow_square",
           "red_disc", "green_disc", "blue_disc", "yellow_disc"]
 BOX_KEYS = {"x_min", "y_min", "x_max", "y_max", "confidence"}
 STATUSES = ["matched", "mismatched", "errored", "missing_native", "missing_http",
-            "missing_server_record", "duplicates", "meaningless"]
+            "missing_server_record", "duplicates", "meaningless", "unknown_conversation", "inconsistent"]
+BLOCK = 1 << 20
 
 
 class Bad(Exception):
@@ -147,18 +153,68 @@ def body_of(raw):
     return "".join(out)
 
 
+def digest(path):
+    """sha256-tree-1mib: sha256 over the sha256 of each 1 MiB block."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        first = True
+        while True:
+            b = f.read(BLOCK)
+            if not b and not first:
+                break
+            h.update(hashlib.sha256(b).digest())
+            first = False
+            if len(b) < BLOCK:
+                break
+    return h.hexdigest()
+
+
+def seal_findings(d):
+    """What differs from the seal the run wrote, as "file: what" strings."""
+    try:
+        data = open(os.path.join(d, "manifest.json"), "rb").read()
+    except OSError:
+        return ["manifest.json: missing"]
+    m = list(re.finditer(rb'"seal": "([0-9a-f]{64})"', data))
+    if len(m) != 1:
+        return ["manifest.json: unsealed"]
+    zeroed = data[:m[0].start(1)] + b"0" * 64 + data[m[0].end(1):]
+    if hashlib.sha256(zeroed).hexdigest() != m[0].group(1).decode():
+        return ["manifest.json: changed"]
+    files = json.loads(data)["files"]
+    out = []
+    have = set()
+    for root, _, names in os.walk(d):
+        for n in names:
+            rel = os.path.relpath(os.path.join(root, n), d).replace(os.sep, "/")
+            if rel in ("manifest.json", "result.rejudged.json"):
+                continue
+            have.add(rel)
+            if rel not in files:
+                out.append(rel + ": added")
+            elif digest(os.path.join(root, n)) != files[rel]:
+                out.append(rel + ": changed")
+    out += [rel + ": missing" for rel in files if rel not in have]
+    return sorted(out)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("dir")
     ap.add_argument("--family", default="ref-detect", choices=["ref-detect", "ref-vlm"])
-    ap.add_argument("--sessions", help="session_id/entry_id JSONL (default DIR/sessions.jsonl)")
     args = ap.parse_args()
     d = args.dir
     detect = args.family == "ref-detect"
+    findings = seal_findings(d)
+    result = json.load(open(os.path.join(d, "result.json")))
+    expected = {"warmup": result["workload"]["warmup"], "measured": result["workload"]["measured"]}
 
     sessions = {}
-    for s in lines(args.sessions or os.path.join(d, "sessions.jsonl")):
-        sessions[s["session_id"]] = s["entry_id"]
+    for s in lines(os.path.join(d, "dataset.jsonl")):
+        sid = s["session_id"]
+        if sid in sessions:
+            sys.exit("dataset.jsonl: duplicate session_id " + sid)
+        sessions[sid] = False  # used?
 
     natives = defaultdict(list)
     for n in lines(os.path.join(d, "native_answers.jsonl")):
@@ -168,46 +224,72 @@ def main():
     for r in lines(os.path.join(d, "server_records.jsonl")):
         records[r["request_id"]].append(r)
 
-    requests = []
+    requests = {}
+    dup_phases = []
     copies = defaultdict(int)
     for r in lines(os.path.join(d, "aiperf", "profile_export.jsonl")):
         m = r["metadata"]
+        rid = m["x_request_id"]
+        copies[rid] += 1
+        phase = "warmup" if m["benchmark_phase"] == "warmup" else "measured"
+        if copies[rid] > 1:
+            dup_phases.append(phase)
+            continue
         err = r.get("error")
         status = 0
         if err is not None and isinstance(err.get("code"), int) and 100 <= err["code"] <= 599:
             status = err["code"]
-        requests.append({"id": m["x_request_id"], "conv": m["conversation_id"],
-                         "phase": "warmup" if m["benchmark_phase"] == "warmup" else "measured",
-                         "failed": err is not None or bool(m.get("was_cancelled")), "status": status})
-        copies[m["x_request_id"]] += 1
+        conv = m["conversation_id"]
+        conv_dup = False
+        if conv in sessions:
+            conv_dup = sessions[conv]
+            sessions[conv] = True
+        requests[rid] = {"conv": conv, "phase": phase, "conv_dup": conv_dup,
+                         "failed": err is not None or bool(m.get("was_cancelled")), "status": status}
 
     raw = {}
+    raws = defaultdict(int)
+    unclaimed_raw = 0
     for r in lines(os.path.join(d, "aiperf", "profile_export_raw.jsonl")):
-        rid = r["metadata"]["x_request_id"]
+        m = r["metadata"]
+        rid = m["x_request_id"]
+        if rid not in requests:
+            unclaimed_raw += 1
+            continue
+        raws[rid] += 1
         if rid not in raw:
-            raw[rid] = (r.get("status"), body_of(r))
+            phase = "warmup" if m["benchmark_phase"] == "warmup" else "measured"
+            raw[rid] = (r.get("status"), body_of(r), phase, m["conversation_id"])
 
-    counts = {}
+    counts = {p: dict({"expected": expected[p], "sent": 0}, **{s: 0 for s in STATUSES}) for p in ("warmup", "measured")}
     boxes = 0
     tokens = 0
-    for q in requests:
-        c = counts.setdefault(q["phase"], dict({"sent": 0}, **{s: 0 for s in STATUSES}))
+    for rid, q in requests.items():
+        c = counts[q["phase"]]
         c["sent"] += 1
-        rid = q["id"]
         recs, nats = records.get(rid, []), natives.get(rid, [])
-        status, body = q["status"], ""
-        if rid in raw:
-            st, body = raw[rid]
-            if st is not None:
-                status = st
-        if copies[rid] > 1 or len(recs) > 1 or len(nats) > 1:
+        if copies[rid] > 1 or raws[rid] > 1 or len(recs) > 1 or len(nats) > 1 or q["conv_dup"]:
             c["duplicates"] += 1
             continue
-        if q["failed"] or not 200 <= status <= 299:
+        if q["conv"] not in sessions:
+            c["unknown_conversation"] += 1
+            continue
+        status, body = q["status"], None
+        if rid in raw:
+            st, body, rphase, rconv = raw[rid]
+            if rphase != q["phase"] or rconv != q["conv"]:
+                c["inconsistent"] += 1
+                continue
+            if st is not None:
+                status = st
+        if q["failed"]:
             c["errored"] += 1
             continue
-        if q["conv"] not in sessions:
+        if body is None:
             c["missing_http"] += 1
+            continue
+        if not 200 <= status <= 299:
+            c["errored"] += 1
             continue
         try:
             ans = boxes_http(body) if detect else chat_http(body)
@@ -237,7 +319,14 @@ def main():
                 boxes += n_boxes(nat)
             else:
                 tokens += len(nat.split())
-    json.dump({"by_phase": counts, "boxes": boxes, "output_tokens": tokens}, sys.stdout, indent=2, sort_keys=True)
+    for p in dup_phases:
+        counts[p]["sent"] += 1
+        counts[p]["duplicates"] += 1
+    unclaimed = {"server_records": sum(1 for rid in records if rid not in requests),
+                 "native_answers": sum(1 for rid in natives if rid not in requests),
+                 "raw_records": unclaimed_raw}
+    json.dump({"by_phase": counts, "boxes": boxes, "output_tokens": tokens, "unclaimed": unclaimed,
+               "seal_findings": findings}, sys.stdout, indent=2, sort_keys=True)
     print()
 
 

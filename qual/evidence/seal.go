@@ -1,0 +1,298 @@
+package evidence
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+)
+
+// A checkpoint's evidence is sealed when the run ends: manifest.json lists
+// the digest of every other file of the directory, and carries a digest of
+// itself (the seal), computed over its own bytes with the seal's value
+// zeroed. Any later change, addition or removal of a file, or any edit of
+// the manifest, is then found by VerifySeal. It detects changes; it does
+// not authenticate them (whoever can rewrite the evidence can reseal it).
+
+// ManifestFile is the sealed manifest in a checkpoint's evidence directory.
+const ManifestFile = "manifest.json"
+
+// DigestAlgorithm names Digest's construction, recorded in the manifest.
+const DigestAlgorithm = "sha256-tree-1mib"
+
+// DigestBlock is the block size of Digest.
+const DigestBlock = 1 << 20
+
+// Unsealed names are files a checkpoint directory may gain after the seal:
+// what `report --rejudge` writes beside the sealed evidence.
+var unsealed = []string{ManifestFile, "result.rejudged.json"}
+
+// IsUnsealed reports whether a file (relative to the checkpoint directory)
+// is outside the seal by design.
+func IsUnsealed(rel string) bool { return slices.Contains(unsealed, filepath.ToSlash(rel)) }
+
+// BlockSum is the digest of one block of a file.
+func BlockSum(block []byte) [32]byte { return sha256.Sum256(block) }
+
+// CombineBlocks is a file's digest from its block digests, in order: the
+// hex sha256 of their concatenation. A file is cut into DigestBlock-sized
+// blocks (the last one shorter; an empty file has one empty block), so the
+// blocks can be hashed in parallel while they are parsed.
+func CombineBlocks(sums [][32]byte) string {
+	h := sha256.New()
+	for _, s := range sums {
+		h.Write(s[:])
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Digest is a file's DigestAlgorithm digest.
+func Digest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	buf := make([]byte, DigestBlock)
+	var sums [][32]byte
+	for {
+		n, err := io.ReadFull(f, buf)
+		if n > 0 || len(sums) == 0 {
+			sums = append(sums, BlockSum(buf[:n]))
+		}
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("digest %s: %w", path, err)
+		}
+	}
+	return CombineBlocks(sums), nil
+}
+
+// Manifest is manifest.json.
+type Manifest struct {
+	Schema string `json:"schema"`
+	// Info is provenance recorded for people (harness, AIPerf, host...).
+	Info map[string]any `json:"info"`
+	// Algorithm is DigestAlgorithm.
+	Algorithm string `json:"digest_algorithm"`
+	// Files maps every sealed file (slash-separated, relative to the
+	// checkpoint directory) to its digest.
+	Files map[string]string `json:"files"`
+	// Seal is the digest of this file with the seal's value zeroed.
+	Seal string `json:"seal"`
+}
+
+// ManifestSchema is the manifest's schema id.
+const ManifestSchema = "trtmc-qual/manifest/v2"
+
+var (
+	zeroSeal = strings.Repeat("0", 64)
+	sealRe   = regexp.MustCompile(`"seal": "([0-9a-f]{64})"`)
+)
+
+// Seal digests every file under dir (except the unsealed names) and writes
+// the sealed manifest.json, atomically, with info as its provenance.
+func Seal(dir string, info map[string]any) error {
+	files, err := listFiles(dir)
+	if err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	digests, err := digestAll(dir, files)
+	if err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	m := Manifest{Schema: ManifestSchema, Info: info, Algorithm: DigestAlgorithm, Files: digests, Seal: zeroSeal}
+	data, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return fmt.Errorf("seal %s: %w", dir, err)
+	}
+	data = append(data, '\n')
+	sum := sha256.Sum256(data)
+	data = bytes.Replace(data, []byte(`"seal": "`+zeroSeal+`"`), []byte(`"seal": "`+hex.EncodeToString(sum[:])+`"`), 1)
+	return WriteFile(filepath.Join(dir, ManifestFile), data)
+}
+
+// Finding is one way the evidence differs from its seal.
+type Finding struct {
+	File string `json:"file"`
+	// What is "changed", "missing", "added", "unsealed" or "unreadable".
+	What   string `json:"what"`
+	Detail string `json:"detail,omitempty"`
+}
+
+func (f Finding) String() string {
+	s := f.File + ": " + f.What
+	if f.Detail != "" {
+		s += " (" + f.Detail + ")"
+	}
+	return s
+}
+
+// VerifySeal checks dir against its manifest: the manifest's own seal, and
+// every file's presence and digest; files the manifest does not list are
+// "added". known holds digests already computed (e.g. by a parser that read
+// the file), keyed like Manifest.Files; the others are computed here. No
+// finding means the evidence is exactly what the run sealed.
+func VerifySeal(dir string, known map[string]string) []Finding {
+	mpath := filepath.Join(dir, ManifestFile)
+	data, err := os.ReadFile(mpath)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return []Finding{{File: ManifestFile, What: "missing", Detail: "the evidence was never sealed or the seal was removed"}}
+		}
+		return []Finding{{File: ManifestFile, What: "unreadable", Detail: err.Error()}}
+	}
+	m, f := checkManifest(data)
+	if f != nil {
+		return []Finding{*f}
+	}
+	files, err := listFiles(dir)
+	if err != nil {
+		return []Finding{{File: ".", What: "unreadable", Detail: err.Error()}}
+	}
+	var out []Finding
+	var todo []string
+	have := map[string]bool{}
+	for _, rel := range files {
+		have[rel] = true
+		want, listed := m.Files[rel]
+		switch {
+		case !listed:
+			out = append(out, Finding{File: rel, What: "added", Detail: "not in the sealed manifest"})
+		case known[rel] != "":
+			if known[rel] != want {
+				out = append(out, Finding{File: rel, What: "changed", Detail: "digest differs from the sealed one"})
+			}
+		default:
+			todo = append(todo, rel)
+		}
+	}
+	got, err := digestAll(dir, todo)
+	if err != nil {
+		out = append(out, Finding{File: ".", What: "unreadable", Detail: err.Error()})
+	}
+	for _, rel := range todo {
+		if d, ok := got[rel]; ok && d != m.Files[rel] {
+			out = append(out, Finding{File: rel, What: "changed", Detail: "digest differs from the sealed one"})
+		}
+	}
+	for rel := range m.Files {
+		if !have[rel] {
+			out = append(out, Finding{File: rel, What: "missing", Detail: "sealed but no longer there"})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out
+}
+
+// ReadManifest reads and checks a sealed manifest (nil finding: sound).
+func ReadManifest(dir string) (*Manifest, *Finding) {
+	data, err := os.ReadFile(filepath.Join(dir, ManifestFile))
+	if err != nil {
+		return nil, &Finding{File: ManifestFile, What: "unreadable", Detail: err.Error()}
+	}
+	return checkManifest(data)
+}
+
+func checkManifest(data []byte) (*Manifest, *Finding) {
+	bad := func(detail string) (*Manifest, *Finding) {
+		return nil, &Finding{File: ManifestFile, What: "unsealed", Detail: detail}
+	}
+	locs := sealRe.FindAllSubmatchIndex(data, -1)
+	if len(locs) != 1 {
+		return bad(fmt.Sprintf("%d seal fields, want exactly 1", len(locs)))
+	}
+	seal := string(data[locs[0][2]:locs[0][3]])
+	zeroed := slices.Clone(data)
+	copy(zeroed[locs[0][2]:locs[0][3]], zeroSeal)
+	sum := sha256.Sum256(zeroed)
+	if hex.EncodeToString(sum[:]) != seal {
+		return nil, &Finding{File: ManifestFile, What: "changed", Detail: "its seal does not match its bytes"}
+	}
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return bad("not a manifest: " + err.Error())
+	}
+	if m.Schema != ManifestSchema || m.Algorithm != DigestAlgorithm || m.Files == nil {
+		return bad(fmt.Sprintf("schema %q, digest algorithm %q: want %s, %s", m.Schema, m.Algorithm, ManifestSchema, DigestAlgorithm))
+	}
+	return &m, nil
+}
+
+// listFiles lists the files under dir, relative and slash-separated,
+// sorted, without the unsealed names. Anything that is not a regular file
+// or a directory (a symlink, a socket) is listed too, so it cannot hide.
+func listFiles(dir string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			return nil
+		}
+		rel, err := filepath.Rel(dir, path)
+		if err != nil {
+			return err
+		}
+		rel = filepath.ToSlash(rel)
+		if !IsUnsealed(rel) {
+			out = append(out, rel)
+		}
+		return nil
+	})
+	sort.Strings(out)
+	return out, err
+}
+
+// digestAll digests files (relative to dir) on a few goroutines. A path
+// that is not a regular file gets a digest no file has ("not-a-file").
+func digestAll(dir string, files []string) (map[string]string, error) {
+	out := make(map[string]string, len(files))
+	var mu sync.Mutex
+	var firstErr error
+	work := make(chan string)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rel := range work {
+				path := filepath.Join(dir, filepath.FromSlash(rel))
+				d := "not-a-file"
+				st, err := os.Lstat(path)
+				if err == nil && st.Mode().IsRegular() {
+					d, err = Digest(path)
+				}
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = err
+				}
+				if err == nil {
+					out[rel] = d
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for _, f := range files {
+		work <- f
+	}
+	close(work)
+	wg.Wait()
+	return out, firstErr
+}

@@ -1,0 +1,145 @@
+package qual
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+)
+
+// RejudgeOptions configure `trtmc-qual report --rejudge`.
+type RejudgeOptions struct {
+	// Roots are the result roots (OUT directories).
+	Roots []string
+	Group string
+	// Registry resolves the answer semantics recorded in each row.
+	Registry       families.Registry
+	Now            time.Time
+	HarnessVersion string
+}
+
+// rederived are the problem codes a rejudge derives afresh: a stored one is
+// dropped, and found again if it still holds.
+var rederived = []string{reports.CodeJoinInput, reports.CodeCorrectnessOutput, reports.CodeEvidenceChanged, reports.CodeEvidenceMalformed}
+
+// Rejudge re-derives every current row of a group from its raw artifacts
+// and re-applies the verdict rules: the counts, unclaimed ids, latencies,
+// tokens or boxes and image sizes come from the one join over dataset.jsonl,
+// AIPerf's exports, the server's records and the native answers (never from
+// joined.jsonl or stored counts); the correctness result from
+// correctness.json; the throughput from AIPerf's summary; and the whole
+// directory is checked against the seal the run wrote. What cannot be
+// re-derived — the workload, the pins, the provenance, the problems the
+// stages recorded — is taken from result.json, whose own digest the seal
+// covers. A missing or malformed artifact makes the row an error naming
+// file, line and field. Each re-judged row is written as
+// result.rejudged.json beside result.json, which is never modified. It
+// returns the files written. The error is for a missing group (wrapping
+// reports.ErrNoEvidence) or a file that cannot be written.
+func Rejudge(ctx context.Context, o RejudgeOptions) ([]string, error) {
+	var written []string
+	for _, root := range o.Roots {
+		gdir := filepath.Join(root, o.Group)
+		entries, err := os.ReadDir(gdir)
+		if errors.Is(err, fs.ErrNotExist) {
+			return written, fmt.Errorf("%w for group %q under %s (no directory %s)", reports.ErrNoEvidence, o.Group, root, gdir)
+		}
+		if err != nil {
+			return written, fmt.Errorf("rejudge: %w", err)
+		}
+		for _, e := range entries {
+			if !e.IsDir() || reports.IsSetAside(e.Name()) {
+				continue
+			}
+			dir := filepath.Join(gdir, e.Name())
+			if _, err := os.Stat(filepath.Join(dir, reports.ResultFile)); errors.Is(err, fs.ErrNotExist) {
+				continue // a run that did not finish; report notes it
+			}
+			n := rejudgeRow(ctx, dir, o.Group, e.Name(), o.Registry)
+			if ctx.Err() != nil {
+				return written, ctx.Err()
+			}
+			n.Rejudged = &reports.Rejudge{At: o.Now.UTC(), HarnessVersion: o.HarnessVersion, OriginalVerdict: n.Rejudged.OriginalVerdict}
+			data, err := json.MarshalIndent(n, "", "  ")
+			if err != nil {
+				return written, fmt.Errorf("rejudge %s: %w", dir, err)
+			}
+			out := filepath.Join(dir, reports.RejudgedFile)
+			if err := evidence.WriteFileMode(out, append(data, '\n'), 0o644); err != nil {
+				return written, err
+			}
+			written = append(written, out)
+		}
+	}
+	return written, nil
+}
+
+// rejudgeRow re-derives one row (see Rejudge). Rejudged.OriginalVerdict is
+// set; the rest of Rejudged is the caller's.
+func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Registry) *reports.Result {
+	path := filepath.Join(dir, reports.ResultFile)
+	data, err := os.ReadFile(path)
+	var stored *reports.Result
+	if err == nil {
+		stored, err = reports.DecodeResult(path, data, group, profile)
+	}
+	if err != nil {
+		r := reports.BrokenResult(group, profile, reports.CodeEvidenceMalformed, err.Error())
+		reports.CheckSeal(r, dir, nil)
+		r.Rejudged = &reports.Rejudge{}
+		return r
+	}
+	n := *stored
+	n.Rejudged = &reports.Rejudge{OriginalVerdict: stored.Verdict}
+	n.Problems = slices.DeleteFunc(slices.Clone(stored.Problems), func(p reports.Problem) bool { return slices.Contains(rederived, p.Code) })
+	broken := func(stage string, err error) {
+		n.Problems = append(n.Problems, reports.Problem{Stage: stage, Code: reports.CodeEvidenceMalformed, Message: err.Error()})
+	}
+	// Nothing derived is kept: what the artifacts no longer give, the row
+	// does not have.
+	n.Requests, n.RequestsByPhase, n.Unclaimed = reports.Counts{}, map[string]reports.Counts{}, reports.Unclaimed{}
+	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = reports.Latency{}, nil, nil, nil, nil
+	known := map[string]string{}
+	if n.StageRan(reports.StageJoin) {
+		res, err := joinRow(ctx, dir, &n, reg, joinOutputs{digests: true})
+		if err != nil {
+			broken("rejudge", fmt.Errorf("join: %w", err))
+		} else {
+			for p, d := range res.Digests {
+				if rel, err := filepath.Rel(dir, p); err == nil {
+					known[filepath.ToSlash(rel)] = d
+				}
+			}
+		}
+	}
+	if n.StageRan(reports.StageAIPerf) {
+		s, err := aiperf.ParseSummary(filepath.Join(dir, dirAIPerf, aiperf.FileSummary))
+		if err != nil {
+			broken("rejudge", err)
+		} else if m, ok := s.Metric("request_throughput"); ok && m.Avg != nil {
+			v := *m.Avg
+			n.ImagesPerSec = &v
+		}
+	}
+	if n.StageRan(reports.StageCorrectness) {
+		c, err := reports.ReadCorrectness(filepath.Join(dir, fileCorrectness))
+		if err != nil {
+			broken("rejudge", err)
+			n.Correctness = nil
+		} else {
+			n.Correctness = c
+		}
+	}
+	reports.CheckSeal(&n, dir, known)
+	return &n
+}

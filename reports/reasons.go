@@ -1,0 +1,267 @@
+package reports
+
+import (
+	"slices"
+	"strings"
+)
+
+// Class is what kind of "not qualified" a reason is. The verdict and the
+// CLI's exit status are derived from the classes of a row's reasons, never
+// from their codes or messages.
+type Class string
+
+// Reason classes, most severe first (the order Judge sorts reasons in).
+const (
+	// ClassInterrupted: the run was stopped (Ctrl-C, SIGTERM) before the row
+	// was complete. Verdict interrupted.
+	ClassInterrupted Class = "interrupted"
+	// ClassNotRun: the checkpoint never started (e.g. a Slurm array task
+	// cancelled while queued). Verdict not-run.
+	ClassNotRun Class = "not-run"
+	// ClassSetup: something the row needs was unavailable or misconfigured
+	// (the server never came up, AIPerf unusable, GPU busy, the family
+	// configuration, an input that cannot be prepared). Verdict error; `run`
+	// exits 3.
+	ClassSetup Class = "setup"
+	// ClassBroken: a stage broke or the evidence cannot be trusted (a child
+	// crashed, exports are incomplete or malformed, evidence changed after
+	// the run). Verdict error.
+	ClassBroken Class = "broken"
+	// ClassFailed: the row ran on complete data and does not meet the
+	// qualification contract (a gate, a match, the workload, the bundle pin,
+	// the AIPerf version). Verdict failed.
+	ClassFailed Class = "failed"
+	// ClassExcluded: the inventory takes the profile out, with a reason.
+	// Verdict excluded.
+	ClassExcluded Class = "excluded"
+)
+
+// classRank orders classes by severity.
+func classRank(c Class) int {
+	switch c {
+	case ClassInterrupted:
+		return 0
+	case ClassNotRun:
+		return 1
+	case ClassSetup:
+		return 2
+	case ClassBroken:
+		return 3
+	case ClassFailed:
+		return 4
+	case ClassExcluded:
+		return 5
+	}
+	return 3 // unknown: as broken
+}
+
+// CodeInfo documents one reason code.
+type CodeInfo struct {
+	Code  string
+	Class Class
+	// Stage is where the code arises ("" for several stages).
+	Stage   string
+	Meaning string
+}
+
+// Reason codes. Judge derives every reason of a row from the row's facts:
+// the problems the pipeline recorded (their codes are in this table too),
+// the correctness result, the join's counts, the workload and provenance.
+const (
+	// Recorded by the pipeline (Problem codes).
+	CodeFamilyConfig      = "family_config"
+	CodeMissingInput      = "missing_input"
+	CodePrepareFailed     = "prepare_failed"
+	CodeBundleUnreadable  = "bundle_unreadable"
+	CodeBundleIdentity    = "bundle_identity"
+	CodeDatasetIdentity   = "dataset_identity"
+	CodeGPUBusy           = "gpu_busy"
+	CodePort              = "port"
+	CodePortInUse         = "port_in_use"
+	CodeServerStart       = "server_start"
+	CodeServerNotReady    = "server_not_ready"
+	CodeServerExit        = "server_exit"
+	CodeServerDied        = "server_died"
+	CodeCorrectnessNone   = "correctness_missing"
+	CodeCorrectnessCrash  = "correctness_crashed"
+	CodeCorrectnessOutput = "correctness_output"
+	CodeDataset           = "dataset"
+	CodeTokenizer         = "tokenizer"
+	CodeAIPerfSetup       = "aiperf_setup"
+	CodeAIPerfFailed      = "aiperf_failed"
+	CodeAIPerfIncomplete  = "aiperf_incomplete"
+	CodeServerRecords     = "server_records"
+	CodeNativeFailed      = "native_failed"
+	CodeNativeOutput      = "native_output"
+	CodeJoinInput         = "join_input"
+	CodeOutputLost        = "output_lost"
+	CodeOrphan            = "orphan"
+	CodeEvidenceDir       = "evidence_dir"
+	CodeWriteFailed       = "write_failed"
+	CodeStageFailed       = "stage_failed"
+	CodeInterrupted       = "interrupted"
+	CodeEvidenceChanged   = "evidence_changed"
+	CodeEvidenceMalformed = "evidence_malformed"
+	CodeExcluded          = "excluded"
+	// Written by the Slurm executor for tasks that left no row of their own
+	// (qual/slurm; stage "slurm").
+	// GPU slots and hygiene (docs/gpu.md).
+	CodeInsufficientGPUs        = "insufficient_gpus"
+	CodeHardwareMismatch        = "hardware_mismatch"
+	CodeGPURequired             = "gpu_required"
+	CodeGPUProbe                = "gpu_probe"
+	CodeGPUUnused               = "gpu_unused"
+	CodeGPULeak                 = "gpu_leak"
+	CodeHardwareMismatchAllowed = "hardware_mismatch_allowed"
+	CodeSlurmNotStarted         = "slurm_not_started"
+	CodeSlurmTaskEnded          = "slurm_task_ended"
+	CodeSlurmTaskLost           = "slurm_task_lost"
+
+	// Derived by Judge from the data.
+	CodeExplorationWorkload    = "exploration_workload"
+	CodeBundleNotPinned        = "bundle_not_pinned"
+	CodeBundleMismatch         = "bundle_mismatch"
+	CodeAIPerfVersion          = "aiperf_version"
+	CodeCorrectnessNotRun      = "correctness_not_run"
+	CodeCorrectnessIncomplete  = "correctness_incomplete"
+	CodeCorrectnessFailed      = "correctness_failed"
+	CodeCorrectnessInconsist   = "correctness_inconsistent"
+	CodeNotJoined              = "not_joined"
+	CodeNoRequests             = "no_requests"
+	CodeShortCount             = "short_count"
+	CodeUnmatched              = "unmatched"
+	CodeMismatched             = JoinMismatched
+	CodeErrored                = JoinErrored
+	CodeMissingNative          = JoinMissingNative
+	CodeMissingHTTP            = JoinMissingHTTP
+	CodeMissingServerRec       = JoinMissingServerRecord
+	CodeDuplicate              = JoinDuplicate
+	CodeMeaningless            = JoinMeaningless
+	CodeUnknownConversation    = JoinUnknownConversation
+	CodeInconsistent           = JoinInconsistent
+	CodeUnclaimedServerRecords = "unclaimed_server_records"
+	CodeUnclaimedNative        = "unclaimed_native_answers"
+	CodeUnclaimedRaw           = "unclaimed_raw_records"
+	CodeCountsInconsist        = "counts_inconsistent"
+	CodeLatencyIncomplete      = "latency_incomplete"
+)
+
+// Codes is the one table of reason codes: each code's class, where it
+// arises and what it means. docs/reliability.md prints it (a test keeps the
+// two equal).
+func Codes() []CodeInfo {
+	return []CodeInfo{
+		{CodeInterrupted, ClassInterrupted, "", "the run was interrupted (Ctrl-C, SIGTERM) in this stage; the row is incomplete"},
+		{CodeSlurmNotStarted, ClassNotRun, "slurm", "the Slurm task never started (e.g. cancelled while queued)"},
+		{CodeInsufficientGPUs, ClassNotRun, "schedule", "the profile needs more GPUs (tp x cp) than the run has: never started on fewer"},
+		{CodeHardwareMismatch, ClassNotRun, "schedule", "the inventory's hardware scope does not admit the run's GPUs (--allow-hardware-mismatch runs it anyway)"},
+
+		{CodeFamilyConfig, ClassSetup, "preflight", "the family configuration does not fit the group or does not expand"},
+		{CodeMissingInput, ClassSetup, "preflight", "a bundle or corpus is missing and the family cannot prepare it"},
+		{CodePrepareFailed, ClassSetup, "preflight", "the family's prepare command (bundle or corpus) failed"},
+		{CodeBundleUnreadable, ClassSetup, "preflight", "the bundle cannot be read to digest it"},
+		{CodeBundleIdentity, ClassSetup, "preflight", "the bundle's sha256 differs from the inventory's pin: not the bundle to qualify"},
+		{CodeDatasetIdentity, ClassSetup, "preflight", "corpus.json's sha256 differs from the group's pin"},
+		{CodeGPUBusy, ClassSetup, "preflight", "a GPU of the slot is not idle before timing (utilisation, or a foreign compute process)"},
+		{CodeGPURequired, ClassSetup, "schedule", "the family needs a GPU and the run has only CPU slots"},
+		{CodeGPUProbe, ClassSetup, "preflight", "nvidia-smi could not be read to check the slot's GPUs"},
+		{CodePort, ClassSetup, "server", "no free port"},
+		{CodePortInUse, ClassSetup, "server", "the family's port is held by another process"},
+		{CodeServerStart, ClassSetup, "server", "the server could not be started"},
+		{CodeServerNotReady, ClassSetup, "server", "the server never answered ready before the startup deadline"},
+		{CodeServerExit, ClassSetup, "server", "the server exited during startup"},
+		{CodeCorrectnessNone, ClassSetup, "correctness", "the family declares no correctness case"},
+		{CodeAIPerfSetup, ClassSetup, "aiperf", "AIPerf cannot be run (missing, wrong version, bad tokenizer)"},
+		{CodeDataset, ClassSetup, "aiperf", "the corpus cannot be read or the AIPerf dataset cannot be written"},
+		{CodeTokenizer, ClassSetup, "preflight", "the tokenizer AIPerf chat loads is missing, unloadable offline, not its pin, or another checkpoint's"},
+
+		{CodeServerDied, ClassBroken, "aiperf", "the server exited while AIPerf measured it"},
+		{CodeCorrectnessCrash, ClassBroken, "correctness", "the correctness case crashed, hung or was killed"},
+		{CodeCorrectnessOutput, ClassBroken, "correctness", "correctness.json is missing or malformed (file, field named)"},
+		{CodeAIPerfFailed, ClassBroken, "aiperf", "AIPerf failed"},
+		{CodeAIPerfIncomplete, ClassBroken, "aiperf", "AIPerf's exports are incomplete or inconsistent (fail-closed checks)"},
+		{CodeServerRecords, ClassBroken, "stop-server", "the server's request records are missing or malformed"},
+		{CodeNativeFailed, ClassBroken, "native", "the native runner failed"},
+		{CodeNativeOutput, ClassBroken, "native", "the native answers are missing or malformed"},
+		{CodeJoinInput, ClassBroken, "join", "an artifact the join reads is missing or malformed (file, line, field named)"},
+		{CodeOutputLost, ClassBroken, "", "a child's output could not be kept in the evidence"},
+		{CodeOrphan, ClassBroken, "stop", "the server's process group outlived SIGKILL"},
+		{CodeGPUUnused, ClassBroken, "aiperf", "the server of a GPU family holds no memory on some GPU of its slot"},
+		{CodeGPULeak, ClassBroken, "gpu-release", "a process of the run (or one not attributable) holds GPU memory after every child stopped"},
+		{CodeEvidenceDir, ClassBroken, "preflight", "the evidence directory cannot be prepared"},
+		{CodeWriteFailed, ClassBroken, "report", "result.json could not be written"},
+		{CodeStageFailed, ClassBroken, "", "a stage failed without a more specific code"},
+		{CodeEvidenceChanged, ClassBroken, "evidence", "a file of the evidence is missing, added or changed since the run sealed it (manifest.json)"},
+		{CodeSlurmTaskEnded, ClassBroken, "slurm", "the Slurm task ended without a row of its own, or in a state that voids it (timeout, preemption, node failure, cancellation)"},
+		{CodeSlurmTaskLost, ClassBroken, "slurm", "Slurm no longer knows the task and it left no row"},
+		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
+
+		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},
+		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},
+		{CodeBundleNotPinned, ClassFailed, "preflight", "the inventory pins no bundle sha256: nothing proves which bundle was served"},
+		{CodeBundleMismatch, ClassFailed, "preflight", "the served bundle's sha256 is not the pinned one"},
+		{CodeAIPerfVersion, ClassFailed, "aiperf", "AIPerf is not the required version (a mismatch allowed by flag runs, but never qualifies)"},
+		{CodeCorrectnessNotRun, ClassFailed, "correctness", "the correctness case did not run on the served bundle"},
+		{CodeCorrectnessIncomplete, ClassFailed, "correctness", "the correctness result has no gate, or a gate lacks its value, operator, threshold or outcome"},
+		{CodeCorrectnessFailed, ClassFailed, "correctness", "a correctness gate does not hold, or the case reports failure"},
+		{CodeCorrectnessInconsist, ClassFailed, "correctness", "a gate's recorded outcome contradicts its value, operator and threshold"},
+		{CodeNotJoined, ClassFailed, "join", "the join did not run: no request is accounted for"},
+		{CodeNoRequests, ClassFailed, "join", "no measured request was expected"},
+		{CodeShortCount, ClassFailed, "join", "the client reported more or fewer requests than the workload asked for"},
+		{CodeUnmatched, ClassFailed, "join", "fewer requests matched than were expected"},
+		{CodeMismatched, ClassFailed, "join", "a request's HTTP answer differs from its native answer (mismatches.jsonl keeps both and the diff)"},
+		{CodeErrored, ClassFailed, "join", "a request failed at the client (HTTP error, transport error, cancellation)"},
+		{CodeMissingNative, ClassFailed, "join", "a request has no usable native answer"},
+		{CodeMissingHTTP, ClassFailed, "join", "a request has no usable HTTP answer (no raw record, or it does not extract)"},
+		{CodeMissingServerRec, ClassFailed, "join", "a request has no server record"},
+		{CodeDuplicate, ClassFailed, "join", "a request id appears more than once in a source, or two requests used one dataset line"},
+		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless"},
+		{CodeUnknownConversation, ClassFailed, "join", "a request's conversation_id is not a line of dataset.jsonl"},
+		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation"},
+		{CodeUnclaimedServerRecords, ClassFailed, "join", "the server recorded request ids the client never reported"},
+		{CodeUnclaimedNative, ClassFailed, "join", "the native runner answered request ids the client never reported"},
+		{CodeUnclaimedRaw, ClassFailed, "join", "the raw export holds request ids the records export does not"},
+		{CodeCountsInconsist, ClassFailed, "join", "the request totals are not the sum of the phases"},
+		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests"},
+
+		{CodeExcluded, ClassExcluded, "inventory", "the inventory excludes the profile, with a reason"},
+	}
+}
+
+// ClassOf returns a code's class. An unknown code is broken: a code this
+// harness does not know can never let a row qualify.
+func ClassOf(code string) Class {
+	for _, c := range Codes() {
+		if c.Code == code {
+			return c.Class
+		}
+	}
+	return ClassBroken
+}
+
+// CodeTableMarkdown renders Codes() as the Markdown table docs/reliability.md
+// carries.
+func CodeTableMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | class | stage | meaning |\n|---|---|---|---|\n")
+	cs := Codes()
+	slices.SortStableFunc(cs, func(a, b CodeInfo) int { return classRank(a.Class) - classRank(b.Class) })
+	for _, c := range cs {
+		stage := c.Stage
+		if stage == "" {
+			stage = "any"
+		}
+		b.WriteString("| `" + c.Code + "` | " + string(c.Class) + " | " + stage + " | " + c.Meaning + " |\n")
+	}
+	return b.String()
+}
+
+// HasClass reports whether any of the row's reasons is of class c.
+func (r *Result) HasClass(c Class) bool {
+	for _, rs := range r.Reasons {
+		if rs.Class == c {
+			return true
+		}
+	}
+	return false
+}
