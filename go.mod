@@ -10,7 +10,6 @@ require (
 	github.com/spf13/viper v1.21.0
 	github.com/stretchr/testify v1.12.1
 	go.yaml.in/yaml/v3 v3.0.5
-	golang.org/x/sync v0.25.0
 	golang.org/x/term v0.48.0
 )
 

@@ -79,6 +79,10 @@ type Family struct {
 	Inventory EntryDefaults `yaml:"inventory" json:"inventory,omitempty"`
 	// Env is added to every child's environment.
 	Env map[string]string `yaml:"env" json:"env,omitempty"`
+	// NeedsGPU says the family's server and runners compute on a GPU: it
+	// never runs on a CPU slot (a setup error naming the profile), and its
+	// server must hold memory on every GPU of its slot (docs/gpu.md).
+	NeedsGPU bool `yaml:"needs_gpu" json:"needs_gpu,omitempty"`
 	// Timeouts per stage.
 	Timeouts Timeouts `yaml:"timeouts" json:"timeouts"`
 
@@ -146,9 +150,12 @@ func (d Duration) Or(def time.Duration) time.Duration {
 }
 
 // Placeholders every argv template may use.
+// {families_dir} is the directory of the family configuration (family code
+// shipped beside it, e.g. families/refgpu); {tp} is the profile's tensor
+// parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
 	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",
-	"tokenizer"}
+	"tokenizer", "families_dir", "tp"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 

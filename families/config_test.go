@@ -12,10 +12,14 @@ import (
 func TestShippedFamiliesLoad(t *testing.T) {
 	cfg, err := Load("families.yaml")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"ref-detect", "ref-vlm"}, cfg.Names())
+	assert.Equal(t, []string{"ref-detect", "ref-vlm", "ref-vlm-gpu"}, cfg.Names())
 	f := cfg.Families["ref-vlm"]
 	assert.Equal(t, "chat", f.EndpointType)
 	assert.Equal(t, 8, f.Line)
+	assert.False(t, f.NeedsGPU)
+	g := cfg.Families["ref-vlm-gpu"]
+	assert.True(t, g.NeedsGPU, "the GPU family never runs on a CPU slot")
+	assert.Contains(t, g.Server, "{families_dir}/refgpu/run.py")
 }
 
 func TestParseReportsEveryProblem(t *testing.T) {

@@ -118,6 +118,11 @@ func Validate(inv *Inventory, knownFamily func(string) bool) Problems {
 			if p.Parallelism.TP < 0 || p.Parallelism.CP < 0 {
 				add("parallelism", "tp and cp must be >= 0")
 			}
+			for _, h := range p.Hardware {
+				if !KnownScope(h) {
+					add("hardware", "unknown hardware scope %q (known: %s; docs/gpu.md maps GPU names to scopes)", h, strings.Join(ScopeNames(), ", "))
+				}
+			}
 			if p.Bundle.Path == "" {
 				add("bundle.path", "missing")
 			}

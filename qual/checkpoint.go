@@ -56,9 +56,12 @@ type checkpointRun struct {
 	profile *inventory.Profile
 	family  *families.Family
 	slot    Slot
+	pl      placement
 	dir     string
-	res     reports.Result
-	red     *evidence.Redactor
+	// marker is this checkpoint's value of TRTMC_QUAL_CHECKPOINT.
+	marker string
+	res    reports.Result
+	red    *evidence.Redactor
 
 	// filled in by the stages
 	bundle string
@@ -68,17 +71,22 @@ type checkpointRun struct {
 	tokenizer string
 	port      int
 	server    proc.Process
-	dataset   *aiperf.Dataset
-	run       *aiperf.Run
-	stageErr  error // the first stage that broke
+	// serverPID is the server's pid (= its process group) once started.
+	serverPID int
+	// preexisting are the compute processes the idle check found on the
+	// slot's GPUs before anything started (foreign by definition).
+	preexisting map[int]bool
+	dataset     *aiperf.Dataset
+	run         *aiperf.Run
+	stageErr    error // the first stage that broke
 	// childMS is the time spent inside child processes so far, for the
 	// harness-overhead figure (result.json stages[].child_ms).
 	childMS float64
 }
 
-func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpointRun {
+func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
 	o := e.opts
-	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot,
+	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot, pl: pl,
 		dir: filepath.Join(o.Out, e.group.Name, p.ID)}
 	var famEnv map[string]string
 	if cr.family != nil {
@@ -96,6 +104,13 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
 	prov.AIPerfVersionRequired = o.AIPerfVersion
+	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
+	prov.HardwareScope = pl.scope
+	if pl.mismatch != "" {
+		prov.HardwareMismatch = pl.mismatch
+		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeHardwareMismatchAllowed,
+			Message: pl.mismatch + "; run anyway (--allow-hardware-mismatch), so the row cannot qualify"})
+	}
 	if e.aiperf.MismatchAllowed {
 		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
 	}
@@ -105,8 +120,8 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot) *checkpoint
 func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
 
 // checkpoint runs every stage for one profile and always returns a result.
-func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot) *reports.Result {
-	cr := e.newCheckpointRun(p, slot)
+func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
+	cr := e.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
 		cr.res.Exclusion = p.Exclusion.Reason
 		reports.Judge(&cr.res)
@@ -149,6 +164,11 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		cr.stage(st.name, func() error { return st.run(cr, ctx) })
 	}
 	cr.stopServer()
+	if ctx.Err() != nil && len(cr.slot.GPUs) > 0 && !cr.ranStage("gpu-release") {
+		// Interrupted: the release check still runs (on its own deadline),
+		// so a Ctrl-C that left memory on the GPU is in the evidence.
+		cr.stage("gpu-release", func() error { return cr.gpuRelease(ctx) })
+	}
 	cr.finish(ctx)
 	if err := cr.writeResult(); err != nil {
 		e.logf("%s: cannot write result: %v", p.ID, err)
@@ -244,7 +264,7 @@ func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
 }
 
 func (cr *checkpointRun) childEnv() []string {
-	env := []string{"CUDA_VISIBLE_DEVICES=" + cr.slot.CUDAVisibleDevices()}
+	env := append(cr.slot.Env(), markerEnv+"="+cr.marker)
 	if cr.family != nil {
 		for _, k := range sortedKeys(cr.family.Env) {
 			env = append(env, k+"="+cr.family.Env[k])
@@ -263,7 +283,8 @@ func (cr *checkpointRun) vars() map[string]string {
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
 		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
 		"self": o.Self, "profile": cr.profile.ID, "checkpoint": cr.profile.Checkpoint, "revision": cr.profile.Revision,
-		"tokenizer": cr.tokenizer,
+		"tokenizer":    cr.tokenizer,
+		"families_dir": familiesDir(o.Families), "tp": strconv.Itoa(max(cr.profile.Parallelism.TP, 1)),
 	}
 }
 
@@ -346,7 +367,9 @@ func (cr *checkpointRun) writeResult() error {
 		"server_sha256":     cr.res.Provenance.ServerBinarySHA256,
 		"bundle_sha256":     cr.res.Provenance.BundleSHA256,
 		"inventory_entry":   cr.res.Provenance.InventoryEntrySHA256,
-		"gpu":               cr.res.Provenance.GPU,
+		"gpus":              cr.res.Provenance.GPUs,
+		"hardware_scope":    cr.res.Provenance.HardwareScope,
+		"hardware_mismatch": cr.res.Provenance.HardwareMismatch,
 		"host":              cr.res.Provenance.Host,
 		"commands":          cr.res.Provenance.Commands,
 		"started_at":        cr.res.StartedAt,
@@ -427,4 +450,25 @@ func firstLine(s string) string {
 func exists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// familiesDir is the absolute directory of the family configuration.
+func familiesDir(c *families.Config) string {
+	if c == nil || c.File == "" {
+		return ""
+	}
+	if abs, err := filepath.Abs(filepath.Dir(c.File)); err == nil {
+		return abs
+	}
+	return filepath.Dir(c.File)
+}
+
+// ranStage reports whether a stage of that name was recorded.
+func (cr *checkpointRun) ranStage(name string) bool {
+	for _, st := range cr.res.Stages {
+		if st.Name == name {
+			return true
+		}
+	}
+	return false
 }

@@ -24,7 +24,8 @@ type Executor interface {
 	Run(ctx context.Context, opts Options) (*Outcome, error)
 }
 
-// Local runs every checkpoint on this host, one per slot.
+// Local runs every checkpoint on this host, each on its own GPUs (tp x cp
+// of the pool) or CPU slot.
 type Local struct{}
 
 // Run implements Executor.
@@ -56,18 +57,18 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 
 // Excluded writes an excluded profile's row, as Run does.
 func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
-	return p.env.checkpoint(context.Background(), prof, Slot{Name: "none"})
+	return p.env.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
 }
 
 // RunKey is the run key this run gives the profile's row.
 func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
-	return p.env.newCheckpointRun(prof, Slot{Name: "none"}).runKey(context.Background())
+	return p.env.newCheckpointRun(prof, Slot{Name: "none"}, placement{}).runKey(context.Background())
 }
 
 // Finished returns the profile's finished (qualified or failed) result when
 // its run key equals the one this run would have: what --resume skips.
 func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
-	cr := p.env.newCheckpointRun(prof, Slot{Name: "none"})
+	cr := p.env.newCheckpointRun(prof, Slot{Name: "none"}, placement{})
 	key, err := cr.runKey(context.Background())
 	if err != nil {
 		return nil, false

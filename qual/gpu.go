@@ -5,41 +5,48 @@ import (
 	"context"
 	"fmt"
 	"os/exec"
+	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
-// Slot is one place a checkpoint runs: a GPU, or the CPU when there is none.
-type Slot struct {
-	Name string
-	GPU  *reports.GPU
-}
-
-// CUDAVisibleDevices is the value children of this slot get.
-func (s Slot) CUDAVisibleDevices() string {
-	if s.GPU == nil {
-		return ""
-	}
-	return s.GPU.Index
-}
-
-// GPUProbe lists GPUs and checks that one is idle before timing.
+// GPUProbe describes the host's GPUs and the compute processes on them.
 type GPUProbe interface {
+	// List describes every GPU as it is now (identity, memory, utilisation,
+	// clocks, power limit, MIG mode); nil when the host has none.
 	List(ctx context.Context) ([]reports.GPU, error)
-	CheckIdle(ctx context.Context, g reports.GPU) (*reports.GPU, error)
+	// Apps lists the compute processes on every GPU.
+	Apps(ctx context.Context) ([]ComputeApp, error)
 }
 
-// NvidiaSMI probes GPUs with nvidia-smi. With no nvidia-smi on PATH there
-// are no GPUs, and the run goes on with one CPU slot.
+// ComputeApp is one compute process nvidia-smi lists on a GPU.
+type ComputeApp struct {
+	PID     int
+	Name    string
+	UsedMiB *int
+	GPUUUID string
+}
+
+// gpuQueryFields are the --query-gpu fields List reads, in order (all
+// answered on an H200 with driver 580; docs/gpu.md).
+var gpuQueryFields = []string{"index", "name", "uuid", "driver_version", "memory.total", "memory.used",
+	"utilization.gpu", "clocks.sm", "clocks.max.sm", "power.limit", "mig.mode.current", "compute_cap",
+	"pci.bus_id", "compute_mode"}
+
+// NvidiaSMI probes GPUs with nvidia-smi through the exec interface. With no
+// nvidia-smi on PATH there are no GPUs.
 type NvidiaSMI struct {
 	Runner proc.Runner
 	// Bin is the nvidia-smi executable (default: looked up on PATH).
 	Bin string
-	// MaxUtilization is the highest utilisation (%) counted as idle.
-	MaxUtilization int
+	// Timeout bounds each nvidia-smi call (default 30 s): a hung driver
+	// must not hang the run.
+	Timeout time.Duration
 }
 
 func (n NvidiaSMI) bin() (string, bool) {
@@ -50,25 +57,23 @@ func (n NvidiaSMI) bin() (string, bool) {
 	return p, err == nil
 }
 
-func (n NvidiaSMI) query(ctx context.Context, args ...string) ([][]string, error) {
+func (n NvidiaSMI) run(ctx context.Context, args ...string) (string, error) {
 	bin, _ := n.bin()
+	timeout := n.Timeout
+	if timeout <= 0 {
+		timeout = 30 * time.Second
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
 	var out bytes.Buffer
 	argv := append([]string{bin}, args...)
-	if _, err := n.Runner.Run(ctx, proc.Spec{Name: "nvidia-smi", Argv: argv, Stdout: &out}); err != nil {
-		return nil, err
-	}
-	var rows [][]string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		if strings.TrimSpace(line) == "" {
-			continue
+	if _, err := n.Runner.Run(ctx, proc.Spec{Name: "nvidia-smi", Argv: argv, Stdout: &out, Grace: time.Second}); err != nil {
+		if ctx.Err() == context.DeadlineExceeded {
+			return "", fmt.Errorf("nvidia-smi %s did not answer within %s", strings.Join(args, " "), timeout)
 		}
-		cells := strings.Split(line, ",")
-		for i := range cells {
-			cells[i] = strings.TrimSpace(cells[i])
-		}
-		rows = append(rows, cells)
+		return "", fmt.Errorf("nvidia-smi %s: %w", strings.Join(args, " "), err)
 	}
-	return rows, nil
+	return out.String(), nil
 }
 
 // List implements GPUProbe.
@@ -76,98 +81,157 @@ func (n NvidiaSMI) List(ctx context.Context) ([]reports.GPU, error) {
 	if _, ok := n.bin(); !ok {
 		return nil, nil
 	}
-	rows, err := n.query(ctx, "--query-gpu=index,name,uuid,driver_version", "--format=csv,noheader")
+	out, err := n.run(ctx, "--query-gpu="+strings.Join(gpuQueryFields, ","), "--format=csv,noheader,nounits")
 	if err != nil {
 		return nil, fmt.Errorf("list GPUs: %w", err)
 	}
-	var gpus []reports.GPU
-	for _, r := range rows {
-		if len(r) < 4 {
-			return nil, fmt.Errorf("list GPUs: unexpected nvidia-smi line %q", strings.Join(r, ","))
-		}
-		gpus = append(gpus, reports.GPU{Index: r[0], Name: r[1], UUID: r[2], Driver: r[3]})
+	gpus, err := ParseGPUs(out)
+	if err != nil {
+		return nil, fmt.Errorf("list GPUs: %w", err)
+	}
+	if len(gpus) == 0 {
+		return nil, nil
+	}
+	banner, err := n.run(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("read the CUDA version: %w", err)
+	}
+	cuda := ParseCUDAVersion(banner)
+	for i := range gpus {
+		gpus[i].CUDAVersion = cuda
 	}
 	return gpus, nil
 }
 
-// CheckIdle implements GPUProbe: no foreign compute process and low
-// utilisation, else a setup error.
-func (n NvidiaSMI) CheckIdle(ctx context.Context, g reports.GPU) (*reports.GPU, error) {
-	rows, err := n.query(ctx, "--query-gpu=index,utilization.gpu", "--format=csv,noheader,nounits")
+// Apps implements GPUProbe.
+func (n NvidiaSMI) Apps(ctx context.Context) ([]ComputeApp, error) {
+	if _, ok := n.bin(); !ok {
+		return nil, nil
+	}
+	out, err := n.run(ctx, "--query-compute-apps=pid,process_name,used_memory,gpu_uuid", "--format=csv,noheader,nounits")
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list GPU compute processes: %w", err)
 	}
-	limit := n.MaxUtilization
-	if limit == 0 {
-		limit = 20
-	}
-	for _, r := range rows {
-		if len(r) >= 2 && r[0] == g.Index {
-			if u, err := strconv.Atoi(r[1]); err == nil && u > limit {
-				return nil, fmt.Errorf("GPU %s (%s) is %d%% utilised before timing (limit %d%%): another job is using it", g.Index, g.UUID, u, limit)
-			}
-		}
-	}
-	apps, err := n.query(ctx, "--query-compute-apps=gpu_uuid,pid,process_name", "--format=csv,noheader")
-	if err != nil {
-		return nil, err
-	}
-	for _, a := range apps {
-		if len(a) >= 2 && a[0] == g.UUID {
-			return nil, fmt.Errorf("GPU %s (%s) runs a foreign compute process (pid %s %s) before timing", g.Index, g.UUID, a[1], strings.Join(a[2:], " "))
-		}
-	}
-	return &g, nil
+	return ParseComputeApps(out)
 }
 
-// Slots turns a --gpus selection into slots: "" means every GPU listed (or
-// one CPU slot when there are none); "cpu" forces one CPU slot and "cpu:N"
-// N of them (for CPU-only targets such as the reference server); "0,1"
-// selects GPUs by index.
-func Slots(ctx context.Context, probe GPUProbe, sel string) ([]Slot, error) {
-	if sel == "cpu" {
-		return []Slot{{Name: "cpu"}}, nil
-	}
-	if n, ok := strings.CutPrefix(sel, "cpu:"); ok {
-		k, err := strconv.Atoi(n)
-		if err != nil || k < 1 || k > 64 {
-			return nil, &SetupError{fmt.Errorf("--gpus %s: want cpu:N with N from 1 to 64", sel)}
-		}
-		slots := make([]Slot, k)
-		for i := range slots {
-			slots[i] = Slot{Name: fmt.Sprintf("cpu%d", i)}
-		}
-		return slots, nil
-	}
+// ParseGPUs parses `nvidia-smi --query-gpu=<gpuQueryFields>
+// --format=csv,noheader,nounits`. Values nvidia-smi cannot report ("[N/A]",
+// "[Not Supported]") are left unset; a line with the wrong number of fields
+// or an unreadable number is an error naming the line.
+func ParseGPUs(out string) ([]reports.GPU, error) {
 	var gpus []reports.GPU
-	if probe != nil {
+	for i, line := range lines(out) {
+		f := splitCSV(line)
+		if len(f) != len(gpuQueryFields) {
+			return nil, fmt.Errorf("nvidia-smi line %d: %d fields, want %d (%s): %q", i+1, len(f), len(gpuQueryFields),
+				strings.Join(gpuQueryFields, ","), line)
+		}
+		g := reports.GPU{Index: f[0], Name: f[1], UUID: f[2], Driver: unavailable(f[3]), MIGMode: unavailable(f[10]),
+			ComputeCap: unavailable(f[11]), PCIBusID: unavailable(f[12]), ComputeMode: unavailable(f[13])}
+		if g.Index == "" || g.UUID == "" || !strings.HasPrefix(g.UUID, "GPU-") && !strings.HasPrefix(g.UUID, "MIG-") {
+			return nil, fmt.Errorf("nvidia-smi line %d: no index or UUID: %q", i+1, line)
+		}
 		var err error
-		if gpus, err = probe.List(ctx); err != nil {
-			return nil, &SetupError{err}
+		for _, x := range []struct {
+			field string
+			dst   **int
+			v     string
+		}{{"memory.total", &g.MemoryTotalMiB, f[4]}, {"memory.used", &g.MemoryUsedMiB, f[5]},
+			{"utilization.gpu", &g.UtilizationPct, f[6]}, {"clocks.sm", &g.ClockSMMHz, f[7]},
+			{"clocks.max.sm", &g.ClockMaxSMMHz, f[8]}} {
+			if *x.dst, err = optionalInt(x.v); err != nil {
+				return nil, fmt.Errorf("nvidia-smi line %d: %s: %w", i+1, x.field, err)
+			}
+		}
+		if v := unavailable(f[9]); v != "" {
+			w, err := strconv.ParseFloat(v, 64)
+			if err != nil {
+				return nil, fmt.Errorf("nvidia-smi line %d: power.limit: %q is not a number", i+1, v)
+			}
+			g.PowerLimitW = &w
+		}
+		g.Scope = inventory.ScopeOfGPU(g.Name)
+		gpus = append(gpus, g)
+	}
+	return gpus, nil
+}
+
+var cudaVersionRE = regexp.MustCompile(`CUDA Version:\s*([0-9][0-9.]*)`)
+
+// ParseCUDAVersion reads "CUDA Version: 13.0" from nvidia-smi's banner.
+func ParseCUDAVersion(banner string) string {
+	if m := cudaVersionRE.FindStringSubmatch(banner); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// ParseComputeApps parses `nvidia-smi --query-compute-apps=pid,
+// process_name,used_memory,gpu_uuid --format=csv,noheader,nounits` (empty
+// output: no process). A process name may hold commas, so the pid is the
+// first field and the memory and UUID the last two.
+func ParseComputeApps(out string) ([]ComputeApp, error) {
+	var apps []ComputeApp
+	for i, line := range lines(out) {
+		if strings.HasPrefix(strings.TrimSpace(line), "No running") {
+			continue
+		}
+		f := splitCSV(line)
+		if len(f) < 4 {
+			return nil, fmt.Errorf("nvidia-smi compute-apps line %d: want pid, process_name, used_memory, gpu_uuid: %q", i+1, line)
+		}
+		pid, err := strconv.Atoi(f[0])
+		if err != nil {
+			return nil, fmt.Errorf("nvidia-smi compute-apps line %d: pid %q is not a number", i+1, f[0])
+		}
+		used, err := optionalInt(f[len(f)-2])
+		if err != nil {
+			return nil, fmt.Errorf("nvidia-smi compute-apps line %d: used_memory: %w", i+1, err)
+		}
+		apps = append(apps, ComputeApp{PID: pid, Name: strings.Join(f[1:len(f)-2], ","), UsedMiB: used, GPUUUID: f[len(f)-1]})
+	}
+	return apps, nil
+}
+
+func lines(out string) []string {
+	var ls []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.TrimSpace(l) != "" {
+			ls = append(ls, strings.TrimRight(l, "\r"))
 		}
 	}
-	if sel == "" {
-		if len(gpus) == 0 {
-			return []Slot{{Name: "cpu"}}, nil
-		}
-		var slots []Slot
-		for i := range gpus {
-			slots = append(slots, Slot{Name: "gpu" + gpus[i].Index, GPU: &gpus[i]})
-		}
-		return slots, nil
+	return ls
+}
+
+func splitCSV(line string) []string {
+	f := strings.Split(line, ",")
+	for i := range f {
+		f[i] = strings.TrimSpace(f[i])
 	}
-	byIndex := map[string]*reports.GPU{}
-	for i := range gpus {
-		byIndex[gpus[i].Index] = &gpus[i]
+	return f
+}
+
+// unavailable maps nvidia-smi's "[N/A]" / "[Not Supported]" to "".
+func unavailable(v string) string {
+	if v == "" || strings.HasPrefix(v, "[") || v == "N/A" {
+		return ""
 	}
-	var slots []Slot
-	for _, idx := range strings.Split(sel, ",") {
-		idx = strings.TrimSpace(idx)
-		g, ok := byIndex[idx]
-		if !ok {
-			return nil, &SetupError{fmt.Errorf("--gpus %s: GPU %s does not exist (found %d GPU(s))", sel, idx, len(gpus))}
+	return v
+}
+
+func optionalInt(v string) (*int, error) {
+	v = unavailable(v)
+	if v == "" {
+		return nil, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		f, ferr := strconv.ParseFloat(v, 64)
+		if ferr != nil {
+			return nil, fmt.Errorf("%q is not a number", v)
 		}
-		slots = append(slots, Slot{Name: "gpu" + idx, GPU: g})
+		n = int(f)
 	}
-	return slots, nil
+	return &n, nil
 }

@@ -2,7 +2,8 @@
 // group it starts the native server, runs the family's correctness case,
 // drives AIPerf, runs the native Task over the exact payloads sent, joins
 // native and HTTP answers by request identity, and writes the result row
-// and its evidence. Checkpoints run in parallel, one per GPU slot.
+// and its evidence. Checkpoints run in parallel, each on its own GPUs
+// (tp x cp of them) or CPU slot (slots.go).
 package qual
 
 import (
@@ -12,7 +13,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"net"
 	"os"
 	"os/exec"
@@ -21,8 +21,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-
-	"golang.org/x/sync/errgroup"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
@@ -55,8 +53,12 @@ type Options struct {
 	Tokenizer      string
 	RequestTimeout time.Duration
 
-	// Slots are the places checkpoints run, one at a time each.
-	Slots []Slot
+	// Pool is what checkpoints are scheduled on (NewPool); nil means one
+	// CPU slot.
+	Pool *Pool
+	// AllowHardwareMismatch runs a profile whose inventory hardware scope
+	// does not match the run's GPUs; the row records it and never qualifies.
+	AllowHardwareMismatch bool
 	// Resume skips checkpoints whose finished result has the same run key.
 	Resume bool
 	// Host is the address servers bind to (default 127.0.0.1).
@@ -72,7 +74,14 @@ type Options struct {
 	ServeToken string
 
 	Runner proc.Runner
-	GPUs   GPUProbe
+	// GPUs probes the GPUs for the hygiene checks and provenance.
+	GPUs GPUProbe
+	// MaxIdleUtilization is the highest GPU utilisation (%) counted as
+	// idle before timing (default 10).
+	MaxIdleUtilization int
+	// ReleaseWait bounds the wait for a stopped run's GPU memory to be
+	// released (default 15 s).
+	ReleaseWait time.Duration
 	// Log receives stage lines (stderr); Progress receives live request
 	// counts on a terminal (nil: none).
 	Log      io.Writer
@@ -137,31 +146,33 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	defer prep.Release()
 	opts, env, profiles := prep.env.opts, prep.env, prep.Profiles
-	logf(opts.Log, "group %s: %d checkpoint(s), %d slot(s), aiperf %s", opts.Group, len(profiles), len(opts.Slots), env.aiperf.Got)
+	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Pool.Describe(), env.aiperf.Got)
 
 	results := make([]*reports.Result, len(profiles))
-	slots := make(chan Slot, len(opts.Slots))
-	for _, s := range opts.Slots {
-		slots <- s
-	}
-	eg := errgroup.Group{}
-	eg.SetLimit(len(opts.Slots))
+	jobs := make([]schedJob, len(profiles))
+	var queue []int
 	for _, i := range longestFirst(opts.Out, opts.Group, profiles) {
 		p := profiles[i]
-		eg.Go(func() error {
-			var slot Slot
-			select {
-			case slot = <-slots:
-			case <-ctx.Done():
-				results[i] = env.notStarted(p, ctx.Err())
-				return nil
-			}
-			defer func() { slots <- slot }()
-			results[i] = env.checkpoint(ctx, p, slot)
-			return nil
-		})
+		if p.Exclusion != nil {
+			results[i] = env.checkpoint(ctx, p, Slot{Name: "none"}, placement{})
+			continue
+		}
+		jobs[i].pl = opts.Pool.place(p, opts.Families.Families[p.Family], opts.AllowHardwareMismatch)
+		if r := jobs[i].pl.notRun; r != nil {
+			results[i] = env.notRun(p, *r)
+			continue
+		}
+		queue = append(queue, i)
 	}
-	_ = eg.Wait() // collect-all: each checkpoint's failure is in its result
+	newScheduler(opts.Pool).run(ctx, jobs, queue,
+		func(i int, slot Slot) { results[i] = env.checkpoint(ctx, profiles[i], slot, jobs[i].pl) },
+		func(i int) {
+			cause := ctx.Err()
+			if cause == nil {
+				cause = fmt.Errorf("no slot of %s can hold it", opts.Pool.Describe())
+			}
+			results[i] = env.notStarted(profiles[i], cause)
+		})
 
 	if err := writeGroupTables(opts.Out, opts.Group); err != nil {
 		return &Outcome{Group: opts.Group, Results: results}, err
@@ -210,8 +221,8 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(opts.Slots) == 0 {
-		opts.Slots = []Slot{{Name: "cpu"}}
+	if opts.Pool == nil {
+		opts.Pool = &Pool{CPUSlots: 1}
 	}
 	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
 	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
@@ -338,10 +349,25 @@ func logf(w io.Writer, format string, args ...any) {
 	fmt.Fprint(w, inventory.Printable(fmt.Sprintf("trtmc-qual: "+format, args...))+"\n")
 }
 
+// notRun is the result of a checkpoint the scheduler does not start on
+// this pool (too few GPUs, another hardware scope, a GPU family without a
+// GPU): verdict not-run, with the reason.
+func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
+	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
+	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
+	reports.Judge(&cr.res)
+	cr.res.EndedAt = cr.now()
+	e.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
+	if err := cr.prepareDir(); err == nil {
+		_ = cr.writeResult()
+	}
+	return &cr.res
+}
+
 // notStarted is the result of a checkpoint that never got a slot because
 // the run was interrupted first.
 func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
-	cr := e.newCheckpointRun(p, Slot{Name: "none"})
+	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
 	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
@@ -365,23 +391,4 @@ func IsLoopback(host string) bool {
 	}
 	ip := net.ParseIP(strings.TrimSuffix(strings.TrimPrefix(host, "["), "]"))
 	return ip != nil && ip.IsLoopback()
-}
-
-// longestFirst orders profiles by the duration of their previous finished
-// row (qualified or failed; an error or interruption says nothing about
-// length), longest first; profiles without one go first, in inventory
-// order.
-func longestFirst(out, group string, profiles []*inventory.Profile) []int {
-	prev := make([]float64, len(profiles))
-	order := make([]int, len(profiles))
-	for i, p := range profiles {
-		order[i] = i
-		prev[i] = math.Inf(1)
-		r, err := readResult(filepath.Join(out, group, p.ID, fileResult))
-		if err == nil && (r.Verdict == reports.VerdictQualified || r.Verdict == reports.VerdictFailed) && r.EndedAt.After(r.StartedAt) {
-			prev[i] = r.EndedAt.Sub(r.StartedAt).Seconds()
-		}
-	}
-	sort.SliceStable(order, func(a, b int) bool { return prev[order[a]] > prev[order[b]] })
-	return order
 }

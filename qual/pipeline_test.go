@@ -38,3 +38,19 @@ func TestLongestFirst(t *testing.T) {
 	}
 	assert.Equal(t, []string{"new", "broke", "long", "short"}, ids)
 }
+
+// TestLongestFirstLargestOnTies: among profiles with no previous run (or
+// equally long ones) the one needing more GPUs goes first.
+func TestLongestFirstLargestOnTies(t *testing.T) {
+	profiles := []*inventory.Profile{
+		{ID: "tp1", Parallelism: inventory.Parallelism{TP: 1}},
+		{ID: "tp4", Parallelism: inventory.Parallelism{TP: 4}},
+		{ID: "tp2", Parallelism: inventory.Parallelism{TP: 2}},
+		{ID: "tp2cp2", Parallelism: inventory.Parallelism{TP: 2, CP: 2}},
+	}
+	var ids []string
+	for _, i := range longestFirst(t.TempDir(), "g", profiles) {
+		ids = append(ids, profiles[i].ID)
+	}
+	assert.Equal(t, []string{"tp4", "tp2cp2", "tp2", "tp1"}, ids)
+}

@@ -52,6 +52,18 @@ var pipeline = []stageDef{
 	{name: "native", run: (*checkpointRun).nativeAnswers, accounts: true},
 	// join: native and HTTP answers by request identity, counted per phase.
 	{name: "join", run: (*checkpointRun).join, accounts: true},
+	// gpu-release: every child has ended; no process of the run may hold
+	// memory on the slot's GPUs (hygiene.go).
+	{name: "gpu-release", run: (*checkpointRun).gpuRelease, always: true},
+}
+
+// gpuRelease is the release check on a GPU slot (nothing to check on a
+// CPU slot or without a probe).
+func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
+	if cr.env.opts.GPUs == nil || len(cr.slot.GPUs) == 0 {
+		return errSkipped
+	}
+	return cr.checkReleased(ctx)
 }
 
 func (cr *checkpointRun) preflight(ctx context.Context) error {
@@ -110,14 +122,13 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	if sum, err := evidence.FileSHA256(ctx, cr.binary); err == nil {
 		cr.res.Provenance.ServerBinarySHA256 = sum
 	}
-	if o.GPUs != nil && cr.slot.GPU != nil {
-		gpu, err := o.GPUs.CheckIdle(ctx, *cr.slot.GPU)
-		if err != nil {
-			return broke(reports.CodeGPUBusy, err)
-		}
-		cr.res.Provenance.GPU = gpu
-	} else if cr.slot.GPU == nil {
-		cr.env.logf("%s: no GPU in this slot; running on CPU (the reference target needs none)", cr.profile.ID)
+	switch {
+	case len(cr.slot.GPUs) == 0:
+		cr.env.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
+	case o.GPUs == nil:
+		return broke("gpu_probe", fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
+	default:
+		return cr.checkIdle(ctx)
 	}
 	return nil
 }
@@ -252,6 +263,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		return broke(reports.CodeServerStart, err)
 	}
 	cr.server = p
+	cr.serverPID = p.Pid()
 	go func() { <-p.Done(); logFile.Close() }()
 	waited, err := proc.WaitReady(ctx, p, url[0], cr.family.Timeouts.Startup.Or(defaultStartupTimeout))
 	// Startup is the server's time: from exec to the readiness answer.
@@ -349,6 +361,11 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	o := cr.env.opts
 	w := cr.env.group.Workload
+	if len(cr.slot.GPUs) > 0 && o.GPUs != nil {
+		if err := cr.checkServing(ctx); err != nil {
+			return err
+		}
+	}
 	entries, err := aiperf.LoadCorpus(cr.corpus)
 	if err != nil {
 		return broke(reports.CodeDataset, err)

@@ -12,23 +12,31 @@ import (
 // telemetryCollector is the AIPerf GPU telemetry collector for a slot:
 // NVML on a GPU slot, none (--no-gpu-telemetry) on a CPU slot.
 func telemetryCollector(slot Slot) string {
-	if slot.GPU == nil {
+	if len(slot.GPUs) == 0 {
 		return ""
 	}
 	return aiperf.GPUTelemetryPyNVML
 }
 
-// gpuTelemetry picks the slot's GPU out of AIPerf's telemetry_data (pynvml
-// sees every GPU of the host) by UUID, or by index when the UUID is
-// unknown. nil for a CPU slot; Collected false, with the reason, when the
-// collector reported nothing for this GPU.
+// gpuTelemetry picks the slot's first GPU out of AIPerf's telemetry_data
+// (pynvml sees every GPU of the host) by UUID, or by index when the UUID
+// is unknown. nil for a CPU slot; Collected false, with the reason, when
+// the collector reported nothing for this GPU. The row's telemetry has one
+// GPU: on a tp>1 slot it is the first (the note says so); the slot's GPUs
+// are all in provenance.gpus and gpu_checks.
 func gpuTelemetry(slot Slot, s *aiperf.Summary) *reports.GPUTelemetry {
 	collector := telemetryCollector(slot)
 	if collector == "" {
 		return nil
 	}
-	t := &reports.GPUTelemetry{Collector: collector, GPUUUID: slot.GPU.UUID, GPUName: slot.GPU.Name}
-	index, err := strconv.Atoi(slot.GPU.Index)
+	gpu := slot.GPUs[0]
+	t := &reports.GPUTelemetry{Collector: collector, GPUUUID: gpu.UUID, GPUName: gpu.Name}
+	if len(slot.GPUs) > 1 {
+		defer func() {
+			t.Note = strings.TrimPrefix(t.Note+fmt.Sprintf("; the first of the slot's %d GPUs", len(slot.GPUs)), "; ")
+		}()
+	}
+	index, err := strconv.Atoi(gpu.Index)
 	if err == nil {
 		t.GPUIndex = &index
 	}
@@ -40,11 +48,11 @@ func gpuTelemetry(slot Slot, s *aiperf.Summary) *reports.GPUTelemetry {
 		t.Note = "AIPerf's summary has no telemetry_data"
 		return t
 	}
-	if slot.GPU.UUID == "" && err != nil {
-		t.Note = fmt.Sprintf("GPU %q has neither a UUID nor a numeric index to find it by", slot.GPU.Index)
+	if gpu.UUID == "" && err != nil {
+		t.Note = fmt.Sprintf("GPU %q has neither a UUID nor a numeric index to find it by", gpu.Index)
 		return t
 	}
-	g, ok := s.Telemetry.GPU(slot.GPU.UUID, index)
+	g, ok := s.Telemetry.GPU(gpu.UUID, index)
 	if !ok {
 		t.Note = fmt.Sprintf("the collector reported no data for this GPU (configured: %s; successful: %s)",
 			orNone(s.Telemetry.Summary.EndpointsConfigured), orNone(s.Telemetry.Summary.EndpointsSuccessful))

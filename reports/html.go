@@ -267,8 +267,8 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 		if !res.StartedAt.IsZero() {
 			meta = append(meta, "ran "+e(res.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))+" – "+e(res.EndedAt.UTC().Format("15:04:05Z")))
 		}
-		if res.Provenance.GPU != nil {
-			meta = append(meta, "GPU "+e(res.Provenance.GPU.Name))
+		for _, g := range gpuMeta(res.Provenance) {
+			meta = append(meta, e(g))
 		}
 	}
 	p("<p class=\"meta\">%s</p>\n", strings.Join(meta, " · "))
@@ -292,8 +292,24 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 		}
 		p("</ul>\n")
 	}
+	if res.Verdict == VerdictNotRun {
+		writeReproduce(b, row)
+		p("</section>\n")
+		return
+	}
 	if res.Correctness != nil && res.Correctness.Ran {
 		p("<h4>Correctness</h4>\n<p class=\"correctness\">%s</p>\n", e(correctnessCell(res.Correctness)))
+	}
+	if len(res.GPUChecks) > 0 {
+		p("<h4>GPU checks</h4>\n<ul class=\"gpu-checks\">\n")
+		for _, c := range res.GPUChecks {
+			mark := "✓"
+			if !c.Passed {
+				mark = "✗"
+			}
+			p("<li><code>%s</code> %s %s</li>\n", e(c.Name), mark, e(gpuCheckDetail(c)))
+		}
+		p("</ul>\n")
 	}
 	lines := row.joined
 	var diffs, problems []JoinedLine

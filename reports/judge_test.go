@@ -211,7 +211,7 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 // into each result.json and seals each directory (after gen_evidence.py).
 func TestFixturesAreJudged(t *testing.T) {
 	n := 0
-	for _, root := range []string{rootA, rootB, rootBaseline} {
+	for _, root := range []string{rootA, rootB, rootBaseline, filepath.Join("testdata", "evidence", "gpu")} {
 		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
 			if err != nil || d.Name() != ResultFile {
 				return err

@@ -107,9 +107,17 @@ const (
 	CodeExcluded          = "excluded"
 	// Written by the Slurm executor for tasks that left no row of their own
 	// (qual/slurm; stage "slurm").
-	CodeSlurmNotStarted = "slurm_not_started"
-	CodeSlurmTaskEnded  = "slurm_task_ended"
-	CodeSlurmTaskLost   = "slurm_task_lost"
+	// GPU slots and hygiene (docs/gpu.md).
+	CodeInsufficientGPUs        = "insufficient_gpus"
+	CodeHardwareMismatch        = "hardware_mismatch"
+	CodeGPURequired             = "gpu_required"
+	CodeGPUProbe                = "gpu_probe"
+	CodeGPUUnused               = "gpu_unused"
+	CodeGPULeak                 = "gpu_leak"
+	CodeHardwareMismatchAllowed = "hardware_mismatch_allowed"
+	CodeSlurmNotStarted         = "slurm_not_started"
+	CodeSlurmTaskEnded          = "slurm_task_ended"
+	CodeSlurmTaskLost           = "slurm_task_lost"
 
 	// Derived by Judge from the data.
 	CodeExplorationWorkload    = "exploration_workload"
@@ -147,6 +155,8 @@ func Codes() []CodeInfo {
 	return []CodeInfo{
 		{CodeInterrupted, ClassInterrupted, "", "the run was interrupted (Ctrl-C, SIGTERM) in this stage; the row is incomplete"},
 		{CodeSlurmNotStarted, ClassNotRun, "slurm", "the Slurm task never started (e.g. cancelled while queued)"},
+		{CodeInsufficientGPUs, ClassNotRun, "schedule", "the profile needs more GPUs (tp x cp) than the run has: never started on fewer"},
+		{CodeHardwareMismatch, ClassNotRun, "schedule", "the inventory's hardware scope does not admit the run's GPUs (--allow-hardware-mismatch runs it anyway)"},
 
 		{CodeFamilyConfig, ClassSetup, "preflight", "the family configuration does not fit the group or does not expand"},
 		{CodeMissingInput, ClassSetup, "preflight", "a bundle or corpus is missing and the family cannot prepare it"},
@@ -154,7 +164,9 @@ func Codes() []CodeInfo {
 		{CodeBundleUnreadable, ClassSetup, "preflight", "the bundle cannot be read to digest it"},
 		{CodeBundleIdentity, ClassSetup, "preflight", "the bundle's sha256 differs from the inventory's pin: not the bundle to qualify"},
 		{CodeDatasetIdentity, ClassSetup, "preflight", "corpus.json's sha256 differs from the group's pin"},
-		{CodeGPUBusy, ClassSetup, "preflight", "the slot's GPU is not idle"},
+		{CodeGPUBusy, ClassSetup, "preflight", "a GPU of the slot is not idle before timing (utilisation, or a foreign compute process)"},
+		{CodeGPURequired, ClassSetup, "schedule", "the family needs a GPU and the run has only CPU slots"},
+		{CodeGPUProbe, ClassSetup, "preflight", "nvidia-smi could not be read to check the slot's GPUs"},
 		{CodePort, ClassSetup, "server", "no free port"},
 		{CodePortInUse, ClassSetup, "server", "the family's port is held by another process"},
 		{CodeServerStart, ClassSetup, "server", "the server could not be started"},
@@ -178,6 +190,8 @@ func Codes() []CodeInfo {
 		{CodeJoinInput, ClassBroken, "join", "an artifact the join reads is missing or malformed (file, line, field named)"},
 		{CodeOutputLost, ClassBroken, "", "a child's output could not be kept in the evidence"},
 		{CodeOrphan, ClassBroken, "stop", "the server's process group outlived SIGKILL"},
+		{CodeGPUUnused, ClassBroken, "aiperf", "the server of a GPU family holds no memory on some GPU of its slot"},
+		{CodeGPULeak, ClassBroken, "gpu-release", "a process of the run (or one not attributable) holds GPU memory after every child stopped"},
 		{CodeEvidenceDir, ClassBroken, "preflight", "the evidence directory cannot be prepared"},
 		{CodeWriteFailed, ClassBroken, "report", "result.json could not be written"},
 		{CodeStageFailed, ClassBroken, "", "a stage failed without a more specific code"},
@@ -187,6 +201,7 @@ func Codes() []CodeInfo {
 		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
 
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},
+		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},
 		{CodeBundleNotPinned, ClassFailed, "preflight", "the inventory pins no bundle sha256: nothing proves which bundle was served"},
 		{CodeBundleMismatch, ClassFailed, "preflight", "the served bundle's sha256 is not the pinned one"},
 		{CodeAIPerfVersion, ClassFailed, "aiperf", "AIPerf is not the required version (a mismatch allowed by flag runs, but never qualifies)"},

@@ -67,7 +67,7 @@ func renderJSON(w io.Writer, r *GroupReport) error {
 func resultHeader() []string {
 	return []string{"profile", "checkpoint", "family", "precision", "bundle", "correctness",
 		"warmup", "measured", "matched", "errors", "missing joins", "HTTP p50/p95 ms", "Task p50/p95 ms",
-		"images/s", "output", "AIPerf", "source commit", "verdict"}
+		"images/s", "output", "AIPerf", "GPUs", "GPU UUIDs", "driver / CUDA", "source commit", "verdict"}
 }
 
 // resultsTable is the group table over rows; withKind adds a kind column
@@ -95,7 +95,7 @@ func resultsTable(rows []Row, withKind bool, esc func(string) string) Table {
 func resultCells(row *Row) []string {
 	bundle := orMissing(short(row.BundleSHA256))
 	r := row.Result
-	if r == nil || r.Verdict == VerdictExcluded {
+	if r == nil || !r.Measured() {
 		// Nothing was measured: every measurement cell is missing.
 		cells := []string{row.Profile, orMissing(row.Checkpoint), orMissing(row.Family), orMissing(row.Precision), bundle}
 		for range len(resultHeader()) - len(cells) - 1 {
@@ -115,6 +115,7 @@ func resultCells(row *Row) []string {
 		errorsCell(r.Requests), missingCell(r.Requests),
 		p50Cell(r.LatencyMS.HTTP, http), p50Cell(r.LatencyMS.Task, task),
 		fmtRate(r.ImagesPerSec), outputCell(r), aiperfCell(r.Provenance),
+		gpusCell(r.Provenance), gpuUUIDsCell(r.Provenance), driverCell(r.Provenance),
 		orMissing(short(r.Provenance.SourceCommit)), verdictCell(row),
 	}
 }
@@ -148,7 +149,11 @@ func csvHeader() []string {
 		"expected", "sent", "matched", "mismatched", "errored", "duplicates", "meaningless",
 		"missing_native", "missing_http", "missing_server_record",
 		"http_p50_ms", "http_p95_ms", "task_p50_ms", "task_p95_ms", "images_per_sec",
-		"output_tokens", "boxes", "aiperf_version", "source_commit", "verdict", "original_verdict",
+		"output_tokens", "boxes", "aiperf_version",
+		"hardware_scope", "hardware_mismatch", "gpu_count", "gpu_names", "gpu_uuids", "gpu_driver", "cuda_version",
+		"gpu_memory_total_mib", "gpu_clock_sm_mhz", "gpu_clock_max_sm_mhz", "gpu_power_limit_w", "gpu_mig_mode",
+		"gpu_checks",
+		"source_commit", "verdict", "original_verdict",
 		"status", "note", "reasons", "command", "aiperf_argv"}
 }
 
@@ -195,7 +200,7 @@ func csvValues(row *Row) map[string]string {
 		v["original_verdict"] = res.Rejudged.OriginalVerdict
 	}
 	v["reasons"] = reasonsPlain(res.Reasons)
-	if res.Verdict == VerdictExcluded {
+	if !res.Measured() {
 		return v // nothing was measured
 	}
 	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
@@ -215,6 +220,7 @@ func csvValues(row *Row) map[string]string {
 	v["images_per_sec"] = fmtPlain(res.ImagesPerSec)
 	v["output_tokens"], v["boxes"] = optInt(res.OutputTokens), optInt(res.Boxes)
 	v["aiperf_version"], v["source_commit"] = res.Provenance.AIPerfVersion, res.Provenance.SourceCommit
+	gpuCSV(v, res)
 	if row.Reproduce != nil {
 		v["aiperf_argv"] = ShellQuote(row.Reproduce.AIPerfArgv)
 	}

@@ -151,3 +151,42 @@ func copyTree(t *testing.T, src string) string {
 	require.NoError(t, err)
 	return dst
 }
+
+// TestGoldenGPU renders tensor-parallel rows (GPU provenance, hygiene
+// checks) and a tp=4 row the scheduler did not run on a 3-GPU host.
+func TestGoldenGPU(t *testing.T) {
+	g, err := Load([]string{filepath.Join("testdata", "evidence", "gpu")}, "detection")
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatCSV, FormatHTML} {
+		golden.Assert(t, "gpu."+f, render(t, g, f))
+	}
+	require.Len(t, g.Rows, 3)
+	byID := map[string]Row{}
+	for _, r := range g.Rows {
+		byID[r.Profile] = r
+	}
+	tp4 := byID["ref-detect-small-tp4"]
+	assert.Equal(t, StatusNotRun, tp4.Status)
+	assert.Contains(t, tp4.Note, "needs 4 GPUs")
+	assert.False(t, g.Coverage.OK, "a not-run row keeps the report from being OK")
+	md := string(render(t, g, FormatMarkdown))
+	assert.Contains(t, md, "2× NVIDIA H200")
+	assert.Contains(t, md, "580.159.04 / 13.0")
+	csv := string(render(t, g, FormatCSV))
+	assert.Contains(t, csv, "idle_before_timing pass; in_use_while_serving pass; released_after_stop pass")
+}
+
+// TestJudgeKeepsNotRun: a row the scheduler did not start (too few GPUs)
+// is not-run, never qualified or failed, whatever else it holds.
+func TestJudgeKeepsNotRun(t *testing.T) {
+	r := &Result{Correctness: &Correctness{Ran: true, Passed: true},
+		Problems: []Problem{{Stage: "schedule", Code: CodeInsufficientGPUs, Message: "needs 2 GPUs"}}}
+	Judge(r)
+	assert.Equal(t, VerdictNotRun, r.Verdict)
+	require.NotEmpty(t, r.Reasons)
+	assert.Equal(t, CodeInsufficientGPUs, r.Reasons[0].Code, "the scheduler's reason first")
+	assert.Equal(t, ClassNotRun, r.Reasons[0].Class)
+	r = &Result{Problems: []Problem{{Stage: "schedule", Code: CodeGPURequired, Message: "family needs a GPU"}}}
+	Judge(r)
+	assert.Equal(t, VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
+}

@@ -19,8 +19,10 @@ const (
 	VerdictInterrupted = "interrupted" // the run was stopped before it finished
 	VerdictExcluded    = "excluded"    // the inventory excludes it, with a reason
 	VerdictSkipped     = "skipped"     // --resume found an identical finished result
-	// VerdictNotRun is a checkpoint its run never started (e.g. a Slurm
-	// array task cancelled while it was still queued); its reasons say why.
+	// VerdictNotRun is a checkpoint its run never started: the scheduler
+	// found the host cannot run it as declared (more GPUs than the run has,
+	// another hardware scope, a GPU family without a GPU), or a Slurm array
+	// task was cancelled while still queued; its reasons say why.
 	VerdictNotRun = "not-run"
 )
 
@@ -69,8 +71,12 @@ type Result struct {
 	Examples []RequestExample `json:"examples,omitempty"`
 
 	Correctness *Correctness `json:"correctness"`
-	Stages      []Stage      `json:"stages"`
-	Provenance  Provenance   `json:"provenance"`
+	// GPUChecks are the GPU hygiene checks of the row's GPUs (docs/gpu.md):
+	// idle before timing, in use by the server while serving (GPU families),
+	// released after the server stopped.
+	GPUChecks  []GPUCheck `json:"gpu_checks,omitempty"`
+	Stages     []Stage    `json:"stages"`
+	Provenance Provenance `json:"provenance"`
 	// Command reproduces the row: the trtmc-qual invocation, shell-quoted
 	// by evidence.ShellJoin and evidence.ShellQuote.
 	Command string `json:"command"`
@@ -303,7 +309,16 @@ type Provenance struct {
 	// bundle was built from), when known.
 	SourceCommit string `json:"source_commit,omitempty"`
 	Host         string `json:"host"`
-	GPU          *GPU   `json:"gpu,omitempty"`
+	// GPUs are the devices of the row's slot (tp x cp of them), as
+	// nvidia-smi described them when the checkpoint started; empty on a
+	// CPU slot.
+	GPUs []GPU `json:"gpus,omitempty"`
+	// HardwareScope is the scope the row ran on (h200, gb300, cpu...).
+	HardwareScope string `json:"hardware_scope,omitempty"`
+	// HardwareMismatch is set when the inventory's hardware scope did not
+	// match and --allow-hardware-mismatch let the row run anyway; such a
+	// row never qualifies.
+	HardwareMismatch string `json:"hardware_mismatch,omitempty"`
 	// Slurm is the Slurm job the row was measured in, when it ran in one
 	// (`run --executor slurm`), and how Slurm says it ended when the
 	// driver had to write the row itself.
@@ -350,12 +365,64 @@ type FileIdentity struct {
 	SHA256 string `json:"sha256,omitempty"`
 }
 
-// GPU identifies the device a row was measured on.
+// GPU identifies a device a row was measured on and its state at the
+// start of the checkpoint. A nil number was not reported by nvidia-smi.
 type GPU struct {
 	Index  string `json:"index"`
 	Name   string `json:"name"`
 	UUID   string `json:"uuid"`
 	Driver string `json:"driver"`
+	// CUDAVersion is the driver's CUDA version (nvidia-smi's banner).
+	CUDAVersion    string   `json:"cuda_version,omitempty"`
+	MemoryTotalMiB *int     `json:"memory_total_mib,omitempty"`
+	MemoryUsedMiB  *int     `json:"memory_used_mib,omitempty"`
+	UtilizationPct *int     `json:"utilization_pct,omitempty"`
+	ClockSMMHz     *int     `json:"clock_sm_mhz,omitempty"`
+	ClockMaxSMMHz  *int     `json:"clock_max_sm_mhz,omitempty"`
+	PowerLimitW    *float64 `json:"power_limit_w,omitempty"`
+	MIGMode        string   `json:"mig_mode,omitempty"`
+	ComputeCap     string   `json:"compute_cap,omitempty"`
+	PCIBusID       string   `json:"pci_bus_id,omitempty"`
+	ComputeMode    string   `json:"compute_mode,omitempty"`
+	// Scope is the hardware scope of the name (inventory.ScopeOfGPU).
+	Scope string `json:"scope,omitempty"`
+}
+
+// GPU hygiene checks (Result.GPUChecks).
+const (
+	GPUCheckIdle     = "idle_before_timing"
+	GPUCheckServing  = "in_use_while_serving"
+	GPUCheckReleased = "released_after_stop"
+)
+
+// GPUCheck is one hygiene check of the row's GPUs and what nvidia-smi
+// showed for it.
+type GPUCheck struct {
+	Name   string     `json:"name"`
+	Stage  string     `json:"stage"`
+	At     time.Time  `json:"at"`
+	Passed bool       `json:"passed"`
+	GPUs   []GPUState `json:"gpus"`
+	// Problem says why the check failed.
+	Problem string `json:"problem,omitempty"`
+}
+
+// GPUState is one GPU as a hygiene check saw it.
+type GPUState struct {
+	UUID           string       `json:"uuid"`
+	UtilizationPct *int         `json:"utilization_pct,omitempty"`
+	MemoryUsedMiB  *int         `json:"memory_used_mib,omitempty"`
+	Processes      []GPUProcess `json:"processes"`
+}
+
+// GPUProcess is a compute process nvidia-smi listed on a GPU.
+type GPUProcess struct {
+	PID     int    `json:"pid"`
+	Name    string `json:"name"`
+	UsedMiB *int   `json:"used_mib,omitempty"`
+	// Ours says the process belongs to this checkpoint (its server's
+	// process group, or it carries the checkpoint's environment marker).
+	Ours bool `json:"ours"`
 }
 
 // SlurmTask identifies the Slurm (array) task a row ran in.
@@ -393,4 +460,10 @@ type Rejudge struct {
 	OriginalVerdict string    `json:"original_verdict"`
 	At              time.Time `json:"at"`
 	HarnessVersion  string    `json:"harness_version"`
+}
+
+// Measured reports whether the checkpoint was started at all: excluded and
+// not-run rows measured nothing, so every measurement cell is missing.
+func (r *Result) Measured() bool {
+	return r.Verdict != VerdictExcluded && r.Verdict != VerdictNotRun
 }

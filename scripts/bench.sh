@@ -10,16 +10,19 @@
 #      and vs reading the same bytes (wc -l);
 #   2. harness overhead, readiness lag and the join stage's time in a real
 #      run of the reference target (group detection, real AIPerf);
-#   3. the makespan of a group of uneven checkpoints on BENCH_SLOTS slots vs
-#      its lower bound max(longest checkpoint, total work / slots);
-#   4. the same group through the local Slurm cluster (scripts/slurm-local.sh,
+#   3. the makespan of a group of uneven checkpoints of mixed tensor
+#      parallelism on BENCH_GPUS (fake) GPUs vs its lower bound
+#      max(longest checkpoint, total GPU-time / GPUs), GPU-time = duration x tp;
+#   4. a group of uneven tp=1 checkpoints (BENCH_SLOW_MS) through the local Slurm cluster (scripts/slurm-local.sh,
 #      started here when it is not running, array throttled to BENCH_SLOTS
 #      tasks) vs locally on BENCH_SLOTS slots: slurm_overhead_s, the
 #      difference of the two makespans per checkpoint.
 #
 # The last lines are the figures, one `name: value` each. Knobs: BENCH_N,
 # BENCH_REPS (timed repetitions of Go and wc; the fastest counts),
-# BENCH_SLOTS, BENCH_SLOW_MS (slow-ms of each scheduled checkpoint, in
+# BENCH_GPUS (fake H200s of qual/testdata/nvidia-smi for part 3: 1, 2 or 4),
+# BENCH_SCHED (slow-ms:tp of each part-3 checkpoint, in inventory order),
+# BENCH_SLOTS, BENCH_SLOW_MS (slow-ms of each part-4 checkpoint, in
 # inventory order), BENCH_MEASURED (measured requests per scheduled
 # checkpoint), BENCH_SCHED_RUNS (runs of that group into the same evidence
 # root, so a scheduler that learns from earlier results can; the last one
@@ -33,6 +36,8 @@ N=${BENCH_N:-1000000}
 REPS=${BENCH_REPS:-3}
 SLOTS=${BENCH_SLOTS:-2}
 SLOW_MS=${BENCH_SLOW_MS:-"50 100 150 200 600"}
+GPUS=${BENCH_GPUS:-4}
+SCHED=${BENCH_SCHED:-"600:1 150:2 100:4 250:1 50:2 200:1"}
 SCHED_RUNS=${BENCH_SCHED_RUNS:-2}
 SLURM_REPS=${BENCH_SLURM_REPS:-2}
 MEASURED=${BENCH_MEASURED:-50}
@@ -242,23 +247,25 @@ figure join_stage_ms "$join_ms"
 fi
 
 # ---------------------------------------------------------------- part 3
-if want 3 || want 4; then
-sched=$work/sched
-mkdir -p "$sched/bin"
-bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
-[ -f "$bundle" ] || bin/trtmc-refserver make-bundle --family ref-detect --precision fp32 --out "$bundle"
-corpus=$root/out/ref/corpora/ref-detect
-[ -f "$corpus/corpus.json" ] || bin/trtmc-refserver corpus --family ref-detect --out "$corpus" --count 24
-.venv/bin/python - "$root/families/families.yaml" "$sched" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" $SLOW_MS <<'EOF'
+# make_group DIR JOB...: DIR/inventory.yaml and DIR/families.yaml, group
+# sched, one checkpoint per JOB (slow-ms:tp) of the detection family with
+# TRTMC_REFSERVER_FAULT=slow-ms=N, in that order.
+make_group() {
+  local dir=$1
+  shift
+  mkdir -p "$dir"
+  .venv/bin/python - "$root/families/families.yaml" "$dir" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" "$@" <<'EOF'
 import sys, yaml
-fams, out, bundle, sha, corpus, measured, slows = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7:]
+fams, out, bundle, sha, corpus, measured, jobs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7:]
 base = yaml.safe_load(open(fams))["families"]["ref-detect"]
 families, profiles = {}, []
-for i, ms in enumerate(slows):
+for i, job in enumerate(jobs):
+    ms, tp = job.split(":")
     name = "ref-detect-slow%s" % ms
     families[name] = dict(base, env={"TRTMC_REFSERVER_FAULT": "slow-ms=%s" % ms})
-    profiles.append({"id": "c%d-slow%s" % (i + 1, ms), "checkpoint": "bench/slow-%s" % ms, "revision": "v1", "family": name,
-                     "task": "object_detection", "kind": "normal", "precision": "fp32", "parallelism": {"tp": 1},
+    suffix = "" if tp == "1" else "-tp" + tp
+    profiles.append({"id": "c%d-slow%s%s" % (i + 1, ms, suffix), "checkpoint": "bench/c%d" % (i + 1), "revision": "v1", "family": name,
+                     "task": "object_detection", "kind": "normal", "precision": "fp32", "parallelism": {"tp": int(tp)},
                      "bundle": {"path": bundle, "sha256": sha}, "hardware": ["cpu"], "status": "implemented"})
 yaml.safe_dump({"schema": "trtmc-qual/families/v1", "families": families}, open(out + "/families.yaml", "w"), sort_keys=False)
 yaml.safe_dump({"schema": "trtmc-qual/inventory/v1", "groups": {"sched": {
@@ -267,49 +274,70 @@ yaml.safe_dump({"schema": "trtmc-qual/inventory/v1", "groups": {"sched": {
                  "request_timeout_s": 60, "dataset": {"corpus": corpus}},
     "profiles": profiles}}}, open(out + "/inventory.yaml", "w"), sort_keys=False)
 EOF
+}
+if want 3 || want 4; then
+bundle=$root/out/ref/bundles/ref-detect-fp32.bundle
+[ -f "$bundle" ] || bin/trtmc-refserver make-bundle --family ref-detect --precision fp32 --out "$bundle"
+corpus=$root/out/ref/corpora/ref-detect
+[ -f "$corpus/corpus.json" ] || bin/trtmc-refserver corpus --family ref-detect --out "$corpus" --count 24
 fi
 if want 3; then
-say "part 3: $(echo $SLOW_MS | wc -w) checkpoints (slow-ms $SLOW_MS, $MEASURED measured requests each) on $SLOTS slots, $SCHED_RUNS run(s)"
+gsched=$work/sched-gpu
+make_group "$gsched" $SCHED
+# A host of GPUS H200s: the fake nvidia-smi (qual/testdata/bin) lists them;
+# the reference server computes on the CPU, so the checkpoints hold GPUs
+# (tp of them each) as real ones would, and the scheduler packs them.
+case "$GPUS" in 1) fixture=h200x1 ;; 2) fixture=h200x2 ;; 4) fixture=h200x4 ;; *) say "BENCH_GPUS must be 1, 2 or 4"; exit 2 ;; esac
+gpu_list=$(seq -s, 0 $((GPUS - 1)))
+say "part 3: $(echo $SCHED | wc -w) checkpoints (slow-ms:tp $SCHED, $MEASURED measured requests each) on $GPUS GPUs (fake $fixture), $SCHED_RUNS run(s)"
 for run in $(seq "$SCHED_RUNS"); do
   for attempt in 1 2; do
     rc=0
-    bin/trtmc-qual run --group sched --gpus "cpu:$SLOTS" --inventory "$sched/inventory.yaml" --families "$sched/families.yaml" \
-      --out "$sched/out" --format md 2>"$sched/run$run.log" >"$sched/run$run.md" || rc=$?
+    PATH="$root/qual/testdata/bin:$PATH" FAKE_NVIDIA_SMI_FIXTURE=$fixture FAKE_NVIDIA_SMI_SESSION=bench$$ \
+    bin/trtmc-qual run --group sched --gpus "$gpu_list" --inventory "$gsched/inventory.yaml" --families "$gsched/families.yaml" \
+      --out "$gsched/out" --format md 2>"$gsched/run$run.log" >"$gsched/run$run.md" || rc=$?
     [ "$rc" -gt 1 ] || break
-    say "part 3: run $run: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$sched/out/sched"
+    say "part 3: run $run: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$gsched/out/sched"
     [ "$attempt" = 1 ] || exit 1
     say "part 3: run $run once more"
   done
-  makespan=$("$PY" - "$sched/out/sched" "$SLOTS" "$run" <<'EOF'
-import glob, heapq, json, os, sys, calendar, time
+  makespan=$("$PY" - "$gsched/out/sched" "$GPUS" "$run" <<'EOF'
+import glob, json, os, sys, calendar, time
 def ts(s):
     date, frac = s.rstrip("Z").split(".")
     return calendar.timegm(time.strptime(date, "%Y-%m-%dT%H:%M:%S")) + float("0." + frac)
-slots, run = int(sys.argv[2]), sys.argv[3]
+gpus, run = int(sys.argv[2]), sys.argv[3]
 # this run's rows (an earlier run's evidence was set aside as <id>.<time>)
 rs = [json.load(open(p)) for p in glob.glob(sys.argv[1] + "/*/result.json") if "." not in os.path.basename(os.path.dirname(p))]
 rs.sort(key=lambda r: r["started_at"])
 spans = [(ts(r["started_at"]), ts(r["ended_at"])) for r in rs]
 d = [e - s for s, e in spans]
+tp = [len(r["provenance"].get("gpus") or []) for r in rs]
+# concurrent rows never share a GPU
+for i in range(len(rs)):
+    for j in range(i + 1, len(rs)):
+        if spans[i][0] < spans[j][1] and spans[j][0] < spans[i][1]:
+            a = {g["uuid"] for g in rs[i]["provenance"].get("gpus") or []}
+            b = {g["uuid"] for g in rs[j]["provenance"].get("gpus") or []}
+            if a & b:
+                sys.exit("bench: part 3: %s and %s shared GPU(s) %s" % (rs[i]["profile"], rs[j]["profile"], a & b))
 makespan = max(e for _, e in spans) - min(s for s, _ in spans)
-bound = max(max(d), sum(d) / slots)
-def simulate(order):
-    free = [0.0] * slots
-    for x in order:
-        heapq.heapreplace(free, free[0] + x)
-    return max(free)
-print("bench: part 3: run %s: %s" % (run, ", ".join("%s %s %.1f s (from +%.1f s)" % (r["profile"], r["verdict"], x, s - spans[0][0])
-                                                   for r, x, (s, _) in zip(rs, d, spans))), file=sys.stderr)
-lpt = simulate(sorted(d, reverse=True))
-print("bench: part 3: run %s: makespan %.1f s, lower bound %.1f s (longest %.1f s, total %.1f s / %d slots): ratio %.2f; "
-      "longest first (LPT), these durations would take %.1f s (ratio %.2f)"
-      % (run, makespan, bound, max(d), sum(d), slots, makespan / bound, lpt, lpt / bound), file=sys.stderr)
+work = sum(x * n for x, n in zip(d, tp))
+bound = max(max(d), work / gpus)
+print("bench: part 3: run %s: %s" % (run, ", ".join("%s %s on %d GPU(s) %.1f s (from +%.1f s)" % (r["profile"], r["verdict"], n, x, s - spans[0][0])
+                                                   for r, x, n, (s, _) in zip(rs, d, tp, spans))), file=sys.stderr)
+print("bench: part 3: run %s: makespan %.1f s, lower bound %.1f s (longest %.1f s, GPU-time %.1f s / %d GPUs): ratio %.2f"
+      % (run, makespan, bound, max(d), work, gpus, makespan / bound), file=sys.stderr)
 print("%.2f" % (makespan / bound))
 EOF
 )
 done
 [ -n "$makespan" ] || { say "part 3: could not compute the makespan"; exit 1; }
 figure makespan_ratio "$makespan"
+fi
+if want 4; then
+sched=$work/sched
+make_group "$sched" $(for ms in $SLOW_MS; do echo "$ms:1"; done)
 fi
 
 # ---------------------------------------------------------------- part 4

@@ -66,9 +66,15 @@ into an error row naming its Slurm job, cancels the job on Ctrl-C and writes the
 same tables. --detach submits and prints the job id; ` + "`trtmc-qual status`" + ` follows
 it later. See docs/slurm.md.
 
+Each profile holds tp x cp GPUs of --gpus for its whole run (concurrent profiles
+never share one; children see them by UUID in CUDA_VISIBLE_DEVICES). A profile
+that needs more GPUs than the run has, whose inventory hardware scope does not
+match the GPUs, or whose family needs a GPU on a CPU-only run is not run, with
+the reason (docs/gpu.md).
+
 Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
-broke, 3 when a server, GPU or AIPerf was unavailable (or Slurm rejected the
-job), 130 when interrupted.`,
+broke, 3 when a server, GPU or AIPerf was unavailable, a profile could not be run
+on this host (or Slurm rejected the job), 130 when interrupted.`,
 		Example: `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
@@ -123,7 +129,8 @@ job), 130 when interrupted.`,
 	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to qualify (required)")
 	fl.StringSliceVar(&opts.Only, "only", nil, "only these profile ids")
 	fl.String("out", "out", "evidence root directory")
-	fl.String("gpus", "", `GPU indexes ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists`)
+	fl.String("gpus", "", `GPU indexes or UUIDs ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists; a profile holds tp x cp of them`)
+	fl.Bool("allow-hardware-mismatch", false, "run profiles whose inventory hardware scope does not match the GPUs (recorded; such rows never qualify)")
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
@@ -229,9 +236,9 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		}
 		gpus = sel
 	}
-	var slots []qual.Slot
+	var pool *qual.Pool
 	if opts.Executor != executorSlurm { // Slurm tasks use the GPUs Slurm allocates them (--gpus slurm)
-		if slots, err = qual.Slots(ctx, probe, gpus); err != nil {
+		if pool, err = qual.NewPool(ctx, probe, gpus); err != nil {
 			return nil, err
 		}
 	}
@@ -253,7 +260,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
 		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
-		Tokenizer: f.Config.Tokenizer, Slots: slots, Resume: opts.Resume,
+		Tokenizer: f.Config.Tokenizer, Pool: pool, AllowHardwareMismatch: f.Config.AllowHardwareMismatch, Resume: opts.Resume,
 		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
 		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
 		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
@@ -331,6 +338,9 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 	}
 	if c.BinDir != "" {
 		argv = append(argv, "--bin-dir", abs(c.BinDir))
+	}
+	if c.AllowHardwareMismatch {
+		argv = append(argv, "--allow-hardware-mismatch")
 	}
 	if c.AllowNonLoopback {
 		argv = append(argv, "--allow-non-loopback")

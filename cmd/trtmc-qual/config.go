@@ -48,6 +48,8 @@ type Config struct {
 	SpecGroups string `mapstructure:"spec_groups"`
 	// AllowNonLoopback permits servers bound beyond loopback.
 	AllowNonLoopback bool `mapstructure:"allow_non_loopback"`
+	// AllowHardwareMismatch runs profiles outside their hardware scope.
+	AllowHardwareMismatch bool `mapstructure:"allow_hardware_mismatch"`
 	// Executor runs a group's checkpoints: local (this host) or slurm.
 	Executor string `mapstructure:"executor"`
 	// Slurm is the `slurm:` block, for --executor slurm.
@@ -91,6 +93,7 @@ var configDefaults = map[string]any{
 	"secrets":                       []string{"TRTMC_SERVE_TOKEN"},
 	"spec_groups":                   "",
 	"allow_non_loopback":            false,
+	"allow_hardware_mismatch":       false,
 	"executor":                      "local",
 	"slurm.partition":               "",
 	"slurm.account":                 "",

@@ -196,7 +196,7 @@ func checkGPUs(ctx context.Context, o Options, need bool, maxTP int, profiles []
 			Fix:    "run them on a host with enough GPUs, or leave them out with --only"})
 	}
 	for _, g := range gpus {
-		if _, err := o.GPUs.CheckIdle(ctx, g); err != nil {
+		if err := qual.CheckIdle(ctx, o.GPUs, g); err != nil {
 			add(Check{Area: "gpu", Subject: "gpu " + g.Index, Status: StatusFail, Detail: err.Error(),
 				Fix: "wait for the other job to finish, or choose idle GPUs with --gpus"})
 		} else {

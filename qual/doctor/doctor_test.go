@@ -18,6 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -35,13 +36,19 @@ type fakeGPUs struct {
 	err  error
 }
 
-func (f fakeGPUs) List(context.Context) ([]reports.GPU, error) { return f.gpus, f.err }
-func (f fakeGPUs) CheckIdle(_ context.Context, g reports.GPU) (*reports.GPU, error) {
-	if g.Index == f.busy {
-		return nil, fmt.Errorf("GPU %s (%s) is 97%% utilised before timing (limit 20%%): another job is using it", g.Index, g.UUID)
+// List reports the busy GPU 97% utilised, as nvidia-smi would.
+func (f fakeGPUs) List(context.Context) ([]reports.GPU, error) {
+	out := make([]reports.GPU, len(f.gpus))
+	for i, g := range f.gpus {
+		if g.Index == f.busy {
+			u := 97
+			g.UtilizationPct = &u
+		}
+		out[i] = g
 	}
-	return &g, nil
+	return out, f.err
 }
+func (f fakeGPUs) Apps(context.Context) ([]qual.ComputeApp, error) { return nil, f.err }
 
 // aiperfRunner answers `aiperf --version` with version and runs the rest.
 type aiperfRunner struct{ version string }

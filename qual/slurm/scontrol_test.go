@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -91,10 +92,8 @@ func TestParseIndexes(t *testing.T) {
 
 type fakeProbe struct{ gpus []reports.GPU }
 
-func (p fakeProbe) List(context.Context) ([]reports.GPU, error) { return p.gpus, nil }
-func (p fakeProbe) CheckIdle(_ context.Context, g reports.GPU) (*reports.GPU, error) {
-	return &g, nil
-}
+func (p fakeProbe) List(context.Context) ([]reports.GPU, error)     { return p.gpus, nil }
+func (p fakeProbe) Apps(context.Context) ([]qual.ComputeApp, error) { return nil, nil }
 
 func TestGPUSelection(t *testing.T) {
 	env := func(kv ...string) func(string) string {

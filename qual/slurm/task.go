@@ -30,7 +30,7 @@ func TaskFromEnv(getenv func(string) string) *reports.SlurmTask {
 }
 
 // GPUSelection resolves `--gpus slurm` inside a Slurm job into a selection
-// qual.Slots understands: the GPUs Slurm allocated to the job, and nothing
+// qual.NewPool understands: the GPUs Slurm allocated to the job, and nothing
 // else on the node. Slurm names them in SLURM_JOB_GPUS by node-wide index.
 // When nvidia-smi lists exactly as many GPUs as were allocated, the node
 // confines jobs to their devices (ConstrainDevices) and the listed ones are
@@ -67,9 +67,6 @@ func GPUSelection(ctx context.Context, probe qual.GPUProbe, getenv func(string) 
 	return alloc, "", nil
 }
 
-// GPUsNeeded is the number of GPUs a profile's parallelism needs (tp × cp).
-// It is the one place the Slurm executor asks; swap it for the slot
-// scheduler's own count when that lands.
-func GPUsNeeded(p *inventory.Profile) int {
-	return max(p.Parallelism.TP, 1) * max(p.Parallelism.CP, 1)
-}
+// GPUsNeeded is the number of GPUs a profile's parallelism needs (tp × cp):
+// the slot scheduler's own count, qual.GPUsNeeded.
+func GPUsNeeded(p *inventory.Profile) int { return qual.GPUsNeeded(p) }

@@ -204,6 +204,31 @@ def result(p, group, verdict, lines, started, ended, root_out, expected=(5, 50),
     return r, argv
 
 
+def with_gpus(r, n, start_index=0):
+    """Gives a result the GPU provenance and hygiene checks of n H200s."""
+    gpus, states = [], []
+    for i in range(start_index, start_index + n):
+        uuid = "GPU-%s-%s" % (sha("gpu%d" % i)[:8], sha("gpu%d" % i)[8:20])
+        gpus.append({"index": str(i), "name": "NVIDIA H200", "uuid": uuid, "driver": "580.159.04", "cuda_version": "13.0",
+                     "memory_total_mib": 143771, "memory_used_mib": 0, "utilization_pct": 0, "clock_sm_mhz": 345,
+                     "clock_max_sm_mhz": 1980, "power_limit_w": 700.0, "mig_mode": "Disabled", "compute_cap": "9.0",
+                     "pci_bus_id": "00000000:%02X:00.0" % (0x18 + i), "compute_mode": "Default", "scope": "h200"})
+        states.append(uuid)
+    r["provenance"]["gpus"] = gpus
+    r["provenance"]["hardware_scope"] = "h200"
+    t = r["started_at"]
+    r["gpu_checks"] = [
+        {"name": "idle_before_timing", "stage": "preflight", "at": t, "passed": True,
+         "gpus": [{"uuid": u, "utilization_pct": 0, "memory_used_mib": 0, "processes": []} for u in states]},
+        {"name": "in_use_while_serving", "stage": "aiperf", "at": t, "passed": True,
+         "gpus": [{"uuid": u, "utilization_pct": 0, "memory_used_mib": 1290,
+                   "processes": [{"pid": 4100, "name": "python3", "used_mib": 1282, "ours": True}]} for u in states]},
+        {"name": "released_after_stop", "stage": "gpu-release", "at": r["ended_at"], "passed": True,
+         "gpus": [{"uuid": u, "utilization_pct": 0, "memory_used_mib": 0, "processes": []} for u in states]},
+    ]
+    return r
+
+
 def aiperf_argv(p, group, root_out, expected):
     evdir = "%s/%s/%s" % (root_out, group, p["id"])
     argv = ["aiperf", "profile", "--model", p["id"], "--url", "http://127.0.0.1:41234",
@@ -320,10 +345,10 @@ def main():
     dtp2 = profile("ref-detect-small-tp2", "ref-detect", kind="variant", variant_of="ref-detect-small", tp=2, group="detection")
     lines = requests("ref-detect-small", 5, 50, 7.5, 8.3, 6)
     r, argv = result(dsmall, "detection", "qualified", lines, "2026-11-30T09:00:00Z", "2026-11-30T09:00:31Z", out)
-    write("a", "detection", "ref-detect-small", r, lines, argv)
+    write("a", "detection", "ref-detect-small", with_gpus(r, 1), lines, argv)
     lines = requests("ref-detect-small-tp2", 5, 50, 5.1, 8.0, 7)
     r, argv = result(dtp2, "detection", "qualified", lines, "2026-11-30T09:01:00Z", "2026-11-30T09:01:29Z", out)
-    write("a", "detection", "ref-detect-small-tp2", r, lines, argv)
+    write("a", "detection", "ref-detect-small-tp2", with_gpus(r, 2, 1), lines, argv)
     r, argv = result(dlarge, "detection", "excluded", [], "2026-11-30T09:02:00Z", "2026-11-30T09:02:00Z", out,
                      correctness="not-run", output_tokens=False, stages=[],
                      exclusion="checkpoint licence does not allow CI redistribution")
@@ -352,6 +377,27 @@ def main():
     lines = requests("ref-vlm-small-fp16", 5, 50, 6.5, 3.0, 22)
     r, argv = result(fp16, "vlm", "qualified", lines, "2026-11-01T08:19:00Z", "2026-11-01T08:19:33Z", out_o, run_key_seed="old")
     write("baseline", "vlm", "ref-vlm-small-fp16", r, lines, argv)
+
+
+    # ---------------- gpu: tensor-parallel rows on a 3-GPU run ----------------
+    gsmall = profile("ref-detect-small", "ref-detect", status="implemented", group="detection")
+    gtp2 = profile("ref-detect-small-tp2", "ref-detect", kind="variant", variant_of="ref-detect-small", tp=2, group="detection")
+    gtp4 = profile("ref-detect-small-tp4", "ref-detect", kind="variant", variant_of="ref-detect-small", tp=4, group="detection")
+    write_inventory("gpu", "detection", [gsmall, gtp2, gtp4])
+    out_g = "out/gpu"
+    lines = requests("ref-detect-small", 5, 50, 7.5, 8.3, 41)
+    r, argv = result(gsmall, "detection", "qualified", lines, "2026-12-01T09:00:00Z", "2026-12-01T09:00:31Z", out_g)
+    write("gpu", "detection", "ref-detect-small", with_gpus(r, 1), lines, argv)
+    lines = requests("ref-detect-small-tp2", 5, 50, 5.1, 8.0, 42)
+    r, argv = result(gtp2, "detection", "qualified", lines, "2026-12-01T09:00:00Z", "2026-12-01T09:00:29Z", out_g)
+    write("gpu", "detection", "ref-detect-small-tp2", with_gpus(r, 2, 1), lines, argv)
+    # The tp=4 variant needs more GPUs than the run has: never started.
+    r, argv = result(gtp4, "detection", "not-run", [], "2026-12-01T09:00:00Z", "2026-12-01T09:00:00Z", out_g,
+                     correctness="not-run", output_tokens=False, stages=[],
+                     problems=[problem("schedule", "insufficient_gpus",
+                                       "needs 4 GPUs (tp4) but the run has 3 (--gpus 0,1,2); not started on fewer")])
+    r["provenance"]["commands"] = []
+    write("gpu", "detection", "ref-detect-small-tp4", r, None, argv, argv_file=False)
 
 
 if __name__ == "__main__":
