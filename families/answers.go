@@ -29,7 +29,8 @@ type Answer struct {
 }
 
 // Extractor pulls the answer out of an HTTP response body or a native
-// runner's `answer` value, and judges whether it is complete and meaningful.
+// runner's `answer` value, and judges whether an HTTP answer is complete and
+// meaningful.
 type Extractor interface {
 	// FromHTTP extracts the answer from a full HTTP response body.
 	FromHTTP(body []byte) (Answer, error)
@@ -177,6 +178,12 @@ func (chatText) Meaningful(a Answer, f *Family) string {
 	}
 	if a.FinishNull && (f == nil || f.FinishReasonNull != FinishNullComplete) {
 		return "finish_reason is null: the answer may be incomplete (the family does not declare finish_reason_null: complete)"
+	}
+	if a.Tokens == 0 {
+		// The HTTP answer's usage.completion_tokens is the row's output
+		// size: without it the sum over the matched requests would
+		// undercount.
+		return "the answer reports no usage.completion_tokens: its output size is not known (the row never counts words)"
 	}
 	return ""
 }

@@ -123,6 +123,57 @@ families:
 	assert.ErrorContains(t, err, "finish_reason_null: must be complete or incomplete")
 }
 
+// task_time names the source of the row's Task latency; the reference
+// families keep the server's records.
+func TestTaskTimeSource(t *testing.T) {
+	doc := `schema: trtmc-qual/families/v1
+families:
+  det:
+    endpoint_type: image_retrieval
+    route: /v1/infer
+    server: [srv]
+    readiness: http://x
+    native: [nat]
+    extractor: nim-bounding-boxes
+    comparator: boxes-tolerance
+`
+	cfg, err := Parse("f.yaml", []byte(doc))
+	require.NoError(t, err)
+	assert.Equal(t, TaskTimeServer, cfg.Families["det"].TaskTimeSource(), "the default")
+	for _, v := range []string{TaskTimeServer, TaskTimeNative} {
+		cfg, err = Parse("f.yaml", []byte(doc+"    task_time: "+v+"\n"))
+		require.NoError(t, err)
+		assert.Equal(t, v, cfg.Families["det"].TaskTimeSource())
+	}
+	_, err = Parse("f.yaml", []byte(doc+"    task_time: handler\n"))
+	assert.ErrorContains(t, err, `f.yaml:3: families.det.task_time: must be server (the server's request records' task_ms) or native (the native answers' task_ms), got "handler"`)
+	shipped, err := Load("families.yaml")
+	require.NoError(t, err)
+	for _, name := range shipped.Names() {
+		assert.Equal(t, TaskTimeServer, shipped.Families[name].TaskTimeSource(), name)
+	}
+}
+
+// The HTTP answer's usage.completion_tokens is a chat row's output size:
+// an answer without it is not meaningful, never counted as 0 tokens.
+func TestChatAnswerWithoutTokenCountIsNotMeaningful(t *testing.T) {
+	ex := DefaultRegistry().Extractors["openai-chat-text"]
+	for name, body := range map[string]string{
+		"no usage":                `{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":"stop"}]}`,
+		"usage without the count": `{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":"stop"}],"usage":{"prompt_tokens":3}}`,
+		"a null count":            `{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":"stop"}],"usage":{"completion_tokens":null}}`,
+		"a zero count":            `{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":"stop"}],"usage":{"completion_tokens":0}}`,
+	} {
+		a, err := ex.FromHTTP([]byte(body))
+		require.NoError(t, err, name)
+		assert.Contains(t, ex.Meaningful(a, nil), "no usage.completion_tokens", name)
+	}
+	a, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":"stop"}],"usage":{"completion_tokens":2}}`))
+	require.NoError(t, err)
+	assert.Empty(t, ex.Meaningful(a, nil))
+	assert.Equal(t, 2, a.Tokens)
+}
+
 func TestBoxesMeaningfulAndTolerance(t *testing.T) {
 	reg := DefaultRegistry()
 	ex := reg.Extractors["nim-bounding-boxes"]

@@ -67,6 +67,14 @@ type Family struct {
 	// JSON null is complete ("complete") or not ("incomplete", the
 	// default). Some trtmc-server versions always answer null.
 	FinishReasonNull string `yaml:"finish_reason_null" json:"finish_reason_null,omitempty"`
+	// TaskTime says where the row's Task latency comes from: "server" (the
+	// server's request records' task_ms: the Task call timed inside the
+	// server; the default) or "native" (the native answers' task_ms, whose
+	// scope the native runner states in native_meta.json, e.g.
+	// public_task_call_wall). Whichever it is, every measured matched
+	// request must have a value, or the row's Task percentiles are withheld
+	// and the row does not qualify.
+	TaskTime string `yaml:"task_time" json:"task_time,omitempty"`
 	// Preprocessing describes how the family prepares an image before the
 	// Task sees it (resize, letterbox, normalisation); every row records it.
 	Preprocessing string `yaml:"preprocessing" json:"preprocessing,omitempty"`
@@ -158,6 +166,21 @@ var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "r
 	"tokenizer", "families_dir", "tp"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
+
+// Values of Family.TaskTime.
+const (
+	TaskTimeServer = "server"
+	TaskTimeNative = "native"
+)
+
+// TaskTimeSource is the family's Task time source, TaskTimeServer when it
+// declares none.
+func (f *Family) TaskTimeSource() string {
+	if f.TaskTime == "" {
+		return TaskTimeServer
+	}
+	return f.TaskTime
+}
 
 // Values of Family.FinishReasonNull.
 const (
@@ -255,6 +278,11 @@ func Parse(path string, data []byte) (*Config, error) {
 		case "", FinishNullIncomplete, FinishNullComplete:
 		default:
 			add(f.Line, field+".finish_reason_null", "must be %s or %s, got %q", FinishNullComplete, FinishNullIncomplete, f.FinishReasonNull)
+		}
+		switch f.TaskTime {
+		case "", TaskTimeServer, TaskTimeNative:
+		default:
+			add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", TaskTimeServer, TaskTimeNative, f.TaskTime)
 		}
 		for i, e := range f.Executables {
 			if strings.TrimSpace(e.Name) == "" {

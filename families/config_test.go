@@ -130,6 +130,7 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		assert.GreaterOrEqual(t, f.Timeouts.Startup.Duration, 15*time.Minute, "%s: real engines load slowly", name)
 		assert.NotEmpty(t, f.Preprocessing, name)
 		assert.NotEmpty(t, f.Executables, name)
+		assert.Equal(t, TaskTimeNative, f.TaskTimeSource(), "%s: trtmc-server's records have no task_ms", name)
 	}
 	for _, name := range vlm {
 		f := cfg.Families[name]

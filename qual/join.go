@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
@@ -22,7 +23,25 @@ const (
 // rejudge joins with exactly the ones the run used.
 func semantics(f *families.Family) reports.AnswerSemantics {
 	return reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
-		Tolerance: f.Tolerance, Labels: f.Labels}
+		Tolerance: f.Tolerance, Labels: f.Labels, FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource()}
+}
+
+// taskScope is what the Task latency of a row whose source is src times:
+// the server's own Task timing, or what the native runner stated in
+// native_meta.json. usable is false when the runner said its task_ms times
+// nothing (or its statement could not be read): its values then count as
+// missing.
+func taskScope(src string, native *reports.NativeRun) (scope string, usable bool) {
+	if src != families.TaskTimeNative {
+		return reports.TaskScopeServer, true
+	}
+	switch {
+	case native == nil || native.TimingScope == "":
+		return "unstated (the native runner wrote no " + fileNativeMeta + ")", true
+	case native.TimingScope == "none" || strings.HasPrefix(native.TimingScope, "unknown"):
+		return native.TimingScope, false
+	}
+	return native.TimingScope, true
 }
 
 // joinOutputs says what per-request evidence a join writes.
@@ -30,8 +49,10 @@ type joinOutputs struct {
 	// write makes the join write joined.jsonl and mismatches.jsonl (the
 	// run); a rejudge writes nothing beside the sealed evidence.
 	write bool
-	// digests computes the digest of every file the join reads.
-	digests bool
+	// digests computes the digest of every file the join reads, in
+	// digestAlgorithm (default evidence.DigestAlgorithm).
+	digests         bool
+	digestAlgorithm string
 }
 
 // joinRow runs the one join (qual/streamjoin) over a checkpoint's evidence
@@ -50,9 +71,12 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 		return nil, fmt.Errorf("the row's answer comparator %q is not registered", sem.Comparator)
 	}
 	fam := &families.Family{Name: r.Family, EndpointType: sem.EndpointType, Route: r.Route, Extractor: sem.Extractor,
-		Comparator: sem.Comparator, Tolerance: sem.Tolerance, Labels: sem.Labels}
-	opts := streamjoin.Options{Family: fam, Extractor: ex, Comparator: cmp, Digests: out.digests,
-		Expected: map[string]int{PhaseWarmup: r.Workload.Warmup, PhaseMeasured: r.Workload.Measured}}
+		Comparator: sem.Comparator, Tolerance: sem.Tolerance, Labels: sem.Labels, FinishReasonNull: sem.FinishReasonNull,
+		TaskTime: sem.TaskTime}
+	scope, usable := taskScope(fam.TaskTimeSource(), r.Provenance.Native)
+	opts := streamjoin.Options{Family: fam, Extractor: ex, Comparator: cmp, Digests: out.digests, DigestAlgorithm: out.digestAlgorithm,
+		Expected: map[string]int{PhaseWarmup: r.Workload.Warmup, PhaseMeasured: r.Workload.Measured},
+		TaskTime: fam.TaskTimeSource(), TaskScope: scope}
 	var files []*evidence.AtomicFile
 	defer func() {
 		for _, f := range files {
@@ -82,6 +106,9 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 		}
 	}
 	files = nil
+	if !usable {
+		res.MeasuredTask = nil
+	}
 	res.Apply(r)
 	return res, nil
 }

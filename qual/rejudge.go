@@ -95,7 +95,7 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Re
 	}
 	if err != nil {
 		r := reports.BrokenResult(group, profile, reports.CodeEvidenceMalformed, err.Error())
-		reports.CheckSeal(r, dir, nil)
+		reports.CheckSeal(r, dir, evidence.Digests{})
 		r.Rejudged = &reports.Rejudge{}
 		return r
 	}
@@ -109,15 +109,21 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Re
 	// does not have.
 	n.Requests, n.RequestsByPhase, n.Unclaimed = reports.Counts{}, map[string]reports.Counts{}, reports.Unclaimed{}
 	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = reports.Latency{}, nil, nil, nil, nil
-	known := map[string]string{}
+	// The join digests what it parses in the manifest's algorithm, so the
+	// seal check need not read those files again.
+	known := evidence.Digests{Algorithm: evidence.DigestAlgorithm, Files: map[string]string{}}
+	if m, f := evidence.ReadManifest(dir); f == nil {
+		known.Algorithm = m.Algorithm
+	}
 	if n.StageRan(reports.StageJoin) {
-		res, err := joinRow(ctx, dir, &n, reg, joinOutputs{digests: true})
+		res, err := joinRow(ctx, dir, &n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
 		if err != nil {
 			broken("rejudge", fmt.Errorf("join: %w", err))
 		} else {
+			known.Algorithm = res.DigestAlgorithm
 			for p, d := range res.Digests {
 				if rel, err := filepath.Rel(dir, p); err == nil {
-					known[filepath.ToSlash(rel)] = d
+					known.Files[filepath.ToSlash(rel)] = d
 				}
 			}
 		}

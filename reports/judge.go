@@ -364,12 +364,20 @@ func judgeLatency(l Latency, m Counts) []Reason {
 	if l.Set != LatencySetMeasuredMatched {
 		why = append(why, fmt.Sprintf("the latency set is %q, want %q", l.Set, LatencySetMeasuredMatched))
 	}
+	task := "Task"
+	if l.TaskSource != "" {
+		task = fmt.Sprintf("Task (%s task_ms, scope %s)", l.TaskSource, orNone(l.TaskScope))
+	}
 	for _, s := range []struct {
 		name string
 		p    Percentiles
-	}{{"HTTP", l.HTTP}, {"Task", l.Task}} {
+	}{{"HTTP", l.HTTP}, {task, l.Task}} {
 		if s.p.Count != m.Matched {
-			why = append(why, fmt.Sprintf("%s latency covers %d requests, the set has %d", s.name, s.p.Count, m.Matched))
+			msg := fmt.Sprintf("%s latency has values for %d of the %d measured matched requests", s.name, s.p.Count, m.Matched)
+			if s.p.MissingExample != "" {
+				msg += " (none for request " + s.p.MissingExample + ")"
+			}
+			why = append(why, msg)
 		}
 		if m.Matched > 0 && (s.p.P50 == nil || s.p.P95 == nil) {
 			why = append(why, s.name+" p50/p95 missing")
@@ -379,6 +387,13 @@ func judgeLatency(l Latency, m Counts) []Reason {
 		return nil
 	}
 	return []Reason{failed(CodeLatencyIncomplete, StageJoin, PhaseMeasured, "latency is not over one stated set: %s", strings.Join(why, "; "))}
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "unstated"
+	}
+	return s
 }
 
 func plural(n int, one, many string) string {

@@ -175,7 +175,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 			case rejudged:
 				Judge(res)
 			default:
-				CheckSeal(res, dir, nil)
+				CheckSeal(res, dir, evidence.Digests{})
 			}
 			cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: dir, res: res})
 		}
@@ -400,7 +400,7 @@ func BrokenResult(group, profile, code, msg string) *Result {
 // run sealed (known: digests already computed, see evidence.VerifySeal),
 // records an evidence_changed problem for anything missing, added or
 // changed, and re-judges the row. It returns the findings.
-func CheckSeal(r *Result, dir string, known map[string]string) []evidence.Finding {
+func CheckSeal(r *Result, dir string, known evidence.Digests) []evidence.Finding {
 	fs := evidence.VerifySeal(dir, known)
 	if len(fs) > 0 {
 		parts := make([]string, 0, len(fs))

@@ -219,14 +219,14 @@ func Codes() []CodeInfo {
 		{CodeMissingHTTP, ClassFailed, "join", "a request has no usable HTTP answer (no raw record, or it does not extract)"},
 		{CodeMissingServerRec, ClassFailed, "join", "a request has no server record"},
 		{CodeDuplicate, ClassFailed, "join", "a request id appears more than once in a source, or two requests used one dataset line"},
-		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless"},
+		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless (a chat answer without usage.completion_tokens included)"},
 		{CodeUnknownConversation, ClassFailed, "join", "a request's conversation_id is not a line of dataset.jsonl"},
-		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation"},
+		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, or the server's record and the HTTP answer on its completion tokens"},
 		{CodeUnclaimedServerRecords, ClassFailed, "join", "the server recorded request ids the client never reported"},
 		{CodeUnclaimedNative, ClassFailed, "join", "the native runner answered request ids the client never reported"},
 		{CodeUnclaimedRaw, ClassFailed, "join", "the raw export holds request ids the records export does not"},
 		{CodeCountsInconsist, ClassFailed, "join", "the request totals are not the sum of the phases"},
-		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests"},
+		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests (a value of the family's Task time source is missing: its percentiles are withheld)"},
 
 		{CodeExcluded, ClassExcluded, "inventory", "the inventory excludes the profile, with a reason"},
 	}

@@ -173,6 +173,13 @@ type AnswerSemantics struct {
 	Comparator   string   `json:"comparator"`
 	Tolerance    float64  `json:"tolerance"`
 	Labels       []string `json:"labels,omitempty"`
+	// FinishReasonNull is the family's reading of a chat answer whose
+	// finish_reason is null ("complete" or, when empty, "incomplete").
+	FinishReasonNull string `json:"finish_reason_null,omitempty"`
+	// TaskTime is where Task latency comes from: "server" (the server's
+	// request records; the default when empty) or "native" (the native
+	// answers).
+	TaskTime string `json:"task_time,omitempty"`
 }
 
 // RequestExample is one request that did not match, and why.
@@ -235,13 +242,31 @@ type Latency struct {
 	Set  string      `json:"set"`
 	HTTP Percentiles `json:"http"`
 	Task Percentiles `json:"task"`
+	// TaskSource is where the Task series was read: "server" (the server's
+	// request records' task_ms) or "native" (the native answers' task_ms),
+	// as the family declares (families.yaml `task_time`).
+	TaskSource string `json:"task_source,omitempty"`
+	// TaskScope is what those values time: TaskScopeServer for the server's
+	// records, or the native runner's own statement (native_meta.json
+	// timing_scope: public_task_call_wall, trtmc_run_prefill_plus_decode,
+	// ...).
+	TaskScope string `json:"task_scope,omitempty"`
 }
 
-// Percentiles of a latency series in milliseconds.
+// TaskScopeServer is the scope of the server records' task_ms: the Task call
+// as the server itself times it inside its request handler.
+const TaskScopeServer = "server_task_call"
+
+// Percentiles of a latency series in milliseconds. P50 and P95 are set only
+// when the series has a value for every request of the stated set: a
+// series with gaps is never summarised over a different set.
 type Percentiles struct {
-	P50   *float64 `json:"p50"`
-	P95   *float64 `json:"p95"`
-	Count int      `json:"count"`
+	P50 *float64 `json:"p50"`
+	P95 *float64 `json:"p95"`
+	// Count is the number of requests of the set that have a value.
+	Count int `json:"count"`
+	// MissingExample is a request of the set without a value, when any.
+	MissingExample string `json:"missing_example,omitempty"`
 }
 
 // ImageSize is one distinct image size seen and how often.

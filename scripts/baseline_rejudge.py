@@ -3,8 +3,9 @@
 `make bench` (docs/performance.md) for `trtmc-qual report --rejudge`.
 
 Over one checkpoint's evidence directory it does what the rejudge does:
-checks the seal (manifest.json: the sha256-tree-1mib digest of every file,
-and the manifest's own seal), reads dataset.jsonl, AIPerf's records and raw
+checks the seal (manifest.json: the blake3-tree-1mib digest of every file
+with the `blake3` package, or sha256-tree-1mib with hashlib for earlier
+seals, and the manifest's own seal), reads dataset.jsonl, AIPerf's records and raw
 exports, the server's records and the native answers with json.loads per
 line, keeps dicts keyed by request id, and accounts for every request id of
 every source with the join's order of precedence and the reference
@@ -119,21 +120,33 @@ def chat_http(body):
         raise Bad("no content")
     if not choices[0].get("finish_reason"):
         raise Bad("incomplete")
-    return msg["content"]
+    usage = obj.get("usage") or {}
+    return msg["content"], usage.get("completion_tokens") or 0
 
 
 def chat_native(answer):
-    if not isinstance(answer, str):
-        raise Bad("native answer is not a string")
-    return answer
+    """(text, tokens): a JSON string (no count) or {"text", "completion_tokens"}."""
+    if isinstance(answer, str):
+        return answer, 0
+    if isinstance(answer, dict) and isinstance(answer.get("text"), str):
+        return answer["text"], answer.get("completion_tokens") or 0
+    raise Bad("native answer is neither a string nor {text, completion_tokens}")
 
 
-def chat_meaningless(text):
+def chat_meaningless(ans):
+    text, tokens = ans
     if not text.strip():
         return "empty"
     if "\ufffd" in text:
         return "invalid UTF-8"
+    if not tokens:
+        return "no usage.completion_tokens"
     return ""
+
+
+def chat_equal(http, nat):
+    """The same text, and the same token count where both counted."""
+    return http[0] == nat[0] and (not http[1] or not nat[1] or http[1] == nat[1])
 
 
 def body_of(raw):
@@ -153,20 +166,34 @@ def body_of(raw):
     return "".join(out)
 
 
-def digest(path):
-    """sha256-tree-1mib: sha256 over the sha256 of each 1 MiB block."""
-    h = hashlib.sha256()
+def hasher(algo):
+    """The hash of a manifest's digest algorithm: <hash>-tree-1mib is <hash>
+    over the <hash> of each 1 MiB block."""
+    if algo == "sha256-tree-1mib":
+        return hashlib.sha256
+    if algo == "blake3-tree-1mib":
+        try:
+            import blake3
+        except ImportError:
+            sys.exit("baseline_rejudge.py: the seal is blake3-tree-1mib: pip install blake3 (make bench does, in its own venv)")
+        return blake3.blake3
+    sys.exit("baseline_rejudge.py: unknown digest algorithm %r" % algo)
+
+
+def digest(path, h=hashlib.sha256):
+    """<h>-tree-1mib: h over the h of each 1 MiB block."""
+    top = h()
     with open(path, "rb") as f:
         first = True
         while True:
             b = f.read(BLOCK)
             if not b and not first:
                 break
-            h.update(hashlib.sha256(b).digest())
+            top.update(h(b).digest())
             first = False
             if len(b) < BLOCK:
                 break
-    return h.hexdigest()
+    return top.hexdigest()
 
 
 def seal_findings(d):
@@ -181,7 +208,8 @@ def seal_findings(d):
     zeroed = data[:m[0].start(1)] + b"0" * 64 + data[m[0].end(1):]
     if hashlib.sha256(zeroed).hexdigest() != m[0].group(1).decode():
         return ["manifest.json: changed"]
-    files = json.loads(data)["files"]
+    manifest = json.loads(data)
+    files, h = manifest["files"], hasher(manifest.get("digest_algorithm"))
     out = []
     have = set()
     for root, _, names in os.walk(d):
@@ -192,7 +220,7 @@ def seal_findings(d):
             have.add(rel)
             if rel not in files:
                 out.append(rel + ": added")
-            elif digest(os.path.join(root, n)) != files[rel]:
+            elif digest(os.path.join(root, n), h) != files[rel]:
                 out.append(rel + ": changed")
     out += [rel + ": missing" for rel in files if rel not in have]
     return sorted(out)
@@ -299,6 +327,12 @@ def main():
         if (boxes_meaningless(ans) if detect else chat_meaningless(ans)):
             c["meaningless"] += 1
             continue
+        # The HTTP answer's count is the output size; the server's record,
+        # when it counted, must agree.
+        srv_tokens = (recs[0].get("completion_tokens") or 0) if recs else 0
+        if not detect and srv_tokens and srv_tokens != ans[1]:
+            c["inconsistent"] += 1
+            continue
         if not recs:
             c["missing_server_record"] += 1
             continue
@@ -310,15 +344,15 @@ def main():
         except Bad:
             c["missing_native"] += 1
             continue
-        if not (boxes_equal(ans, nat) if detect else ans == nat):
+        if not (boxes_equal(ans, nat) if detect else chat_equal(ans, nat)):
             c["mismatched"] += 1
             continue
         c["matched"] += 1
         if q["phase"] == "measured":
             if detect:
-                boxes += n_boxes(nat)
+                boxes += n_boxes(ans)
             else:
-                tokens += len(nat.split())
+                tokens += ans[1]
     for p in dup_phases:
         counts[p]["sent"] += 1
         counts[p]["duplicates"] += 1

@@ -28,7 +28,8 @@
 # root, so a scheduler that learns from earlier results can; the last one
 # counts), BENCH_SLURM_REPS (runs of part 4 each way, alternating),
 # BENCH_PARTS (the parts to run, default "1 2 3 4"), BENCH_KEEP=1
-# keeps the work directory.
+# keeps the work directory, BENCH_PY_VENV (the Python baseline's venv,
+# default .bench-venv, created with the blake3 package when missing).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -42,6 +43,7 @@ SCHED_RUNS=${BENCH_SCHED_RUNS:-2}
 SLURM_REPS=${BENCH_SLURM_REPS:-2}
 MEASURED=${BENCH_MEASURED:-50}
 PY=${PYTHON:-python3}
+BLAKE3_PY=1.0.11 # the Python baseline's blake3 package (its own venv: BENCH_PY_VENV)
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/trtmc-bench.XXXXXX")
 slurm_started=false
@@ -92,7 +94,7 @@ if [ "$avail_kib" -lt $(( N * 7 + 2097152 )) ]; then
 fi
 say "part 1: generating $N requests (AIPerf 0.13.0 shapes, 2-8 KiB base64 images) as sealed evidence in $data"
 "$work/bin/gen-aiperf-artifacts" -n "$N" -out "$data" -seal bench/synth
-bytes=$(find "$data" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%d\n", s}')
+bytes=$(find "$data" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%.0f\n", s}')
 say "part 1: $(( bytes / 1048576 )) MiB of evidence; timing wc -l and trtmc-qual report --rejudge $REPS times each, alternating"
 
 # time CMD... -> "wall_s maxrss_kib user_s sys_s" appended to $timing
@@ -107,8 +109,15 @@ for i in $(seq "$REPS"); do
   timed go bin/trtmc-qual report --from "$evroot" --group bench --rejudge --format json >"$work/go.json" 2>"$work/go.err" || true
 done
 grep -q "re-judged 1 result" "$work/go.err" || { say "part 1: report --rejudge failed:"; cat "$work/go.err" >&2; exit 1; }
-say "part 1: timing the Python baseline (json.loads per line, hashlib; minutes at 1M requests)"
-timed python "$PY" scripts/baseline_rejudge.py --family ref-detect "$data" >"$work/python.json"
+# The baseline verifies the seal as the product does: BLAKE3 trees, with the
+# blake3 package (Rust, AVX-512) in the bench's own venv, never the shared .venv.
+bvenv=${BENCH_PY_VENV:-$root/.bench-venv}
+if ! "$bvenv/bin/python" -c 'import blake3' 2>/dev/null; then
+  say "part 1: creating $bvenv with blake3==$BLAKE3_PY for the Python baseline"
+  "$PY" -m venv "$bvenv" && "$bvenv/bin/pip" install -q "blake3==$BLAKE3_PY" >&2
+fi
+say "part 1: timing the Python baseline (json.loads per line, blake3 and hashlib; minutes at 1M requests)"
+timed python "$bvenv/bin/python" scripts/baseline_rejudge.py --family ref-detect "$data" >"$work/python.json"
 
 "$PY" - "$work" "$data/expected.json" <<'PYEOF'
 import json, sys

@@ -161,6 +161,13 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	assert.Equal(t, 2, r.Provenance.Native.WorkerProtocol)
 	require.NotNil(t, r.OutputTokens)
 	assert.Positive(t, *r.OutputTokens)
+	// Task time is the native answers' (task_time: native), over all 50.
+	assert.Equal(t, "native", r.LatencyMS.TaskSource)
+	assert.Equal(t, "public_task_call_wall", r.LatencyMS.TaskScope)
+	assert.Equal(t, 50, r.LatencyMS.Task.Count)
+	assert.NotNil(t, r.LatencyMS.Task.P50)
+	assert.Equal(t, "native", r.Answers.TaskTime)
+	assert.Equal(t, "complete", r.Answers.FinishReasonNull)
 	n := 0
 	for _, s := range r.Provenance.DatasetImageSizes {
 		n += s.Count

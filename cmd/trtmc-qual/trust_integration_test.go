@@ -106,6 +106,26 @@ func trustRows() []trustRow {
 		{name: "native/answer-dropped",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "drop-answer") },
 			verdict: reports.VerdictFailed, codes: []string{reports.CodeMissingNative}, exit: 1},
+		{name: "native/task-time-missing-from-the-declared-source",
+			sc: func(t *testing.T, h harness) scenario {
+				sc := fakeNative(h, "null-task-ms")
+				fake := sc.families
+				sc.families = func(d doc) {
+					fake(d)
+					family(d, "ref-detect")["task_time"] = "native"
+				}
+				return sc
+			},
+			verdict: reports.VerdictFailed, codes: []string{reports.CodeLatencyIncomplete}, exit: 1,
+			check: func(t *testing.T, r reports.Result, _ string) {
+				l := r.LatencyMS
+				assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].Matched, "every request matched")
+				assert.Equal(t, "native", l.TaskSource)
+				assert.Equal(t, 49, l.Task.Count)
+				assert.Nil(t, l.Task.P50, "no Task figure over 49 beside HTTP's over 50")
+				assert.NotEmpty(t, l.Task.MissingExample)
+				assert.Equal(t, []string{reports.CodeLatencyIncomplete}, codesOf(r))
+			}},
 		{name: "correctness/bare-passed-true",
 			sc:      func(t *testing.T, h harness) scenario { return fakeCheck(h, "bare") },
 			verdict: reports.VerdictFailed, codes: []string{reports.CodeCorrectnessIncomplete}, exit: 1},

@@ -75,15 +75,16 @@ const (
 
 // entry flags.
 const (
-	fClient       uint16 = 1 << iota // a client record claims this id
-	fFailed                          // the client reported an error or a cancel
-	fRawSeen                         // the raw export had a line for it
-	fNatFailed                       // the first native answer is an error line
-	fNatBad                          // the first native answer does not extract
-	fMismatch                        // HTTP and native answers differ
-	fSrvOff                          // natOff is the offset of the first server record line
-	fInconsistent                    // records and raw disagree on phase or conversation
-	fConvDup                         // an earlier request used the same dataset line
+	fClient         uint16 = 1 << iota // a client record claims this id
+	fFailed                            // the client reported an error or a cancel
+	fRawSeen                           // the raw export had a line for it
+	fNatFailed                         // the first native answer is an error line
+	fNatBad                            // the first native answer does not extract
+	fMismatch                          // HTTP and native answers differ
+	fSrvOff                            // natOff is the offset of the first server record line
+	fInconsistent                      // records and raw disagree on phase or conversation
+	fConvDup                           // an earlier request used the same dataset line
+	fTokensDisagree                    // the server's record and the HTTP answer count different completion tokens
 )
 
 // HTTP answer outcomes (entry.ans).
@@ -96,29 +97,33 @@ const (
 	ansTooLarge
 )
 
-// entry is everything the join keeps per request id: 104 bytes, whatever
+// entry is everything the join keeps per request id: 112 bytes, whatever
 // the payload and answer sizes, plus a 4-byte slot in the id table.
 type entry struct {
 	key       reqKey
 	startNs   int64
-	taskMS    float64   // NaN: none (first server record)
+	taskMS    float64   // NaN: none (the first record of the family's Task time source)
 	httpMS    float64   // NaN: none (the client's request_latency)
 	natHash   [2]uint64 // hash of the first native answer's canonical form
 	natOff    int64     // offset of the first native answer line (or, with fSrvOff, server record line); -1 none
 	convHash  uint64    // the client's conversation_id
-	natTokens uint32
-	natBoxes  uint32
-	imgW      int32
-	imgH      int32
-	status    int32 // HTTP status as the pipeline derives it
-	session   int32 // the dataset line of the conversation; -1 none
-	copies    uint8 // client records with this id (saturating)
-	recs      uint8 // server records (saturating)
-	nats      uint8 // native answers (saturating)
-	raws      uint8 // raw export lines (saturating)
-	phase     uint8
-	ans       uint8
-	flags     uint16
+	natTokens uint32    // the first native answer's completion tokens (0: not counted)
+	srvTokens uint32    // the first server record's completion_tokens (0: not counted)
+	// httpTokens and httpBoxes are the HTTP answer's usage.completion_tokens
+	// and boxes: the row's output size (the source of truth).
+	httpTokens uint32
+	httpBoxes  uint32
+	imgW       int32
+	imgH       int32
+	status     int32 // HTTP status as the pipeline derives it
+	session    int32 // the dataset line of the conversation; -1 none
+	copies     uint8 // client records with this id (saturating)
+	recs       uint8 // server records (saturating)
+	nats       uint8 // native answers (saturating)
+	raws       uint8 // raw export lines (saturating)
+	phase      uint8
+	ans        uint8
+	flags      uint16
 }
 
 func bump8(p *uint8) {

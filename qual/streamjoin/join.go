@@ -10,7 +10,7 @@
 // Result.Apply.
 //
 // Memory does not grow with payload or answer sizes: each request id keeps
-// a 104-byte index entry and a 4-byte table slot holding its phase, HTTP
+// a 112-byte index entry and a 4-byte table slot holding its phase, HTTP
 // status, start time, latencies, image size, counts per source, flags and
 // a 128-bit keyed hash of its canonical native answer, never the bytes.
 // Base64 images in the raw export and the dataset are skipped, not
@@ -108,21 +108,41 @@ type Options struct {
 	// the comparator's diff.
 	Mismatches io.Writer
 	// Digests computes the evidence digest of every file read
-	// (Result.Digests), while it is parsed.
-	Digests bool
+	// (Result.Digests), while it is parsed, in DigestAlgorithm (default
+	// evidence.DigestAlgorithm; a rejudge passes the manifest's).
+	Digests         bool
+	DigestAlgorithm string
+	// TaskTime is the source of Task latency, families.TaskTimeServer
+	// (the server's request records; the default) or
+	// families.TaskTimeNative (the native answers). The other source's
+	// task_ms is not read.
+	TaskTime string
+	// TaskScope is what the source's task_ms times (Result.TaskScope).
+	TaskScope string
 }
 
 // Result is what the join adds up to.
 type Result struct {
 	ByPhase map[string]Counts `json:"by_phase"`
 	// MeasuredHTTP and MeasuredTask are the HTTP (the client's
-	// request_latency) and Task (the server's task_ms) latencies of one
-	// set: the measured requests that matched. A matched request without
-	// a latency is missing from its series, which Judge then refuses.
-	MeasuredHTTP []float64 `json:"-"`
-	MeasuredTask []float64 `json:"-"`
-	OutputTokens int       `json:"output_tokens"`
-	Boxes        int       `json:"boxes"`
+	// request_latency) and Task (task_ms of Options.TaskTime's source)
+	// latencies of one set: the measured requests that matched
+	// (MeasuredMatched of them). A matched request without a latency is
+	// missing from its series: Apply then withholds that series'
+	// percentiles and Judge refuses the row.
+	MeasuredHTTP    []float64 `json:"-"`
+	MeasuredTask    []float64 `json:"-"`
+	MeasuredMatched int       `json:"-"`
+	// HTTPMissing and TaskMissing are a matched measured request without
+	// that latency, when there is one.
+	HTTPMissing, TaskMissing string `json:"-"`
+	// TaskSource and TaskScope are Options.TaskTime and Options.TaskScope.
+	TaskSource, TaskScope string `json:"-"`
+	// OutputTokens and Boxes are summed over the measured matched
+	// requests from the HTTP answers: usage.completion_tokens (which the
+	// chat extractor requires) and the boxes of /v1/infer's data.
+	OutputTokens int `json:"output_tokens"`
+	Boxes        int `json:"boxes"`
 	ImageSizes   []ImageSize
 	Unclaimed    reports.Unclaimed `json:"unclaimed"`
 	// Examples are the first request of each phase and status that is
@@ -131,8 +151,10 @@ type Result struct {
 	// Mismatches is how many lines went to Options.Mismatches.
 	Mismatches int   `json:"mismatches"`
 	Stats      Stats `json:"stats"`
-	// Digests maps each file read to its evidence digest (Options.Digests).
-	Digests map[string]string `json:"-"`
+	// Digests maps each file read to its evidence digest (Options.Digests)
+	// in DigestAlgorithm.
+	Digests         map[string]string `json:"-"`
+	DigestAlgorithm string            `json:"-"`
 }
 
 // Stats describe the input.
@@ -147,6 +169,7 @@ const maxExamples = 10
 
 type joiner struct {
 	opts     Options
+	dg       evidence.Digester
 	files    Files
 	h        hasher
 	x        *index
@@ -179,8 +202,23 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	if opts.Workers <= 0 {
 		opts.Workers = runtime.GOMAXPROCS(0)
 	}
-	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{},
-		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}}}
+	if opts.DigestAlgorithm == "" {
+		opts.DigestAlgorithm = evidence.DigestAlgorithm
+	}
+	dg, ok := evidence.DigesterFor(opts.DigestAlgorithm)
+	if !ok {
+		return nil, fmt.Errorf("streamjoin: unknown digest algorithm %q", opts.DigestAlgorithm)
+	}
+	switch opts.TaskTime {
+	case "":
+		opts.TaskTime = families.TaskTimeServer
+	case families.TaskTimeServer, families.TaskTimeNative:
+	default:
+		return nil, fmt.Errorf("streamjoin: unknown Task time source %q", opts.TaskTime)
+	}
+	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{}, dg: dg,
+		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}, DigestAlgorithm: dg.Name(),
+			TaskSource: opts.TaskTime, TaskScope: opts.TaskScope}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
 	if opts.Mismatches != nil {
 		j.mism = bufio.NewWriterSize(opts.Mismatches, 64<<10)
@@ -235,7 +273,7 @@ func scan[T any](ctx context.Context, j *joiner, path string, parse lineParser[T
 	if j.opts.Digests {
 		digest = &d
 	}
-	n, err := scanFile(ctx, path, j.opts.Workers, j.workers, parse, merge, digest)
+	n, err := scanFile(ctx, path, j.opts.Workers, j.workers, parse, merge, j.dg, digest)
 	j.res.Stats.Bytes += n
 	var pe *aiperf.ParseError
 	if err != nil && !errors.As(err, &pe) && ctx.Err() == nil {
@@ -343,13 +381,16 @@ func (j *joiner) readNative(ctx context.Context) error {
 				return nil
 			}
 			e.natOff = off
+			if j.opts.TaskTime == families.TaskTimeNative {
+				e.taskMS = v.taskMS
+			}
 			switch {
 			case v.failed:
 				e.flags |= fNatFailed
 			case v.ans.outcome != ansOK:
 				e.flags |= fNatBad
 			default:
-				e.natHash, e.natTokens, e.natBoxes = v.ans.hash, v.ans.tokens, v.ans.boxes
+				e.natHash, e.natTokens = v.ans.hash, v.ans.tokens
 			}
 			return nil
 		})
@@ -361,7 +402,10 @@ func (j *joiner) readServer(ctx context.Context) error {
 			e := j.x.get(v.key)
 			bump8(&e.recs)
 			if e.recs == 1 {
-				e.taskMS, e.imgW, e.imgH = v.taskMS, v.w, v.h
+				if j.opts.TaskTime == families.TaskTimeServer {
+					e.taskMS = v.taskMS
+				}
+				e.imgW, e.imgH, e.srvTokens = v.w, v.h, v.tokens
 				if e.natOff < 0 {
 					// No native answer: remember where the id is written,
 					// should no client claim it.
@@ -422,10 +466,22 @@ func (j *joiner) readRaw(ctx context.Context) error {
 				e.status = v.status
 			}
 			e.ans = v.ans.outcome
-			if e.ans != ansOK || e.nats == 0 || e.flags&(fNatFailed|fNatBad) != 0 {
+			if e.ans != ansOK {
 				return nil
 			}
-			if v.ans.hash == e.natHash {
+			// The HTTP answer's counts are the row's output size; the
+			// server's record, when it counted, must agree.
+			e.httpTokens, e.httpBoxes = v.ans.tokens, v.ans.boxes
+			if e.srvTokens > 0 && e.httpTokens > 0 && e.srvTokens != e.httpTokens {
+				e.flags |= fTokensDisagree
+				j.note(v.key, fmt.Sprintf("the server's record counts %d completion tokens, the HTTP answer's usage %d", e.srvTokens, e.httpTokens))
+			}
+			if e.nats == 0 || e.flags&(fNatFailed|fNatBad) != 0 {
+				return nil
+			}
+			// Equal canonical answers match, unless both sides counted the
+			// tokens and the counts differ: the comparator then says so.
+			if v.ans.hash == e.natHash && (e.natTokens == 0 || e.httpTokens == 0 || e.natTokens == e.httpTokens) {
 				return nil
 			}
 			httpAns := families.Answer{Canonical: v.ans.canon, Tokens: int(v.ans.tokens), Boxes: int(v.ans.boxes)}
@@ -497,7 +553,7 @@ func (j *joiner) nativeAt(off int64) (families.Answer, error) {
 	if err != nil {
 		return families.Answer{}, err
 	}
-	_, answer, _, err := readNativeLine(line)
+	_, answer, _, _, err := readNativeLine(line)
 	if err != nil {
 		return families.Answer{}, fmt.Errorf("native answer at offset %d: %w", off, err)
 	}
@@ -558,6 +614,11 @@ func (j *joiner) judge(e *entry) (status, problem string) {
 		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
 	case e.ans == ansMeaningless:
 		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
+	case e.flags&fTokensDisagree != 0:
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinInconsistent, n
+		}
+		return reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens"
 	case e.recs == 0:
 		return reports.JoinMissingServerRecord, "the server has no record of this request id"
 	case e.nats == 0:
@@ -665,13 +726,18 @@ func (j *joiner) finish() error {
 		if status != reports.JoinMatched || e.phase != phaseMeasured {
 			continue
 		}
-		res.OutputTokens += int(e.natTokens)
-		res.Boxes += int(e.natBoxes)
+		res.OutputTokens += int(e.httpTokens)
+		res.Boxes += int(e.httpBoxes)
+		res.MeasuredMatched++
 		if !math.IsNaN(e.httpMS) {
 			res.MeasuredHTTP = append(res.MeasuredHTTP, e.httpMS)
+		} else if res.HTTPMissing == "" {
+			res.HTTPMissing = j.requestID(e.key)
 		}
 		if !math.IsNaN(e.taskMS) {
 			res.MeasuredTask = append(res.MeasuredTask, e.taskMS)
+		} else if res.TaskMissing == "" {
+			res.TaskMissing = j.requestID(e.key)
 		}
 		if e.imgW > 0 {
 			sizes[[2]int32{e.imgW, e.imgH}]++
@@ -781,7 +847,7 @@ func (j *joiner) unclaimedExamples(_ context.Context) error {
 }
 
 func readNativeID(line []byte) (string, error) {
-	id, _, _, err := readNativeLine(line)
+	id, _, _, _, err := readNativeLine(line)
 	return string(id), err
 }
 
@@ -807,8 +873,9 @@ func (res *Result) Apply(r *reports.Result) {
 	r.Examples = res.Examples
 	r.ImageSizes = res.ImageSizes
 	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
-		HTTP: percentiles(res.MeasuredHTTP, aiperf.LatencyPercentilesMs),
-		Task: percentiles(res.MeasuredTask, aiperf.Percentiles)}
+		HTTP:       percentiles(res.MeasuredHTTP, res.MeasuredMatched, res.HTTPMissing, aiperf.LatencyPercentilesMs),
+		Task:       percentiles(res.MeasuredTask, res.MeasuredMatched, res.TaskMissing, aiperf.Percentiles),
+		TaskSource: res.TaskSource, TaskScope: res.TaskScope}
 	r.OutputTokens, r.Boxes = nil, nil
 	if r.Answers.EndpointType == aiperf.EndpointChat {
 		n := res.OutputTokens
@@ -819,8 +886,15 @@ func (res *Result) Apply(r *reports.Result) {
 	}
 }
 
-func percentiles(vals []float64, fn func([]float64, ...int) []float64) reports.Percentiles {
+// percentiles summarises a series of the set of n requests; a series with
+// gaps (fewer values than requests) is not summarised at all, so no figure
+// stands for a different set than the row states.
+func percentiles(vals []float64, n int, missing string, fn func([]float64, ...int) []float64) reports.Percentiles {
 	p := reports.Percentiles{Count: len(vals)}
+	if len(vals) < n {
+		p.MissingExample = missing
+		return p
+	}
 	if len(vals) > 0 {
 		ps := fn(vals, 50, 95)
 		p.P50, p.P95 = &ps[0], &ps[1]

@@ -82,10 +82,10 @@ type lineRef struct {
 // in file order merges it (and any completed ones after it), so exactly
 // `workers` goroutines are busy and none waits for a CPU.
 //
-// With digest set, it also computes the file's evidence.Digest from the
+// With digest set, it also computes the file's digest (dg's algorithm) from the
 // chunks as they are read (chunkSize is the digest's block size), so a
 // rejudge verifies the seal of what it parses without reading it twice.
-func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], digest *string) (int64, error) {
+func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], dg evidence.Digester, digest *string) (int64, error) {
 	f, _, err := evidence.OpenRegular(path) // a FIFO or a device is refused, never read
 	if err != nil {
 		return 0, err
@@ -100,7 +100,7 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	var sums [][32]byte
 	if digest != nil {
 		sums = make([][32]byte, max(nchunks, 1))
-		sums[0] = evidence.BlockSum(nil) // an empty file's one block
+		sums[0] = dg.BlockSum(nil) // an empty file's one block
 	}
 	if workers < 1 {
 		workers = 1
@@ -181,7 +181,7 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 				if sums != nil {
 					sum = &sums[k]
 				}
-				readChunk(f, int64(k)*chunkSize, size, c, sum)
+				readChunk(f, int64(k)*chunkSize, size, c, dg, sum)
 				if c.err == nil {
 					parseChunk(ws[w], c, parse)
 				}
@@ -215,7 +215,7 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 		firstErr = fmt.Errorf("read %s: %d of %d chunks merged", path, nextMerge, nchunks)
 	}
 	if firstErr == nil && digest != nil {
-		*digest = evidence.CombineBlocks(sums)
+		*digest = dg.CombineBlocks(sums)
 	}
 	return total, firstErr
 }
@@ -226,7 +226,7 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 //
 // sum, when set, receives the digest block [off, off+chunkSize) of the file,
 // hashed while it is in cache.
-func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
+func readChunk[T any](f *os.File, off, size int64, c *chunk[T], dg evidence.Digester, sum *[32]byte) {
 	c.err, c.errAt, c.nlines, c.lines = nil, -1, 0, c.lines[:0]
 	end := min(off+chunkSize, size)
 	from := off
@@ -243,7 +243,7 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 		return
 	}
 	if sum != nil {
-		*sum = evidence.BlockSum(c.buf[off-from:])
+		*sum = dg.BlockSum(c.buf[off-from:])
 	}
 	skip := 0
 	if off > 0 {
@@ -256,7 +256,9 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 		skip = nl + 1
 	}
 	// Extend to the end of the line that straddles the chunk's end, up to
-	// evidence.MaxLineBytes: a longer line is never held whole.
+	// evidence.MaxLineBytes (a longer line is never held whole), reading
+	// 16 KiB first (most lines end there: the next chunk reads these bytes
+	// again) and twice as much each time after.
 	lineStart := from + int64(skip) // of the straddling line
 	if nl := bytes.LastIndexByte(c.buf[skip:], '\n'); nl >= 0 {
 		lineStart = from + int64(skip+nl+1)
@@ -265,12 +267,13 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], sum *[32]byte) {
 		c.buf = c.buf[:lineStart-from] // the complete lines before it
 		c.buf, c.base, c.err = c.buf[skip:], from+int64(skip), errLineTooLong
 	}
-	for pos := from + int64(len(c.buf)); pos < size && c.buf[len(c.buf)-1] != '\n'; {
+	ext := int64(16 << 10)
+	for pos := from + int64(len(c.buf)); pos < size && c.buf[len(c.buf)-1] != '\n'; ext = min(2*ext, chunkSize) {
 		if pos-lineStart > evidence.MaxLineBytes {
 			tooLong()
 			return
 		}
-		grow := int(min(64<<10, size-pos))
+		grow := int(min(ext, size-pos))
 		if len(c.buf)+grow > cap(c.buf) {
 			nb := make([]byte, len(c.buf), 2*cap(c.buf)+grow)
 			copy(nb, c.buf)

@@ -114,8 +114,9 @@ var (
 	metricFields   = newFieldSet("value", "unit")
 	responseFields = newFieldSet("text", "packets", "perf_ns", "content_type")
 	packetFields   = newFieldSet("name", "value")
-	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes").
-			ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "completion_tokens", "token_source", "error_type")
+	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes", "completion_tokens").
+			ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
+			"input_tokens", "input_token_source", "replica")
 	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms")
 )
 
@@ -691,6 +692,8 @@ type serverLine struct {
 	key    reqKey
 	taskMS float64
 	w, h   int32
+	// tokens is the record's completion_tokens (0: not counted).
+	tokens uint32
 }
 
 func parseServerLine(w *worker, line []byte, out *serverLine) error {
@@ -720,6 +723,16 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 			o.int32(&out.w)
 		case "image_height":
 			o.int32(&out.h)
+		case "completion_tokens":
+			var v int64
+			var isnull bool
+			v, o.i, isnull, o.err = readInt64(line, o.i)
+			if o.err == nil && !isnull {
+				if v < 0 || v > math.MaxUint32 {
+					o.err = &wantError{got: "number " + strconv.FormatInt(v, 10), want: "a token count (0 to 2^32-1)"}
+				}
+				out.tokens = uint32(v)
+			}
 		case "route":
 			o.check(checkString)
 		case "status", "image_bytes":
@@ -745,13 +758,16 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 type nativeLine struct {
 	key    reqKey
 	failed bool
+	taskMS float64 // NaN: none
 	ans    answerInfo
 }
 
-// readNativeLine reads request_id, the raw answer value and error.
-func readNativeLine(line []byte) (id, answer []byte, failed bool, err error) {
+// readNativeLine reads request_id, the raw answer value, task_ms (NaN when
+// absent or null) and error.
+func readNativeLine(line []byte) (id, answer []byte, taskMS float64, failed bool, err error) {
 	o := walkObject(line, 0, nativeFields)
 	var errMsg []byte // the last non-null error
+	taskMS = math.NaN()
 	for o.next() {
 		switch o.name {
 		case "request_id":
@@ -765,24 +781,28 @@ func readNativeLine(line []byte) (id, answer []byte, failed bool, err error) {
 		case "error":
 			o.str(&errMsg)
 		case "task_ms":
-			o.check(checkFloat)
+			var isnull bool
+			taskMS, o.i, isnull, o.err = readFloat(line, o.i)
+			if isnull {
+				taskMS = math.NaN()
+			}
 		default:
 			o.skip()
 		}
 	}
 	if err := o.endLine(); err != nil {
-		return nil, nil, false, err
+		return nil, nil, 0, false, err
 	}
-	return id, answer, len(errMsg) > 0, nil
+	return id, answer, taskMS, len(errMsg) > 0, nil
 }
 
 func parseNativeLine(w *worker, line []byte, out *nativeLine) error {
-	id, answer, failed, err := readNativeLine(line)
+	id, answer, taskMS, failed, err := readNativeLine(line)
 	if err != nil {
 		return err
 	}
 	out.key = w.h.key(id)
-	out.failed = failed
+	out.failed, out.taskMS = failed, taskMS
 	if !failed {
 		out.ans = w.nativeAnswer(answer)
 	}

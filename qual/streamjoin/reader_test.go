@@ -311,12 +311,22 @@ func TestScanFileLines(t *testing.T) {
 	var digest string
 	n, err := scanFile(context.Background(), path, 3, ws,
 		func(_ *worker, line []byte, out *string) error { *out = string(line); return nil },
-		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil }, &digest)
+		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil }, evidence.Default(), &digest)
 	require.NoError(t, err)
 	assert.Equal(t, int64(buf.Len()), n)
 	// The digest computed from the chunks as they were parsed is the
 	// evidence digest of the file.
 	whole, err := evidence.Digest(path)
+	require.NoError(t, err)
+	assert.Equal(t, whole, digest)
+	// Also in the earlier seals' algorithm, which a rejudge of old
+	// evidence digests in.
+	old, _ := evidence.DigesterFor(evidence.AlgoSHA256Tree)
+	_, err = scanFile(context.Background(), path, 3, ws,
+		func(_ *worker, line []byte, out *string) error { return nil },
+		func(int, int64, *string) error { return nil }, old, &digest)
+	require.NoError(t, err)
+	whole, err = old.File(path)
 	require.NoError(t, err)
 	assert.Equal(t, whole, digest)
 	require.Equal(t, len(wants), len(got))
@@ -348,16 +358,16 @@ func TestScanFileErrors(t *testing.T) {
 	}
 	path := filepath.Join(dir, "profile_export.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	_, err := scanFile(context.Background(), path, 2, ws, parse, merge, nil)
+	_, err := scanFile(context.Background(), path, 2, ws, parse, merge, evidence.Default(), nil)
 	var pe *aiperf.ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "profile_export.jsonl:77778: metadata.x_request_id: missing", err.Error())
 
 	require.NoError(t, os.WriteFile(path, []byte("ok\nok\nok no newline"), 0o644))
-	_, err = scanFile(context.Background(), path, 2, ws, parse, merge, nil)
+	_, err = scanFile(context.Background(), path, 2, ws, parse, merge, evidence.Default(), nil)
 	assert.EqualError(t, err, "profile_export.jsonl:3: last line has no newline (file truncated?)")
 
-	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge, nil)
+	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge, evidence.Default(), nil)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 }
 
@@ -404,13 +414,17 @@ func TestJoinReportsLineErrors(t *testing.T) {
 func TestReadNativeLineMalformedAnswer(t *testing.T) {
 	for _, line := range []string{`{"request_id":"a","answer": tru}`, `{"request_id":"a","answer": [1,}`, `{"answer": "x`} {
 		require.NotPanics(t, func() {
-			_, _, _, err := readNativeLine([]byte(line))
+			_, _, _, _, err := readNativeLine([]byte(line))
 			assert.Error(t, err, line)
 		}, line)
 	}
-	id, answer, failed, err := readNativeLine([]byte(`{"request_id":"a","answer":["x"],"task_ms":1.5}`))
+	id, answer, taskMS, failed, err := readNativeLine([]byte(`{"request_id":"a","answer":["x"],"task_ms":1.5}`))
 	require.NoError(t, err)
 	assert.Equal(t, "a", string(id))
 	assert.Equal(t, `["x"]`, string(answer))
+	assert.Equal(t, 1.5, taskMS)
 	assert.False(t, failed)
+	_, _, taskMS, _, err = readNativeLine([]byte(`{"request_id":"a","answer":["x"],"task_ms":null}`))
+	require.NoError(t, err)
+	assert.True(t, math.IsNaN(taskMS), "null task_ms is no value")
 }
