@@ -269,6 +269,7 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined
 		row.BundleSHA256 = firstNonEmpty(r.Provenance.BundleSHA256, row.BundleSHA256)
 		row.Result = r
 		row.Evidence = filepath.ToSlash(filepath.Join(group, id))
+		row.dir, row.files = win.dir, presentEvidence(win.dir)
 		// Malformed per-row evidence makes the row an error, naming it.
 		malformed := func(err error) error {
 			var ee *EvidenceError
