@@ -39,7 +39,7 @@ type trtmcRun struct {
 	// for a host without a GPU.
 	gpus   string
 	output string
-	code                     int
+	code   int
 }
 
 // setupTRTMCRun prepares a reference bundle and corpus for the profile.
