@@ -271,7 +271,7 @@ func (p *Progress) draw() {
 	}
 	var b strings.Builder
 	for _, s := range p.busy {
-		b.WriteString(inventory.Printable(p.line(s)))
+		b.WriteString(inventory.Printable(p.line(s, false)))
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
@@ -297,11 +297,20 @@ func (p *Progress) endPartial() {
 // plainLine prints one progress line for s, as a log line (held p.mu).
 func (p *Progress) plainLine(s *slotProgress) {
 	s.lastPlain = p.now()
-	fmt.Fprint(p.w, inventory.Printable("trtmc-qual: "+p.line(s))+"\n")
+	fmt.Fprint(p.w, inventory.Printable("trtmc-qual: "+p.line(s, true))+"\n")
 }
 
-// line is what one busy checkpoint shows.
-func (p *Progress) line(s *slotProgress) string {
+// line is what one busy checkpoint shows. A plain line (a log line, not
+// on a terminal) replaces the "stage NAME" log line, so it says "stage
+// NAME" too: what people (and tests) grep CI logs for.
+func (p *Progress) line(s *slotProgress, plain bool) string {
+	stage := ""
+	if plain {
+		stage = "stage "
+		if s.stage == "server" {
+			stage = "stage server: "
+		}
+	}
 	now := p.now()
 	in := now.Sub(s.since)
 	parts := []string{fmt.Sprintf("%s [%d/%d]", s.profile, s.k, max(p.total, s.k))}
@@ -309,9 +318,9 @@ func (p *Progress) line(s *slotProgress) string {
 	case "":
 		parts = append(parts, "starting "+fmtElapsed(now.Sub(s.start)))
 	case "server":
-		parts = append(parts, "loading engine… "+fmtElapsed(in))
+		parts = append(parts, stage+"loading engine… "+fmtElapsed(in))
 	default:
-		parts = append(parts, s.stage+" "+fmtElapsed(in))
+		parts = append(parts, stage+s.stage+" "+fmtElapsed(in))
 	}
 	if s.answered != nil {
 		parts = append(parts, fmt.Sprintf("%d/%d requests answered", s.answered(), s.expected))

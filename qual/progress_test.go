@@ -246,11 +246,11 @@ func TestProgressPlain(t *testing.T) {
 	p.Tick()
 	fmt.Fprint(p, "trtmc-qual: a: PASS\n")
 	assert.Equal(t, strings.Join([]string{
-		"trtmc-qual: a [1/2] · loading engine… 0s · ETA 50s",
-		"trtmc-qual: a [1/2] · loading engine… 15s · ETA 35s",
-		"trtmc-qual: a [1/2] · loading engine… 30s · ETA 20s",
-		"trtmc-qual: a [1/2] · aiperf 0s · ETA 20s",
-		"trtmc-qual: a [1/2] · aiperf 15s · 12/55 requests answered · ETA 5s",
+		"trtmc-qual: a [1/2] · stage server: loading engine… 0s · ETA 50s",
+		"trtmc-qual: a [1/2] · stage server: loading engine… 15s · ETA 35s",
+		"trtmc-qual: a [1/2] · stage server: loading engine… 30s · ETA 20s",
+		"trtmc-qual: a [1/2] · stage aiperf 0s · ETA 20s",
+		"trtmc-qual: a [1/2] · stage aiperf 15s · 12/55 requests answered · ETA 5s",
 		"trtmc-qual: a: PASS",
 	}, "\n")+"\n", buf.String())
 	assert.NotContains(t, buf.String(), "\x1b", "no escapes in a log file")
@@ -264,7 +264,7 @@ func TestProgressPartialLogLineEndsBeforeProgress(t *testing.T) {
 	fmt.Fprint(p, "aiperf: half a line")
 	p.stage("a", "aiperf")
 	fmt.Fprint(p, " (rest)\n")
-	assert.Equal(t, "aiperf: half a line\ntrtmc-qual: a [1/1] · aiperf 0s\n (rest)\n", buf.String())
+	assert.Equal(t, "aiperf: half a line\ntrtmc-qual: a [1/1] · stage aiperf 0s\n (rest)\n", buf.String())
 }
 
 func TestNilProgress(t *testing.T) {
