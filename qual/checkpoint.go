@@ -151,6 +151,8 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		return &cr.res
 	}
 	e.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
+	e.opts.Progress.begin(p.ID)
+	defer e.opts.Progress.end(p.ID)
 	defer cr.stopServer() // whatever happens, the server does not outlive its checkpoint
 	for _, st := range pipeline {
 		if ctx.Err() != nil {
@@ -160,7 +162,11 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 			cr.stage(st.name, func() error { return errSkipped })
 			continue
 		}
-		e.logf("%s: stage %s", p.ID, st.name)
+		if e.opts.Progress != nil {
+			e.opts.Progress.stage(p.ID, st.name)
+		} else {
+			e.logf("%s: stage %s", p.ID, st.name)
+		}
 		cr.stage(st.name, func() error { return st.run(cr, ctx) })
 	}
 	cr.stopServer()

@@ -82,10 +82,12 @@ type Options struct {
 	// ReleaseWait bounds the wait for a stopped run's GPU memory to be
 	// released (default 15 s).
 	ReleaseWait time.Duration
-	// Log receives stage lines (stderr); Progress receives live request
-	// counts on a terminal (nil: none).
+	// Log receives stage lines (stderr). Progress (nil: none) is told
+	// each checkpoint's stage and request counts (progress.go); when both
+	// are set, Log should be the Progress itself, so log lines and the
+	// progress block never share a line.
 	Log      io.Writer
-	Progress io.Writer
+	Progress *Progress
 	Now      func() time.Time
 
 	HarnessVersion string
@@ -164,6 +166,8 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 		queue = append(queue, i)
 	}
+	opts.Progress.plan(len(queue), previousStages(opts.Out, opts.Group, profiles))
+	stopProgress := opts.Progress.run(ctx, time.Second)
 	newScheduler(opts.Pool).run(ctx, jobs, queue,
 		func(i int, slot Slot) { results[i] = env.checkpoint(ctx, profiles[i], slot, jobs[i].pl) },
 		func(i int) {
@@ -173,6 +177,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 			}
 			results[i] = env.notStarted(profiles[i], cause)
 		})
+	stopProgress()
 
 	if err := writeGroupTables(opts.Out, opts.Group); err != nil {
 		return &Outcome{Group: opts.Group, Results: results}, err
