@@ -10,7 +10,7 @@
 // Result.Apply.
 //
 // Memory does not grow with payload or answer sizes: each request id keeps
-// a 112-byte index entry and a 4-byte table slot holding its phase, HTTP
+// a 112-byte index entry and an 8-byte table slot holding its phase, HTTP
 // status, start time, latencies, image size, counts per source, flags and
 // a 128-bit keyed hash of its canonical native answer, never the bytes.
 // Base64 images in the raw export and the dataset are skipped, not
@@ -302,7 +302,8 @@ func (j *joiner) readDataset(ctx context.Context) error {
 		hash  uint64
 		entry []byte
 	}
-	first := map[uint64]int{}
+	s.lines = make([]int32, len(s.keys)) // the first line of each session, while reading
+	defer func() { s.lines = nil }()
 	return scan(ctx, j, j.files.Dataset,
 		func(_ *worker, b []byte, out *line) error {
 			sid, err := readSessionID(b)
@@ -319,17 +320,16 @@ func (j *joiner) readDataset(ctx context.Context) error {
 			return nil
 		},
 		func(lineNo int, _ int64, v *line) error {
-			if prev, dup := first[v.hash]; dup {
-				return &fieldError{"session_id", fmt.Errorf("duplicate of line %d", prev)}
+			if prev := s.slot(v.hash); prev >= 0 {
+				return &fieldError{"session_id", fmt.Errorf("duplicate of line %d", s.lines[prev])}
 			}
-			first[v.hash] = lineNo
 			e, ok := byEntry[string(v.entry)]
 			if !ok {
 				e = uint32(len(s.entries))
 				s.entries = append(s.entries, string(v.entry))
 				byEntry[string(v.entry)] = e
 			}
-			s.add(v.hash, e)
+			s.lines[s.add(v.hash, e)] = int32(lineNo)
 			return nil
 		})
 }
@@ -910,6 +910,7 @@ type Sessions struct {
 	keys    []uint64 // 0: empty
 	vals    []uint32 // entry index
 	used    []bool
+	lines   []int32 // while the dataset is read: the line of each slot's session
 	mask    uint64
 	n       int
 	entries []string
@@ -922,35 +923,43 @@ func newSessions() *Sessions {
 }
 
 func (s *Sessions) resize(size int) {
-	keys, vals := s.keys, s.vals
+	keys, vals, lines := s.keys, s.vals, s.lines
 	s.keys, s.vals, s.used, s.mask = make([]uint64, size), make([]uint32, size), make([]bool, size), uint64(size-1)
+	if lines != nil {
+		s.lines = make([]int32, size)
+	}
 	for i, k := range keys {
 		if k != 0 {
-			s.put(k, vals[i])
+			at := s.put(k, vals[i])
+			if lines != nil {
+				s.lines[at] = lines[i]
+			}
 		}
 	}
 }
 
-func (s *Sessions) put(h uint64, v uint32) {
+// put stores a session and returns its slot.
+func (s *Sessions) put(h uint64, v uint32) uint64 {
 	for i := h & s.mask; ; i = (i + 1) & s.mask {
 		switch s.keys[i] {
 		case 0:
 			s.keys[i], s.vals[i] = h, v
-			return
+			return i
 		case h:
 			s.vals[i] = v
-			return
+			return i
 		}
 	}
 }
 
-// add adds a new session (the caller checked it is new).
-func (s *Sessions) add(h uint64, entry uint32) {
+// add adds a new session (the caller checked it is new) and returns its
+// slot.
+func (s *Sessions) add(h uint64, entry uint32) uint64 {
 	s.n++
 	if uint64(s.n) > (s.mask+1)*3/4 {
 		s.resize(2 * len(s.keys))
 	}
-	s.put(h, entry)
+	return s.put(h, entry)
 }
 
 func (s *Sessions) hash(b []byte) uint64 {

@@ -76,7 +76,7 @@ type lineRef struct {
 // merges them in file order. It is the parallel counterpart of qual/aiperf's
 // scanLines: no line-length limit, the same errors ("file:line: field:
 // problem"), and a truncated last line is an error. Memory is bounded by
-// 2*workers+2 chunks plus the longest line.
+// 4*workers+2 chunks plus the longest line.
 //
 // There is no merging goroutine: the worker that completes the next chunk
 // in file order merges it (and any completed ones after it), so exactly
@@ -105,7 +105,10 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	if workers < 1 {
 		workers = 1
 	}
-	inflight := workers*2 + 2
+	// A window of 4 chunks a worker: on a shared machine the worker that
+	// holds the next chunk to merge may be descheduled for a while, and
+	// the others keep reading and parsing until the window is full.
+	inflight := workers*4 + 2
 	slots := make([]*chunk[T], inflight)
 	for i := range slots {
 		slots[i] = &chunk[T]{}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -427,4 +428,42 @@ func TestReadNativeLineMalformedAnswer(t *testing.T) {
 	_, _, taskMS, _, err = readNativeLine([]byte(`{"request_id":"a","answer":["x"],"task_ms":null}`))
 	require.NoError(t, err)
 	assert.True(t, math.IsNaN(taskMS), "null task_ms is no value")
+}
+
+// TestStringEndEscapes checks stringEnd, whose escaped path jumps 8 bytes
+// at a time, against a byte-by-byte walk: strings of every length up to
+// 200 bytes with escapes at every offset, terminated or not.
+func TestStringEndEscapes(t *testing.T) {
+	walk := func(b []byte) int { // the index past the closing quote, or -1
+		for j := 1; j < len(b); j++ {
+			switch b[j] {
+			case '\\':
+				j++
+			case '"':
+				return j + 1
+			}
+		}
+		return -1
+	}
+	pieces := []string{`a`, `\"`, `\\`, `\n`, `xyzxyzx`, `\u00e9`}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for n := range 2000 {
+		var b []byte
+		b = append(b, '"')
+		for len(b) < n%200 {
+			b = append(b, pieces[rng.IntN(len(pieces))]...)
+		}
+		if n%7 != 0 {
+			b = append(b, '"')
+		}
+		b = append(b, `,"k":1}`[:rng.IntN(8)]...)
+		want := walk(b)
+		got, err := stringEnd(b, 0)
+		if want < 0 {
+			assert.Error(t, err, "%q", b)
+			continue
+		}
+		require.NoError(t, err, "%q", b)
+		assert.Equal(t, want, got, "%q", b)
+	}
 }
