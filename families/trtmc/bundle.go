@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // BundleOptions locate or build one profile's bundle.

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // The line readers below accept and reject what encoding/json accepts and

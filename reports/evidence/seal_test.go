@@ -206,7 +206,7 @@ func TestShellQuote(t *testing.T) {
 // BenchmarkBlockSum compares the seal's block digests in one run, one
 // 1 MiB block at a time as the join hashes them (docs/performance.md):
 //
-//	go test -run '^$' -bench BlockSum -count 10 -cpu 1 ./qual/evidence/ | benchstat -
+//	go test -run '^$' -bench BlockSum -count 10 -cpu 1 ./reports/evidence/ | benchstat -
 func BenchmarkBlockSum(b *testing.B) {
 	block := bytes.Repeat([]byte(`{"metadata":{"x_request_id":"16e4ecbf-9b70-45ae-814c-8a96497644ed"},"payload":"iVBORw0KGgo"}`+"\n"), DigestBlock/100)
 	for _, algo := range []string{AlgoBLAKE3Tree, AlgoSHA256Tree} {

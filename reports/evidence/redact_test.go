@@ -168,7 +168,7 @@ func TestRedactorStreamAgreesWithBytes(t *testing.T) {
 
 // BenchmarkRedactFile measures redaction of a 32 MiB export holding no
 // secret (the common case: one scanning pass) against copying it, with
-// three secrets configured: go test -bench RedactFile ./qual/evidence.
+// three secrets configured: go test -bench RedactFile ./reports/evidence.
 func BenchmarkRedactFile(b *testing.B) {
 	dir := b.TempDir()
 	data := bytes.Repeat([]byte(`{"request_id":"0b9e","payload":"iVBORw0KGgoAAAANSUhEUgAAAGAAAABACAIAAAAl","status":200}`+"\n"), 32<<20/90)
