@@ -53,8 +53,8 @@ var mayImport = map[string][]string{
 		"inventory", "families", "reports"},
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"qual/streamjoin/synth":                    {"reports/evidence", "reports"},
-	"qual/streamjoin/cmd/gen-aiperf-artifacts": {"qual/streamjoin/synth"},
+	"scripts/benchtools/synth":                {"reports/evidence", "reports"},
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},
 
 	"cmd/trtmc-refserver": {"families/ref/..."},
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...",

@@ -10,7 +10,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin/synth"
+	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 // Benchmarks of the parse-and-join hot paths, on a synthetic checkpoint

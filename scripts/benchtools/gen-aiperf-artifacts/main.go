@@ -2,7 +2,7 @@
 // records and raw export with base64 image payloads, server records,
 // native answers, the dataset) for the benchmark of `trtmc-qual report
 // --rejudge`; with -seal, a whole sealed evidence directory. See
-// qual/streamjoin/synth.
+// scripts/benchtools/synth.
 //
 //	gen-aiperf-artifacts -n 1000000 -out /tmp/bench/out/bench/synth -seal bench/synth
 package main
@@ -13,7 +13,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin/synth"
+	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 func main() {
