@@ -11,14 +11,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
-
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // SmokeFunc runs a smoke qualification of one group and says whether it
@@ -40,7 +40,7 @@ type ciOptions struct {
 	Inventory   []string
 	Families    string
 	Now         func() time.Time
-	NewGit      func(repo string) specs.Git
+	NewGit      func(repo string) gitread.Repo
 	// Smoke qualifies a group for --smoke; nil means this build cannot, and
 	// --smoke is then a setup error.
 	Smoke SmokeFunc

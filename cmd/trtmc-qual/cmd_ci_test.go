@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 type junitDoc struct {
@@ -234,7 +234,7 @@ func TestRunCISteps(t *testing.T) {
 	})
 	t.Run("no git", func(t *testing.T) {
 		opts := base()
-		opts.NewGit = func(repo string) specs.Git { return specs.GitCLI{Repo: repo, Bin: filepath.Join(t.TempDir(), "git")} }
+		opts.NewGit = func(repo string) gitread.Repo { return gitread.CLI{Repo: repo, Bin: filepath.Join(t.TempDir(), "git")} }
 		code, st := states(t, opts)
 		assert.Equal(t, exitSetup, code)
 		assert.True(t, strings.HasPrefix(st["reconcile-detection"], "error(setup-error): "), st["reconcile-detection"])

@@ -6,6 +6,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -17,7 +18,7 @@ type inventoryDriftOptions struct {
 	Groups     []string
 	Format     string
 	SpecGroups string
-	NewGit     func(repo string) specs.Git
+	NewGit     func(repo string) gitread.Repo
 }
 
 func newInventoryDriftCmd(f *factory, runF func(*inventoryDriftOptions) error) *cobra.Command {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -22,7 +23,7 @@ type inventoryReconcileOptions struct {
 	// SpecGroups is the spec-groups file ("" = the built-in mapping).
 	SpecGroups string
 	// NewGit opens the TRTMC repository; tests may replace it.
-	NewGit func(repo string) specs.Git
+	NewGit func(repo string) gitread.Repo
 }
 
 func newInventoryReconcileCmd(f *factory, runF func(*inventoryReconcileOptions) error) *cobra.Command {
@@ -177,7 +178,7 @@ func reportProposal(io *IOStreams, p *specs.Proposal) {
 
 // --- shared by reconcile, drift and ci ------------------------------------
 
-func gitCLI(repo string) specs.Git { return specs.GitCLI{Repo: repo} }
+func gitCLI(repo string) gitread.Repo { return gitread.CLI{Repo: repo} }
 
 // addSpecGroupsFlag adds --spec-groups, bound to the spec_groups config key.
 func addSpecGroupsFlag(cmd *cobra.Command) {
@@ -192,9 +193,9 @@ func specsError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, specs.ErrGitUnavailable):
+	case errors.Is(err, gitread.ErrGitUnavailable):
 		return withCode(exitSetup, err)
-	case errors.Is(err, specs.ErrUnknownRef), errors.Is(err, specs.ErrNotRepository), errors.Is(err, specs.ErrUnknownGroup),
+	case errors.Is(err, gitread.ErrUnknownRef), errors.Is(err, gitread.ErrNotRepository), errors.Is(err, specs.ErrUnknownGroup),
 		errors.Is(err, specs.ErrNotTRTMC):
 		return withCode(exitUsage, err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 // specsFixture is a throwaway TRTMC-layout git repository (main = the base
@@ -234,9 +235,9 @@ func TestInventoryReconcileWrite(t *testing.T) {
 }
 
 func TestSpecsErrorCodes(t *testing.T) {
-	assert.Equal(t, exitSetup, codeFor(specsError(specs.ErrGitUnavailable)))
+	assert.Equal(t, exitSetup, codeFor(specsError(gitread.ErrGitUnavailable)))
 	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrNotTRTMC)))
-	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrUnknownRef)))
+	assert.Equal(t, exitUsage, codeFor(specsError(gitread.ErrUnknownRef)))
 	assert.Equal(t, exitHarness, codeFor(specsError(os.ErrClosed)))
 	assert.NoError(t, specsError(nil))
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -32,7 +33,7 @@ type BundleOptions struct {
 	Ref    string
 	Python string
 	Specs  *specs.Config
-	Git    specs.Git
+	Git    gitread.Repo
 	Env    []string
 	Runner proc.Runner
 	Stdout io.Writer

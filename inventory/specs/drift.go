@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 // DriftSchema names the JSON document `inventory drift` prints.
@@ -178,7 +180,7 @@ func statusWord(s string) string {
 // maxKeyChanges bounds how many key changes a summary spells out.
 const maxKeyChanges = 6
 
-func summarize(ch FileChange, before, after map[string][]byte) string {
+func summarize(ch gitread.FileChange, before, after map[string][]byte) string {
 	lines := ""
 	switch {
 	case ch.Added < 0 || ch.Deleted < 0:

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 func TestDrift(t *testing.T) {
@@ -102,7 +104,7 @@ func TestDriftAllGroupsAndUnknownGroup(t *testing.T) {
 	_, err = Drift(ctx, repo.source(t), "main", "feature", []string{"audio"})
 	assert.ErrorIs(t, err, ErrUnknownGroup)
 	_, err = Drift(ctx, repo.source(t), "main", "nope", []string{"vlm"})
-	assert.ErrorIs(t, err, ErrUnknownRef)
+	assert.ErrorIs(t, err, gitread.ErrUnknownRef)
 }
 
 func TestDriftOutputsGolden(t *testing.T) {

@@ -14,6 +14,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 var update = flag.Bool("update", false, "rewrite golden files under testdata/golden")
@@ -146,7 +148,7 @@ func buildFixtureRepo(t testing.TB, dir string) fixtureRepo {
 
 func (r fixtureRepo) source(t *testing.T) Source {
 	t.Helper()
-	return Source{Git: GitCLI{Repo: r.Dir}, Config: DefaultConfig(), Repo: "fixture"}
+	return Source{Git: gitread.CLI{Repo: r.Dir}, Config: DefaultConfig(), Repo: "fixture"}
 }
 
 func (r fixtureRepo) snapshot(t *testing.T, ref string) *Snapshot {

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 // realCommit is the public NVIDIA/TensorRT-Model-Connect main commit that
@@ -23,7 +25,7 @@ func TestRealTRTMC(t *testing.T) {
 		t.Skip("set TRTMC_REPO to a clone of NVIDIA/TensorRT-Model-Connect to run this test")
 	}
 	cfg := DefaultConfig()
-	src := Source{Git: GitCLI{Repo: repo}, Config: cfg, Repo: "NVIDIA/TensorRT-Model-Connect"}
+	src := Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: "NVIDIA/TensorRT-Model-Connect"}
 	snap, err := src.Read(context.Background(), realCommit)
 	require.NoError(t, err)
 	assert.Empty(t, snap.Problems, "every manifest is listed and well-formed at this commit")

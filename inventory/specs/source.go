@@ -4,17 +4,23 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"path"
 	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
+
+// ErrNotTRTMC: the commit has no models root (tests/e2e/models).
+var ErrNotTRTMC = errors.New("not a TRTMC checkout")
 
 // Source reads TRTMC model specs from a git repository at a ref.
 type Source struct {
-	Git    Git
+	Git    gitread.Repo
 	Config *Config
 	// Repo is recorded in snapshots (the --repo path).
 	Repo string

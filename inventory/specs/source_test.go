@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
@@ -98,15 +100,15 @@ func TestSourceErrors(t *testing.T) {
 	ctx := context.Background()
 	tests := []struct {
 		name string
-		git  GitCLI
+		git  gitread.CLI
 		ref  string
 		want error
 	}{
-		{"unknown ref", GitCLI{Repo: repo.Dir}, "no-such-branch", ErrUnknownRef},
-		{"option-like ref", GitCLI{Repo: repo.Dir}, "--all", ErrUnknownRef},
-		{"not a repository", GitCLI{Repo: t.TempDir()}, "main", ErrNotRepository},
-		{"missing directory", GitCLI{Repo: filepath.Join(t.TempDir(), "nope")}, "main", ErrNotRepository},
-		{"no git", GitCLI{Repo: repo.Dir, Bin: filepath.Join(t.TempDir(), "git")}, "main", ErrGitUnavailable},
+		{"unknown ref", gitread.CLI{Repo: repo.Dir}, "no-such-branch", gitread.ErrUnknownRef},
+		{"option-like ref", gitread.CLI{Repo: repo.Dir}, "--all", gitread.ErrUnknownRef},
+		{"not a repository", gitread.CLI{Repo: t.TempDir()}, "main", gitread.ErrNotRepository},
+		{"missing directory", gitread.CLI{Repo: filepath.Join(t.TempDir(), "nope")}, "main", gitread.ErrNotRepository},
+		{"no git", gitread.CLI{Repo: repo.Dir, Bin: filepath.Join(t.TempDir(), "git")}, "main", gitread.ErrGitUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -118,20 +120,20 @@ func TestSourceErrors(t *testing.T) {
 	t.Run("not a TRTMC checkout", func(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.ModelsRoot = "no/such/root"
-		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: cfg}.Read(ctx, "main")
+		_, err := Source{Git: gitread.CLI{Repo: repo.Dir}, Config: cfg}.Read(ctx, "main")
 		assert.ErrorIs(t, err, ErrNotTRTMC)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: DefaultConfig()}.Read(cctx, "main")
+		_, err := Source{Git: gitread.CLI{Repo: repo.Dir}, Config: DefaultConfig()}.Read(cctx, "main")
 		assert.ErrorIs(t, err, context.Canceled)
 	})
 }
 
 func TestGitReadFilesAndDiff(t *testing.T) {
 	repo := newFixtureRepo(t)
-	g := GitCLI{Repo: repo.Dir}
+	g := gitread.CLI{Repo: repo.Dir}
 	ctx := context.Background()
 	files, err := g.ReadFiles(ctx, repo.Base, []string{
 		"tests/e2e/models/vislm/MODEL.toml", "tests/e2e/models/nope.json", "tests/e2e/models/vislm"})
@@ -142,7 +144,7 @@ func TestGitReadFilesAndDiff(t *testing.T) {
 
 	changes, err := g.Diff(ctx, repo.Base, repo.Head, []string{"tests/e2e/models/vislm/"})
 	require.NoError(t, err)
-	assert.Contains(t, changes, FileChange{Path: "tests/e2e/models/vislm/data/img2.png", Status: "A", Added: -1, Deleted: -1})
-	assert.Contains(t, changes, FileChange{Path: "tests/e2e/models/vislm/manifests/alpha-vl-2b.json", Status: "M", Added: 2, Deleted: 2})
+	assert.Contains(t, changes, gitread.FileChange{Path: "tests/e2e/models/vislm/data/img2.png", Status: "A", Added: -1, Deleted: -1})
+	assert.Contains(t, changes, gitread.FileChange{Path: "tests/e2e/models/vislm/manifests/alpha-vl-2b.json", Status: "M", Added: 2, Deleted: 2})
 	assert.Len(t, changes, 6)
 }

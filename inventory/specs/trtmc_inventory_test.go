@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 // vlmSpec is the part of a TRTMC vlm manifest at e9132e79 that reconcile
@@ -95,7 +96,7 @@ func TestShippedTRTMCInventoryReconciles(t *testing.T) {
 	runGit(t, dir, "add", ".")
 	runGit(t, dir, "commit", "-q", "-m", "vlm specs as at e9132e7")
 	cfg := DefaultConfig()
-	src := Source{Git: GitCLI{Repo: dir}, Config: cfg, Repo: "TensorRT-Model-Connect"}
+	src := Source{Git: gitread.CLI{Repo: dir}, Config: cfg, Repo: "TensorRT-Model-Connect"}
 	snap, err := src.Read(context.Background(), "main")
 	require.NoError(t, err)
 	require.Empty(t, snap.Problems)

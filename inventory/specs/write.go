@@ -10,11 +10,10 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
-
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Proposal is what --write did with the missing profiles.

@@ -1,4 +1,6 @@
-package specs
+// Package gitread reads a repository at a commit through the git command
+// line: nothing here looks at a work tree.
+package gitread
 
 import (
 	"bufio"
@@ -13,10 +15,10 @@ import (
 	"strings"
 )
 
-// Git is the read-only view of a repository that the spec source needs.
+// Repo is the read-only view of a repository that the spec source needs.
 // Every read names a commit: nothing here looks at a work tree, so local
 // edits in a checkout never leak into a reconcile or a drift check.
-type Git interface {
+type Repo interface {
 	// Commit resolves a ref (branch, tag, sha, HEAD~1...) to a full commit sha.
 	Commit(ctx context.Context, ref string) (string, error)
 	// ListFiles lists the files under dir (repository-relative, "/"-separated)
@@ -39,24 +41,24 @@ type FileChange struct {
 	Deleted int `json:"deleted"`
 }
 
-// GitCLI runs the git command line against a repository: a work tree or a
+// CLI runs the git command line against a repository: a work tree or a
 // bare repository (both work with `git -C`).
-type GitCLI struct {
+type CLI struct {
 	// Repo is the repository path given to `git -C`.
 	Repo string
 	// Bin is the git executable; "git" when empty.
 	Bin string
 }
 
-// GitError is a failed git command with its arguments and stderr.
-type GitError struct {
+// Error is a failed git command with its arguments and stderr.
+type Error struct {
 	Args     []string
 	ExitCode int
 	Stderr   string
 	Err      error
 }
 
-func (e *GitError) Error() string {
+func (e *Error) Error() string {
 	msg := strings.TrimSpace(e.Stderr)
 	if msg == "" && e.Err != nil {
 		msg = e.Err.Error()
@@ -64,7 +66,7 @@ func (e *GitError) Error() string {
 	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
 }
 
-func (e *GitError) Unwrap() error { return e.Err }
+func (e *Error) Unwrap() error { return e.Err }
 
 // Errors a caller may want to tell apart (usage, not a bug).
 var (
@@ -74,11 +76,9 @@ var (
 	ErrUnknownRef = errors.New("unknown ref")
 	// ErrGitUnavailable: the git executable cannot be run.
 	ErrGitUnavailable = errors.New("git is not available")
-	// ErrNotTRTMC: the commit has no models root (tests/e2e/models).
-	ErrNotTRTMC = errors.New("not a TRTMC checkout")
 )
 
-func (g GitCLI) bin() string {
+func (g CLI) bin() string {
 	if g.Bin == "" {
 		return "git"
 	}
@@ -86,7 +86,7 @@ func (g GitCLI) bin() string {
 }
 
 // run executes git with args and returns its stdout.
-func (g GitCLI) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
+func (g CLI) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
 	full := append([]string{"-C", g.Repo, "--no-pager", "-c", "core.quotepath=off"}, args...)
 	cmd := exec.CommandContext(ctx, g.bin(), full...)
 	// A fixed locale keeps git's messages stable; no prompts, no system or
@@ -101,7 +101,7 @@ func (g GitCLI) run(ctx context.Context, stdin io.Reader, args ...string) ([]byt
 	if ctx.Err() != nil {
 		return nil, ctx.Err()
 	}
-	ge := &GitError{Args: args, Stderr: stderr.String(), Err: err}
+	ge := &Error{Args: args, Stderr: stderr.String(), Err: err}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		ge.ExitCode = ee.ExitCode()
@@ -114,14 +114,14 @@ func (g GitCLI) run(ctx context.Context, stdin io.Reader, args ...string) ([]byt
 	return nil, ge
 }
 
-// Commit implements Git.
-func (g GitCLI) Commit(ctx context.Context, ref string) (string, error) {
+// Commit implements Repo.
+func (g CLI) Commit(ctx context.Context, ref string) (string, error) {
 	if ref == "" || strings.HasPrefix(ref, "-") {
 		return "", fmt.Errorf("%w %q", ErrUnknownRef, ref)
 	}
 	out, err := g.run(ctx, nil, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
 	if err != nil {
-		var ge *GitError
+		var ge *Error
 		if errors.As(err, &ge) && !errors.Is(err, ErrNotRepository) && !errors.Is(err, ErrGitUnavailable) {
 			return "", fmt.Errorf("%w %q in %s", ErrUnknownRef, ref, g.Repo)
 		}
@@ -130,8 +130,8 @@ func (g GitCLI) Commit(ctx context.Context, ref string) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// ListFiles implements Git.
-func (g GitCLI) ListFiles(ctx context.Context, commit, dir string) ([]string, error) {
+// ListFiles implements Repo.
+func (g CLI) ListFiles(ctx context.Context, commit, dir string) ([]string, error) {
 	args := []string{"ls-tree", "-r", "-z", "--name-only", "--full-tree", commit}
 	if dir != "" {
 		args = append(args, "--", literal(strings.TrimSuffix(dir, "/")))
@@ -143,8 +143,8 @@ func (g GitCLI) ListFiles(ctx context.Context, commit, dir string) ([]string, er
 	return splitZ(out), nil
 }
 
-// ReadFiles implements Git with one `git cat-file --batch` process.
-func (g GitCLI) ReadFiles(ctx context.Context, commit string, paths []string) (map[string][]byte, error) {
+// ReadFiles implements Repo with one `git cat-file --batch` process.
+func (g CLI) ReadFiles(ctx context.Context, commit string, paths []string) (map[string][]byte, error) {
 	files := map[string][]byte{}
 	if len(paths) == 0 {
 		return files, nil
@@ -194,9 +194,9 @@ func (g GitCLI) ReadFiles(ctx context.Context, commit string, paths []string) (m
 	return files, nil
 }
 
-// Diff implements Git. Renames are not detected: a renamed manifest is a
+// Diff implements Repo. Renames are not detected: a renamed manifest is a
 // deleted one and an added one, which is what a reviewer needs to see.
-func (g GitCLI) Diff(ctx context.Context, base, head string, paths []string) ([]FileChange, error) {
+func (g CLI) Diff(ctx context.Context, base, head string, paths []string) ([]FileChange, error) {
 	if len(paths) == 0 {
 		return nil, nil
 	}
