@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/internal/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 // Evidence roots written by testdata/gen_evidence.py.

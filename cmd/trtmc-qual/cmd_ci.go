@@ -15,6 +15,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
+	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -126,8 +129,8 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 	if now == nil {
 		now = time.Now
 	}
-	job := &specs.Job{Name: "trtmc-qual ci", Repo: opts.Repo, Base: opts.Base, Head: opts.Head, Started: now()}
-	add := func(s specs.Step, start time.Time) {
+	job := &ci.Job{Name: "trtmc-qual ci", Repo: opts.Repo, Base: opts.Base, Head: opts.Head, Started: now()}
+	add := func(s ci.Step, start time.Time) {
 		s.Duration = now().Sub(start)
 		job.Steps = append(job.Steps, s)
 		msg := s.Message
@@ -153,30 +156,30 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 	var inv *inventory.Inventory
 	invOK := false
 	{
-		s := specs.Step{Name: "validate-inventory"}
+		s := ci.Step{Name: "validate-inventory"}
 		var probs inventory.Problems
 		switch {
 		case len(opts.Inventory) == 0:
-			s.Status, s.Code, s.Message = specs.StepError, int(exitUsage), "no inventory: pass --inventory FILE or set inventory in the config file"
+			s.Status, s.Code, s.Message = ci.StepError, int(exitUsage), "no inventory: pass --inventory FILE or set inventory in the config file"
 		default:
 			var err error
 			inv, err = inventory.Load(opts.Inventory, known)
 			switch {
 			case errors.As(err, &probs):
-				s.Status, s.Code = specs.StepError, int(exitUsage)
+				s.Status, s.Code = ci.StepError, int(exitUsage)
 				s.Message = fmt.Sprintf("%d problem(s), first: %s", len(probs), probs[0].String())
 				s.Output = probs.Error()
 				s.Markdown = "```\n" + probs.Error() + "\n```\n"
 			case err != nil:
 				inv = nil
-				s.Status, s.Code, s.Message = specs.StepError, int(exitUsage), err.Error()
+				s.Status, s.Code, s.Message = ci.StepError, int(exitUsage), err.Error()
 			default:
 				invOK = true
 				n := len(inv.Profiles())
-				s.Status, s.Message = specs.StepPassed, fmt.Sprintf("%d group(s), %d profile(s) in %s", len(inv.Groups), n, strings.Join(opts.Inventory, ", "))
+				s.Status, s.Message = ci.StepPassed, fmt.Sprintf("%d group(s), %d profile(s) in %s", len(inv.Groups), n, strings.Join(opts.Inventory, ", "))
 			}
 		}
-		if famErr != nil && s.Status == specs.StepPassed {
+		if famErr != nil && s.Status == ci.StepPassed {
 			// Known-family checks could not run.
 			s.Message += " (family names unchecked: the family configuration failed)"
 		}
@@ -184,11 +187,11 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 	}
 	start = now()
 	{
-		s := specs.Step{Name: "validate-families"}
+		s := ci.Step{Name: "validate-families"}
 		if famErr != nil {
-			s.Status, s.Code, s.Message, s.Output = specs.StepError, int(exitUsage), firstLine(famErr.Error()), famErr.Error()
+			s.Status, s.Code, s.Message, s.Output = ci.StepError, int(exitUsage), firstLine(famErr.Error()), famErr.Error()
 		} else {
-			s.Status, s.Message = specs.StepPassed, fmt.Sprintf("%d family(ies) in %s", len(fams.Names()), opts.Families)
+			s.Status, s.Message = ci.StepPassed, fmt.Sprintf("%d family(ies) in %s", len(fams.Names()), opts.Families)
 		}
 		add(s, start)
 	}
@@ -211,8 +214,8 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 	groups, groupErr := ciGroups(opts, cfg, inv)
 
 	// stepError turns an error into an error step with its exit status.
-	stepError := func(name string, err error) specs.Step {
-		s := specs.Step{Name: name, Status: specs.StepError, Message: firstLine(err.Error()), Output: err.Error()}
+	stepError := func(name string, err error) ci.Step {
+		s := ci.Step{Name: name, Status: ci.StepError, Message: firstLine(err.Error()), Output: err.Error()}
 		s.Code = int(codeFor(err))
 		var ce *specs.ConfigError
 		if errors.As(err, &ce) {
@@ -236,12 +239,12 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		case baseErr != nil:
 			add(stepError(name, specsError(baseErr)), start)
 		case !invOK:
-			add(specs.Step{Name: name, Status: specs.StepSkipped, Message: "the inventory is invalid (see validate-inventory)"}, start)
+			add(ci.Step{Name: name, Status: ci.StepSkipped, Message: "the inventory is invalid (see validate-inventory)"}, start)
 		default:
-			r := specs.Reconcile(cfg, baseSnap, inv, g)
-			s := specs.Step{Name: name, Status: specs.StepPassed, Message: r.Line()}
+			r := reconcile.Reconcile(cfg, baseSnap, inv, g)
+			s := ci.Step{Name: name, Status: ci.StepPassed, Message: r.Line()}
 			if r.Summary.NeedAction > 0 {
-				s.Status, s.Code = specs.StepFailed, int(exitFailed)
+				s.Status, s.Code = ci.StepFailed, int(exitFailed)
 			}
 			var b strings.Builder
 			for _, row := range r.NeedsAction() {
@@ -265,14 +268,14 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 			add(stepError(name, cfgErr), start)
 			continue
 		}
-		r, err := specs.Drift(ctx, src, opts.Base, opts.Head, []string{g})
+		r, err := drift.Drift(ctx, src, opts.Base, opts.Head, []string{g})
 		if err != nil {
 			add(stepError(name, specsError(err)), start)
 			continue
 		}
-		s := specs.Step{Name: name, Status: specs.StepPassed, Message: r.Line()}
+		s := ci.Step{Name: name, Status: ci.StepPassed, Message: r.Line()}
 		if len(r.Changes) > 0 {
-			s.Status, s.Code = specs.StepFailed, int(exitFailed)
+			s.Status, s.Code = ci.StepFailed, int(exitFailed)
 		}
 		var b strings.Builder
 		for _, c := range r.Changes {
@@ -296,7 +299,7 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 			break
 		}
 		if !opts.RunSmoke {
-			add(specs.Step{Name: name, Status: specs.StepSkipped, Message: "not asked (--smoke)"}, start)
+			add(ci.Step{Name: name, Status: ci.StepSkipped, Message: "not asked (--smoke)"}, start)
 			continue
 		}
 		passed, summary, err := opts.Smoke(ctx, g)
@@ -305,9 +308,9 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		case err != nil:
 			add(stepError(name, err), start)
 		case !passed:
-			add(specs.Step{Name: name, Status: specs.StepFailed, Code: int(exitFailed), Message: summary, Output: summary}, start)
+			add(ci.Step{Name: name, Status: ci.StepFailed, Code: int(exitFailed), Message: summary, Output: summary}, start)
 		default:
-			add(specs.Step{Name: name, Status: specs.StepPassed, Message: summary}, start)
+			add(ci.Step{Name: name, Status: ci.StepPassed, Message: summary}, start)
 		}
 	}
 

@@ -1,3 +1,9 @@
+// Package specs reads the TRTMC model specs at a commit (source.go: the
+// models root, MODEL.toml and manifest parsing), the
+// spec-groups configuration (config.go) and the classification of manifests
+// into normal, variant and partial profiles (classify.go). Git access is in
+// gitread; reconcile, drift, write-back and the ci job are packages of their
+// own under inventory/.
 package specs
 
 import (
@@ -6,7 +12,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -165,10 +173,10 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 	snap := &Snapshot{Repo: s.Repo, Ref: ref, Commit: commit, Root: root}
 	files, err := s.Git.ListFiles(ctx, commit, root)
 	if err != nil {
-		return nil, fmt.Errorf("list %s at %s: %w", root, short(commit), err)
+		return nil, fmt.Errorf("list %s at %s: %w", root, ShortSHA(commit), err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %s has no %s/ at %s (%s)", ErrNotTRTMC, s.Repo, root, ref, short(commit))
+		return nil, fmt.Errorf("%w: %s has no %s/ at %s (%s)", ErrNotTRTMC, s.Repo, root, ref, ShortSHA(commit))
 	}
 	type famFiles struct {
 		toml      string
@@ -210,7 +218,7 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 	}
 	tomlData, err := s.Git.ReadFiles(ctx, commit, tomls)
 	if err != nil {
-		return nil, fmt.Errorf("read MODEL.toml files at %s: %w", short(commit), err)
+		return nil, fmt.Errorf("read MODEL.toml files at %s: %w", ShortSHA(commit), err)
 	}
 
 	type listing struct {
@@ -255,7 +263,7 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 	}
 	data, err := s.Git.ReadFiles(ctx, commit, want)
 	if err != nil {
-		return nil, fmt.Errorf("read manifests at %s: %w", short(commit), err)
+		return nil, fmt.Errorf("read manifests at %s: %w", ShortSHA(commit), err)
 	}
 
 	for _, d := range dirs {
@@ -270,14 +278,14 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 			}
 			raw, ok := data[p]
 			if !ok {
-				msg := fmt.Sprintf("listed in %s but absent at %s", ff.toml, short(commit))
+				msg := fmt.Sprintf("listed in %s but absent at %s", ff.toml, ShortSHA(commit))
 				if ff.all[p] {
 					msg = fmt.Sprintf("listed in %s but not a regular file", ff.toml)
 				}
 				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMissingFile, Path: p, Dir: d, Message: msg})
 				continue
 			}
-			m, perr := parseManifest(p, d, raw)
+			m, perr := ParseManifest(p, d, raw)
 			if perr != "" {
 				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMalformedJSON, Path: p, Dir: d, Message: perr})
 				continue
@@ -323,14 +331,14 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 				strategies[m.TaskStrategy] = true
 			}
 		}
-		f.TaskStrategies = sortedSet(strategies)
+		f.TaskStrategies = slices.Sorted(maps.Keys(strategies))
 		groups := map[string]bool{}
 		for ts := range strategies {
 			if g := cfg.GroupOf(ts); g != "" {
 				groups[g] = true
 			}
 		}
-		f.Groups = sortedSet(groups)
+		f.Groups = slices.Sorted(maps.Keys(groups))
 	}
 	manByPath := map[string]*Manifest{}
 	for _, m := range snap.Manifests {
@@ -404,7 +412,7 @@ func (s *Snapshot) FamiliesOf(group string) []string {
 func parseModelTOML(data []byte, fam *Family) ([]string, string) {
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
-		return nil, "malformed TOML: " + oneLine(err.Error())
+		return nil, "malformed TOML: " + OneLine(err.Error())
 	}
 	fam.ID, _ = doc["id"].(string)
 	fam.Plugin, _ = doc["plugin"].(string)
@@ -434,14 +442,14 @@ func parseModelTOML(data []byte, fam *Family) ([]string, string) {
 	return out, ""
 }
 
-// parseManifest decodes a manifest. A non-empty second result means the
+// ParseManifest decodes a manifest. A non-empty second result means the
 // file is not a JSON object at all; field problems go to m.Problems.
-func parseManifest(p, dir string, data []byte) (*Manifest, string) {
+func ParseManifest(p, dir string, data []byte) (*Manifest, string) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		return nil, "malformed JSON: " + oneLine(err.Error())
+		return nil, "malformed JSON: " + OneLine(err.Error())
 	}
 	if raw == nil {
 		return nil, "malformed JSON: not an object"
@@ -493,10 +501,10 @@ func parseManifest(p, dir string, data []byte) (*Manifest, string) {
 			if f, ok := x["format"].(string); ok {
 				m.Quantization = f
 			} else {
-				m.Quantization = compactJSON(x)
+				m.Quantization = CompactJSON(x)
 			}
 		default:
-			m.Quantization = compactJSON(x)
+			m.Quantization = CompactJSON(x)
 		}
 	}
 	if ba, ok := raw["build_args"]; ok && ba != nil {
@@ -571,30 +579,4 @@ func intOf(v any) int {
 		return x
 	}
 	return 0
-}
-
-func compactJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func sortedSet(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

@@ -1,4 +1,4 @@
-package specs
+package reconcile
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
@@ -24,8 +25,8 @@ func TestRealTRTMC(t *testing.T) {
 	if repo == "" {
 		t.Skip("set TRTMC_REPO to a clone of NVIDIA/TensorRT-Model-Connect to run this test")
 	}
-	cfg := DefaultConfig()
-	src := Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: "NVIDIA/TensorRT-Model-Connect"}
+	cfg := specs.DefaultConfig()
+	src := specs.Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: "NVIDIA/TensorRT-Model-Connect"}
 	snap, err := src.Read(context.Background(), realCommit)
 	require.NoError(t, err)
 	assert.Empty(t, snap.Problems, "every manifest is listed and well-formed at this commit")

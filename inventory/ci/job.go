@@ -1,4 +1,7 @@
-package specs
+// Package ci is the premerge job of a qualification pull request (`trtmc-qual
+// ci`): its named steps, their exit codes, and the job as JUnit XML and as a
+// Markdown summary.
+package ci
 
 import (
 	"fmt"
@@ -6,7 +9,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 )
 
 // Step outcomes of a CI job.
@@ -138,9 +143,9 @@ func (j *Job) Markdown(w io.Writer) error {
 	}
 	rows := make([][]string, 0, len(j.Steps))
 	for _, s := range j.Steps {
-		rows = append(rows, []string{code(s.Name), statusMark[s.Status], s.Message})
+		rows = append(rows, []string{markdown.Code(s.Name), statusMark[s.Status], s.Message})
 	}
-	if err := mdTable(w, []string{"step", "result", "summary"}, rows); err != nil {
+	if err := markdown.Table(w, []string{"step", "result", "summary"}, rows); err != nil {
 		return err
 	}
 	for _, s := range j.Steps {
@@ -174,7 +179,7 @@ func codeVerdict(code int) string {
 
 func code2(ref, commit string) string {
 	if commit == "" {
-		return code(ref)
+		return markdown.Code(ref)
 	}
-	return fmt.Sprintf("%s @ %s", code(ref), code(short(commit)))
+	return fmt.Sprintf("%s @ %s", markdown.Code(ref), markdown.Code(specs.ShortSHA(commit)))
 }

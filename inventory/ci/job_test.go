@@ -1,13 +1,15 @@
-package specs
+package ci
 
 import (
 	"bytes"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
@@ -41,7 +43,7 @@ func TestJobExitCodeAndCounts(t *testing.T) {
 func TestJobJUnitGolden(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, sampleJob().JUnit(&b))
-	golden(t, "ci-junit.xml", b.Bytes())
+	golden.AssertFile(t, filepath.Join("testdata", "golden", "ci-junit.xml"), b.Bytes())
 
 	// It is well-formed XML with one test case per step.
 	doc, err := junit.Read(b.Bytes())
@@ -57,5 +59,5 @@ func TestJobJUnitGolden(t *testing.T) {
 func TestJobMarkdownGolden(t *testing.T) {
 	var b bytes.Buffer
 	require.NoError(t, sampleJob().Markdown(&b))
-	golden(t, "ci-summary.md", b.Bytes())
+	golden.AssertFile(t, filepath.Join("testdata", "golden", "ci-summary.md"), b.Bytes())
 }

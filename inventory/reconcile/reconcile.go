@@ -1,4 +1,7 @@
-package specs
+// Package reconcile compares an inventory group with the specs at a commit
+// (`trtmc-qual inventory reconcile`, the ci reconcile step) and writes the
+// missing profiles back into the inventory (write.go).
+package reconcile
 
 import (
 	"fmt"
@@ -7,10 +10,11 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 )
 
-// ReconcileSchema names the JSON document `inventory reconcile` prints.
-const ReconcileSchema = "trtmc-qual/reconcile/v1"
+// Schema names the JSON document `inventory reconcile` prints.
+const Schema = "trtmc-qual/reconcile/v1"
 
 // Row states.
 const (
@@ -61,7 +65,7 @@ type FieldDiff struct {
 }
 
 func (d FieldDiff) String() string {
-	return fmt.Sprintf("%s: inventory %s, spec %s", d.Field, orDash(d.Inventory), orDash(d.Spec))
+	return fmt.Sprintf("%s: inventory %s, spec %s", d.Field, specs.OrDash(d.Inventory), specs.OrDash(d.Spec))
 }
 
 // Report is the outcome of reconciling one group of the inventory against
@@ -73,12 +77,12 @@ type Report struct {
 	Ref    string `json:"ref"`
 	Commit string `json:"commit"`
 	// TaskStrategies that define the group (from the spec-groups file).
-	TaskStrategies []string   `json:"task_strategies"`
-	Families       []string   `json:"families"`
-	Rows           []Row      `json:"rows"`
-	Problems       []*Problem `json:"problems"`
-	Gaps           []Gap      `json:"gaps"`
-	Summary        Summary    `json:"summary"`
+	TaskStrategies []string         `json:"task_strategies"`
+	Families       []string         `json:"families"`
+	Rows           []Row            `json:"rows"`
+	Problems       []*specs.Problem `json:"problems"`
+	Gaps           []specs.Gap      `json:"gaps"`
+	Summary        Summary          `json:"summary"`
 	// InventoryHasGroup is false when the inventory has no such group.
 	InventoryHasGroup bool `json:"inventory_has_group"`
 }
@@ -103,8 +107,8 @@ type Summary struct {
 
 // Reconcile compares the inventory's group with the group's specs. inv may
 // be nil or lack the group: every normal profile is then missing.
-func Reconcile(cfg *Config, snap *Snapshot, inv *inventory.Inventory, group string) *Report {
-	r := &Report{Schema: ReconcileSchema, Group: group, Repo: snap.Repo, Ref: snap.Ref, Commit: snap.Commit,
+func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory, group string) *Report {
+	r := &Report{Schema: Schema, Group: group, Repo: snap.Repo, Ref: snap.Ref, Commit: snap.Commit,
 		TaskStrategies: append([]string{}, cfg.Groups[group].TaskStrategies...),
 		Families:       snap.FamiliesOf(group), Problems: snap.ProblemsFor(group)}
 	if r.Families == nil {
@@ -123,8 +127,8 @@ func Reconcile(cfg *Config, snap *Snapshot, inv *inventory.Inventory, group stri
 			}
 		}
 	}
-	classified := Classify(cfg, snap, group)
-	r.Gaps = Gaps(classified)
+	classified := specs.Classify(cfg, snap, group)
+	r.Gaps = specs.Gaps(classified)
 	matched := map[string]bool{}
 	for _, c := range classified {
 		row := Row{Profile: c.Name, Family: c.Family, Checkpoint: c.Checkpoint, Kind: c.Class.Kind,
@@ -188,16 +192,16 @@ func Reconcile(cfg *Config, snap *Snapshot, inv *inventory.Inventory, group stri
 	}
 	// Spec files that are not manifests of the group: missing, malformed.
 	for _, pr := range r.Problems {
-		if pr.Kind == ProblemUnlisted || pr.Kind == ProblemInvalid || pr.Kind == ProblemDuplicateName {
+		if pr.Kind == specs.ProblemUnlisted || pr.Kind == specs.ProblemInvalid || pr.Kind == specs.ProblemDuplicateName {
 			continue // the manifest's own row shows it
 		}
 		name := strings.TrimSuffix(path.Base(pr.Path), ".json")
-		if pr.Kind == ProblemModelTOML {
+		if pr.Kind == specs.ProblemModelTOML {
 			name = "MODEL.toml"
 		}
 		row := Row{Profile: name, Family: pr.Dir, Kind: "-", Rule: "spec." + pr.Kind, Reason: pr.Kind,
 			State: StateInvalid, Detail: pr.Message, NeedsAction: true, Manifest: pr.Path}
-		if p := profiles[name]; p != nil && pr.Kind != ProblemModelTOML {
+		if p := profiles[name]; p != nil && pr.Kind != specs.ProblemModelTOML {
 			matched[name] = true
 			row.Inventory = p.Where("id")
 			row.Checkpoint = p.Checkpoint
@@ -205,7 +209,7 @@ func Reconcile(cfg *Config, snap *Snapshot, inv *inventory.Inventory, group stri
 		r.Rows = append(r.Rows, row)
 	}
 	// Inventory profiles no spec of the group backs.
-	others := map[string]*Manifest{}
+	others := map[string]*specs.Manifest{}
 	for _, m := range snap.Manifests {
 		if _, ok := others[m.Name]; !ok {
 			others[m.Name] = m
@@ -225,10 +229,10 @@ func Reconcile(cfg *Config, snap *Snapshot, inv *inventory.Inventory, group stri
 			if m.Group != "" {
 				row.Detail = fmt.Sprintf("its manifest is in group %s (task_strategy %s), not %s", m.Group, ts, group)
 			} else {
-				row.Detail = fmt.Sprintf("its manifest has task_strategy %s, which is in no group", orDash(ts))
+				row.Detail = fmt.Sprintf("its manifest has task_strategy %s, which is in no group", specs.OrDash(ts))
 			}
 		} else {
-			row.Detail = fmt.Sprintf("no manifest named %s at %s", p.ID, short(snap.Commit))
+			row.Detail = fmt.Sprintf("no manifest named %s at %s", p.ID, specs.ShortSHA(snap.Commit))
 		}
 		if p.Exclusion != nil {
 			row.Detail += "; excluded: " + p.Exclusion.Reason
@@ -280,7 +284,7 @@ func Reconcile(cfg *Config, snap *Snapshot, inv *inventory.Inventory, group stri
 		r.Rows = []Row{}
 	}
 	if r.Problems == nil {
-		r.Problems = []*Problem{}
+		r.Problems = []*specs.Problem{}
 	}
 	return r
 }
@@ -298,7 +302,7 @@ func kindState(kind string) string {
 // compare returns the fields on which an inventory profile and its spec
 // disagree: checkpoint, revision (when the spec pins one), precision,
 // bundle name, kind, and for variants the normal profile they belong to.
-func compare(cfg *Config, p *inventory.Profile, c *Classified) []FieldDiff {
+func compare(cfg *specs.Config, p *inventory.Profile, c *specs.Classified) []FieldDiff {
 	var diffs []FieldDiff
 	add := func(field, inv, spec string) {
 		if inv != spec {
@@ -328,7 +332,7 @@ func (r *Report) Line() string {
 	s := r.Summary
 	if len(r.Rows) == 0 {
 		return fmt.Sprintf("%s @ %s: no manifest has task strategy %s, and the inventory has no profile of the group; 0 need action",
-			r.Group, short(r.Commit), strings.Join(r.TaskStrategies, " or "))
+			r.Group, specs.ShortSHA(r.Commit), strings.Join(r.TaskStrategies, " or "))
 	}
 	var states []string
 	for _, kv := range []struct {
@@ -340,7 +344,7 @@ func (r *Report) Line() string {
 		}
 	}
 	parts := []string{fmt.Sprintf("%d normal (%s)", s.Normal, strings.Join(states, ", ")),
-		plural(s.Variants, "variant", "variants"), plural(s.Partials, "partial", "partials")}
+		specs.Plural(s.Variants, "variant", "variants"), specs.Plural(s.Partials, "partial", "partials")}
 	for _, kv := range []struct {
 		n    int
 		name string
@@ -349,18 +353,11 @@ func (r *Report) Line() string {
 			parts = append(parts, fmt.Sprintf("%d %s", kv.n, kv.name))
 		}
 	}
-	line := fmt.Sprintf("%s @ %s: %s; %d need action", r.Group, short(r.Commit), strings.Join(parts, ", "), s.NeedAction)
+	line := fmt.Sprintf("%s @ %s: %s; %d need action", r.Group, specs.ShortSHA(r.Commit), strings.Join(parts, ", "), s.NeedAction)
 	if len(r.Gaps) > 0 {
-		line += fmt.Sprintf("; %s without a normal profile", plural(len(r.Gaps), "checkpoint", "checkpoints"))
+		line += fmt.Sprintf("; %s without a normal profile", specs.Plural(len(r.Gaps), "checkpoint", "checkpoints"))
 	}
 	return line
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
 
 // TableHeader and TableRows are the tabular form of the rows.
@@ -373,7 +370,7 @@ func (r *Report) TableHeader() []string {
 func (r *Report) TableRows() [][]string {
 	out := make([][]string, 0, len(r.Rows))
 	for _, row := range r.Rows {
-		out = append(out, []string{row.Profile, row.Family, orDash(row.Checkpoint), row.Kind,
+		out = append(out, []string{row.Profile, row.Family, specs.OrDash(row.Checkpoint), row.Kind,
 			ruleCell(row), row.State, row.Detail})
 	}
 	return out

@@ -1,4 +1,4 @@
-package specs
+package reconcile
 
 import (
 	"os"
@@ -10,13 +10,15 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/specstest"
 )
 
 // copyInventory puts the fixture inventory (or the given text) in a temp dir.
 func copyInventory(t *testing.T, text string) string {
 	t.Helper()
 	if text == "" {
-		data, err := os.ReadFile("testdata/inventory.yaml")
+		data, err := os.ReadFile(fixtureInventory)
 		require.NoError(t, err)
 		text = string(data)
 	}
@@ -26,9 +28,9 @@ func copyInventory(t *testing.T, text string) string {
 }
 
 func TestWriteAppendsPlannedEntriesWithoutTouchingExistingOnes(t *testing.T) {
-	repo := newFixtureRepo(t)
-	snap := repo.snapshot(t, "main")
-	cfg := DefaultConfig()
+	repo := specstest.Fixture(t)
+	snap := repo.Snapshot(t, "main")
+	cfg := specs.DefaultConfig()
 	for _, tt := range []struct {
 		group   string
 		ids     []string
@@ -110,10 +112,10 @@ func TestWriteAppendsPlannedEntriesWithoutTouchingExistingOnes(t *testing.T) {
 }
 
 func TestWriteFallsBackToAProposalFile(t *testing.T) {
-	repo := newFixtureRepo(t)
-	snap := repo.snapshot(t, "main")
-	cfg := DefaultConfig()
-	flow := strings.Replace(mustRead(t, "testdata/inventory.yaml"), `  detection:
+	repo := specstest.Fixture(t)
+	snap := repo.Snapshot(t, "main")
+	cfg := specs.DefaultConfig()
+	flow := strings.Replace(mustRead(t, fixtureInventory), `  detection:
     description: detection fixture group`, `  detection:
     description: detection fixture group
     profiles: []
@@ -192,9 +194,9 @@ func mustRead(t *testing.T, path string) string {
 // bundle directory and tokenizer of the entries --write proposes; the
 // result still reconciles (bundle compared by base name).
 func TestWriteRecordsFamilyDefaults(t *testing.T) {
-	repo := newFixtureRepo(t)
-	snap := repo.snapshot(t, "main")
-	cfg := DefaultConfig()
+	repo := specstest.Fixture(t)
+	snap := repo.Snapshot(t, "main")
+	cfg := specs.DefaultConfig()
 	path := copyInventory(t, "")
 	inv := loadFixtureInventory(t, path)
 	r := Reconcile(cfg, snap, inv, "detection")

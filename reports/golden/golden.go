@@ -1,13 +1,17 @@
-// Package golden compares test output with files under testdata and
-// rewrites them when the test binary runs with -update:
+// Package golden is the one golden-file helper of the module, for tests
+// only: it compares test output with files under testdata and rewrites them
+// when the test binary runs with -update (make golden):
 //
-//	go test ./reports -update
+//	go test ./reports -run Golden -update
 //
-// then review `git diff reports/testdata`.
+// then review `git diff`. A package whose tests import it must not define
+// its own -update flag. CopyTree copies a testdata tree into a scratch
+// directory.
 package golden
 
 import (
 	"flag"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -24,7 +28,13 @@ func Path(name string) string { return filepath.Join("testdata", name+".golden")
 // under -update.
 func Assert(t testing.TB, name string, got []byte) {
 	t.Helper()
-	path := Path(name)
+	AssertFile(t, Path(name), got)
+}
+
+// AssertFile compares got with the file at path, or rewrites that file
+// under -update.
+func AssertFile(t testing.TB, path string, got []byte) {
+	t.Helper()
 	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatalf("golden: %v", err)
@@ -36,10 +46,10 @@ func Assert(t testing.TB, name string, got []byte) {
 	}
 	want, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("golden: %v (run `go test ./reports -update` to create it)", err)
+		t.Fatalf("golden: %v (run the test with -update to create it)", err)
 	}
 	if string(want) != string(got) {
-		t.Errorf("output differs from %s (run `go test ./reports -update` and review the diff)\n%s", path, firstDiff(string(want), string(got)))
+		t.Errorf("output differs from %s (run the test with -update and review the diff)\n%s", path, firstDiff(string(want), string(got)))
 	}
 }
 
@@ -70,3 +80,33 @@ func lineAt(s string, start int) string {
 // Updating reports whether the test binary runs with -update, for fixtures
 // that are rewritten by a test rather than compared.
 func Updating() bool { return *update }
+
+// CopyTree copies the regular files and directories under from into to
+// (created when missing), as files 0644 and directories 0755.
+func CopyTree(t testing.TB, from, to string) {
+	t.Helper()
+	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(from, p)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(to, rel)
+		if d.IsDir() {
+			return os.MkdirAll(dst, 0o755)
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(dst, data, 0o644)
+	})
+	if err != nil {
+		t.Fatalf("copy %s to %s: %v", from, to, err)
+	}
+}

@@ -1,4 +1,7 @@
-package specs
+// Package drift compares the specs of groups between two commits (`trtmc-qual
+// inventory drift`, the ci drift step): manifests, MODEL.toml, thresholds and
+// references that changed, each summarised on one line.
+package drift
 
 import (
 	"bytes"
@@ -6,31 +9,35 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 )
 
-// DriftSchema names the JSON document `inventory drift` prints.
-const DriftSchema = "trtmc-qual/drift/v1"
+// Schema names the JSON document `inventory drift` prints.
+const Schema = "trtmc-qual/drift/v1"
 
-// DriftReport lists every file of the groups' family folders that differs
+// Report lists every file of the groups' family folders that differs
 // between two commits: manifests, MODEL.toml, thresholds, references,
 // family tests.
-type DriftReport struct {
-	Schema     string        `json:"schema"`
-	Repo       string        `json:"repo"`
-	Groups     []string      `json:"groups"`
-	Base       string        `json:"base"`
-	BaseCommit string        `json:"base_commit"`
-	Head       string        `json:"head"`
-	HeadCommit string        `json:"head_commit"`
-	Families   []string      `json:"families"`
-	Changes    []DriftChange `json:"changes"`
+type Report struct {
+	Schema     string   `json:"schema"`
+	Repo       string   `json:"repo"`
+	Groups     []string `json:"groups"`
+	Base       string   `json:"base"`
+	BaseCommit string   `json:"base_commit"`
+	Head       string   `json:"head"`
+	HeadCommit string   `json:"head_commit"`
+	Families   []string `json:"families"`
+	Changes    []Change `json:"changes"`
 	// ByCategory counts changed files per category.
 	ByCategory map[string]int `json:"by_category"`
 }
@@ -38,8 +45,8 @@ type DriftReport struct {
 // unattributedGroup marks a family whose group cannot be told.
 const unattributedGroup = "?"
 
-// DriftChange is one changed file.
-type DriftChange struct {
+// Change is one changed file.
+type Change struct {
 	Family string `json:"family"`
 	// Groups are the groups the family belongs to, "?" when it cannot be
 	// told (no manifest, no e2e_defaults at either commit).
@@ -58,7 +65,7 @@ type DriftChange struct {
 }
 
 // Drift compares the family folders of the groups between two refs.
-func Drift(ctx context.Context, src Source, base, head string, groups []string) (*DriftReport, error) {
+func Drift(ctx context.Context, src specs.Source, base, head string, groups []string) (*Report, error) {
 	cfg := src.Config
 	for _, g := range groups {
 		if err := cfg.CheckGroup(g); err != nil {
@@ -76,11 +83,11 @@ func Drift(ctx context.Context, src Source, base, head string, groups []string) 
 	if err != nil {
 		return nil, fmt.Errorf("head %s: %w", head, err)
 	}
-	r := &DriftReport{Schema: DriftSchema, Repo: src.Repo, Groups: groups, Base: base, BaseCommit: baseSnap.Commit,
-		Head: head, HeadCommit: headSnap.Commit, Changes: []DriftChange{}, ByCategory: map[string]int{}}
+	r := &Report{Schema: Schema, Repo: src.Repo, Groups: groups, Base: base, BaseCommit: baseSnap.Commit,
+		Head: head, HeadCommit: headSnap.Commit, Changes: []Change{}, ByCategory: map[string]int{}}
 	famGroups := map[string]map[string]bool{}
 	for _, g := range groups {
-		for _, s := range []*Snapshot{baseSnap, headSnap} {
+		for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
 			for _, f := range s.FamiliesOf(g) {
 				if famGroups[f] == nil {
 					famGroups[f] = map[string]bool{}
@@ -94,7 +101,7 @@ func Drift(ctx context.Context, src Source, base, head string, groups []string) 
 	// checked rather than skipped.
 	known := map[string]bool{}
 	dirs := map[string]bool{}
-	for _, s := range []*Snapshot{baseSnap, headSnap} {
+	for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
 		for _, f := range s.Families {
 			dirs[f.Dir] = true
 			if len(f.TaskStrategies) > 0 {
@@ -107,7 +114,7 @@ func Drift(ctx context.Context, src Source, base, head string, groups []string) 
 			famGroups[d] = map[string]bool{unattributedGroup: true}
 		}
 	}
-	r.Families = sortedKeys(famGroups)
+	r.Families = slices.Sorted(maps.Keys(famGroups))
 	if len(r.Families) == 0 {
 		return r, nil
 	}
@@ -118,7 +125,7 @@ func Drift(ctx context.Context, src Source, base, head string, groups []string) 
 	}
 	changes, err := src.Git.Diff(ctx, baseSnap.Commit, headSnap.Commit, paths)
 	if err != nil {
-		return nil, fmt.Errorf("diff %s..%s: %w", short(baseSnap.Commit), short(headSnap.Commit), err)
+		return nil, fmt.Errorf("diff %s..%s: %w", specs.ShortSHA(baseSnap.Commit), specs.ShortSHA(headSnap.Commit), err)
 	}
 	// Structured files are read at both commits for a key-level summary.
 	var structured []string
@@ -138,18 +145,18 @@ func Drift(ctx context.Context, src Source, base, head string, groups []string) 
 	for _, ch := range changes {
 		rel := strings.TrimPrefix(ch.Path, root+"/")
 		fam, inFam, _ := strings.Cut(rel, "/")
-		dc := DriftChange{Family: fam, Groups: strings.Join(sortedKeys(famGroups[fam]), ","), Path: ch.Path,
-			Category: cfg.category(inFam), Status: statusWord(ch.Status), Added: ch.Added, Deleted: ch.Deleted}
+		dc := Change{Family: fam, Groups: strings.Join(slices.Sorted(maps.Keys(famGroups[fam])), ","), Path: ch.Path,
+			Category: cfg.Category(inFam), Status: statusWord(ch.Status), Added: ch.Added, Deleted: ch.Deleted}
 		switch dc.Category {
 		case "manifest", "threshold":
 			if path.Ext(ch.Path) == ".json" {
 				dc.Profile = strings.TrimSuffix(path.Base(ch.Path), ".json")
 				if raw, ok := after[ch.Path]; ok {
-					if m, e := parseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
+					if m, e := specs.ParseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
 						dc.Profile = m.Name
 					}
 				} else if raw, ok := before[ch.Path]; ok {
-					if m, e := parseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
+					if m, e := specs.ParseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
 						dc.Profile = m.Name
 					}
 				}
@@ -239,7 +246,7 @@ func summarize(ch gitread.FileChange, before, after map[string][]byte) string {
 	for k := range fb {
 		keys[k] = true
 	}
-	for _, k := range sortedKeys(keys) {
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
 		va, ina := fa[k]
 		vb, inb := fb[k]
 		switch {
@@ -275,7 +282,7 @@ func flattenFile(ext string, data []byte, present bool) (map[string]string, stri
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, oneLine(err.Error())
+			return nil, specs.OneLine(err.Error())
 		}
 		if _, err := dec.Token(); err != io.EOF {
 			return nil, "trailing data after the document"
@@ -283,7 +290,7 @@ func flattenFile(ext string, data []byte, present bool) (map[string]string, stri
 	} else {
 		var m map[string]any
 		if err := toml.Unmarshal(data, &m); err != nil {
-			return nil, oneLine(err.Error())
+			return nil, specs.OneLine(err.Error())
 		}
 		doc = m
 	}
@@ -312,7 +319,7 @@ func flatten(prefix string, v any, out map[string]string) {
 			flatten(fmt.Sprintf("%s[%d]", prefix, i), val, out)
 		}
 	default:
-		out[prefix] = compactJSON(x)
+		out[prefix] = specs.CompactJSON(x)
 	}
 }
 
@@ -330,7 +337,7 @@ func listOf(flat map[string]string, key string) []string {
 
 // listDiff returns the elements added to and removed from a list.
 func listDiff(before, after []string) (added, removed []string) {
-	in := func(list []string, s string) bool { return contains(list, s) }
+	in := func(list []string, s string) bool { return slices.Contains(list, s) }
 	for _, s := range after {
 		if !in(before, s) {
 			added = append(added, s)
@@ -354,14 +361,14 @@ func clip(s string) string {
 }
 
 // Line is the one-line summary of a drift report.
-func (r *DriftReport) Line() string {
+func (r *Report) Line() string {
 	groups := strings.Join(r.Groups, ",")
 	if len(r.Changes) == 0 {
 		return fmt.Sprintf("%s: no spec drift between %s @ %s and %s @ %s in %s",
-			groups, r.Base, short(r.BaseCommit), r.Head, short(r.HeadCommit), plural(len(r.Families), "family", "families"))
+			groups, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit), specs.Plural(len(r.Families), "family", "families"))
 	}
 	var cats []string
-	for _, c := range sortedKeys(r.ByCategory) {
+	for _, c := range slices.Sorted(maps.Keys(r.ByCategory)) {
 		cats = append(cats, fmt.Sprintf("%d %s", r.ByCategory[c], c))
 	}
 	verb := "differ"
@@ -369,31 +376,31 @@ func (r *DriftReport) Line() string {
 		verb = "differs"
 	}
 	return fmt.Sprintf("%s: %s %s between %s @ %s and %s @ %s (%s)", groups,
-		plural(len(r.Changes), "file", "files"), verb, r.Base, short(r.BaseCommit), r.Head, short(r.HeadCommit),
+		specs.Plural(len(r.Changes), "file", "files"), verb, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit),
 		strings.Join(cats, ", "))
 }
 
 // TableHeader and TableRows are the tabular form of the changes.
-func (r *DriftReport) TableHeader() []string {
+func (r *Report) TableHeader() []string {
 	return []string{"family", "category", "status", "path", "profile", "summary"}
 }
 
 // TableRows returns one cell slice per changed file.
-func (r *DriftReport) TableRows() [][]string {
+func (r *Report) TableRows() [][]string {
 	out := make([][]string, 0, len(r.Changes))
 	for _, c := range r.Changes {
-		out = append(out, []string{c.Family, c.Category, c.Status, c.Path, orDash(c.Profile), c.Summary})
+		out = append(out, []string{c.Family, c.Category, c.Status, c.Path, specs.OrDash(c.Profile), c.Summary})
 	}
 	return out
 }
 
 // Markdown writes the drift report for a pull request.
-func (r *DriftReport) Markdown(w io.Writer) error {
+func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "### Spec drift %s: `%s` (%s) → `%s` (%s)\n\n", strings.Join(r.Groups, ", "),
-		short(r.BaseCommit), r.Base, short(r.HeadCommit), r.Head)
+		specs.ShortSHA(r.BaseCommit), r.Base, specs.ShortSHA(r.HeadCommit), r.Head)
 	fmt.Fprintf(&b, "**%s**\n\n", r.Line())
-	fmt.Fprintf(&b, "Families checked: %s.\n", joinCode(r.Families))
+	fmt.Fprintf(&b, "Families checked: %s.\n", markdown.CodeList(r.Families))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
 	}
@@ -405,9 +412,9 @@ func (r *DriftReport) Markdown(w io.Writer) error {
 	}
 	rows := make([][]string, 0, len(r.Changes))
 	for _, c := range r.Changes {
-		rows = append(rows, []string{c.Family, c.Category, c.Status, code(c.Path), code(c.Profile), c.Summary})
+		rows = append(rows, []string{c.Family, c.Category, c.Status, markdown.Code(c.Path), markdown.Code(c.Profile), c.Summary})
 	}
-	return mdTable(w, r.TableHeader(), rows)
+	return markdown.Table(w, r.TableHeader(), rows)
 }
 
 // unquote returns the string a JSON string literal holds, or s itself.

@@ -1,19 +1,23 @@
-package specs
+package drift
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/specstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 func TestDrift(t *testing.T) {
-	repo := newFixtureRepo(t)
+	repo := specstest.Fixture(t)
 	ctx := context.Background()
 	type change struct{ path, category, status, profile, summary string }
 	tests := []struct {
@@ -72,7 +76,7 @@ func TestDrift(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := Drift(ctx, repo.source(t), tt.base, tt.head, tt.groups)
+			r, err := Drift(ctx, repo.Source(), tt.base, tt.head, tt.groups)
 			require.NoError(t, err)
 			var got []change
 			for _, c := range r.Changes {
@@ -88,9 +92,9 @@ func TestDrift(t *testing.T) {
 }
 
 func TestDriftAllGroupsAndUnknownGroup(t *testing.T) {
-	repo := newFixtureRepo(t)
+	repo := specstest.Fixture(t)
 	ctx := context.Background()
-	r, err := Drift(ctx, repo.source(t), "main", "feature", nil)
+	r, err := Drift(ctx, repo.Source(), "main", "feature", nil)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"detection", "vlm"}, r.Groups)
 	assert.Equal(t, map[string]int{"manifest": 3, "model_toml": 1, "reference": 2, "threshold": 1}, r.ByCategory)
@@ -101,20 +105,20 @@ func TestDriftAllGroupsAndUnknownGroup(t *testing.T) {
 		}
 	}
 
-	_, err = Drift(ctx, repo.source(t), "main", "feature", []string{"audio"})
-	assert.ErrorIs(t, err, ErrUnknownGroup)
-	_, err = Drift(ctx, repo.source(t), "main", "nope", []string{"vlm"})
+	_, err = Drift(ctx, repo.Source(), "main", "feature", []string{"audio"})
+	assert.ErrorIs(t, err, specs.ErrUnknownGroup)
+	_, err = Drift(ctx, repo.Source(), "main", "nope", []string{"vlm"})
 	assert.ErrorIs(t, err, gitread.ErrUnknownRef)
 }
 
 func TestDriftOutputsGolden(t *testing.T) {
-	repo := newFixtureRepo(t)
-	r, err := Drift(context.Background(), repo.source(t), "main", "feature", []string{"vlm"})
+	repo := specstest.Fixture(t)
+	r, err := Drift(context.Background(), repo.Source(), "main", "feature", []string{"vlm"})
 	require.NoError(t, err)
 	var md bytes.Buffer
 	require.NoError(t, r.Markdown(&md))
-	golden(t, "drift-vlm.md", md.Bytes())
+	golden.AssertFile(t, filepath.Join("testdata", "golden", "drift-vlm.md"), md.Bytes())
 	js, err := json.MarshalIndent(r, "", "  ")
 	require.NoError(t, err)
-	golden(t, "drift-vlm.json", append(js, '\n'))
+	golden.AssertFile(t, filepath.Join("testdata", "golden", "drift-vlm.json"), append(js, '\n'))
 }

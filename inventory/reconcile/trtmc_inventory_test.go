@@ -1,4 +1,4 @@
-package specs
+package reconcile
 
 import (
 	"context"
@@ -13,7 +13,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/specstest"
 )
 
 // vlmSpec is the part of a TRTMC vlm manifest at e9132e79 that reconcile
@@ -91,12 +93,12 @@ func shippedTRTMCInventory(t *testing.T) *inventory.Inventory {
 // says so.
 func TestShippedTRTMCInventoryReconciles(t *testing.T) {
 	dir := t.TempDir()
-	runGit(t, dir, "init", "-q", "-b", "main")
+	specstest.RunGit(t, dir, "init", "-q", "-b", "main")
 	writeVLMSpecs(t, dir, vlmAtE9132e7)
-	runGit(t, dir, "add", ".")
-	runGit(t, dir, "commit", "-q", "-m", "vlm specs as at e9132e7")
-	cfg := DefaultConfig()
-	src := Source{Git: gitread.CLI{Repo: dir}, Config: cfg, Repo: "TensorRT-Model-Connect"}
+	specstest.RunGit(t, dir, "add", ".")
+	specstest.RunGit(t, dir, "commit", "-q", "-m", "vlm specs as at e9132e7")
+	cfg := specs.DefaultConfig()
+	src := specs.Source{Git: gitread.CLI{Repo: dir}, Config: cfg, Repo: "TensorRT-Model-Connect"}
 	snap, err := src.Read(context.Background(), "main")
 	require.NoError(t, err)
 	require.Empty(t, snap.Problems)
@@ -123,8 +125,8 @@ func TestShippedTRTMCInventoryReconciles(t *testing.T) {
 	}
 	moved = append(moved, vlmSpec{"qwen_vl", "qwen3-vl-8b", "Qwen/Qwen3-VL-8B-Instruct", "", "qwen3-vl-8b.bundle", "bf16", 0, ""})
 	writeVLMSpecs(t, dir, moved)
-	runGit(t, dir, "add", ".")
-	runGit(t, dir, "commit", "-q", "-m", "main moves")
+	specstest.RunGit(t, dir, "add", ".")
+	specstest.RunGit(t, dir, "commit", "-q", "-m", "main moves")
 	snap, err = src.Read(context.Background(), "main")
 	require.NoError(t, err)
 	r = Reconcile(cfg, snap, shippedTRTMCInventory(t), "vlm")
