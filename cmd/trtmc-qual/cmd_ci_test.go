@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
@@ -261,4 +262,12 @@ func TestRunCISteps(t *testing.T) {
 		assert.True(t, strings.HasPrefix(st["reconcile-detection"], "failed: detection @ "), "the report of what ran is still written")
 		assert.NotContains(t, st, "smoke-detection")
 	})
+}
+
+// TestCICodesAreTheTable: the codes inventory/ci's steps ask for are the
+// exit-code table's.
+func TestCICodesAreTheTable(t *testing.T) {
+	assert.Equal(t, int(exitFailed), ci.CodeFailed)
+	assert.Equal(t, int(exitUsage), ci.CodeUsage)
+	assert.Equal(t, exitUsage, codeFor(&ci.UsageError{Err: errors.New("x")}))
 }

@@ -47,8 +47,9 @@ var mayImport = map[string][]string{
 	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},
 	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/evidence", "reports/markdown"},
 	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown"},
-	"inventory/ci":              {"inventory/specs", "reports/junit", "reports/markdown"},
-	"families/trtmc":            {"inventory/specs/...", "reports/evidence", "qual/proc"},
+	"inventory/ci": {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile",
+		"inventory/drift", "families", "reports/junit", "reports/markdown"},
+	"families/trtmc": {"inventory/specs/...", "reports/evidence", "qual/proc"},
 
 	"qual/aiperf":     {"qual/proc", "reports/evidence"},
 	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "families", "reports"},
