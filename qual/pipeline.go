@@ -50,8 +50,7 @@ type Options struct {
 	AIPerfVersion string
 	AllowMismatch bool
 	// Tokenizer is the tokenizer for AIPerf chat when a profile names none.
-	Tokenizer      string
-	RequestTimeout time.Duration
+	Tokenizer string
 
 	// Pool is what checkpoints are scheduled on (NewPool); nil means one
 	// CPU slot.
