@@ -94,16 +94,16 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
-	cr.res.Command = cr.red.String(o.Command + " --only " + evidence.ShellQuote(p.ID))
+	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + evidence.ShellQuote(p.ID))
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 		cr.res.Answers = semantics(cr.family)
 	}
 	prov := &cr.res.Provenance
-	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
-	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
-	prov.AIPerfVersionRequired = o.AIPerfVersion
+	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, e.aiperf.Got
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
+	prov.AIPerfVersionRequired = o.AIPerf.Version
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {
@@ -277,7 +277,7 @@ func (cr *checkpointRun) childEnv() []string {
 func (cr *checkpointRun) vars() map[string]string {
 	o := cr.env.opts
 	return map[string]string{
-		"bin": o.BinDir, "bundle": cr.bundle, "model": cr.profile.Served(), "host": o.Host,
+		"bin": o.BinDir, "bundle": cr.bundle, "model": cr.profile.Served(), "host": o.Security.Host,
 		"port": strconv.Itoa(cr.port), "records": filepath.Join(cr.dir, fileRecords), "corpus": cr.corpus,
 		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),

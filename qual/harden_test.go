@@ -41,7 +41,7 @@ func lockTestOptions(t *testing.T, out string) Options {
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{"g": {Name: "g",
 		Profiles: []*inventory.Profile{{ID: "p", Family: "f"}}}}}
 	return Options{Inventory: inv, Families: &families.Config{Families: map[string]*families.Family{}},
-		Group: "g", Out: out, AIPerfBin: "aiperf", AIPerfVersion: "0.13.0", Runner: versionOnly{t}, Now: time.Now}
+		Group: "g", Out: out, AIPerf: AIPerfOptions{Bin: "aiperf", Version: "0.13.0"}, Runner: versionOnly{t}, Now: time.Now}
 }
 
 // Issue 13, finding 2: a second run into the same evidence root and group

@@ -38,7 +38,7 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 		"bundle_sha256":   bundleSum,
 		"server_sha256":   serverSum,
 		"aiperf_version":  cr.env.aiperf.Got,
-		"harness":         o.HarnessVersion + "@" + o.HarnessCommit,
+		"harness":         o.Provenance.HarnessVersion + "@" + o.Provenance.HarnessCommit,
 	}
 	b, err := json.Marshal(key)
 	if err != nil {

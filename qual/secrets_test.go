@@ -12,7 +12,7 @@ import (
 // through the harness's environment; they are redacted all the same, and
 // the family's serve token is the one AIPerf sends.
 func TestSecretValuesAndServeToken(t *testing.T) {
-	o := Options{Secrets: []string{"from-harness-env"}, SecretEnv: []string{"TRTMC_SERVE_TOKEN", "VENDOR_KEY"}, ServeToken: "harness-token"}
+	o := Options{Security: SecurityOptions{Secrets: []string{"from-harness-env"}, SecretEnv: []string{"TRTMC_SERVE_TOKEN", "VENDOR_KEY"}, ServeToken: "harness-token"}}
 	famEnv := map[string]string{"VENDOR_KEY": "vendor-secret", "TRTMC_SERVE_TOKEN": "family-token", "PLAIN": "not-secret"}
 	assert.ElementsMatch(t, []string{"from-harness-env", "harness-token", "family-token", "vendor-secret", "family-token"},
 		secretValues(o, famEnv))

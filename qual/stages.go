@@ -60,7 +60,7 @@ var pipeline = []stageDef{
 // gpuRelease is the release check on a GPU slot (nothing to check on a
 // CPU slot or without a probe).
 func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
-	if cr.env.opts.GPUs == nil || len(cr.slot.GPUs) == 0 {
+	if cr.env.opts.Hardware.Probe == nil || len(cr.slot.GPUs) == 0 {
 		return errSkipped
 	}
 	return cr.checkReleased(ctx)
@@ -125,7 +125,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	switch {
 	case len(cr.slot.GPUs) == 0:
 		cr.env.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
-	case o.GPUs == nil:
+	case o.Hardware.Probe == nil:
 		return broke("gpu_probe", fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
 	default:
 		return cr.checkIdle(ctx)
@@ -135,7 +135,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 
 // resolveTokenizer finds and checks the tokenizer AIPerf chat loads.
 func (cr *checkpointRun) resolveTokenizer() error {
-	id, err := CheckTokenizer(cr.profile, cr.env.opts.Tokenizer)
+	id, err := CheckTokenizer(cr.profile, cr.env.opts.AIPerf.Tokenizer)
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 
 func (cr *checkpointRun) startServer(ctx context.Context) error {
 	o := cr.env.opts
-	port, err := freePort(cr.env.ports, o.Host)
+	port, err := freePort(cr.env.ports, o.Security.Host)
 	if err != nil {
 		return broke(reports.CodePort, err)
 	}
@@ -297,7 +297,7 @@ func (cr *checkpointRun) checkListen(when string) error {
 	o := cr.env.opts
 	addrs, err := proc.ListenAddrs(cr.server.Pid())
 	if err != nil {
-		if o.AllowNonLoopback {
+		if o.Security.AllowNonLoopback {
 			cr.env.logf("%s: listen check %s: %v (non-loopback servers are allowed)", cr.profile.ID, when, err)
 			return nil
 		}
@@ -310,7 +310,7 @@ func (cr *checkpointRun) checkListen(when string) error {
 		}
 	}
 	off := proc.OffLoopback(addrs)
-	if len(off) == 0 || o.AllowNonLoopback {
+	if len(off) == 0 || o.Security.AllowNonLoopback {
 		return nil
 	}
 	names := make([]string, len(off))
@@ -361,7 +361,7 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	o := cr.env.opts
 	w := cr.env.group.Workload
-	if len(cr.slot.GPUs) > 0 && o.GPUs != nil {
+	if len(cr.slot.GPUs) > 0 && o.Hardware.Probe != nil {
 		if err := cr.checkServing(ctx); err != nil {
 			return err
 		}
@@ -384,8 +384,8 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
 	}
 	cfg := aiperf.Config{
-		Bin: o.AIPerfBin, ExpectedVersion: o.AIPerfVersion, AllowVersionMismatch: o.AllowMismatch,
-		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Host, cr.port), Model: cr.profile.Served(),
+		Bin: o.AIPerf.Bin, ExpectedVersion: o.AIPerf.Version, AllowVersionMismatch: o.AIPerf.AllowMismatch,
+		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Security.Host, cr.port), Model: cr.profile.Served(),
 		InputFile: ds.Path, ArtifactDir: filepath.Join(cr.dir, dirAIPerf),
 		Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency, Seed: w.Seed,
 		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),

@@ -259,13 +259,14 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 	qopts := qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
 		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
-		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
-		Tokenizer: f.Config.Tokenizer, Pool: pool, AllowHardwareMismatch: f.Config.AllowHardwareMismatch, Resume: opts.Resume,
-		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
-		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
-		Runner: f.Runner, GPUs: probe, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
-		HarnessVersion: f.Version, HarnessCommit: f.Commit, Slurm: slurm.TaskFromEnv(f.Getenv),
-		Command: reproCommand(f, opts),
+		AIPerf: qual.AIPerfOptions{Bin: f.Config.AIPerf, Version: f.Config.AIPerfVersion,
+			AllowMismatch: f.Config.AllowMismatch, Tokenizer: f.Config.Tokenizer},
+		Hardware: qual.HardwareOptions{Pool: pool, AllowMismatch: f.Config.AllowHardwareMismatch, Probe: probe},
+		Security: qual.SecurityOptions{Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
+			SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv)},
+		Provenance: qual.ProvenanceOptions{HarnessVersion: f.Version, HarnessCommit: f.Commit,
+			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts)},
+		Resume: opts.Resume, Runner: f.Runner, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
 	}
 	if opts.Executor != executorSlurm {
 		return qual.Local{}.Run(ctx, qopts)
