@@ -7,10 +7,11 @@ import subprocess
 import sys
 
 
-def serve_and_ask(test, run_py, bundle_path, payloads):
+def serve_and_ask(test, run_py, bundle_path, payloads, env=None):
     records = os.path.join(test.tmp, "records.jsonl")
     p = subprocess.Popen([sys.executable, run_py, "serve", bundle_path, "--model-name", "m", "--port", "0",
-                          "--records", records], stderr=subprocess.PIPE, text=True)
+                          "--records", records], stderr=subprocess.PIPE, text=True,
+                         env=dict(os.environ, **(env or {})))
     test.addCleanup(lambda: p.poll() is None and (p.kill(), p.wait()))
     ready = None
     for line in p.stderr:

@@ -23,6 +23,14 @@ class ModelTest(TempDir):
         self.torch = torch_or_skip()
         self.gpus = self.torch.cuda.device_count() if self.torch.cuda.is_available() else 0
 
+    def visible(self, n):
+        """The environment that shows the first n GPUs to a child, as the
+        harness's slot does: the model refuses a bundle whose tp differs from
+        the GPUs it sees, so on a multi-GPU host every child names its own."""
+        if not self.gpus:
+            return {}
+        return {"CUDA_VISIBLE_DEVICES": ",".join(str(i) for i in range(n)), "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+
     def bundle(self, tp=1, precision="fp32", size="full"):
         path = os.path.join(self.tmp, "b-%s-%d-%s.bundle" % (precision, tp, size))
         if not os.path.exists(path):
@@ -33,7 +41,7 @@ class ModelTest(TempDir):
         corpus = self.corpus(12)
         b = self.bundle()
         out = os.path.join(self.tmp, "check.json")
-        r = run("check", "--bundle", b, "--corpus", corpus, "--out", out)
+        r = run("check", "--bundle", b, "--corpus", corpus, "--out", out, env=self.visible(1))
         self.assertEqual(r.returncode, 0, r.stderr)
         with open(out) as f:
             res = json.load(f)
@@ -49,7 +57,7 @@ class ModelTest(TempDir):
                 t["scale"] *= 1000
         bad = os.path.join(self.tmp, "bad.bundle")
         open(bad, "wb").write(bundle.canonical(h) + b"\n" + weights)
-        r = run("check", "--bundle", bad, "--corpus", corpus, "--out", out)
+        r = run("check", "--bundle", bad, "--corpus", corpus, "--out", out, env=self.visible(1))
         self.assertEqual(r.returncode, 1, r.stderr)
         self.assertFalse(json.load(open(out))["passed"])
 
@@ -64,7 +72,7 @@ class ModelTest(TempDir):
         payloads = [payload(corpus, e) for e in entries]
         payloads.append(chat("Describe the image.", max_tokens=2))
         b = self.bundle()
-        http = serve_and_ask(self, RUN, b, payloads)
+        http = serve_and_ask(self, RUN, b, payloads, env=self.visible(1))
         reqs = os.path.join(self.tmp, "in.jsonl")
         with open(reqs, "w") as f:
             for i, p in enumerate(payloads):
@@ -72,7 +80,7 @@ class ModelTest(TempDir):
         outs = []
         for k in range(2):
             out = os.path.join(self.tmp, "out%d.jsonl" % k)
-            r = run("native", "--bundle", b, "--requests", reqs, "--out", out)
+            r = run("native", "--bundle", b, "--requests", reqs, "--out", out, env=self.visible(1))
             self.assertEqual(r.returncode, 0, r.stderr)
             with open(out) as f:
                 outs.append([json.loads(l) for l in f])
@@ -100,13 +108,18 @@ class ModelTest(TempDir):
         self.assertEqual((text, cut), ("2 shapes: red square, blue square", False))
 
     def test_wrong_device_count_is_refused(self):
+        """A bundle whose tp differs from the GPUs the child sees is refused
+        (exit 3), never run on fewer or more: tp=2 on a 1-GPU host, tp=1 with
+        two GPUs visible on a larger one."""
         if not self.torch.cuda.is_available():
             self.skipTest("needs a GPU: on the CPU the rehearsal maps every shard to the CPU")
+        tp = 2 if self.gpus == 1 else 1
+        seen = min(self.gpus, 2)
         corpus = self.corpus(2)
         out = os.path.join(self.tmp, "c.json")
-        r = run("check", "--bundle", self.bundle(tp=self.gpus + 1, size="tiny"), "--corpus", corpus, "--out", out)
+        r = run("check", "--bundle", self.bundle(tp=tp, size="tiny"), "--corpus", corpus, "--out", out, env=self.visible(seen))
         self.assertEqual(r.returncode, 3, r.stderr)
-        self.assertIn("built for tp=%d" % (self.gpus + 1), r.stderr)
+        self.assertIn("built for tp=%d" % tp, r.stderr)
 
     def test_no_gpu_is_refused(self):
         corpus = self.corpus(2)
