@@ -91,6 +91,9 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
+			if opts.RunSmoke {
+				f.Interrupts.SetNotice(noticeChildren)
+			}
 			if runF != nil {
 				return runF(opts)
 			}

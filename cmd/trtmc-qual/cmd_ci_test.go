@@ -158,7 +158,7 @@ func TestCISmokeNeedsWiring(t *testing.T) {
 
 func TestCIFlagsReachOptions(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, newInterrupts(io.ErrOut))
 	f.Getenv = func(string) string { return "" }
 	var got *ciOptions
 	smoke := func(context.Context, string) (bool, string, error) { return true, "", nil }
@@ -173,6 +173,7 @@ func TestCIFlagsReachOptions(t *testing.T) {
 	assert.Equal(t, "h", got.Head)
 	assert.Equal(t, []string{"vlm", "detection"}, got.Groups)
 	assert.True(t, got.RunSmoke)
+	assert.Equal(t, noticeChildren, f.Interrupts.notice, "ci --smoke runs children: the first signal says it stops them")
 	assert.Equal(t, []string{"vlm"}, got.SmokeGroups)
 	assert.Equal(t, "j.xml", got.JUnit)
 	assert.Equal(t, "s.md", got.Summary)

@@ -31,7 +31,7 @@ func TestReportFlags(t *testing.T) {
 		t.Helper()
 		got = nil
 		io, _, _ := testIO()
-		f := newFactory(io, func() {})
+		f := newFactory(io, nil)
 		f.Getenv = func(string) string { return "" }
 		root := newRootCmd(f)
 		root.RemoveCommand(mustFind(t, root.Commands(), "report"))

@@ -153,16 +153,11 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 
 func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	ctx := cmd.Context()
-	go func() {
-		<-ctx.Done()
-		// First signal: stop gracefully; a second one kills the default way.
-		f.Stop()
-		if opts.Executor == executorSlurm {
-			fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)")
-			return
-		}
-		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
-	}()
+	if opts.Executor == executorSlurm {
+		f.Interrupts.SetNotice(noticeSlurm)
+	} else {
+		f.Interrupts.SetNotice(noticeChildren)
+	}
 	out, err := runGroup(ctx, f, opts)
 	if opts.Detach && err == nil {
 		return nil
@@ -352,6 +347,12 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 // shortSecret is the length under which a secret's redaction is likely to
 // mask unrelated text too; the run warns about it.
 const shortSecret = 8
+
+// The lines the first signal prints while children run.
+const (
+	noticeChildren = "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)"
+	noticeSlurm    = "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)"
+)
 
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
 // OUT/ci-smoke, passed only when every row qualifies.

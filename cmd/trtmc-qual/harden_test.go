@@ -105,7 +105,7 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 // invocation whatever --out and --config hold (control and bidi
 // characters included, through $'...'), and runs nothing else.
 func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
-	f := newFactory(&IOStreams{}, func() {})
+	f := newFactory(&IOStreams{}, nil)
 	f.Getenv = func(string) string { return "" }
 	f.Config = &Config{File: "/conf dir/$(touch PWNED).yaml", AIPerf: "aiperf", AIPerfVersion: "0.13.0"}
 	out := "/tmp/out/`touch PWNED`; x\u202e"

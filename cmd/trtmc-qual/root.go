@@ -33,9 +33,10 @@ type factory struct {
 	Getenv  func(string) string
 	Version string
 	Commit  string
-	// Stop ends signal handling after the first signal, so a second Ctrl-C
-	// kills the process the default way.
-	Stop func()
+	// Interrupts is the one signal handler (signals.go); verbs that run
+	// children set the line it prints on the first signal. Nil in tests
+	// that send no signal.
+	Interrupts *interrupts
 	// Smoke is `ci --smoke`'s qualification run (the run pipeline in
 	// production; nil in unit tests, where ci reports it unavailable).
 	Smoke SmokeFunc
@@ -43,15 +44,15 @@ type factory struct {
 	Config *Config
 }
 
-func newFactory(io *IOStreams, stop func()) *factory {
+func newFactory(io *IOStreams, sig *interrupts) *factory {
 	return &factory{IO: io, Runner: proc.OS{}, Now: time.Now, Getenv: os.Getenv,
-		Version: version, Commit: commit, Stop: stop}
+		Version: version, Commit: commit, Interrupts: sig}
 }
 
 // run builds the command tree, executes it and maps the outcome to an exit
 // code. It is the only caller of os.Exit's argument.
-func run(ctx context.Context, stop func(), args []string, io *IOStreams) exitCode {
-	f := newFactory(io, stop)
+func run(ctx context.Context, sig *interrupts, args []string, io *IOStreams) exitCode {
+	f := newFactory(io, sig)
 	f.Smoke = smokeRun(f)
 	root := newRootCmd(f)
 	root.SetArgs(args)
