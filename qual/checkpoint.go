@@ -152,17 +152,11 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	}
 	e.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
 	defer cr.stopServer() // whatever happens, the server does not outlive its checkpoint
-	for _, st := range pipeline {
-		if ctx.Err() != nil {
-			break
-		}
-		if cr.stageErr != nil && !st.always && !(st.accounts && cr.run != nil && len(cr.run.Requests) > 0) {
-			cr.stage(st.name, func() error { return errSkipped })
-			continue
-		}
-		e.logf("%s: stage %s", p.ID, st.name)
-		cr.stage(st.name, func() error { return st.run(cr, ctx) })
+	stages := e.stages
+	if stages == nil {
+		stages = pipeline
 	}
+	cr.runStages(ctx, stages)
 	cr.stopServer()
 	if ctx.Err() != nil && len(cr.slot.GPUs) > 0 && !cr.ranStage("gpu-release") {
 		// Interrupted: the release check still runs (on its own deadline),
@@ -177,6 +171,23 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	}
 	e.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
 	return &cr.res
+}
+
+// runStages runs the stages in order until ctx ends. After a stage broke,
+// the rest are skipped except the always stages, and the accounts stages
+// when AIPerf reported requests.
+func (cr *checkpointRun) runStages(ctx context.Context, stages []stageDef) {
+	for _, st := range stages {
+		if ctx.Err() != nil {
+			break
+		}
+		if cr.stageErr != nil && !st.always && !(st.accounts && cr.run != nil && len(cr.run.Requests) > 0) {
+			cr.stage(st.name, func() error { return errSkipped })
+			continue
+		}
+		cr.env.logf("%s: stage %s", cr.profile.ID, st.name)
+		cr.stage(st.name, func() error { return st.run(cr, ctx) })
+	}
 }
 
 var errSkipped = errors.New("skipped: an earlier stage failed")

@@ -326,7 +326,10 @@ func selectProfiles(g *inventory.Group, only []string) ([]*inventory.Profile, er
 
 // groupEnv is what every checkpoint of one group run shares.
 type groupEnv struct {
-	opts   Options
+	opts Options
+	// stages are the stages each checkpoint goes through: pipeline, unless
+	// a test gives its own.
+	stages []stageDef
 	group  *inventory.Group
 	aiperf aiperf.VersionCheck
 	driver *aiperf.Driver
