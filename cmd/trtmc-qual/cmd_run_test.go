@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,14 +45,7 @@ func runWithF(t *testing.T, env map[string]string, args ...string) (*runOptions,
 	root.RemoveCommand(mustFind(t, root.Commands(), "run"))
 	var got *runOptions
 	root.AddCommand(newRunCmd(f, func(o *runOptions) error { got = o; return nil }))
-	root.SetArgs(args)
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
-	err := root.Execute()
-	code := codeFor(err)
-	if err != nil {
-		reportError(f, err, code)
-	}
+	code := executeTree(context.Background(), f, root, args)
 	return got, code, errOut.String()
 }
 

@@ -54,10 +54,20 @@ func newFactory(io *IOStreams, sig *interrupts) *factory {
 func run(ctx context.Context, sig *interrupts, args []string, io *IOStreams) exitCode {
 	f := newFactory(io, sig)
 	f.Smoke = smokeRun(f)
-	root := newRootCmd(f)
+	return execute(ctx, f, args)
+}
+
+// execute runs the command tree of f over args, printing the error once.
+func execute(ctx context.Context, f *factory, args []string) exitCode {
+	return executeTree(ctx, f, newRootCmd(f), args)
+}
+
+// executeTree is execute over a given tree (tests replace a verb's
+// pipeline with a capture of its options).
+func executeTree(ctx context.Context, f *factory, root *cobra.Command, args []string) exitCode {
 	root.SetArgs(args)
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	code := codeFor(err)
 	if err != nil {

@@ -12,22 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runCLI runs the CLI in-process with the given environment and returns
-// exit code, stdout and stderr.
+// runCLI runs the CLI in-process, as main does but with the given
+// environment and no smoke qualification, and returns exit code, stdout
+// and stderr.
 func runCLI(t *testing.T, env map[string]string, args ...string) (exitCode, string, string) {
 	t.Helper()
 	io, out, errOut := testIO()
 	f := newFactory(io, nil)
 	f.Getenv = func(k string) string { return env[k] }
-	root := newRootCmd(f)
-	root.SetArgs(args)
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
-	err := root.ExecuteContext(context.Background())
-	code := codeFor(err)
-	if err != nil {
-		reportError(f, err, code)
-	}
+	code := execute(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
 
