@@ -81,11 +81,20 @@ func lineAt(s string, start int) string {
 // that are rewritten by a test rather than compared.
 func Updating() bool { return *update }
 
-// CopyTree copies the regular files and directories under from into to
-// (created when missing), as files 0644 and directories 0755.
+// CopyTree copies the files and directories under from into to (created
+// when missing), as files 0644 and directories 0755, failing the test on
+// an error.
 func CopyTree(t testing.TB, from, to string) {
 	t.Helper()
-	err := filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
+	if err := Copy(from, to); err != nil {
+		t.Fatalf("copy %s to %s: %v", from, to, err)
+	}
+}
+
+// Copy is CopyTree for code that reports errors itself (a fake child
+// writing a fixture's files).
+func Copy(from, to string) error {
+	return filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -97,16 +106,10 @@ func CopyTree(t testing.TB, from, to string) {
 		if d.IsDir() {
 			return os.MkdirAll(dst, 0o755)
 		}
-		if !d.Type().IsRegular() {
-			return nil
-		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
 		}
 		return os.WriteFile(dst, data, 0o644)
 	})
-	if err != nil {
-		t.Fatalf("copy %s to %s: %v", from, to, err)
-	}
 }
