@@ -52,7 +52,7 @@ const (
 
 // checkpointRun is one checkpoint's state as it moves through the stages.
 type checkpointRun struct {
-	env     *groupEnv
+	env     *groupRun
 	profile *inventory.Profile
 	family  *families.Family
 	slot    Slot
@@ -84,7 +84,7 @@ type checkpointRun struct {
 	childMS float64
 }
 
-func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
+func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
 	o := e.opts
 	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot, pl: pl,
 		dir: filepath.Join(o.Out, e.group.Name, p.ID)}
@@ -120,7 +120,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
 
 // checkpoint runs every stage for one profile and always returns a result.
-func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
+func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
 	cr := e.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
 		cr.res.Exclusion = p.Exclusion.Reason
@@ -230,7 +230,8 @@ type stageError struct {
 func (e *stageError) Error() string { return e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
-func broke(code string, err error) error { return &stageError{code: code, err: err} }
+// stageFailure is a stage that broke, with its reason code.
+func stageFailure(code string, err error) error { return &stageError{code: code, err: err} }
 
 func (cr *checkpointRun) fail(stage, code string, err error) {
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})

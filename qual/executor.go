@@ -39,7 +39,7 @@ type Prepared struct {
 	Group *inventory.Group
 	// Profiles are the selected profiles, in inventory order.
 	Profiles []*inventory.Profile
-	env      *groupEnv
+	env      *groupRun
 	// lock is the group's evidence lock (nil inside a Slurm task).
 	lock *evidence.Lock
 }

@@ -30,7 +30,7 @@ func hygieneRun(t *testing.T, needsGPU bool) *checkpointRun {
 	probe := NvidiaSMI{Runner: proc.OS{}}
 	gpus, err := probe.List(context.Background())
 	require.NoError(t, err)
-	env := &groupEnv{opts: Options{Hardware: HardwareOptions{Probe: probe, ReleaseWait: 500 * time.Millisecond}, Now: time.Now, Log: &discard{}}}
+	env := &groupRun{opts: Options{Hardware: HardwareOptions{Probe: probe, ReleaseWait: 500 * time.Millisecond}, Now: time.Now, Log: &discard{}}}
 	return &checkpointRun{env: env, family: &families.Family{Name: "fam", NeedsGPU: needsGPU},
 		slot: Slot{Name: "gpu1+2", GPUs: gpus[1:3]}, marker: "g/p/" + strconv.Itoa(os.Getpid()) + "/1"}
 }

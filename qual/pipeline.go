@@ -279,7 +279,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		lock.Unlock()
 		return nil, err
 	}
-	env := &groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	env := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
 	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
@@ -324,8 +324,8 @@ func selectProfiles(g *inventory.Group, only []string) ([]*inventory.Profile, er
 	return out, nil
 }
 
-// groupEnv is what every checkpoint of one group run shares.
-type groupEnv struct {
+// groupRun is what every checkpoint of one group run shares.
+type groupRun struct {
 	opts Options
 	// stages are the stages each checkpoint goes through: pipeline, unless
 	// a test gives its own.
@@ -365,7 +365,7 @@ func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byt
 	return out.Bytes(), nil
 }
 
-func (e *groupEnv) logf(format string, args ...any) {
+func (e *groupRun) logf(format string, args ...any) {
 	e.logMu.Lock()
 	defer e.logMu.Unlock()
 	logf(e.opts.Log, format, args...)
@@ -381,7 +381,7 @@ func logf(w io.Writer, format string, args ...any) {
 // notRun is the result of a checkpoint the scheduler does not start on
 // this pool (too few GPUs, another hardware scope, a GPU family without a
 // GPU): verdict not-run, with the reason.
-func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
+func (e *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
 	reports.Judge(&cr.res)
@@ -395,7 +395,7 @@ func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.
 
 // notStarted is the result of a checkpoint that never got a slot because
 // the run was interrupted first.
-func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
+func (e *groupRun) notStarted(p *inventory.Profile, cause error) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
 	reports.Judge(&cr.res)

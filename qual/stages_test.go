@@ -42,12 +42,12 @@ func TestPipelineOrder(t *testing.T) {
 }
 
 // stageEnv is a group of one profile whose checkpoints run stages.
-func stageEnv(t *testing.T, stages []stageDef) (*groupEnv, *inventory.Profile) {
+func stageEnv(t *testing.T, stages []stageDef) (*groupRun, *inventory.Profile) {
 	t.Helper()
 	p := &inventory.Profile{ID: "p", Family: "f"}
 	g := &inventory.Group{Name: "g", Profiles: []*inventory.Profile{p}}
 	fams := &families.Config{Families: map[string]*families.Family{"f": {Name: "f"}}}
-	e := &groupEnv{opts: Options{Families: fams, Out: t.TempDir(), Now: time.Now, Log: io.Discard,
+	e := &groupRun{opts: Options{Families: fams, Out: t.TempDir(), Now: time.Now, Log: io.Discard,
 		Provenance: ProvenanceOptions{HarnessVersion: "test", HarnessCommit: "test"}}, group: g, stages: stages}
 	return e, p
 }
@@ -97,7 +97,7 @@ func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
 	var r recorder
 	e, p := stageEnv(t, []stageDef{
 		r.stage("preflight", nil),
-		r.stage("server", broke(reports.CodeServerStart, errors.New("server exited during startup"))),
+		r.stage("server", stageFailure(reports.CodeServerStart, errors.New("server exited during startup"))),
 		r.stage("correctness", nil),
 		r.stage("stop-server", nil, always),
 		r.stage("native", nil, accounts),
@@ -119,7 +119,7 @@ func TestAccountsStagesRunWhenAIPerfSentRequests(t *testing.T) {
 	sent := stageDef{name: "aiperf", run: func(cr *checkpointRun, _ context.Context) error {
 		r.ran = append(r.ran, "aiperf")
 		cr.run = &aiperf.Run{Requests: []aiperf.Request{{}}}
-		return broke(reports.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
+		return stageFailure(reports.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
 	}}
 	e, p := stageEnv(t, []stageDef{sent, r.stage("stop-server", nil, always), r.stage("native", nil, accounts), r.stage("join", nil, accounts)})
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})

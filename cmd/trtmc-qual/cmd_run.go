@@ -122,7 +122,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runRun(cmd, f, opts)
+			return runAndReport(cmd, f, opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -151,7 +151,9 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	return cmd
 }
 
-func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
+// runAndReport is the run verb: the group's pipeline (runGroup), then its
+// table on stdout, the JUnit file, and the exit status from the rows.
+func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	ctx := cmd.Context()
 	if opts.Executor == executorSlurm {
 		f.Interrupts.SetNotice(noticeSlurm)

@@ -224,4 +224,4 @@ func (nopExtractor) FromHTTP([]byte) (families.Answer, error) { return families.
 func (nopExtractor) FromNative(json.RawMessage) (families.Answer, error) {
 	return families.Answer{}, nil
 }
-func (nopExtractor) Meaningful(families.Answer, *families.Family) string { return "" }
+func (nopExtractor) NotMeaningful(families.Answer, *families.Family) string { return "" }

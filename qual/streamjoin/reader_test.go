@@ -51,7 +51,7 @@ func (r *bodyRecorder) FromHTTP(body []byte) (families.Answer, error) {
 func (r *bodyRecorder) FromNative(a json.RawMessage) (families.Answer, error) {
 	return families.Answer{Canonical: a}, nil
 }
-func (r *bodyRecorder) Meaningful(families.Answer, *families.Family) string { return "" }
+func (r *bodyRecorder) NotMeaningful(families.Answer, *families.Family) string { return "" }
 
 func testWorker(ex families.Extractor) *worker {
 	return newWorker(newHasher(), ex, nil, false)
