@@ -151,6 +151,8 @@ func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		return &cr.res
 	}
 	e.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
+	e.opts.Progress.begin(p.ID)
+	defer e.opts.Progress.end(p.ID)
 	defer cr.stopServer() // whatever happens, the server does not outlive its checkpoint
 	stages := e.stages
 	if stages == nil {
@@ -185,7 +187,11 @@ func (cr *checkpointRun) runStages(ctx context.Context, stages []stageDef) {
 			cr.stage(st.name, func() error { return errSkipped })
 			continue
 		}
-		cr.env.logf("%s: stage %s", cr.profile.ID, st.name)
+		if cr.env.opts.Progress != nil {
+			cr.env.opts.Progress.stage(cr.profile.ID, st.name)
+		} else {
+			cr.env.logf("%s: stage %s", cr.profile.ID, st.name)
+		}
 		cr.stage(st.name, func() error { return st.run(cr, ctx) })
 	}
 }

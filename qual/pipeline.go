@@ -59,10 +59,12 @@ type Options struct {
 	Resume bool
 
 	Runner proc.Runner
-	// Log receives stage lines (stderr); Progress receives live request
-	// counts on a terminal (nil: none).
+	// Log receives stage lines (stderr). Progress (nil: none) is told
+	// each checkpoint's stage and request counts (progress.go); when both
+	// are set, Log should be the Progress itself, so log lines and the
+	// progress block never share a line.
 	Log      io.Writer
-	Progress io.Writer
+	Progress *Progress
 	Now      func() time.Time
 }
 
@@ -190,6 +192,8 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		}
 		queue = append(queue, i)
 	}
+	opts.Progress.plan(len(queue), previousStages(opts.Out, opts.Group, profiles))
+	stopProgress := opts.Progress.run(ctx, time.Second)
 	newScheduler(opts.Hardware.Pool).run(ctx, jobs, queue,
 		func(i int, slot Slot) { results[i] = env.checkpoint(ctx, profiles[i], slot, jobs[i].pl) },
 		func(i int) {
@@ -199,6 +203,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 			}
 			results[i] = env.notStarted(profiles[i], cause)
 		})
+	stopProgress()
 
 	if err := writeGroupTables(opts.Out, opts.Group); err != nil {
 		return &Outcome{Group: opts.Group, Results: results}, err

@@ -397,9 +397,9 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		cfg.Tokenizer = cr.tokenizer
 	}
 	cfg.GPUTelemetry = telemetryCollector(cr.slot)
-	stopProgress := cr.showProgress(w.Warmup + w.Measured)
+	records := filepath.Join(cr.dir, fileRecords)
+	o.Progress.requests(cr.profile.ID, w.Warmup+w.Measured, func() int { return countLines(records) })
 	run, err := cr.env.driver.Run(ctx, cfg)
-	stopProgress()
 	if run != nil {
 		cr.childMS += ms(run.ProcessDuration)
 		cr.run = run
@@ -605,38 +605,6 @@ func lastLines(s string, n int) string {
 }
 
 func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
-
-// showProgress prints a live count of completed requests (the server's
-// records) while AIPerf runs, on a terminal only. It returns a stop func.
-func (cr *checkpointRun) showProgress(total int) func() {
-	w := cr.env.opts.Progress
-	if w == nil {
-		return func() {}
-	}
-	done := make(chan struct{})
-	finished := make(chan struct{})
-	path := filepath.Join(cr.dir, fileRecords)
-	go func() {
-		defer close(finished)
-		tick := time.NewTicker(250 * time.Millisecond)
-		defer tick.Stop()
-		for {
-			select {
-			case <-done:
-				cr.env.logMu.Lock()
-				fmt.Fprint(w, "\r\033[K")
-				cr.env.logMu.Unlock()
-				return
-			case <-tick.C:
-				n := countLines(path)
-				cr.env.logMu.Lock()
-				fmt.Fprintf(w, "\r\033[K  %s: %d/%d requests answered", cr.profile.ID, n, total)
-				cr.env.logMu.Unlock()
-			}
-		}
-	}()
-	return func() { close(done); <-finished }
-}
 
 // countLines counts the lines of a regular file without holding it.
 func countLines(path string) int {

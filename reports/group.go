@@ -41,6 +41,10 @@ type GroupReport struct {
 	Notes []string `json:"notes"`
 	// Baseline is set when the rows were compared with an earlier run.
 	Baseline *BaselineInfo `json:"baseline,omitempty"`
+	// LinkDir is the directory the HTML report is written to; its links to
+	// each row's evidence are relative to it. Empty: relative to the
+	// group's directory (OUT/<group>/results.html).
+	LinkDir string `json:"-"`
 }
 
 // Row is one profile of the group.
@@ -75,6 +79,10 @@ type Row struct {
 	// joinedNote says why there are none.
 	joined     []JoinedLine
 	joinedNote string
+	// dir is the row's evidence directory as loaded; files are the
+	// evidence files the HTML report links to that exist there.
+	dir   string
+	files []evidenceLink
 }
 
 // Reproduce is how to regenerate a row: the trtmc-qual invocation that ran

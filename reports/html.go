@@ -63,7 +63,7 @@ func anchor(profile string) string {
 const htmlStyle = `
 :root { --ok:#1b7a3a; --bad:#c62828; --warn:#a15c00; --muted:#666; --line:#d8d8d8; }
 * { box-sizing: border-box; }
-body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color:#1d1d1d; margin: 24px 32px; max-width: 1500px; }
+body { font: 14px/1.45 system-ui, -apple-system, "Segoe UI", "DejaVu Sans", sans-serif; color:#1d1d1d; margin: 24px 32px; max-width: 1500px; overflow-wrap: anywhere; }
 h1 { font-size: 22px; margin: 0 0 6px; }
 h2 { font-size: 18px; margin: 28px 0 8px; border-bottom: 1px solid var(--line); padding-bottom: 4px; }
 h3 { font-size: 16px; margin: 0 0 6px; }
@@ -74,7 +74,15 @@ h4 { font-size: 14px; margin: 14px 0 6px; }
 table { border-collapse: collapse; font-size: 12.5px; margin: 6px 0; }
 th, td { border: 1px solid var(--line); padding: 4px 7px; text-align: left; vertical-align: top; }
 th { background: #f4f5f7; font-weight: 600; white-space: nowrap; }
-.scroll { overflow-x: auto; }
+.scroll { overflow-x: auto; max-width: 100%; }
+table.results { width: 100%; }
+table.results th.profile { position: sticky; left: 0; background: #fff; z-index: 1; text-align: left; font-weight: 600; white-space: normal; min-width: 9em; }
+table.results td.verdict { white-space: normal; max-width: 18em; }
+table.results td.links { font-size: 12px; min-width: 11em; }
+table.results td.text { max-width: 16em; }
+.kind { display: block; color: var(--muted); font-weight: 400; font-size: 11.5px; }
+a.ev { white-space: nowrap; }
+.group-charts figure { max-width: 100%; overflow-x: auto; }
 td.nowrap { white-space: nowrap; }
 td.num { text-align: right; white-space: nowrap; font-variant-numeric: tabular-nums; }
 tr.counted-no td { background: #fafafa; }
@@ -134,37 +142,13 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	}
 	p("<p class=\"note\">Failures first. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s cover measured requests only. Variants and partial profiles are listed but not counted as models.</p>\n")
 
-	// Summary table.
-	p("<h2>Results</h2>\n<div class=\"scroll\"><table class=\"results\" id=\"results\">\n<thead><tr>")
-	t := moveColumn(resultsTable(rows, true, nil), "verdict", 1)
-	for _, h := range t.Header {
-		p("<th>%s</th>", e(h))
+	// The compact summary table (fits 1400 px; the rest of each row is on
+	// its card below) and the group's charts.
+	p("<h2>Results</h2>\n")
+	writeSummaryTable(&b, r, rows)
+	if charts := groupCharts(rows); charts != "" {
+		p("<h2>Latency and throughput across profiles</h2>\n%s", charts)
 	}
-	p("</tr></thead>\n<tbody>\n")
-	for i, cells := range t.Rows {
-		row := rows[i]
-		counted := "counted-yes"
-		if !row.Counted {
-			counted = "counted-no"
-		}
-		p("<tr class=\"%s\" data-profile=\"%s\" data-status=\"%s\">", counted, e(row.Profile), e(row.Status))
-		for j, c := range cells {
-			switch t.Header[j] {
-			case "profile":
-				p("<td class=\"nowrap\"><a href=\"#%s\">%s</a></td>", e(anchor(row.Profile)), e(c))
-			case "checkpoint", "bundle", "source commit":
-				p("<td class=\"nowrap\">%s</td>", e(c))
-			case "verdict":
-				p("<td class=\"verdict v-%s\">%s</td>", e(row.Verdict), e(c))
-			case "warmup", "measured", "matched", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s":
-				p("<td class=\"num\">%s</td>", e(c))
-			default:
-				p("<td>%s</td>", e(c))
-			}
-		}
-		p("</tr>\n")
-	}
-	p("</tbody>\n</table></div>\n")
 
 	// Coverage.
 	p("<h2>Coverage</h2>\n<div class=\"scroll\"><table class=\"coverage\" id=\"coverage\">\n<thead><tr>")
@@ -208,30 +192,11 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	// Per checkpoint, failure-first.
 	p("<h2>Checkpoints</h2>\n")
 	for i := range rows {
-		writeCheckpoint(&b, &rows[i])
+		writeCheckpoint(&b, r, &rows[i])
 	}
 	p("</body>\n</html>\n")
 	_, err := io.WriteString(w, b.String())
 	return err
-}
-
-// moveColumn moves the named column of t to index to.
-func moveColumn(t Table, name string, to int) Table {
-	from := slices.Index(t.Header, name)
-	if from < 0 {
-		return t
-	}
-	move := func(cells []string) []string {
-		c := slices.Clone(cells)
-		v := c[from]
-		c = slices.Delete(c, from, from+1)
-		return slices.Insert(c, to, v)
-	}
-	out := Table{Header: move(t.Header)}
-	for _, r := range t.Rows {
-		out.Rows = append(out.Rows, move(r))
-	}
-	return out
 }
 
 func badgeClass(status string) (badge, box string) {
@@ -246,7 +211,7 @@ func badgeClass(status string) (badge, box string) {
 	return "b-other", "other"
 }
 
-func writeCheckpoint(b *strings.Builder, row *Row) {
+func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	badge, box := badgeClass(row.Status)
@@ -272,6 +237,12 @@ func writeCheckpoint(b *strings.Builder, row *Row) {
 		}
 	}
 	p("<p class=\"meta\">%s</p>\n", strings.Join(meta, " · "))
+	if c := countsMeta(row); c != "" {
+		p("<p class=\"meta counts\">%s</p>\n", e(c))
+	}
+	if len(row.files) > 0 {
+		p("<p class=\"meta links\">evidence: %s</p>\n", evidenceCell(r, row))
+	}
 	if row.Note != "" {
 		p("<p class=\"note\">%s</p>\n", e(row.Note))
 	}

@@ -35,8 +35,19 @@ const probePage = `<!DOCTYPE html><html><body>
 <script>
 document.getElementById('f').addEventListener('load', function () {
   var d = this.contentDocument;
-  var res = {text: d.body.innerText, plots: [], sections: [], rows: []};
-  d.querySelectorAll('svg.plot').forEach(function (s) {
+  var res = {text: d.body.innerText, plots: [], sections: [], rows: [], columns: [], links: [],
+    scrollWidth: d.documentElement.scrollWidth, clientWidth: d.documentElement.clientWidth};
+  d.querySelectorAll('#results thead th').forEach(function (th) {
+    var r = th.getBoundingClientRect();
+    res.columns.push({name: th.innerText, left: r.left, right: r.right});
+  });
+  d.querySelectorAll('#results a.ev').forEach(function (a) { res.links.push(a.getAttribute('href')); });
+  res.charts = [];
+  d.querySelectorAll('.group-charts svg.plot').forEach(function (s) {
+    var r = s.getBoundingClientRect();
+    res.charts.push({kind: s.classList[1], right: r.right, bars: s.querySelectorAll('rect.bar').length});
+  });
+  d.querySelectorAll('section svg.plot').forEach(function (s) {
     var r = s.getBoundingClientRect();
     res.plots.push({kind: s.classList[1], width: r.width, height: r.height,
       profile: s.closest('section').id,
@@ -76,6 +87,19 @@ type shown struct {
 		Verdict string `json:"verdict"`
 		Color   string `json:"color"`
 	} `json:"rows"`
+	Columns []struct {
+		Name  string  `json:"name"`
+		Left  float64 `json:"left"`
+		Right float64 `json:"right"`
+	} `json:"columns"`
+	Links  []string `json:"links"`
+	Charts []struct {
+		Kind  string  `json:"kind"`
+		Right float64 `json:"right"`
+		Bars  int     `json:"bars"`
+	} `json:"charts"`
+	ScrollWidth float64 `json:"scrollWidth"`
+	ClientWidth float64 `json:"clientWidth"`
 }
 
 func chromium(t *testing.T) string {
@@ -157,6 +181,32 @@ func TestBrowserShowsHTMLReport(t *testing.T) {
 		"ref-vlm-small": "qualified", "ref-vlm-small-fp16": "qualified",
 	}, verdicts)
 
+	// At 1400 px the page does not scroll sideways, and the verdict and
+	// latency columns are on screen.
+	t.Logf("at 1400 px: document.scrollWidth %v, columns %+v", s.ScrollWidth, s.Columns)
+	assert.LessOrEqual(t, s.ScrollWidth, 1400.0, "document.scrollWidth at 1400 px")
+	cols := map[string]float64{}
+	for _, c := range s.Columns {
+		cols[c.Name] = c.Right
+	}
+	for _, name := range []string{"profile", "verdict", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s", "GPU / hardware"} {
+		right, ok := cols[name]
+		if assert.True(t, ok, "column %q", name) {
+			assert.LessOrEqual(t, right, 1400.0, "column %q ends at %v px", name, right)
+		}
+	}
+	// The evidence links resolve from where the page is.
+	require.NotEmpty(t, s.Links)
+	for _, l := range s.Links {
+		assert.FileExists(t, filepath.Join(dir, filepath.FromSlash(l)))
+	}
+	// The group's charts: latency and images/s, inside the page.
+	require.Len(t, s.Charts, 2)
+	for _, c := range s.Charts {
+		assert.Positive(t, c.Bars, c.Kind)
+		assert.LessOrEqual(t, c.Right, 1400.0, c.Kind)
+	}
+
 	// Reasons, diffs, the reproducible command are shown; the AIPerf argv
 	// waits in a collapsed <details>.
 	for _, want := range []string{
@@ -194,21 +244,38 @@ func TestBrowserShowsHTMLReport(t *testing.T) {
 	assert.Equal(t, 3, base.Bad, "two mismatches and a missing server record are marked")
 	assert.Equal(t, 35, byKey["p-ref-vlm-medium plot-timeline"].HTTP, "the interrupted run's requests")
 
-	// The screenshot: the plots' colours are on screen.
-	shot := filepath.Join(t.TempDir(), "results.png")
+	// The first screen at 1400 px, as a person opens the page: the
+	// verdicts (green and red) are on it. Kept as a test artifact.
+	shots := t.TempDir()
 	if d := os.Getenv("TRTMC_SCREENSHOT_DIR"); d != "" {
 		require.NoError(t, os.MkdirAll(d, 0o755))
-		shot = filepath.Join(d, "results.png")
+		shots = d
 	}
+	first := filepath.Join(shots, "results-1400.png")
+	runChromium(t, bin, "--window-size=1400,900", "--screenshot="+first, "file://"+filepath.Join(dir, "results.html"))
+	t.Logf("screenshot at 1400 px: %s", first)
+	fimg := decodePNG(t, first)
+	assert.Equal(t, 1400, fimg.Bounds().Dx())
+	assert.Greater(t, countColor(fimg, 0x1b, 0x7a, 0x3a), 50, "a qualified verdict on the first screen")
+	assert.Greater(t, countColor(fimg, 0xc6, 0x28, 0x28), 50, "a failed verdict on the first screen")
+
+	// The whole page: the plots' colours are on screen.
+	shot := filepath.Join(shots, "results.png")
 	runChromium(t, bin, "--window-size=1400,5200", "--screenshot="+shot, "file://"+filepath.Join(dir, "results.html"))
-	f, err := os.Open(shot)
+	img := decodePNG(t, shot)
+	assert.Greater(t, countColor(img, 0x1f, 0x6f, 0xb4), 300, "HTTP series drawn")
+	assert.Greater(t, countColor(img, 0xd9, 0x62, 0x0b), 300, "Task series drawn")
+	assert.Greater(t, countColor(img, 0xc6, 0x28, 0x28), 300, "failure marks and badges drawn")
+}
+
+func decodePNG(t *testing.T, path string) image.Image {
+	t.Helper()
+	f, err := os.Open(path)
 	require.NoError(t, err)
 	defer f.Close()
 	img, err := png.Decode(f)
 	require.NoError(t, err)
-	assert.Greater(t, countColor(img, 0x1f, 0x6f, 0xb4), 300, "HTTP series drawn")
-	assert.Greater(t, countColor(img, 0xd9, 0x62, 0x0b), 300, "Task series drawn")
-	assert.Greater(t, countColor(img, 0xc6, 0x28, 0x28), 300, "failure marks and badges drawn")
+	return img
 }
 
 // countColor counts pixels within a small distance of an RGB colour.

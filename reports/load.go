@@ -269,6 +269,7 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined
 		row.BundleSHA256 = firstNonEmpty(r.Provenance.BundleSHA256, row.BundleSHA256)
 		row.Result = r
 		row.Evidence = filepath.ToSlash(filepath.Join(group, id))
+		row.dir, row.files = win.dir, presentEvidence(win.dir)
 		// Malformed per-row evidence makes the row an error, naming it.
 		malformed := func(err error) error {
 			var ee *EvidenceError
@@ -537,22 +538,31 @@ const CorrectnessFile = "correctness.json"
 // its type. Metrics are kept as given. Errors are *EvidenceError naming the
 // file, line and field. The correctness stage and `report --rejudge` both
 // read it through here.
+// CorrectnessDoc is the contract of correctness.json, which a family's
+// correctness case writes and ReadCorrectness reads: passed, and per gate
+// name, value, op, threshold and passed, are required (a pointer here);
+// metrics are optional; other fields are the family's own.
+type CorrectnessDoc struct {
+	Passed  *bool              `json:"passed"`
+	Metrics map[string]float64 `json:"metrics"`
+	Gates   []CorrectnessGate  `json:"gates"`
+}
+
+// CorrectnessGate is one gate of correctness.json.
+type CorrectnessGate struct {
+	Name      *string  `json:"name"`
+	Value     *float64 `json:"value"`
+	Op        *string  `json:"op"`
+	Threshold *float64 `json:"threshold"`
+	Passed    *bool    `json:"passed"`
+}
+
 func ReadCorrectness(path string) (*Correctness, error) {
 	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {
 		return nil, &EvidenceError{File: path, Err: err}
 	}
-	var raw struct {
-		Passed  *bool              `json:"passed"`
-		Metrics map[string]float64 `json:"metrics"`
-		Gates   []struct {
-			Name      *string  `json:"name"`
-			Value     *float64 `json:"value"`
-			Op        *string  `json:"op"`
-			Threshold *float64 `json:"threshold"`
-			Passed    *bool    `json:"passed"`
-		} `json:"gates"`
-	}
+	var raw CorrectnessDoc
 	if err := json.Unmarshal(data, &raw); err != nil {
 		e := &EvidenceError{File: path, Err: err}
 		var se *json.SyntaxError

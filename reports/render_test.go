@@ -74,6 +74,7 @@ func TestRunAndReportAgree(t *testing.T) {
 	require.NoError(t, WriteGroupFiles(dir, g))
 	again, err := Load([]string{rootA}, "vlm")
 	require.NoError(t, err)
+	again.LinkDir = dir // as `report --output-file DIR/results.html` links
 	for name, format := range GroupFiles() {
 		got, err := os.ReadFile(filepath.Join(dir, name))
 		require.NoError(t, err)

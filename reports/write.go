@@ -23,6 +23,9 @@ func GroupFiles() map[string]string {
 // `report --from OUT --group G --format md` prints exactly results.md.
 func WriteGroupFiles(dir string, r *GroupReport) error {
 	files := GroupFiles()
+	local := *r
+	local.LinkDir = dir
+	r = &local
 	for _, name := range sortedKeys(files) {
 		var buf bytes.Buffer
 		if err := Render(&buf, r, files[name]); err != nil {

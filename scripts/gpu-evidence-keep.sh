@@ -18,7 +18,8 @@ tar -xzf "$src/evidence.tar.gz" -C "$tmp"
 rm -rf "$dest"
 mkdir -p "$dest"
 cp "$src/summary.txt" "$src/nvidia-smi.txt" "$dest/"
-(cd "$tmp" && find . -type f \( -name result.json -o -name manifest.json -o -name 'results.md' \
+# Folders a re-run set aside (ID.<UTC time>) belong to the earlier run: not kept.
+(cd "$tmp" && find . -type d -regex '.*\.[0-9]+T[0-9]+Z' -prune -o -type f \( -name result.json -o -name manifest.json -o -name 'results.md' \
     -o -name 'results.csv' -o -name 'results.json' \) -printf '%P\n') | sort | while read -r f; do
   mkdir -p "$dest/$(dirname "$f")"
   cp "$tmp/$f" "$dest/$f"

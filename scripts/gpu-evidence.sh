@@ -19,6 +19,9 @@
 #   gpu-again  (several GPUs) the GPU group once more: longest first from the
 #              first run's durations; its makespan is the figure
 #
+# GPU_EVIDENCE_STEPS (default "ref gpu busy sigint tests gpu-again") picks
+# steps; one left out is reported SKIPPED.
+#
 # Every step is time-bounded and the whole run stays under GPU_EVIDENCE_BUDGET_S
 # (default 520 s); a step that would not fit is reported SKIPPED. What comes
 # back (at most 8 files, under $OUT): summary.txt (also printed last),
@@ -64,6 +67,9 @@ checks() { # run the checker, its lines into the summary
   cat "$W/check.out"
   return $rc
 }
+steps=" ${GPU_EVIDENCE_STEPS:-ref gpu busy sigint tests gpu-again} "
+# step NAME: whether the step was asked for (else it is noted SKIPPED).
+step() { case $steps in *" $1 "*) return 0 ;; esac; note "SKIPPED: step $1 (not in GPU_EVIDENCE_STEPS)"; return 1; }
 fail=0
 sampler=
 finish() {
@@ -130,7 +136,7 @@ expect_rc() { # expect_rc WHAT WANT GOT
 }
 
 # ------------------------------------------------------------------ ref
-for g in vlm detection; do
+step ref && for g in vlm detection; do
   if fits 60; then
     run "ref-$g" "$(limit 120)" --group "$g" --gpus 0
     expect_rc "reference group $g on GPU 0" 0 "$rc"
@@ -152,7 +158,8 @@ samples=$W/samples.csv
 sampler=$!
 want=0
 [ "$ngpu" -lt 8 ] && want=1 # ref-vlm-gpu-tp8 is not-run on fewer than 8 GPUs: a row not qualified
-if fits 90; then
+if ! step gpu; then :
+elif fits 90; then
   run gpu "$(limit 240)" --group gpu --gpus "$all"
   expect_rc "GPU group on GPUs $all (a not-run row is exit 1)" "$want" "$rc"
   checks rows "$W/gpu" gpu "$ngpu" gpu || fail=1
@@ -163,7 +170,8 @@ else
 fi
 
 # ------------------------------------------------------------------ busy
-if fits 60; then
+if ! step busy; then :
+elif fits 60; then
   uuid0=$(nvidia-smi --query-gpu=index,name,uuid,driver_version,memory.total,memory.used,utilization.gpu,clocks.sm,clocks.max.sm,power.limit,mig.mode.current,compute_cap,pci.bus_id,compute_mode \
     --format=csv,noheader,nounits | head -1 | cut -d, -f3 | xargs)
   CUDA_VISIBLE_DEVICES=$uuid0 CUDA_DEVICE_ORDER=PCI_BUS_ID python3 scripts/gpu-hold.py --mib 1024 --seconds 240 >"$W/hold.out" 2>&1 &
@@ -192,7 +200,8 @@ else
 fi
 
 # ------------------------------------------------------------------ sigint
-if fits 75; then
+if ! step sigint; then :
+elif fits 75; then
   say "sigint: trtmc-qual run --group gpu --gpus $all, SIGINT once AIPerf has sent requests"
   "$W/tools/bin/trtmc-qual" run --group gpu --gpus "$all" --out "$W/sigint" -o md >"$W/sigint.md" 2>"$W/sigint.log" &
   qpid=$!
@@ -226,7 +235,8 @@ else
 fi
 
 # ------------------------------------------------------------------ tests
-if fits 90; then
+if ! step tests; then :
+elif fits 90; then
   say "tests: the GPU family's Python tests on the GPU"
   TRTMC_REFSERVER=$W/tools/bin/trtmc-refserver timeout "$(limit 150)" python3 -m unittest discover -s families/refgpu/tests -t families/refgpu/tests -v >"$W/tests.log" 2>&1
   rc=$?
@@ -238,7 +248,7 @@ else
 fi
 
 # ------------------------------------------------------------------ gpu-again
-if [ "$ngpu" -gt 1 ]; then
+if [ "$ngpu" -gt 1 ] && step gpu-again; then
   if fits 120; then
     cp -r "$W/gpu" "$W/gpu-again"
     run gpu-again "$(limit 240)" --group gpu --gpus "$all"

@@ -54,4 +54,6 @@ func TestCISmokeRunsThePipeline(t *testing.T) {
 	_, states := readJUnit(t, junit)
 	assert.Equal(t, "passed", states["smoke-vlm"], errOut.String())
 	assert.FileExists(t, filepath.Join(out, "ci-smoke", "vlm", "ref-vlm-small", "result.json"))
+	// Every JSON file the real run wrote matches its shipped schema.
+	assert.GreaterOrEqual(t, validateEvidence(t, loadSchemas(t), filepath.Join(out, "ci-smoke")), 5)
 }

@@ -82,7 +82,7 @@ func runInventoryValidate(f *factory, opts *inventoryValidateOptions) error {
 		if probs == nil {
 			probs = inventory.Problems{}
 		}
-		if err := writeJSON(opts.IO.Out, map[string]any{"valid": len(probs) == 0, "problems": probs}); err != nil {
+		if err := writeJSON(opts.IO.Out, validateOutput{Valid: len(probs) == 0, Problems: probs}); err != nil {
 			return err
 		}
 	} else {
@@ -242,6 +242,12 @@ func runInventoryShow(f *factory, opts *inventoryShowOptions) error {
 }
 
 // --- helpers shared by verbs ---------------------------------------------------
+
+// validateOutput is `inventory validate --format json`.
+type validateOutput struct {
+	Valid    bool               `json:"valid"`
+	Problems inventory.Problems `json:"problems"`
+}
 
 func writeJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)

@@ -225,6 +225,10 @@ func runReport(opts *reportOptions) error {
 		}
 		reports.ApplyBaseline(rep, base, opts.ThresholdPct)
 	}
+	if opts.Output != "" && opts.UpdateDoc == "" {
+		// The HTML report links each row's evidence relative to the file.
+		rep.LinkDir = filepath.Dir(opts.Output)
+	}
 	var buf bytes.Buffer
 	if err := reports.Render(&buf, rep, format); err != nil {
 		return err

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,7 +127,8 @@ func TestReportOutputFile(t *testing.T) {
 	assert.Contains(t, errOut, "wrote "+path)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	assert.Equal(t, goldenFile(t, "vlm.html"), string(data))
+	assert.Equal(t, goldenFile(t, "vlm.html"), linksFromGroupDir(t, path, filepath.Join(evidenceRoot("a"), "vlm"), data),
+		"the golden page, its evidence links relative to the file")
 }
 
 // TestReportRejudge re-derives a sealed synthetic row from its artifacts:
@@ -182,4 +184,26 @@ func TestReportEvidenceErrors(t *testing.T) {
 	assert.Equal(t, exitFailed, code, "malformed evidence is the row's error, not the harness's")
 	assert.Contains(t, out, "evidence_malformed: ")
 	assert.Contains(t, out, "p/result.json:2: schema: is number, want string")
+}
+
+var evidenceHref = regexp.MustCompile(`href="([^"#][^"]*)"`)
+
+// linksFromGroupDir checks that every evidence link of an HTML report
+// written to page resolves from the page's directory, and rewrites each
+// to what it is from groupDir (where `run` writes results.html), so the
+// page compares with the golden file.
+func linksFromGroupDir(t *testing.T, page, groupDir string, html []byte) string {
+	t.Helper()
+	base, err := filepath.Abs(filepath.Dir(page))
+	require.NoError(t, err)
+	group, err := filepath.Abs(groupDir)
+	require.NoError(t, err)
+	return evidenceHref.ReplaceAllStringFunc(string(html), func(m string) string {
+		href := evidenceHref.FindStringSubmatch(m)[1]
+		target := filepath.Join(base, filepath.FromSlash(href))
+		assert.FileExists(t, target, href)
+		rel, err := filepath.Rel(group, target)
+		require.NoError(t, err)
+		return `href="` + filepath.ToSlash(rel) + `"`
+	})
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -253,6 +252,10 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 	if err != nil {
 		return nil, fmt.Errorf("locate the trtmc-qual executable for {self}: %w", err)
 	}
+	// Stage lines and the progress display share stderr through one
+	// writer, so they never glue to each other.
+	prog := qual.NewProgress(f.IO.ErrOut, f.IO.ErrTTY, f.Now)
+	defer prog.Close()
 	qopts := qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
 		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
@@ -263,7 +266,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 			SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv)},
 		Provenance: qual.ProvenanceOptions{HarnessVersion: f.Version, HarnessCommit: f.Commit,
 			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts)},
-		Resume: opts.Resume, Runner: f.Runner, Log: f.IO.ErrOut, Progress: progressWriter(f.IO), Now: f.Now,
+		Resume: opts.Resume, Runner: f.Runner, Log: prog, Progress: prog, Now: f.Now,
 	}
 	if opts.Executor != executorSlurm {
 		return qual.Local{}.Run(ctx, qopts)
@@ -471,11 +474,3 @@ func absPath(p string) string {
 // reproEnv are environment variables outside the flags that change what a
 // run does; their values (secrets redacted) go into the reproduce command.
 var reproEnv = []string{"TRTMC_SERVE_TOKEN", "TRTMC_REFSERVER_FAULT", "CUDA_VISIBLE_DEVICES"}
-
-// progressWriter is stderr on a terminal, else nil (no live counts in logs).
-func progressWriter(s *IOStreams) io.Writer {
-	if s.ErrTTY {
-		return s.ErrOut
-	}
-	return nil
-}

@@ -89,7 +89,7 @@ func TestReportOutputFileExtension(t *testing.T) {
 	assert.Empty(t, out)
 	data, err := os.ReadFile(filepath.Join(dir, "r.html"))
 	require.NoError(t, err)
-	assert.Equal(t, golden("vlm.html"), string(data), "HTML, not TSV")
+	assert.Equal(t, golden("vlm.html"), linksFromGroupDir(t, filepath.Join(dir, "r.html"), filepath.Join(from, "vlm"), data), "HTML, not TSV")
 	_, _, errOut = report("--output", "old.csv")
 	assert.Contains(t, errOut, "--output is the old name of --output-file")
 	data, err = os.ReadFile(filepath.Join(dir, "old.csv"))

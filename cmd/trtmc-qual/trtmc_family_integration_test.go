@@ -177,6 +177,8 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	require.NotNil(t, r.Provenance.Tokenizer)
 	assert.Equal(t, h.tokenizer, r.Provenance.Tokenizer.Path)
 	out := filepath.Join(tr.out, "vlm", "qwen3-vl-2b")
+	// Every JSON file the real run wrote matches its shipped schema.
+	assert.GreaterOrEqual(t, validateEvidence(t, loadSchemas(t), tr.out), 5)
 	assert.FileExists(t, filepath.Join(out, "native_meta.json"))
 	assert.FileExists(t, filepath.Join(out, "correctness", "artifacts", "qwen3-vl-2b", "result.json"))
 }

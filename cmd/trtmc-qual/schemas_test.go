@@ -1,0 +1,222 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
+	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
+	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
+	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/schemas"
+)
+
+// schemaDocs is every JSON document trtmc-qual writes, with the Go type
+// that encodes it. A new JSON output gets a line here (and so a shipped
+// schema); TestSchemasMatchTypes keeps the files equal to the types.
+var schemaDocs = []schemas.Doc{
+	{Name: "result", Title: "OUT/<group>/<profile>/result.json: one profile's result row (" + reports.ResultSchema + ")", Type: reflect.TypeFor[reports.Result]()},
+	{Name: "group-report", Title: "OUT/<group>/results.json and `report --format json` (" + reports.GroupReportSchema + ")", Type: reflect.TypeFor[reports.GroupReport]()},
+	{Name: "manifest", Title: "OUT/<group>/<profile>/manifest.json: the evidence seal (" + evidence.ManifestSchema + ")", Type: reflect.TypeFor[evidence.Manifest]()},
+	{Name: "correctness", Title: "OUT/<group>/<profile>/correctness.json: what a family's correctness case writes and trtmc-qual reads", Type: reflect.TypeFor[reports.CorrectnessDoc](), Input: true},
+	{Name: "joined", Title: "OUT/<group>/<profile>/joined.jsonl: one request, joined by request id", Type: reflect.TypeFor[reports.JoinedLine](), Lines: true},
+	{Name: "reconcile", Title: "`inventory reconcile --format json` (" + reconcile.Schema + ")", Type: reflect.TypeFor[reconcile.Report]()},
+	{Name: "drift", Title: "`inventory drift --format json` (" + drift.Schema + ")", Type: reflect.TypeFor[drift.Report]()},
+	{Name: "ci", Title: "`ci --format json`: the premerge job", Type: reflect.TypeFor[ci.Job]()},
+	{Name: "doctor", Title: "`doctor --format json` (" + doctor.Schema + ")", Type: reflect.TypeFor[doctor.Report]()},
+	{Name: "status", Title: "`status --format json`: a Slurm submission's tasks", Type: reflect.TypeFor[[]statusRow]()},
+	{Name: "slurm-job", Title: "OUT/.slurm/<group>/job.json: a Slurm submission (" + slurm.RecordSchema + ")", Type: reflect.TypeFor[slurm.Record]()},
+	{Name: "inventory-profiles", Title: "OUT/<group>/inventory.json and `inventory list --format json`: inventory profiles", Type: reflect.TypeFor[[]*inventory.Profile]()},
+	{Name: "inventory-profile", Title: "`inventory show ID --format json`: one inventory profile", Type: reflect.TypeFor[inventory.Profile]()},
+	{Name: "inventory-validate", Title: "`inventory validate --format json`", Type: reflect.TypeFor[validateOutput]()},
+}
+
+// TestSchemasMatchTypes: the shipped schemas are what the Go types
+// generate (`go test ./cmd/trtmc-qual -run Schemas -update` rewrites
+// them), and no schema file is left without a document.
+func TestSchemasMatchTypes(t *testing.T) {
+	dir := repoFile("schemas")
+	want := map[string]bool{}
+	for _, d := range schemaDocs {
+		name := d.Name + ".schema.json"
+		want[name] = true
+		got, err := schemas.Generate(d)
+		require.NoError(t, err)
+		// -update (make golden) rewrites the shipped schema.
+		golden.AssertFile(t, filepath.Join(dir, name), got)
+	}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".schema.json") {
+			assert.True(t, want[e.Name()], "%s has no document in schemaDocs", e.Name())
+		}
+	}
+}
+
+// schemaSet compiles the shipped schemas once per test.
+type schemaSet map[string]*jsonschema.Schema
+
+func loadSchemas(t *testing.T) schemaSet {
+	t.Helper()
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	set := schemaSet{}
+	for _, d := range schemaDocs {
+		path, err := filepath.Abs(repoFile("schemas", d.Name+".schema.json"))
+		require.NoError(t, err)
+		f, err := os.Open(path)
+		require.NoError(t, err)
+		doc, err := jsonschema.UnmarshalJSON(f)
+		f.Close()
+		require.NoError(t, err, path)
+		id := "https://github.com/trtmc-qual/trtmc-qual/schemas/" + d.Name + ".schema.json"
+		require.NoError(t, c.AddResource(id, doc))
+		s, err := c.Compile(id)
+		require.NoError(t, err, path)
+		set[d.Name] = s
+	}
+	return set
+}
+
+// validate checks one JSON document (or, for a JSON Lines schema, each
+// line) against the named schema.
+func (s schemaSet) validate(t *testing.T, name, where string, data []byte) {
+	t.Helper()
+	sch := s[name]
+	require.NotNil(t, sch, name)
+	docs := [][]byte{data}
+	if name == "joined" {
+		docs = bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+	}
+	for i, d := range docs {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(d))
+		if !assert.NoError(t, err, "%s: not JSON", where) {
+			continue
+		}
+		if err := sch.Validate(v); err != nil {
+			t.Errorf("%s (line %d) does not match schemas/%s.schema.json: %v", where, i+1, name, err)
+		}
+	}
+}
+
+// validateEvidence checks every JSON file of an evidence root against its
+// schema: each row's result.json, manifest.json, correctness.json and
+// joined.jsonl, each group's results.json and inventory.json. It returns
+// how many files it checked.
+func validateEvidence(t *testing.T, set schemaSet, root string) int {
+	t.Helper()
+	n := 0
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		parts := strings.Split(filepath.ToSlash(rel), "/")
+		var name string
+		switch {
+		case len(parts) == 2 && parts[1] == "results.json":
+			name = "group-report"
+		case len(parts) == 2 && parts[1] == "inventory.json":
+			name = "inventory-profiles"
+		case len(parts) == 3 && parts[0] == ".slurm" && parts[2] == "job.json":
+			name = "slurm-job"
+		case len(parts) == 3 && parts[0] != ".slurm":
+			name = map[string]string{"result.json": "result", "manifest.json": "manifest",
+				"correctness.json": "correctness", "joined.jsonl": "joined"}[parts[2]]
+		}
+		if name == "" {
+			return nil
+		}
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		set.validate(t, name, path, data)
+		n++
+		return nil
+	})
+	require.NoError(t, err)
+	return n
+}
+
+// TestSchemasValidateFixtures validates the stored evidence fixtures, the
+// group reports rendered from them and the CLI's JSON outputs.
+func TestSchemasValidateFixtures(t *testing.T) {
+	set := loadSchemas(t)
+	for _, root := range []string{"a", "b", "baseline", "gpu"} {
+		n := validateEvidence(t, set, evidenceRoot(root))
+		assert.Positive(t, n, root)
+	}
+	// The evidence of the real GPU runs kept in docs/evidence (docs/gpu.md):
+	// each results.json marks a group folder, its parent an evidence root.
+	var kept []string
+	for _, pat := range []string{"*/*/*/results.json", "*/*/*/*/results.json"} {
+		m, err := filepath.Glob(repoFile("docs", "evidence", filepath.FromSlash(pat)))
+		require.NoError(t, err)
+		kept = append(kept, m...)
+	}
+	require.NotEmpty(t, kept, "docs/evidence holds the H200 runs")
+	for _, r := range kept {
+		assert.Positive(t, validateEvidence(t, set, filepath.Dir(filepath.Dir(r))), r)
+	}
+	goldens, err := filepath.Glob(repoFile("reports", "testdata", "*.json.golden"))
+	require.NoError(t, err)
+	require.NotEmpty(t, goldens)
+	for _, g := range goldens {
+		data, err := os.ReadFile(g)
+		require.NoError(t, err)
+		set.validate(t, "group-report", g, data)
+	}
+
+	inv := repoFile("inventory", "reference.yaml")
+	fams := repoFile("families", "families.yaml")
+	for _, c := range []struct {
+		schema string
+		args   []string
+	}{
+		{"inventory-profiles", []string{"inventory", "list", "--inventory", inv, "--families", fams, "--format", "json"}},
+		{"inventory-profile", []string{"inventory", "show", "ref-vlm-small", "--inventory", inv, "--families", fams, "--format", "json"}},
+		{"inventory-validate", []string{"inventory", "validate", inv, "--families", fams, "--format", "json"}},
+		{"group-report", []string{"report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", "json"}},
+	} {
+		_, out, errOut := runCLI(t, nil, c.args...)
+		require.NotEmpty(t, out, "%v: %s", c.args, errOut)
+		set.validate(t, c.schema, strings.Join(c.args[:2], " "), []byte(out))
+	}
+}
+
+// TestSchemasCatchDrift: a document with a field the type does not have,
+// or without a required one, fails validation.
+func TestSchemasCatchDrift(t *testing.T) {
+	set := loadSchemas(t)
+	data, err := os.ReadFile(filepath.Join(evidenceRoot("a"), "vlm", "ref-vlm-small", "result.json"))
+	require.NoError(t, err)
+	var doc map[string]any
+	require.NoError(t, json.Unmarshal(data, &doc))
+	doc["surprise"] = 1
+	extra, _ := json.Marshal(doc)
+	delete(doc, "surprise")
+	delete(doc, "verdict")
+	missing, _ := json.Marshal(doc)
+	for name, bad := range map[string][]byte{"extra field": extra, "missing verdict": missing} {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(bad))
+		require.NoError(t, err)
+		assert.Error(t, set["result"].Validate(v), name)
+	}
+}
