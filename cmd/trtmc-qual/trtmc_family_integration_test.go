@@ -35,8 +35,11 @@ type trtmcRun struct {
 	// tokenizerPin and bundlePath edit the inventory entry.
 	tokenizerPin, bundlePath string
 	env                      []string
-	output                   string
-	code                     int
+	// gpus is the run's --gpus: "0" on the fake H200 (the default), "cpu"
+	// for a host without a GPU.
+	gpus   string
+	output string
+	code   int
 }
 
 // setupTRTMCRun prepares a reference bundle and corpus for the profile.
@@ -46,6 +49,7 @@ func setupTRTMCRun(t *testing.T, h harness) *trtmcRun {
 	r := &trtmcRun{dir: d, bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"), corpus: filepath.Join(d, "corpora", "vlm"),
 		argvLog: filepath.Join(d, "argv.log"), out: filepath.Join(d, "out")}
 	r.bundlePath = r.bundle
+	r.gpus = "0"
 	require.NoError(t, os.MkdirAll(filepath.Dir(r.bundle), 0o755))
 	for _, argv := range [][]string{
 		{"make-bundle", "--family", "ref-vlm", "--precision", "fp32", "--out", r.bundle},
@@ -89,17 +93,25 @@ groups:
         bundle: {path: ` + r.bundlePath + `, sha256: ` + sum + `}
         tokenizer: {path: ` + h.tokenizer + tok + `}
         controls: [max_tokens, temperature]
-        hardware: [cpu]
+        hardware: [h200]
         status: planned
 `
 	invPath := filepath.Join(r.dir, "inventory.yaml")
 	require.NoError(t, os.WriteFile(invPath, []byte(inv), 0o644))
-	cmd := exec.Command(h.qual, "run", "--group", "vlm", "--out", r.out, "--gpus", "cpu",
+	// The TRTMC families need a GPU: the fake nvidia-smi plays one H200,
+	// on which the served model (trtmc-refserver serve, behind the fake
+	// trtmc-server) holds 2 GiB while it lives.
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	cmd := exec.Command(h.qual, "run", "--group", "vlm", "--out", r.out, "--gpus", r.gpus,
 		"--inventory", invPath, "--families", filepath.Join(h.root, "families", "trtmc.yaml"),
 		"--aiperf", h.aiperf, "--format", "tsv")
 	cmd.Dir = r.dir
 	cmd.Env = append(cleanEnv(),
-		"PATH="+trtmctest.Bin(t)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"PATH="+trtmctest.Bin(t)+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+
+			string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FAKE_NVIDIA_SMI_PYTHON="+py, "FAKE_NVIDIA_SMI_FIXTURE=h200x1", "FAKE_NVIDIA_SMI_SESSION="+r.dir,
+		"FAKE_GPU_HOLD=2048:refserver serve",
 		"FAKE_REFSERVER="+h.refserver, "FAKE_PYTEST=ref", "FAKE_CORPUS="+r.corpus, "FAKE_TRTMC_LOG="+r.argvLog,
 		"TRTMC_REPO="+filepath.Join(r.dir, "TensorRT-Model-Connect"), "TRTMC_BUNDLE_DIR=")
 	cmd.Env = append(cmd.Env, r.env...)
@@ -181,6 +193,30 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	assert.GreaterOrEqual(t, validateEvidence(t, loadSchemas(t), tr.out), 5)
 	assert.FileExists(t, filepath.Join(out, "native_meta.json"))
 	assert.FileExists(t, filepath.Join(out, "correctness", "artifacts", "qwen3-vl-2b", "result.json"))
+
+	// needs_gpu: the served model held memory on the slot's GPU while
+	// serving, and every hygiene check passed and is in the row.
+	require.Len(t, r.Provenance.GPUs, 1)
+	checks := map[string]bool{}
+	for _, c := range r.GPUChecks {
+		checks[c.Name] = c.Passed
+	}
+	assert.Equal(t, map[string]bool{reports.GPUCheckIdle: true, reports.GPUCheckServing: true, reports.GPUCheckReleased: true}, checks)
+}
+
+// TestTRTMCFamilyNeedsGPU: a TRTMC family on a host without a GPU is a
+// setup error naming the profile (exit 3), never a run on the CPU.
+func TestTRTMCFamilyNeedsGPU(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.gpus = "cpu"
+	r := tr.run(t, h)
+	assert.Equal(t, 3, tr.code, tr.output)
+	assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
+	require.NotEmpty(t, r.Reasons)
+	assert.Equal(t, reports.CodeGPURequired, r.Reasons[0].Code, "%+v", r.Reasons)
+	assert.Contains(t, tr.output, "qwen3-vl-2b")
+	assert.NoFileExists(t, tr.argvLog, "no TRTMC program was started")
 }
 
 // Bad input: a clear reason naming the profile and the cause, an error
