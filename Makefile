@@ -29,8 +29,8 @@ integration: setup build   ## the real-AIPerf tier; T=regex filters
 fuzz:         ## longer fuzz runs (FUZZTIME=60s per target)
 	scripts/fuzz.sh $${FUZZTIME:-60s}
 
-golden:       ## rewrite golden files, then review git diff
-	$(GO) test ./... -run Golden -update
+golden:       ## rewrite golden files (packages using reports/golden), then review git diff
+	scripts/golden.sh
 
 lint:         ## gofmt check and go vet
 	scripts/lint.sh

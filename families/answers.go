@@ -36,8 +36,9 @@ type Extractor interface {
 	FromHTTP(body []byte) (Answer, error)
 	// FromNative canonicalises a native runner's answer value.
 	FromNative(answer json.RawMessage) (Answer, error)
-	// Meaningful returns why an answer is not complete and meaningful, or "".
-	Meaningful(a Answer, f *Family) string
+	// NotMeaningful returns why an answer is not complete and meaningful, or
+	// "" when it is.
+	NotMeaningful(a Answer, f *Family) string
 }
 
 // Comparator decides whether an HTTP answer equals a native answer and
@@ -167,7 +168,7 @@ func tokenCount(raw json.RawMessage) (int, error) {
 	return int(n), nil
 }
 
-func (chatText) Meaningful(a Answer, f *Family) string {
+func (chatText) NotMeaningful(a Answer, f *Family) string {
 	var s string
 	_ = json.Unmarshal(a.Canonical, &s)
 	if strings.TrimSpace(s) == "" {
@@ -256,7 +257,7 @@ func parseItems(data json.RawMessage) ([]nimItem, error) {
 	return items, nil
 }
 
-func (nimBoxes) Meaningful(a Answer, f *Family) string {
+func (nimBoxes) NotMeaningful(a Answer, f *Family) string {
 	items, err := parseItems(a.Canonical)
 	if err != nil {
 		return err.Error()

@@ -17,7 +17,7 @@ func TestChatTextExtractAndCompare(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, `"three shapes"`, string(h.Canonical))
 	assert.Equal(t, 5, h.Tokens, "the server's usage count, not a word count")
-	assert.Empty(t, ex.Meaningful(h, nil))
+	assert.Empty(t, ex.NotMeaningful(h, nil))
 
 	n, err := ex.FromNative(json.RawMessage(`"three shapes"`))
 	require.NoError(t, err)
@@ -36,7 +36,7 @@ func TestChatTextExtractAndCompare(t *testing.T) {
 		assert.Error(t, err, name)
 	}
 	empty, _ := ex.FromNative(json.RawMessage(`"  "`))
-	assert.Equal(t, "empty answer text", ex.Meaningful(empty, nil))
+	assert.Equal(t, "empty answer text", ex.NotMeaningful(empty, nil))
 }
 
 // The output size is the model's own token count; with no count a text
@@ -81,9 +81,9 @@ func TestChatFinishReasonNullIsTheFamilysCall(t *testing.T) {
 	ex := DefaultRegistry().Extractors["openai-chat-text"]
 	a, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":null}],"usage":{"completion_tokens":1}}`))
 	require.NoError(t, err)
-	assert.Contains(t, ex.Meaningful(a, nil), "finish_reason is null")
-	assert.Contains(t, ex.Meaningful(a, &Family{FinishReasonNull: FinishNullIncomplete}), "finish_reason is null")
-	assert.Empty(t, ex.Meaningful(a, &Family{FinishReasonNull: FinishNullComplete}))
+	assert.Contains(t, ex.NotMeaningful(a, nil), "finish_reason is null")
+	assert.Contains(t, ex.NotMeaningful(a, &Family{FinishReasonNull: FinishNullIncomplete}), "finish_reason is null")
+	assert.Empty(t, ex.NotMeaningful(a, &Family{FinishReasonNull: FinishNullComplete}))
 	_, err = ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":7}]}`))
 	assert.ErrorContains(t, err, "not a string")
 }
@@ -166,11 +166,11 @@ func TestChatAnswerWithoutTokenCountIsNotMeaningful(t *testing.T) {
 	} {
 		a, err := ex.FromHTTP([]byte(body))
 		require.NoError(t, err, name)
-		assert.Contains(t, ex.Meaningful(a, nil), "no usage.completion_tokens", name)
+		assert.Contains(t, ex.NotMeaningful(a, nil), "no usage.completion_tokens", name)
 	}
 	a, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":"stop"}],"usage":{"completion_tokens":2}}`))
 	require.NoError(t, err)
-	assert.Empty(t, ex.Meaningful(a, nil))
+	assert.Empty(t, ex.NotMeaningful(a, nil))
 	assert.Equal(t, 2, a.Tokens)
 }
 
@@ -182,7 +182,7 @@ func TestBoxesMeaningfulAndTolerance(t *testing.T) {
 	h, err := ex.FromHTTP([]byte(good))
 	require.NoError(t, err)
 	assert.Equal(t, 1, h.Boxes)
-	assert.Empty(t, ex.Meaningful(h, fam))
+	assert.Empty(t, ex.NotMeaningful(h, fam))
 
 	cases := map[string]string{
 		`[{"index":0,"bounding_boxes":{"cat":[{"x_min":0.1,"y_min":0.1,"x_max":0.5,"y_max":0.6,"confidence":0.9}]}}]`:        `unknown label "cat"`,
@@ -194,12 +194,12 @@ func TestBoxesMeaningfulAndTolerance(t *testing.T) {
 	for data, want := range cases {
 		a, err := ex.FromNative(json.RawMessage(data))
 		require.NoError(t, err)
-		assert.Contains(t, ex.Meaningful(a, fam), want)
+		assert.Contains(t, ex.NotMeaningful(a, fam), want)
 	}
 	_, err = ex.FromHTTP([]byte(`{"data":[]}`))
 	require.NoError(t, err) // an empty list is extracted ...
 	empty, _ := ex.FromHTTP([]byte(`{"data":[]}`))
-	assert.NotEmpty(t, ex.Meaningful(empty, fam)) // ... but is not meaningful
+	assert.NotEmpty(t, ex.NotMeaningful(empty, fam)) // ... but is not meaningful
 	_, err = ex.FromHTTP([]byte(`{"usage":{}}`))
 	assert.ErrorContains(t, err, "no data")
 

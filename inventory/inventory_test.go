@@ -2,7 +2,6 @@ package inventory
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,9 +13,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-)
 
-var update = flag.Bool("update", false, "rewrite golden files")
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+)
 
 func knownFamily(name string) bool { return name == "ref-vlm" || name == "ref-detect" }
 
@@ -49,13 +48,7 @@ func TestGoldenProblems(t *testing.T) {
 			require.ErrorAs(t, err, &probs)
 			assert.Equal(t, 2, probs.ExitCode())
 			got := err.Error() + "\n"
-			golden := filepath.Join("testdata", name+".golden")
-			if *update {
-				require.NoError(t, os.WriteFile(golden, []byte(got), 0o644))
-			}
-			want, err := os.ReadFile(golden)
-			require.NoError(t, err)
-			assert.Equal(t, string(want), got)
+			golden.Assert(t, name, []byte(got))
 			for _, line := range strings.Split(strings.TrimSpace(got), "\n") {
 				assert.Regexp(t, `^testdata/`+name+`\.yaml:\d+: `, line, "every problem names file:line")
 			}

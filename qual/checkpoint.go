@@ -17,9 +17,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Default stage deadlines when the family configuration sets none.
@@ -52,7 +52,7 @@ const (
 
 // checkpointRun is one checkpoint's state as it moves through the stages.
 type checkpointRun struct {
-	env     *groupEnv
+	env     *groupRun
 	profile *inventory.Profile
 	family  *families.Family
 	slot    Slot
@@ -84,7 +84,7 @@ type checkpointRun struct {
 	childMS float64
 }
 
-func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
+func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
 	o := e.opts
 	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot, pl: pl,
 		dir: filepath.Join(o.Out, e.group.Name, p.ID)}
@@ -94,16 +94,16 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
-	cr.res.Command = cr.red.String(o.Command + " --only " + evidence.ShellQuote(p.ID))
+	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + evidence.ShellQuote(p.ID))
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 		cr.res.Answers = semantics(cr.family)
 	}
 	prov := &cr.res.Provenance
-	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.HarnessVersion, o.HarnessCommit, e.aiperf.Got
-	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Slurm
-	prov.AIPerfVersionRequired = o.AIPerfVersion
+	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, e.aiperf.Got
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
+	prov.AIPerfVersionRequired = o.AIPerf.Version
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {
@@ -120,7 +120,7 @@ func (e *groupEnv) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
 
 // checkpoint runs every stage for one profile and always returns a result.
-func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
+func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
 	cr := e.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
 		cr.res.Exclusion = p.Exclusion.Reason
@@ -154,21 +154,11 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	e.opts.Progress.begin(p.ID)
 	defer e.opts.Progress.end(p.ID)
 	defer cr.stopServer() // whatever happens, the server does not outlive its checkpoint
-	for _, st := range pipeline {
-		if ctx.Err() != nil {
-			break
-		}
-		if cr.stageErr != nil && !st.always && !(st.accounts && cr.run != nil && len(cr.run.Requests) > 0) {
-			cr.stage(st.name, func() error { return errSkipped })
-			continue
-		}
-		if e.opts.Progress != nil {
-			e.opts.Progress.stage(p.ID, st.name)
-		} else {
-			e.logf("%s: stage %s", p.ID, st.name)
-		}
-		cr.stage(st.name, func() error { return st.run(cr, ctx) })
+	stages := e.stages
+	if stages == nil {
+		stages = pipeline
 	}
+	cr.runStages(ctx, stages)
 	cr.stopServer()
 	if ctx.Err() != nil && len(cr.slot.GPUs) > 0 && !cr.ranStage("gpu-release") {
 		// Interrupted: the release check still runs (on its own deadline),
@@ -183,6 +173,27 @@ func (e *groupEnv) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	}
 	e.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
 	return &cr.res
+}
+
+// runStages runs the stages in order until ctx ends. After a stage broke,
+// the rest are skipped except the always stages, and the accounts stages
+// when AIPerf reported requests.
+func (cr *checkpointRun) runStages(ctx context.Context, stages []stageDef) {
+	for _, st := range stages {
+		if ctx.Err() != nil {
+			break
+		}
+		if cr.stageErr != nil && !st.always && !(st.accounts && cr.run != nil && len(cr.run.Requests) > 0) {
+			cr.stage(st.name, func() error { return errSkipped })
+			continue
+		}
+		if cr.env.opts.Progress != nil {
+			cr.env.opts.Progress.stage(cr.profile.ID, st.name)
+		} else {
+			cr.env.logf("%s: stage %s", cr.profile.ID, st.name)
+		}
+		cr.stage(st.name, func() error { return st.run(cr, ctx) })
+	}
 }
 
 var errSkipped = errors.New("skipped: an earlier stage failed")
@@ -225,7 +236,8 @@ type stageError struct {
 func (e *stageError) Error() string { return e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
-func broke(code string, err error) error { return &stageError{code: code, err: err} }
+// stageFailure is a stage that broke, with its reason code.
+func stageFailure(code string, err error) error { return &stageError{code: code, err: err} }
 
 func (cr *checkpointRun) fail(stage, code string, err error) {
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
@@ -283,7 +295,7 @@ func (cr *checkpointRun) childEnv() []string {
 func (cr *checkpointRun) vars() map[string]string {
 	o := cr.env.opts
 	return map[string]string{
-		"bin": o.BinDir, "bundle": cr.bundle, "model": cr.profile.Served(), "host": o.Host,
+		"bin": o.BinDir, "bundle": cr.bundle, "model": cr.profile.Served(), "host": o.Security.Host,
 		"port": strconv.Itoa(cr.port), "records": filepath.Join(cr.dir, fileRecords), "corpus": cr.corpus,
 		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
 		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),

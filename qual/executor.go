@@ -9,8 +9,8 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Executor runs the selected checkpoints of a group somewhere — on this
@@ -39,7 +39,7 @@ type Prepared struct {
 	Group *inventory.Group
 	// Profiles are the selected profiles, in inventory order.
 	Profiles []*inventory.Profile
-	env      *groupEnv
+	env      *groupRun
 	// lock is the group's evidence lock (nil inside a Slurm task).
 	lock *evidence.Lock
 }

@@ -51,7 +51,7 @@ func gpuHost(t *testing.T, e e2eEnv, fixture string, out string, profiles ...*in
 	probe := qual.NvidiaSMI{Runner: proc.OS{}}
 	pool, err := qual.NewPool(context.Background(), probe, "")
 	require.NoError(t, err)
-	opts.Pool, opts.GPUs = pool, probe
+	opts.Hardware.Pool, opts.Hardware.Probe = pool, probe
 	return opts
 }
 
@@ -135,7 +135,7 @@ func TestGPUHardwareMismatchAllowed(t *testing.T) {
 	opts := gpuHost(t, e, "h200x2", out)
 	opts.Inventory.Groups["detection"].Profiles[0].Hardware = []string{"gb300"}
 	opts.Only = []string{"ref-detect-small"}
-	opts.AllowHardwareMismatch = true
+	opts.Hardware.AllowMismatch = true
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 	defer cancel()
 	_, err := qual.Run(ctx, opts)
@@ -160,7 +160,7 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		out := t.TempDir()
 		opts := gpuHost(t, e, "h200x1", out)
 		opts.Only = []string{"ref-detect-small"}
-		holder := startForeignHolder(t, opts.Pool.GPUs[0].UUID)
+		holder := startForeignHolder(t, opts.Hardware.Pool.GPUs[0].UUID)
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 		defer cancel()
 		_, err := qual.Run(ctx, opts)
@@ -178,7 +178,7 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		out := t.TempDir()
 		opts := gpuHost(t, e, "h200x1", out)
 		opts.Only = []string{"ref-detect-small"}
-		opts.ReleaseWait = 2 * time.Second
+		opts.Hardware.ReleaseWait = 2 * time.Second
 		fam := opts.Families.Families["ref-detect"]
 		leaky, err := filepath.Abs("testdata/bin/leaky-server")
 		require.NoError(t, err)
@@ -222,7 +222,7 @@ func TestGPUFamilyOnCPUOnlyHost(t *testing.T) {
 	out := t.TempDir()
 	opts := e.options(t, "detection", out, "")
 	opts.Families.Families["ref-detect"].NeedsGPU = true
-	opts.Pool = &qual.Pool{CPUSlots: 2, Selection: "cpu:2"}
+	opts.Hardware.Pool = &qual.Pool{CPUSlots: 2, Selection: "cpu:2"}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	res, err := qual.Run(ctx, opts)

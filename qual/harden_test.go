@@ -2,8 +2,6 @@ package qual
 
 import (
 	"context"
-	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,33 +13,21 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
-// versionOnly answers `aiperf --version` and refuses anything else: the
-// tests below must stop before any checkpoint starts.
-type versionOnly struct{ t *testing.T }
-
-func (v versionOnly) Run(_ context.Context, s proc.Spec) (proc.Result, error) {
-	if len(s.Argv) == 2 && s.Argv[1] == "--version" {
-		_, _ = io.WriteString(s.Stdout, "0.13.0\n")
-		return proc.Result{Argv: s.Argv}, nil
-	}
-	v.t.Errorf("unexpected child %q", s.Argv)
-	return proc.Result{Argv: s.Argv}, errors.New("unexpected")
-}
-
-func (v versionOnly) Start(_ context.Context, s proc.Spec) (proc.Process, error) {
-	v.t.Errorf("unexpected child %q", s.Argv)
-	return nil, errors.New("unexpected")
-}
-
+// lockTestOptions runs a group of one profile into out with a runner that
+// answers `aiperf --version` and refuses anything else: the tests below
+// must stop before any checkpoint starts.
 func lockTestOptions(t *testing.T, out string) Options {
+	runner := &proc.FakeRunner{}
+	runner.Expect(`^aiperf --version$`).Stdout("0.13.0\n").Always()
+	t.Cleanup(func() { assert.NoError(t, runner.Verify(), "no child but the version check") })
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{"g": {Name: "g",
 		Profiles: []*inventory.Profile{{ID: "p", Family: "f"}}}}}
 	return Options{Inventory: inv, Families: &families.Config{Families: map[string]*families.Family{}},
-		Group: "g", Out: out, AIPerfBin: "aiperf", AIPerfVersion: "0.13.0", Runner: versionOnly{t}, Now: time.Now}
+		Group: "g", Out: out, AIPerf: AIPerfOptions{Bin: "aiperf", Version: "0.13.0"}, Runner: runner, Now: time.Now}
 }
 
 // Issue 13, finding 2: a second run into the same evidence root and group

@@ -25,9 +25,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Options configure one `trtmc-qual run --group G`.
@@ -46,21 +46,61 @@ type Options struct {
 	// verbs the TRTMC families call.
 	Self string
 
-	AIPerfBin     string
-	AIPerfVersion string
+	// AIPerf is how AIPerf is run.
+	AIPerf AIPerfOptions
+	// Hardware is where checkpoints run and how GPUs are checked.
+	Hardware HardwareOptions
+	// Security is what servers may bind to and what must never be written.
+	Security SecurityOptions
+	// Provenance is recorded in every row.
+	Provenance ProvenanceOptions
+
+	// Resume skips checkpoints whose finished result has the same run key.
+	Resume bool
+
+	Runner proc.Runner
+	// Log receives stage lines (stderr). Progress (nil: none) is told
+	// each checkpoint's stage and request counts (progress.go); when both
+	// are set, Log should be the Progress itself, so log lines and the
+	// progress block never share a line.
+	Log      io.Writer
+	Progress *Progress
+	Now      func() time.Time
+}
+
+// AIPerfOptions are how AIPerf is run.
+type AIPerfOptions struct {
+	// Bin is the aiperf executable.
+	Bin string
+	// Version is the AIPerf version the harness expects; AllowMismatch
+	// runs another one (recorded, never qualifies).
+	Version       string
 	AllowMismatch bool
 	// Tokenizer is the tokenizer for AIPerf chat when a profile names none.
-	Tokenizer      string
-	RequestTimeout time.Duration
+	Tokenizer string
+}
 
+// HardwareOptions are where checkpoints run and how GPUs are checked.
+type HardwareOptions struct {
 	// Pool is what checkpoints are scheduled on (NewPool); nil means one
 	// CPU slot.
 	Pool *Pool
-	// AllowHardwareMismatch runs a profile whose inventory hardware scope
-	// does not match the run's GPUs; the row records it and never qualifies.
-	AllowHardwareMismatch bool
-	// Resume skips checkpoints whose finished result has the same run key.
-	Resume bool
+	// AllowMismatch runs a profile whose inventory hardware scope does not
+	// match the run's GPUs; the row records it and never qualifies.
+	AllowMismatch bool
+	// Probe probes the GPUs for the hygiene checks and provenance.
+	Probe GPUProbe
+	// MaxIdleUtilization is the highest GPU utilisation (%) counted as
+	// idle before timing (default 10).
+	MaxIdleUtilization int
+	// ReleaseWait bounds the wait for a stopped run's GPU memory to be
+	// released (default 15 s).
+	ReleaseWait time.Duration
+}
+
+// SecurityOptions are what servers may bind to and what must never be
+// written.
+type SecurityOptions struct {
 	// Host is the address servers bind to (default 127.0.0.1).
 	Host             string
 	AllowNonLoopback bool
@@ -72,28 +112,14 @@ type Options struct {
 	// ServeToken is the bearer token servers require (TRTMC_SERVE_TOKEN);
 	// AIPerf sends it as --api-key. A family's env may override it.
 	ServeToken string
+}
 
-	Runner proc.Runner
-	// GPUs probes the GPUs for the hygiene checks and provenance.
-	GPUs GPUProbe
-	// MaxIdleUtilization is the highest GPU utilisation (%) counted as
-	// idle before timing (default 10).
-	MaxIdleUtilization int
-	// ReleaseWait bounds the wait for a stopped run's GPU memory to be
-	// released (default 15 s).
-	ReleaseWait time.Duration
-	// Log receives stage lines (stderr). Progress (nil: none) is told
-	// each checkpoint's stage and request counts (progress.go); when both
-	// are set, Log should be the Progress itself, so log lines and the
-	// progress block never share a line.
-	Log      io.Writer
-	Progress *Progress
-	Now      func() time.Time
-
+// ProvenanceOptions are recorded in every row.
+type ProvenanceOptions struct {
 	HarnessVersion string
 	HarnessCommit  string
 	// Slurm is the Slurm task this run is, when it runs inside one (a task
-	// of `run --executor slurm`); it goes into every row's provenance.
+	// of `run --executor slurm`).
 	Slurm *reports.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only,
 	// every word quoted by evidence.ShellQuote.
@@ -133,14 +159,14 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
-	if opts.Host == "" {
-		opts.Host = "127.0.0.1"
+	if opts.Security.Host == "" {
+		opts.Security.Host = "127.0.0.1"
 	}
 	if opts.Log == nil {
 		opts.Log = io.Discard
 	}
-	if !opts.AllowNonLoopback && !IsLoopback(opts.Host) {
-		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Host)}
+	if !opts.Security.AllowNonLoopback && !IsLoopback(opts.Security.Host) {
+		return nil, &SetupError{fmt.Errorf("refusing to bind servers to %s: not a loopback address (allow it explicitly)", opts.Security.Host)}
 	}
 	prep, err := prepare(ctx, opts)
 	if err != nil {
@@ -148,7 +174,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	defer prep.Release()
 	opts, env, profiles := prep.env.opts, prep.env, prep.Profiles
-	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Pool.Describe(), env.aiperf.Got)
+	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Hardware.Pool.Describe(), env.aiperf.Got)
 
 	results := make([]*reports.Result, len(profiles))
 	jobs := make([]schedJob, len(profiles))
@@ -159,7 +185,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 			results[i] = env.checkpoint(ctx, p, Slot{Name: "none"}, placement{})
 			continue
 		}
-		jobs[i].pl = opts.Pool.place(p, opts.Families.Families[p.Family], opts.AllowHardwareMismatch)
+		jobs[i].pl = opts.Hardware.Pool.place(p, opts.Families.Families[p.Family], opts.Hardware.AllowMismatch)
 		if r := jobs[i].pl.notRun; r != nil {
 			results[i] = env.notRun(p, *r)
 			continue
@@ -168,12 +194,12 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	}
 	opts.Progress.plan(len(queue), previousStages(opts.Out, opts.Group, profiles))
 	stopProgress := opts.Progress.run(ctx, time.Second)
-	newScheduler(opts.Pool).run(ctx, jobs, queue,
+	newScheduler(opts.Hardware.Pool).run(ctx, jobs, queue,
 		func(i int, slot Slot) { results[i] = env.checkpoint(ctx, profiles[i], slot, jobs[i].pl) },
 		func(i int) {
 			cause := ctx.Err()
 			if cause == nil {
-				cause = fmt.Errorf("no slot of %s can hold it", opts.Pool.Describe())
+				cause = fmt.Errorf("no slot of %s can hold it", opts.Hardware.Pool.Describe())
 			}
 			results[i] = env.notStarted(profiles[i], cause)
 		})
@@ -226,11 +252,11 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opts.Pool == nil {
-		opts.Pool = &Pool{CPUSlots: 1}
+	if opts.Hardware.Pool == nil {
+		opts.Hardware.Pool = &Pool{CPUSlots: 1}
 	}
 	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
-	vc, err := driver.CheckVersion(ctx, opts.AIPerfBin, opts.AIPerfVersion, opts.AllowMismatch)
+	vc, err := driver.CheckVersion(ctx, opts.AIPerf.Bin, opts.AIPerf.Version, opts.AIPerf.AllowMismatch)
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
@@ -249,7 +275,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	// A Slurm task is part of its driver's run, which holds the lock while
 	// it submits and follows; the tasks of one array run side by side.
 	var lock *evidence.Lock
-	if opts.Slurm == nil {
+	if opts.Provenance.Slurm == nil {
 		if lock, err = evidence.LockDir(groupDir, evidence.ThisProcess(opts.Now())); err != nil {
 			return nil, err
 		}
@@ -258,8 +284,8 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		lock.Unlock()
 		return nil, err
 	}
-	env := &groupEnv{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
-	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerfBin); err != nil {
+	env := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
 		env.pipFreeze, env.pipFreezeSHA = freeze, evidence.SHA256(freeze)
@@ -303,9 +329,12 @@ func selectProfiles(g *inventory.Group, only []string) ([]*inventory.Profile, er
 	return out, nil
 }
 
-// groupEnv is what every checkpoint of one group run shares.
-type groupEnv struct {
-	opts   Options
+// groupRun is what every checkpoint of one group run shares.
+type groupRun struct {
+	opts Options
+	// stages are the stages each checkpoint goes through: pipeline, unless
+	// a test gives its own.
+	stages []stageDef
 	group  *inventory.Group
 	aiperf aiperf.VersionCheck
 	driver *aiperf.Driver
@@ -341,7 +370,7 @@ func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byt
 	return out.Bytes(), nil
 }
 
-func (e *groupEnv) logf(format string, args ...any) {
+func (e *groupRun) logf(format string, args ...any) {
 	e.logMu.Lock()
 	defer e.logMu.Unlock()
 	logf(e.opts.Log, format, args...)
@@ -357,7 +386,7 @@ func logf(w io.Writer, format string, args ...any) {
 // notRun is the result of a checkpoint the scheduler does not start on
 // this pool (too few GPUs, another hardware scope, a GPU family without a
 // GPU): verdict not-run, with the reason.
-func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
+func (e *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
 	reports.Judge(&cr.res)
@@ -371,7 +400,7 @@ func (e *groupEnv) notRun(p *inventory.Profile, reason reports.Reason) *reports.
 
 // notStarted is the result of a checkpoint that never got a slot because
 // the run was interrupted first.
-func (e *groupEnv) notStarted(p *inventory.Profile, cause error) *reports.Result {
+func (e *groupRun) notStarted(p *inventory.Profile, cause error) *reports.Result {
 	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
 	reports.Judge(&cr.res)

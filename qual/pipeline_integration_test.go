@@ -86,9 +86,9 @@ func (e e2eEnv) options(t *testing.T, group, out string, fault string) qual.Opti
 	})
 	return qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(), Group: group, Out: out,
-		BinDir: e.bin, AIPerfBin: e.aiperf, AIPerfVersion: "0.13.0", Tokenizer: e.tokenizer,
-		Runner: proc.OS{}, Log: &syncWriter{w: &log}, HarnessVersion: "test", HarnessCommit: "test",
-		Command: "trtmc-qual run --group " + group,
+		BinDir: e.bin, AIPerf: qual.AIPerfOptions{Bin: e.aiperf, Version: "0.13.0", Tokenizer: e.tokenizer},
+		Runner: proc.OS{}, Log: &syncWriter{w: &log},
+		Provenance: qual.ProvenanceOptions{HarnessVersion: "test", HarnessCommit: "test", Command: "trtmc-qual run --group " + group},
 	}
 }
 

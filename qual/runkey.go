@@ -7,7 +7,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // profileDigest is the sha256 of the inventory entry as JSON.
@@ -38,7 +38,7 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 		"bundle_sha256":   bundleSum,
 		"server_sha256":   serverSum,
 		"aiperf_version":  cr.env.aiperf.Got,
-		"harness":         o.HarnessVersion + "@" + o.HarnessCommit,
+		"harness":         o.Provenance.HarnessVersion + "@" + o.Provenance.HarnessCommit,
 	}
 	b, err := json.Marshal(key)
 	if err != nil {

@@ -13,7 +13,7 @@ func (cr *checkpointRun) serveToken() string {
 			return v
 		}
 	}
-	return cr.env.opts.ServeToken
+	return cr.env.opts.Security.ServeToken
 }
 
 // secretValues are the values redacted from this checkpoint's evidence:
@@ -22,11 +22,11 @@ func (cr *checkpointRun) serveToken() string {
 // which reaches the children without passing through the harness's own
 // environment.
 func secretValues(o Options, familyEnv map[string]string) []string {
-	out := append([]string{}, o.Secrets...)
-	if o.ServeToken != "" {
-		out = append(out, o.ServeToken)
+	out := append([]string{}, o.Security.Secrets...)
+	if o.Security.ServeToken != "" {
+		out = append(out, o.Security.ServeToken)
 	}
-	for _, name := range append([]string{ServeTokenEnv}, o.SecretEnv...) {
+	for _, name := range append([]string{ServeTokenEnv}, o.Security.SecretEnv...) {
 		if v := familyEnv[name]; v != "" {
 			out = append(out, v)
 		}

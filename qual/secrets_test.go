@@ -12,12 +12,12 @@ import (
 // through the harness's environment; they are redacted all the same, and
 // the family's serve token is the one AIPerf sends.
 func TestSecretValuesAndServeToken(t *testing.T) {
-	o := Options{Secrets: []string{"from-harness-env"}, SecretEnv: []string{"TRTMC_SERVE_TOKEN", "VENDOR_KEY"}, ServeToken: "harness-token"}
+	o := Options{Security: SecurityOptions{Secrets: []string{"from-harness-env"}, SecretEnv: []string{"TRTMC_SERVE_TOKEN", "VENDOR_KEY"}, ServeToken: "harness-token"}}
 	famEnv := map[string]string{"VENDOR_KEY": "vendor-secret", "TRTMC_SERVE_TOKEN": "family-token", "PLAIN": "not-secret"}
 	assert.ElementsMatch(t, []string{"from-harness-env", "harness-token", "family-token", "vendor-secret", "family-token"},
 		secretValues(o, famEnv))
 
-	cr := &checkpointRun{env: &groupEnv{opts: o}, family: &families.Family{Env: famEnv}}
+	cr := &checkpointRun{env: &groupRun{opts: o}, family: &families.Family{Env: famEnv}}
 	assert.Equal(t, "family-token", cr.serveToken(), "the family's env overrides the harness's")
 	cr.family = &families.Family{}
 	assert.Equal(t, "harness-token", cr.serveToken())

@@ -15,9 +15,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 type stageDef struct {
@@ -60,7 +60,7 @@ var pipeline = []stageDef{
 // gpuRelease is the release check on a GPU slot (nothing to check on a
 // CPU slot or without a probe).
 func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
-	if cr.env.opts.GPUs == nil || len(cr.slot.GPUs) == 0 {
+	if cr.env.opts.Hardware.Probe == nil || len(cr.slot.GPUs) == 0 {
 		return errSkipped
 	}
 	return cr.checkReleased(ctx)
@@ -69,17 +69,17 @@ func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
 func (cr *checkpointRun) preflight(ctx context.Context) error {
 	o := cr.env.opts
 	if cr.family == nil {
-		return broke(reports.CodeFamilyConfig, fmt.Errorf("family %q is not configured", cr.profile.Family))
+		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %q is not configured", cr.profile.Family))
 	}
 	if cr.family.EndpointType != cr.env.group.Workload.EndpointType {
-		return broke(reports.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
+		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
 			cr.family.EndpointType, cr.env.group.Name, cr.env.group.Workload.EndpointType))
 	}
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
 	cr.corpus = inventory.ResolvePath(cr.env.group.File, cr.env.group.Workload.Dataset.Corpus)
 	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if err := evidence.CheckDir(cr.corpus); errors.Is(err, evidence.ErrNotRegular) {
-		return broke("dataset", fmt.Errorf("corpus: %w", err))
+		return stageFailure("dataset", fmt.Errorf("corpus: %w", err))
 	}
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
 		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
@@ -93,29 +93,29 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	sum, err := evidence.FileSHA256(ctx, cr.bundle)
 	if err != nil {
-		return broke(reports.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
+		return stageFailure(reports.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
 	}
 	cr.res.Provenance.BundlePath = cr.bundle
 	cr.res.Provenance.BundleSHA256 = sum
 	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
-		return broke(reports.CodeBundleIdentity, fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
 			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.env.group.Workload.Dataset.SHA256; want != "" {
 		got, err := evidence.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
 		if err != nil || got != want {
-			return broke(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
+			return stageFailure(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
 	}
 	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
 	if cr.env.group.Workload.EndpointType == aiperf.EndpointChat {
 		if err := cr.resolveTokenizer(); err != nil {
-			return broke(reports.CodeTokenizer, err)
+			return stageFailure(reports.CodeTokenizer, err)
 		}
 	}
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
-		return broke(reports.CodeFamilyConfig, err)
+		return stageFailure(reports.CodeFamilyConfig, err)
 	}
 	cr.binary = lookBinary(argv[0])
 	cr.res.Provenance.ServerBinary = cr.binary
@@ -125,8 +125,8 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	switch {
 	case len(cr.slot.GPUs) == 0:
 		cr.env.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
-	case o.GPUs == nil:
-		return broke("gpu_probe", fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
+	case o.Hardware.Probe == nil:
+		return stageFailure("gpu_probe", fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
 	default:
 		return cr.checkIdle(ctx)
 	}
@@ -135,7 +135,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 
 // resolveTokenizer finds and checks the tokenizer AIPerf chat loads.
 func (cr *checkpointRun) resolveTokenizer() error {
-	id, err := CheckTokenizer(cr.profile, cr.env.opts.Tokenizer)
+	id, err := CheckTokenizer(cr.profile, cr.env.opts.AIPerf.Tokenizer)
 	if err != nil {
 		return err
 	}
@@ -214,39 +214,39 @@ func tokenizerName(dir string) string {
 // prepare builds a missing bundle or corpus with the family's command.
 func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []string, target string, timeout time.Duration) error {
 	if len(tmpl) == 0 {
-		return broke(reports.CodeMissingInput, fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
+		return stageFailure(reports.CodeMissingInput, fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return broke(reports.CodeMissingInput, err)
+		return stageFailure(reports.CodeMissingInput, err)
 	}
 	argv, err := families.Expand(tmpl, cr.vars())
 	if err != nil {
-		return broke(reports.CodeFamilyConfig, err)
+		return stageFailure(reports.CodeFamilyConfig, err)
 	}
 	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellJoin(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
-		return broke(reports.CodePrepareFailed, err)
+		return stageFailure(reports.CodePrepareFailed, err)
 	}
 	return nil
 }
 
 func (cr *checkpointRun) startServer(ctx context.Context) error {
 	o := cr.env.opts
-	port, err := freePort(cr.env.ports, o.Host)
+	port, err := freePort(cr.env.ports, o.Security.Host)
 	if err != nil {
-		return broke(reports.CodePort, err)
+		return stageFailure(reports.CodePort, err)
 	}
 	cr.port = port
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
-		return broke(reports.CodeFamilyConfig, err)
+		return stageFailure(reports.CodeFamilyConfig, err)
 	}
 	url, err := families.Expand([]string{cr.family.Readiness}, cr.vars())
 	if err != nil {
-		return broke(reports.CodeFamilyConfig, err)
+		return stageFailure(reports.CodeFamilyConfig, err)
 	}
 	if err := portInUse(url[0]); err != nil {
-		return broke(reports.CodePortInUse, err)
+		return stageFailure(reports.CodePortInUse, err)
 	}
 	logFile, err := os.Create(filepath.Join(cr.dir, fileServerLog))
 	if err != nil {
@@ -260,7 +260,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		Env: cr.childEnv(), Grace: grace})
 	if err != nil {
 		logFile.Close()
-		return broke(reports.CodeServerStart, err)
+		return stageFailure(reports.CodeServerStart, err)
 	}
 	cr.server = p
 	cr.serverPID = p.Pid()
@@ -274,14 +274,14 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		}
 		var nr *proc.NotReadyError
 		if errors.As(err, &nr) {
-			return broke(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
+			return stageFailure(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
 		}
-		return broke(reports.CodeServerExit, err)
+		return stageFailure(reports.CodeServerExit, err)
 	}
 	select {
 	case <-p.Done(): // ready was answered, but not by our server
 		_, werr := p.Wait()
-		return broke(reports.CodeServerExit, fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
+		return stageFailure(reports.CodeServerExit, fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
 	default:
 	}
 	cr.env.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
@@ -297,11 +297,11 @@ func (cr *checkpointRun) checkListen(when string) error {
 	o := cr.env.opts
 	addrs, err := proc.ListenAddrs(cr.server.Pid())
 	if err != nil {
-		if o.AllowNonLoopback {
+		if o.Security.AllowNonLoopback {
 			cr.env.logf("%s: listen check %s: %v (non-loopback servers are allowed)", cr.profile.ID, when, err)
 			return nil
 		}
-		return broke(reports.CodeListenUnchecked, fmt.Errorf("cannot check which addresses the server listens on (%v); "+
+		return stageFailure(reports.CodeListenUnchecked, fmt.Errorf("cannot check which addresses the server listens on (%v); "+
 			"a row is never qualified on an unchecked host", err))
 	}
 	for _, a := range addrs {
@@ -310,7 +310,7 @@ func (cr *checkpointRun) checkListen(when string) error {
 		}
 	}
 	off := proc.OffLoopback(addrs)
-	if len(off) == 0 || o.AllowNonLoopback {
+	if len(off) == 0 || o.Security.AllowNonLoopback {
 		return nil
 	}
 	names := make([]string, len(off))
@@ -320,7 +320,7 @@ func (cr *checkpointRun) checkListen(when string) error {
 			names[i] += " (every interface)"
 		}
 	}
-	return broke(reports.CodeListenOffLoopback, fmt.Errorf("%s, the server's process group listens on %s, off loopback: "+
+	return stageFailure(reports.CodeListenOffLoopback, fmt.Errorf("%s, the server's process group listens on %s, off loopback: "+
 		"it is reachable from the network (the family's argv binds it; allow it explicitly with --allow-non-loopback)",
 		when, strings.Join(names, ", ")))
 }
@@ -333,11 +333,11 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 	cr.res.Correctness = c
 	if len(cr.family.Correctness) == 0 {
 		c.Error = "family has no correctness case"
-		return broke(reports.CodeCorrectnessNone, fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
+		return stageFailure(reports.CodeCorrectnessNone, fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
 	}
 	argv, err := families.Expand(cr.family.Correctness, cr.vars())
 	if err != nil {
-		return broke(reports.CodeFamilyConfig, err)
+		return stageFailure(reports.CodeFamilyConfig, err)
 	}
 	res, runErr := cr.runChild(ctx, "correctness", argv, fileCorrectLog, cr.family.Timeouts.Correctness.Or(defaultCorrectnessTimeout))
 	if ctx.Err() != nil {
@@ -349,10 +349,10 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 		// Exit 1 with a well-formed result: the case ran and failed.
 	case runErr != nil:
 		c.Error = runErr.Error()
-		return broke(reports.CodeCorrectnessCrash, fmt.Errorf("correctness case broke: %w", runErr))
+		return stageFailure(reports.CodeCorrectnessCrash, fmt.Errorf("correctness case broke: %w", runErr))
 	case readErr != nil:
 		c.Error = "no valid result file"
-		return broke(reports.CodeCorrectnessOutput, fmt.Errorf("correctness case exited 0 but its result is missing or invalid: %w", readErr))
+		return stageFailure(reports.CodeCorrectnessOutput, fmt.Errorf("correctness case exited 0 but its result is missing or invalid: %w", readErr))
 	}
 	cr.res.Correctness = out
 	return nil
@@ -361,31 +361,31 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	o := cr.env.opts
 	w := cr.env.group.Workload
-	if len(cr.slot.GPUs) > 0 && o.GPUs != nil {
+	if len(cr.slot.GPUs) > 0 && o.Hardware.Probe != nil {
 		if err := cr.checkServing(ctx); err != nil {
 			return err
 		}
 	}
 	entries, err := aiperf.LoadCorpus(cr.corpus)
 	if err != nil {
-		return broke(reports.CodeDataset, err)
+		return stageFailure(reports.CodeDataset, err)
 	}
 	ds, err := aiperf.WriteDataset(filepath.Join(cr.dir, fileDataset), w.EndpointType, entries, w.Warmup+w.Measured)
 	if err != nil {
-		return broke(reports.CodeDataset, err)
+		return stageFailure(reports.CodeDataset, err)
 	}
 	cr.dataset = ds
 	cr.res.Provenance.DatasetSHA256 = ds.SHA256
 	sizes, err := aiperf.ImageSizes(entries, w.Warmup+w.Measured)
 	if err != nil {
-		return broke(reports.CodeDataset, err)
+		return stageFailure(reports.CodeDataset, err)
 	}
 	for _, s := range sizes {
 		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
 	}
 	cfg := aiperf.Config{
-		Bin: o.AIPerfBin, ExpectedVersion: o.AIPerfVersion, AllowVersionMismatch: o.AllowMismatch,
-		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Host, cr.port), Model: cr.profile.Served(),
+		Bin: o.AIPerf.Bin, ExpectedVersion: o.AIPerf.Version, AllowVersionMismatch: o.AIPerf.AllowMismatch,
+		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Security.Host, cr.port), Model: cr.profile.Served(),
 		InputFile: ds.Path, ArtifactDir: filepath.Join(cr.dir, dirAIPerf),
 		Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency, Seed: w.Seed,
 		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
@@ -412,9 +412,9 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	if err != nil {
 		var se *aiperf.SetupError
 		if errors.As(err, &se) {
-			return broke(reports.CodeAIPerfSetup, err)
+			return stageFailure(reports.CodeAIPerfSetup, err)
 		}
-		return broke(reports.CodeAIPerfFailed, err)
+		return stageFailure(reports.CodeAIPerfFailed, err)
 	}
 	// A server that died during the run makes every later request fail;
 	// that is a broken stage, not a qualification outcome.
@@ -424,7 +424,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		if werr == nil {
 			werr = fmt.Errorf("exited with status %d", res.ExitCode)
 		}
-		return broke(reports.CodeServerDied, fmt.Errorf("the server exited during the AIPerf run: %w", werr))
+		return stageFailure(reports.CodeServerDied, fmt.Errorf("the server exited during the AIPerf run: %w", werr))
 	default:
 	}
 	// Per-request findings are counted by the join (errored, duplicate,
@@ -436,7 +436,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		}
 	}
 	if len(fatal) > 0 {
-		return broke(reports.CodeAIPerfIncomplete, &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
+		return stageFailure(reports.CodeAIPerfIncomplete, &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
 	}
 	return nil
 }
@@ -470,7 +470,7 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 		if cr.run == nil {
 			return nil // nothing was sent, nothing to record
 		}
-		return broke(reports.CodeServerRecords, fmt.Errorf("the server wrote no request records (%s)", fileRecords))
+		return stageFailure(reports.CodeServerRecords, fmt.Errorf("the server wrote no request records (%s)", fileRecords))
 	}
 	return nil // the join reads them, and names any malformed line
 }
@@ -503,7 +503,7 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 	}
 	argv, err := families.Expand(cr.family.Native, cr.vars())
 	if err != nil {
-		return broke(reports.CodeFamilyConfig, err)
+		return stageFailure(reports.CodeFamilyConfig, err)
 	}
 	_, runErr := cr.runChild(ctx, "native", argv, fileNativeLog, cr.family.Timeouts.Native.Or(defaultNativeTimeout))
 	cr.res.Provenance.Native = readNativeMeta(filepath.Join(cr.dir, fileNativeMeta))
@@ -511,10 +511,10 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return broke(reports.CodeNativeFailed, fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
+		return stageFailure(reports.CodeNativeFailed, fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
 	}
 	if _, err := os.Stat(filepath.Join(cr.dir, fileNativeOut)); err != nil {
-		return broke(reports.CodeNativeOutput, fmt.Errorf("the native runner exited 0 but wrote no %s", fileNativeOut))
+		return stageFailure(reports.CodeNativeOutput, fmt.Errorf("the native runner exited 0 but wrote no %s", fileNativeOut))
 	}
 	return nil // the join reads them, and names any malformed line
 }
@@ -557,7 +557,7 @@ func (cr *checkpointRun) join(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return broke(reports.CodeJoinInput, err)
+		return stageFailure(reports.CodeJoinInput, err)
 	}
 	// Throughput: AIPerf's own summary (one image per request).
 	if cr.run != nil && cr.run.Summary != nil {

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Missing is what every human-readable format shows for a value that was

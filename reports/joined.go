@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Phases of a run's requests.

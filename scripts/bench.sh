@@ -74,7 +74,7 @@ EOF
 
 if want 1; then
   say "building the benchmark tools"
-  go build -trimpath -o "$work/bin/" ./qual/streamjoin/cmd/gen-aiperf-artifacts
+  go build -trimpath -o "$work/bin/" ./scripts/benchtools/gen-aiperf-artifacts
 fi
 [ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
 say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"

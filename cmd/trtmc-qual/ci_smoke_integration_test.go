@@ -38,7 +38,7 @@ func TestCISmokeRunsThePipeline(t *testing.T) {
 	require.NoError(t, os.WriteFile(inv, data, 0o644))
 
 	io, _, errOut := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	f.Getenv = func(string) string { return "" }
 	f.Smoke = smokeRun(f)
 	cmd := newRootCmd(f)

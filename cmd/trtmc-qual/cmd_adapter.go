@@ -15,6 +15,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
@@ -261,7 +262,7 @@ could not be started.`,
 			}
 			rc, err := trtmc.PrepareBundle(cmd.Context(), trtmc.BundleOptions{
 				Profile: o.Profile, Bundle: o.Bundle, Search: search, Build: o.Build, Repo: repo, Ref: o.Ref,
-				Python: o.Python, Specs: cfg, Git: specs.GitCLI{Repo: repo}, Runner: f.Runner,
+				Python: o.Python, Specs: cfg, Git: gitread.CLI{Repo: repo}, Runner: f.Runner,
 				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
 			})
 			if err != nil {

@@ -7,23 +7,19 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
-	"strings"
 	"time"
-
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
-// SmokeFunc runs a smoke qualification of one group and says whether it
-// passed, with a one-line summary. The root wires it to the run pipeline.
-type SmokeFunc func(ctx context.Context, group string) (passed bool, summary string, err error)
+// SmokeFunc runs a smoke qualification of one group (ci.SmokeFunc); the
+// root wires it to the run pipeline.
+type SmokeFunc = ci.SmokeFunc
 
 type ciOptions struct {
 	IO          *IOStreams
@@ -40,7 +36,7 @@ type ciOptions struct {
 	Inventory   []string
 	Families    string
 	Now         func() time.Time
-	NewGit      func(repo string) specs.Git
+	NewGit      func(repo string) gitread.Repo
 	// Smoke qualifies a group for --smoke; nil means this build cannot, and
 	// --smoke is then a setup error.
 	Smoke SmokeFunc
@@ -95,6 +91,9 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
+			if opts.RunSmoke {
+				f.Interrupts.SetNotice(noticeChildren)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -121,197 +120,16 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	return cmd
 }
 
+// runCI runs the job (inventory/ci), then writes its reports: files
+// first, then stdout; its exit status is the largest of the steps'.
 func runCI(ctx context.Context, opts *ciOptions) error {
-	now := opts.Now
-	if now == nil {
-		now = time.Now
-	}
-	job := &specs.Job{Name: "trtmc-qual ci", Repo: opts.Repo, Base: opts.Base, Head: opts.Head, Started: now()}
-	add := func(s specs.Step, start time.Time) {
-		s.Duration = now().Sub(start)
-		job.Steps = append(job.Steps, s)
-		msg := s.Message
-		if msg == "" {
-			msg = "-"
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "ci: %s: %s: %s\n", s.Name, s.Status, msg)
-	}
-
-	// validate-inventory and validate-families.
-	start := now()
-	var fams *families.Config
-	var famErr error
-	if opts.Families == "" {
-		famErr = errors.New("no family configuration: pass --families FILE or set families in the config file")
-	} else {
-		fams, famErr = families.Load(opts.Families)
-	}
-	var known func(string) bool
-	if fams != nil {
-		known = fams.Has
-	}
-	var inv *inventory.Inventory
-	invOK := false
-	{
-		s := specs.Step{Name: "validate-inventory"}
-		var probs inventory.Problems
-		switch {
-		case len(opts.Inventory) == 0:
-			s.Status, s.Code, s.Message = specs.StepError, int(exitUsage), "no inventory: pass --inventory FILE or set inventory in the config file"
-		default:
-			var err error
-			inv, err = inventory.Load(opts.Inventory, known)
-			switch {
-			case errors.As(err, &probs):
-				s.Status, s.Code = specs.StepError, int(exitUsage)
-				s.Message = fmt.Sprintf("%d problem(s), first: %s", len(probs), probs[0].String())
-				s.Output = probs.Error()
-				s.Markdown = "```\n" + probs.Error() + "\n```\n"
-			case err != nil:
-				inv = nil
-				s.Status, s.Code, s.Message = specs.StepError, int(exitUsage), err.Error()
-			default:
-				invOK = true
-				n := len(inv.Profiles())
-				s.Status, s.Message = specs.StepPassed, fmt.Sprintf("%d group(s), %d profile(s) in %s", len(inv.Groups), n, strings.Join(opts.Inventory, ", "))
-			}
-		}
-		if famErr != nil && s.Status == specs.StepPassed {
-			// Known-family checks could not run.
-			s.Message += " (family names unchecked: the family configuration failed)"
-		}
-		add(s, start)
-	}
-	start = now()
-	{
-		s := specs.Step{Name: "validate-families"}
-		if famErr != nil {
-			s.Status, s.Code, s.Message, s.Output = specs.StepError, int(exitUsage), firstLine(famErr.Error()), famErr.Error()
-		} else {
-			s.Status, s.Message = specs.StepPassed, fmt.Sprintf("%d family(ies) in %s", len(fams.Names()), opts.Families)
-		}
-		add(s, start)
-	}
-
-	// The specs at the base.
-	cfg, cfgErr := specs.LoadConfig(opts.SpecGroups)
-	var src specs.Source
-	var baseSnap *specs.Snapshot
-	var baseErr error
-	if cfgErr == nil {
-		src = specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
-		baseSnap, baseErr = src.Read(ctx, opts.Base)
-		if baseSnap != nil {
-			job.BaseCommit = baseSnap.Commit
-		}
-		if head, err := src.Git.Commit(ctx, opts.Head); err == nil {
-			job.HeadCommit = head
-		}
-	}
-	groups, groupErr := ciGroups(opts, cfg, inv)
-
-	// stepError turns an error into an error step with its exit status.
-	stepError := func(name string, err error) specs.Step {
-		s := specs.Step{Name: name, Status: specs.StepError, Message: firstLine(err.Error()), Output: err.Error()}
-		s.Code = int(codeFor(err))
-		var ce *specs.ConfigError
-		if errors.As(err, &ce) {
-			s.Code = int(exitUsage)
-		}
-		return s
-	}
-	if cfgErr != nil {
-		add(stepError("spec-groups", cfgErr), now())
-	}
-	if groupErr != nil {
-		add(stepError("groups", groupErr), now())
-	}
-	for _, g := range groups {
-		start := now()
-		name := "reconcile-" + g
-		switch {
-		case ctx.Err() != nil:
-		case cfgErr != nil:
-			add(stepError(name, cfgErr), start)
-		case baseErr != nil:
-			add(stepError(name, specsError(baseErr)), start)
-		case !invOK:
-			add(specs.Step{Name: name, Status: specs.StepSkipped, Message: "the inventory is invalid (see validate-inventory)"}, start)
-		default:
-			r := specs.Reconcile(cfg, baseSnap, inv, g)
-			s := specs.Step{Name: name, Status: specs.StepPassed, Message: r.Line()}
-			if r.Summary.NeedAction > 0 {
-				s.Status, s.Code = specs.StepFailed, int(exitFailed)
-			}
-			var b strings.Builder
-			for _, row := range r.NeedsAction() {
-				fmt.Fprintf(&b, "%s\t%s\t%s\n", row.Profile, row.State, row.Detail)
-			}
-			s.Output = b.String()
-			var md bytes.Buffer
-			if err := r.Markdown(&md); err == nil {
-				s.Markdown = md.String()
-			}
-			add(s, start)
-		}
-	}
-	for _, g := range groups {
-		start := now()
-		name := "drift-" + g
-		if ctx.Err() != nil {
-			break
-		}
-		if cfgErr != nil {
-			add(stepError(name, cfgErr), start)
-			continue
-		}
-		r, err := specs.Drift(ctx, src, opts.Base, opts.Head, []string{g})
-		if err != nil {
-			add(stepError(name, specsError(err)), start)
-			continue
-		}
-		s := specs.Step{Name: name, Status: specs.StepPassed, Message: r.Line()}
-		if len(r.Changes) > 0 {
-			s.Status, s.Code = specs.StepFailed, int(exitFailed)
-		}
-		var b strings.Builder
-		for _, c := range r.Changes {
-			fmt.Fprintf(&b, "%s\t%s\t%s\t%s\n", c.Status, c.Category, c.Path, c.Summary)
-		}
-		s.Output = b.String()
-		var md bytes.Buffer
-		if err := r.Markdown(&md); err == nil {
-			s.Markdown = md.String()
-		}
-		add(s, start)
-	}
-	smokeGroups := opts.SmokeGroups
-	if len(smokeGroups) == 0 {
-		smokeGroups = groups
-	}
-	for _, g := range smokeGroups {
-		start := now()
-		name := "smoke-" + g
-		if ctx.Err() != nil {
-			break
-		}
-		if !opts.RunSmoke {
-			add(specs.Step{Name: name, Status: specs.StepSkipped, Message: "not asked (--smoke)"}, start)
-			continue
-		}
-		passed, summary, err := opts.Smoke(ctx, g)
-		switch {
-		case err != nil && ctx.Err() != nil:
-		case err != nil:
-			add(stepError(name, err), start)
-		case !passed:
-			add(specs.Step{Name: name, Status: specs.StepFailed, Code: int(exitFailed), Message: summary, Output: summary}, start)
-		default:
-			add(specs.Step{Name: name, Status: specs.StepPassed, Message: summary}, start)
-		}
-	}
-
-	// Reports: files first, then stdout.
+	job := ci.Run(ctx, ci.Options{
+		Repo: opts.Repo, Base: opts.Base, Head: opts.Head, Groups: opts.Groups,
+		RunSmoke: opts.RunSmoke, SmokeGroups: opts.SmokeGroups, SpecGroups: opts.SpecGroups,
+		Inventory: opts.Inventory, Families: opts.Families, Now: opts.Now, NewGit: opts.NewGit,
+		Smoke: opts.Smoke, Log: opts.IO.ErrOut,
+		CodeOf: func(err error) int { return int(codeFor(specsError(err))) },
+	})
 	if opts.JUnit != "" {
 		var b bytes.Buffer
 		if err := job.JUnit(&b); err != nil {
@@ -355,42 +173,4 @@ func writeReport(path string, data []byte) error {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return evidence.WriteFileMode(path, data, 0o644)
-}
-
-// ciGroups returns the groups to check: --group, or the groups both in the
-// inventory and in the spec-groups file (every spec group when the
-// inventory could not be read).
-func ciGroups(opts *ciOptions, cfg *specs.Config, inv *inventory.Inventory) ([]string, error) {
-	if cfg == nil {
-		return opts.Groups, nil
-	}
-	if len(opts.Groups) > 0 {
-		for _, g := range opts.Groups {
-			if err := inventory.CheckName(g); err != nil {
-				return nil, flagErrorf("--group: %v", err)
-			}
-			if err := cfg.CheckGroup(g); err != nil {
-				return nil, withCode(exitUsage, err)
-			}
-		}
-		return opts.Groups, nil
-	}
-	if inv == nil {
-		return cfg.GroupNames(), nil
-	}
-	var out []string
-	for _, g := range inv.GroupNames() {
-		if _, ok := cfg.Groups[g]; ok {
-			out = append(out, g)
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " ..."
-	}
-	return s
 }

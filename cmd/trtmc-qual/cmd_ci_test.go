@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
 type junitDoc struct {
@@ -157,7 +158,7 @@ func TestCISmokeNeedsWiring(t *testing.T) {
 
 func TestCIFlagsReachOptions(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, newInterrupts(io.ErrOut))
 	f.Getenv = func(string) string { return "" }
 	var got *ciOptions
 	smoke := func(context.Context, string) (bool, string, error) { return true, "", nil }
@@ -172,6 +173,7 @@ func TestCIFlagsReachOptions(t *testing.T) {
 	assert.Equal(t, "h", got.Head)
 	assert.Equal(t, []string{"vlm", "detection"}, got.Groups)
 	assert.True(t, got.RunSmoke)
+	assert.Equal(t, noticeChildren, f.Interrupts.notice, "ci --smoke runs children: the first signal says it stops them")
 	assert.Equal(t, []string{"vlm"}, got.SmokeGroups)
 	assert.Equal(t, "j.xml", got.JUnit)
 	assert.Equal(t, "s.md", got.Summary)
@@ -234,7 +236,7 @@ func TestRunCISteps(t *testing.T) {
 	})
 	t.Run("no git", func(t *testing.T) {
 		opts := base()
-		opts.NewGit = func(repo string) specs.Git { return specs.GitCLI{Repo: repo, Bin: filepath.Join(t.TempDir(), "git")} }
+		opts.NewGit = func(repo string) gitread.Repo { return gitread.CLI{Repo: repo, Bin: filepath.Join(t.TempDir(), "git")} }
 		code, st := states(t, opts)
 		assert.Equal(t, exitSetup, code)
 		assert.True(t, strings.HasPrefix(st["reconcile-detection"], "error(setup-error): "), st["reconcile-detection"])
@@ -261,4 +263,12 @@ func TestRunCISteps(t *testing.T) {
 		assert.True(t, strings.HasPrefix(st["reconcile-detection"], "failed: detection @ "), "the report of what ran is still written")
 		assert.NotContains(t, st, "smoke-detection")
 	})
+}
+
+// TestCICodesAreTheTable: the codes inventory/ci's steps ask for are the
+// exit-code table's.
+func TestCICodesAreTheTable(t *testing.T) {
+	assert.Equal(t, int(exitFailed), ci.CodeFailed)
+	assert.Equal(t, int(exitUsage), ci.CodeUsage)
+	assert.Equal(t, exitUsage, codeFor(&ci.UsageError{Err: errors.New("x")}))
 }

@@ -5,7 +5,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -17,7 +19,7 @@ type inventoryDriftOptions struct {
 	Groups     []string
 	Format     string
 	SpecGroups string
-	NewGit     func(repo string) specs.Git
+	NewGit     func(repo string) gitread.Repo
 }
 
 func newInventoryDriftCmd(f *factory, runF func(*inventoryDriftOptions) error) *cobra.Command {
@@ -81,7 +83,7 @@ func runInventoryDrift(cmd *cobra.Command, opts *inventoryDriftOptions) error {
 		}
 	}
 	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
-	r, err := specs.Drift(cmd.Context(), src, opts.Base, opts.Head, opts.Groups)
+	r, err := drift.Drift(cmd.Context(), src, opts.Base, opts.Head, opts.Groups)
 	if err != nil {
 		return specsError(err)
 	}

@@ -7,7 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 )
 
 func TestInventoryDriftCLI(t *testing.T) {
@@ -71,9 +71,9 @@ func TestInventoryDriftJSON(t *testing.T) {
 	fx := newSpecsFixture(t)
 	code, out, _ := runCLI(t, nil, "inventory", "drift", "--repo", fx.Repo, "--head", "feature", "--group", "vlm", "--format", "json")
 	assert.Equal(t, exitFailed, code)
-	var r specs.DriftReport
+	var r drift.Report
 	require.NoError(t, json.Unmarshal([]byte(out), &r))
-	assert.Equal(t, specs.DriftSchema, r.Schema)
+	assert.Equal(t, drift.Schema, r.Schema)
 	assert.Equal(t, fx.Base, r.BaseCommit)
 	assert.Equal(t, fx.Head, r.HeadCommit)
 	assert.Len(t, r.Changes, 7)

@@ -8,7 +8,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -22,7 +24,7 @@ type inventoryReconcileOptions struct {
 	// SpecGroups is the spec-groups file ("" = the built-in mapping).
 	SpecGroups string
 	// NewGit opens the TRTMC repository; tests may replace it.
-	NewGit func(repo string) specs.Git
+	NewGit func(repo string) gitread.Repo
 }
 
 func newInventoryReconcileCmd(f *factory, runF func(*inventoryReconcileOptions) error) *cobra.Command {
@@ -114,7 +116,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 	if err != nil {
 		return specsError(err)
 	}
-	r := specs.Reconcile(cfg, snap, inv, opts.Group)
+	r := reconcile.Reconcile(cfg, snap, inv, opts.Group)
 	if err := writeReconcile(opts.IO, r, opts.Format); err != nil {
 		return err
 	}
@@ -126,7 +128,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 		if r.Summary.Missing == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "write: no missing profile to propose")
 		} else {
-			p, err := specs.WriteProposals(r, inv, f.Config.Inventory, fams.Has, entryDefaults(fams))
+			p, err := reconcile.WriteProposals(r, inv, f.Config.Inventory, fams.Has, entryDefaults(fams))
 			if err != nil {
 				return err
 			}
@@ -141,18 +143,18 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 
 // entryDefaults hands reconcile --write what each family's configuration
 // says a new profile records (families.yaml `inventory:`).
-func entryDefaults(fams *families.Config) specs.Defaults {
-	return func(family string) *specs.EntryDefaults {
+func entryDefaults(fams *families.Config) reconcile.Defaults {
+	return func(family string) *reconcile.EntryDefaults {
 		f, ok := fams.Families[family]
 		if !ok {
 			return nil
 		}
 		d := f.Inventory
-		return &specs.EntryDefaults{Controls: d.Controls, Gaps: d.Gaps, Hardware: d.Hardware, BundleDir: d.BundleDir, Tokenizer: d.Tokenizer}
+		return &reconcile.EntryDefaults{Controls: d.Controls, Gaps: d.Gaps, Hardware: d.Hardware, BundleDir: d.BundleDir, Tokenizer: d.Tokenizer}
 	}
 }
 
-func writeReconcile(io *IOStreams, r *specs.Report, format string) error {
+func writeReconcile(io *IOStreams, r *reconcile.Report, format string) error {
 	switch reports.Resolve(format, io.OutTTY) {
 	case "json":
 		return writeJSON(io.Out, r)
@@ -163,7 +165,7 @@ func writeReconcile(io *IOStreams, r *specs.Report, format string) error {
 	}
 }
 
-func reportProposal(io *IOStreams, p *specs.Proposal) {
+func reportProposal(io *IOStreams, p *reconcile.Proposal) {
 	if p.Appended {
 		fmt.Fprintf(io.ErrOut, "write: appended %d planned profile(s) to %s: %s\n", len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
 		return
@@ -177,7 +179,7 @@ func reportProposal(io *IOStreams, p *specs.Proposal) {
 
 // --- shared by reconcile, drift and ci ------------------------------------
 
-func gitCLI(repo string) specs.Git { return specs.GitCLI{Repo: repo} }
+func gitCLI(repo string) gitread.Repo { return gitread.CLI{Repo: repo} }
 
 // addSpecGroupsFlag adds --spec-groups, bound to the spec_groups config key.
 func addSpecGroupsFlag(cmd *cobra.Command) {
@@ -192,9 +194,9 @@ func specsError(err error) error {
 	switch {
 	case err == nil:
 		return nil
-	case errors.Is(err, specs.ErrGitUnavailable):
+	case errors.Is(err, gitread.ErrGitUnavailable):
 		return withCode(exitSetup, err)
-	case errors.Is(err, specs.ErrUnknownRef), errors.Is(err, specs.ErrNotRepository), errors.Is(err, specs.ErrUnknownGroup),
+	case errors.Is(err, gitread.ErrUnknownRef), errors.Is(err, gitread.ErrNotRepository), errors.Is(err, specs.ErrUnknownGroup),
 		errors.Is(err, specs.ErrNotTRTMC):
 		return withCode(exitUsage, err)
 	}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"encoding/json"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +11,15 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/specstest"
 )
 
 // specsFixture is a throwaway TRTMC-layout git repository (main = the base
-// fixture, feature = the head fixture of inventory/specs/testdata), with an
+// fixture, feature = the head fixture of inventory/specs/testdata, built by
+// specstest), with an
 // inventory and a family configuration whose family names fit it.
 type specsFixture struct {
 	Repo      string
@@ -27,55 +30,15 @@ type specsFixture struct {
 	Dir       string
 }
 
-func specsGit(t *testing.T, dir string, args ...string) string {
-	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = append(os.Environ(), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=Fixture", "GIT_AUTHOR_EMAIL=fixture@example.invalid",
-		"GIT_COMMITTER_NAME=Fixture", "GIT_COMMITTER_EMAIL=fixture@example.invalid",
-		"GIT_AUTHOR_DATE=2026-01-02T03:04:05Z", "GIT_COMMITTER_DATE=2026-01-02T03:04:05Z", "LC_ALL=C")
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "git %s: %s", strings.Join(args, " "), out)
-	return strings.TrimSpace(string(out))
-}
-
-func specsCopyTree(t *testing.T, from, to string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(from, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(from, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(to, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(to, rel), data, 0o644)
-	}))
-}
-
 func newSpecsFixture(t *testing.T) specsFixture {
 	t.Helper()
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
 	}
-	td := repoFile("inventory", "specs", "testdata")
+	td := specstest.Testdata()
 	repo := t.TempDir()
-	specsGit(t, repo, "init", "-q", "-b", "main")
-	specsCopyTree(t, filepath.Join(td, "trtmc-base"), repo)
-	specsGit(t, repo, "add", "-A")
-	specsGit(t, repo, "commit", "-q", "-m", "base")
-	base := specsGit(t, repo, "rev-parse", "HEAD")
-	specsGit(t, repo, "checkout", "-q", "-b", "feature")
-	specsCopyTree(t, filepath.Join(td, "trtmc-head"), repo)
-	require.NoError(t, os.Remove(filepath.Join(repo, "tests/e2e/models/vislm/data/img.jpeg")))
-	specsGit(t, repo, "add", "-A")
-	specsGit(t, repo, "commit", "-q", "-m", "head")
-	head := specsGit(t, repo, "rev-parse", "HEAD")
-	specsGit(t, repo, "checkout", "-q", "main")
+	fixture := specstest.Build(t, repo)
+	base, head := fixture.Base, fixture.Head
 
 	// The family configuration knows the fixture's TRTMC families by name
 	// (a copy of the shipped one, renamed), so --write can append.
@@ -185,7 +148,7 @@ func TestInventoryReconcileJSONContract(t *testing.T) {
 		Summary map[string]int `json:"summary"`
 	}
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
-	assert.Equal(t, specs.ReconcileSchema, doc.Schema)
+	assert.Equal(t, reconcile.Schema, doc.Schema)
 	assert.Equal(t, fx.Base, doc.Commit)
 	assert.Equal(t, "main", doc.Ref)
 	assert.Len(t, doc.Rows, 8)
@@ -234,9 +197,9 @@ func TestInventoryReconcileWrite(t *testing.T) {
 }
 
 func TestSpecsErrorCodes(t *testing.T) {
-	assert.Equal(t, exitSetup, codeFor(specsError(specs.ErrGitUnavailable)))
+	assert.Equal(t, exitSetup, codeFor(specsError(gitread.ErrGitUnavailable)))
 	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrNotTRTMC)))
-	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrUnknownRef)))
+	assert.Equal(t, exitUsage, codeFor(specsError(gitread.ErrUnknownRef)))
 	assert.Equal(t, exitHarness, codeFor(specsError(os.ErrClosed)))
 	assert.NoError(t, specsError(nil))
 }

@@ -11,8 +11,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin/synth"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 // The hand-made evidence trees and golden files of the reports package.
@@ -32,7 +32,7 @@ func TestReportFlags(t *testing.T) {
 		t.Helper()
 		got = nil
 		io, _, _ := testIO()
-		f := newFactory(io, func() {})
+		f := newFactory(io, nil)
 		f.Getenv = func(string) string { return "" }
 		root := newRootCmd(f)
 		root.RemoveCommand(mustFind(t, root.Commands(), "report"))

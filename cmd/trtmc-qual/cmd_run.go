@@ -13,9 +13,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
@@ -121,7 +121,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runRun(cmd, f, opts)
+			return runAndReport(cmd, f, opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -150,18 +150,15 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	return cmd
 }
 
-func runRun(cmd *cobra.Command, f *factory, opts *runOptions) error {
+// runAndReport is the run verb: the group's pipeline (runGroup), then its
+// table on stdout, the JUnit file, and the exit status from the rows.
+func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	ctx := cmd.Context()
-	go func() {
-		<-ctx.Done()
-		// First signal: stop gracefully; a second one kills the default way.
-		f.Stop()
-		if opts.Executor == executorSlurm {
-			fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)")
-			return
-		}
-		fmt.Fprintln(f.IO.ErrOut, "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
-	}()
+	if opts.Executor == executorSlurm {
+		f.Interrupts.SetNotice(noticeSlurm)
+	} else {
+		f.Interrupts.SetNotice(noticeChildren)
+	}
 	out, err := runGroup(ctx, f, opts)
 	if opts.Detach && err == nil {
 		return nil
@@ -262,13 +259,14 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 	qopts := qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
 		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
-		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, AllowMismatch: f.Config.AllowMismatch,
-		Tokenizer: f.Config.Tokenizer, Pool: pool, AllowHardwareMismatch: f.Config.AllowHardwareMismatch, Resume: opts.Resume,
-		Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
-		SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv),
-		Runner: f.Runner, GPUs: probe, Log: prog, Progress: prog, Now: f.Now,
-		HarnessVersion: f.Version, HarnessCommit: f.Commit, Slurm: slurm.TaskFromEnv(f.Getenv),
-		Command: reproCommand(f, opts),
+		AIPerf: qual.AIPerfOptions{Bin: f.Config.AIPerf, Version: f.Config.AIPerfVersion,
+			AllowMismatch: f.Config.AllowMismatch, Tokenizer: f.Config.Tokenizer},
+		Hardware: qual.HardwareOptions{Pool: pool, AllowMismatch: f.Config.AllowHardwareMismatch, Probe: probe},
+		Security: qual.SecurityOptions{Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
+			SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv)},
+		Provenance: qual.ProvenanceOptions{HarnessVersion: f.Version, HarnessCommit: f.Commit,
+			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts)},
+		Resume: opts.Resume, Runner: f.Runner, Log: prog, Progress: prog, Now: f.Now,
 	}
 	if opts.Executor != executorSlurm {
 		return qual.Local{}.Run(ctx, qopts)
@@ -354,6 +352,12 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 // shortSecret is the length under which a secret's redaction is likely to
 // mask unrelated text too; the run warns about it.
 const shortSecret = 8
+
+// The lines the first signal prints while children run.
+const (
+	noticeChildren = "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)"
+	noticeSlurm    = "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)"
+)
 
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
 // OUT/ci-smoke, passed only when every row qualifies.

@@ -14,7 +14,7 @@ import (
 // gives back exactly these words; a secret is referenced, never written.
 func TestReproCommandCarriesEverything(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	env := map[string]string{"TRTMC_SERVE_TOKEN": "hunter2", "TRTMC_REFSERVER_FAULT": "slow-ms=5; rm -rf /"}
 	f.Getenv = func(k string) string { return env[k] }
 	f.Config = &Config{File: "/etc/q.yaml", Inventory: []string{"/inv/a.yaml", "/inv/b b.yaml"}, Families: "/f/families.yaml",

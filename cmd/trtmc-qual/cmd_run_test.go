@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -30,4 +31,73 @@ func TestRunVerdictErrorGPU(t *testing.T) {
 		assert.Equal(t, want, codeFor(err), code)
 		assert.Contains(t, err.Error(), code, "the profile is named")
 	}
+}
+
+// runWithF runs `trtmc-qual ARGS` with run's pipeline replaced by a capture
+// of its options; it returns them (nil when run was not reached), the exit
+// code and stderr.
+func runWithF(t *testing.T, env map[string]string, args ...string) (*runOptions, exitCode, string) {
+	t.Helper()
+	io, _, errOut := testIO()
+	f := newFactory(io, newInterrupts(io.ErrOut))
+	f.Getenv = func(k string) string { return env[k] }
+	root := newRootCmd(f)
+	root.RemoveCommand(mustFind(t, root.Commands(), "run"))
+	var got *runOptions
+	root.AddCommand(newRunCmd(f, func(o *runOptions) error { got = o; return nil }))
+	code := executeTree(context.Background(), f, root, args)
+	return got, code, errOut.String()
+}
+
+func TestRunFlagsReachOptions(t *testing.T) {
+	got, code, errOut := runWithF(t, nil, "run", "-g", "vlm", "--only", "a,b", "--out", "results", "--gpus", "0,1",
+		"--resume", "--host", "127.0.0.2", "--junit", "out/vlm.xml", "-o", "json")
+	require.Equal(t, exitOK, code, errOut)
+	require.NotNil(t, got)
+	assert.Equal(t, "vlm", got.Group)
+	assert.Equal(t, []string{"a", "b"}, got.Only)
+	assert.Equal(t, "results", got.Out)
+	assert.Equal(t, "0,1", got.GPUs)
+	assert.True(t, got.Resume)
+	assert.Equal(t, "127.0.0.2", got.Host)
+	assert.Equal(t, "out/vlm.xml", got.JUnit)
+	assert.Equal(t, "json", got.Format)
+	assert.Equal(t, executorLocal, got.Executor)
+	assert.False(t, got.Detach)
+
+	got, code, errOut = runWithF(t, map[string]string{"TRTMC_QUAL_OUT": "/lustre/out"}, "run", "--group", "g", "--executor", "slurm", "--detach")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, executorSlurm, got.Executor)
+	assert.True(t, got.Detach)
+	assert.Equal(t, "/lustre/out", got.Out, "the environment gives --out")
+	assert.Equal(t, "127.0.0.1", got.Host, "the default host")
+}
+
+func TestRunFlagMistakesAreUsageErrors(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"no group", []string{"run"}, "--group is required"},
+		{"bad group name", []string{"run", "-g", "../vlm"}, "--group"},
+		{"bad only name", []string{"run", "-g", "vlm", "--only", "a,$(id)"}, `"$(id)" is not a valid name`},
+		{"detach locally", []string{"run", "-g", "vlm", "--detach"}, "--detach needs --executor slurm"},
+		{"gpus with slurm", []string{"run", "-g", "vlm", "--executor", "slurm", "--gpus", "0"}, "--gpus does not apply to --executor slurm"},
+		{"non-loopback host", []string{"run", "-g", "vlm", "--host", "0.0.0.0"}, "--host 0.0.0.0 is not a loopback address"},
+		{"unknown format", []string{"run", "-g", "vlm", "-o", "yaml"}, "yaml"},
+		{"junit not xml", []string{"run", "-g", "vlm", "--junit", "report.md"}, "junit"},
+		{"unknown flag", []string{"run", "-g", "vlm", "--parallelism", "4"}, "unknown flag: --parallelism"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			got, code, errOut := runWithF(t, nil, tt.args...)
+			assert.Nil(t, got, "the pipeline is not reached")
+			assert.Equal(t, exitUsage, code, errOut)
+			assert.Contains(t, errOut, tt.want)
+		})
+	}
+	// --allow-non-loopback lets a routable address through.
+	got, code, errOut := runWithF(t, nil, "run", "-g", "vlm", "--host", "0.0.0.0", "--allow-non-loopback")
+	require.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, "0.0.0.0", got.Host)
 }

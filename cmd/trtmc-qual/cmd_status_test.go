@@ -42,7 +42,7 @@ slurm:
 	resolve := func(env map[string]string, args ...string) *Config {
 		t.Helper()
 		io, _, _ := testIO()
-		f := newFactory(io, func() {})
+		f := newFactory(io, nil)
 		f.Getenv = func(k string) string { return env[k] }
 		root := newRootCmd(f)
 		root.SetArgs(append([]string{"version"}, args...))
@@ -96,7 +96,7 @@ func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
 	io, _, _ := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	f.Config = &Config{File: "conf.yaml", Inventory: []string{"a.yaml", "/abs/b.yaml"}, Families: "fam.yaml",
 		AIPerf: ".venv/bin/aiperf", AIPerfVersion: "0.13.0", Tokenizer: "tok", BinDir: "bin", AllowMismatch: true,
 		Slurm: SlurmConfig{TrtmcQual: "/shared/trtmc-qual", Partition: "p", PollInterval: 2 * time.Second}}
@@ -158,7 +158,7 @@ func TestStatusVerb(t *testing.T) {
 		"JobId=7 ArrayJobId=5 ArrayTaskId=1 JobState=TIMEOUT Reason=TimeLimit ExitCode=0:15 NodeList=node2\n"}}
 
 	io, stdout, stderr := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	f.Getenv = func(string) string { return "" }
 	f.Runner = runner
 	root := newRootCmd(f)
@@ -189,7 +189,7 @@ func TestStatusVerb(t *testing.T) {
 func runStatusWith(t *testing.T, r proc.Runner, args ...string) (exitCode, string, string) {
 	t.Helper()
 	io, stdout, stderr := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	f.Getenv = func(string) string { return "" }
 	f.Runner = r
 	root := newRootCmd(f)

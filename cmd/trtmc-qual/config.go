@@ -14,7 +14,7 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // defaultConfigFile is read from the current directory when --config is
@@ -41,7 +41,6 @@ type Config struct {
 	BinDir        string   `mapstructure:"bin_dir"`
 	Out           string   `mapstructure:"out"`
 	GPUs          string   `mapstructure:"gpus"`
-	Parallelism   int      `mapstructure:"parallelism"`
 	// Secrets names environment variables whose values never reach evidence.
 	Secrets []string `mapstructure:"secrets"`
 	// SpecGroups is the task-strategy → group mapping for reconcile.
@@ -89,7 +88,6 @@ var configDefaults = map[string]any{
 	"bin_dir":                       "",
 	"out":                           "out",
 	"gpus":                          "",
-	"parallelism":                   0,
 	"secrets":                       []string{"TRTMC_SERVE_TOKEN"},
 	"spec_groups":                   "",
 	"allow_non_loopback":            false,
@@ -223,9 +221,6 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 	cfg := &Config{File: file}
 	if err := v.Unmarshal(cfg); err != nil {
 		return nil, &configError{fmt.Errorf("configuration: %w", err)}
-	}
-	if cfg.Parallelism < 0 {
-		return nil, flagErrorf("--parallelism must be >= 0")
 	}
 	switch cfg.Executor {
 	case executorLocal, executorSlurm:

@@ -30,7 +30,7 @@ const exitCodeHelp = `EXIT STATUS
   130  interrupted`
 
 // exitCoder is implemented by domain errors that know their exit status
-// (inventory.Problems, aiperf.SetupError, ...), so those packages need not
+// (inventory.Problems, qual.SetupError, ...), so those packages need not
 // import this one.
 type exitCoder interface{ ExitCode() int }
 

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 // noRawControl fails when text holds a byte a terminal would act on or a
@@ -105,7 +107,7 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 // invocation whatever --out and --config hold (control and bidi
 // characters included, through $'...'), and runs nothing else.
 func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
-	f := newFactory(&IOStreams{}, func() {})
+	f := newFactory(&IOStreams{}, nil)
 	f.Getenv = func(string) string { return "" }
 	f.Config = &Config{File: "/conf dir/$(touch PWNED).yaml", AIPerf: "aiperf", AIPerfVersion: "0.13.0"}
 	out := "/tmp/out/`touch PWNED`; x\u202e"
@@ -154,7 +156,7 @@ func TestReportRefusesEndlessEvidence(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			root := t.TempDir()
-			copyDir(t, src, root)
+			golden.CopyTree(t, src, root)
 			c.plant(t, filepath.Join(root, "vlm", "ref-vlm-small"))
 			done := make(chan struct{})
 			var code exitCode
@@ -176,28 +178,10 @@ func TestReportRefusesEndlessEvidence(t *testing.T) {
 	}
 
 	root := t.TempDir()
-	copyDir(t, src, root)
+	golden.CopyTree(t, src, root)
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "vlm", "x\u202e$(id)"), 0o755))
 	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
 	assert.Equal(t, exitFailed, code, errOut) // the fixture's rows are not all qualified
 	assert.Contains(t, out, `"x\u202e$(id)" is not a valid name`)
 	noRawControl(t, out+errOut)
-}
-
-func copyDir(t *testing.T, src, dst string) {
-	t.Helper()
-	require.NoError(t, filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, p)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	}))
 }

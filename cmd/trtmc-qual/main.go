@@ -5,14 +5,13 @@ package main
 import (
 	"context"
 	"os"
-	"os/signal"
-	"syscall"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	code := run(ctx, stop, os.Args[1:], systemIO())
+	io := systemIO()
+	sig := newInterrupts(io.ErrOut)
+	ctx, stop := sig.Start(context.Background())
+	code := run(ctx, sig, os.Args[1:], io)
 	stop()
 	os.Exit(int(code))
 }

@@ -12,9 +12,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -33,9 +33,10 @@ type factory struct {
 	Getenv  func(string) string
 	Version string
 	Commit  string
-	// Stop ends signal handling after the first signal, so a second Ctrl-C
-	// kills the process the default way.
-	Stop func()
+	// Interrupts is the one signal handler (signals.go); verbs that run
+	// children set the line it prints on the first signal. Nil in tests
+	// that send no signal.
+	Interrupts *interrupts
 	// Smoke is `ci --smoke`'s qualification run (the run pipeline in
 	// production; nil in unit tests, where ci reports it unavailable).
 	Smoke SmokeFunc
@@ -43,20 +44,30 @@ type factory struct {
 	Config *Config
 }
 
-func newFactory(io *IOStreams, stop func()) *factory {
+func newFactory(io *IOStreams, sig *interrupts) *factory {
 	return &factory{IO: io, Runner: proc.OS{}, Now: time.Now, Getenv: os.Getenv,
-		Version: version, Commit: commit, Stop: stop}
+		Version: version, Commit: commit, Interrupts: sig}
 }
 
 // run builds the command tree, executes it and maps the outcome to an exit
 // code. It is the only caller of os.Exit's argument.
-func run(ctx context.Context, stop func(), args []string, io *IOStreams) exitCode {
-	f := newFactory(io, stop)
+func run(ctx context.Context, sig *interrupts, args []string, io *IOStreams) exitCode {
+	f := newFactory(io, sig)
 	f.Smoke = smokeRun(f)
-	root := newRootCmd(f)
+	return execute(ctx, f, args)
+}
+
+// execute runs the command tree of f over args, printing the error once.
+func execute(ctx context.Context, f *factory, args []string) exitCode {
+	return executeTree(ctx, f, newRootCmd(f), args)
+}
+
+// executeTree is execute over a given tree (tests replace a verb's
+// pipeline with a capture of its options).
+func executeTree(ctx context.Context, f *factory, root *cobra.Command, args []string) exitCode {
 	root.SetArgs(args)
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
+	root.SetOut(f.IO.Out)
+	root.SetErr(f.IO.ErrOut)
 	err := root.ExecuteContext(ctx)
 	code := codeFor(err)
 	if err != nil {

@@ -12,22 +12,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// runCLI runs the CLI in-process with the given environment and returns
-// exit code, stdout and stderr.
+// runCLI runs the CLI in-process, as main does but with the given
+// environment and no smoke qualification, and returns exit code, stdout
+// and stderr.
 func runCLI(t *testing.T, env map[string]string, args ...string) (exitCode, string, string) {
 	t.Helper()
 	io, out, errOut := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	f.Getenv = func(k string) string { return env[k] }
-	root := newRootCmd(f)
-	root.SetArgs(args)
-	root.SetOut(io.Out)
-	root.SetErr(io.ErrOut)
-	err := root.ExecuteContext(context.Background())
-	code := codeFor(err)
-	if err != nil {
-		reportError(f, err, code)
-	}
+	code := execute(context.Background(), f, args)
 	return code, out.String(), errOut.String()
 }
 
@@ -43,7 +36,7 @@ func TestConfigPrecedence(t *testing.T) {
 	resolve := func(env map[string]string, args ...string) *Config {
 		t.Helper()
 		io, _, _ := testIO()
-		f := newFactory(io, func() {})
+		f := newFactory(io, nil)
 		f.Getenv = func(k string) string { return env[k] }
 		root := newRootCmd(f)
 		// run declares the AIPerf flags; its pipeline is replaced by a no-op.
@@ -170,7 +163,7 @@ func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
 			walk(sub, verb)
 		}
 	}
-	walk(newRootCmd(newFactory(io, func() {})), nil)
+	walk(newRootCmd(newFactory(io, nil)), nil)
 	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show",
 		"inventory reconcile", "inventory drift", "doctor", "corpus init"} {
 		assert.Contains(t, visited, verb)
@@ -193,7 +186,7 @@ func TestVersionAndUsageErrors(t *testing.T) {
 // doctor: flags parsed into options; exit 3 when the host is not ready.
 func TestDoctorFlagsAndExit(t *testing.T) {
 	io, _, _ := testIO()
-	f := newFactory(io, func() {})
+	f := newFactory(io, nil)
 	f.Getenv = func(string) string { return "" }
 	var got *doctorOptions
 	root := newRootCmd(f)

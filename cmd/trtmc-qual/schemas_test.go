@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -16,15 +15,16 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
+	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/schemas"
 )
-
-var update = flag.Bool("update", false, "rewrite schemas/*.schema.json from the Go types")
 
 // schemaDocs is every JSON document trtmc-qual writes, with the Go type
 // that encodes it. A new JSON output gets a line here (and so a shipped
@@ -35,9 +35,9 @@ var schemaDocs = []schemas.Doc{
 	{Name: "manifest", Title: "OUT/<group>/<profile>/manifest.json: the evidence seal (" + evidence.ManifestSchema + ")", Type: reflect.TypeFor[evidence.Manifest]()},
 	{Name: "correctness", Title: "OUT/<group>/<profile>/correctness.json: what a family's correctness case writes and trtmc-qual reads", Type: reflect.TypeFor[reports.CorrectnessDoc](), Input: true},
 	{Name: "joined", Title: "OUT/<group>/<profile>/joined.jsonl: one request, joined by request id", Type: reflect.TypeFor[reports.JoinedLine](), Lines: true},
-	{Name: "reconcile", Title: "`inventory reconcile --format json` (" + specs.ReconcileSchema + ")", Type: reflect.TypeFor[specs.Report]()},
-	{Name: "drift", Title: "`inventory drift --format json` (" + specs.DriftSchema + ")", Type: reflect.TypeFor[specs.DriftReport]()},
-	{Name: "ci", Title: "`ci --format json`: the premerge job", Type: reflect.TypeFor[specs.Job]()},
+	{Name: "reconcile", Title: "`inventory reconcile --format json` (" + reconcile.Schema + ")", Type: reflect.TypeFor[reconcile.Report]()},
+	{Name: "drift", Title: "`inventory drift --format json` (" + drift.Schema + ")", Type: reflect.TypeFor[drift.Report]()},
+	{Name: "ci", Title: "`ci --format json`: the premerge job", Type: reflect.TypeFor[ci.Job]()},
 	{Name: "doctor", Title: "`doctor --format json` (" + doctor.Schema + ")", Type: reflect.TypeFor[doctor.Report]()},
 	{Name: "status", Title: "`status --format json`: a Slurm submission's tasks", Type: reflect.TypeFor[[]statusRow]()},
 	{Name: "slurm-job", Title: "OUT/.slurm/<group>/job.json: a Slurm submission (" + slurm.RecordSchema + ")", Type: reflect.TypeFor[slurm.Record]()},
@@ -57,14 +57,8 @@ func TestSchemasMatchTypes(t *testing.T) {
 		want[name] = true
 		got, err := schemas.Generate(d)
 		require.NoError(t, err)
-		path := filepath.Join(dir, name)
-		if *update {
-			require.NoError(t, os.WriteFile(path, got, 0o644))
-			continue
-		}
-		shipped, err := os.ReadFile(path)
-		require.NoError(t, err, "run `go test ./cmd/trtmc-qual -run Schemas -update`")
-		assert.Equal(t, string(shipped), string(got), "%s differs from what the Go types generate (run `go test ./cmd/trtmc-qual -run Schemas -update` and review the diff)", path)
+		// -update (make golden) rewrites the shipped schema.
+		golden.AssertFile(t, filepath.Join(dir, name), got)
 	}
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)

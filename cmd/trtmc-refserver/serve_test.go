@@ -5,6 +5,8 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -32,10 +34,11 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 	for range 3 {
 		go func() { results <- s.post("/v1/infer", payload, 10*time.Second) }()
 	}
+	// One request runs and two wait before the signal.
 	require.Eventually(t, func() bool {
-		return strings.Contains(string(s.get("/metrics").body), "trtmc_refserver_worker_busy 1")
-	}, 5*time.Second, 10*time.Millisecond)
-	time.Sleep(50 * time.Millisecond)
+		m := string(s.get("/metrics").body)
+		return strings.Contains(m, "trtmc_refserver_worker_busy 1\n") && strings.Contains(m, "trtmc_refserver_queue_depth 2\n")
+	}, 5*time.Second, time.Millisecond)
 	s.signal(syscall.SIGTERM)
 
 	require.Eventually(t, func() bool { return s.get("/health/ready").status == http.StatusServiceUnavailable },
@@ -81,9 +84,14 @@ func TestServeIgnoreSIGTERMFromEnvironment(t *testing.T) {
 	t.Parallel()
 	bundle, payload := detectSetup(t)
 	s := startServer(t, bundle, []string{"TRTMC_REFSERVER_FAULT=ignore-sigterm"}, true)
+	// Ignored signals are discarded when sent: once the server's
+	// disposition says so, nothing is left to wait for.
+	require.Contains(t, s.logs(), `"event":"ignoring_signals"`)
+	if runtime.GOOS == "linux" {
+		assert.True(t, ignores(t, s.cmd.Process.Pid, syscall.SIGTERM, syscall.SIGINT), "SIGTERM and SIGINT are ignored")
+	}
 	s.signal(syscall.SIGTERM)
 	s.signal(syscall.SIGINT)
-	time.Sleep(300 * time.Millisecond)
 	require.True(t, s.running(), "SIGTERM is ignored")
 	assert.Equal(t, http.StatusOK, s.get("/health/ready").status)
 	assert.Equal(t, http.StatusOK, s.post("/v1/infer", payload, 5*time.Second).status)
@@ -188,4 +196,26 @@ func TestServeEveryNFaultsAndAuth(t *testing.T) {
 	assert.Equal(t, []int{500, 200, 500, 200, 500}, statuses)
 	assert.Len(t, s.readRecords(), 4, "requests 3 and 6 have no record")
 	assert.NotContains(t, s.logs(), "tok3n")
+}
+
+// ignores reports whether process pid ignores every one of sigs (the
+// SigIgn mask of /proc/PID/status, Linux).
+func ignores(t *testing.T, pid int, sigs ...syscall.Signal) bool {
+	t.Helper()
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	require.NoError(t, err)
+	for line := range strings.Lines(string(data)) {
+		if mask, ok := strings.CutPrefix(line, "SigIgn:"); ok {
+			bits, err := strconv.ParseUint(strings.TrimSpace(mask), 16, 64)
+			require.NoError(t, err)
+			for _, sig := range sigs {
+				if bits&(1<<(uint(sig)-1)) == 0 {
+					return false
+				}
+			}
+			return true
+		}
+	}
+	t.Fatalf("no SigIgn in /proc/%d/status", pid)
+	return false
 }

@@ -13,8 +13,9 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // BundleOptions locate or build one profile's bundle.
@@ -32,7 +33,7 @@ type BundleOptions struct {
 	Ref    string
 	Python string
 	Specs  *specs.Config
-	Git    specs.Git
+	Git    gitread.Repo
 	Env    []string
 	Runner proc.Runner
 	Stdout io.Writer

@@ -14,8 +14,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // fixtureRepo is a git repository shaped like TRTMC with one VLM family.
@@ -47,7 +48,7 @@ func TestBuildArgvIsTRTMCsBuildCommand(t *testing.T) {
 	repo := fixtureRepo(t, deepseekManifest)
 	cfg, err := specs.LoadConfig("")
 	require.NoError(t, err)
-	snap, err := specs.Source{Git: specs.GitCLI{Repo: repo}, Config: cfg, Repo: repo}.Read(context.Background(), "HEAD")
+	snap, err := specs.Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: repo}.Read(context.Background(), "HEAD")
 	require.NoError(t, err)
 	require.Len(t, snap.Manifests, 1)
 	argv, err := BuildArgv("python3", snap.Manifests[0], "/b/deepseek-ocr.bundle", repo)
@@ -102,7 +103,7 @@ func TestPrepareBundle(t *testing.T) {
 	cfg, err := specs.LoadConfig("")
 	require.NoError(t, err)
 	b := BundleOptions{Profile: "deepseek-ocr", Bundle: filepath.Join(d, "new", "deepseek-ocr.bundle"), Build: true,
-		Repo: repo, Ref: "HEAD", Python: "python3", Specs: cfg, Git: specs.GitCLI{Repo: repo},
+		Repo: repo, Ref: "HEAD", Python: "python3", Specs: cfg, Git: gitread.CLI{Repo: repo},
 		Runner: proc.OS{}, Stdout: io.Discard, Stderr: io.Discard}
 	rc, err = PrepareBundle(ctx, b)
 	require.NoError(t, err)

@@ -16,7 +16,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // CLISpec runs one `trtmc run` / `trtmc detect` process per request: the

@@ -13,8 +13,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // CorrectnessSchema is the schema of the result the correctness adapter

@@ -178,7 +178,7 @@ func TestNativeWorkerDetect(t *testing.T) {
 	ex := families.DefaultRegistry().Extractors["nim-bounding-boxes"]
 	a, err := ex.FromNative(lines[0].Answer)
 	require.NoError(t, err)
-	assert.Empty(t, ex.Meaningful(a, &families.Family{Labels: families.LabelSpaces["coco-contiguous-80"]}))
+	assert.Empty(t, ex.NotMeaningful(a, &families.Family{Labels: families.LabelSpaces["coco-contiguous-80"]}))
 }
 
 // An error reply answers that request with an error line; the worker lives

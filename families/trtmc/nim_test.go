@@ -28,8 +28,8 @@ func TestToNIMKeepsTheFamilysClassNumbers(t *testing.T) {
 	a, err := ex.FromNative(raw)
 	require.NoError(t, err)
 	assert.Equal(t, 3, a.Boxes)
-	assert.Empty(t, ex.Meaningful(a, &families.Family{Labels: families.LabelSpaces["coco-category-id"]}))
-	assert.Contains(t, ex.Meaningful(a, &families.Family{Labels: families.LabelSpaces["coco-contiguous-80"]}), `unknown label "90"`,
+	assert.Empty(t, ex.NotMeaningful(a, &families.Family{Labels: families.LabelSpaces["coco-category-id"]}))
+	assert.Contains(t, ex.NotMeaningful(a, &families.Family{Labels: families.LabelSpaces["coco-contiguous-80"]}), `unknown label "90"`,
 		"a label outside the family's space is caught, not renumbered")
 }
 

@@ -2,7 +2,9 @@ package specs
 
 import (
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
@@ -175,7 +177,7 @@ func Gaps(cs []*Classified) []Gap {
 		}
 	}
 	gaps := []Gap{}
-	for _, k := range sortedKeys(byCkpt) {
+	for _, k := range slices.Sorted(maps.Keys(byCkpt)) {
 		gaps = append(gaps, Gap{Checkpoint: k, Profiles: byCkpt[k]})
 	}
 	return gaps
@@ -203,7 +205,7 @@ func partialRule(cfg *Config, m *Manifest) (Classification, bool) {
 	if cats := cfg.Classify.Partial.TestcaseCategories; len(cats) > 0 && len(m.Testcases) > 0 {
 		all := true
 		for _, tc := range m.Testcases {
-			if !contains(cats, tc.Category) {
+			if !slices.Contains(cats, tc.Category) {
 				all = false
 				break
 			}
@@ -219,7 +221,7 @@ func partialRule(cfg *Config, m *Manifest) (Classification, bool) {
 func variantRule(cfg *Config, m *Manifest) (Classification, bool) {
 	v := cfg.Classify.Variant
 	for _, key := range v.BuildArgs {
-		if !contains(m.BuildArgs, key) {
+		if !slices.Contains(m.BuildArgs, key) {
 			continue
 		}
 		if key == "parallel" {
@@ -254,7 +256,7 @@ func sameCheckpoint(cfg *Config, m, n *Manifest) Classification {
 	var diffs []string
 	add := func(field, a, b string) {
 		if a != b {
-			diffs = append(diffs, fmt.Sprintf("%s %s vs %s", field, orDash(a), orDash(b)))
+			diffs = append(diffs, fmt.Sprintf("%s %s vs %s", field, OrDash(a), OrDash(b)))
 		}
 	}
 	add("precision", m.EffectivePrecision(cfg), n.EffectivePrecision(cfg))
@@ -290,29 +292,4 @@ func (c *Config) variantName(m *Manifest) bool {
 		}
 	}
 	return false
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-func orDash(s string) string {
-	if s == "" {
-		return "-"
-	}
-	return s
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

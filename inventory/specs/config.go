@@ -12,7 +12,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.
@@ -250,7 +250,7 @@ func (c *Config) CheckGroup(g string) error {
 var ErrUnknownGroup = errors.New("unknown group")
 
 // category returns the drift category of a path relative to a family folder.
-func (c *Config) category(rel string) string {
+func (c *Config) Category(rel string) string {
 	for _, g := range c.driftGlobs {
 		if g.re.MatchString(rel) {
 			return g.category

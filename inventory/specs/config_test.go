@@ -36,7 +36,7 @@ func TestDefaultConfig(t *testing.T) {
 		"sub/test_nested.py":                 "other",
 		"e2e_plugins/references/deep/x/y.py": "reference",
 	} {
-		assert.Equal(t, want, c.category(rel), rel)
+		assert.Equal(t, want, c.Category(rel), rel)
 	}
 	assert.Equal(t, defaultConfigYAML, DefaultConfigYAML())
 }

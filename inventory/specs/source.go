@@ -1,20 +1,30 @@
+// Package specs reads the TRTMC model specs at a commit (source.go: the
+// models root; manifest.go: MODEL.toml and manifest parsing), the
+// spec-groups configuration (config.go) and the classification of manifests
+// into normal, variant and partial profiles (classify.go). Git access is in
+// gitread; reconcile, drift, write-back and the ci job are packages of their
+// own under inventory/.
 package specs
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
+	"maps"
 	"path"
+	"slices"
 	"sort"
 	"strings"
 
-	"github.com/pelletier/go-toml/v2"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
+
+// ErrNotTRTMC: the commit has no models root (tests/e2e/models).
+var ErrNotTRTMC = errors.New("not a TRTMC checkout")
 
 // Source reads TRTMC model specs from a git repository at a ref.
 type Source struct {
-	Git    Git
+	Git    gitread.Repo
 	Config *Config
 	// Repo is recorded in snapshots (the --repo path).
 	Repo string
@@ -152,24 +162,49 @@ func (s Source) Read(ctx context.Context, ref string) (*Snapshot, error) {
 	return s.ReadCommit(ctx, ref, commit)
 }
 
-// ReadCommit reads a resolved commit (ref is only recorded).
+// ReadCommit reads a resolved commit (ref is only recorded): it lists the
+// models root, reads every MODEL.toml and the manifests they list (and the
+// unlisted ones beside them), then checks names and attributes families and
+// problems to groups.
 func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, error) {
-	cfg := s.Config
-	root := cfg.ModelsRoot
+	root := s.Config.ModelsRoot
 	snap := &Snapshot{Repo: s.Repo, Ref: ref, Commit: commit, Root: root}
 	files, err := s.Git.ListFiles(ctx, commit, root)
 	if err != nil {
-		return nil, fmt.Errorf("list %s at %s: %w", root, short(commit), err)
+		return nil, fmt.Errorf("list %s at %s: %w", root, ShortSHA(commit), err)
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %s has no %s/ at %s (%s)", ErrNotTRTMC, s.Repo, root, ref, short(commit))
+		return nil, fmt.Errorf("%w: %s has no %s/ at %s (%s)", ErrNotTRTMC, s.Repo, root, ref, ShortSHA(commit))
 	}
-	type famFiles struct {
-		toml      string
-		manifests []string // manifests/*.json present
-		all       map[string]bool
+	dirs, fams := familyFiles(root, files)
+	listings, want, err := s.readListings(ctx, snap, commit, dirs, fams)
+	if err != nil {
+		return nil, err
 	}
-	fams := map[string]*famFiles{}
+	data, err := s.Git.ReadFiles(ctx, commit, want)
+	if err != nil {
+		return nil, fmt.Errorf("read manifests at %s: %w", ShortSHA(commit), err)
+	}
+	for _, d := range dirs {
+		snap.addManifests(s.Config, commit, d, fams[d], listings[d], data)
+	}
+	snap.checkUniqueNames()
+	snap.attribute(s.Config)
+	snap.sortProblems()
+	return snap, nil
+}
+
+// famFiles are the files of one family folder at the commit.
+type famFiles struct {
+	toml      string
+	manifests []string // manifests/*.json present
+	all       map[string]bool
+}
+
+// familyFiles groups the files under root by family folder; dirs are the
+// folders in order.
+func familyFiles(root string, files []string) (dirs []string, fams map[string]*famFiles) {
+	fams = map[string]*famFiles{}
 	for _, f := range files {
 		rel := strings.TrimPrefix(f, root+"/")
 		dir, rest, ok := strings.Cut(rel, "/")
@@ -189,13 +224,20 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 			ff.manifests = append(ff.manifests, f)
 		}
 	}
-	dirs := make([]string, 0, len(fams))
-	for d := range fams {
-		dirs = append(dirs, d)
-	}
-	sort.Strings(dirs)
+	return slices.Sorted(maps.Keys(fams)), fams
+}
 
-	// First pass: read every MODEL.toml.
+// listing is what a family's MODEL.toml lists.
+type listing struct {
+	fam      *Family
+	declared map[string]bool // repository paths listed
+	order    []string        // repository paths, MODEL.toml order then unlisted
+	trusted  bool            // MODEL.toml listing usable
+}
+
+// readListings reads every MODEL.toml, adds the families to snap and
+// returns each family's listing and every manifest path to read.
+func (s Source) readListings(ctx context.Context, snap *Snapshot, commit string, dirs []string, fams map[string]*famFiles) (map[string]*listing, []string, error) {
 	var tomls []string
 	for _, d := range dirs {
 		if fams[d].toml != "" {
@@ -204,14 +246,7 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 	}
 	tomlData, err := s.Git.ReadFiles(ctx, commit, tomls)
 	if err != nil {
-		return nil, fmt.Errorf("read MODEL.toml files at %s: %w", short(commit), err)
-	}
-
-	type listing struct {
-		fam      *Family
-		declared map[string]bool // repository paths listed
-		order    []string        // repository paths, MODEL.toml order then unlisted
-		trusted  bool            // MODEL.toml listing usable
+		return nil, nil, fmt.Errorf("read MODEL.toml files at %s: %w", ShortSHA(commit), err)
 	}
 	listings := map[string]*listing{}
 	var want []string
@@ -221,7 +256,7 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 		snap.Families = append(snap.Families, fam)
 		l := &listing{fam: fam, declared: map[string]bool{}}
 		listings[d] = l
-		famDir := root + "/" + d
+		famDir := snap.Root + "/" + d
 		if ff.toml != "" {
 			decl, perr := parseModelTOML(tomlData[ff.toml], fam)
 			if perr != "" {
@@ -247,49 +282,49 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 		}
 		want = append(want, l.order...)
 	}
-	data, err := s.Git.ReadFiles(ctx, commit, want)
-	if err != nil {
-		return nil, fmt.Errorf("read manifests at %s: %w", short(commit), err)
-	}
+	return listings, want, nil
+}
 
-	for _, d := range dirs {
-		l := listings[d]
-		ff := fams[d]
-		for _, p := range l.order {
-			listed := l.declared[p]
-			if !l.trusted {
-				// No MODEL.toml (TRTMC's catalog then globs manifests/*.json)
-				// or an unreadable one (already reported).
-				listed = true
-			}
-			raw, ok := data[p]
-			if !ok {
-				msg := fmt.Sprintf("listed in %s but absent at %s", ff.toml, short(commit))
-				if ff.all[p] {
-					msg = fmt.Sprintf("listed in %s but not a regular file", ff.toml)
-				}
-				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMissingFile, Path: p, Dir: d, Message: msg})
-				continue
-			}
-			m, perr := parseManifest(p, d, raw)
-			if perr != "" {
-				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMalformedJSON, Path: p, Dir: d, Message: perr})
-				continue
-			}
-			m.Listed = listed
-			m.Group = cfg.GroupOf(m.TaskStrategy)
-			if !listed {
-				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemUnlisted, Path: p, Dir: d,
-					Message: fmt.Sprintf("not listed in %s test_manifests", ff.toml)})
-			}
-			for _, msg := range m.Problems {
-				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemInvalid, Path: p, Dir: d, Message: msg})
-			}
-			snap.Manifests = append(snap.Manifests, m)
+// addManifests parses the manifests of family folder d from data, adding
+// them and their problems to the snapshot.
+func (snap *Snapshot) addManifests(cfg *Config, commit, d string, ff *famFiles, l *listing, data map[string][]byte) {
+	for _, p := range l.order {
+		listed := l.declared[p]
+		if !l.trusted {
+			// No MODEL.toml (TRTMC's catalog then globs manifests/*.json)
+			// or an unreadable one (already reported).
+			listed = true
 		}
+		raw, ok := data[p]
+		if !ok {
+			msg := fmt.Sprintf("listed in %s but absent at %s", ff.toml, ShortSHA(commit))
+			if ff.all[p] {
+				msg = fmt.Sprintf("listed in %s but not a regular file", ff.toml)
+			}
+			snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMissingFile, Path: p, Dir: d, Message: msg})
+			continue
+		}
+		m, perr := ParseManifest(p, d, raw)
+		if perr != "" {
+			snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMalformedJSON, Path: p, Dir: d, Message: perr})
+			continue
+		}
+		m.Listed = listed
+		m.Group = cfg.GroupOf(m.TaskStrategy)
+		if !listed {
+			snap.Problems = append(snap.Problems, &Problem{Kind: ProblemUnlisted, Path: p, Dir: d,
+				Message: fmt.Sprintf("not listed in %s test_manifests", ff.toml)})
+		}
+		for _, msg := range m.Problems {
+			snap.Problems = append(snap.Problems, &Problem{Kind: ProblemInvalid, Path: p, Dir: d, Message: msg})
+		}
+		snap.Manifests = append(snap.Manifests, m)
 	}
+}
 
-	// Names must be unique: inventory ids match manifest names.
+// checkUniqueNames reports a manifest whose name an earlier one has:
+// inventory ids match manifest names.
+func (snap *Snapshot) checkUniqueNames() {
 	byName := map[string]*Manifest{}
 	for _, m := range snap.Manifests {
 		if m.Name == "" {
@@ -303,8 +338,11 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 		}
 		byName[m.Name] = m
 	}
+}
 
-	// Attribute families, then problems, to groups.
+// attribute gives each family its task strategies and groups, then each
+// problem the groups it concerns.
+func (snap *Snapshot) attribute(cfg *Config) {
 	famByDir := map[string]*Family{}
 	for _, f := range snap.Families {
 		famByDir[f.Dir] = f
@@ -317,14 +355,14 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 				strategies[m.TaskStrategy] = true
 			}
 		}
-		f.TaskStrategies = sortedSet(strategies)
+		f.TaskStrategies = slices.Sorted(maps.Keys(strategies))
 		groups := map[string]bool{}
 		for ts := range strategies {
 			if g := cfg.GroupOf(ts); g != "" {
 				groups[g] = true
 			}
 		}
-		f.Groups = sortedSet(groups)
+		f.Groups = slices.Sorted(maps.Keys(groups))
 	}
 	manByPath := map[string]*Manifest{}
 	for _, m := range snap.Manifests {
@@ -342,6 +380,10 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 		p.Groups = append(p.Groups, f.Groups...)
 		p.Unattributed = len(f.TaskStrategies) == 0
 	}
+}
+
+// sortProblems orders the problems by path then kind; never nil.
+func (snap *Snapshot) sortProblems() {
 	sort.SliceStable(snap.Problems, func(i, j int) bool {
 		if snap.Problems[i].Path != snap.Problems[j].Path {
 			return snap.Problems[i].Path < snap.Problems[j].Path
@@ -351,7 +393,6 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 	if snap.Problems == nil {
 		snap.Problems = []*Problem{}
 	}
-	return snap, nil
 }
 
 // attributable reports whether a problem concerns the group: it is
@@ -393,202 +434,10 @@ func (s *Snapshot) FamiliesOf(group string) []string {
 	return out
 }
 
-// parseModelTOML fills the family from MODEL.toml and returns the declared
-// manifest paths, or a problem message.
-func parseModelTOML(data []byte, fam *Family) ([]string, string) {
-	var doc map[string]any
-	if err := toml.Unmarshal(data, &doc); err != nil {
-		return nil, "malformed TOML: " + oneLine(err.Error())
-	}
-	fam.ID, _ = doc["id"].(string)
-	fam.Plugin, _ = doc["plugin"].(string)
-	if defs, ok := doc["e2e_defaults"].(map[string]any); ok {
-		for k := range defs {
-			fam.Defaults = append(fam.Defaults, k)
-		}
-		sort.Strings(fam.Defaults)
-	}
-	raw, ok := doc["test_manifests"]
-	if !ok {
-		return nil, "no test_manifests"
-	}
-	list, ok := raw.([]any)
-	if !ok {
-		return nil, "test_manifests must be a list of strings"
-	}
-	var out []string
-	for i, item := range list {
-		s, ok := item.(string)
-		if !ok || s == "" {
-			return nil, fmt.Sprintf("test_manifests[%d] must be a non-empty string", i)
-		}
-		out = append(out, s)
-	}
-	fam.Declared = append([]string{}, out...)
-	return out, ""
-}
-
-// parseManifest decodes a manifest. A non-empty second result means the
-// file is not a JSON object at all; field problems go to m.Problems.
-func parseManifest(p, dir string, data []byte) (*Manifest, string) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var raw map[string]any
-	if err := dec.Decode(&raw); err != nil {
-		return nil, "malformed JSON: " + oneLine(err.Error())
-	}
-	if raw == nil {
-		return nil, "malformed JSON: not an object"
-	}
-	if dec.More() {
-		return nil, "malformed JSON: trailing data after the object"
-	}
-	m := &Manifest{Path: p, Dir: dir, Raw: raw, BlobLen: len(data)}
-	str := func(key string, required bool) string {
-		v, ok := raw[key]
-		if !ok || v == nil {
-			if required {
-				m.Problems = append(m.Problems, fmt.Sprintf("missing %s", key))
-			}
-			return ""
-		}
-		s, ok := v.(string)
-		if !ok {
-			m.Problems = append(m.Problems, fmt.Sprintf("%s must be a string", key))
-			return ""
-		}
-		if required && strings.TrimSpace(s) == "" {
-			m.Problems = append(m.Problems, fmt.Sprintf("%s is empty", key))
-		}
-		return strings.TrimSpace(s)
-	}
-	m.Name = str("name", true)
-	m.Bundle = str("bundle", true)
-	m.Family = str("family", true)
-	m.TaskStrategy = str("task_strategy", true)
-	m.RuntimeStrategy = str("runtime_strategy", false)
-	m.Precision = str("precision", false)
-	m.Revision = str("hf_revision", false)
-	m.BenchmarkExclusion = str("benchmark_exclusion_reason", false)
-	// TRTMC's catalog accepts model_id where there is no hf_id.
-	switch {
-	case raw["hf_id"] != nil:
-		m.Checkpoint, m.CheckpointField = str("hf_id", true), "hf_id"
-	case raw["model_id"] != nil:
-		m.Checkpoint, m.CheckpointField = str("model_id", true), "model_id"
-	default:
-		m.Problems = append(m.Problems, "missing hf_id (or model_id)")
-	}
-	if q, ok := raw["quantization"]; ok && q != nil {
-		switch x := q.(type) {
-		case string:
-			m.Quantization = x
-		case map[string]any:
-			if f, ok := x["format"].(string); ok {
-				m.Quantization = f
-			} else {
-				m.Quantization = compactJSON(x)
-			}
-		default:
-			m.Quantization = compactJSON(x)
-		}
-	}
-	if ba, ok := raw["build_args"]; ok && ba != nil {
-		args, ok := ba.(map[string]any)
-		if !ok {
-			m.Problems = append(m.Problems, "build_args must be an object")
-		}
-		for k := range args {
-			m.BuildArgs = append(m.BuildArgs, k)
-		}
-		sort.Strings(m.BuildArgs)
-		if pv, ok := args["parallel"]; ok && pv != nil {
-			pm, ok := pv.(map[string]any)
-			if !ok {
-				m.Problems = append(m.Problems, "build_args.parallel must be an object")
-			} else {
-				m.Parallel = &Parallel{}
-				m.Parallel.Mode, _ = pm["mode"].(string)
-				m.Parallel.TP = intOf(pm["tp_size"])
-				m.Parallel.CP = intOf(pm["cp_size"])
-			}
-		}
-	}
-	if dr, ok := raw["distributed_runtime"].(map[string]any); ok {
-		m.Distributed, _ = dr["enabled"].(bool)
-	}
-	tcs, ok := raw["testcases"].([]any)
-	switch {
-	case raw["testcases"] == nil:
-		m.Problems = append(m.Problems, "missing testcases")
-	case !ok:
-		m.Problems = append(m.Problems, "testcases must be a list")
-	case len(tcs) == 0:
-		m.Problems = append(m.Problems, "testcases is empty")
-	}
-	for i, tc := range tcs {
-		obj, ok := tc.(map[string]any)
-		if !ok {
-			m.Problems = append(m.Problems, fmt.Sprintf("testcases[%d] must be an object", i))
-			continue
-		}
-		t := Testcase{}
-		t.Name, _ = obj["name"].(string)
-		t.CITier, _ = obj["ci_tier"].(string)
-		t.Category, _ = obj["test_category"].(string)
-		m.Testcases = append(m.Testcases, t)
-	}
-	if m.Testcases == nil {
-		m.Testcases = []Testcase{}
-	}
-	return m, ""
-}
-
 // EffectivePrecision is the declared precision, or the configured default.
 func (m *Manifest) EffectivePrecision(cfg *Config) string {
 	if m.Precision != "" {
 		return m.Precision
 	}
 	return cfg.DefaultPrecision
-}
-
-func intOf(v any) int {
-	switch x := v.(type) {
-	case json.Number:
-		n, err := x.Int64()
-		if err == nil {
-			return int(n)
-		}
-	case float64:
-		return int(x)
-	case int:
-		return x
-	}
-	return 0
-}
-
-func compactJSON(v any) string {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return fmt.Sprint(v)
-	}
-	return string(b)
-}
-
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-func sortedSet(set map[string]bool) []string {
-	out := make([]string, 0, len(set))
-	for k := range set {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func short(sha string) string {
-	if len(sha) > 7 {
-		return sha[:7]
-	}
-	return sha
 }

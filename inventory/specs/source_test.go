@@ -1,4 +1,4 @@
-package specs
+package specs_test
 
 import (
 	"context"
@@ -8,15 +8,19 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/specstest"
 )
 
 func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
-	repo := newFixtureRepo(t)
-	snap := repo.snapshot(t, "main")
+	repo := specstest.Fixture(t)
+	snap := repo.Snapshot(t, "main")
 
 	assert.Equal(t, repo.Base, snap.Commit, "the ref is resolved and recorded")
 	assert.Equal(t, "main", snap.Ref)
-	byName := map[string]*Manifest{}
+	byName := map[string]*specs.Manifest{}
 	for _, m := range snap.Manifests {
 		byName[m.Name] = m
 	}
@@ -34,13 +38,13 @@ func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
 	assert.Equal(t, "vision_language_generation", alpha.TaskStrategy)
 	assert.Equal(t, "vlm", alpha.Group)
 	assert.True(t, alpha.Listed)
-	assert.Equal(t, []Testcase{{Name: "alpha-vl-2b", CITier: "nightly_only"}}, alpha.Testcases)
+	assert.Equal(t, []specs.Testcase{{Name: "alpha-vl-2b", CITier: "nightly_only"}}, alpha.Testcases)
 
 	tp2 := byName["alpha-vl-2b-tp2"]
-	assert.Equal(t, &Parallel{Mode: "tensor_parallel", TP: 2}, tp2.Parallel)
+	assert.Equal(t, &specs.Parallel{Mode: "tensor_parallel", TP: 2}, tp2.Parallel)
 	assert.True(t, tp2.Distributed)
 	assert.Empty(t, tp2.Precision)
-	assert.Equal(t, "fp32", tp2.EffectivePrecision(DefaultConfig()), "TRTMC's catalog default")
+	assert.Equal(t, "fp32", tp2.EffectivePrecision(specs.DefaultConfig()), "TRTMC's catalog default")
 
 	assert.Equal(t, "int8", byName["beta-vl-7b-int8"].Quantization)
 	assert.Equal(t, "model_id", byName["det-repro"].CheckpointField)
@@ -58,13 +62,13 @@ func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
 		assert.Equal(t, []string{"vlm"}, p.Groups, "%s is attributed to vlm", p.Path)
 	}
 	assert.Equal(t, []prob{
-		{ProblemMalformedJSON, "tests/e2e/models/ocrish/manifests/ocr-broken.json"},
-		{ProblemMissingFile, "tests/e2e/models/ocrish/manifests/ocr-gone.json"},
-		{ProblemUnlisted, "tests/e2e/models/vislm/manifests/alpha-vl-2b-extra.json"},
+		{specs.ProblemMalformedJSON, "tests/e2e/models/ocrish/manifests/ocr-broken.json"},
+		{specs.ProblemMissingFile, "tests/e2e/models/ocrish/manifests/ocr-gone.json"},
+		{specs.ProblemUnlisted, "tests/e2e/models/vislm/manifests/alpha-vl-2b-extra.json"},
 	}, got, "unlisted, missing and malformed manifests are reported, not skipped")
 	assert.False(t, byName["alpha-vl-2b-extra"].Listed)
 
-	fams := map[string]*Family{}
+	fams := map[string]*specs.Family{}
 	for _, f := range snap.Families {
 		fams[f.Dir] = f
 	}
@@ -76,17 +80,17 @@ func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
 }
 
 func TestSourceUnattributedProblemShowsInEveryGroup(t *testing.T) {
-	repo := newFixtureRepo(t)
-	snap := repo.snapshot(t, "feature")
+	repo := specstest.Fixture(t)
+	snap := repo.Snapshot(t, "feature")
 	assert.Equal(t, repo.Head, snap.Commit)
-	var orphan *Problem
+	var orphan *specs.Problem
 	for _, p := range snap.Problems {
 		if p.Dir == "orphan" {
 			orphan = p
 		}
 	}
 	require.NotNil(t, orphan)
-	assert.Equal(t, ProblemMalformedJSON, orphan.Kind)
+	assert.Equal(t, specs.ProblemMalformedJSON, orphan.Kind)
 	assert.True(t, orphan.Unattributed)
 	for _, g := range []string{"vlm", "detection"} {
 		assert.Contains(t, snap.ProblemsFor(g), orphan, "group %s", g)
@@ -94,44 +98,44 @@ func TestSourceUnattributedProblemShowsInEveryGroup(t *testing.T) {
 }
 
 func TestSourceErrors(t *testing.T) {
-	repo := newFixtureRepo(t)
+	repo := specstest.Fixture(t)
 	ctx := context.Background()
 	tests := []struct {
 		name string
-		git  GitCLI
+		git  gitread.CLI
 		ref  string
 		want error
 	}{
-		{"unknown ref", GitCLI{Repo: repo.Dir}, "no-such-branch", ErrUnknownRef},
-		{"option-like ref", GitCLI{Repo: repo.Dir}, "--all", ErrUnknownRef},
-		{"not a repository", GitCLI{Repo: t.TempDir()}, "main", ErrNotRepository},
-		{"missing directory", GitCLI{Repo: filepath.Join(t.TempDir(), "nope")}, "main", ErrNotRepository},
-		{"no git", GitCLI{Repo: repo.Dir, Bin: filepath.Join(t.TempDir(), "git")}, "main", ErrGitUnavailable},
+		{"unknown ref", gitread.CLI{Repo: repo.Dir}, "no-such-branch", gitread.ErrUnknownRef},
+		{"option-like ref", gitread.CLI{Repo: repo.Dir}, "--all", gitread.ErrUnknownRef},
+		{"not a repository", gitread.CLI{Repo: t.TempDir()}, "main", gitread.ErrNotRepository},
+		{"missing directory", gitread.CLI{Repo: filepath.Join(t.TempDir(), "nope")}, "main", gitread.ErrNotRepository},
+		{"no git", gitread.CLI{Repo: repo.Dir, Bin: filepath.Join(t.TempDir(), "git")}, "main", gitread.ErrGitUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := Source{Git: tt.git, Config: DefaultConfig()}.Read(ctx, tt.ref)
+			_, err := specs.Source{Git: tt.git, Config: specs.DefaultConfig()}.Read(ctx, tt.ref)
 			require.Error(t, err)
 			assert.True(t, errors.Is(err, tt.want), "got %v", err)
 		})
 	}
 	t.Run("not a TRTMC checkout", func(t *testing.T) {
-		cfg := DefaultConfig()
+		cfg := specs.DefaultConfig()
 		cfg.ModelsRoot = "no/such/root"
-		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: cfg}.Read(ctx, "main")
-		assert.ErrorIs(t, err, ErrNotTRTMC)
+		_, err := specs.Source{Git: gitread.CLI{Repo: repo.Dir}, Config: cfg}.Read(ctx, "main")
+		assert.ErrorIs(t, err, specs.ErrNotTRTMC)
 	})
 	t.Run("cancelled", func(t *testing.T) {
 		cctx, cancel := context.WithCancel(ctx)
 		cancel()
-		_, err := Source{Git: GitCLI{Repo: repo.Dir}, Config: DefaultConfig()}.Read(cctx, "main")
+		_, err := specs.Source{Git: gitread.CLI{Repo: repo.Dir}, Config: specs.DefaultConfig()}.Read(cctx, "main")
 		assert.ErrorIs(t, err, context.Canceled)
 	})
 }
 
 func TestGitReadFilesAndDiff(t *testing.T) {
-	repo := newFixtureRepo(t)
-	g := GitCLI{Repo: repo.Dir}
+	repo := specstest.Fixture(t)
+	g := gitread.CLI{Repo: repo.Dir}
 	ctx := context.Background()
 	files, err := g.ReadFiles(ctx, repo.Base, []string{
 		"tests/e2e/models/vislm/MODEL.toml", "tests/e2e/models/nope.json", "tests/e2e/models/vislm"})
@@ -142,7 +146,7 @@ func TestGitReadFilesAndDiff(t *testing.T) {
 
 	changes, err := g.Diff(ctx, repo.Base, repo.Head, []string{"tests/e2e/models/vislm/"})
 	require.NoError(t, err)
-	assert.Contains(t, changes, FileChange{Path: "tests/e2e/models/vislm/data/img2.png", Status: "A", Added: -1, Deleted: -1})
-	assert.Contains(t, changes, FileChange{Path: "tests/e2e/models/vislm/manifests/alpha-vl-2b.json", Status: "M", Added: 2, Deleted: 2})
+	assert.Contains(t, changes, gitread.FileChange{Path: "tests/e2e/models/vislm/data/img2.png", Status: "A", Added: -1, Deleted: -1})
+	assert.Contains(t, changes, gitread.FileChange{Path: "tests/e2e/models/vislm/manifests/alpha-vl-2b.json", Status: "M", Added: 2, Deleted: 2})
 	assert.Len(t, changes, 6)
 }

@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 func expectFor(meta fixtureMeta, outputs bool) Expect {
@@ -503,20 +505,7 @@ func TestCollectGolden(t *testing.T) {
 			}
 			got, err := json.MarshalIndent(out, "", "  ")
 			require.NoError(t, err)
-			golden(t, filepath.Join("testdata", "golden", "collect-"+name+".json"), append(got, '\n'))
+			golden.AssertFile(t, filepath.Join("testdata", "golden", "collect-"+name+".json"), append(got, '\n'))
 		})
 	}
-}
-
-// golden compares got with the file, or rewrites it under -update.
-func golden(t *testing.T, path string, got []byte) {
-	t.Helper()
-	if *update {
-		require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-		require.NoError(t, os.WriteFile(path, got, 0o644))
-		return
-	}
-	want, err := os.ReadFile(path)
-	require.NoError(t, err, "missing golden file; run go test ./qual/aiperf -run Golden -update")
-	assert.Equal(t, string(want), string(got))
 }

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // CorpusEntry is one entry of a trtmc-qual/corpus/v1 corpus.json.

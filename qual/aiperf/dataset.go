@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Endpoint types the driver supports.

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 // fakeRunner stands in for proc.OS: `--version` prints version, `profile`
@@ -86,7 +86,7 @@ func playFixture(t *testing.T, name string) func(context.Context, proc.Spec, str
 	return func(_ context.Context, s proc.Spec, dir string) (proc.Result, error) {
 		fmt.Fprintln(s.Stdout, "NVIDIA AIPerf | LLM Metrics")
 		fmt.Fprintln(s.Stderr, "a warning")
-		if err := copyTree(src, dir); err != nil {
+		if err := golden.Copy(src, dir); err != nil {
 			return proc.Result{}, err
 		}
 		r := proc.Result{Argv: s.Argv, ExitCode: meta.ExitCode}
@@ -95,23 +95,6 @@ func playFixture(t *testing.T, name string) func(context.Context, proc.Spec, str
 		}
 		return r, nil
 	}
-}
-
-func copyTree(src, dst string) error {
-	return filepath.WalkDir(src, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if d.IsDir() {
-			return os.MkdirAll(filepath.Join(dst, rel), 0o755)
-		}
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return err
-		}
-		return os.WriteFile(filepath.Join(dst, rel), data, 0o644)
-	})
 }
 
 // driverConfig is a valid chat Config for the named fixture, with a real
@@ -161,14 +144,16 @@ func TestDriverRun(t *testing.T) {
 			run, err := d.Run(context.Background(), c)
 			require.NoError(t, err)
 			require.Empty(t, run.Problems)
-			assert.Equal(t, Argv(c), run.Argv)
+			s := f.profileSpec(t)
+			assert.Equal(t, s.Argv, run.Argv, "the argv recorded is the one run")
+			assert.Equal(t, []string{"/venv/bin/aiperf", "profile", "--endpoint-type", name, "--url", "http://127.0.0.1:9", "--model", "ref"}, run.Argv[:8])
+			assert.Contains(t, strings.Join(run.Argv, " "), " --artifact-dir "+c.ArtifactDir+" ")
 			assert.Equal(t, "0.13.0", run.Version)
 			assert.False(t, run.VersionMismatchAllowed)
 			assert.Len(t, run.Requests, 55)
 			require.NotNil(t, run.Ready)
 			assert.True(t, run.Ready.Ready)
 
-			s := f.profileSpec(t)
 			assert.Equal(t, syscall.SIGINT, s.StopSignal, "AIPerf writes results on SIGINT only")
 			assert.Equal(t, c.Grace, s.Grace)
 			home, ok := envValue(s.Env, "HOME")

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"compress/gzip"
 	"encoding/json"
-	"flag"
 	"io"
 	"io/fs"
 	"os"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/stretchr/testify/require"
 )
-
-var update = flag.Bool("update", false, "rewrite golden files")
 
 // fixtureMeta is testdata/<name>/fixture.json: how a fixture was produced.
 type fixtureMeta struct {

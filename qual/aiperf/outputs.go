@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // OutputEntry is one element of outputs.json (--export-outputs-json). The

@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // MetricStats is one metric block of profile_export_aiperf.json. AIPerf

@@ -4,7 +4,7 @@
 // of its stderr kept for error messages.
 //
 // Everything that starts a process in trtmc-qual goes through a Runner, so
-// tests can substitute a fake (see FakeRunner) and the lifecycle rules live in
+// tests can substitute a fake (FakeRunner, fake.go) and the lifecycle rules live in
 // one place.
 package proc
 

@@ -329,8 +329,8 @@ func newFixture(t *testing.T) *fixture {
 	fs := newFakeSlurm(t, out, "mixed")
 	log := &syncBuffer{}
 	fx := &fixture{t: t, out: out, slurm: fs, log: log}
-	fx.opts = qual.Options{Inventory: inv, Families: fams, Group: "mixed", Out: out, AIPerfBin: "/nonexistent/aiperf",
-		AIPerfVersion: "0.13.0", Runner: fs, Log: log, Now: time.Now}
+	fx.opts = qual.Options{Inventory: inv, Families: fams, Group: "mixed", Out: out, AIPerf: qual.AIPerfOptions{Bin: "/nonexistent/aiperf",
+		Version: "0.13.0"}, Runner: fs, Log: log, Now: time.Now}
 	fx.ex = &Executor{Runner: fs, Task: []string{"/shared/bin/trtmc-qual", "--config", "/shared/trtmc qual.yaml", "run", "--group", "mixed"},
 		Config: Config{Partition: "gpu", Account: "qual", SbatchArgs: []string{"--qos=high"}, CPUsPerTask: 8,
 			Constraints: map[string]string{"h200": "h200", "gb300": "gb300"}},

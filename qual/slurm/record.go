@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // RecordSchema is the schema id of OUT/.slurm/<group>/job.json.

@@ -40,8 +40,8 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Phases, counts and image sizes are the row model's (reports owns them).
@@ -581,9 +581,9 @@ func (j *joiner) lineAt(f *os.File, off int64) ([]byte, error) {
 	}
 }
 
-// judge decides one client request's status, in a fixed order of
+// requestStatus decides one client request's status, in a fixed order of
 // precedence, and says why when it is not matched.
-func (j *joiner) judge(e *entry) (status, problem string) {
+func (j *joiner) requestStatus(e *entry) (status, problem string) {
 	switch {
 	case e.copies > 1:
 		return reports.JoinDuplicate, fmt.Sprintf("x_request_id reported %d times by the client", e.copies)
@@ -706,7 +706,7 @@ func (j *joiner) finish() error {
 			}
 			continue
 		}
-		status, problem := j.judge(e)
+		status, problem := j.requestStatus(e)
 		c := &counts[e.phase]
 		c.Sent++
 		bump(c, status)

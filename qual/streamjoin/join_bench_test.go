@@ -10,7 +10,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin/synth"
+	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 // Benchmarks of the parse-and-join hot paths, on a synthetic checkpoint
@@ -224,4 +224,4 @@ func (nopExtractor) FromHTTP([]byte) (families.Answer, error) { return families.
 func (nopExtractor) FromNative(json.RawMessage) (families.Answer, error) {
 	return families.Answer{}, nil
 }
-func (nopExtractor) Meaningful(families.Answer, *families.Family) string { return "" }
+func (nopExtractor) NotMeaningful(families.Answer, *families.Family) string { return "" }

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/qual/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // The line readers below accept and reject what encoding/json accepts and
@@ -876,7 +876,7 @@ func (w *worker) extractHTTP(body []byte) answerInfo {
 	if err != nil {
 		return answerInfo{outcome: ansBad}
 	}
-	if why := w.ex.Meaningful(a, w.fam); why != "" {
+	if why := w.ex.NotMeaningful(a, w.fam); why != "" {
 		return answerInfo{outcome: ansMeaningless}
 	}
 	return w.info(a)

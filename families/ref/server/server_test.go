@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -462,15 +463,38 @@ func TestStrictValidationLimitsAndAuth(t *testing.T) {
 }
 
 // concurrent posts n bodies at once and returns the responses in order.
+// Each is posted once the server holds the one before it (running,
+// queued or answered), so they arrive in order.
 func (ts *testServer) concurrent(bodies []string) []response {
 	out := make([]response, len(bodies))
 	var wg sync.WaitGroup
 	for i, b := range bodies {
 		wg.Go(func() { out[i] = ts.do(http.MethodPost, task.RouteInfer, b, nil) })
-		time.Sleep(20 * time.Millisecond) // keep arrival order
+		require.Eventually(ts.t, func() bool { return ts.admitted() == i+1 }, 10*time.Second, time.Millisecond,
+			"request %d never reached the server", i)
 	}
 	wg.Wait()
 	return out
+}
+
+// admitted is how many inference requests the server holds or has
+// answered: the worker's, the queued ones and every answer counted.
+func (ts *testServer) admitted() int {
+	m := ts.get("/metrics")
+	n := 0
+	for line := range strings.Lines(string(m.body)) {
+		name, value, ok := strings.Cut(strings.TrimSpace(line), " ")
+		if !ok {
+			continue
+		}
+		if strings.HasPrefix(name, "trtmc_refserver_requests_total{route="+strconv.Quote(task.RouteInfer)+",") ||
+			name == "trtmc_refserver_worker_busy" || name == "trtmc_refserver_queue_depth" {
+			v, err := strconv.Atoi(value)
+			require.NoError(ts.t, err, line)
+			n += v
+		}
+	}
+	return n
 }
 
 func TestQueueFullAnswers429(t *testing.T) {
@@ -507,7 +531,7 @@ func TestDrainFinishesQueuedWork(t *testing.T) {
 	}
 	require.Eventually(t, func() bool { return strings.Contains(string(ts.get("/metrics").body), "trtmc_refserver_worker_busy 1") },
 		5*time.Second, 10*time.Millisecond)
-	time.Sleep(50 * time.Millisecond) // let all three be queued
+	require.Eventually(t, func() bool { return ts.admitted() == 3 }, 5*time.Second, time.Millisecond, "all three are held")
 	ts.cancel()
 	require.Eventually(t, func() bool { return ts.get("/health/ready").status == http.StatusServiceUnavailable },
 		2*time.Second, 5*time.Millisecond)

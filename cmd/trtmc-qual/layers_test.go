@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os/exec"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The import rules of docs/design.md ("Packages and who may import whom"),
+// checked against `go list`. A package missing from this table fails the
+// test: a new package gets a row here and in docs/design.md.
+//
+// Entries are module-relative. "x/..." matches x and everything under it.
+var mayImport = map[string][]string{
+	// Leaves: they import nothing of ours, so every layer may import them.
+	"reports/evidence":          nil,
+	"reports/junit":             nil,
+	"schemas":                   nil,
+	"reports/markdown":          nil,
+	"reports/golden":            nil,
+	"inventory/specs/gitread":   nil,
+	"qual/proc":                 nil,
+	"families/trtmc/trtmctest":  nil,
+	"families/ref/atomicfile":   nil,
+	"families/ref/imaging":      nil,
+	"families/ref/internal/rng": nil,
+
+	// The reference models: only each other.
+	"families/ref/bundle": {"families/ref/..."},
+	"families/ref/check":  {"families/ref/..."},
+	"families/ref/corpus": {"families/ref/..."},
+	"families/ref/detect": {"families/ref/..."},
+	"families/ref/native": {"families/ref/..."},
+	"families/ref/server": {"families/ref/..."},
+	"families/ref/task":   {"families/ref/..."},
+	"families/ref/vlm":    {"families/ref/..."},
+
+	"inventory":                 {"reports/evidence"},
+	"families":                  {"reports/evidence"},
+	"reports":                   {"inventory", "reports/evidence", "reports/junit"},
+	"reports/reportstest":       {"reports"},
+	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/evidence", "reports/junit"},
+	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},
+	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/evidence", "reports/markdown"},
+	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown"},
+	"inventory/ci": {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile",
+		"inventory/drift", "families", "reports/junit", "reports/markdown"},
+	"families/trtmc": {"inventory/specs/...", "reports/evidence", "qual/proc"},
+
+	"qual/aiperf":     {"qual/proc", "reports/evidence"},
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "families", "reports"},
+	"qual": {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence",
+		"inventory", "families", "reports"},
+	"qual/slurm": {"qual", "qual/proc", "reports/evidence", "inventory", "families", "reports"},
+	"qual/doctor": {"qual", "qual/aiperf", "qual/proc", "reports/evidence",
+		"inventory", "families", "reports"},
+
+	// Tools (make bench), not product: nothing of the product imports them.
+	"scripts/benchtools/synth":                {"reports/evidence", "reports"},
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},
+
+	"cmd/trtmc-refserver": {"families/ref/..."},
+	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...",
+		"reports/...", "reports/evidence"},
+}
+
+// modulePackages returns each package of the module (module-relative) with
+// the module packages it imports directly (not counting tests).
+func modulePackages(t *testing.T) (module string, imports map[string][]string) {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m").Output()
+	require.NoError(t, err)
+	module = strings.TrimSpace(string(out))
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, module+"/...")
+	out, err = cmd.Output()
+	require.NoError(t, err, "go list")
+	imports = map[string][]string{}
+	sc := bufio.NewScanner(bytes.NewReader(out))
+	for sc.Scan() {
+		f := strings.Fields(sc.Text())
+		pkg := strings.TrimPrefix(strings.TrimPrefix(f[0], module), "/")
+		imports[pkg] = []string{}
+		for _, imp := range f[1:] {
+			if imp == module || strings.HasPrefix(imp, module+"/") {
+				imports[pkg] = append(imports[pkg], strings.TrimPrefix(imp, module+"/"))
+			}
+		}
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, imports)
+	return module, imports
+}
+
+func allowed(rules []string, imp string) bool {
+	for _, r := range rules {
+		if base, ok := strings.CutSuffix(r, "/..."); ok {
+			if imp == base || strings.HasPrefix(imp, base+"/") {
+				return true
+			}
+		} else if imp == r {
+			return true
+		}
+	}
+	return false
+}
+
+func TestImportRules(t *testing.T) {
+	_, imports := modulePackages(t)
+	var bad []string
+	for pkg, imps := range imports {
+		rules, ok := mayImport[pkg]
+		if !ok {
+			bad = append(bad, pkg+": not in the import rules (layers_test.go, docs/design.md)")
+			continue
+		}
+		for _, imp := range imps {
+			if !allowed(rules, imp) {
+				bad = append(bad, pkg+" imports "+imp)
+			}
+		}
+	}
+	for pkg := range mayImport {
+		if _, ok := imports[pkg]; !ok {
+			bad = append(bad, pkg+": in the import rules but no such package")
+		}
+	}
+	sort.Strings(bad)
+	require.Empty(t, bad, "docs/design.md's import rules")
+}
+
+// TestLeavesImportNothingOfOurs checks the leaves through `go list -deps`:
+// not even indirectly do they depend on a package of this module, so any
+// layer may import them without reaching up.
+func TestLeavesImportNothingOfOurs(t *testing.T) {
+	module, _ := modulePackages(t)
+	for pkg, rules := range mayImport {
+		if rules != nil {
+			continue
+		}
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+pkg).Output()
+		require.NoError(t, err, pkg)
+		for _, dep := range strings.Fields(string(out)) {
+			if dep != module+"/"+pkg && strings.HasPrefix(dep, module+"/") {
+				t.Errorf("leaf %s depends on %s", pkg, dep)
+			}
+		}
+	}
+}
+
+// TestNothingBelowQualReachesUp checks with `go list -deps` that no package
+// outside qual/ and cmd/ depends on qual/, except on the leaf qual/proc.
+func TestNothingBelowQualReachesUp(t *testing.T) {
+	module, imports := modulePackages(t)
+	for pkg := range imports {
+		if strings.HasPrefix(pkg, "qual") || strings.HasPrefix(pkg, "cmd/") {
+			continue
+		}
+		out, err := exec.Command("go", "list", "-deps", "-f", "{{.ImportPath}}", module+"/"+pkg).Output()
+		require.NoError(t, err, pkg)
+		for _, dep := range strings.Fields(string(out)) {
+			rel := strings.TrimPrefix(dep, module+"/")
+			if (rel == "qual" || strings.HasPrefix(rel, "qual/")) && rel != "qual/proc" {
+				t.Errorf("%s depends on %s: a lower layer reaches up into qual", pkg, rel)
+			}
+		}
+	}
+}

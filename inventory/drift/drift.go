@@ -1,0 +1,427 @@
+// Package drift compares the specs of groups between two commits (`trtmc-qual
+// inventory drift`, the ci drift step): manifests, MODEL.toml, thresholds and
+// references that changed, each summarised on one line.
+package drift
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"path"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/pelletier/go-toml/v2"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
+)
+
+// Schema names the JSON document `inventory drift` prints.
+const Schema = "trtmc-qual/drift/v1"
+
+// Report lists every file of the groups' family folders that differs
+// between two commits: manifests, MODEL.toml, thresholds, references,
+// family tests.
+type Report struct {
+	Schema     string   `json:"schema"`
+	Repo       string   `json:"repo"`
+	Groups     []string `json:"groups"`
+	Base       string   `json:"base"`
+	BaseCommit string   `json:"base_commit"`
+	Head       string   `json:"head"`
+	HeadCommit string   `json:"head_commit"`
+	Families   []string `json:"families"`
+	Changes    []Change `json:"changes"`
+	// ByCategory counts changed files per category.
+	ByCategory map[string]int `json:"by_category"`
+}
+
+// unattributedGroup marks a family whose group cannot be told.
+const unattributedGroup = "?"
+
+// Change is one changed file.
+type Change struct {
+	Family string `json:"family"`
+	// Groups are the groups the family belongs to, "?" when it cannot be
+	// told (no manifest, no e2e_defaults at either commit).
+	Groups   string `json:"groups"`
+	Path     string `json:"path"`
+	Category string `json:"category"`
+	// Status is added, deleted, modified or type-changed.
+	Status  string `json:"status"`
+	Added   int    `json:"lines_added"`
+	Deleted int    `json:"lines_deleted"`
+	// Profile is the manifest's name, for manifests and thresholds.
+	Profile string `json:"profile,omitempty"`
+	// Summary says what changed: keys of JSON and TOML files with both
+	// values, line counts otherwise.
+	Summary string `json:"summary"`
+}
+
+// Drift compares the family folders of the groups between two refs.
+func Drift(ctx context.Context, src specs.Source, base, head string, groups []string) (*Report, error) {
+	cfg := src.Config
+	for _, g := range groups {
+		if err := cfg.CheckGroup(g); err != nil {
+			return nil, err
+		}
+	}
+	if len(groups) == 0 {
+		groups = cfg.GroupNames()
+	}
+	baseSnap, err := src.Read(ctx, base)
+	if err != nil {
+		return nil, fmt.Errorf("base %s: %w", base, err)
+	}
+	headSnap, err := src.Read(ctx, head)
+	if err != nil {
+		return nil, fmt.Errorf("head %s: %w", head, err)
+	}
+	r := &Report{Schema: Schema, Repo: src.Repo, Groups: groups, Base: base, BaseCommit: baseSnap.Commit,
+		Head: head, HeadCommit: headSnap.Commit, Changes: []Change{}, ByCategory: map[string]int{}}
+	famGroups := map[string]map[string]bool{}
+	for _, g := range groups {
+		for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
+			for _, f := range s.FamiliesOf(g) {
+				if famGroups[f] == nil {
+					famGroups[f] = map[string]bool{}
+				}
+				famGroups[f][g] = true
+			}
+		}
+	}
+	// A family folder that says nothing about its task strategy at either
+	// commit (no manifest, no e2e_defaults) may belong to any group: it is
+	// checked rather than skipped.
+	known := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
+		for _, f := range s.Families {
+			dirs[f.Dir] = true
+			if len(f.TaskStrategies) > 0 {
+				known[f.Dir] = true
+			}
+		}
+	}
+	for d := range dirs {
+		if !known[d] {
+			famGroups[d] = map[string]bool{unattributedGroup: true}
+		}
+	}
+	r.Families = slices.Sorted(maps.Keys(famGroups))
+	if len(r.Families) == 0 {
+		return r, nil
+	}
+	root := cfg.ModelsRoot
+	var paths []string
+	for _, f := range r.Families {
+		paths = append(paths, root+"/"+f+"/")
+	}
+	changes, err := src.Git.Diff(ctx, baseSnap.Commit, headSnap.Commit, paths)
+	if err != nil {
+		return nil, fmt.Errorf("diff %s..%s: %w", specs.ShortSHA(baseSnap.Commit), specs.ShortSHA(headSnap.Commit), err)
+	}
+	// Structured files are read at both commits for a key-level summary.
+	var structured []string
+	for _, ch := range changes {
+		if ext := path.Ext(ch.Path); ext == ".json" || ext == ".toml" {
+			structured = append(structured, ch.Path)
+		}
+	}
+	before, err := src.Git.ReadFiles(ctx, baseSnap.Commit, structured)
+	if err != nil {
+		return nil, err
+	}
+	after, err := src.Git.ReadFiles(ctx, headSnap.Commit, structured)
+	if err != nil {
+		return nil, err
+	}
+	for _, ch := range changes {
+		rel := strings.TrimPrefix(ch.Path, root+"/")
+		fam, inFam, _ := strings.Cut(rel, "/")
+		dc := Change{Family: fam, Groups: strings.Join(slices.Sorted(maps.Keys(famGroups[fam])), ","), Path: ch.Path,
+			Category: cfg.Category(inFam), Status: statusWord(ch.Status), Added: ch.Added, Deleted: ch.Deleted}
+		switch dc.Category {
+		case "manifest", "threshold":
+			if path.Ext(ch.Path) == ".json" {
+				dc.Profile = strings.TrimSuffix(path.Base(ch.Path), ".json")
+				if raw, ok := after[ch.Path]; ok {
+					if m, e := specs.ParseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
+						dc.Profile = m.Name
+					}
+				} else if raw, ok := before[ch.Path]; ok {
+					if m, e := specs.ParseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
+						dc.Profile = m.Name
+					}
+				}
+			}
+		}
+		dc.Summary = summarize(ch, before, after)
+		r.Changes = append(r.Changes, dc)
+		r.ByCategory[dc.Category]++
+	}
+	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Path < r.Changes[j].Path })
+	return r, nil
+}
+
+func statusWord(s string) string {
+	switch s {
+	case "A":
+		return "added"
+	case "D":
+		return "deleted"
+	case "M":
+		return "modified"
+	case "T":
+		return "type-changed"
+	}
+	return s
+}
+
+// maxKeyChanges bounds how many key changes a summary spells out.
+const maxKeyChanges = 6
+
+func summarize(ch gitread.FileChange, before, after map[string][]byte) string {
+	lines := ""
+	switch {
+	case ch.Added < 0 || ch.Deleted < 0:
+		lines = "binary"
+	default:
+		lines = fmt.Sprintf("+%d -%d lines", ch.Added, ch.Deleted)
+	}
+	ext := path.Ext(ch.Path)
+	if ext != ".json" && ext != ".toml" {
+		return lines
+	}
+	a, aok := before[ch.Path]
+	b, bok := after[ch.Path]
+	fa, errA := flattenFile(ext, a, aok)
+	fb, errB := flattenFile(ext, b, bok)
+	switch {
+	case errB != "":
+		return fmt.Sprintf("%s; malformed at head: %s", lines, errB)
+	case errA != "":
+		return fmt.Sprintf("%s; malformed at base: %s", lines, errA)
+	}
+	var keyChanges []string
+	if path.Base(ch.Path) == "MODEL.toml" {
+		added, removed := listDiff(listOf(fa, "test_manifests"), listOf(fb, "test_manifests"))
+		for _, x := range added {
+			keyChanges = append(keyChanges, "test_manifests +"+x)
+		}
+		for _, x := range removed {
+			keyChanges = append(keyChanges, "test_manifests -"+x)
+		}
+		for k := range fa {
+			if strings.HasPrefix(k, "test_manifests[") {
+				delete(fa, k)
+			}
+		}
+		for k := range fb {
+			if strings.HasPrefix(k, "test_manifests[") {
+				delete(fb, k)
+			}
+		}
+	}
+	if !aok || !bok {
+		// Added or deleted: the line count says it; name the file's identity.
+		if name := unquote(fb["name"] + fa["name"]); name != "" {
+			return fmt.Sprintf("%s; name %s", lines, name)
+		}
+		if len(keyChanges) > 0 {
+			return lines + "; " + strings.Join(keyChanges, ", ")
+		}
+		return lines
+	}
+	keys := map[string]bool{}
+	for k := range fa {
+		keys[k] = true
+	}
+	for k := range fb {
+		keys[k] = true
+	}
+	for _, k := range slices.Sorted(maps.Keys(keys)) {
+		va, ina := fa[k]
+		vb, inb := fb[k]
+		switch {
+		case ina && inb && va != vb:
+			keyChanges = append(keyChanges, fmt.Sprintf("%s: %s → %s", k, clip(va), clip(vb)))
+		case ina && !inb:
+			keyChanges = append(keyChanges, fmt.Sprintf("%s removed (was %s)", k, clip(va)))
+		case !ina && inb:
+			keyChanges = append(keyChanges, fmt.Sprintf("%s added: %s", k, clip(vb)))
+		}
+	}
+	if len(keyChanges) == 0 {
+		return lines + "; formatting only (no key changed)"
+	}
+	more := ""
+	if len(keyChanges) > maxKeyChanges {
+		more = fmt.Sprintf(" (+%d more)", len(keyChanges)-maxKeyChanges)
+		keyChanges = keyChanges[:maxKeyChanges]
+	}
+	return lines + "; " + strings.Join(keyChanges, "; ") + more
+}
+
+// flattenFile flattens a JSON or TOML document into dotted keys with JSON
+// scalar values ("testcases[0].max_new_tokens" → "10"). An absent file is
+// empty.
+func flattenFile(ext string, data []byte, present bool) (map[string]string, string) {
+	out := map[string]string{}
+	if !present {
+		return out, ""
+	}
+	var doc any
+	if ext == ".json" {
+		dec := json.NewDecoder(bytes.NewReader(data))
+		dec.UseNumber()
+		if err := dec.Decode(&doc); err != nil {
+			return nil, specs.OneLine(err.Error())
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, "trailing data after the document"
+		}
+	} else {
+		var m map[string]any
+		if err := toml.Unmarshal(data, &m); err != nil {
+			return nil, specs.OneLine(err.Error())
+		}
+		doc = m
+	}
+	flatten("", doc, out)
+	return out, ""
+}
+
+func flatten(prefix string, v any, out map[string]string) {
+	switch x := v.(type) {
+	case map[string]any:
+		if len(x) == 0 && prefix != "" {
+			out[prefix] = "{}"
+		}
+		for k, val := range x {
+			key := k
+			if prefix != "" {
+				key = prefix + "." + k
+			}
+			flatten(key, val, out)
+		}
+	case []any:
+		if len(x) == 0 {
+			out[prefix] = "[]"
+		}
+		for i, val := range x {
+			flatten(fmt.Sprintf("%s[%d]", prefix, i), val, out)
+		}
+	default:
+		out[prefix] = specs.CompactJSON(x)
+	}
+}
+
+// listOf returns the elements of a flattened list, in order.
+func listOf(flat map[string]string, key string) []string {
+	var out []string
+	for i := 0; ; i++ {
+		v, ok := flat[fmt.Sprintf("%s[%d]", key, i)]
+		if !ok {
+			return out
+		}
+		out = append(out, unquote(v))
+	}
+}
+
+// listDiff returns the elements added to and removed from a list.
+func listDiff(before, after []string) (added, removed []string) {
+	in := func(list []string, s string) bool { return slices.Contains(list, s) }
+	for _, s := range after {
+		if !in(before, s) {
+			added = append(added, s)
+		}
+	}
+	for _, s := range before {
+		if !in(after, s) {
+			removed = append(removed, s)
+		}
+	}
+	return added, removed
+}
+
+func clip(s string) string {
+	const n = 48
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
+
+// Line is the one-line summary of a drift report.
+func (r *Report) Line() string {
+	groups := strings.Join(r.Groups, ",")
+	if len(r.Changes) == 0 {
+		return fmt.Sprintf("%s: no spec drift between %s @ %s and %s @ %s in %s",
+			groups, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit), specs.Plural(len(r.Families), "family", "families"))
+	}
+	var cats []string
+	for _, c := range slices.Sorted(maps.Keys(r.ByCategory)) {
+		cats = append(cats, fmt.Sprintf("%d %s", r.ByCategory[c], c))
+	}
+	verb := "differ"
+	if len(r.Changes) == 1 {
+		verb = "differs"
+	}
+	return fmt.Sprintf("%s: %s %s between %s @ %s and %s @ %s (%s)", groups,
+		specs.Plural(len(r.Changes), "file", "files"), verb, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit),
+		strings.Join(cats, ", "))
+}
+
+// TableHeader and TableRows are the tabular form of the changes.
+func (r *Report) TableHeader() []string {
+	return []string{"family", "category", "status", "path", "profile", "summary"}
+}
+
+// TableRows returns one cell slice per changed file.
+func (r *Report) TableRows() [][]string {
+	out := make([][]string, 0, len(r.Changes))
+	for _, c := range r.Changes {
+		out = append(out, []string{c.Family, c.Category, c.Status, c.Path, specs.OrDash(c.Profile), c.Summary})
+	}
+	return out
+}
+
+// Markdown writes the drift report for a pull request.
+func (r *Report) Markdown(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "### Spec drift %s: `%s` (%s) → `%s` (%s)\n\n", strings.Join(r.Groups, ", "),
+		specs.ShortSHA(r.BaseCommit), r.Base, specs.ShortSHA(r.HeadCommit), r.Head)
+	fmt.Fprintf(&b, "**%s**\n\n", r.Line())
+	fmt.Fprintf(&b, "Families checked: %s.\n", markdown.CodeList(r.Families))
+	if _, err := io.WriteString(w, b.String()); err != nil {
+		return err
+	}
+	if len(r.Changes) == 0 {
+		return nil
+	}
+	if _, err := io.WriteString(w, "\n"); err != nil {
+		return err
+	}
+	rows := make([][]string, 0, len(r.Changes))
+	for _, c := range r.Changes {
+		rows = append(rows, []string{c.Family, c.Category, c.Status, markdown.Code(c.Path), markdown.Code(c.Profile), c.Summary})
+	}
+	return markdown.Table(w, r.TableHeader(), rows)
+}
+
+// unquote returns the string a JSON string literal holds, or s itself.
+func unquote(s string) string {
+	var out string
+	if json.Unmarshal([]byte(s), &out) != nil {
+		return s
+	}
+	return out
+}

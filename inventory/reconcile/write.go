@@ -1,0 +1,388 @@
+package reconcile
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+)
+
+// Proposal is what --write did with the missing profiles.
+type Proposal struct {
+	// File is the inventory file appended to, or the proposal file written.
+	File string `json:"file"`
+	// Appended is true when the entries were appended to the inventory
+	// file; false when they went to a separate proposal file.
+	Appended bool     `json:"appended"`
+	Profiles []string `json:"profiles"`
+	// Reasons say why the inventory file was not edited in place.
+	Reasons []string `json:"reasons,omitempty"`
+}
+
+// plannedEntry is the YAML shape of a proposed inventory profile.
+type plannedEntry struct {
+	ID          string            `yaml:"id"`
+	Checkpoint  string            `yaml:"checkpoint"`
+	Revision    string            `yaml:"revision,omitempty"`
+	Family      string            `yaml:"family"`
+	Task        string            `yaml:"task"`
+	Kind        string            `yaml:"kind"`
+	Precision   string            `yaml:"precision"`
+	Parallelism map[string]int    `yaml:"parallelism"`
+	Bundle      map[string]string `yaml:"bundle"`
+	Tokenizer   map[string]string `yaml:"tokenizer,omitempty"`
+	Controls    []string          `yaml:"controls,flow,omitempty"`
+	Gaps        []string          `yaml:"gaps,flow,omitempty"`
+	Hardware    []string          `yaml:"hardware,flow,omitempty"`
+	Status      string            `yaml:"status"`
+}
+
+// EntryDefaults are what a family's configuration says every new profile
+// of it records: the controls its served Task honours, its capability
+// gaps, its hardware scope, and where bundles and tokenizers live relative
+// to the inventory file ({profile} is the profile id).
+type EntryDefaults struct {
+	Controls  []string
+	Gaps      []string
+	Hardware  []string
+	BundleDir string
+	Tokenizer string
+}
+
+// Defaults gives the entry defaults of a family (nil: none).
+type Defaults func(family string) *EntryDefaults
+
+// ProposedYAML renders planned inventory entries for the missing rows as a
+// YAML sequence indented by indent spaces, headed by a comment naming the
+// spec commit.
+func ProposedYAML(r *Report, indent int, defaults Defaults) ([]byte, []string, error) {
+	var entries []plannedEntry
+	var ids []string
+	for _, row := range r.Rows {
+		if row.State != StateMissing {
+			continue
+		}
+		e := plannedEntry{ID: row.Profile, Checkpoint: row.Checkpoint, Revision: row.Revision,
+			Family: row.Family, Task: row.Task, Kind: inventory.KindNormal, Precision: row.Precision,
+			Parallelism: map[string]int{"tp": 1}, Bundle: map[string]string{"path": row.Bundle},
+			Status: inventory.StatusPlanned}
+		if defaults != nil {
+			if d := defaults(row.Family); d != nil {
+				e.Controls = append(e.Controls, d.Controls...)
+				e.Gaps = append(e.Gaps, d.Gaps...)
+				e.Hardware = d.Hardware
+				if d.BundleDir != "" {
+					e.Bundle["path"] = path.Join(d.BundleDir, row.Bundle)
+				}
+				if d.Tokenizer != "" {
+					e.Tokenizer = map[string]string{"path": strings.ReplaceAll(d.Tokenizer, "{profile}", row.Profile)}
+				}
+			}
+		}
+		entries = append(entries, e)
+		ids = append(ids, row.Profile)
+	}
+	if len(entries) == 0 {
+		return nil, nil, nil
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(entries); err != nil {
+		return nil, nil, err
+	}
+	if err := enc.Close(); err != nil {
+		return nil, nil, err
+	}
+	pad := strings.Repeat(" ", indent)
+	var out bytes.Buffer
+	from := fmt.Sprintf("%s @ %s", r.Repo, r.Commit)
+	if r.Ref != r.Commit {
+		from += fmt.Sprintf(" (%s)", r.Ref)
+	}
+	fmt.Fprintf(&out, "%s# Proposed by `trtmc-qual inventory reconcile --write` from %s:\n", pad, from)
+	fmt.Fprintf(&out, "%s# planned entries for the normal profiles missing from group %s. `family` is\n", pad, r.Group)
+	fmt.Fprintf(&out, "%s# TRTMC's family; it must name a family of families.yaml.\n", pad)
+	for _, line := range strings.SplitAfter(buf.String(), "\n") {
+		if line == "" {
+			continue
+		}
+		out.WriteString(pad + line)
+	}
+	return out.Bytes(), ids, nil
+}
+
+// WriteProposals appends planned entries for the report's missing profiles
+// to the inventory file that defines the group, without changing a byte of
+// what is there. It edits the file only when it can prove the result: the
+// new document must parse, keep every existing profile identical, add
+// exactly the proposed ones, and raise no problem about them (knownFamily
+// included). Otherwise, or when the inventory has no such group, it writes
+// the entries to a separate proposal file and says why.
+//
+// defaults (nil: none) fill each entry's controls, gaps, hardware, bundle
+// directory and tokenizer from its family's configuration.
+func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, knownFamily func(string) bool, defaults Defaults) (*Proposal, error) {
+	var file string
+	if inv != nil {
+		if g, ok := inv.Groups[r.Group]; ok {
+			file = g.File
+		}
+	}
+	var reasons []string
+	if file == "" {
+		reasons = append(reasons, fmt.Sprintf("the inventory has no group %s to append to", r.Group))
+		if len(invFiles) > 0 {
+			file = invFiles[0]
+		}
+	}
+	if file != "" && len(reasons) == 0 {
+		p, why, err := appendToInventory(r, file, knownFamily, defaults)
+		if err != nil {
+			return nil, err
+		}
+		if p != nil {
+			return p, nil
+		}
+		reasons = append(reasons, why...)
+	}
+	text, ids, err := ProposedYAML(r, 2, defaults)
+	if err != nil {
+		return nil, err
+	}
+	if len(ids) == 0 {
+		return &Proposal{Profiles: []string{}}, nil
+	}
+	dir, base := ".", "inventory"
+	if file != "" {
+		dir = filepath.Dir(file)
+		base = strings.TrimSuffix(filepath.Base(file), filepath.Ext(file))
+	}
+	out := filepath.Join(dir, fmt.Sprintf("%s.%s.proposed.yaml", base, r.Group))
+	var doc bytes.Buffer
+	doc.WriteString("# NOT an inventory file: proposed profiles to add under\n")
+	fmt.Fprintf(&doc, "# groups.%s.profiles of the inventory. Not applied automatically because:\n", r.Group)
+	for _, why := range reasons {
+		fmt.Fprintf(&doc, "#   - %s\n", strings.ReplaceAll(why, "\n", " "))
+	}
+	doc.WriteString("profiles:\n")
+	doc.Write(text)
+	if err := evidence.WriteFileMode(out, doc.Bytes(), 0o644); err != nil {
+		return nil, err
+	}
+	return &Proposal{File: out, Appended: false, Profiles: ids, Reasons: reasons}, nil
+}
+
+// appendToInventory returns (nil, reasons, nil) when it cannot append safely.
+func appendToInventory(r *Report, file string, knownFamily func(string) bool, defaults Defaults) (*Proposal, []string, error) {
+	old, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read inventory: %w", err)
+	}
+	info, err := os.Stat(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	at, indent, why := insertionPoint(old, r.Group)
+	if why != "" {
+		return nil, []string{why}, nil
+	}
+	text, ids, err := ProposedYAML(r, indent, defaults)
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(ids) == 0 {
+		return &Proposal{File: file, Appended: false, Profiles: []string{}}, nil, nil
+	}
+	updated := make([]byte, 0, len(old)+len(text)+1)
+	updated = append(updated, old[:at]...)
+	if at > 0 && old[at-1] != '\n' {
+		updated = append(updated, '\n')
+	}
+	updated = append(updated, text...)
+	updated = append(updated, old[at:]...)
+	if reasons := verifyAppend(file, old, updated, r.Group, ids, knownFamily); len(reasons) > 0 {
+		return nil, reasons, nil
+	}
+	if err := evidence.WriteFileMode(file, updated, info.Mode().Perm()); err != nil {
+		return nil, nil, err
+	}
+	// Re-validate what is on disk now.
+	back, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
+	if err != nil {
+		return nil, nil, fmt.Errorf("re-read inventory after writing: %w", err)
+	}
+	if reasons := verifyAppend(file, old, back, r.Group, ids, knownFamily); len(reasons) > 0 {
+		return nil, nil, fmt.Errorf("inventory %s changed unexpectedly while writing: %s", file, strings.Join(reasons, "; "))
+	}
+	return &Proposal{File: file, Appended: true, Profiles: ids}, nil, nil
+}
+
+// insertionPoint finds the byte offset just after the last profile of the
+// group's block-style profiles list, and the indentation of its dashes.
+func insertionPoint(data []byte, group string) (int, int, string) {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
+		return 0, 0, "the inventory file does not parse as YAML"
+	}
+	root := doc.Content[0]
+	groups := mapLookup(root, "groups")
+	if groups == nil || groups.Kind != yaml.MappingNode {
+		return 0, 0, "the inventory file has no groups mapping"
+	}
+	var gnode *yaml.Node
+	nextLine := 0 // first line after the group
+	for i := 0; i+1 < len(groups.Content); i += 2 {
+		if groups.Content[i].Value == group {
+			gnode = groups.Content[i+1]
+			if i+2 < len(groups.Content) {
+				nextLine = groups.Content[i+2].Line
+			}
+		}
+	}
+	if gnode == nil || gnode.Kind != yaml.MappingNode {
+		return 0, 0, fmt.Sprintf("group %s is not a mapping in the file", group)
+	}
+	var seq *yaml.Node
+	for i := 0; i+1 < len(gnode.Content); i += 2 {
+		if gnode.Content[i].Value == "profiles" {
+			seq = gnode.Content[i+1]
+			if i+2 < len(gnode.Content) {
+				nextLine = gnode.Content[i+2].Line
+			}
+		}
+	}
+	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
+		return 0, 0, fmt.Sprintf("groups.%s.profiles is not a non-empty block list", group)
+	}
+	if root.Style&yaml.FlowStyle != 0 || groups.Style&yaml.FlowStyle != 0 || gnode.Style&yaml.FlowStyle != 0 {
+		return 0, 0, "the inventory uses flow style around the profiles list"
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	if nextLine == 0 {
+		// Further documents or the end of the file.
+		nextLine = len(lines) + 1
+		for i, l := range lines {
+			if i+1 > seq.Line && (strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...")) {
+				nextLine = i + 1
+				break
+			}
+		}
+	}
+	// Step back over blank and comment lines that precede what follows.
+	last := nextLine - 1 // 1-based line number of the candidate last line
+	for last > seq.Line {
+		t := strings.TrimSpace(lines[last-1])
+		if t == "" || strings.HasPrefix(t, "#") {
+			last--
+			continue
+		}
+		break
+	}
+	offset := 0
+	for i := 0; i < last && i < len(lines); i++ {
+		offset += len(lines[i])
+	}
+	dash := seq.Content[0].Column - 3 // 1-based column of the first key, "- " before it
+	if ln := lines[seq.Content[0].Line-1]; dash >= 0 && dash < len(ln) && ln[dash] == '-' {
+		return offset, dash, ""
+	}
+	// The dash of the first item: find it on the item's line.
+	ln := lines[seq.Content[0].Line-1]
+	if i := strings.Index(ln, "-"); i >= 0 && strings.TrimSpace(ln[:i]) == "" {
+		return offset, i, ""
+	}
+	return 0, 0, fmt.Sprintf("cannot find the list indentation of groups.%s.profiles", group)
+}
+
+func mapLookup(n *yaml.Node, key string) *yaml.Node {
+	if n == nil || n.Kind != yaml.MappingNode {
+		return nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return n.Content[i+1]
+		}
+	}
+	return nil
+}
+
+// verifyAppend checks that updated is old plus exactly the proposed
+// profiles, and that they raise no problem.
+func verifyAppend(file string, old, updated []byte, group string, ids []string, knownFamily func(string) bool) []string {
+	before, probs := inventory.Parse(file, old)
+	if len(probs) > 0 {
+		return []string{"the inventory file has problems of its own: " + probs[0].String()}
+	}
+	after, probs := inventory.Parse(file, updated)
+	if len(probs) > 0 {
+		return []string{"appending would not parse: " + probs[0].String()}
+	}
+	var reasons []string
+	if len(before.Groups) != len(after.Groups) {
+		reasons = append(reasons, "appending would change the set of groups")
+	}
+	for name, bg := range before.Groups {
+		ag, ok := after.Groups[name]
+		if !ok {
+			reasons = append(reasons, fmt.Sprintf("appending would lose group %s", name))
+			continue
+		}
+		want := len(bg.Profiles)
+		if name == group {
+			want += len(ids)
+		}
+		if len(ag.Profiles) != want {
+			reasons = append(reasons, fmt.Sprintf("appending would give group %s %d profiles, want %d", name, len(ag.Profiles), want))
+			continue
+		}
+		for i, p := range bg.Profiles {
+			if jsonOf(p) != jsonOf(ag.Profiles[i]) {
+				reasons = append(reasons, fmt.Sprintf("appending would change profile %s", p.ID))
+			}
+		}
+		bg.Profiles, ag.Profiles = nil, nil
+		if jsonOf(bg) != jsonOf(ag) {
+			reasons = append(reasons, fmt.Sprintf("appending would change group %s's settings", name))
+		}
+	}
+	if len(reasons) > 0 {
+		return reasons
+	}
+	// The new profiles themselves: their ids, and no validation problem.
+	added := map[string]bool{}
+	reparsed, _ := inventory.Parse(file, updated)
+	g := reparsed.Groups[group]
+	for i, id := range ids {
+		p := g.Profiles[len(g.Profiles)-len(ids)+i]
+		if p.ID != id {
+			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %q, want %q", i, p.ID, id))
+		}
+		added[id] = true
+	}
+	for _, pr := range inventory.Validate(reparsed, knownFamily) {
+		for id := range added {
+			if strings.HasPrefix(pr.Field, "profile "+id+":") {
+				reasons = append(reasons, pr.Field+": "+pr.Message)
+			}
+		}
+	}
+	return reasons
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return string(b)
+}

@@ -1,0 +1,185 @@
+package qual
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+)
+
+// The fast tests of the checkpoint loop: fake stages over a real
+// checkpointRun (evidence directory, result.json, the seal, Judge), no
+// child process.
+
+// TestPipelineOrder is the documented order of stages (stages.go).
+func TestPipelineOrder(t *testing.T) {
+	var names []string
+	var always, accounts []string
+	for _, st := range pipeline {
+		names = append(names, st.name)
+		if st.always {
+			always = append(always, st.name)
+		}
+		if st.accounts {
+			accounts = append(accounts, st.name)
+		}
+	}
+	assert.Equal(t, []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "join", "gpu-release"}, names)
+	assert.Equal(t, []string{"stop-server", "gpu-release"}, always)
+	assert.Equal(t, []string{"native", "join"}, accounts)
+}
+
+// stageEnv is a group of one profile whose checkpoints run stages.
+func stageEnv(t *testing.T, stages []stageDef) (*groupRun, *inventory.Profile) {
+	t.Helper()
+	p := &inventory.Profile{ID: "p", Family: "f"}
+	g := &inventory.Group{Name: "g", Profiles: []*inventory.Profile{p}}
+	fams := &families.Config{Families: map[string]*families.Family{"f": {Name: "f"}}}
+	e := &groupRun{opts: Options{Families: fams, Out: t.TempDir(), Now: time.Now, Log: io.Discard,
+		Provenance: ProvenanceOptions{HarnessVersion: "test", HarnessCommit: "test"}}, group: g, stages: stages}
+	return e, p
+}
+
+// recorder is a list of fake stages that record that they ran.
+type recorder struct{ ran []string }
+
+func (r *recorder) stage(name string, err error, opts ...func(*stageDef)) stageDef {
+	d := stageDef{name: name, run: func(*checkpointRun, context.Context) error {
+		r.ran = append(r.ran, name)
+		return err
+	}}
+	for _, o := range opts {
+		o(&d)
+	}
+	return d
+}
+
+func always(d *stageDef)   { d.always = true }
+func accounts(d *stageDef) { d.accounts = true }
+
+// statuses is each recorded stage as "name status[ code]".
+func statuses(res *reports.Result) []string {
+	var out []string
+	for _, s := range res.Stages {
+		line := s.Name + " " + s.Status
+		if s.Code != "" {
+			line += " " + s.Code
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+func TestStagesRunInOrder(t *testing.T) {
+	var r recorder
+	e, p := stageEnv(t, []stageDef{r.stage("a", nil), r.stage("b", nil), r.stage("c", nil, always)})
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"a", "b", "c"}, r.ran)
+	assert.Equal(t, []string{"a ok", "b ok", "c ok"}, statuses(res))
+	assert.NotEqual(t, reports.VerdictQualified, res.Verdict, "stages that measured nothing never make a green row")
+	assert.FileExists(t, filepath.Join(e.opts.Out, "g", "p", "result.json"))
+	assert.FileExists(t, filepath.Join(e.opts.Out, "g", "p", "manifest.json"), "the row is sealed")
+}
+
+func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
+	var r recorder
+	e, p := stageEnv(t, []stageDef{
+		r.stage("preflight", nil),
+		r.stage("server", stageFailure(reports.CodeServerStart, errors.New("server exited during startup"))),
+		r.stage("correctness", nil),
+		r.stage("stop-server", nil, always),
+		r.stage("native", nil, accounts),
+		r.stage("gpu-release", nil, always),
+	})
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"preflight", "server", "stop-server", "gpu-release"}, r.ran)
+	assert.Equal(t, []string{"preflight ok", "server error " + reports.CodeServerStart, "correctness skipped",
+		"stop-server ok", "native skipped", "gpu-release ok"}, statuses(res))
+	assert.Equal(t, reports.VerdictError, res.Verdict)
+	require.NotEmpty(t, res.Reasons)
+	assert.Equal(t, "server", res.Reasons[0].Stage)
+}
+
+// An accounts stage still runs after a break when AIPerf reported
+// requests: the broken row accounts for every request it sent.
+func TestAccountsStagesRunWhenAIPerfSentRequests(t *testing.T) {
+	var r recorder
+	sent := stageDef{name: "aiperf", run: func(cr *checkpointRun, _ context.Context) error {
+		r.ran = append(r.ran, "aiperf")
+		cr.run = &aiperf.Run{Requests: []aiperf.Request{{}}}
+		return stageFailure(reports.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
+	}}
+	e, p := stageEnv(t, []stageDef{sent, r.stage("stop-server", nil, always), r.stage("native", nil, accounts), r.stage("join", nil, accounts)})
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"aiperf", "stop-server", "native", "join"}, r.ran)
+	assert.Equal(t, reports.VerdictError, res.Verdict, "the row stays broken")
+}
+
+func TestAnInterruptedStageEndsTheLoop(t *testing.T) {
+	var r recorder
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := stageDef{name: "aiperf", run: func(*checkpointRun, context.Context) error {
+		r.ran = append(r.ran, "aiperf")
+		cancel()
+		return context.Canceled
+	}}
+	e, p := stageEnv(t, []stageDef{r.stage("server", nil), stop, r.stage("stop-server", nil, always)})
+	res := e.checkpoint(ctx, p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"server", "aiperf"}, r.ran)
+	assert.Equal(t, []string{"server ok", "aiperf interrupted"}, statuses(res))
+	assert.Equal(t, reports.VerdictInterrupted, res.Verdict)
+}
+
+// Resume: a finished row with the same run key and intact evidence is
+// kept, without running a stage; anything else runs again.
+func TestResume(t *testing.T) {
+	var r recorder
+	e, p := stageEnv(t, []stageDef{r.stage("only", nil)})
+	e.opts.Resume = true
+	cr := e.newCheckpointRun(p, Slot{Name: "cpu0"}, placement{})
+	key, err := cr.runKey(context.Background())
+	require.NoError(t, err)
+	writePrev := func(verdict, runKey string) {
+		t.Helper()
+		prev := BaseResult("g", &e.group.Workload, p)
+		reportstest.WithVerdict(&prev, verdict)
+		prev.RunKey = runKey
+		require.NoError(t, WriteRow(e.opts.Out, &prev, false, time.Now))
+	}
+
+	writePrev(reports.VerdictFailed, key)
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Empty(t, r.ran, "the finished row is kept")
+	assert.Equal(t, reports.VerdictFailed, res.Verdict)
+
+	for _, tt := range []struct{ name, verdict, key string }{
+		{"another run key", reports.VerdictQualified, "other"},
+		{"a broken row", reports.VerdictError, key},
+	} {
+		r.ran = nil
+		require.NoError(t, os.RemoveAll(filepath.Join(e.opts.Out, "g")))
+		writePrev(tt.verdict, tt.key)
+		e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+		assert.Equal(t, []string{"only"}, r.ran, tt.name)
+	}
+
+	// Evidence changed after it was sealed runs again.
+	r.ran = nil
+	require.NoError(t, os.RemoveAll(filepath.Join(e.opts.Out, "g")))
+	writePrev(reports.VerdictQualified, key)
+	require.NoError(t, os.WriteFile(filepath.Join(e.opts.Out, "g", "p", "aiperf.log"), []byte("added later\n"), 0o644))
+	e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"only"}, r.ran, "changed evidence")
+}
