@@ -475,18 +475,19 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 	return nil // the join reads them, and names any malformed line
 }
 
-// nativeRequest is one line of the native runner's input.
-type nativeRequest struct {
+// NativeRequest is one line of native_requests.jsonl, the native runner's
+// input (schemas/native-requests.schema.json).
+type NativeRequest struct {
 	RequestID string          `json:"request_id"`
 	Route     string          `json:"route"`
 	Payload   json.RawMessage `json:"payload"`
 }
 
 func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
-	var reqs []nativeRequest
+	var reqs []NativeRequest
 	for _, q := range cr.run.Requests {
 		if len(q.Payload) > 0 && string(q.Payload) != "null" {
-			reqs = append(reqs, nativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
+			reqs = append(reqs, NativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
 		}
 	}
 	var buf strings.Builder

@@ -47,6 +47,17 @@ type JoinedLine struct {
 	Problem string `json:"problem,omitempty"`
 }
 
+// MismatchLine is one line of OUT/<group>/<profile>/mismatches.jsonl: a
+// request whose answers differ, with both full canonical answers and the
+// comparator's diff.
+type MismatchLine struct {
+	RequestID string          `json:"request_id"`
+	Phase     string          `json:"phase"`
+	Diff      string          `json:"diff"`
+	HTTP      json.RawMessage `json:"http_answer"`
+	Native    json.RawMessage `json:"native_answer"`
+}
+
 // ReadJoined reads a joined.jsonl file. A missing file is not an error: it
 // returns (nil, nil) and the caller says "no per-request evidence".
 func ReadJoined(path string) ([]JoinedLine, error) {

@@ -14,10 +14,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -30,11 +33,20 @@ import (
 // that encodes it. A new JSON output gets a line here (and so a shipped
 // schema); TestSchemasMatchTypes keeps the files equal to the types.
 var schemaDocs = []schemas.Doc{
-	{Name: "result", Title: "OUT/<group>/<profile>/result.json: one profile's result row (" + reports.ResultSchema + ")", Type: reflect.TypeFor[reports.Result]()},
+	{Name: "result", Title: "OUT/<group>/<profile>/result.json (and result.rejudged.json, `report --rejudge`): one profile's result row (" + reports.ResultSchema + ")", Type: reflect.TypeFor[reports.Result]()},
 	{Name: "group-report", Title: "OUT/<group>/results.json and `report --format json` (" + reports.GroupReportSchema + ")", Type: reflect.TypeFor[reports.GroupReport]()},
 	{Name: "manifest", Title: "OUT/<group>/<profile>/manifest.json: the evidence seal (" + evidence.ManifestSchema + ")", Type: reflect.TypeFor[evidence.Manifest]()},
 	{Name: "correctness", Title: "OUT/<group>/<profile>/correctness.json: what a family's correctness case writes and trtmc-qual reads", Type: reflect.TypeFor[reports.CorrectnessDoc](), Input: true},
 	{Name: "joined", Title: "OUT/<group>/<profile>/joined.jsonl: one request, joined by request id", Type: reflect.TypeFor[reports.JoinedLine](), Lines: true},
+	{Name: "mismatches", Title: "OUT/<group>/<profile>/mismatches.jsonl: one request whose answers differ, both answers and the diff", Type: reflect.TypeFor[reports.MismatchLine](), Lines: true},
+	{Name: "dataset", Title: "OUT/<group>/<profile>/dataset.jsonl: one AIPerf single_turn request sent", Type: reflect.TypeFor[aiperf.DatasetLine](), Lines: true},
+	{Name: "aiperf-argv", Title: "OUT/<group>/<profile>/aiperf/argv.json: the AIPerf command line, secrets redacted", Type: reflect.TypeFor[[]string]()},
+	{Name: "native-requests", Title: "OUT/<group>/<profile>/native_requests.jsonl: one payload the native runner answers", Type: reflect.TypeFor[qual.NativeRequest](), Lines: true},
+	{Name: "native-answers", Title: "OUT/<group>/<profile>/native_answers.jsonl: one native answer (what `adapter native` writes and a family's native runner must write)", Type: reflect.TypeFor[trtmc.NativeAnswer](), Lines: true},
+	{Name: "native-meta", Title: "OUT/<group>/<profile>/native_meta.json: which native path answered and what task_ms measures (" + trtmc.MetaSchema + ")", Type: reflect.TypeFor[trtmc.Meta]()},
+	{Name: "lock", Title: "OUT/<group>/.lock: the run that holds the group's evidence directory", Type: reflect.TypeFor[evidence.Holder]()},
+	{Name: "corpus", Title: "DIR/corpus.json written by `corpus init` (" + aiperf.CorpusSchemaQual + ")", Type: reflect.TypeFor[aiperf.CorpusFile]()},
+	{Name: "bundle-receipt", Title: "BUNDLE.receipt.json written by `adapter bundle` (" + trtmc.ReceiptSchema + ")", Type: reflect.TypeFor[trtmc.Receipt]()},
 	{Name: "reconcile", Title: "`inventory reconcile --format json` (" + reconcile.Schema + ")", Type: reflect.TypeFor[reconcile.Report]()},
 	{Name: "drift", Title: "`inventory drift --format json` (" + drift.Schema + ")", Type: reflect.TypeFor[drift.Report]()},
 	{Name: "ci", Title: "`ci --format json`: the premerge job", Type: reflect.TypeFor[ci.Job]()},
@@ -101,8 +113,11 @@ func (s schemaSet) validate(t *testing.T, name, where string, data []byte) {
 	sch := s[name]
 	require.NotNil(t, sch, name)
 	docs := [][]byte{data}
-	if name == "joined" {
+	if isLines(name) {
 		docs = bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
+		if len(data) == 0 {
+			docs = nil // an empty JSON Lines file has no line to check
+		}
 	}
 	for i, d := range docs {
 		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(d))
@@ -115,13 +130,39 @@ func (s schemaSet) validate(t *testing.T, name, where string, data []byte) {
 	}
 }
 
+// isLines says whether the named schema is one line of a JSON Lines file.
+func isLines(name string) bool {
+	for _, d := range schemaDocs {
+		if d.Name == name {
+			return d.Lines
+		}
+	}
+	return false
+}
+
+// evidenceSchemas names the schema of each file of a checkpoint's
+// evidence directory that trtmc-qual writes (or requires, for
+// correctness.json and native_answers.jsonl).
+var evidenceSchemas = map[string]string{
+	"result.json": "result", "result.rejudged.json": "result", "manifest.json": "manifest",
+	"correctness.json": "correctness", "joined.jsonl": "joined", "mismatches.jsonl": "mismatches",
+	"dataset.jsonl": "dataset", "native_requests.jsonl": "native-requests",
+	"native_answers.jsonl": "native-answers", "native_meta.json": "native-meta",
+}
+
 // validateEvidence checks every JSON file of an evidence root against its
-// schema: each row's result.json, manifest.json, correctness.json and
-// joined.jsonl, each group's results.json and inventory.json. It returns
-// how many files it checked.
+// schema: each row's files (evidenceSchemas) and aiperf/argv.json, each
+// group's results.json, inventory.json and .lock, each Slurm record. It
+// returns how many files it checked.
 func validateEvidence(t *testing.T, set schemaSet, root string) int {
+	n, _ := validateEvidenceCount(t, set, root)
+	return n
+}
+
+// validateEvidenceCount is validateEvidence with the count per schema.
+func validateEvidenceCount(t *testing.T, set schemaSet, root string) (int, map[string]int) {
 	t.Helper()
-	n := 0
+	n, per := 0, map[string]int{}
 	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err
@@ -134,11 +175,14 @@ func validateEvidence(t *testing.T, set schemaSet, root string) int {
 			name = "group-report"
 		case len(parts) == 2 && parts[1] == "inventory.json":
 			name = "inventory-profiles"
+		case len(parts) == 2 && parts[1] == evidence.LockFile:
+			name = "lock"
 		case len(parts) == 3 && parts[0] == ".slurm" && parts[2] == "job.json":
 			name = "slurm-job"
 		case len(parts) == 3 && parts[0] != ".slurm":
-			name = map[string]string{"result.json": "result", "manifest.json": "manifest",
-				"correctness.json": "correctness", "joined.jsonl": "joined"}[parts[2]]
+			name = evidenceSchemas[parts[2]]
+		case len(parts) == 4 && parts[0] != ".slurm" && parts[2] == "aiperf" && parts[3] == "argv.json":
+			name = "aiperf-argv"
 		}
 		if name == "" {
 			return nil
@@ -149,10 +193,11 @@ func validateEvidence(t *testing.T, set schemaSet, root string) int {
 		}
 		set.validate(t, name, path, data)
 		n++
+		per[name]++
 		return nil
 	})
 	require.NoError(t, err)
-	return n
+	return n, per
 }
 
 // TestSchemasValidateFixtures validates the stored evidence fixtures, the

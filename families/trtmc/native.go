@@ -67,7 +67,7 @@ type NativeOptions struct {
 }
 
 // Meta is what a native run tells the row: which path answered and what
-// its task_ms measures.
+// its task_ms measures (native_meta.json, schemas/native-meta.schema.json).
 type Meta struct {
 	Schema      string   `json:"schema"`
 	Task        string   `json:"task"`
@@ -93,7 +93,9 @@ type nativeIn struct {
 	Payload   json.RawMessage `json:"payload"`
 }
 
-type nativeOut struct {
+// NativeAnswer is one line of native_answers.jsonl: a request's answer (or
+// error) and the Task's time (schemas/native-answers.schema.json).
+type NativeAnswer struct {
 	RequestID string          `json:"request_id"`
 	Answer    json.RawMessage `json:"answer,omitempty"`
 	TaskMS    *float64        `json:"task_ms"`
@@ -126,7 +128,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	write := func(r nativeOut) error {
+	write := func(r NativeAnswer) error {
 		if r.Error != "" {
 			meta.Errors++
 		} else {
@@ -188,7 +190,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}
-		r := nativeOut{RequestID: q.RequestID}
+		r := NativeAnswer{RequestID: q.RequestID}
 		if q.Route != wantRoute {
 			r.Error = fmt.Sprintf("route %s is not this family's route %s", q.Route, wantRoute)
 			if err := write(r); err != nil {

@@ -140,9 +140,10 @@ func (d *Dataset) index() {
 	}
 }
 
-// singleTurnLine is one AIPerf single_turn line. Field order is fixed so the
-// file is deterministic.
-type singleTurnLine struct {
+// DatasetLine is one line of dataset.jsonl, AIPerf's single_turn format
+// (schemas/dataset.schema.json). Field order is fixed so the file is
+// deterministic.
+type DatasetLine struct {
 	SessionID string `json:"session_id"`
 	Text      string `json:"text,omitempty"`
 	Image     string `json:"image"`
@@ -212,7 +213,7 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 	for i := range n {
 		j := i % len(entries)
 		e := entries[j]
-		line := singleTurnLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j]}
+		line := DatasetLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j]}
 		uses[j]++
 		if endpointType == EndpointChat {
 			line.Text = e.Question

@@ -525,21 +525,12 @@ func firstLine(s string) string {
 	return s
 }
 
-// mismatchLine is one line of mismatches.jsonl.
-type mismatchLine struct {
-	RequestID string          `json:"request_id"`
-	Phase     string          `json:"phase"`
-	Diff      string          `json:"diff"`
-	HTTP      json.RawMessage `json:"http_answer"`
-	Native    json.RawMessage `json:"native_answer"`
-}
-
 func (j *joiner) writeMismatch(id string, phase uint8, httpAns, natAns []byte, diff string) error {
 	j.res.Mismatches++
 	if j.mism == nil {
 		return nil
 	}
-	b, err := json.Marshal(mismatchLine{RequestID: id, Phase: phaseString(phase), Diff: diff, HTTP: httpAns, Native: natAns})
+	b, err := json.Marshal(reports.MismatchLine{RequestID: id, Phase: phaseString(phase), Diff: diff, HTTP: httpAns, Native: natAns})
 	if err != nil {
 		return err
 	}
