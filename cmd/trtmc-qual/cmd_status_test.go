@@ -172,6 +172,14 @@ func TestStatusVerb(t *testing.T) {
 		{Group: "vlm", Profile: "b", Task: "5_1", State: "TIMEOUT", Reason: "TimeLimit", ExitCode: "0:15", Node: "node2", Verdict: "error"},
 	}, rows)
 	assert.FileExists(t, filepath.Join(out, "vlm", "results.md"), "status writes the tables once every task ended")
+	// What status printed and what it wrote (the settled row, the group's
+	// tables) match their shipped schemas.
+	set := loadSchemas(t)
+	set.validate(t, "status", "status --format json", stdout.Bytes())
+	_, per := validateEvidenceCount(t, set, out)
+	assert.Equal(t, 2, per["result"], "both rows, the settled one included")
+	assert.Equal(t, 1, per["group-report"])
+	assert.Equal(t, 1, per["slurm-job"])
 	b, err := qual.ReadRow(out, "vlm", "b")
 	require.NoError(t, err)
 	assert.Contains(t, b.Reasons[0].Message, "Slurm job 5_1 ended TIMEOUT (TimeLimit, exit code 0:15) on node2")

@@ -204,9 +204,16 @@ func validateEvidenceCount(t *testing.T, set schemaSet, root string) (int, map[s
 // group reports rendered from them and the CLI's JSON outputs.
 func TestSchemasValidateFixtures(t *testing.T) {
 	set := loadSchemas(t)
+	seen := map[string]int{}
 	for _, root := range []string{"a", "b", "baseline", "gpu"} {
-		n := validateEvidence(t, set, evidenceRoot(root))
+		n, per := validateEvidenceCount(t, set, evidenceRoot(root))
 		assert.Positive(t, n, root)
+		for k, v := range per {
+			seen[k] += v
+		}
+	}
+	for _, name := range []string{"result", "manifest", "joined", "aiperf-argv", "inventory-profiles"} {
+		assert.Positive(t, seen[name], "the fixtures hold a %s document", name)
 	}
 	// The evidence of the real GPU runs kept in docs/evidence (docs/gpu.md):
 	// each results.json marks a group folder, its parent an evidence root.
