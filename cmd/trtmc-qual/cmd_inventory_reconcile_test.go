@@ -83,7 +83,7 @@ func TestInventoryReconcileCLI(t *testing.T) {
 				"\tdrift\tprecision: inventory fp32, spec fp16; bundle: inventory beta-7b.bundle, spec beta-vl-7b.bundle\n",
 				"ocr-one\tocrish\texample/OCR-One\tnormal\tnormal.only-profile: the only full profile of its checkpoint\texcluded\texcluded: public CI OOM; verified locally\n",
 				"alpha-vl-2b-extra\t", "\tunlisted\tnot listed in tests/e2e/models/vislm/MODEL.toml test_manifests\n",
-				"ocr-broken\tocrish\t-\t-\tspec.malformed-json\tinvalid\tmalformed JSON: unexpected EOF\n",
+				"ocr-broken\tocrish\t-\t-\tspec.malformed-json\tinvalid\tline 5: malformed JSON: unexpected EOF\n",
 				"old-vl\tvislm\texample/Old-VL\tnormal\tinventory: kind as recorded in the inventory\tstale\tno manifest named old-vl at " + fx.Base[:7] + "\n",
 			},
 			stderr: []string{"vlm @ " + fx.Base[:7] + ": 4 normal (1 ok, 1 missing, 1 drift, 1 excluded), 3 variants, 2 partials, 2 stale, 1 unlisted, 2 invalid; 7 need action\n"},

@@ -166,7 +166,18 @@ func build(ctx context.Context, o BundleOptions, rc *Receipt) error {
 // --trust-remote-code. Manifest keys whose meaning depends on TRTMC's
 // Python side (build_cli_args, build_env, fp8_scales) are refused by name
 // rather than guessed.
+//
+// A manifest of TRTMC's newer layout (families/<f>/tests/manifests) is
+// refused: there the build is the family's own `build` command, declared
+// in families/<f>/cli.json (arguments such as --revision, --task,
+// --precision, --backend, --image-height; TRTMC's benchmark/catalog.py
+// binds the manifest's fields to them), not this command, and its argv
+// has not been run against a real TRTMC here, so it is not guessed.
 func BuildArgv(python string, m *specs.Manifest, bundle, repo string) ([]string, error) {
+	if m.Layout == specs.LayoutFamilies {
+		return nil, fmt.Errorf("manifest %s is in TRTMC's newer layout, whose bundles are built by the family's own build command (families/%s/cli.json), which trtmc-qual does not compose: build the bundle with TRTMC's tooling and pass its folder with --search (or $TRTMC_BUNDLE_DIR)",
+			m.Path, m.Dir)
+	}
 	raw := m.Raw
 	var unsupported []string
 	for _, k := range []string{"build_cli_args", "build_env", "fp8_scales"} {

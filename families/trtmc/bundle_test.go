@@ -61,6 +61,15 @@ func TestBuildArgvIsTRTMCsBuildCommand(t *testing.T) {
 	m.Raw = map[string]any{"build_env": map[string]any{"X": "y"}}
 	_, err = BuildArgv("python3", &m, "/b/x.bundle", repo)
 	assert.ErrorContains(t, err, "uses build_env, which trtmc-qual does not translate")
+
+	// The newer layout builds through the family's declared CLI: refused,
+	// naming the manifest and what to do, rather than composed wrongly.
+	m = *snap.Manifests[0]
+	m.Layout, m.Path = specs.LayoutFamilies, "families/deepseek_ocr/tests/manifests/deepseek-ocr.json"
+	_, err = BuildArgv("python3", &m, "/b/x.bundle", repo)
+	assert.ErrorContains(t, err, "manifest families/deepseek_ocr/tests/manifests/deepseek-ocr.json is in TRTMC's newer layout")
+	assert.ErrorContains(t, err, "families/deepseek_ocr/cli.json")
+	assert.ErrorContains(t, err, "--search")
 }
 
 func TestPrepareBundle(t *testing.T) {

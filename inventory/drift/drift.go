@@ -50,8 +50,10 @@ type Change struct {
 	Family string `json:"family"`
 	// Groups are the groups the family belongs to, "?" when it cannot be
 	// told (no manifest, no e2e_defaults at either commit).
-	Groups   string `json:"groups"`
-	Path     string `json:"path"`
+	Groups string `json:"groups"`
+	Path   string `json:"path"`
+	// Layout is the spec layout the file is in (e2e-models or families).
+	Layout   string `json:"layout"`
 	Category string `json:"category"`
 	// Status is added, deleted, modified or type-changed.
 	Status  string `json:"status"`
@@ -118,11 +120,18 @@ func Drift(ctx context.Context, src specs.Source, base, head string, groups []st
 	if len(r.Families) == 0 {
 		return r, nil
 	}
-	root := cfg.ModelsRoot
+	// A family's folder in every layout either commit holds it in: a
+	// family that moves from tests/e2e/models/<f> to families/<f> between
+	// the refs shows as its old files deleted and its new ones added.
 	var paths []string
-	for _, f := range r.Families {
-		paths = append(paths, root+"/"+f+"/")
+	for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
+		for _, p := range s.FamilyPaths(r.Families) {
+			if !slices.Contains(paths, p+"/") {
+				paths = append(paths, p+"/")
+			}
+		}
 	}
+	sort.Strings(paths)
 	changes, err := src.Git.Diff(ctx, baseSnap.Commit, headSnap.Commit, paths)
 	if err != nil {
 		return nil, fmt.Errorf("diff %s..%s: %w", specs.ShortSHA(baseSnap.Commit), specs.ShortSHA(headSnap.Commit), err)
@@ -143,20 +152,20 @@ func Drift(ctx context.Context, src specs.Source, base, head string, groups []st
 		return nil, err
 	}
 	for _, ch := range changes {
-		rel := strings.TrimPrefix(ch.Path, root+"/")
-		fam, inFam, _ := strings.Cut(rel, "/")
+		lay, fam, inFam, _ := cfg.Locate(ch.Path)
 		dc := Change{Family: fam, Groups: strings.Join(slices.Sorted(maps.Keys(famGroups[fam])), ","), Path: ch.Path,
-			Category: cfg.Category(inFam), Status: statusWord(ch.Status), Added: ch.Added, Deleted: ch.Deleted}
+			Layout: lay.Name, Category: cfg.Category(lay.CategoryPath(inFam)), Status: statusWord(ch.Status),
+			Added: ch.Added, Deleted: ch.Deleted}
 		switch dc.Category {
 		case "manifest", "threshold":
 			if path.Ext(ch.Path) == ".json" {
 				dc.Profile = strings.TrimSuffix(path.Base(ch.Path), ".json")
 				if raw, ok := after[ch.Path]; ok {
-					if m, e := specs.ParseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
+					if m, e := specs.ParseManifest(lay, ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
 						dc.Profile = m.Name
 					}
 				} else if raw, ok := before[ch.Path]; ok {
-					if m, e := specs.ParseManifest(ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
+					if m, e := specs.ParseManifest(lay, ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
 						dc.Profile = m.Name
 					}
 				}

@@ -50,7 +50,9 @@ type Row struct {
 	Revision  string `json:"revision,omitempty"`
 	Precision string `json:"precision,omitempty"`
 	Bundle    string `json:"bundle,omitempty"`
-	Task      string `json:"task_strategy,omitempty"`
+	// Task is the manifest's task (task_strategy in the older layout, task
+	// in the newer); the JSON name stays task_strategy.
+	Task string `json:"task_strategy,omitempty"`
 	// Manifest is the spec's path in the repository; Inventory is the
 	// profile's file:line.
 	Manifest  string `json:"manifest,omitempty"`
@@ -148,7 +150,7 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 			row.Detail = strings.Join(c.Problems, "; ")
 		case !c.Listed:
 			row.State, row.NeedsAction = StateUnlisted, true
-			row.Detail = fmt.Sprintf("not listed in %s/%s/MODEL.toml test_manifests", snap.Root, c.Dir)
+			row.Detail = fmt.Sprintf("not listed in %s test_manifests", path.Join(path.Dir(path.Dir(c.Path)), "MODEL.toml"))
 		case p != nil:
 			row.Diffs = compare(cfg, p, c)
 			var parts []string
@@ -225,11 +227,11 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 			Bundle: path.Base(p.Bundle.Path), Inventory: p.Where("id"), State: StateStale, NeedsAction: true}
 		if m, ok := others[p.ID]; ok {
 			row.Manifest = m.Path
-			ts := m.TaskStrategy
+			ts, key := m.TaskStrategy, m.TaskKey
 			if m.Group != "" {
-				row.Detail = fmt.Sprintf("its manifest is in group %s (task_strategy %s), not %s", m.Group, ts, group)
+				row.Detail = fmt.Sprintf("its manifest is in group %s (%s %s), not %s", m.Group, key, ts, group)
 			} else {
-				row.Detail = fmt.Sprintf("its manifest has task_strategy %s, which is in no group", specs.OrDash(ts))
+				row.Detail = fmt.Sprintf("its manifest has %s %s, which is in no group", key, specs.OrDash(ts))
 			}
 		} else {
 			row.Detail = fmt.Sprintf("no manifest named %s at %s", p.ID, specs.ShortSHA(snap.Commit))

@@ -25,10 +25,13 @@ type Classification struct {
 
 // Rule ids.
 const (
-	RuleOnlyProfile        = "normal.only-profile"
-	RuleChosen             = "normal.chosen"
-	RulePinned             = "normal.pinned"
-	RuleSameCheckpoint     = "variant.same-checkpoint"
+	RuleOnlyProfile    = "normal.only-profile"
+	RuleChosen         = "normal.chosen"
+	RulePinned         = "normal.pinned"
+	RuleSameCheckpoint = "variant.same-checkpoint"
+	// RuleParallel is the older layout's multi-device rule; the newer
+	// layout's is "variant.tensor_parallel_size" (or
+	// "variant.context_parallel_size", "variant.build.tensor_parallel_size").
 	RuleParallel           = "variant.build_args.parallel"
 	RuleDistributed        = "variant.distributed_runtime"
 	RuleTestcaseCategories = "partial.testcase-category"
@@ -221,19 +224,26 @@ func partialRule(cfg *Config, m *Manifest) (Classification, bool) {
 func variantRule(cfg *Config, m *Manifest) (Classification, bool) {
 	v := cfg.Classify.Variant
 	for _, key := range v.BuildArgs {
-		if !slices.Contains(m.BuildArgs, key) {
-			continue
-		}
 		if key == "parallel" {
-			// A single-device layout ({mode: single, cp_size: 1}) is not a variant.
+			// A multi-device layout, in either layout's spelling
+			// (build_args.parallel, tensor_parallel_size...). A single-device
+			// one ({mode: single, cp_size: 1}, tensor_parallel_size: 1) is
+			// not a variant.
 			if m.Parallel.Multi() {
-				return Classification{Kind: inventory.KindVariant, Rule: RuleParallel,
-					Reason: "build_args.parallel " + m.Parallel.String()}, true
+				return Classification{Kind: inventory.KindVariant, Rule: "variant." + m.Parallel.Field,
+					Reason: m.Parallel.Field + " " + m.Parallel.String()}, true
 			}
 			continue
 		}
-		return Classification{Kind: inventory.KindVariant, Rule: "variant.build_args." + key,
-			Reason: "build_args." + key + " is set"}, true
+		if !slices.Contains(m.BuildArgs, key) {
+			continue
+		}
+		args := "build_args."
+		if m.Layout == LayoutFamilies {
+			args = "build."
+		}
+		return Classification{Kind: inventory.KindVariant, Rule: "variant." + args + key,
+			Reason: args + key + " is set"}, true
 	}
 	for _, key := range v.Keys {
 		if val, ok := m.Raw[key]; ok && val != nil {

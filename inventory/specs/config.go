@@ -30,6 +30,7 @@ func DefaultConfigYAML() []byte { return bytes.Clone(defaultConfigYAML) }
 type Config struct {
 	Schema           string                  `yaml:"schema"`
 	ModelsRoot       string                  `yaml:"models_root"`
+	FamiliesRoot     string                  `yaml:"families_root"`
 	DefaultPrecision string                  `yaml:"default_precision"`
 	Groups           map[string]*GroupConfig `yaml:"groups"`
 	Classify         ClassifyConfig          `yaml:"classify"`
@@ -158,8 +159,12 @@ func ParseConfig(file string, data []byte) (*Config, error) {
 		add("schema must be %q, got %q", ConfigSchema, c.Schema)
 	}
 	c.ModelsRoot = strings.Trim(c.ModelsRoot, "/")
+	c.FamiliesRoot = strings.Trim(c.FamiliesRoot, "/")
 	if c.ModelsRoot == "" {
 		add("models_root: missing")
+	}
+	if c.FamiliesRoot != "" && c.FamiliesRoot == c.ModelsRoot {
+		add("families_root: %q is also models_root; the two layouts need their own roots", c.FamiliesRoot)
 	}
 	if c.DefaultPrecision == "" {
 		add("default_precision: missing")

@@ -48,56 +48,74 @@ func parseModelTOML(data []byte, fam *Family) ([]string, string) {
 	return out, ""
 }
 
-// ParseManifest decodes a manifest. A non-empty second result means the
-// file is not a JSON object at all; field problems go to m.Problems.
-func ParseManifest(p, dir string, data []byte) (*Manifest, string) {
+// ParseManifest decodes a manifest of the layout. A non-empty second
+// result means the file is not a JSON object at all; field problems go to
+// m.Problems. Every problem names its line and field ("line 7:
+// tensor_parallel_size: must be a positive integer, got 0"); a missing
+// field names the line of the object.
+func ParseManifest(l Layout, p, dir string, data []byte) (*Manifest, string) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		return nil, "malformed JSON: " + OneLine(err.Error())
+		msg := "malformed JSON: " + OneLine(err.Error())
+		if line := syntaxLine(data, err); line > 0 {
+			msg = fmt.Sprintf("line %d: %s", line, msg)
+		}
+		return nil, msg
 	}
 	if raw == nil {
-		return nil, "malformed JSON: not an object"
+		return nil, "line 1: malformed JSON: not an object"
 	}
 	if dec.More() {
-		return nil, "malformed JSON: trailing data after the object"
+		return nil, fmt.Sprintf("line %d: malformed JSON: trailing data after the object", lineAt(data, dec.InputOffset()))
 	}
-	m := &Manifest{Path: p, Dir: dir, Raw: raw, BlobLen: len(data)}
+	pos := positions(data)
+	m := &Manifest{Path: p, Dir: dir, Layout: l.Name, TaskKey: l.TaskKey, Raw: raw, BlobLen: len(data)}
+	problem := func(line int, field, format string, args ...any) {
+		m.Problems = append(m.Problems, fmt.Sprintf("line %d: %s: %s", line, field, fmt.Sprintf(format, args...)))
+	}
 	str := func(key string, required bool) string {
 		v, ok := raw[key]
 		if !ok || v == nil {
 			if required {
-				m.Problems = append(m.Problems, fmt.Sprintf("missing %s", key))
+				problem(pos.key(key), key, "missing")
 			}
 			return ""
 		}
 		s, ok := v.(string)
 		if !ok {
-			m.Problems = append(m.Problems, fmt.Sprintf("%s must be a string", key))
+			problem(pos.key(key), key, "must be a string, got %s", CompactJSON(v))
 			return ""
 		}
 		if required && strings.TrimSpace(s) == "" {
-			m.Problems = append(m.Problems, fmt.Sprintf("%s is empty", key))
+			problem(pos.key(key), key, "is empty")
 		}
 		return strings.TrimSpace(s)
 	}
+	newer := l.Name == LayoutFamilies
 	m.Name = str("name", true)
 	m.Bundle = str("bundle", true)
 	m.Family = str("family", true)
-	m.TaskStrategy = str("task_strategy", true)
+	m.TaskStrategy = str(l.TaskKey, true)
 	m.RuntimeStrategy = str("runtime_strategy", false)
-	m.Precision = str("precision", false)
+	// The newer layout requires precision (TRTMC's catalog refuses a
+	// manifest without it); the older one defaults it.
+	m.Precision = str("precision", newer)
 	m.Revision = str("hf_revision", false)
 	m.BenchmarkExclusion = str("benchmark_exclusion_reason", false)
-	// TRTMC's catalog accepts model_id where there is no hf_id.
 	switch {
 	case raw["hf_id"] != nil:
 		m.Checkpoint, m.CheckpointField = str("hf_id", true), "hf_id"
-	case raw["model_id"] != nil:
+	case !newer && raw["model_id"] != nil:
+		// TRTMC's older catalog accepts model_id where there is no hf_id.
 		m.Checkpoint, m.CheckpointField = str("model_id", true), "model_id"
+	case newer:
+		// The newer catalog builds from `hf_id or name`: a manifest without
+		// hf_id names a local checkpoint, and its name identifies it.
+		m.Checkpoint, m.CheckpointField = m.Name, "name"
 	default:
-		m.Problems = append(m.Problems, "missing hf_id (or model_id)")
+		problem(pos.key("hf_id"), "hf_id", "missing (and no model_id)")
 	}
 	if q, ok := raw["quantization"]; ok && q != nil {
 		switch x := q.(type) {
@@ -113,55 +131,121 @@ func ParseManifest(p, dir string, data []byte) (*Manifest, string) {
 			m.Quantization = CompactJSON(x)
 		}
 	}
-	if ba, ok := raw["build_args"]; ok && ba != nil {
-		args, ok := ba.(map[string]any)
+	argsKey := "build_args"
+	if newer {
+		argsKey = "build"
+	}
+	var args map[string]any
+	if ba, ok := raw[argsKey]; ok && ba != nil {
+		args, ok = ba.(map[string]any)
 		if !ok {
-			m.Problems = append(m.Problems, "build_args must be an object")
+			problem(pos.key(argsKey), argsKey, "must be an object, got %s", CompactJSON(ba))
 		}
 		for k := range args {
 			m.BuildArgs = append(m.BuildArgs, k)
 		}
 		sort.Strings(m.BuildArgs)
-		if pv, ok := args["parallel"]; ok && pv != nil {
-			pm, ok := pv.(map[string]any)
-			if !ok {
-				m.Problems = append(m.Problems, "build_args.parallel must be an object")
-			} else {
-				m.Parallel = &Parallel{}
-				m.Parallel.Mode, _ = pm["mode"].(string)
-				m.Parallel.TP = intOf(pm["tp_size"])
-				m.Parallel.CP = intOf(pm["cp_size"])
-			}
+	}
+	if newer {
+		m.parseParallelSizes(raw, args, pos, problem)
+	} else if pv, ok := args["parallel"]; ok && pv != nil {
+		pm, ok := pv.(map[string]any)
+		if !ok {
+			problem(pos.key(argsKey), "build_args.parallel", "must be an object, got %s", CompactJSON(pv))
+		} else {
+			m.Parallel = &Parallel{Field: "build_args.parallel"}
+			m.Parallel.Mode, _ = pm["mode"].(string)
+			m.Parallel.TP = intOf(pm["tp_size"])
+			m.Parallel.CP = intOf(pm["cp_size"])
 		}
 	}
 	if dr, ok := raw["distributed_runtime"].(map[string]any); ok {
 		m.Distributed, _ = dr["enabled"].(bool)
 	}
+	if v, ok := raw[maxSequenceKey(l)]; ok && v != nil {
+		m.MaxSequence = intOf(v)
+	}
 	tcs, ok := raw["testcases"].([]any)
 	switch {
 	case raw["testcases"] == nil:
-		m.Problems = append(m.Problems, "missing testcases")
+		problem(pos.key("testcases"), "testcases", "missing")
 	case !ok:
-		m.Problems = append(m.Problems, "testcases must be a list")
+		problem(pos.key("testcases"), "testcases", "must be a list, got %s", CompactJSON(raw["testcases"]))
 	case len(tcs) == 0:
-		m.Problems = append(m.Problems, "testcases is empty")
+		problem(pos.key("testcases"), "testcases", "is empty")
 	}
 	for i, tc := range tcs {
 		obj, ok := tc.(map[string]any)
 		if !ok {
-			m.Problems = append(m.Problems, fmt.Sprintf("testcases[%d] must be an object", i))
+			problem(pos.testcase(i), fmt.Sprintf("testcases[%d]", i), "must be an object, got %s", CompactJSON(tc))
 			continue
 		}
 		t := Testcase{}
 		t.Name, _ = obj["name"].(string)
 		t.CITier, _ = obj["ci_tier"].(string)
 		t.Category, _ = obj["test_category"].(string)
+		t.Premerge, _ = obj["premerge"].(bool)
+		if st, ok := obj["selected_task"]; ok {
+			s, isStr := st.(string)
+			if !isStr || strings.TrimSpace(s) == "" || s != strings.TrimSpace(s) {
+				problem(pos.testcase(i), fmt.Sprintf("testcases[%d].selected_task", i), "must be a non-empty task id, got %s", CompactJSON(st))
+			}
+			t.SelectedTask = s
+		}
 		m.Testcases = append(m.Testcases, t)
 	}
 	if m.Testcases == nil {
 		m.Testcases = []Testcase{}
 	}
 	return m, ""
+}
+
+// maxSequenceKey is the key of the build's sequence (cache) length.
+func maxSequenceKey(l Layout) string {
+	if l.Name == LayoutFamilies {
+		return "max_sequence_length"
+	}
+	return "max_cache_length"
+}
+
+// parseParallelSizes reads the newer layout's tensor_parallel_size and
+// context_parallel_size: at the top level or in `build`, each a positive
+// integer (TRTMC's catalog refuses anything else).
+func (m *Manifest) parseParallelSizes(raw, build map[string]any, pos *jsonPos, problem func(int, string, string, ...any)) {
+	size := func(key string) (int, string) {
+		v, where := raw[key], key
+		if v == nil {
+			if bv, ok := build[key]; ok {
+				v, where = bv, "build."+key
+			}
+		}
+		if v == nil {
+			return 0, ""
+		}
+		n, ok := v.(json.Number)
+		i, err := n.Int64()
+		if !ok || err != nil || i < 1 {
+			line := pos.key(key)
+			if where != key {
+				line = pos.key("build")
+			}
+			problem(line, where, "must be a positive integer, got %s", CompactJSON(v))
+			return 0, ""
+		}
+		return int(i), where
+	}
+	tp, tpField := size("tensor_parallel_size")
+	cp, cpField := size("context_parallel_size")
+	if tpField == "" && cpField == "" {
+		return
+	}
+	m.Parallel = &Parallel{TP: tp, CP: cp, Field: tpField}
+	if tp <= 1 && cp > 1 {
+		m.Parallel.Field = cpField
+	}
+	if m.Parallel.Field == "" {
+		m.Parallel.Field = cpField
+	}
 }
 
 func intOf(v any) int {

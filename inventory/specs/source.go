@@ -19,7 +19,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
-// ErrNotTRTMC: the commit has no models root (tests/e2e/models).
+// ErrNotTRTMC: the commit has neither layout's root (tests/e2e/models,
+// families).
 var ErrNotTRTMC = errors.New("not a TRTMC checkout")
 
 // Source reads TRTMC model specs from a git repository at a ref.
@@ -36,6 +37,8 @@ type Snapshot struct {
 	Ref    string `json:"ref"`
 	Commit string `json:"commit"`
 	Root   string `json:"models_root"`
+	// Layouts are the layouts the commit holds (one, or both during a move).
+	Layouts []Layout `json:"layouts"`
 
 	Families  []*Family   `json:"families"`
 	Manifests []*Manifest `json:"manifests"`
@@ -44,9 +47,12 @@ type Snapshot struct {
 	Problems []*Problem `json:"problems"`
 }
 
-// Family is one folder under the models root.
+// Family is one family folder of a layout.
 type Family struct {
 	Dir string `json:"dir"`
+	// Layout is the layout it is in; Path its repository path.
+	Layout string `json:"layout"`
+	Path   string `json:"path"`
 	// ID and Plugin come from MODEL.toml.
 	ID     string `json:"id,omitempty"`
 	Plugin string `json:"plugin,omitempty"`
@@ -68,20 +74,30 @@ type Manifest struct {
 	Dir     string `json:"family_dir"`
 	Listed  bool   `json:"listed"`
 	BlobLen int    `json:"-"`
+	// Layout is the layout the manifest was read in (LayoutE2EModels or
+	// LayoutFamilies); TaskKey is the key its task came from there.
+	Layout  string `json:"layout"`
+	TaskKey string `json:"task_key"`
 
-	Name            string    `json:"name"`
-	Checkpoint      string    `json:"checkpoint"`
-	CheckpointField string    `json:"checkpoint_field"`
-	Revision        string    `json:"revision,omitempty"`
-	Bundle          string    `json:"bundle"`
-	Family          string    `json:"family"`
+	Name            string `json:"name"`
+	Checkpoint      string `json:"checkpoint"`
+	CheckpointField string `json:"checkpoint_field"`
+	Revision        string `json:"revision,omitempty"`
+	Bundle          string `json:"bundle"`
+	Family          string `json:"family"`
+	// TaskStrategy is the manifest's task, from `task_strategy` (older
+	// layout) or `task` (newer layout).
 	TaskStrategy    string    `json:"task_strategy"`
 	RuntimeStrategy string    `json:"runtime_strategy,omitempty"`
 	Precision       string    `json:"precision,omitempty"`
 	Quantization    string    `json:"quantization,omitempty"`
 	Parallel        *Parallel `json:"parallel,omitempty"`
-	BuildArgs       []string  `json:"build_args,omitempty"`
-	Distributed     bool      `json:"distributed,omitempty"`
+	// BuildArgs are the keys of build_args (older layout) or build (newer).
+	BuildArgs []string `json:"build_args,omitempty"`
+	// MaxSequence is max_cache_length (older layout) or max_sequence_length
+	// (newer), 0 when absent.
+	MaxSequence int  `json:"max_sequence,omitempty"`
+	Distributed bool `json:"distributed,omitempty"`
 	// BenchmarkExclusion is TRTMC's own `benchmark_exclusion_reason`.
 	BenchmarkExclusion string     `json:"benchmark_exclusion_reason,omitempty"`
 	Testcases          []Testcase `json:"testcases"`
@@ -94,11 +110,15 @@ type Manifest struct {
 	Raw map[string]any `json:"-"`
 }
 
-// Parallel is a manifest's build_args.parallel.
+// Parallel is a manifest's device layout: build_args.parallel (older
+// layout) or tensor_parallel_size / context_parallel_size (newer).
 type Parallel struct {
 	Mode string `json:"mode"`
 	TP   int    `json:"tp_size,omitempty"`
 	CP   int    `json:"cp_size,omitempty"`
+	// Field is where it was read: build_args.parallel,
+	// tensor_parallel_size, build.tensor_parallel_size...
+	Field string `json:"field"`
 }
 
 // Multi reports whether the layout uses more than one device.
@@ -125,6 +145,11 @@ type Testcase struct {
 	Name     string `json:"name"`
 	CITier   string `json:"ci_tier,omitempty"`
 	Category string `json:"test_category,omitempty"`
+	// Premerge (newer layout) is the CI lane, like ci_tier: not a mark of
+	// a partial profile. SelectedTask overrides the manifest's task for
+	// one testcase (newer layout).
+	Premerge     bool   `json:"premerge,omitempty"`
+	SelectedTask string `json:"selected_task,omitempty"`
 }
 
 // Problem kinds.
@@ -162,31 +187,55 @@ func (s Source) Read(ctx context.Context, ref string) (*Snapshot, error) {
 	return s.ReadCommit(ctx, ref, commit)
 }
 
-// ReadCommit reads a resolved commit (ref is only recorded): it lists the
-// models root, reads every MODEL.toml and the manifests they list (and the
-// unlisted ones beside them), then checks names and attributes families and
-// problems to groups.
+// ReadCommit reads a resolved commit (ref is only recorded): for each
+// layout whose root the commit holds, it lists the family folders, reads
+// every listing (MODEL.toml) and the manifests (listed, and the unlisted
+// ones beside them), then checks names and attributes families and problems
+// to groups.
 func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, error) {
-	root := s.Config.ModelsRoot
-	snap := &Snapshot{Repo: s.Repo, Ref: ref, Commit: commit, Root: root}
-	files, err := s.Git.ListFiles(ctx, commit, root)
-	if err != nil {
-		return nil, fmt.Errorf("list %s at %s: %w", root, ShortSHA(commit), err)
+	snap := &Snapshot{Repo: s.Repo, Ref: ref, Commit: commit, Root: s.Config.ModelsRoot}
+	type layoutFiles struct {
+		l    Layout
+		dirs []string
+		fams map[string]*famFiles
 	}
-	if len(files) == 0 {
-		return nil, fmt.Errorf("%w: %s has no %s/ at %s (%s)", ErrNotTRTMC, s.Repo, root, ref, ShortSHA(commit))
+	var present []layoutFiles
+	var roots []string
+	for _, l := range s.Config.Layouts() {
+		roots = append(roots, l.Root+"/")
+		files, err := s.Git.ListFiles(ctx, commit, l.Root)
+		if err != nil {
+			return nil, fmt.Errorf("list %s at %s: %w", l.Root, ShortSHA(commit), err)
+		}
+		if len(files) == 0 {
+			continue
+		}
+		dirs, fams := familyFiles(l, files)
+		present = append(present, layoutFiles{l, dirs, fams})
+		snap.Layouts = append(snap.Layouts, l)
 	}
-	dirs, fams := familyFiles(root, files)
-	listings, want, err := s.readListings(ctx, snap, commit, dirs, fams)
-	if err != nil {
-		return nil, err
+	if len(present) == 0 {
+		return nil, fmt.Errorf("%w: %s has neither %s at %s (%s); the roots are models_root and families_root of the spec groups (%s)",
+			ErrNotTRTMC, s.Repo, strings.Join(roots, " nor "), ref, ShortSHA(commit), s.Config.File)
+	}
+	var want []string
+	listings := map[*famFiles]*listing{}
+	for _, lf := range present {
+		ls, w, err := s.readListings(ctx, snap, commit, lf.l, lf.dirs, lf.fams)
+		if err != nil {
+			return nil, err
+		}
+		maps.Copy(listings, ls)
+		want = append(want, w...)
 	}
 	data, err := s.Git.ReadFiles(ctx, commit, want)
 	if err != nil {
 		return nil, fmt.Errorf("read manifests at %s: %w", ShortSHA(commit), err)
 	}
-	for _, d := range dirs {
-		snap.addManifests(s.Config, commit, d, fams[d], listings[d], data)
+	for _, lf := range present {
+		for _, d := range lf.dirs {
+			snap.addManifests(s.Config, commit, lf.l, d, lf.fams[d], listings[lf.fams[d]], data)
+		}
 	}
 	snap.checkUniqueNames()
 	snap.attribute(s.Config)
@@ -196,17 +245,17 @@ func (s Source) ReadCommit(ctx context.Context, ref, commit string) (*Snapshot, 
 
 // famFiles are the files of one family folder at the commit.
 type famFiles struct {
-	toml      string
-	manifests []string // manifests/*.json present
+	toml      string   // the listing (MODEL.toml), "" when none
+	manifests []string // manifests present
 	all       map[string]bool
 }
 
-// familyFiles groups the files under root by family folder; dirs are the
-// folders in order.
-func familyFiles(root string, files []string) (dirs []string, fams map[string]*famFiles) {
+// familyFiles groups the files under the layout's root by family folder;
+// dirs are the folders in order.
+func familyFiles(l Layout, files []string) (dirs []string, fams map[string]*famFiles) {
 	fams = map[string]*famFiles{}
 	for _, f := range files {
-		rel := strings.TrimPrefix(f, root+"/")
+		rel := strings.TrimPrefix(f, l.Root+"/")
 		dir, rest, ok := strings.Cut(rel, "/")
 		if !ok {
 			continue
@@ -218,9 +267,9 @@ func familyFiles(root string, files []string) (dirs []string, fams map[string]*f
 		}
 		ff.all[f] = true
 		switch {
-		case rest == "MODEL.toml":
+		case l.Listing != "" && rest == l.Listing:
 			ff.toml = f
-		case path.Dir(rest) == "manifests" && strings.HasSuffix(rest, ".json"):
+		case l.IsManifest(rest):
 			ff.manifests = append(ff.manifests, f)
 		}
 	}
@@ -235,9 +284,9 @@ type listing struct {
 	trusted  bool            // MODEL.toml listing usable
 }
 
-// readListings reads every MODEL.toml, adds the families to snap and
-// returns each family's listing and every manifest path to read.
-func (s Source) readListings(ctx context.Context, snap *Snapshot, commit string, dirs []string, fams map[string]*famFiles) (map[string]*listing, []string, error) {
+// readListings reads every MODEL.toml of a layout, adds the families to
+// snap and returns each family's listing and every manifest path to read.
+func (s Source) readListings(ctx context.Context, snap *Snapshot, commit string, l Layout, dirs []string, fams map[string]*famFiles) (map[*famFiles]*listing, []string, error) {
 	var tomls []string
 	for _, d := range dirs {
 		if fams[d].toml != "" {
@@ -248,51 +297,52 @@ func (s Source) readListings(ctx context.Context, snap *Snapshot, commit string,
 	if err != nil {
 		return nil, nil, fmt.Errorf("read MODEL.toml files at %s: %w", ShortSHA(commit), err)
 	}
-	listings := map[string]*listing{}
+	listings := map[*famFiles]*listing{}
 	var want []string
 	for _, d := range dirs {
 		ff := fams[d]
-		fam := &Family{Dir: d, ModelTOML: ff.toml, Declared: []string{}, Defaults: []string{}}
+		famDir := l.FamilyPath(d)
+		fam := &Family{Dir: d, Layout: l.Name, Path: famDir, ModelTOML: ff.toml, Declared: []string{}, Defaults: []string{}}
 		snap.Families = append(snap.Families, fam)
-		l := &listing{fam: fam, declared: map[string]bool{}}
-		listings[d] = l
-		famDir := snap.Root + "/" + d
+		lst := &listing{fam: fam, declared: map[string]bool{}}
+		listings[ff] = lst
 		if ff.toml != "" {
 			decl, perr := parseModelTOML(tomlData[ff.toml], fam)
 			if perr != "" {
 				snap.Problems = append(snap.Problems, &Problem{Kind: ProblemModelTOML, Path: ff.toml, Dir: d, Message: perr})
 			} else {
-				l.trusted = true
+				lst.trusted = true
 				for _, item := range decl {
 					p := path.Clean(path.Join(famDir, item))
-					if l.declared[p] {
+					if lst.declared[p] {
 						snap.Problems = append(snap.Problems, &Problem{Kind: ProblemModelTOML, Path: ff.toml, Dir: d,
 							Message: fmt.Sprintf("test_manifests lists %s twice", item)})
 						continue
 					}
-					l.declared[p] = true
-					l.order = append(l.order, p)
+					lst.declared[p] = true
+					lst.order = append(lst.order, p)
 				}
 			}
 		}
 		for _, m := range ff.manifests {
-			if !l.declared[m] {
-				l.order = append(l.order, m)
+			if !lst.declared[m] {
+				lst.order = append(lst.order, m)
 			}
 		}
-		want = append(want, l.order...)
+		want = append(want, lst.order...)
 	}
 	return listings, want, nil
 }
 
 // addManifests parses the manifests of family folder d from data, adding
 // them and their problems to the snapshot.
-func (snap *Snapshot) addManifests(cfg *Config, commit, d string, ff *famFiles, l *listing, data map[string][]byte) {
+func (snap *Snapshot) addManifests(cfg *Config, commit string, lay Layout, d string, ff *famFiles, l *listing, data map[string][]byte) {
 	for _, p := range l.order {
 		listed := l.declared[p]
 		if !l.trusted {
-			// No MODEL.toml (TRTMC's catalog then globs manifests/*.json)
-			// or an unreadable one (already reported).
+			// No MODEL.toml (the newer layout, or an older family without
+			// one: TRTMC's catalog then globs manifests/*.json) or an
+			// unreadable one (already reported).
 			listed = true
 		}
 		raw, ok := data[p]
@@ -304,7 +354,7 @@ func (snap *Snapshot) addManifests(cfg *Config, commit, d string, ff *famFiles, 
 			snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMissingFile, Path: p, Dir: d, Message: msg})
 			continue
 		}
-		m, perr := ParseManifest(p, d, raw)
+		m, perr := ParseManifest(lay, p, d, raw)
 		if perr != "" {
 			snap.Problems = append(snap.Problems, &Problem{Kind: ProblemMalformedJSON, Path: p, Dir: d, Message: perr})
 			continue
@@ -421,20 +471,32 @@ func (s *Snapshot) ProblemsFor(group string) []*Problem {
 	return out
 }
 
-// FamiliesOf returns the family folders that belong to a group.
+// FamiliesOf returns the family folders that belong to a group, each name
+// once (a family in both layouts at one commit is one family).
 func (s *Snapshot) FamiliesOf(group string) []string {
 	var out []string
 	for _, f := range s.Families {
-		for _, g := range f.Groups {
-			if g == group {
-				out = append(out, f.Dir)
-			}
+		if slices.Contains(f.Groups, group) && !slices.Contains(out, f.Dir) {
+			out = append(out, f.Dir)
 		}
 	}
 	return out
 }
 
-// EffectivePrecision is the declared precision, or the configured default.
+// FamilyPaths returns the repository paths of the folders of the named
+// families, in every layout the snapshot holds them.
+func (s *Snapshot) FamilyPaths(dirs []string) []string {
+	var out []string
+	for _, f := range s.Families {
+		if slices.Contains(dirs, f.Dir) {
+			out = append(out, f.Path)
+		}
+	}
+	return out
+}
+
+// EffectivePrecision is the declared precision, or the configured default
+// (only the older layout may omit it).
 func (m *Manifest) EffectivePrecision(cfg *Config) string {
 	if m.Precision != "" {
 		return m.Precision

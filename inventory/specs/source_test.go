@@ -41,7 +41,7 @@ func TestSourceReadsTheCommitNotTheWorkTree(t *testing.T) {
 	assert.Equal(t, []specs.Testcase{{Name: "alpha-vl-2b", CITier: "nightly_only"}}, alpha.Testcases)
 
 	tp2 := byName["alpha-vl-2b-tp2"]
-	assert.Equal(t, &specs.Parallel{Mode: "tensor_parallel", TP: 2}, tp2.Parallel)
+	assert.Equal(t, &specs.Parallel{Mode: "tensor_parallel", TP: 2, Field: "build_args.parallel"}, tp2.Parallel)
 	assert.True(t, tp2.Distributed)
 	assert.Empty(t, tp2.Precision)
 	assert.Equal(t, "fp32", tp2.EffectivePrecision(specs.DefaultConfig()), "TRTMC's catalog default")

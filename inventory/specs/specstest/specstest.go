@@ -150,3 +150,55 @@ func (r Repo) Snapshot(t *testing.T, ref string) *specs.Snapshot {
 	require.NoError(t, err)
 	return snap
 }
+
+// MoveRepo is the fixture repository of a move between TRTMC's two spec
+// layouts: Old is trtmc-base (the older layout: tests/e2e/models); New
+// moves the vislm and detectors families to the newer layout
+// (testdata/trtmc-families: families/<f>/tests/manifests, key `task`) and
+// leaves the other families where they were, as a commit in the middle of
+// a move does; Broken adds malformed and invalid manifests in the newer
+// layout (testdata/trtmc-broken) on top of New.
+type MoveRepo struct {
+	Dir    string
+	Old    string // sha of branch main
+	New    string // sha of branch families
+	Broken string // sha of branch broken
+}
+
+// movedFamilies leave tests/e2e/models in the New commit.
+var movedFamilies = []string{"tests/e2e/models/vislm", "tests/e2e/models/detectors"}
+
+// BuildMove builds the layout-move fixture repository in a temporary
+// folder of the test.
+func BuildMove(t *testing.T) MoveRepo {
+	t.Helper()
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	dir := t.TempDir()
+	RunGit(t, dir, "init", "-q", "-b", "main")
+	golden.CopyTree(t, filepath.Join(Testdata(), "trtmc-base"), dir)
+	RunGit(t, dir, "add", "-A")
+	RunGit(t, dir, "commit", "-q", "-m", "old layout")
+	r := MoveRepo{Dir: dir, Old: RunGit(t, dir, "rev-parse", "HEAD")}
+	RunGit(t, dir, "checkout", "-q", "-b", "families")
+	for _, p := range movedFamilies {
+		require.NoError(t, os.RemoveAll(filepath.Join(dir, p)))
+	}
+	golden.CopyTree(t, filepath.Join(Testdata(), "trtmc-families"), dir)
+	RunGit(t, dir, "add", "-A")
+	RunGit(t, dir, "commit", "-q", "-m", "move vislm and detectors to the newer layout")
+	r.New = RunGit(t, dir, "rev-parse", "HEAD")
+	RunGit(t, dir, "checkout", "-q", "-b", "broken")
+	golden.CopyTree(t, filepath.Join(Testdata(), "trtmc-broken"), dir)
+	RunGit(t, dir, "add", "-A")
+	RunGit(t, dir, "commit", "-q", "-m", "bad manifests in the newer layout")
+	r.Broken = RunGit(t, dir, "rev-parse", "HEAD")
+	RunGit(t, dir, "checkout", "-q", "main")
+	return r
+}
+
+// Source reads the move fixture with the default spec-groups configuration.
+func (r MoveRepo) Source() specs.Source {
+	return specs.Source{Git: gitread.CLI{Repo: r.Dir}, Config: specs.DefaultConfig(), Repo: "move-fixture"}
+}

@@ -1,0 +1,1 @@
+# Synthetic fixture family in TRTMC's newer layout (not TRTMC content).

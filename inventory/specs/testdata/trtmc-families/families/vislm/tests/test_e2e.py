@@ -1,0 +1,1 @@
+# Synthetic fixture test in TRTMC's newer layout (not TRTMC content).
