@@ -307,45 +307,10 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 			return nil, err
 		}
 	}
-	abs := func(p string) string {
-		if a, err := filepath.Abs(p); err == nil {
-			return a
-		}
-		return p
-	}
-	out := abs(opts.Out)
-	argv := []string{abs(self)}
-	if c.File != "" {
-		argv = append(argv, "--config", abs(c.File))
-	}
-	argv = append(argv, "run", "--group", opts.Group, "--out", out, "--executor", executorLocal,
+	argv := append([]string{absPath(self)}, shapingFlags(c)...)
+	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out), "--executor", executorLocal,
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
-	for _, inv := range c.Inventory {
-		argv = append(argv, "--inventory", abs(inv))
-	}
-	if c.Families != "" {
-		argv = append(argv, "--families", abs(c.Families))
-	}
-	aiperf := c.AIPerf
-	if strings.ContainsRune(aiperf, '/') {
-		aiperf = abs(aiperf)
-	}
-	argv = append(argv, "--aiperf", aiperf, "--aiperf-version", c.AIPerfVersion)
-	if c.AllowMismatch {
-		argv = append(argv, "--allow-aiperf-version-mismatch")
-	}
-	if c.Tokenizer != "" {
-		argv = append(argv, "--tokenizer", abs(c.Tokenizer))
-	}
-	if c.BinDir != "" {
-		argv = append(argv, "--bin-dir", abs(c.BinDir))
-	}
-	if c.AllowHardwareMismatch {
-		argv = append(argv, "--allow-hardware-mismatch")
-	}
-	if c.AllowNonLoopback {
-		argv = append(argv, "--allow-non-loopback")
-	}
+	argv = append(argv, shapingRunFlags(c)...)
 	return &slurm.Executor{Config: sc, Runner: f.Runner, Task: argv, Detach: opts.Detach}, nil
 }
 
@@ -408,8 +373,41 @@ func runVerdictError(results []*reports.Result) error {
 // too; what it set is in it), shell-quoted so that pasting it runs exactly
 // this. Secret values are redacted by the caller's redactor.
 func reproCommand(f *factory, opts *runOptions) string {
-	c := f.Config
-	argv := []string{"trtmc-qual"}
+	argv := append([]string{"trtmc-qual"}, shapingFlags(f.Config)...)
+	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
+	if opts.GPUs != "" {
+		argv = append(argv, "--gpus", opts.GPUs)
+	}
+	if opts.Host != "" && opts.Host != "127.0.0.1" {
+		argv = append(argv, "--host", opts.Host)
+	}
+	argv = append(argv, shapingRunFlags(f.Config)...)
+	cmd := evidence.ShellJoin(argv)
+	// The environment that shaped the children beside the flags above
+	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
+	// never written: the command takes it from the caller's environment.
+	var env []string
+	for _, name := range reproEnv {
+		v := f.Getenv(name)
+		switch {
+		case v == "":
+		case slices.Contains(f.Config.Secrets, name):
+			env = append(env, name+`="$`+name+`"`)
+		default:
+			env = append(env, name+"="+evidence.ShellQuote(v))
+		}
+	}
+	if len(env) > 0 {
+		cmd = strings.Join(env, " ") + " " + cmd
+	}
+	return cmd
+}
+
+// shapingFlags are the global flags for every setting of c that shapes a
+// run, paths made absolute: the reproduce command and the Slurm tasks'
+// argv both take them from here, so neither can leave one out.
+func shapingFlags(c *Config) []string {
+	var argv []string
 	if c.File != "" {
 		argv = append(argv, "--config", absPath(c.File))
 	}
@@ -433,35 +431,20 @@ func reproCommand(f *factory, opts *runOptions) string {
 	if c.BinDir != "" {
 		argv = append(argv, "--bin-dir", absPath(c.BinDir))
 	}
-	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
-	if opts.GPUs != "" {
-		argv = append(argv, "--gpus", opts.GPUs)
-	}
-	if opts.Host != "" && opts.Host != "127.0.0.1" {
-		argv = append(argv, "--host", opts.Host)
+	return argv
+}
+
+// shapingRunFlags are run's own flags for the settings of c that shape a
+// run (they follow the verb).
+func shapingRunFlags(c *Config) []string {
+	var argv []string
+	if c.AllowHardwareMismatch {
+		argv = append(argv, "--allow-hardware-mismatch")
 	}
 	if c.AllowNonLoopback {
 		argv = append(argv, "--allow-non-loopback")
 	}
-	cmd := evidence.ShellJoin(argv)
-	// The environment that shaped the children beside the flags above
-	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
-	// never written: the command takes it from the caller's environment.
-	var env []string
-	for _, name := range reproEnv {
-		v := f.Getenv(name)
-		switch {
-		case v == "":
-		case slices.Contains(c.Secrets, name):
-			env = append(env, name+`="$`+name+`"`)
-		default:
-			env = append(env, name+"="+evidence.ShellQuote(v))
-		}
-	}
-	if len(env) > 0 {
-		cmd = strings.Join(env, " ") + " " + cmd
-	}
-	return cmd
+	return argv
 }
 
 func absPath(p string) string {

@@ -19,7 +19,7 @@ func TestReproCommandCarriesEverything(t *testing.T) {
 	f.Getenv = func(k string) string { return env[k] }
 	f.Config = &Config{File: "/etc/q.yaml", Inventory: []string{"/inv/a.yaml", "/inv/b b.yaml"}, Families: "/f/families.yaml",
 		AIPerf: "/venv/bin/aiperf", AIPerfVersion: "0.14.0", AllowMismatch: true, Tokenizer: "/tok", BinDir: "/bin dir",
-		AllowNonLoopback: true, Secrets: []string{"TRTMC_SERVE_TOKEN"}}
+		AllowNonLoopback: true, AllowHardwareMismatch: true, Secrets: []string{"TRTMC_SERVE_TOKEN"}}
 	cmd := reproCommand(f, &runOptions{Group: "vlm", Out: "/out/it's here", GPUs: "0,1", Host: "0.0.0.0"})
 	assert.NotContains(t, cmd, "hunter2")
 	// What a shell makes of it (echoing each word instead of running it).
@@ -32,6 +32,7 @@ func TestReproCommandCarriesEverything(t *testing.T) {
 		"--config", "/etc/q.yaml", "--inventory", "/inv/a.yaml", "--inventory", "/inv/b b.yaml",
 		"--families", "/f/families.yaml", "--aiperf", "/venv/bin/aiperf", "--aiperf-version", "0.14.0",
 		"--allow-aiperf-version-mismatch", "--tokenizer", "/tok", "--bin-dir", "/bin dir",
-		"run", "--group", "vlm", "--out", "/out/it's here", "--gpus", "0,1", "--host", "0.0.0.0", "--allow-non-loopback",
+		"run", "--group", "vlm", "--out", "/out/it's here", "--gpus", "0,1", "--host", "0.0.0.0",
+		"--allow-hardware-mismatch", "--allow-non-loopback",
 	}, "\n")+"\n", string(out))
 }

@@ -104,9 +104,9 @@ func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 	require.NoError(t, err)
 	abs := func(p string) string { return filepath.Join(wd, p) }
 	assert.Equal(t, []string{"/shared/trtmc-qual", "--config", abs("conf.yaml"),
-		"run", "--group", "vlm", "--out", abs("out"), "--executor", "local", "--gpus", "slurm", "--host", "127.0.0.1", "--format", "tsv",
 		"--inventory", abs("a.yaml"), "--inventory", "/abs/b.yaml", "--families", abs("fam.yaml"), "--aiperf", abs(".venv/bin/aiperf"),
-		"--aiperf-version", "0.13.0", "--allow-aiperf-version-mismatch", "--tokenizer", abs("tok"), "--bin-dir", abs("bin")}, ex.Task)
+		"--aiperf-version", "0.13.0", "--allow-aiperf-version-mismatch", "--tokenizer", abs("tok"), "--bin-dir", abs("bin"),
+		"run", "--group", "vlm", "--out", abs("out"), "--executor", "local", "--gpus", "slurm", "--host", "127.0.0.1", "--format", "tsv"}, ex.Task)
 	assert.Equal(t, "p", ex.Config.Partition)
 
 	f.Config.AIPerf = "aiperf"
