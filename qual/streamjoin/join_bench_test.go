@@ -1,6 +1,7 @@
 package streamjoin
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -225,3 +226,58 @@ func (nopExtractor) FromNative(json.RawMessage) (families.Answer, error) {
 	return families.Answer{}, nil
 }
 func (nopExtractor) NotMeaningful(families.Answer, *families.Family) string { return "" }
+
+// BenchmarkStringEnd ends every string of the synthetic raw export (keys,
+// ids, AIPerf's escaped response text, the base64 payload) the way the
+// readers do: bytes/s over the strings' bytes, by shape.
+func BenchmarkStringEnd(b *testing.B) {
+	data, err := os.ReadFile(CheckpointFiles(benchDir(b)).Raw)
+	if err != nil {
+		b.Fatal(err)
+	}
+	var short, escaped, long []int // offsets of the opening quotes
+	var nShort, nEscaped, nLong int64
+	for base, nl := 0, 0; nl < 2000 && base < len(data); nl++ {
+		l := data[base:]
+		if k := bytes.IndexByte(l, '\n'); k >= 0 {
+			l = l[:k+1]
+		}
+		for i := 0; i < len(l); {
+			if l[i] != '"' {
+				i++
+				continue
+			}
+			end, err := stringEnd(l, i)
+			if err != nil {
+				b.Fatal(err)
+			}
+			n := int64(end - i)
+			switch s := l[i:end]; {
+			case bytes.IndexByte(s[:len(s)-1], '\\') >= 0:
+				escaped, nEscaped = append(escaped, base+i), nEscaped+n
+			case n > 64:
+				long, nLong = append(long, base+i), nLong+n
+			default:
+				short, nShort = append(short, base+i), nShort+n
+			}
+			i = end
+		}
+		base += len(l)
+	}
+	for _, bc := range []struct {
+		name  string
+		at    []int
+		bytes int64
+	}{{"short", short, nShort}, {"escaped", escaped, nEscaped}, {"long", long, nLong}} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(bc.bytes)
+			for b.Loop() {
+				for _, i := range bc.at {
+					if _, err := stringEnd(data, i); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+		})
+	}
+}
