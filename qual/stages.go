@@ -475,19 +475,11 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 	return nil // the join reads them, and names any malformed line
 }
 
-// NativeRequest is one line of native_requests.jsonl, the native runner's
-// input (schemas/native-requests.schema.json).
-type NativeRequest struct {
-	RequestID string          `json:"request_id"`
-	Route     string          `json:"route"`
-	Payload   json.RawMessage `json:"payload"`
-}
-
 func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
-	var reqs []NativeRequest
+	var reqs []families.NativeRequest
 	for _, q := range cr.run.Requests {
 		if len(q.Payload) > 0 && string(q.Payload) != "null" {
-			reqs = append(reqs, NativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
+			reqs = append(reqs, families.NativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
 		}
 	}
 	var buf strings.Builder
@@ -521,22 +513,13 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 }
 
 // readNativeMeta reads what a native runner said about its answers
-// (families/trtmc's native_meta.json), or nil when it said nothing.
+// (native_meta.json, families.NativeMeta), or nil when it said nothing.
 func readNativeMeta(path string) *reports.NativeRun {
 	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {
 		return nil
 	}
-	var m struct {
-		Path        string   `json:"path"`
-		TimingScope string   `json:"timing_scope"`
-		TokenCounts bool     `json:"token_counts"`
-		Argv        []string `json:"argv"`
-		Worker      *struct {
-			ProtocolVersion int      `json:"protocol_version"`
-			Capabilities    []string `json:"capabilities"`
-		} `json:"worker"`
-	}
+	var m families.NativeMeta
 	if json.Unmarshal(data, &m) != nil {
 		return &reports.NativeRun{Path: "unknown", TimingScope: "unknown (" + fileNativeMeta + " is malformed)"}
 	}

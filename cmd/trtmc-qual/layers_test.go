@@ -50,7 +50,7 @@ var mayImport = map[string][]string{
 	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown"},
 	"inventory/ci": {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile",
 		"inventory/drift", "families", "reports/junit", "reports/markdown"},
-	"families/trtmc": {"inventory/specs/...", "reports/evidence", "qual/proc"},
+	"families/trtmc": {"families", "inventory/specs/...", "reports/evidence", "qual/proc"},
 
 	"qual/aiperf":     {"qual/proc", "reports/evidence"},
 	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "families", "reports"},

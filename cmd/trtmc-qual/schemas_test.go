@@ -14,12 +14,12 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
-	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
@@ -41,9 +41,9 @@ var schemaDocs = []schemas.Doc{
 	{Name: "mismatches", Title: "OUT/<group>/<profile>/mismatches.jsonl: one request whose answers differ, both answers and the diff", Type: reflect.TypeFor[reports.MismatchLine](), Lines: true},
 	{Name: "dataset", Title: "OUT/<group>/<profile>/dataset.jsonl: one AIPerf single_turn request sent", Type: reflect.TypeFor[aiperf.DatasetLine](), Lines: true},
 	{Name: "aiperf-argv", Title: "OUT/<group>/<profile>/aiperf/argv.json: the AIPerf command line, secrets redacted", Type: reflect.TypeFor[[]string]()},
-	{Name: "native-requests", Title: "OUT/<group>/<profile>/native_requests.jsonl: one payload the native runner answers", Type: reflect.TypeFor[qual.NativeRequest](), Lines: true},
-	{Name: "native-answers", Title: "OUT/<group>/<profile>/native_answers.jsonl: one native answer (what `adapter native` writes and a family's native runner must write)", Type: reflect.TypeFor[trtmc.NativeAnswer](), Lines: true},
-	{Name: "native-meta", Title: "OUT/<group>/<profile>/native_meta.json: which native path answered and what task_ms measures (" + trtmc.MetaSchema + ")", Type: reflect.TypeFor[trtmc.Meta]()},
+	{Name: "native-requests", Title: "OUT/<group>/<profile>/native_requests.jsonl: one payload the native runner answers", Type: reflect.TypeFor[families.NativeRequest](), Lines: true},
+	{Name: "native-answers", Title: "OUT/<group>/<profile>/native_answers.jsonl: one native answer (what `adapter native` writes and a family's native runner must write)", Type: reflect.TypeFor[families.NativeAnswer](), Lines: true},
+	{Name: "native-meta", Title: "OUT/<group>/<profile>/native_meta.json: which native path answered and what task_ms measures (" + families.NativeMetaSchema + ")", Type: reflect.TypeFor[families.NativeMeta]()},
 	{Name: "lock", Title: "OUT/<group>/.lock: the run that holds the group's evidence directory", Type: reflect.TypeFor[evidence.Holder]()},
 	{Name: "corpus", Title: "DIR/corpus.json written by `corpus init` (" + aiperf.CorpusSchemaQual + ")", Type: reflect.TypeFor[aiperf.CorpusFile]()},
 	{Name: "bundle-receipt", Title: "BUNDLE.receipt.json written by `adapter bundle` (" + trtmc.ReceiptSchema + ")", Type: reflect.TypeFor[trtmc.Receipt]()},

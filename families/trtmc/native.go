@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -66,49 +67,13 @@ type NativeOptions struct {
 	TempDir string
 }
 
-// Meta is what a native run tells the row: which path answered and what
-// its task_ms measures (native_meta.json, schemas/native-meta.schema.json).
-type Meta struct {
-	Schema      string   `json:"schema"`
-	Task        string   `json:"task"`
-	Path        string   `json:"path"`
-	TimingScope string   `json:"timing_scope"`
-	Executable  []string `json:"argv"`
-	Worker      *Ready   `json:"worker,omitempty"`
-	// TokenCounts says whether chat answers carry the Task's own token
-	// count (the worker does; `trtmc run` prints none).
-	TokenCounts bool   `json:"token_counts"`
-	Requests    int    `json:"requests"`
-	Answered    int    `json:"answered"`
-	Errors      int    `json:"errors"`
-	Fatal       string `json:"fatal,omitempty"`
-}
-
-// MetaSchema is the schema of the meta file.
-const MetaSchema = "trtmc-qual/native-meta/v1"
-
-type nativeIn struct {
-	RequestID string          `json:"request_id"`
-	Route     string          `json:"route"`
-	Payload   json.RawMessage `json:"payload"`
-}
-
-// NativeAnswer is one line of native_answers.jsonl: a request's answer (or
-// error) and the Task's time (schemas/native-answers.schema.json).
-type NativeAnswer struct {
-	RequestID string          `json:"request_id"`
-	Answer    json.RawMessage `json:"answer,omitempty"`
-	TaskMS    *float64        `json:"task_ms"`
-	Error     string          `json:"error,omitempty"`
-}
-
 // RunNative answers every request line. Per-request problems (a payload
 // the server would reject, an error reply) become error lines; a worker
 // that dies or breaks the protocol stops the run with an error, after
 // everything answered so far is written out (and an error line for the
 // request it died on).
-func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
-	meta := &Meta{Schema: MetaSchema, Task: o.Task, Path: o.Path}
+func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, error) {
+	meta := &families.NativeMeta{Schema: families.NativeMetaSchema, Task: o.Task, Path: o.Path}
 	reqs, err := readNativeIn(o.In)
 	if err != nil {
 		return meta, err
@@ -128,7 +93,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	write := func(r NativeAnswer) error {
+	write := func(r families.NativeAnswer) error {
 		if r.Error != "" {
 			meta.Errors++
 		} else {
@@ -136,7 +101,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 		}
 		return enc.Encode(r)
 	}
-	finish := func(runErr error) (*Meta, error) {
+	finish := func(runErr error) (*families.NativeMeta, error) {
 		if runErr != nil {
 			meta.Fatal = runErr.Error()
 		}
@@ -162,7 +127,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 	switch o.Path {
 	case PathWorker:
 		meta.TimingScope = ScopeTaskCall
-		meta.Executable = o.Worker.Argv
+		meta.Argv = o.Worker.Argv
 		w, err := StartWorker(ctx, o.Runner, o.Worker)
 		if err != nil {
 			return finish(fmt.Errorf("start the native worker: %w", err))
@@ -180,7 +145,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 		if o.Task == TaskDetect {
 			meta.TimingScope = ScopeNone
 		}
-		meta.Executable = []string{o.CLI.Trtmc}
+		meta.Argv = []string{o.CLI.Trtmc}
 		ans = &cliAnswerer{o: o}
 	default:
 		return finish(fmt.Errorf("unknown native path %q (worker or cli)", o.Path))
@@ -190,7 +155,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*Meta, error) {
 		if err := ctx.Err(); err != nil {
 			return finish(err)
 		}
-		r := NativeAnswer{RequestID: q.RequestID}
+		r := families.NativeAnswer{RequestID: q.RequestID}
 		if q.Route != wantRoute {
 			r.Error = fmt.Sprintf("route %s is not this family's route %s", q.Route, wantRoute)
 			if err := write(r); err != nil {
@@ -233,7 +198,7 @@ type requestError struct{ err error }
 func (e *requestError) Error() string { return "invalid request: " + e.err.Error() }
 
 type answerer interface {
-	answer(ctx context.Context, q nativeIn) (json.RawMessage, *float64, error)
+	answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, error)
 }
 
 type workerAnswerer struct {
@@ -241,7 +206,7 @@ type workerAnswerer struct {
 	w *Worker
 }
 
-func (a *workerAnswerer) answer(ctx context.Context, q nativeIn) (json.RawMessage, *float64, error) {
+func (a *workerAnswerer) answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, error) {
 	req := map[string]any{"op": a.o.WorkerOp}
 	var im Image
 	if a.o.Task == TaskChat {
@@ -346,7 +311,7 @@ func taskTime(ms *float64, scope string) (*float64, error) {
 
 type cliAnswerer struct{ o NativeOptions }
 
-func (a *cliAnswerer) answer(ctx context.Context, q nativeIn) (json.RawMessage, *float64, error) {
+func (a *cliAnswerer) answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, error) {
 	if a.o.Task == TaskChat {
 		call, err := ParseChat(q.Payload, a.o.Limits)
 		if err != nil {
@@ -377,7 +342,7 @@ func (a *cliAnswerer) answer(ctx context.Context, q nativeIn) (json.RawMessage, 
 }
 
 // readNativeIn reads the request lines, naming file:line on any problem.
-func readNativeIn(path string) ([]nativeIn, error) {
+func readNativeIn(path string) ([]families.NativeRequest, error) {
 	f, _, err := evidence.OpenRegular(path)
 	if err != nil {
 		return nil, err
@@ -385,7 +350,7 @@ func readNativeIn(path string) ([]nativeIn, error) {
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	var out []nativeIn
+	var out []families.NativeRequest
 	seen := map[string]bool{}
 	name := filepath.Base(path)
 	for n := 1; sc.Scan(); n++ {
@@ -393,7 +358,7 @@ func readNativeIn(path string) ([]nativeIn, error) {
 		if len(line) == 0 {
 			continue
 		}
-		var q nativeIn
+		var q families.NativeRequest
 		dec := json.NewDecoder(bytes.NewReader(line))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&q); err != nil {

@@ -92,11 +92,11 @@ func readLines[T any](t *testing.T, path string) []T {
 	return out
 }
 
-func readMeta(t *testing.T, path string) Meta {
+func readMeta(t *testing.T, path string) families.NativeMeta {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var m Meta
+	var m families.NativeMeta
 	require.NoError(t, json.Unmarshal(data, &m))
 	return m
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
@@ -36,13 +37,10 @@ type WorkerSpec struct {
 	Stderr io.Writer
 }
 
-// Ready is the worker's first line.
-type Ready struct {
-	Event               string   `json:"event"`
-	ProtocolVersion     int      `json:"protocol_version"`
-	Capabilities        []string `json:"capabilities"`
-	DefaultMaxNewTokens int      `json:"default_max_new_tokens"`
-}
+// Ready is the worker's first line. It is recorded as is in
+// native_meta.json, so its one declaration is the native-meta format's
+// (families.NativeWorkerReady).
+type Ready = families.NativeWorkerReady
 
 // Reply is one answer line: {"id", "ok": true, "result"} or
 // {"id", "ok": false, "error": {"type", "message"}}.

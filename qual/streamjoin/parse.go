@@ -13,8 +13,8 @@ import (
 )
 
 // The line readers below accept and reject what encoding/json accepts and
-// rejects when it decodes into qual/aiperf's RecordLine and RawLine and
-// qual's ServerRecord and NativeAnswer: every field of those structs is
+// rejects when it decodes into qual/aiperf's RecordLine and RawLine, a
+// server record and families.NativeAnswer: every field of those structs is
 // type-checked (null is "absent" for pointers and a no-op for values),
 // keys match exactly or else case-insensitively, the last duplicate wins.
 // Unknown keys and json.RawMessage fields (payload, cause_chain, details)
@@ -117,6 +117,8 @@ var (
 	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes", "completion_tokens").
 			ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
 			"input_tokens", "input_token_source", "replica")
+	// nativeFields are families.NativeAnswer's json names, the one
+	// declaration of native_answers.jsonl (TestNativeFieldsAreNativeAnswer).
 	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms")
 )
 
