@@ -340,22 +340,29 @@ func readResult(dir, group, profile string, preferRejudged bool) (r *Result, rej
 	return r, rejudged, err
 }
 
+// decodeError is the *EvidenceError of a JSON document that does not
+// decode: the line of a syntax or type error, the field of a type error
+// and what it holds instead of what it must.
+func decodeError(path string, data []byte, err error) *EvidenceError {
+	e := &EvidenceError{File: path, Err: err}
+	var se *json.SyntaxError
+	var te *json.UnmarshalTypeError
+	switch {
+	case errors.As(err, &se):
+		e.Line = lineAt(data, se.Offset)
+	case errors.As(err, &te):
+		e.Line, e.Field = lineAt(data, te.Offset), te.Field
+		e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
+	}
+	return e
+}
+
 // DecodeResult parses and checks one result.json. group and profile, when
 // not empty, must match the file's. Errors are *EvidenceError.
 func DecodeResult(path string, data []byte, group, profile string) (*Result, error) {
 	var r Result
 	if err := json.Unmarshal(data, &r); err != nil {
-		e := &EvidenceError{File: path, Err: err}
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			e.Line = lineAt(data, se.Offset)
-		case errors.As(err, &te):
-			e.Line, e.Field = lineAt(data, te.Offset), te.Field
-			e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
-		}
-		return nil, e
+		return nil, decodeError(path, data, err)
 	}
 	bad := func(field, format string, args ...any) error {
 		return &EvidenceError{File: path, Line: lineOfKey(data, field), Field: field, Err: fmt.Errorf(format, args...)}
@@ -446,15 +453,7 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, f
 		return nil, false, err
 	}
 	if err := json.Unmarshal(data, &profiles); err != nil {
-		e := &EvidenceError{File: path, Err: err}
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &se) {
-			e.Line = lineAt(data, se.Offset)
-		} else if errors.As(err, &te) {
-			e.Line, e.Field = lineAt(data, te.Offset), te.Field
-		}
-		return nil, true, e
+		return nil, true, decodeError(path, data, err)
 	}
 	var out []*inventory.Profile
 	for i, p := range profiles {
@@ -564,17 +563,7 @@ func ReadCorrectness(path string) (*Correctness, error) {
 	}
 	var raw CorrectnessDoc
 	if err := json.Unmarshal(data, &raw); err != nil {
-		e := &EvidenceError{File: path, Err: err}
-		var se *json.SyntaxError
-		var te *json.UnmarshalTypeError
-		switch {
-		case errors.As(err, &se):
-			e.Line = lineAt(data, se.Offset)
-		case errors.As(err, &te):
-			e.Line, e.Field = lineAt(data, te.Offset), te.Field
-			e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
-		}
-		return nil, e
+		return nil, decodeError(path, data, err)
 	}
 	missing := func(field string) error {
 		return &EvidenceError{File: path, Line: lineOfKey(data, strings.TrimPrefix(field[strings.LastIndexByte(field, '.')+1:], ".")),
