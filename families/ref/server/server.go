@@ -110,6 +110,9 @@ type Server struct {
 	seenIDs  map[string]bool
 	draining atomic.Bool
 	stopped  chan struct{} // closed when the server stops for good
+
+	connsMu     sync.Mutex
+	activeConns map[net.Conn]bool // connections serving a request
 }
 
 // New opens the records file and starts the worker. Call Serve next.
@@ -123,16 +126,17 @@ func New(cfg Config) (*Server, error) {
 	}
 	t := task.New(cfg.Bundle, task.Options{ExtraDelay: time.Duration(cfg.Faults.SlowMs) * time.Millisecond})
 	s := &Server{
-		cfg:     cfg,
-		task:    t,
-		route:   t.Route(),
-		log:     cfg.Log,
-		started: time.Now(),
-		records: records,
-		metrics: newMetrics(),
-		queue:   newQueue(cfg.QueueSize),
-		seenIDs: map[string]bool{},
-		stopped: make(chan struct{}),
+		cfg:         cfg,
+		task:        t,
+		route:       t.Route(),
+		log:         cfg.Log,
+		started:     time.Now(),
+		records:     records,
+		metrics:     newMetrics(),
+		queue:       newQueue(cfg.QueueSize),
+		seenIDs:     map[string]bool{},
+		stopped:     make(chan struct{}),
+		activeConns: map[net.Conn]bool{},
 	}
 	go s.work()
 	return s, nil
@@ -177,6 +181,7 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		Handler:           s.Handler(),
 		ReadHeaderTimeout: 30 * time.Second,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+		ConnState:         s.connState,
 	}
 	serveErr := make(chan error, 1)
 	go func() { serveErr <- srv.Serve(ln) }()
@@ -203,6 +208,25 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	return err
 }
 
+// connState tracks which connections are serving a request
+// (http.StateActive); shutdown waits for none to be.
+func (s *Server) connState(c net.Conn, st http.ConnState) {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	if st == http.StateActive {
+		s.activeConns[c] = true
+	} else {
+		delete(s.activeConns, c)
+	}
+}
+
+// busyConns is how many connections are serving a request.
+func (s *Server) busyConns() int {
+	s.connsMu.Lock()
+	defer s.connsMu.Unlock()
+	return len(s.activeConns)
+}
+
 // shutdown drains queued work until the grace deadline, then stops the HTTP
 // server and closes the records file.
 func (s *Server) shutdown(srv *http.Server) {
@@ -217,12 +241,19 @@ func (s *Server) shutdown(srv *http.Server) {
 	case <-time.After(time.Until(deadline)):
 		drained = false
 	}
-	ctx, cancel := context.WithDeadline(context.Background(), deadline.Add(100*time.Millisecond))
-	defer cancel()
-	if err := srv.Shutdown(ctx); err != nil {
-		drained = false
-		srv.Close()
+	// Then every response in flight is written: no connection is serving
+	// a request. http.Server.Shutdown is not the test here: it also waits
+	// (up to 5 s) for connections a client opened and never used, which a
+	// Go client's transport leaves behind when it dials a spare; those
+	// carry no work, and Close drops them.
+	srv.SetKeepAlivesEnabled(false)
+	if drained {
+		for s.busyConns() > 0 && time.Now().Before(deadline) {
+			time.Sleep(5 * time.Millisecond)
+		}
+		drained = s.busyConns() == 0
 	}
+	srv.Close()
 	close(s.stopped)
 	if err := s.records.close(); err != nil {
 		s.log.Error("records_close_failed", "error", err.Error())
