@@ -15,19 +15,10 @@ import (
 // TestCISmokeRunsThePipeline wires `ci --smoke` to the real run pipeline:
 // the reference vlm group through real AIPerf and trtmc-refserver.
 func TestCISmokeRunsThePipeline(t *testing.T) {
-	root, err := filepath.Abs(repoFile())
-	require.NoError(t, err)
-	aiperf := filepath.Join(root, ".venv", "bin", "aiperf")
-	if _, err := os.Stat(aiperf); err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("AIPerf missing at %s: CI never skips this tier", aiperf)
-		}
-		t.Skip("AIPerf not installed (make setup)")
-	}
-	bin := filepath.Join(root, "bin")
-	if _, err := os.Stat(filepath.Join(bin, "trtmc-refserver")); err != nil {
-		t.Skip("bin/trtmc-refserver not built (make build)")
-	}
+	// The shared harness: AIPerf (CI=true fails rather than skips without
+	// it) and binaries built for this test binary, never a stale bin/.
+	h := getHarness(t)
+	root, aiperf, bin := h.root, h.aiperf, h.binDir
 	fx := newSpecsFixture(t)
 	out := t.TempDir()
 	junit := filepath.Join(out, "junit.xml")
@@ -44,7 +35,7 @@ func TestCISmokeRunsThePipeline(t *testing.T) {
 	cmd := newRootCmd(f)
 	cmd.SetArgs([]string{"ci", "--repo", fx.Repo, "--base", "main", "--group", "vlm", "--smoke", "--junit", junit,
 		"--inventory", inv, "--families", filepath.Join(root, "families", "families.yaml"),
-		"--aiperf", aiperf, "--tokenizer", filepath.Join(root, ".venv", "tokenizer"), "--bin-dir", bin,
+		"--aiperf", aiperf, "--tokenizer", h.tokenizer, "--bin-dir", bin,
 		"--config", filepath.Join(out, "none.yaml")})
 	require.NoError(t, os.WriteFile(filepath.Join(out, "none.yaml"), []byte("out: "+out+"\n"), 0o644))
 	err = cmd.ExecuteContext(context.Background())
