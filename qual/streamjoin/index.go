@@ -147,6 +147,7 @@ type index struct {
 	mask  uint64
 	pages []*[1 << pageBits]entry
 	n     uint32
+	sink  uint64 // touchLines's loads end here, so that they are not dropped
 }
 
 func newIndex(hint int) *index {
@@ -224,4 +225,38 @@ func (x *index) grow() {
 func (x *index) lookup(k reqKey) *entry {
 	e, _ := x.find(&k)
 	return e
+}
+
+// keyed is a parsed line that names a request id.
+type keyed interface{ lineKey() *reqKey }
+
+func (v *serverLine) lineKey() *reqKey { return &v.key }
+func (v *nativeLine) lineKey() *reqKey { return &v.key }
+func (v *clientLine) lineKey() *reqKey { return &v.key }
+func (v *rawLine) lineKey() *reqKey    { return &v.key }
+
+// touchLines is a linePrefetcher: it loads the slots, then the entries, of
+// a chunk's ids before the merge looks them up one at a time. These loads
+// do not depend on each other, so the CPU overlaps their cache misses,
+// where the merge waits for each in turn (at a million requests the slots
+// are 16 MiB and the entries 112 MB, each met at random). It changes
+// nothing in the index.
+func touchLines[T any, P interface {
+	*T
+	keyed
+}](x *index) linePrefetcher[T] {
+	return func(lines []T) {
+		var sink uint64
+		for i := range lines {
+			sink += x.slots[slotHash(P(&lines[i]).lineKey())&x.mask]
+		}
+		for i := range lines {
+			h := slotHash(P(&lines[i]).lineKey())
+			if s := x.slots[h&x.mask]; s != 0 && slotTag(s) == slotTag(h) {
+				e := x.at(uint32(s) - 1)
+				sink += uint64(e.key[0]) + uint64(e.flags)
+			}
+		}
+		x.sink = sink
+	}
 }

@@ -267,13 +267,13 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 
 // scan runs scanFile over one of the join's files, adding its bytes and
 // (when asked) its digest to the result.
-func scan[T any](ctx context.Context, j *joiner, path string, parse lineParser[T], merge lineMerger[T]) error {
+func scan[T any](ctx context.Context, j *joiner, path string, parse lineParser[T], merge lineMerger[T], pre linePrefetcher[T]) error {
 	var digest *string
 	var d string
 	if j.opts.Digests {
 		digest = &d
 	}
-	n, err := scanFile(ctx, path, j.opts.Workers, j.workers, parse, merge, j.dg, digest)
+	n, err := scanFile(ctx, path, j.opts.Workers, j.workers, parse, merge, pre, j.dg, digest)
 	j.res.Stats.Bytes += n
 	var pe *aiperf.ParseError
 	if err != nil && !errors.As(err, &pe) && ctx.Err() == nil {
@@ -331,6 +331,14 @@ func (j *joiner) readDataset(ctx context.Context) error {
 			}
 			s.lines[s.add(v.hash, e)] = int32(lineNo)
 			return nil
+		},
+		func(lines []line) { // as touchLines: the slots the merge will probe
+			var sink uint64
+			for i := range lines {
+				at := lines[i].hash & s.mask
+				sink += s.keys[at] + uint64(s.vals[at]) + uint64(s.lines[at])
+			}
+			s.sink = sink
 		})
 }
 
@@ -393,7 +401,7 @@ func (j *joiner) readNative(ctx context.Context) error {
 				e.natHash, e.natTokens = v.ans.hash, v.ans.tokens
 			}
 			return nil
-		})
+		}, touchLines[nativeLine](j.x))
 }
 
 func (j *joiner) readServer(ctx context.Context) error {
@@ -414,7 +422,7 @@ func (j *joiner) readServer(ctx context.Context) error {
 				}
 			}
 			return nil
-		})
+		}, touchLines[serverLine](j.x))
 }
 
 func (j *joiner) readRecords(ctx context.Context) error {
@@ -433,16 +441,36 @@ func (j *joiner) readRecords(ctx context.Context) error {
 			}
 			e.flags |= fClient
 			e.phase, e.startNs, e.status, e.httpMS = v.phase, v.startNs, v.status, v.latencyMS
-			e.convHash, e.session = v.convHash, v.session
+			e.convHash, e.session = v.convHash, -1
+			if v.hasConv {
+				e.session = j.sessions.slot(v.convHash)
+			}
 			if v.failed {
 				e.flags |= fFailed
 				j.note(v.key, v.errText)
 			}
-			if v.session >= 0 && j.sessions.claim(v.session) {
+			if e.session >= 0 && j.sessions.claim(e.session) {
 				e.flags |= fConvDup
 			}
 			return nil
-		})
+		}, j.touchRecords)
+}
+
+// touchRecords is touchLines for the records, and also loads the
+// session slots the merge will look the conversations up in.
+func (j *joiner) touchRecords(lines []clientLine) {
+	touchLines[clientLine](j.x)(lines)
+	var sink uint64
+	s := j.sessions
+	for i := range lines {
+		if at := lines[i].convHash & s.mask; lines[i].hasConv {
+			sink += s.keys[at] + uint64(s.vals[at])
+			if s.used[at] {
+				sink++
+			}
+		}
+	}
+	s.sink = sink
 }
 
 func (j *joiner) readRaw(ctx context.Context) error {
@@ -505,7 +533,7 @@ func (j *joiner) readRaw(ctx context.Context) error {
 			e.flags |= fMismatch
 			j.note(v.key, firstLine(diff))
 			return j.writeMismatch(string(v.id), e.phase, httpAns.Canonical, nat.Canonical, diff)
-		})
+		}, touchLines[rawLine](j.x))
 }
 
 // maxNotes bounds the notes kept: the reasons quote the first request of
@@ -905,6 +933,7 @@ type Sessions struct {
 	mask    uint64
 	n       int
 	entries []string
+	sink    uint64 // the dataset merge's prefetch loads end here
 }
 
 func newSessions() *Sessions {

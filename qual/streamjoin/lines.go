@@ -33,6 +33,11 @@ type lineParser[T any] func(w *worker, line []byte, out *T) error
 // the line's byte offset in the file, lineNo its 1-based line number.
 type lineMerger[T any] func(lineNo int, off int64, v *T) error
 
+// linePrefetcher, when set, is called in the merging goroutine with a
+// chunk's parsed lines just before they are merged, to load what the merge
+// will look up (see index.touch). It must change nothing.
+type linePrefetcher[T any] func(lines []T)
+
 // worker is one parsing goroutine's reusable state.
 type worker struct {
 	h      hasher
@@ -85,7 +90,7 @@ type lineRef struct {
 // With digest set, it also computes the file's digest (dg's algorithm) from the
 // chunks as they are read (chunkSize is the digest's block size), so a
 // rejudge verifies the seal of what it parses without reading it twice.
-func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], dg evidence.Digester, digest *string) (int64, error) {
+func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], pre linePrefetcher[T], dg evidence.Digester, digest *string) (int64, error) {
 	f, _, err := evidence.OpenRegular(path) // a FIFO or a device is refused, never read
 	if err != nil {
 		return 0, err
@@ -144,6 +149,13 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 				return lineError(path, lineBase+bytes.Count(c.buf, []byte{'\n'})+1, c.err)
 			}
 			return fmt.Errorf("read %s: %w", path, c.err)
+		}
+		if pre != nil {
+			n := len(c.lines)
+			if c.err != nil {
+				n = c.errAt
+			}
+			pre(c.out[:n])
 		}
 		for n := range c.lines {
 			ref := &c.lines[n]

@@ -286,10 +286,10 @@ type clientLine struct {
 	startNs   int64
 	latencyMS float64
 	failed    bool
-	// session is the dataset line of the conversation (-1: none);
-	// convHash identifies the conversation.
-	session  int32
+	// convHash identifies the conversation (hasConv: there is a dataset to
+	// look it up in).
 	convHash uint64
+	hasConv  bool
 	status   int32
 	// errText says what the client reported for a failed request.
 	errText string
@@ -335,10 +335,11 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 	}
 	out.key = w.h.key(m.id)
 	out.id, out.phase, out.startNs = m.id, phase, m.startNs
-	out.session, out.convHash = -1, 0
-	if w.sessions != nil {
+	out.convHash, out.hasConv = 0, w.sessions != nil
+	if out.hasConv {
+		// The session's slot is looked up by the merge, after a prefetch
+		// (touchRecords).
 		out.convHash = w.sessions.hash(m.conv)
-		out.session = w.sessions.slot(out.convHash)
 	}
 	out.failed = eo.present || m.canceled
 	out.errText = ""

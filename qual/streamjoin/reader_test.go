@@ -312,7 +312,7 @@ func TestScanFileLines(t *testing.T) {
 	var digest string
 	n, err := scanFile(context.Background(), path, 3, ws,
 		func(_ *worker, line []byte, out *string) error { *out = string(line); return nil },
-		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil }, evidence.Default(), &digest)
+		func(lineNo int, off int64, v *string) error { got = append(got, want{lineNo, off, *v}); return nil }, nil, evidence.Default(), &digest)
 	require.NoError(t, err)
 	assert.Equal(t, int64(buf.Len()), n)
 	// The digest computed from the chunks as they were parsed is the
@@ -325,7 +325,7 @@ func TestScanFileLines(t *testing.T) {
 	old, _ := evidence.DigesterFor(evidence.AlgoSHA256Tree)
 	_, err = scanFile(context.Background(), path, 3, ws,
 		func(_ *worker, line []byte, out *string) error { return nil },
-		func(int, int64, *string) error { return nil }, old, &digest)
+		func(int, int64, *string) error { return nil }, nil, old, &digest)
 	require.NoError(t, err)
 	whole, err = old.File(path)
 	require.NoError(t, err)
@@ -359,16 +359,16 @@ func TestScanFileErrors(t *testing.T) {
 	}
 	path := filepath.Join(dir, "profile_export.jsonl")
 	require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
-	_, err := scanFile(context.Background(), path, 2, ws, parse, merge, evidence.Default(), nil)
+	_, err := scanFile(context.Background(), path, 2, ws, parse, merge, nil, evidence.Default(), nil)
 	var pe *aiperf.ParseError
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, "profile_export.jsonl:77778: metadata.x_request_id: missing", err.Error())
 
 	require.NoError(t, os.WriteFile(path, []byte("ok\nok\nok no newline"), 0o644))
-	_, err = scanFile(context.Background(), path, 2, ws, parse, merge, evidence.Default(), nil)
+	_, err = scanFile(context.Background(), path, 2, ws, parse, merge, nil, evidence.Default(), nil)
 	assert.EqualError(t, err, "profile_export.jsonl:3: last line has no newline (file truncated?)")
 
-	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge, evidence.Default(), nil)
+	_, err = scanFile(context.Background(), filepath.Join(dir, "absent.jsonl"), 2, ws, parse, merge, nil, evidence.Default(), nil)
 	assert.True(t, errors.Is(err, os.ErrNotExist))
 }
 
