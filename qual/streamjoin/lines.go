@@ -49,6 +49,9 @@ type worker struct {
 	memo   *memo  // nil: extract every answer
 	// sessions answers EntryOf in the worker (Options.Sessions).
 	sessions *Sessions
+	// metricKeys are the `"name":` of the last record's metrics, in order:
+	// parseMetrics's guesses for the next record.
+	metricKeys [][]byte
 }
 
 func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool) *worker {

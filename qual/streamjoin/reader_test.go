@@ -12,6 +12,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -134,9 +135,25 @@ func checkRecordLine(t *testing.T, line []byte) {
 	}
 	var want *aiperf.RecordLine
 	stdErr := aiperf.ScanRecords(writeLine(t, line), func(_ int, r *aiperf.RecordLine) error { want = r; return nil })
-	w := testWorker(&bodyRecorder{})
+	// parseMetrics guesses each key from the worker's last record: a
+	// fresh worker, one that read a real AIPerf record and one that read
+	// this very line must all read it as encoding/json does.
+	body := bytes.TrimSuffix(line, []byte{'\r'})
+	fresh, real, same := testWorker(&bodyRecorder{}), testWorker(&bodyRecorder{}), testWorker(&bodyRecorder{})
+	var scratch clientLine
+	_ = parseRecordLine(real, primeRecord, &scratch)
+	_ = parseRecordLine(same, slices.Clone(body), &scratch)
+	for _, w := range []*worker{fresh, real, same} {
+		checkRecordWith(t, w, line, body, want, stdErr)
+	}
+}
+
+// primeRecord is a real AIPerf 0.13.0 record, to prime a worker's guesses.
+var primeRecord = []byte(`{"metadata":{"session_num":6,"x_request_id":"7eb8cf5d-d9b0-4a86-89f7-6d072e6b820d","x_correlation_id":"b2e83e8d-8245-4f35-8907-24ad61ea2756","conversation_id":"img-0006#0","turn_index":0,"credit_issued_ns":1796024903079638889,"request_start_ns":1796024903080441163,"request_ack_ns":1796024903093701271,"request_end_ns":1796024903093974205,"worker_id":"worker_a9a32895","record_processor_id":"record_processor_5d37a472","benchmark_phase":"profiling","phase_index":1,"profiling_index":1,"phase_name":"profiling","phase_kind":"profiling","was_cancelled":false,"context_overflow_skip":false,"agent_depth":0,"root_correlation_id":"b2e83e8d-8245-4f35-8907-24ad61ea2756"},"metrics":{"http_req_connecting":{"value":0.0,"unit":"ms"},"request_latency":{"value":13.533042,"unit":"ms"},"http_req_duration":{"value":13.503042,"unit":"ms"}}}`)
+
+func checkRecordWith(t *testing.T, w *worker, line, body []byte, want *aiperf.RecordLine, stdErr error) {
 	var got clientLine
-	err := parseRecordLine(w, bytes.TrimSuffix(line, []byte{'\r'}), &got)
+	err := parseRecordLine(w, body, &got)
 	if stdErr != nil {
 		if err == nil && !isBlank(line) {
 			t.Logf("accepted what encoding/json rejects (%v): %q", stdErr, line)
