@@ -335,20 +335,29 @@ func objectNext(b []byte, i int) (next int, more bool, err error) {
 // moves it past the value and leaves its error in o.err, which next reports
 // inside the field's name. Key and separator errors are reported as they are.
 type fields struct {
-	b    []byte
-	set  *fieldSet // nil: a map, o.name stays ""
-	i    int
-	key  []byte // the current raw key
-	name string // the field set's match for key
-	err  error
-	more bool // another member follows
-	in   bool // a value is being read
+	b     []byte
+	set   *fieldSet // nil: a map, o.name stays ""
+	guess *keyGuess // nil: no guesses
+	n     int       // members read so far (the guess's position)
+	i     int
+	key   []byte // the current raw key
+	name  string // the field set's match for key
+	err   error
+	more  bool // another member follows
+	in    bool // a value is being read
 }
 
 // walkObject starts a walk of the object at b[i].
 func walkObject(b []byte, i int, set *fieldSet) fields {
 	i, empty, err := objectOpen(b, i)
 	return fields{b: b, set: set, i: i, err: err, more: err == nil && !empty}
+}
+
+// walkGuessing is walkObject with guesses of the keys (g may be nil).
+func walkGuessing(b []byte, i int, set *fieldSet, g *keyGuess) fields {
+	o := walkObject(b, i, set)
+	o.guess = g
+	return o
 }
 
 // walkNullable is walkObject where null is an object without members.
@@ -375,14 +384,55 @@ func (o *fields) next() bool {
 	if !o.more {
 		return false
 	}
+	o.in = true
+	if g := o.guess; g != nil && o.n < len(g.quoted) {
+		if q := g.quoted[o.n]; len(o.b)-o.i >= len(q) && string(o.b[o.i:o.i+len(q)]) == q {
+			// `"key":` byte for byte as read before: the same key, the
+			// same field.
+			o.key, o.name = o.b[o.i+1:o.i+len(q)-2], g.names[o.n]
+			o.i += len(q)
+			o.n++
+			return true
+		}
+	}
+	at := skipWS(o.b, o.i)
 	if o.key, o.i, o.err = objectKey(o.b, o.i); o.err != nil {
+		o.in = false
 		return false
 	}
 	if o.set != nil {
 		o.name = o.set.match(o.key)
 	}
-	o.in = true
+	if o.guess != nil {
+		o.guess.learn(o.n, o.b[at:o.i], o.name)
+	}
+	o.n++
 	return true
+}
+
+// keyGuess holds the keys of the last object of one kind a worker read,
+// in order, as `"key":` and the field each matched: fields.next compares
+// the bytes at hand with the guess for that place first, and reads the
+// key only when they differ. Writers put their keys in one order, so the
+// guess mostly holds; when it holds the key is the same byte for byte, so
+// nothing is accepted or rejected differently.
+type keyGuess struct {
+	quoted []string
+	names  []string
+}
+
+// learn records the key read at place n (quoted: from its opening quote
+// to its colon) in place of the guesses from n on.
+func (g *keyGuess) learn(n int, quoted []byte, name string) {
+	if n > len(g.quoted) {
+		return // an earlier place has no guess: the places no longer line up
+	}
+	g.quoted, g.names = g.quoted[:n], g.names[:n]
+	// Only `"key":` without a space before the colon, so that the key is
+	// quoted[1:len-2] (fields.next slices it so).
+	if len(quoted) >= 3 && quoted[len(quoted)-2] == '"' && len(g.quoted) < 64 {
+		g.quoted, g.names = append(g.quoted, string(quoted)), append(g.names, name)
+	}
 }
 
 // end returns the index after the object, or the walk's error.

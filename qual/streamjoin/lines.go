@@ -52,6 +52,9 @@ type worker struct {
 	// metricKeys are the `"name":` of the last record's metrics, in order:
 	// parseMetrics's guesses for the next record.
 	metricKeys [][]byte
+	// The keys of the last raw line, server record and response
+	// (fields.next's guesses).
+	guessRaw, guessServer, guessResp keyGuess
 }
 
 func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool) *worker {

@@ -520,7 +520,7 @@ type answerInfo struct {
 }
 
 func parseRawLine(w *worker, line []byte, out *rawLine) error {
-	o := walkObject(line, 0, rawFields)
+	o := walkGuessing(line, 0, rawFields, &w.guessRaw)
 	if o.err != nil {
 		return o.err
 	}
@@ -593,6 +593,7 @@ func (w *worker) parseResponses(b []byte, i int) (int, error) {
 
 func (w *worker) parseResponse(b []byte, i int) (int, error) {
 	o := walkNullable(b, i, responseFields)
+	o.guess = &w.guessResp
 	textAt, packetsAt, textEnd, packetsEnd := -1, -1, 0, 0
 	for o.next() {
 		switch o.name {
@@ -758,7 +759,7 @@ func parseServerLine(w *worker, line []byte, out *serverLine) error {
 // parseServerLineID parses a server record; idOut, when set, receives the
 // request id as a string.
 func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) error {
-	o := walkObject(line, 0, serverFields)
+	o := walkGuessing(line, 0, serverFields, &w.guessServer)
 	if o.err != nil {
 		return o.err
 	}

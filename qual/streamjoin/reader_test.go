@@ -194,20 +194,66 @@ func checkRawLine(t *testing.T, line []byte) {
 	}
 	var want *aiperf.RawLine
 	stdErr := aiperf.ScanRaw(writeLine(t, line), func(_ int, r *aiperf.RawLine) error { want = r; return nil })
-	rec := &bodyRecorder{}
-	w := testWorker(rec)
-	var got rawLine
-	err := parseRawLine(w, bytes.TrimSuffix(line, []byte{'\r'}), &got)
-	if stdErr != nil {
-		return
+	// fields.next guesses keys from the worker's last line: a fresh
+	// worker, one that read a real raw line and one that read this very
+	// line must all read it as encoding/json does.
+	body := bytes.TrimSuffix(line, []byte{'\r'})
+	for _, prime := range [][]byte{nil, primeRaw, body} {
+		rec := &bodyRecorder{}
+		w := testWorker(rec)
+		if prime != nil {
+			var scratch rawLine
+			_ = parseRawLine(w, slices.Clone(prime), &scratch)
+		}
+		rec.body = nil
+		var got rawLine
+		err := parseRawLine(w, body, &got)
+		if stdErr != nil {
+			return
+		}
+		require.NoError(t, err, "line %q", line)
+		assert.Equal(t, w.h.key([]byte(want.Metadata.XRequestID)), got.key)
+		assert.Equal(t, want.Status != nil, got.hasStatus)
+		if want.Status != nil {
+			assert.Equal(t, int32(*want.Status), got.status)
+		}
+		assert.Equal(t, want.Body(), rec.body)
 	}
-	require.NoError(t, err, "line %q", line)
-	assert.Equal(t, w.h.key([]byte(want.Metadata.XRequestID)), got.key)
-	assert.Equal(t, want.Status != nil, got.hasStatus)
-	if want.Status != nil {
-		assert.Equal(t, int32(*want.Status), got.status)
+}
+
+// primeRaw is a raw export line as AIPerf 0.13.0 writes it.
+var primeRaw = []byte(`{"metadata":{"session_num":9,"x_request_id":"f65c5852-8868-440e-8bc1-833a2e759518","x_correlation_id":"05bf1ee9-e776-4e87-b079-ba36389b0740","conversation_id":"img-0009#0","turn_index":0,"credit_issued_ns":1796024903084738889,"request_start_ns":1796024903085118244,"request_ack_ns":1796024903099913407,"request_end_ns":1796024903100438686,"worker_id":"worker_a9a32895","record_processor_id":"record_processor_5d37a472","benchmark_phase":"profiling","phase_index":1,"profiling_index":4,"phase_name":"profiling","phase_kind":"profiling","was_cancelled":false,"context_overflow_skip":false,"agent_depth":0,"root_correlation_id":"05bf1ee9-e776-4e87-b079-ba36389b0740"},"start_perf_ns":828356392649,"request_headers":{"User-Agent":"aiperf/0.13.0","X-Request-ID":"f65c5852-8868-440e-8bc1-833a2e759518","Accept":"application/json","Content-Type":"application/json"},"status":200,"responses":[{"perf_ns":828371713091,"text":"{\"data\":[{\"index\":0}]}","content_type":"application/json"}],"payload":{"input":[{"type":"image_url","url":"data:image/png;base64,QUJD"}]}}`)
+
+// TestServerLineGuesses reads server records with a fresh worker and with
+// workers that read another record first (their keys are then guessed):
+// every reading must be the same, value or error.
+func TestServerLineGuesses(t *testing.T) {
+	lines := []string{
+		`{"request_id":"a","route":"/v1/infer","model":"m","status":200,"handler_ms":1.5,"queue_ms":0,"task_ms":0.8,"image_bytes":10,"image_width":4,"image_height":3,"warmup_marker":false,"prompt_tokens":0,"completion_tokens":7}`,
+		`{"request_id":"b","route":"/v1/infer","model":"m","status":200,"handler_ms":1.5,"queue_ms":0,"task_ms":null,"image_bytes":10,"image_width":4,"image_height":3,"warmup_marker":false,"prompt_tokens":0,"completion_tokens":0}`,
+		`{"request_id":"c","route":"/v1/infer","model":"m","status":"200","handler_ms":1.5}`,
+		`{"request_id":"d","route":"/v1/infer","Task_MS":2.5,"image_width":4.5}`,
+		`{"request_id":"e" ,"route" : "/v1/infer","task_ms":3,"completion_tokens":-1}`,
+		`{"request_id":"f","route":"/v1/infer","model":"m","status":200,"handler_ms":1.5,"queue_ms":0,"task_ms":0.8,"image_bytes":10,"image_width":4,"image_height":3,"warmup_marker":false,"prompt_tokens":0,"completion_tokens":7,"extra":[1,{"a":"b"}]}`,
+		`{"request_id":"g","route":"/v1/infer","model":"m","status":200,"handler_ms":1.5,"queue_ms":0,"task_ms":0.8,"image_bytes":10,"image_width":4,"image_height":3,"warmup_marker":false,"prompt_tokens":0,"completion_tokens":`,
 	}
-	assert.Equal(t, want.Body(), rec.body)
+	read := func(w *worker, line string) string {
+		var out serverLine
+		var id string
+		if err := parseServerLineID(w, []byte(line), &out, &id); err != nil {
+			return "error: " + err.Error()
+		}
+		return fmt.Sprintf("%q %v %d %d %d", id, out.taskMS, out.w, out.h, out.tokens)
+	}
+	for _, line := range lines {
+		want := read(testWorker(nil), line)
+		for _, prime := range lines {
+			w := testWorker(nil)
+			read(w, prime)
+			assert.Equal(t, want, read(w, line), "%s after %s", line, prime)
+			assert.Equal(t, want, read(w, line), "%s twice after %s", line, prime)
+		}
+	}
 }
 
 func TestReadersAgreeOnFixtures(t *testing.T) {
