@@ -18,6 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -36,16 +37,16 @@ const (
 const (
 	fileResult      = "result.json"
 	fileServerLog   = "server.log"
-	fileRecords     = "server_records.jsonl"
+	fileRecords     = streamjoin.FileServerRecords
 	fileCorrectness = "correctness.json"
 	fileCorrectLog  = "correctness.log"
 	fileNativeIn    = "native_requests.jsonl"
-	fileNativeOut   = "native_answers.jsonl"
+	fileNativeOut   = streamjoin.FileNative
 	fileNativeLog   = "native.log"
 	// fileNativeMeta is where a native runner may say which path answered
 	// and what its task_ms measures (families/trtmc's adapter writes it).
 	fileNativeMeta = "native_meta.json"
-	fileDataset    = "dataset.jsonl"
+	fileDataset    = streamjoin.FileDataset
 	filePipFreeze  = "pip_freeze.txt"
 	dirAIPerf      = "aiperf"
 )
