@@ -65,6 +65,22 @@ install() {
   done
 }
 
+# launching NAME: NAME runs, or its recorded pid is still the launcher
+# about to exec it. Right after start the pid runs setsid, then setpriv,
+# and only then the daemon; on a loaded machine a start-up check can see
+# those, and pidof_daemon alone then reported a healthy start as a failed
+# one ("munged did not start"). A zombie is not running.
+launching() {
+  pidof_daemon "$1" >/dev/null && return 0
+  local f=$dir/run/$1.pid pid exe
+  [ -f "$f" ] || return 1
+  pid=$(cat "$f")
+  [ -n "$pid" ] && [ -d "/proc/$pid" ] || return 1
+  [ "$(awk '{print $3}' "/proc/$pid/stat" 2>/dev/null)" != Z ] || return 1
+  exe=$(readlink "/proc/$pid/exe" 2>/dev/null || true)
+  [[ -z "$exe" || "$exe" == */setsid* || "$exe" == */setpriv* ]]
+}
+
 # pidof_daemon NAME: the recorded pid of NAME when that process still runs
 # the program start launched (a recycled pid is not ours).
 pidof_daemon() {
@@ -163,7 +179,7 @@ start_munge() {
   local i
   for ((i = 0; i < 100; i++)); do
     if munge -n -S "$sock" 2>/dev/null | unmunge -S "$sock" >/dev/null 2>&1; then return 0; fi
-    pidof_daemon munged >/dev/null || break
+    launching munged || break
     sleep 0.1
   done
   return 1
@@ -180,7 +196,7 @@ start_slurm() {
   local i
   for ((i = 0; i < 300; i++)); do
     if healthy; then return 0; fi
-    for d in $(daemons); do pidof_daemon "$d" >/dev/null || { say "$d exited during start-up"; return 1; }; done
+    for d in $(daemons); do launching "$d" || { say "$d exited during start-up"; return 1; }; done
     sleep 0.1
   done
   say "the cluster did not become ready within 30 s"
