@@ -236,10 +236,16 @@ for path in sorted(glob.glob(os.path.join(sys.argv[2], "*", "result.json"))):
     pid = r["profile"]
     if r["verdict"] == "excluded":
         continue
-    mine = [(t, m) for t, m in log if m.startswith("trtmc-qual: %s: " % pid)]
+    # "trtmc-qual: PID: ..." lines, and the progress lines
+    # "trtmc-qual: PID [i/n] · stage NAME[: detail] ELAPSED"
+    mine = [(t, m) for t, m in log if m.startswith("trtmc-qual: %s: " % pid) or m.startswith("trtmc-qual: %s [" % pid)]
     start = ts_ns(r["started_at"])
     verdict = [t for t, m in mine if re.match(r"trtmc-qual: \S+: [A-Z_]+( \(|$)", m)]
-    stage = {m.split("stage ", 1)[1]: t for t, m in mine if ": stage " in m}
+    stage = {}
+    for t, m in mine:
+        g = re.search(r" · stage ([a-z-]+)", m)
+        if g and g.group(1) not in stage:
+            stage[g.group(1)] = t
     noticed = [t for t, m in mine if "server ready on port" in m]
     ready = [ts_ns(json.loads(l)["ts"]) for l in open(os.path.join(os.path.dirname(path), "server.log"))
              if '"server_ready"' in l]
