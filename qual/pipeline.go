@@ -179,7 +179,11 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	results := make([]*reports.Result, len(profiles))
 	jobs := make([]schedJob, len(profiles))
 	var queue []int
-	for _, i := range longestFirst(opts.Out, opts.Group, profiles) {
+	width := GPUsNeeded
+	if opts.Hardware.Pool.CPU() {
+		width = func(*inventory.Profile) int { return 1 } // one CPU slot each
+	}
+	for _, i := range longestFirst(opts.Out, opts.Group, profiles, width) {
 		p := profiles[i]
 		if p.Exclusion != nil {
 			results[i] = env.checkpoint(ctx, p, Slot{Name: "none"}, placement{})
