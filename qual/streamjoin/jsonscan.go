@@ -385,15 +385,10 @@ func (o *fields) next() bool {
 		return false
 	}
 	o.in = true
-	if g := o.guess; g != nil && o.n < len(g.quoted) {
-		if q := g.quoted[o.n]; len(o.b)-o.i >= len(q) && string(o.b[o.i:o.i+len(q)]) == q {
-			// `"key":` byte for byte as read before: the same key, the
-			// same field.
-			o.key, o.name = o.b[o.i+1:o.i+len(q)-2], g.names[o.n]
-			o.i += len(q)
-			o.n++
-			return true
-		}
+	if key, name, next, ok := o.guess.at(o.b, o.i, o.n); ok {
+		o.key, o.name, o.i = key, name, next
+		o.n++
+		return true
 	}
 	at := skipWS(o.b, o.i)
 	if o.key, o.i, o.err = objectKey(o.b, o.i); o.err != nil {
@@ -403,28 +398,43 @@ func (o *fields) next() bool {
 	if o.set != nil {
 		o.name = o.set.match(o.key)
 	}
-	if o.guess != nil {
-		o.guess.learn(o.n, o.b[at:o.i], o.name)
-	}
+	o.guess.learn(o.n, o.b[at:o.i], o.name)
 	o.n++
 	return true
 }
 
 // keyGuess holds the keys of the last object of one kind a worker read,
-// in order, as `"key":` and the field each matched: fields.next compares
-// the bytes at hand with the guess for that place first, and reads the
-// key only when they differ. Writers put their keys in one order, so the
-// guess mostly holds; when it holds the key is the same byte for byte, so
-// nothing is accepted or rejected differently.
+// in order, as `"key":` and the field each matched: fields.next,
+// parseMetadata and parseMetrics compare the bytes at hand with the guess
+// for that place first (at), and read the key only when they differ.
+// Writers put their keys in one order, so the guess mostly holds; when it
+// holds the key is the same byte for byte, so nothing is accepted or
+// rejected differently.
 type keyGuess struct {
 	quoted []string
 	names  []string
 }
 
+// at reports whether the bytes at b[i] are the key guessed for place n,
+// `"key":` byte for byte, and then returns the key (raw, as objectKey
+// returns it), the field it matched when it was read, and the index of
+// its value. A nil guess guesses nothing.
+func (g *keyGuess) at(b []byte, i, n int) (key []byte, name string, next int, ok bool) {
+	if g == nil || n >= len(g.quoted) {
+		return nil, "", 0, false
+	}
+	q := g.quoted[n]
+	if len(b)-i < len(q) || string(b[i:i+len(q)]) != q {
+		return nil, "", 0, false
+	}
+	return b[i+1 : i+len(q)-2], g.names[n], i + len(q), true
+}
+
 // learn records the key read at place n (quoted: from its opening quote
-// to its colon) in place of the guesses from n on.
+// to its colon) in place of the guesses from n on (a nil guess learns
+// nothing).
 func (g *keyGuess) learn(n int, quoted []byte, name string) {
-	if n > len(g.quoted) {
+	if g == nil || n > len(g.quoted) {
 		return // an earlier place has no guess: the places no longer line up
 	}
 	g.quoted, g.names = g.quoted[:n], g.names[:n]

@@ -35,7 +35,7 @@ type lineMerger[T any] func(lineNo int, off int64, v *T) error
 
 // linePrefetcher, when set, is called in the merging goroutine with a
 // chunk's parsed lines just before they are merged, to load what the merge
-// will look up (see index.touch). It must change nothing.
+// will look up (see touchLines). It must change nothing.
 type linePrefetcher[T any] func(lines []T)
 
 // worker is one parsing goroutine's reusable state.
@@ -49,12 +49,9 @@ type worker struct {
 	memo   *memo  // nil: extract every answer
 	// sessions answers EntryOf in the worker (Options.Sessions).
 	sessions *Sessions
-	// metricKeys are the `"name":` of the last record's metrics, in order:
-	// parseMetrics's guesses for the next record.
-	metricKeys [][]byte
-	// The keys of the last raw line, server record and response
-	// (fields.next's guesses).
-	guessRaw, guessServer, guessResp keyGuess
+	// The keys of the last object of each kind read, in order: the
+	// guesses of the next one's (keyGuess).
+	guessMeta, guessMetrics, guessRaw, guessServer, guessResp keyGuess
 }
 
 func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool) *worker {

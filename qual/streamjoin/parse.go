@@ -170,8 +170,10 @@ type metaFields struct {
 }
 
 // parseMetadata reads AIPerf's metadata object into m (merging, as
-// encoding/json does for a repeated key).
-func parseMetadata(b []byte, i int, m *metaFields) (int, error) {
+// encoding/json does for a repeated key). Its keys are guessed from the
+// last metadata object read (g, may be nil): AIPerf writes them in one
+// order.
+func parseMetadata(b []byte, i int, m *metaFields, g *keyGuess) (int, error) {
 	// The walk is written out: it runs for every record and raw line, and
 	// this loop is measurably faster than the fields walker.
 	if j, isnull := isNull(b, i); isnull {
@@ -181,20 +183,18 @@ func parseMetadata(b []byte, i int, m *metaFields) (int, error) {
 	if err != nil || empty {
 		return i, err
 	}
-	next := 0 // the key AIPerf writes next (metaOrder)
-	for more := true; more; {
-		var name string
-		if k := &metaOrder[next%len(metaOrder)]; len(b)-i >= len(k.quoted) && string(b[i:i+len(k.quoted)]) == k.quoted {
-			// The predicted key, byte for byte: what match would return.
-			name, i = k.name, i+len(k.quoted)
-			next++
+	for n, more := 0, true; more; n++ {
+		_, name, next, ok := g.at(b, i, n)
+		if ok {
+			i = next
 		} else {
+			at := skipWS(b, i)
 			var key []byte
 			if key, i, err = objectKey(b, i); err != nil {
 				return 0, err
 			}
 			name = metadataFields.match(key)
-			next = metaNext[string(key)] // 0 for a key out of the order
+			g.learn(n, b[at:i], name)
 		}
 		switch name {
 		case "x_request_id":
@@ -223,33 +223,6 @@ func parseMetadata(b []byte, i int, m *metaFields) (int, error) {
 	}
 	return i, nil
 }
-
-// metaOrder is the order in which AIPerf 0.13.0 writes the metadata keys
-// (both exports; profiling_index only in the profiling phase). parseMetadata
-// compares the bytes at hand with the next key's `"key":` first and reads
-// the key only when they differ: the same field is matched either way (a
-// key is matched exactly before any other way), so the order is a guess
-// that saves work, never a rule.
-var metaOrder = func() []struct{ quoted, name string } {
-	keys := []string{"session_num", "x_request_id", "x_correlation_id", "conversation_id", "turn_index",
-		"credit_issued_ns", "request_start_ns", "request_ack_ns", "request_end_ns", "worker_id",
-		"record_processor_id", "benchmark_phase", "phase_index", "profiling_index", "phase_name", "phase_kind",
-		"was_cancelled", "context_overflow_skip", "agent_depth", "root_correlation_id"}
-	out := make([]struct{ quoted, name string }, len(keys))
-	for i, k := range keys {
-		out[i].quoted, out[i].name = `"`+k+`":`, metadataFields.match([]byte(k))
-	}
-	return out
-}()
-
-// metaNext maps a metadata key to the position in metaOrder after it.
-var metaNext = func() map[string]int {
-	m := map[string]int{}
-	for i, k := range metaOrder {
-		m[k.quoted[1:len(k.quoted)-2]] = i + 1
-	}
-	return m
-}()
 
 // check is qual/aiperf's RecordMetadata.check; it returns the phase.
 func (m *metaFields) check() (uint8, error) {
@@ -343,7 +316,7 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 	for o.next() {
 		switch o.name {
 		case "metadata":
-			o.i, o.err = parseMetadata(line, o.i, &m)
+			o.i, o.err = parseMetadata(line, o.i, &m, &w.guessMeta)
 		case "metrics":
 			var isnull bool
 			if o.i, isnull = isNull(line, o.i); isnull {
@@ -396,10 +369,8 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 // parseMetrics walks the metrics map; request_latency's value is read the
 // way aiperf.MetricValue.Float reads it: a number, else absent.
 //
-// As parseMetadata guesses the next key from AIPerf's order, this one
-// guesses it from the record before (w.metricKeys): a guess that holds
-// passes the key without looking for its end; one that fails reads the
-// key as usual and replaces the guesses from there on.
+// Its keys are guessed from the record before (w.guessMetrics), as
+// parseMetadata's.
 func (w *worker) parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 	// The walk is written out, as in parseMetadata: a record has dozens
 	// of metrics.
@@ -408,20 +379,15 @@ func (w *worker) parseMetrics(b []byte, i int, out *clientLine) (int, error) {
 		return i, err
 	}
 	for n, more := 0, true; more; n++ {
-		var key []byte
-		if n < len(w.metricKeys) && len(b)-i >= len(w.metricKeys[n]) && string(b[i:i+len(w.metricKeys[n])]) == string(w.metricKeys[n]) {
-			// `"key":` exactly as a key read before: the same key.
-			key = b[i+1 : i+len(w.metricKeys[n])-2]
-			i += len(w.metricKeys[n])
+		key, _, next, ok := w.guessMetrics.at(b, i, n)
+		if ok {
+			i = next
 		} else {
 			at := skipWS(b, i)
 			if key, i, err = objectKey(b, i); err != nil {
 				return 0, err
 			}
-			w.metricKeys = w.metricKeys[:min(n, len(w.metricKeys))]
-			if b[i-1] == ':' && i-at == len(key)+3 { // no space inside: a guess for the next record
-				w.metricKeys = append(w.metricKeys, bytes.Clone(b[at:i]))
-			}
+			w.guessMetrics.learn(n, b[at:i], "")
 		}
 		if keyIs(key, "request_latency") {
 			out.latencyMS = math.NaN() // a map element is decoded afresh
@@ -530,7 +496,7 @@ func parseRawLine(w *worker, line []byte, out *rawLine) error {
 	for o.next() {
 		switch o.name {
 		case "metadata":
-			o.i, o.err = parseMetadata(line, o.i, &m)
+			o.i, o.err = parseMetadata(line, o.i, &m, &w.guessMeta)
 		case "status":
 			var v int64
 			var isnull bool
