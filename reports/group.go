@@ -45,6 +45,16 @@ type GroupReport struct {
 	// each row's evidence are relative to it. Empty: relative to the
 	// group's directory (OUT/<group>/results.html).
 	LinkDir string `json:"-"`
+	// Publish is what the caller knows for publication beyond the
+	// evidence: declared roots and this host's identity (see Scrubber).
+	Publish PublicOptions `json:"-"`
+
+	// loadRoots are the result roots the report was loaded from
+	// (absolute); scrub is the report's scrubber once built; public marks
+	// a copy made by Public.
+	loadRoots []string
+	scrub     *Scrubber
+	public    bool
 }
 
 // Row is one profile of the group.

@@ -15,6 +15,10 @@ import (
 // excluded and not-run profiles are <skipped> with their reason. The suite
 // is the group; its properties carry the coverage sentence.
 func (r *GroupReport) JUnit(w io.Writer) error {
+	r, err := r.Public()
+	if err != nil {
+		return err
+	}
 	suite := junit.Suite{Name: "trtmc-qual run " + r.Group, Properties: [][2]string{
 		{"group", r.Group}, {"coverage", r.Coverage.Summary}}}
 	for i := range r.Rows {

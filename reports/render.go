@@ -28,6 +28,11 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	}
 	var buf bytes.Buffer
 	var err error
+	if publicFormat(format) {
+		if r, err = r.Public(); err != nil {
+			return fmt.Errorf("render %s: %w", format, err)
+		}
+	}
 	switch format {
 	case FormatMarkdown:
 		err = renderMarkdown(&buf, r)
@@ -55,6 +60,9 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	_, err = w.Write(out)
 	return err
 }
+
+// publicFormat: the formats written for others to read (see Public).
+func publicFormat(format string) bool { return format == FormatMarkdown || format == FormatHTML }
 
 func renderJSON(w io.Writer, r *GroupReport) error {
 	enc := json.NewEncoder(w)
@@ -303,6 +311,9 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n## Reproduce\n")
+		if used := usedRoots(r.scrub, repro); len(used) > 0 {
+			p.f("\n%s\n", rootsNote(used, r.scrub))
+		}
 		for _, row := range repro {
 			p.f("\n### %s\n\n", row.Profile)
 			if c := row.Reproduce.Command; c != "" {
@@ -311,7 +322,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 				p.f("_No trtmc-qual command recorded._\n")
 			}
 			if len(row.Reproduce.AIPerfArgv) > 0 {
-				argv := shellLines(row.Reproduce.AIPerfArgv)
+				argv := shellLines(row.Reproduce.AIPerfArgv, r.scrub)
 				p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n%[1]ssh\n%[2]s\n%[1]s\n\n</details>\n", fence(argv), argv)
 			}
 		}
@@ -328,6 +339,15 @@ func reasonRows(rows []Row) []Row {
 		}
 	}
 	return out
+}
+
+// usedRoots are the named roots the rows' reproduce commands use.
+func usedRoots(s *Scrubber, rows []Row) []string {
+	var texts []string
+	for _, row := range rows {
+		texts = append(texts, row.Reproduce.Command, strings.Join(row.Reproduce.AIPerfArgv, " "))
+	}
+	return s.UsedRoots(texts...)
 }
 
 func reproRows(rows []Row) []Row {

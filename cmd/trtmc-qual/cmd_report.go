@@ -39,6 +39,11 @@ type reportOptions struct {
 	Baseline     []string
 	ThresholdPct float64
 
+	// Roots are --root NAME=DIR; Publish is what published formats map
+	// (the declared roots, this host's roots and identity).
+	Roots   []string
+	Publish reports.PublicOptions
+
 	Now            func() time.Time
 	HarnessVersion string
 	Ctx            context.Context
@@ -128,6 +133,11 @@ a file cannot be written or read for a reason other than its content.`,
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
+			declared, err := parseRoots(opts.Roots)
+			if err != nil {
+				return err
+			}
+			opts.Publish = publicOptions(f, declared)
 			opts.Now, opts.HarnessVersion, opts.Ctx, opts.Getenv = f.Now, f.Version, cmd.Context(), f.Getenv
 			if runF != nil {
 				return runF(opts)
@@ -151,6 +161,7 @@ a file cannot be written or read for a reason other than its content.`,
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
 	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
 	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct, "percent p50 increase over --baseline marked as a regression")
+	addRootFlag(cmd, &opts.Roots)
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
 	_ = cmd.MarkFlagDirname("baseline")
@@ -218,6 +229,7 @@ func runReport(opts *reportOptions) error {
 	if err != nil {
 		return evidenceError(err)
 	}
+	rep.Publish = opts.Publish
 	if len(opts.Baseline) > 0 {
 		base, err := reports.Load(opts.Baseline, opts.Group)
 		if err != nil {

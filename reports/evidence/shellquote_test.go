@@ -83,3 +83,26 @@ func TestShellQuoteForms(t *testing.T) {
 	}
 	assert.Equal(t, "'A=b' c=d", ShellJoin([]string{"A=b", "c=d"}), "a first word NAME=VALUE is no assignment")
 }
+
+// TestShellSplitReadsBackShellJoin: whatever ShellJoin writes, ShellSplit
+// reads back as the same argv (the public reproduce commands are rebuilt
+// word by word from the stored line).
+func TestShellSplitReadsBackShellJoin(t *testing.T) {
+	for _, argv := range [][]string{
+		{"trtmc-qual", "run", "--group", "vlm"},
+		{"a b", "it's", "$(touch x)", "`x`", "", "x\u202ey\x1b[2J", "tab\there", "new\nline", "back\\slash", "NAME=v"},
+		{"--flag=/a b/c", "'", "\"", "\\'"},
+		hostileArgs,
+	} {
+		got, ok := ShellSplit(ShellJoin(argv))
+		require.True(t, ok, "%q", ShellJoin(argv))
+		assert.Equal(t, argv, got)
+	}
+	got, ok := ShellSplit(`TRTMC_SERVE_TOKEN="$TRTMC_SERVE_TOKEN" trtmc-qual --out "$OUT"/x "$HARNESS/a b" \$y`)
+	require.True(t, ok)
+	assert.Equal(t, []string{"TRTMC_SERVE_TOKEN=$TRTMC_SERVE_TOKEN", "trtmc-qual", "--out", "$OUT/x", "$HARNESS/a b", "$y"}, got)
+	for _, bad := range []string{"a; b", "a | b", "a > f", "'open", `"open`, "$(x)", `"$(x)"`, "a `b`", "$'\\q'"} {
+		_, ok := ShellSplit(bad)
+		assert.False(t, ok, bad)
+	}
+}
