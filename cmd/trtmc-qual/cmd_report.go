@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -34,7 +33,10 @@ type reportOptions struct {
 	// instead of writing.
 	UpdateDoc string
 	DryRun    bool
-	Rejudge   bool
+	// Link is where the full report is published, for --update-doc's
+	// block ("" says how to get it).
+	Link    string
+	Rejudge bool
 	// Baseline are the result roots of an earlier run to compare p50s with.
 	Baseline     []string
 	ThresholdPct float64
@@ -158,6 +160,7 @@ a file cannot be written or read for a reason other than its content.`,
 	_ = fl.MarkHidden("output")
 	addFileFlag(cmd, &opts.UpdateDoc, "update-doc", "rewrite the group's block between <!-- trtmc-qual:GROUP:begin/end --> markers in this Markdown page", "md", "markdown")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "with --update-doc: print the diff, write nothing")
+	fl.StringVar(&opts.Link, "link", "", "with --update-doc: URL (or path from the page) of the full report, linked from the block")
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
 	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
 	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct, "percent p50 increase over --baseline marked as a regression")
@@ -246,7 +249,7 @@ func runReport(opts *reportOptions) error {
 		return err
 	}
 	if opts.UpdateDoc != "" {
-		if err := updateDoc(opts, rep.Group, buf.Bytes()); err != nil {
+		if err := updateDoc(opts, rep); err != nil {
 			return err
 		}
 	} else if opts.Output != "" {
@@ -266,11 +269,19 @@ func runReport(opts *reportOptions) error {
 	return nil
 }
 
+// docLockWait is how long --update-doc waits for another update of the
+// same page to finish.
+const docLockWait = 60 * time.Second
+
 // updateDoc rewrites the group's block of the page opts.UpdateDoc with
-// table, or prints the diff with --dry-run. The page is replaced
-// atomically with its permissions kept, and only when something changed.
-func updateDoc(opts *reportOptions, group string, table []byte) error {
-	path := opts.UpdateDoc
+// the docs block (its headings one level under the page's heading above
+// the markers), or prints the diff with --dry-run. The page is read with
+// a cap; the rewrite holds the page's lock and refuses if another program
+// changed the page meanwhile (evidence.UpdateFile), so two updates of one
+// page never lose a block; it is atomic, keeps the file's permissions and
+// writes only when something changed.
+func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
+	path, group := opts.UpdateDoc, rep.Group
 	// A page that is a symlink is updated where it lives; the link stays.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -282,34 +293,64 @@ func updateDoc(opts *reportOptions, group string, table []byte) error {
 	if !info.Mode().IsRegular() {
 		return withCode(exitUsage, fmt.Errorf("--update-doc %s: not a regular file", path))
 	}
-	page, err := os.ReadFile(path)
-	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("--update-doc: %w", err))
-	}
-	updated, changed, err := reports.UpdateBlock(page, path, group, table)
-	if err != nil {
-		return withCode(exitUsage, err)
+	rewrite := func(page []byte) ([]byte, error) {
+		blk, err := reports.FindBlock(page, path, group)
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		var block bytes.Buffer
+		if err := reports.RenderDocBlock(&block, rep, reports.DocBlockOptions{HeadingLevel: blk.HeadingLevel, Link: opts.Link}); err != nil {
+			return nil, err
+		}
+		return blk.Replace(page, block.Bytes()), nil
 	}
 	if opts.DryRun {
-		if _, err := io.WriteString(opts.IO.Out, reports.UnifiedDiff(path, path+" (updated)", page, updated)); err != nil {
+		page, err := evidence.ReadFile(opts.Ctx, path, reports.MaxPageBytes)
+		if err != nil {
+			return pageError(err)
+		}
+		updated, err := rewrite(page)
+		if err != nil {
 			return err
 		}
-		if changed {
+		if err := reports.WriteUnifiedDiff(opts.IO.Out, path, path+" (updated)", page, updated); err != nil {
+			return err
+		}
+		if !bytes.Equal(page, updated) {
 			fmt.Fprintf(opts.IO.ErrOut, "report: --dry-run: %s would change (block %s); nothing written\n", path, group)
 		} else {
 			fmt.Fprintf(opts.IO.ErrOut, "report: --dry-run: %s is up to date (block %s)\n", path, group)
 		}
 		return nil
 	}
+	changed, err := evidence.UpdateFile(opts.Ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
+	if err != nil {
+		var busy *evidence.BusyError
+		var moved *evidence.ChangedError
+		if errors.As(err, &busy) || errors.As(err, &moved) {
+			return withCode(exitSetup, err) // retried later, the same command succeeds
+		}
+		return pageError(err)
+	}
 	if !changed {
 		fmt.Fprintf(opts.IO.ErrOut, "report: %s is up to date (block %s)\n", path, group)
 		return nil
 	}
-	if err := evidence.WriteFileMode(path, updated, info.Mode().Perm()); err != nil {
-		return err
-	}
 	fmt.Fprintf(opts.IO.ErrOut, "report: updated block %s of %s\n", group, path)
 	return nil
+}
+
+// pageError gives a page that cannot be read its exit status: missing,
+// not a regular file or over the cap is the user's (2).
+func pageError(err error) error {
+	var coded *codedError
+	switch {
+	case errors.As(err, &coded):
+		return err
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, evidence.ErrNotRegular), errors.Is(err, evidence.ErrTooLarge):
+		return withCode(exitUsage, fmt.Errorf("--update-doc: %w", err))
+	}
+	return err
 }
 
 // evidenceError maps the loader's errors to exit codes: a missing root or
