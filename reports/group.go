@@ -48,6 +48,9 @@ type GroupReport struct {
 	// Publish is what the caller knows for publication beyond the
 	// evidence: declared roots and this host's identity (see Scrubber).
 	Publish PublicOptions `json:"-"`
+	// Summary is what the completion summary (FormatSummary) knows beyond
+	// the rows.
+	Summary SummaryOptions `json:"-"`
 
 	// loadRoots are the result roots the report was loaded from
 	// (absolute); scrub is the report's scrubber once built; public marks

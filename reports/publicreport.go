@@ -147,7 +147,7 @@ func (r *GroupReport) Public() (*GroupReport, error) {
 		// test); should one not, publish nothing rather than the original.
 		return nil, fmt.Errorf("public copy of the report: %w", err)
 	}
-	out.LinkDir, out.Publish, out.loadRoots, out.scrub, out.public = r.LinkDir, r.Publish, r.loadRoots, s, true
+	out.LinkDir, out.Publish, out.Summary, out.loadRoots, out.scrub, out.public = r.LinkDir, r.Publish, r.Summary, r.loadRoots, s, true
 	for i := range out.Rows {
 		src := &r.Rows[i]
 		row := &out.Rows[i]

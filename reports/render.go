@@ -14,7 +14,7 @@ import (
 // GroupFormats returns the formats Render accepts for a group report, for
 // flag help and validation.
 func GroupFormats() []string {
-	return []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML, FormatTable, FormatTSV}
+	return []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML, FormatTable, FormatTSV, FormatSummary}
 }
 
 // Render writes the group report in one format: md (the document release
@@ -46,6 +46,8 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 		err = renderTerminal(&buf, r)
 	case FormatTSV:
 		err = resultsTable(r.Rows, true, nil).Write(&buf, FormatTSV)
+	case FormatSummary:
+		err = renderSummary(&buf, r)
 	}
 	if err != nil {
 		return fmt.Errorf("render %s: %w", format, err)
@@ -62,7 +64,9 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 }
 
 // publicFormat: the formats written for others to read (see Public).
-func publicFormat(format string) bool { return format == FormatMarkdown || format == FormatHTML }
+func publicFormat(format string) bool {
+	return format == FormatMarkdown || format == FormatHTML || format == FormatSummary
+}
 
 func renderJSON(w io.Writer, r *GroupReport) error {
 	enc := json.NewEncoder(w)
