@@ -144,6 +144,9 @@ type ConflictSide struct {
 	EndedAt time.Time `json:"ended_at"`
 }
 
+// Dir is the row's evidence directory as loaded ("" without a result).
+func (r *Row) Dir() string { return r.dir }
+
 // Joined returns the row's joined requests (nil when none were stored).
 func (r *Row) Joined() []JoinedLine { return r.joined }
 

@@ -285,6 +285,23 @@ type Span struct {
 // data, not text.
 const blobMin = 100
 
+// InOpaqueData reports whether text[i] lies in a run of base64 characters
+// long enough to be data (an image inside a request), which Spans never
+// scans for names.
+func InOpaqueData(text string, i int) bool {
+	if i < 0 || i >= len(text) || !isB64Byte(text[i]) {
+		return false
+	}
+	lo, hi := i, i
+	for lo > 0 && isB64Byte(text[lo-1]) {
+		lo--
+	}
+	for hi < len(text) && isB64Byte(text[hi]) {
+		hi++
+	}
+	return hi-lo >= blobMin
+}
+
 func isWordByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-'
 }
