@@ -170,11 +170,15 @@ func NewScrubber(roots []Root, id Identity) *Scrubber {
 	seen := map[string]bool{}
 	var users []string
 	for i, r := range roots {
+		if rootNameRe.MatchString(r.Name) {
+			// Known by name even without a path here (a published row
+			// records {"name": "X", "path": "$X"}): "$X/rest" is a path.
+			s.names[r.Name] = true
+		}
 		r.Path = filepath.Clean(r.Path)
 		if CheckRoot(r) != nil {
 			continue
 		}
-		s.names[r.Name] = true
 		if !seen[r.Path] {
 			seen[r.Path] = true
 			s.roots = append(s.roots, scrubRoot{r, i})

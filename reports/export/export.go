@@ -407,6 +407,14 @@ func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
 		case isLog(name) && x.o.Logs == LogsTail:
 			file.Action = ActionTail
 			err = x.copyFile(ctx, packPath, from, to, true, x.o.LogTail)
+		case name == reports.ResultFile:
+			file.Action = ActionScrubbed
+			if err = x.copyFile(ctx, "", from, to, true, 0); err == nil {
+				err = x.nameRoots(to)
+			}
+			if err == nil {
+				err = x.scanFile(packPath, from, to)
+			}
 		default:
 			file.Action = ActionScrubbed
 			err = x.copyFile(ctx, packPath, from, to, true, 0)
@@ -494,7 +502,9 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 			}
 			continue
 		}
-		x.scanLine(packPath, n, from, text)
+		if packPath != "" { // "": the caller scans the file it makes of it
+			x.scanLine(packPath, n, from, text)
+		}
 		if _, err := io.WriteString(out, text); err != nil {
 			return err
 		}
@@ -539,6 +549,56 @@ func validJSONFile(path string) bool {
 			depth--
 		}
 	}
+}
+
+// nameRoots records in a scrubbed result.json every root its text refers
+// to ($NAME) as {"name": NAME, "path": "$NAME"} in provenance.roots, so
+// that a report of the pack knows "$NAME/rest" is a path under a root
+// even where NAME was declared only when exporting (--root).
+func (x *exporter) nameRoots(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	used := x.scrub.UsedRoots(string(data))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	prov, _ := doc["provenance"].(map[string]any)
+	if prov == nil || len(used) == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	list, _ := prov["roots"].([]any)
+	for _, r := range list {
+		if m, ok := r.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				have[n] = true
+			}
+		}
+	}
+	added := false
+	for _, n := range used {
+		if !have[n] {
+			list = append(list, map[string]any{"name": n, "path": "$" + n})
+			added = true
+		}
+	}
+	if !added {
+		return nil
+	}
+	prov["roots"] = list
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 // groupFiles writes the group's inventory snapshot (scrubbed) and the
