@@ -25,12 +25,12 @@ import (
 //   - a root's path, at path boundaries, becomes $NAME;
 //   - any other absolute path of a host (its first directory one of the
 //     top-level directories a host has: /home, /tmp, /data, ... or one this
-//     host has) becomes <private>/BASENAME;
-//   - a host name of the run (its short and full names) becomes <host>;
+//     host has) becomes [private]/BASENAME;
+//   - a host name of the run (its short and full names) becomes [host];
 //   - a user name (the run's users, and every NAME of /home/NAME or
-//     /Users/NAME in a root's path) becomes <user>, unless it is a generic
+//     /Users/NAME in a root's path) becomes [user], unless it is a generic
 //     account name (root, runner, ...), which names nobody;
-//   - an IP address other than loopback becomes <ip>.
+//   - an IP address other than loopback becomes [ip].
 //
 // Long base64 runs (images inside requests) are opaque data, never
 // scanned for names: a two-letter host name occurs in them by chance.
@@ -61,10 +61,10 @@ func RootDescriptions() map[string]string {
 
 // Placeholders Text writes.
 const (
-	MaskPrivatePath = "<private>"
-	MaskHost        = "<host>"
-	MaskUser        = "<user>"
-	MaskIP          = "<ip>"
+	MaskPrivatePath = "[private]"
+	MaskHost        = "[host]"
+	MaskUser        = "[user]"
+	MaskIP          = "[ip]"
 )
 
 // Root is a named directory of the run host: published text writes a path

@@ -28,22 +28,22 @@ func TestScrubberText(t *testing.T) {
 		"/tmp/pub/home/alice/out/vlm/x/result.json":              "$OUT/vlm/x/result.json",
 		`"path": "/work/trtmc-qual/.venv/bin/aiperf"`:            `"path": "$AIPERF_VENV/bin/aiperf"`,
 		"--config=/work/trtmc-qual/trtmc-qual.yaml":              "--config=$HARNESS/trtmc-qual.yaml",
-		"/work/trtmc-qualx/y":                                    "<private>/y", // not under the root: a boundary
+		"/work/trtmc-qualx/y":                                    "[private]/y", // not under the root: a boundary
 		"cd /data/src/TensorRT-Model-Connect && pytest":          "cd $TRTMC_REPO && pytest",
-		"server exited; see /home/jdoe/.cache/x.log":             "server exited; see <private>/x.log",
-		"log at /var/log/gpu-node-17.log":                        "log at <private>",
-		"on gpu-node-17.cluster.example (gpu-node-17) as jdoe":   "on <host> (<host>) as <user>",
-		"GPU-NODE-17 rebooted":                                   "<host> rebooted",
-		"alice ran it":                                           "<user> ran it", // learned from /home/alice
+		"server exited; see /home/jdoe/.cache/x.log":             "server exited; see [private]/x.log",
+		"log at /var/log/gpu-node-17.log":                        "log at [private]",
+		"on gpu-node-17.cluster.example (gpu-node-17) as jdoe":   "on [host] ([host]) as [user]",
+		"GPU-NODE-17 rebooted":                                   "[host] rebooted",
+		"alice ran it":                                           "[user] ran it", // learned from /home/alice
 		"user root, the native runner":                           "user root, the native runner",
-		"listening on 10.1.2.3:8000 and [fd00::12]:80":           "listening on <ip>:8000 and [<ip>]:80",
+		"listening on 10.1.2.3:8000 and [fd00::12]:80":           "listening on [ip]:8000 and [[ip]]:80",
 		"http://127.0.0.1:35493/v1/chat/completions and ::1":     "http://127.0.0.1:35493/v1/chat/completions and ::1",
 		"route /v1/infer, /health/ready, 0.0.0.0:8000":           "route /v1/infer, /health/ready, 0.0.0.0:8000",
 		"aiperf==0.13.0.1 torch>=2.5.1.0 at 12:30:45":            "aiperf==0.13.0.1 torch>=2.5.1.0 at 12:30:45",
 		"file:///tmp/pub/home/alice/out/a":                       "file://$OUT/a",
-		`"text": "first\n/home/jdoe/secret.txt"`:                 `"text": "first\n<private>/secret.txt"`,
+		`"text": "first\n/home/jdoe/secret.txt"`:                 `"text": "first\n[private]/secret.txt"`,
 		"relative/path/out and ref-vlm-small and jdoe-tool":      "relative/path/out and ref-vlm-small and jdoe-tool",
-		"$OUT/vlm and <private>/tmp and <host> and $HARNESS/bin": "$OUT/vlm and <private>/tmp and <host> and $HARNESS/bin",
+		"$OUT/vlm and [private]/tmp and [host] and $HARNESS/bin": "$OUT/vlm and [private]/tmp and [host] and $HARNESS/bin",
 	} {
 		assert.Equal(t, want, s.Text(in), in)
 		assert.Equal(t, s.Text(in), s.Text(s.Text(in)), "idempotent: %s", in)
@@ -85,7 +85,7 @@ func TestScrubberCommandIsExact(t *testing.T) {
 	assert.Empty(t, entries, "pasting the command ran something")
 
 	// A line that is not ShellJoin's is mapped as text, never dropped.
-	assert.Equal(t, "echo $OUT; rm -rf <private>", s.Command("echo /tmp/pub/home/alice/out; rm -rf /home/jdoe"))
+	assert.Equal(t, "echo $OUT; rm -rf [private]", s.Command("echo /tmp/pub/home/alice/out; rm -rf /home/jdoe"))
 }
 
 // TestPublicReport: the published formats of a report whose evidence

@@ -170,7 +170,7 @@ func TestExportPack(t *testing.T) {
 	_, err = Export(context.Background(), o)
 	require.NoError(t, err)
 	got := readPack(t, tail)["tail/detection/ref-detect-small/server.log"]
-	assert.Equal(t, "noise\nstarted on <host> by <user> in $OUT/detection/ref-detect-small from <ip>\n", got)
+	assert.Equal(t, "noise\nstarted on [host] by [user] in $OUT/detection/ref-detect-small from [ip]\n", got)
 }
 
 func extract(t *testing.T, pack, dir string) {
