@@ -226,20 +226,10 @@ func lastLineLen(b []byte) int {
 	return len(b) - (bytes.LastIndexByte(b[:end], '\n') + 1)
 }
 
-func splitLineSlices(data []byte) [][]byte {
-	var out [][]byte
-	for len(data) > 0 {
-		i := bytes.IndexByte(data, '\n')
-		if i < 0 {
-			out = append(out, data)
-			break
-		}
-		out = append(out, data[:i+1])
-		data = data[i+1:]
-	}
-	return out
-}
+// splitLineSlices is every line of data, newlines kept, as sub-slices.
+func splitLineSlices(data []byte) [][]byte { return firstLines(data, len(data)) }
 
+// lastLines is the last n lines of data, as sub-slices.
 func lastLines(data []byte, n int) [][]byte {
 	var out [][]byte
 	for len(data) > 0 && len(out) < n {
@@ -250,6 +240,7 @@ func lastLines(data []byte, n int) [][]byte {
 	return out
 }
 
+// firstLines is the first n lines of data, newlines kept, as sub-slices.
 func firstLines(data []byte, n int) [][]byte {
 	var out [][]byte
 	for len(data) > 0 && len(out) < n {

@@ -319,15 +319,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 		}
 		for _, row := range repro {
 			p.f("\n**%s**\n\n", row.Profile)
-			if c := row.Reproduce.Command; c != "" {
-				p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
-			} else {
-				p.f("_No trtmc-qual command recorded._\n")
-			}
-			if len(row.Reproduce.AIPerfArgv) > 0 {
-				argv := shellLines(row.Reproduce.AIPerfArgv, r.scrub)
-				p.f("\nAIPerf argv as recorded:\n\n%[1]ssh\n%[2]s\n%[1]s\n", fence(argv), argv)
-			}
+			writeRowCommands(p, &row, r.scrub, false)
 		}
 		p.f("\n</details>\n")
 	}

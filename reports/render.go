@@ -320,15 +320,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		}
 		for _, row := range repro {
 			p.f("\n### %s\n\n", row.Profile)
-			if c := row.Reproduce.Command; c != "" {
-				p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
-			} else {
-				p.f("_No trtmc-qual command recorded._\n")
-			}
-			if len(row.Reproduce.AIPerfArgv) > 0 {
-				argv := shellLines(row.Reproduce.AIPerfArgv, r.scrub)
-				p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n%[1]ssh\n%[2]s\n%[1]s\n\n</details>\n", fence(argv), argv)
-			}
+			writeRowCommands(p, &row, r.scrub, true)
 		}
 	}
 	return p.err
@@ -343,6 +335,26 @@ func reasonRows(rows []Row) []Row {
 		}
 	}
 	return out
+}
+
+// writeRowCommands writes a row's trtmc-qual command and its recorded
+// AIPerf argv (collapsed in a <details> of its own, or under a line) as
+// fenced shell code.
+func writeRowCommands(p *printer, row *Row, s *Scrubber, collapseArgv bool) {
+	if c := row.Reproduce.Command; c != "" {
+		p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
+	} else {
+		p.f("_No trtmc-qual command recorded._\n")
+	}
+	if len(row.Reproduce.AIPerfArgv) == 0 {
+		return
+	}
+	argv := shellLines(row.Reproduce.AIPerfArgv, s)
+	if collapseArgv {
+		p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n%[1]ssh\n%[2]s\n%[1]s\n\n</details>\n", fence(argv), argv)
+	} else {
+		p.f("\nAIPerf argv as recorded:\n\n%[1]ssh\n%[2]s\n%[1]s\n", fence(argv), argv)
+	}
 }
 
 // usedRoots are the named roots the rows' reproduce commands use.

@@ -1,14 +1,8 @@
 package main
 
 import (
-	"archive/tar"
-	"compress/gzip"
-	"errors"
-	"io"
-	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -16,6 +10,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 // TestExportJoinInputsAreTheJoins: the files export publishes byte for
@@ -63,34 +58,6 @@ func TestExportFlags(t *testing.T) {
 	assert.Contains(t, errOut, "--root: root name \"lower\"")
 }
 
-// extractPack extracts a .tar.gz into dir (as `tar xzf PACK -C DIR`).
-func extractPack(t *testing.T, pack, dir string) {
-	t.Helper()
-	f, err := os.Open(pack)
-	require.NoError(t, err)
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		require.NoError(t, err)
-		p := filepath.Join(dir, filepath.FromSlash(h.Name))
-		require.True(t, strings.HasPrefix(p, dir+string(filepath.Separator)), "entry %s stays inside", h.Name)
-		if h.Typeflag == tar.TypeDir {
-			require.NoError(t, os.MkdirAll(p, 0o755))
-			continue
-		}
-		data, err := io.ReadAll(tr)
-		require.NoError(t, err)
-		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
-		require.NoError(t, os.WriteFile(p, data, 0o644))
-	}
-}
-
 // TestExportPackValidates: a pack's PACK.json, manifests, rows and tables
 // match their schemas, and `report` on the extracted pack prints what it
 // prints on the original.
@@ -103,7 +70,7 @@ func TestExportPackValidates(t *testing.T) {
 	assert.Contains(t, errOut, "export: wrote "+pack+": 3 rows")
 	assert.Contains(t, errOut, "trtmc-qual report --from DIR/det --group detection --rejudge")
 	x := t.TempDir()
-	extractPack(t, pack, x)
+	golden.ExtractTarGz(t, pack, x)
 	_, per := validateEvidenceCount(t, loadSchemas(t), filepath.Join(x, "det"))
 	assert.Equal(t, 1, per["evidence-pack"])
 	assert.Equal(t, 3, per["manifest"])

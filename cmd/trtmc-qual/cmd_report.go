@@ -113,15 +113,24 @@ request, only the lines between
   <!-- trtmc-qual:GROUP:begin -->
   <!-- trtmc-qual:GROUP:end -->
 
-with the group's Markdown report (what --format md prints), atomically;
-running it again with the same evidence changes nothing. --dry-run prints the
-unified diff to stdout and writes nothing. A missing, doubled or misordered
-marker is an error naming the line (exit 2).
+with the group's docs block: no title of its own (its headings one level under
+the page's heading above the markers), the summary, a compact table (profile,
+checkpoint, precision, correctness, matched, errors, HTTP and Task p50/p95,
+images/s, output, GPU, source commit, verdict; --link URL points at the full
+report), coverage, reasons, and the reproduce commands collapsed. The page is
+read with a 16 MiB cap and rewritten atomically under a lock on the page, so
+concurrent updates never lose a block; a page another program changed
+meanwhile is left alone (exit 3). Running it again with the same evidence
+changes nothing. --dry-run prints the unified diff to stdout and writes
+nothing. A missing, doubled or misordered marker is an error naming the line
+(exit 2).
 
 Exit status: 0 when every counted normal profile is qualified, 1 when any row
 failed, broke (malformed or changed evidence included), was interrupted or was
-not run, 2 for usage errors (an unknown format, a missing result root), 4 when
-a file cannot be written or read for a reason other than its content.`,
+not run, 2 for usage errors (an unknown format, a missing result root, a page
+that is missing or too large), 3 when --update-doc's page is busy or changed
+during the update, 4 when a file cannot be written or read for a reason other
+than its content.`,
 		Example: `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --format md
 

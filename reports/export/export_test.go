@@ -46,7 +46,8 @@ func opts(root, out string) Options {
 		HarnessVersion: "test", Publish: reports.PublicOptions{Identity: reports.Identity{Hosts: []string{"gpu-node-17"}, Users: []string{"jdoe"}}}}
 }
 
-// readPack reads every file of a pack: path → content.
+// readPack reads every file of a pack (path → content), checking that
+// no entry carries a user or group name or id.
 func readPack(t *testing.T, pack string) map[string]string {
 	t.Helper()
 	f, err := os.Open(pack)
@@ -55,24 +56,17 @@ func readPack(t *testing.T, pack string) map[string]string {
 	gz, err := gzip.NewReader(f)
 	require.NoError(t, err)
 	tr := tar.NewReader(gz)
-	out := map[string]string{}
 	for {
 		h, err := tr.Next()
 		if errors.Is(err, io.EOF) {
-			return out
+			break
 		}
 		require.NoError(t, err)
 		assert.Empty(t, h.Uname, "no user name in the archive")
 		assert.Empty(t, h.Gname)
 		assert.Zero(t, h.Uid)
-		if h.Typeflag == tar.TypeReg {
-			data, err := io.ReadAll(tr)
-			require.NoError(t, err)
-			out[h.Name] = string(data)
-		} else {
-			assert.Equal(t, byte(tar.TypeDir), h.Typeflag, h.Name)
-		}
 	}
+	return golden.ReadTarGz(t, pack)
 }
 
 // TestExportPack: the pack of a group holds every sealed file but logs,
@@ -138,7 +132,7 @@ func TestExportPack(t *testing.T) {
 
 	// Extracted elsewhere, it loads: every row verifies against the new seal.
 	x := t.TempDir()
-	extract(t, pack, x)
+	golden.ExtractTarGz(t, pack, x)
 	rep, err := reports.Load([]string{filepath.Join(x, "det-pack")}, "detection")
 	require.NoError(t, err)
 	for _, row := range rep.Rows {
@@ -171,31 +165,6 @@ func TestExportPack(t *testing.T) {
 	require.NoError(t, err)
 	got := readPack(t, tail)["tail/detection/ref-detect-small/server.log"]
 	assert.Equal(t, "noise\nstarted on [host] by [user] in $OUT/detection/ref-detect-small from [ip]\n", got)
-}
-
-func extract(t *testing.T, pack, dir string) {
-	t.Helper()
-	f, err := os.Open(pack)
-	require.NoError(t, err)
-	defer f.Close()
-	gz, err := gzip.NewReader(f)
-	require.NoError(t, err)
-	tr := tar.NewReader(gz)
-	for {
-		h, err := tr.Next()
-		if errors.Is(err, io.EOF) {
-			return
-		}
-		require.NoError(t, err)
-		p := filepath.Join(dir, filepath.FromSlash(h.Name))
-		if h.Typeflag == tar.TypeDir {
-			require.NoError(t, os.MkdirAll(p, 0o755))
-			continue
-		}
-		data, err := io.ReadAll(tr)
-		require.NoError(t, err)
-		require.NoError(t, os.WriteFile(p, data, 0o644))
-	}
 }
 
 // TestExportRefusesLeaks: what remains after scrubbing refuses the pack,
