@@ -247,6 +247,14 @@ func TestReportSummary(t *testing.T) {
 	assert.True(t, strings.HasPrefix(out, "**detection: NOT complete"), out)
 	assert.Contains(t, out, "but `main` is now `"+gitRun("rev-parse", "HEAD")+"`")
 
+	// Into a .md file: the summary is Markdown.
+	file := filepath.Join(t.TempDir(), "summary.md")
+	code, _, errOut = runCLI(t, nil, append(args, "--output-file", file)...)
+	assert.Equal(t, exitOK, code, errOut)
+	written, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(written), "**detection: NOT complete"))
+
 	write("vlm")
 	code, _, errOut = runCLI(t, nil, args...)
 	assert.Equal(t, exitUsage, code)
