@@ -130,7 +130,8 @@ var commonTopDirs = []string{"home", "Users", "root", "tmp", "var", "opt", "usr"
 var genericNames = []string{"root", "runner", "user", "users", "admin", "ubuntu", "ec2-user", "nobody", "build",
 	"builder", "ci", "jenkins", "daemon", "www-data", "vagrant", "docker", "worker", "test", "circleci",
 	"gitlab-runner", "github", "host", "ip", "private", "home", "localhost", "localhost.localdomain", "trtmc",
-	"trtmc-qual", "aiperf"}
+	"trtmc-qual", "aiperf", "server", "node", "master", "main", "gpu", "cpu", "box", "debian", "fedora", "centos",
+	"alpine", "linux", "workstation", "desktop", "laptop", "default", "none", "unknown"}
 
 // Scrubber maps the text of one host's evidence to publishable text.
 type Scrubber struct {
