@@ -264,6 +264,13 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	if err := evidence.CheckDir(outDir); err != nil {
 		return nil, &InputError{fmt.Errorf("--output-file: %w", err)}
 	}
+	if abs, err := filepath.Abs(o.Output); err == nil {
+		for _, root := range o.Roots {
+			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
+				return nil, &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
+			}
+		}
+	}
 	rep, err := reports.Load(o.Roots, o.Group)
 	if err != nil {
 		return nil, err
@@ -819,6 +826,9 @@ func (x *exporter) scanNames() {
 		})
 		for _, sp := range found {
 			x.findings = append(x.findings, Finding{File: rel, Kind: sp.Kind + " in a file name"})
+		}
+		if x.red.Contains([]byte(rel)) {
+			x.findings = append(x.findings, Finding{File: rel, Kind: "secret in a file name"})
 		}
 		return nil
 	})

@@ -258,6 +258,10 @@ func TestExportBadInput(t *testing.T) {
 	kept, _ := os.ReadFile(existing)
 	assert.Equal(t, "keep me", string(kept))
 
+	_, err = Export(ctx, opts(root, filepath.Join(root, "detection", "p.tar.gz")))
+	require.ErrorAs(t, err, &in)
+	assert.Contains(t, err.Error(), "is inside the evidence it packs")
+
 	_, err = Export(ctx, opts(root, filepath.Join(out, "d.zip")))
 	require.ErrorAs(t, err, &in)
 	assert.Contains(t, err.Error(), "a pack is a .tar.gz")
