@@ -279,9 +279,9 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 		p.table(docBlockTable(other), "")
 	}
 	if o.Link != "" {
-		p.f("\nBundle, warmup and measured counts, missing joins, AIPerf version, GPU UUIDs and driver: [full report](%s).\n", o.Link)
+		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: [full report](%s).\n", o.Link)
 	} else {
-		p.f("\nBundle, warmup and measured counts, missing joins, AIPerf version, GPU UUIDs and driver: `trtmc-qual report --from \"$OUT\" --group %s -o md`, or `%s/results.md` of the evidence pack.\n", r.Group, r.Group)
+		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: `trtmc-qual report --from \"$OUT\" --group %s -o md`, or `%s/results.md` of the evidence pack.\n", r.Group, r.Group)
 	}
 	p.f("\n%s Coverage\n\n", h)
 	cov := Table{Header: []string{"profile", "kind", "counted", "variant of", "status", "note"}}
