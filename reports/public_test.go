@@ -138,3 +138,29 @@ func TestPublicReport(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(render(t, plain, FormatJSON)), string(render(t, cp, FormatJSON)))
 }
+
+// FuzzScrubberText: mapping is idempotent, and outside base64 data no
+// root's path and no host name survives it.
+func FuzzScrubberText(f *testing.F) {
+	for _, s := range []string{"/tmp/pub/home/alice/out/x", "on gpu-node-17 at 10.1.2.3", "file:///work/trtmc-qual/a b",
+		`"\n/home/jdoe/x"`, "$OUT/x [private]/y [host]", "a:/data/src/TensorRT-Model-Connect:/opt/x"} {
+		f.Add(s)
+	}
+	s := testScrubber()
+	f.Fuzz(func(t *testing.T, in string) {
+		out := s.Text(in)
+		if again := s.Text(out); again != out {
+			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, again)
+		}
+		for i := 0; i < len(out); i++ {
+			if InOpaqueData(out, i) {
+				return // a base64 run is data: not scanned, by design
+			}
+		}
+		s.Spans(out, func(sp Span) {
+			if sp.Kind == FindRoot || sp.Kind == FindHost {
+				t.Fatalf("%s %q left in %q (from %q)", sp.Kind, out[sp.Start:sp.End], out, in)
+			}
+		})
+	})
+}

@@ -106,3 +106,24 @@ func TestShellSplitReadsBackShellJoin(t *testing.T) {
 		assert.False(t, ok, bad)
 	}
 }
+
+// FuzzShellSplit: ShellSplit reads back every argv ShellJoin writes.
+func FuzzShellSplit(f *testing.F) {
+	f.Add("trtmc-qual\x00run\x00--out\x00a b/$(x)")
+	f.Add("NAME=v\x00'\x00\\\x00\n\x00")
+	f.Fuzz(func(t *testing.T, joined string) {
+		argv := strings.Split(joined, "\x00")
+		got, ok := ShellSplit(ShellJoin(argv))
+		if !ok {
+			t.Fatalf("ShellSplit refused ShellJoin(%q) = %q", argv, ShellJoin(argv))
+		}
+		if len(got) != len(argv) {
+			t.Fatalf("%q -> %q -> %q", argv, ShellJoin(argv), got)
+		}
+		for i := range argv {
+			if got[i] != argv[i] {
+				t.Fatalf("%q -> %q -> %q", argv, ShellJoin(argv), got)
+			}
+		}
+	})
+}
