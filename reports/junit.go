@@ -15,11 +15,15 @@ import (
 // excluded and not-run profiles are <skipped> with their reason. The suite
 // is the group; its properties carry the coverage sentence.
 func (g *GroupReport) JUnit(w io.Writer) error {
-	suite := junit.Suite{Name: "trtmc-qual run " + g.Group, Properties: [][2]string{
-		{"group", g.Group}, {"coverage", g.Coverage.Summary}}}
-	for i := range g.Rows {
-		suite.Cases = append(suite.Cases, junitCase(g.Group, &g.Rows[i]))
-		if res := g.Rows[i].Result; res != nil && (suite.Timestamp.IsZero() || res.StartedAt.Before(suite.Timestamp)) {
+	r, err := g.Public()
+	if err != nil {
+		return err
+	}
+	suite := junit.Suite{Name: "trtmc-qual run " + r.Group, Properties: [][2]string{
+		{"group", r.Group}, {"coverage", r.Coverage.Summary}}}
+	for i := range r.Rows {
+		suite.Cases = append(suite.Cases, junitCase(r.Group, &r.Rows[i]))
+		if res := r.Rows[i].Result; res != nil && (suite.Timestamp.IsZero() || res.StartedAt.Before(suite.Timestamp)) {
 			suite.Timestamp = res.StartedAt
 		}
 	}

@@ -119,6 +119,9 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	inv := map[string]*inventory.Profile{}
 	invRoot := map[string]string{}
 	for _, root := range roots {
+		if abs, err := filepath.Abs(root); err == nil {
+			g.loadRoots = append(g.loadRoots, abs) // $OUT in published text
+		}
 		gdir := filepath.Join(root, group)
 		st, err := os.Stat(gdir)
 		if errors.Is(err, os.ErrNotExist) {
