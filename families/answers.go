@@ -26,6 +26,11 @@ type Answer struct {
 	// FinishNull is set when a chat answer's finish_reason was JSON null;
 	// the family decides whether that is complete (Family.FinishReasonNull).
 	FinishNull bool
+	// NamesModel is set by an extractor whose HTTP answers name the model
+	// that answered (the chat completion's `model`, "" when absent): the
+	// join requires it to be the served --model-name.
+	NamesModel bool
+	Model      string
 }
 
 // Extractor pulls the answer out of an HTTP response body or a native
@@ -89,7 +94,8 @@ type chatText struct{}
 
 func (chatText) FromHTTP(body []byte) (Answer, error) {
 	var resp struct {
-		Object  string `json:"object"`
+		Object  string  `json:"object"`
+		Model   *string `json:"model"`
 		Choices []struct {
 			Message *struct {
 				Content *string `json:"content"`
@@ -114,6 +120,10 @@ func (chatText) FromHTTP(body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("choices[0].message.content is missing")
 	}
 	a := textAnswer(*c.Message.Content)
+	a.NamesModel = true
+	if resp.Model != nil {
+		a.Model = *resp.Model
+	}
 	switch fr := strings.TrimSpace(string(c.FinishReason)); {
 	case fr == "null":
 		a.FinishNull = true

@@ -75,6 +75,26 @@ type Family struct {
 	// request must have a value, or the row's Task percentiles are withheld
 	// and the row does not qualify.
 	TaskTime string `yaml:"task_time" json:"task_time,omitempty"`
+	// ServerRecords says whether the family's server writes a request
+	// record for its route: "required" (the default) or "none" (the route
+	// is not recorded in the server version the family runs, as the public
+	// trtmc-server records only /v1/completions and /v1/chat/completions,
+	// records.py idx@a9ed5f69). With none, Task time must come from the
+	// native answers and every request is accounted for by the client <->
+	// native join alone; the row says so.
+	ServerRecords string `yaml:"server_records" json:"server_records,omitempty"`
+	// TaskAgreement is the tolerance within which the server's and the
+	// native Task times of one request agree, when the Task source is the
+	// server's records and the native answers time the Task too
+	// (DefaultTaskAgreement when unset). Disagreement is recorded in the
+	// row, never a reason.
+	TaskAgreement *Tolerance `yaml:"task_agreement" json:"task_agreement,omitempty"`
+	// MaxBodyBytes is the largest request body the family's server accepts
+	// (trtmc-server --max-body-bytes, default 1 MiB: a larger body is a
+	// 413). The server argv passes it as {max_body_bytes}; before any
+	// server starts, a corpus entry whose encoded request would be larger
+	// is refused. 0: the server states no limit.
+	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
 	// Preprocessing describes how the family prepares an image before the
 	// Task sees it (resize, letterbox, normalisation); every row records it.
 	Preprocessing string `yaml:"preprocessing" json:"preprocessing,omitempty"`
@@ -163,7 +183,7 @@ func (d Duration) Or(def time.Duration) time.Duration {
 // parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
 	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",
-	"tokenizer", "families_dir", "tp"}
+	"tokenizer", "families_dir", "tp", "max_body_bytes"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
@@ -172,6 +192,36 @@ const (
 	TaskTimeServer = "server"
 	TaskTimeNative = "native"
 )
+
+// Values of Family.ServerRecords.
+const (
+	ServerRecordsRequired = "required"
+	ServerRecordsNone     = "none"
+)
+
+// DefaultTaskAgreement is the tolerance of Family.TaskAgreement when a
+// family states none: 2 ms or 25%, whichever is more (two calls of the same
+// Task on the same input; not a verdict).
+var DefaultTaskAgreement = Tolerance{AbsMS: 2, Rel: 0.25}
+
+// Tolerance is how far apart two times of one thing may be: AbsMS, or Rel
+// of the larger, whichever is more (the row's reports.Tolerance applies
+// it).
+type Tolerance struct {
+	AbsMS float64 `yaml:"abs_ms" json:"abs_ms"`
+	Rel   float64 `yaml:"rel" json:"rel"`
+}
+
+// Agreement is the family's Task agreement tolerance.
+func (f *Family) Agreement() Tolerance {
+	if f.TaskAgreement != nil {
+		return *f.TaskAgreement
+	}
+	return DefaultTaskAgreement
+}
+
+// Recorded reports whether the family's server records its route.
+func (f *Family) Recorded() bool { return f.ServerRecords != ServerRecordsNone }
 
 // TaskTimeSource is the family's Task time source, TaskTimeServer when it
 // declares none.
@@ -284,6 +334,30 @@ func Parse(path string, data []byte) (*Config, error) {
 		default:
 			add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", TaskTimeServer, TaskTimeNative, f.TaskTime)
 		}
+		switch f.ServerRecords {
+		case "", ServerRecordsRequired:
+		case ServerRecordsNone:
+			if f.TaskTimeSource() != TaskTimeNative {
+				add(at0(lines, name, "server_records", f.Line), field+".server_records", "none needs task_time: native (the server's records are the default Task time source)")
+			}
+		default:
+			add(at0(lines, name, "server_records", f.Line), field+".server_records", "must be %s or %s, got %q", ServerRecordsRequired, ServerRecordsNone, f.ServerRecords)
+		}
+		if a := f.TaskAgreement; a != nil && (a.AbsMS < 0 || a.Rel < 0 || a.AbsMS != a.AbsMS || a.Rel != a.Rel) {
+			add(at0(lines, name, "task_agreement", f.Line), field+".task_agreement", "abs_ms and rel must be >= 0")
+		}
+		usesLimit := false
+		for _, a := range f.Server {
+			usesLimit = usesLimit || strings.Contains(a, "{max_body_bytes}")
+		}
+		switch {
+		case f.MaxBodyBytes < 0:
+			add(at0(lines, name, "max_body_bytes", f.Line), field+".max_body_bytes", "must be > 0")
+		case f.MaxBodyBytes > 0 && !usesLimit:
+			add(at0(lines, name, "max_body_bytes", f.Line), field+".max_body_bytes", "is declared but the server argv does not pass {max_body_bytes}: the server would keep its own limit")
+		case f.MaxBodyBytes == 0 && usesLimit:
+			add(at0(lines, name, "server", f.Line), field+".server", "passes {max_body_bytes} but the family declares no max_body_bytes")
+		}
 		for i, e := range f.Executables {
 			if strings.TrimSpace(e.Name) == "" {
 				add(f.Line, fmt.Sprintf("%s.executables[%d].name", field, i), "missing")
@@ -326,6 +400,14 @@ func Parse(path string, data []byte) (*Config, error) {
 		return nil, errors.New(strings.Join(probs, "\n"))
 	}
 	return cfg, nil
+}
+
+// at0 is the line of a family's key, else the family's.
+func at0(lines map[string]int, family, key string, def int) int {
+	if l, ok := lines[family+"."+key]; ok {
+		return l
+	}
+	return def
 }
 
 // ArgvProblem is what is wrong with one element of an argv template.

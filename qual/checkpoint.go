@@ -100,6 +100,7 @@ func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 		cr.res.Answers = semantics(cr.family)
+		cr.res.Answers.ServedModel = cr.profile.Served()
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, e.aiperf.Got
@@ -304,6 +305,7 @@ func (cr *checkpointRun) vars() map[string]string {
 		"self": o.Self, "profile": cr.profile.ID, "checkpoint": cr.profile.Checkpoint, "revision": cr.profile.Revision,
 		"tokenizer":    cr.tokenizer,
 		"families_dir": familiesDir(o.Families), "tp": strconv.Itoa(max(cr.profile.Parallelism.TP, 1)),
+		"max_body_bytes": strconv.FormatInt(cr.family.MaxBodyBytes, 10),
 	}
 }
 

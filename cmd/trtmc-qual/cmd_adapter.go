@@ -42,10 +42,11 @@ person rarely runs them by hand (docs/trtmc.md shows how, for debugging):
 type adapterNativeOptions struct {
 	Task, Path, Bundle, In, Out, Meta string
 
-	Server, WorkerCap, WorkerOp, WorkerImage string
-	WorkerArgs                               []string
-	WorkerProtocol                           int
-	Startup, Request                         time.Duration
+	WorkerBinary, Python, Repo       string
+	WorkerCap, WorkerOp, WorkerImage string
+	WorkerArgs                       []string
+	WorkerProtocol                   int
+	Startup, Request                 time.Duration
 
 	Trtmc      string
 	CLIArgs    []string
@@ -68,9 +69,15 @@ posted), call the family's native Task for each, and write
 family's extractor compares with the HTTP answer: chat {"text",
 "completion_tokens"}, detection the NIM /v1/infer data array.
 
---path worker (default) starts one persistent 'trtmc-server _serve-worker BUNDLE'
-and speaks its JSONL protocol; task_ms is the worker's model_call_ms
-(timing scope public_task_call_wall). --path cli runs one 'trtmc run' or
+--path worker (default) starts one persistent native worker, 'NATIVE
+_serve-worker BUNDLE', and speaks its JSONL protocol; task_ms is the
+worker's model_call_ms (timing scope public_task_call_wall), checked
+against the adapter's own clock. NATIVE is the native trtmc-server binary,
+found as TRTMC's control plane finds it: --worker-binary (or
+TRTMC_WORKER_BINARY), else tensorrt_model_connect/bin/trtmc-server beside
+the package that the TRTMC interpreter (--python, TRTMC_PYTHON) imports,
+else $TRTMC_REPO/build/trtmc-server; never trtmc-server from PATH, which is
+the pip console script (the Python control plane). --path cli runs one 'trtmc run' or
 'trtmc detect' per request (the bundle loads every time): task_ms is
 'trtmc run' total_ms (prefill + decode), or null for 'trtmc detect'. --meta
 records the path, the timing scope and the worker's handshake for the row.
@@ -103,11 +110,12 @@ could not be started.`,
 			opts := trtmc.NativeOptions{
 				Task: o.Task, Path: o.Path, Bundle: o.Bundle, In: o.In, Out: o.Out, Meta: o.Meta,
 				Worker: trtmc.WorkerSpec{
-					Argv:     append([]string{o.Server, "_serve-worker", o.Bundle}, o.WorkerArgs...),
 					Protocol: o.WorkerProtocol, Capability: o.WorkerCap,
 					StartupTimeout: o.Startup, RequestTimeout: o.Request, Stderr: f.IO.ErrOut,
 				},
-				WorkerOp: o.WorkerOp, WorkerImage: o.WorkerImage,
+				WorkerArgs: o.WorkerArgs,
+				Locate:     workerLocate(f, o.WorkerBinary, o.Python, o.Repo),
+				WorkerOp:   o.WorkerOp, WorkerImage: o.WorkerImage,
 				CLI:    trtmc.CLISpec{Trtmc: o.Trtmc, Extra: o.CLIArgs, Timeout: o.CLITimeout, Stderr: f.IO.ErrOut, TempDir: tmp},
 				Limits: trtmc.ChatLimits{MaxNewTokens: o.MaxNewTokens, DefaultMaxNewTokens: o.DefaultMaxNewTokens},
 				NIM:    trtmc.NIMOptions{Clamp: o.Clamp, Decimals: o.Decimals},
@@ -132,8 +140,10 @@ could not be started.`,
 	fl.StringVar(&o.In, "requests", "", "request lines {request_id, route, payload}")
 	fl.StringVar(&o.Out, "out", "", "answer lines {request_id, answer, task_ms}")
 	fl.StringVar(&o.Meta, "meta", "", "write the run's path, timing scope and worker handshake here (JSON)")
-	fl.StringVar(&o.Server, "trtmc-server", "trtmc-server", "the trtmc-server executable (worker path)")
-	fl.StringArrayVar(&o.WorkerArgs, "worker-arg", nil, "argument after '_serve-worker BUNDLE' (repeat: --worker-arg --runtime-root --worker-arg DIR)")
+	fl.StringVar(&o.WorkerBinary, "worker-binary", "", "the native worker binary (default: $TRTMC_WORKER_BINARY, else found beside the TRTMC interpreter's tensorrt_model_connect, else $TRTMC_REPO/build)")
+	fl.StringVar(&o.Python, "python", "", "the TRTMC environment's interpreter (default: $TRTMC_PYTHON, else python3)")
+	fl.StringVar(&o.Repo, "repo", "", "the TRTMC checkout, for build/trtmc-server (default $TRTMC_REPO)")
+	fl.StringArrayVar(&o.WorkerArgs, "worker-arg", nil, "argument after '_serve-worker BUNDLE' (repeat: --worker-arg --kv-cache-size --worker-arg N)")
 	fl.IntVar(&o.WorkerProtocol, "worker-protocol", 2, "protocol_version the worker must announce (0: any)")
 	fl.StringVar(&o.WorkerCap, "worker-capability", "", "capability the worker must announce (empty: none required)")
 	fl.StringVar(&o.WorkerOp, "worker-op", "generate", "the request op")
@@ -285,6 +295,22 @@ could not be started.`,
 	return cmd
 }
 
+// workerLocate resolves where the native worker is looked for: flag, then
+// environment, as every trtmc-qual setting.
+func workerLocate(f *factory, binary, python, repo string) trtmc.LocateOptions {
+	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: f.Runner}
+	if o.Explicit == "" {
+		o.Explicit, o.ExplicitFrom = f.Getenv("TRTMC_WORKER_BINARY"), trtmc.WorkerFromEnv
+	}
+	if o.Python == "" {
+		o.Python = f.Getenv("TRTMC_PYTHON")
+	}
+	if o.Repo == "" {
+		o.Repo = f.Getenv("TRTMC_REPO")
+	}
+	return o
+}
+
 // adapterError gives adapter failures their exit status: a program that
 // could not start is a setup error (3), anything else a failed check (1);
 // cancellation stays cancellation. None is a harness bug.
@@ -297,6 +323,9 @@ func adapterError(err error) error {
 		return err
 	}
 	var exitErr *proc.ExitError
+	if errors.Is(err, trtmc.ErrNoWorker) {
+		return withCode(exitSetup, err)
+	}
 	if !errors.As(err, &exitErr) && (errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrPermission)) {
 		return withCode(exitSetup, err)
 	}

@@ -76,7 +76,9 @@ type host struct {
 // place. Tests break one thing each.
 func readyHost(t *testing.T) *host {
 	t.Helper()
-	bin := trtmctest.Bin(t)
+	inst := trtmctest.New(t)
+	bin := inst.Bin
+	t.Setenv("FAKE_TRTMC_SITE_PACKAGES", inst.SitePackages)
 	d := t.TempDir()
 	h := &host{dir: d, repo: filepath.Join(d, "TensorRT-Model-Connect"), bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"),
 		tokenizer: filepath.Join(d, "tokenizers", "qwen3-vl-2b")}
