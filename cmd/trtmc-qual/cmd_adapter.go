@@ -163,6 +163,9 @@ could not be started.`,
 
 type adapterCorrectnessOptions struct {
 	Profile, Bundle, BundleName, EngineDir, Artifacts, Out, Repo string
+	Layout, Family, QualifyProgram, QualifyEnvironment           string
+	TRTMCBinary, RuntimeRoot, ModelDir                           string
+	Python, WorkerBinary                                         string
 }
 
 func newAdapterCorrectnessCmd(f *factory) *cobra.Command {
@@ -179,7 +182,17 @@ thresholded metric a gate {name, value, op, threshold, passed}.
 It refuses to report a result that cannot be trusted: a case that built its
 own bundle or changed the served one, no result.json, no thresholded metric,
 a skipped case, a metric whose outcome contradicts its value, operator and
-threshold.
+threshold. It reads TRTMC's result closed: a case of another profile, a
+stage that is not a pass, a failure_type with a pass, a metric that says
+passed: false without a threshold, an unknown status are failures naming the
+field; a stage passes under its composite_rule only when the rule holds.
+
+--layout auto (the default) runs the case the checkout holds: COMMAND when
+its test file exists (TRTMC's older layout), else the newer layout's
+trtmc-qualify run --kind accuracy (families/<f>/tests/qualification/
+<profile>.accuracy.yaml; report.json), else its families/<f>/tests/
+test_e2e.py. Steps the public sources do not establish fail closed, naming
+the step.
 
 Exit status: 0 passed, 1 failed (OUT written with passed=false) or no
 trustworthy result (OUT not written; the message says why), 2 usage, 3 the
@@ -201,11 +214,26 @@ command could not be started.`,
 			if repo == "" {
 				return flagErrorf("profile %s: the TRTMC checkout is unknown: pass --repo or set TRTMC_REPO", o.Profile)
 			}
-			res, err := trtmc.RunCorrectness(cmd.Context(), trtmc.CorrectnessOptions{
+			co := trtmc.CorrectnessOptions{
 				Profile: o.Profile, Bundle: o.Bundle, BundleName: o.BundleName, EngineDir: o.EngineDir,
 				ArtifactsDir: o.Artifacts, Out: o.Out, Argv: args, Dir: repo, Runner: f.Runner,
 				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
-			})
+				Layout: o.Layout, Family: o.Family, QualifyProgram: o.QualifyProgram,
+				QualifyEnvironment: orEnv(f, o.QualifyEnvironment, "TRTMC_QUALIFY_ENVIRONMENT"),
+				TRTMCBinary:        orEnv(f, o.TRTMCBinary, "TRTMC_BINARY"),
+				RuntimeRoot:        orEnv(f, o.RuntimeRoot, "TRTMC_RUNTIME_ROOT"),
+			}
+			if o.Family != "" {
+				co.ModelDir = orEnv(f, o.ModelDir, "TRTMC_"+strings.ToUpper(o.Family)+"_MODEL_DIR")
+			}
+			if co.RuntimeRoot == "" {
+				// The wheel's runtime root, where the worker is found.
+				if w, err := trtmc.LocateWorker(cmd.Context(), workerLocate(f, o.WorkerBinary, o.Python, repo)); err == nil {
+					co.RuntimeRoot = w.RuntimeRoot
+				}
+			}
+			co.Cases = manifestCases(cmd.Context(), f, repo, o.Profile)
+			res, err := trtmc.RunCorrectness(cmd.Context(), co)
 			if res != nil {
 				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: %d case(s), %d metric(s), %d gate(s), passed=%t\n",
 					o.Profile, len(res.Cases), len(res.Metrics), len(res.Gates), res.Passed != nil && *res.Passed)
@@ -225,7 +253,50 @@ command could not be started.`,
 	fl.StringVar(&o.Artifacts, "artifacts-dir", "", "artifacts directory to create (the case's --e2e-artifacts-dir)")
 	fl.StringVar(&o.Out, "out", "", "trtmc-qual correctness result to write")
 	fl.StringVar(&o.Repo, "repo", "", "the TRTMC checkout the case runs in (default $TRTMC_REPO)")
+	fl.StringVar(&o.Layout, "layout", trtmc.LayoutAuto, "which case runs: auto (the one the checkout holds), e2e-result, qualify or e2e-env")
+	fl.StringVar(&o.Family, "trtmc-family", "", "the TRTMC family directory (families/<f>) of the newer layout")
+	fl.StringVar(&o.QualifyProgram, "qualify-program", "trtmc-qualify", "TRTMC's family-owned qualification CLI (newer layout)")
+	fl.StringVar(&o.QualifyEnvironment, "qualify-environment", "", "its environment file (default $TRTMC_QUALIFY_ENVIRONMENT)")
+	fl.StringVar(&o.TRTMCBinary, "trtmc-binary", "", "TRTMC_BINARY for the newer e2e test (default $TRTMC_BINARY)")
+	fl.StringVar(&o.RuntimeRoot, "runtime-root", "", "TRTMC_RUNTIME_ROOT for the newer e2e test (default $TRTMC_RUNTIME_ROOT, else the wheel's runtime root)")
+	fl.StringVar(&o.ModelDir, "model-dir", "", "TRTMC_<FAMILY>_MODEL_DIR for the newer e2e test (default that variable)")
+	fl.StringVar(&o.Python, "python", "", "the TRTMC interpreter (default $TRTMC_PYTHON, else python3)")
+	fl.StringVar(&o.WorkerBinary, "worker-binary", "", "the native worker, whose directory is the runtime root (default $TRTMC_WORKER_BINARY)")
 	return cmd
+}
+
+func orEnv(f *factory, v, name string) string {
+	if v != "" {
+		return v
+	}
+	return f.Getenv(name)
+}
+
+// manifestCases are the testcase names of the profile's manifest at the
+// checkout's HEAD (through git, as reconcile reads it), or nil when it
+// cannot be read: then only a case named as the profile is accepted.
+func manifestCases(ctx context.Context, f *factory, repo, profile string) []string {
+	cfg, err := specs.LoadConfig(f.Config.SpecGroups)
+	if err != nil {
+		return nil
+	}
+	snap, err := specs.Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: repo}.Read(ctx, "HEAD")
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: the manifest's testcases cannot be read (%v): only a case named %s is accepted\n", profile, err, profile)
+		return nil
+	}
+	for _, m := range snap.Manifests {
+		if m.Name == profile {
+			var out []string
+			for _, tc := range m.Testcases {
+				if tc.Name != "" {
+					out = append(out, tc.Name)
+				}
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 type adapterBundleOptions struct {

@@ -8,8 +8,9 @@
 //   - site-packages/tensorrt_model_connect/bin/trtmc-server: the native
 //     binary (testdata/fake-trtmc-native), whose `_serve-worker` is the
 //     JSONL worker, beside libtrtmc_runtime.so and libtrtmc_backend_trt.so;
-//   - bin/trtmc, bin/pytest, bin/python3: testdata/fake-trtmc (the CLI,
-//     TRTMC's e2e cases, the TRTMC environment's interpreter).
+//   - bin/trtmc, bin/pytest, bin/python3, bin/trtmc-qualify:
+//     testdata/fake-trtmc (the CLI, TRTMC's e2e cases, the TRTMC
+//     environment's interpreter, the family-owned qualification CLI).
 //
 // They are test fixtures only; nothing in the product points at them.
 package trtmctest
@@ -112,7 +113,7 @@ func New(t testing.TB) *Install {
 	mustDo(t, writeScript(in.ConsoleScript, "FAKE_TRTMC_SITE_PACKAGES="+shQuote(in.SitePackages)+" exec "+
 		shQuote(filepath.Join(src, "fake-trtmc-server"))+` "$@"`))
 	mustDo(t, writeScript(filepath.Join(in.Bin, "python3"), "exec "+shQuote(filepath.Join(src, "fake-trtmc"))+` python3 "$@"`))
-	for _, n := range []string{"trtmc", "pytest"} {
+	for _, n := range []string{"trtmc", "pytest", "trtmc-qualify"} {
 		mustDo(t, os.Symlink(filepath.Join(src, "fake-trtmc"), filepath.Join(in.Bin, n)))
 	}
 	return in

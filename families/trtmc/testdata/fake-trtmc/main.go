@@ -26,9 +26,16 @@
 //	                 python3 finds tensorrt_model_connect (unset: it is not
 //	                 installed)
 //	FAKE_PYTHON_VERSION  what the fake python3 reports (default 3.12.3)
+//	FAKE_QUALIFY     trtmc-qualify scenario (see qualify)
+//
+// It also plays `trtmc-qualify` (the newer layout's family-owned
+// qualification CLI) and the newer layout's families/<f>/tests/test_e2e.py
+// when pytest is given that file.
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image"
@@ -58,6 +65,8 @@ func main() {
 		os.Exit(pytest(args))
 	case "python3":
 		os.Exit(python(args))
+	case "trtmc-qualify":
+		os.Exit(qualify(args))
 	}
 	fmt.Fprintf(os.Stderr, "fake-trtmc: invoked as %q (want trtmc, pytest or python3)\n", os.Args[0])
 	os.Exit(2)
@@ -213,6 +222,9 @@ func pytest(args []string) int {
 		fmt.Println("pytest 8.3.5")
 		return 0
 	}
+	if len(args) > 0 && strings.HasPrefix(args[0], "families/") && strings.HasSuffix(args[0], "/tests/test_e2e.py") {
+		return newerE2E(args)
+	}
 	profile := flag(args, "--e2e-model")
 	engines := flag(args, "--engine-dir")
 	artifacts := flag(args, "--e2e-artifacts-dir")
@@ -262,6 +274,14 @@ func pytest(args []string) int {
 			fh.Write([]byte("x"))
 			fh.Close()
 		}
+	case "other-case":
+		profile = "internvl3-2b"
+	case "stage-timeout":
+		stages["full_generation"].(map[string]any)["status"] = "timeout"
+	case "failure-type":
+		failure = "full_generation"
+	case "unflagged":
+		stages["full_generation"].(map[string]any)["metrics"].(map[string]metric)["answer_nonempty"] = metric{Value: 0, Operator: ">=", Passed: false}
 	case "none":
 		fmt.Println("1 passed in 0.01s")
 		return 0
@@ -360,6 +380,100 @@ func pythonC(code string) int {
 	default:
 		fmt.Fprintln(os.Stderr, "fake python3: this -c code is not played")
 		return 2
+	}
+	return 0
+}
+
+// newerE2E plays the newer layout's families/<f>/tests/test_e2e.py
+// (idx@9777fef7): it asserts TRTMC_BINARY, TRTMC_RUNTIME_ROOT and
+// TRTMC_<FAMILY>_MODEL_DIR exist, builds its own bundle in its tmp_path
+// (under --basetemp), asserts its thresholds and records nothing.
+// FAKE_PYTEST=same-bundle makes the bundle it builds a byte copy of
+// FAKE_E2E_BUNDLE (a deterministic build); FAKE_PYTEST=fail fails.
+func newerE2E(args []string) int {
+	family := strings.Split(args[0], "/")[1]
+	profile, base := flag(args, "--e2e-model"), flag(args, "--basetemp")
+	for _, k := range []string{"TRTMC_BINARY", "TRTMC_RUNTIME_ROOT", "TRTMC_" + strings.ToUpper(family) + "_MODEL_DIR"} {
+		if os.Getenv(k) == "" {
+			fmt.Printf("E   AssertionError: selected %s E2E requires %s\n", family, k)
+			return 1
+		}
+	}
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "test_official_checkpoint_e2e_"+profile+"_0")
+	os.MkdirAll(dir, 0o755)
+	data := []byte("a bundle built by the test")
+	kind, _ := scenario("FAKE_PYTEST")
+	if kind == "same-bundle" {
+		data, _ = os.ReadFile(os.Getenv("FAKE_E2E_BUNDLE"))
+	}
+	os.WriteFile(filepath.Join(dir, profile+".bundle"), data, 0o644)
+	if kind == "fail" {
+		fmt.Println("E   assert similarity >= float(thresholds[\"semantic_similarity\"])")
+		return 1
+	}
+	fmt.Printf("%s::test_official_checkpoint_e2e[%s] PASSED\n", args[0], profile)
+	return 0
+}
+
+// qualify plays `trtmc-qualify run --kind accuracy --model P --environment
+// E -o DIR` (apps/benchmark/trtmc_benchmark/qualification_cli.py
+// idx@2969ba82), writing DIR/report.json as qualification.py
+// generate_report (idx@ce7a1333) does: schema_version, kind, status,
+// summary, items (one per suite case, each with model, suite_id, case_id,
+// gate_policy, execution, verdict, details). FAKE_QUALIFY: "" (pass, with
+// details.metrics gates and no bundle named) | bundle (details.bundle_sha256
+// of FAKE_QUALIFY_BUNDLE) | other-model | fail.
+func qualify(args []string) int {
+	if len(args) == 0 || args[0] != "run" || flag(args, "--kind") != "accuracy" || flag(args, "-o") == "" {
+		fmt.Fprintln(os.Stderr, "error: fake trtmc-qualify plays only run --kind accuracy -o DIR")
+		return 2
+	}
+	if flag(args, "--environment") == "" {
+		fmt.Fprintln(os.Stderr, "error: run requires --environment or --run-config")
+		return 2
+	}
+	out := flag(args, "-o")
+	if _, err := os.Stat(out); err == nil {
+		fmt.Fprintf(os.Stderr, "error: output directory already exists: %s\n", out)
+		return 2
+	}
+	kind, _ := scenario("FAKE_QUALIFY")
+	model := flag(args, "--model")
+	details := map[string]any{"metrics": map[string]any{
+		"answer_accuracy": map[string]any{"value": 0.97, "threshold": 0.9, "operator": ">=", "passed": true},
+		"samples":         55,
+	}}
+	verdict, status := "pass", "pass"
+	switch kind {
+	case "bundle":
+		data, _ := os.ReadFile(os.Getenv("FAKE_QUALIFY_BUNDLE"))
+		sum := sha256.Sum256(data)
+		details["bundle_sha256"] = hex.EncodeToString(sum[:])
+	case "other-model":
+		model = "internvl3-2b"
+	case "fail":
+		details["metrics"].(map[string]any)["answer_accuracy"] = map[string]any{"value": 0.5, "threshold": 0.9, "operator": ">=", "passed": false}
+		verdict, status = "fail", "fail"
+	}
+	if kind == "fail" || kind == "other-model" {
+		data, _ := os.ReadFile(os.Getenv("FAKE_QUALIFY_BUNDLE"))
+		sum := sha256.Sum256(data)
+		details["bundle_sha256"] = hex.EncodeToString(sum[:])
+	}
+	report := map[string]any{"schema_version": "trtmc.qualification-report/v1", "plan_id": "p", "kind": "accuracy", "status": status,
+		"summary": map[string]any{"planned": 1, "results": 1},
+		"items": []any{map[string]any{"schema_version": "trtmc.qualification-result/v1", "model": model, "family": "qwen_vl",
+			"kind": "accuracy", "suite_id": "vqa", "case_id": "public-vqa-100", "gate_policy": "blocking",
+			"execution": "completed", "verdict": verdict, "details": details, "artifacts": []any{}}}}
+	os.MkdirAll(out, 0o755)
+	b, _ := json.MarshalIndent(report, "", "  ")
+	os.WriteFile(filepath.Join(out, "report.json"), b, 0o644)
+	fmt.Printf("%s: 1 planned, 1 result(s)\n", status)
+	if status != "pass" {
+		return 1
 	}
 	return 0
 }
