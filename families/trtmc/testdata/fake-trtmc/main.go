@@ -359,24 +359,31 @@ func refStages(bundlePath string) (map[string]any, bool) {
 func pythonC(code string) int {
 	sp := os.Getenv("FAKE_TRTMC_SITE_PACKAGES")
 	pkg := filepath.Join(sp, "tensorrt_model_connect", "__init__.py")
-	if _, err := os.Stat(pkg); sp == "" || err != nil {
-		if strings.Contains(code, "tensorrt_model_connect") || strings.Contains(code, "tensorrt-model-connect") {
-			fmt.Fprintln(os.Stderr, "ModuleNotFoundError: No module named 'tensorrt_model_connect'")
-			return 1
-		}
-	}
+	_, err := os.Stat(pkg)
+	installed := sp != "" && err == nil
 	ver := os.Getenv("FAKE_PYTHON_VERSION")
 	if ver == "" {
 		ver = "3.12.3"
 	}
+	const notFound = "ModuleNotFoundError: No module named 'tensorrt_model_connect'"
 	switch {
-	case strings.Contains(code, "importlib.metadata"):
-		fmt.Println("tensorrt-model-connect 0.0.0-fake")
 	case strings.Contains(code, "tensorrt_model_connect") && strings.Contains(code, "__file__"):
+		// The probe catches the import error and says so (as Python does).
 		var v [3]int
 		fmt.Sscanf(ver, "%d.%d.%d", &v[0], &v[1], &v[2])
-		b, _ := json.Marshal(map[string]any{"file": pkg, "version": v, "executable": os.Args[0]})
+		info := map[string]any{"version": v, "executable": os.Args[0]}
+		if installed {
+			info["file"] = pkg
+		} else {
+			info["error"] = notFound
+		}
+		b, _ := json.Marshal(info)
 		fmt.Println(string(b))
+	case !installed && (strings.Contains(code, "tensorrt_model_connect") || strings.Contains(code, "tensorrt-model-connect")):
+		fmt.Fprintln(os.Stderr, notFound)
+		return 1
+	case strings.Contains(code, "importlib.metadata"):
+		fmt.Println("tensorrt-model-connect 0.0.0-fake")
 	default:
 		fmt.Fprintln(os.Stderr, "fake python3: this -c code is not played")
 		return 2
