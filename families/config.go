@@ -57,6 +57,12 @@ type Family struct {
 	Comparator string `yaml:"comparator" json:"comparator"`
 	// Tolerance is the documented tolerance of a tolerant comparator.
 	Tolerance float64 `yaml:"tolerance" json:"tolerance,omitempty"`
+	// MinBoxIoU and MaxScoreAbsError are the boxes-iou comparator's
+	// tolerances: the least overlap of two matched boxes and the largest
+	// confidence difference (TRTMC's detection parity: min_box_iou,
+	// max_score_abs_error).
+	MinBoxIoU        float64 `yaml:"min_box_iou" json:"min_box_iou,omitempty"`
+	MaxScoreAbsError float64 `yaml:"max_score_abs_error" json:"max_score_abs_error,omitempty"`
 	// Labels is the family's label space, for detection answers: the
 	// labels exactly as the family numbers or names them.
 	Labels []string `yaml:"labels" json:"labels,omitempty"`
@@ -312,6 +318,14 @@ func Parse(path string, data []byte) (*Config, error) {
 		}
 		if f.Tolerance < 0 {
 			add(f.Line, field+".tolerance", "must be >= 0")
+		}
+		switch {
+		case f.Comparator == "boxes-iou" && (f.MinBoxIoU <= 0 || f.MinBoxIoU > 1):
+			add(at0(lines, name, "min_box_iou", f.Line), field+".min_box_iou", "boxes-iou needs min_box_iou in (0, 1], got %g", f.MinBoxIoU)
+		case f.Comparator == "boxes-iou" && f.MaxScoreAbsError < 0:
+			add(at0(lines, name, "max_score_abs_error", f.Line), field+".max_score_abs_error", "must be >= 0")
+		case f.Comparator != "boxes-iou" && (f.MinBoxIoU != 0 || f.MaxScoreAbsError != 0):
+			add(at0(lines, name, "min_box_iou", f.Line), field+".min_box_iou", "min_box_iou and max_score_abs_error are the boxes-iou comparator's; the family compares with %s", f.Comparator)
 		}
 		if f.LabelSpace != "" {
 			labels, ok := LabelSpaces[f.LabelSpace]

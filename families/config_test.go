@@ -153,9 +153,14 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 	for _, name := range det {
 		f := cfg.Families[name]
 		assert.Equal(t, "image_retrieval", f.EndpointType, name)
-		assert.Equal(t, "boxes-tolerance", f.Comparator, name)
 		assert.Len(t, f.Labels, 80, name)
-		assert.Positive(t, f.Tolerance, name)
+		if f.Comparator == "boxes-iou" {
+			assert.Positive(t, f.MinBoxIoU, name)
+			assert.Positive(t, f.MaxScoreAbsError, name)
+		} else {
+			assert.Equal(t, "boxes-tolerance", f.Comparator, name)
+			assert.Positive(t, f.Tolerance, name)
+		}
 		// /v1/infer is not recorded by the public server: declared.
 		assert.False(t, f.Recorded(), name)
 		assert.Equal(t, TaskTimeNative, f.TaskTimeSource(), name)
@@ -163,6 +168,15 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 	assert.Equal(t, LabelSpaces["coco-category-id"], cfg.Families["detr"].Labels, "DETR keeps COCO category ids")
 	assert.Equal(t, LabelSpaces["coco-contiguous-80"], cfg.Families["yolo11"].Labels)
 	assert.Contains(t, cfg.Families["yolo11"].Native, "0.25")
+	// Every tolerance by its meaning (the families' benchmark profiles,
+	// idx@05c79a3a): YOLO's 0.005 is a score tolerance beside min_box_iou
+	// 0.9; DETR's are min_box_iou 0.5 and max_score_abs_error 0.05.
+	for _, y := range []string{"yolo11", "yolov5", "yolov8", "yolov10"} {
+		assert.Equal(t, [3]any{"boxes-iou", 0.9, 0.005}, [3]any{cfg.Families[y].Comparator, cfg.Families[y].MinBoxIoU, cfg.Families[y].MaxScoreAbsError}, y)
+	}
+	d := cfg.Families["detr"]
+	assert.Equal(t, [3]any{"boxes-iou", 0.5, 0.05}, [3]any{d.Comparator, d.MinBoxIoU, d.MaxScoreAbsError})
+	assert.Contains(t, d.Preprocessing, "fp16 bundle built at 1333x1333")
 	assert.Contains(t, cfg.Families["detr"].Native, "0.5")
 }
 

@@ -24,8 +24,8 @@ const (
 func semantics(f *families.Family) reports.AnswerSemantics {
 	a := f.Agreement()
 	sem := reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
-		Tolerance: f.Tolerance, Labels: f.Labels, FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource(),
-		TaskAgreement: &reports.Tolerance{AbsMS: a.AbsMS, Rel: a.Rel}}
+		Tolerance: f.Tolerance, MinBoxIoU: f.MinBoxIoU, MaxScoreAbsError: f.MaxScoreAbsError, Labels: f.Labels,
+		FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource(), TaskAgreement: &reports.Tolerance{AbsMS: a.AbsMS, Rel: a.Rel}}
 	if !f.Recorded() {
 		sem.ServerRecords = families.ServerRecordsNone
 	}
@@ -90,8 +90,8 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 		return nil, fmt.Errorf("the row's answer comparator %q is not registered", sem.Comparator)
 	}
 	fam := &families.Family{Name: r.Family, EndpointType: sem.EndpointType, Route: r.Route, Extractor: sem.Extractor,
-		Comparator: sem.Comparator, Tolerance: sem.Tolerance, Labels: sem.Labels, FinishReasonNull: sem.FinishReasonNull,
-		TaskTime: sem.TaskTime, ServerRecords: sem.ServerRecords}
+		Comparator: sem.Comparator, Tolerance: sem.Tolerance, MinBoxIoU: sem.MinBoxIoU, MaxScoreAbsError: sem.MaxScoreAbsError,
+		Labels: sem.Labels, FinishReasonNull: sem.FinishReasonNull, TaskTime: sem.TaskTime, ServerRecords: sem.ServerRecords}
 	scope, usable := taskScope(fam.TaskTimeSource(), r.Provenance.Native)
 	served := sem.ServedModel
 	if served == "" {

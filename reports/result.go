@@ -175,11 +175,14 @@ func (w Workload) IsQualification() bool {
 // AnswerSemantics are how the family's answers were extracted and compared
 // (families.yaml at run time), so a rejudge uses the same ones.
 type AnswerSemantics struct {
-	EndpointType string   `json:"endpoint_type"`
-	Extractor    string   `json:"extractor"`
-	Comparator   string   `json:"comparator"`
-	Tolerance    float64  `json:"tolerance"`
-	Labels       []string `json:"labels,omitempty"`
+	EndpointType string  `json:"endpoint_type"`
+	Extractor    string  `json:"extractor"`
+	Comparator   string  `json:"comparator"`
+	Tolerance    float64 `json:"tolerance"`
+	// MinBoxIoU and MaxScoreAbsError are the boxes-iou comparator's.
+	MinBoxIoU        float64  `json:"min_box_iou,omitempty"`
+	MaxScoreAbsError float64  `json:"max_score_abs_error,omitempty"`
+	Labels           []string `json:"labels,omitempty"`
 	// FinishReasonNull is the family's reading of a chat answer whose
 	// finish_reason is null ("complete" or, when empty, "incomplete").
 	FinishReasonNull string `json:"finish_reason_null,omitempty"`
