@@ -36,7 +36,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -282,6 +284,26 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	assert.Equal(t, 55, n)
 	assert.Contains(t, r.Provenance.DatasetImageSizes, reports.ImageSize{Width: 640, Height: 480, Count: 4},
 		"the photo over 1 MiB encoded was sent (and answered) 4 times")
+	// The preflight's size of a request is the size of the body AIPerf
+	// 0.13.0 really posted (native_requests.jsonl holds those bodies).
+	entries, err := aiperf.LoadCorpus(tr.corpus)
+	require.NoError(t, err)
+	want := map[int]bool{}
+	for _, e := range entries {
+		b, err := aiperf.RequestBody(aiperf.EndpointChat, e, "qwen3-vl-2b", map[string]any{"max_tokens": 32, "temperature": 0})
+		require.NoError(t, err)
+		want[len(b)] = true
+	}
+	var posted []families.NativeRequest
+	for _, l := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(tr.out, "vlm", "qwen3-vl-2b", "native_requests.jsonl"))), "\n") {
+		var q families.NativeRequest
+		require.NoError(t, json.Unmarshal([]byte(l), &q))
+		posted = append(posted, q)
+	}
+	require.Len(t, posted, 55)
+	for _, q := range posted {
+		assert.True(t, want[len(q.Payload)], "request %s: AIPerf posted %d bytes, which no entry's RequestBody predicts", q.RequestID, len(q.Payload))
+	}
 	assert.Contains(t, r.Provenance.Preprocessing, "image processor")
 	require.NotNil(t, r.Provenance.Tokenizer)
 	assert.Equal(t, h.tokenizer, r.Provenance.Tokenizer.Path)
