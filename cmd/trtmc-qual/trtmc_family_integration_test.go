@@ -473,3 +473,91 @@ func readFile(t *testing.T, p string) string {
 	require.NoError(t, err)
 	return string(b)
 }
+
+// TestTRTMCDetectionEndToEnd: the detection group through the strict fake,
+// the shipped family yolo11 unchanged. The public trtmc-server records no
+// /v1/infer request, which the family declares: the row qualifies on the
+// client <-> native join by identity alone and says so; the boxes are
+// compared with the family's detection-parity tolerances (boxes-iou).
+func TestTRTMCDetectionEndToEnd(t *testing.T) {
+	h := getHarness(t)
+	d := t.TempDir()
+	inst := trtmctest.New(t)
+	bundle, refCorpus, corpus := filepath.Join(d, "bundles", "yolo11n.bundle"), filepath.Join(d, "corpora", "ref-detect"), filepath.Join(d, "corpora", "det")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bundle), 0o755))
+	for _, argv := range [][]string{
+		{"make-bundle", "--family", "ref-detect", "--precision", "fp32", "--out", bundle},
+		{"corpus", "--family", "ref-detect", "--out", refCorpus, "--count", "12"},
+	} {
+		out, err := exec.Command(h.refserver, argv...).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	writeTRTMCCorpus(t, refCorpus, corpus)
+	repo := filepath.Join(d, "TensorRT-Model-Connect")
+	e2e := filepath.Join(repo, "tests", "e2e", "models", "yolo11", "test_yolo11_e2e.py")
+	require.NoError(t, os.MkdirAll(filepath.Dir(e2e), 0o755))
+	require.NoError(t, os.WriteFile(e2e, []byte("# played by the fake pytest\n"), 0o644))
+	sum, err := evidence.FileSHA256(context.Background(), bundle)
+	require.NoError(t, err)
+	inv := `schema: trtmc-qual/inventory/v1
+groups:
+  detection:
+    workload:
+      endpoint_type: image_retrieval
+      warmup: 5
+      measured: 50
+      concurrency: 1
+      seed: 42
+      request_timeout_s: 60
+      dataset: {corpus: ` + corpus + `}
+    profiles:
+      - id: yolo11n
+        checkpoint: Ultralytics/YOLO11
+        family: yolo11
+        task: object_detection
+        kind: normal
+        precision: fp16
+        parallelism: {tp: 1}
+        bundle: {path: ` + bundle + `, sha256: ` + sum + `}
+        hardware: [h200]
+        status: planned
+`
+	invPath := filepath.Join(d, "inventory.yaml")
+	require.NoError(t, os.WriteFile(invPath, []byte(inv), 0o644))
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	outDir := filepath.Join(d, "out")
+	cmd := exec.Command(h.qual, "run", "--group", "detection", "--out", outDir, "--gpus", "0",
+		"--inventory", invPath, "--families", filepath.Join(h.root, "families", "trtmc.yaml"),
+		"--aiperf", h.aiperf, "--format", "tsv")
+	cmd.Dir = d
+	cmd.Env = append(cleanEnv(),
+		"PATH="+inst.Bin+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FAKE_NVIDIA_SMI_PYTHON="+py, "FAKE_NVIDIA_SMI_FIXTURE=h200x1", "FAKE_NVIDIA_SMI_SESSION="+d, "FAKE_GPU_HOLD=2048:_serve-worker",
+		"FAKE_REFSERVER="+h.refserver, "FAKE_PYTEST=ref", "FAKE_CORPUS="+refCorpus,
+		"TRTMC_REPO="+repo, "TRTMC_BUNDLE_DIR=", "TRTMC_WORKER_BINARY=", "TRTMC_PYTHON=")
+	cmd.Env = append(cmd.Env, inst.Env()...)
+	timer := time.AfterFunc(8*time.Minute, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	data, err := os.ReadFile(filepath.Join(outDir, "detection", "yolo11n", reports.ResultFile))
+	require.NoError(t, err, string(out))
+	var r reports.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, reports.VerdictQualified, r.Verdict, "%+v\n%s", r.Reasons, out)
+	assert.Equal(t, 55, r.Requests.Matched)
+	assert.Equal(t, 0, r.Requests.MissingServerRecord, "the route is declared unrecorded")
+	assert.Equal(t, "none", r.Answers.ServerRecords)
+	assert.Equal(t, "boxes-iou", r.Answers.Comparator)
+	assert.Equal(t, 0.9, r.Answers.MinBoxIoU)
+	assert.Equal(t, "native", r.LatencyMS.TaskSource)
+	assert.Equal(t, "public_task_call_wall", r.LatencyMS.TaskScope)
+	require.NotEmpty(t, r.Notes)
+	assert.Contains(t, r.Notes[0], "no server records for /v1/infer in this server version")
+	assert.Empty(t, strings.TrimSpace(readFile(t, filepath.Join(outDir, "detection", "yolo11n", "server_records.jsonl"))),
+		"the public server wrote no record for /v1/infer")
+	md := readFile(t, filepath.Join(outDir, "detection", "results.md"))
+	assert.Contains(t, md, "yolo11n: no server records for /v1/infer", "the report says it")
+	assert.Contains(t, md, "(native) |", "the Task cell says its source")
+}
