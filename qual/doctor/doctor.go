@@ -115,6 +115,7 @@ func Run(ctx context.Context, o Options) *Report {
 	for _, g := range groups {
 		checkCorpus(o, o.Inventory.Groups[g], add)
 	}
+	checkRequestSizes(o, groups, add)
 	for _, p := range profiles {
 		checkBundle(o, p, add)
 		if o.Inventory.Groups[p.Group].Workload.EndpointType == aiperf.EndpointChat {

@@ -194,7 +194,8 @@ func TestReadyHost(t *testing.T) {
 	assert.Contains(t, byArea(r, "trtmc", "native worker").Detail, h.inst.Native+" (package)")
 	assert.Contains(t, byArea(r, "trtmc", "interpreter").Detail, "Python 3.12.3, tensorrt_model_connect at "+h.inst.Package)
 	assert.Equal(t, StatusOK, byArea(r, "trtmc", "server at commit").Status)
-	assert.Equal(t, "doctor: ready for vlm: 17 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
+	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "within the server's 15728640 (max_body_bytes)")
+	assert.Equal(t, "doctor: ready for vlm: 18 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
 }
 
 // Each broken thing makes the host not ready, names what and says how to
@@ -291,6 +292,8 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 			"interpreter", StatusFail, "is Python 3.11.9; TRTMC requires >= 3.12", "Python 3.12 environment"},
 		"TRTMC not installed": {func(t *testing.T, h *host) { t.Setenv("FAKE_TRTMC_SITE_PACKAGES", "") },
 			"interpreter", StatusFail, "does not import tensorrt_model_connect", "not on the public package index"},
+		"a request over the limit": {func(t *testing.T, h *host) { h.opts.Families.Families["qwen_vl"].MaxBodyBytes = 1000 },
+			"", StatusFail, "", ""},
 		"a commit before PR #1292": {func(t *testing.T, h *host) {
 			git(t, h.repo, "rm", "-q", "-r", "apps")
 			git(t, h.repo, "commit", "-q", "-m", "before the server")
@@ -300,6 +303,16 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 			h := readyHost(t)
 			tt.breakIt(t, h)
 			r := Run(context.Background(), h.opts)
+			if tt.subject == "" {
+				c := byArea(r, "corpus", "vlm corpus for qwen_vl")
+				require.NotNil(t, c)
+				assert.Equal(t, StatusFail, c.Status)
+				assert.Contains(t, c.Detail, "corpus entry car (car.png): its request is")
+				assert.Contains(t, c.Detail, "over the server's limit of 1000 bytes")
+				assert.Contains(t, c.Fix, "raise family qwen_vl's max_body_bytes")
+				assert.False(t, r.Ready)
+				return
+			}
 			c := byArea(r, "trtmc", tt.subject)
 			require.NotNil(t, c, "no trtmc %s check: %+v", tt.subject, r.Checks)
 			assert.Equal(t, tt.status, c.Status, "%+v", c)
