@@ -487,17 +487,24 @@ func convertStage(rel, caseName, s string, st e2eStage, res *CorrectnessResult, 
 		}
 		full := caseName + "/" + s + "/" + m
 		inRule := expr != nil && slices.Contains(expr.names, m)
+		held := expr != nil && len(c.Composite) > 0 && c.Composite[len(c.Composite)-1].Stage == s
 		switch {
 		case !sm.gated:
 			if sm.m.Passed != nil && !*sm.m.Passed && !inRule {
 				fail("stages.%s.metrics.%s says passed: false with no threshold: TRTMC counts it failed", s, m)
 			}
-		case inRule && !sm.holds:
-			// The stage's composite rule decides this metric's part: it
-			// stays a metric, not a gate (the rule held, or its failure
-			// is recorded above).
-			if n := len(c.Composite); n > 0 && c.Composite[n-1].Stage == s {
-				c.Composite[n-1].NotNeeded = append(c.Composite[n-1].NotNeeded, fmt.Sprintf("%s %g not %s %g", full, sm.value, sm.m.Operator, *sm.m.Threshold))
+		case expr != nil && !sm.holds && (inRule || held):
+			// The stage's composite rule decides: TRTMC's comparator sets
+			// the stage's status from the rule alone, so a gate the rule
+			// did not need (or does not name) stays a metric, listed, not
+			// a gate (the criteria stay TRTMC's own). When the rule did
+			// not hold its failure is recorded above.
+			if held {
+				note := fmt.Sprintf("%s %g not %s %g", full, sm.value, sm.m.Operator, *sm.m.Threshold)
+				if !inRule {
+					note += " (outside the rule)"
+				}
+				c.Composite[len(c.Composite)-1].NotNeeded = append(c.Composite[len(c.Composite)-1].NotNeeded, note)
 			}
 		default:
 			res.Gates = append(res.Gates, Gate{Name: full, Value: sm.value, Op: sm.m.Operator, Threshold: *sm.m.Threshold, Passed: sm.holds})

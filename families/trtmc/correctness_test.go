@@ -214,6 +214,18 @@ func TestCorrectnessHonoursTheCompositeRule(t *testing.T) {
 	require.Len(t, c.Composite, 1)
 	assert.Equal(t, []string{"qwen3-vl-2b/full_generation/token_agreement_rate 0.2 not >= 0.8"}, c.Composite[0].NotNeeded)
 
+	// A gate the rule does not name is TRTMC's comparator's business as
+	// well: the stage's status comes from the rule alone (the VL
+	// comparator's semantic_similarity), so it is listed, not gated.
+	doc := strings.Replace(vlResult("non_empty_output AND (normalized_text_edit_distance OR token_agreement_rate)", 0.1, 0.9),
+		`"token_agreement_rate"`, `"semantic_similarity":{"value":0.5,"threshold":0.8,"operator":">=","passed":false},"token_agreement_rate"`, 1)
+	res, c, failed, err = convertOne(t, doc)
+	require.NoError(t, err)
+	assert.Empty(t, failed)
+	require.Len(t, c.Composite, 1)
+	assert.Equal(t, []string{"qwen3-vl-2b/full_generation/semantic_similarity 0.5 not >= 0.8 (outside the rule)"}, c.Composite[0].NotNeeded)
+	assert.Len(t, res.Gates, 3)
+
 	// "all metrics must pass" is the all-pass rule: every gate must hold.
 	_, _, failed, err = convertOne(t, vlResult("all metrics must pass", 0.1, 0.2))
 	require.NoError(t, err)
