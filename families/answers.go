@@ -26,6 +26,11 @@ type Answer struct {
 	// FinishNull is set when a chat answer's finish_reason was JSON null;
 	// the family decides whether that is complete (Family.FinishReasonNull).
 	FinishNull bool
+	// NamesModel is set by an extractor whose HTTP answers name the model
+	// that answered (the chat completion's `model`, "" when absent): the
+	// join requires it to be the served --model-name.
+	NamesModel bool
+	Model      string
 }
 
 // Extractor pulls the answer out of an HTTP response body or a native
@@ -64,6 +69,7 @@ func DefaultRegistry() Registry {
 		Comparators: map[string]Comparator{
 			"exact":           exact{},
 			"boxes-tolerance": boxesTolerance{},
+			"boxes-iou":       boxesIoU{},
 		},
 	}
 }
@@ -89,7 +95,8 @@ type chatText struct{}
 
 func (chatText) FromHTTP(body []byte) (Answer, error) {
 	var resp struct {
-		Object  string `json:"object"`
+		Object  string  `json:"object"`
+		Model   *string `json:"model"`
 		Choices []struct {
 			Message *struct {
 				Content *string `json:"content"`
@@ -114,6 +121,10 @@ func (chatText) FromHTTP(body []byte) (Answer, error) {
 		return Answer{}, fmt.Errorf("choices[0].message.content is missing")
 	}
 	a := textAnswer(*c.Message.Content)
+	a.NamesModel = true
+	if resp.Model != nil {
+		a.Model = *resp.Model
+	}
 	switch fr := strings.TrimSpace(string(c.FinishReason)); {
 	case fr == "null":
 		a.FinishNull = true
@@ -357,6 +368,62 @@ func (boxesTolerance) Compare(h, n Answer, f *Family) string {
 		}
 	}
 	return strings.Join(diffs, "\n")
+}
+
+// boxesIoU matches detection answers box by box as TRTMC's detection
+// parity does (families/<f>/tests/benchmark/<profile>.yaml idx@05c79a3a,
+// output_contract detection-parity: min_box_iou, max_score_abs_error):
+// per label the same number of boxes, each pair overlapping by at least the
+// family's MinBoxIoU and with confidences no further apart than its
+// MaxScoreAbsError.
+type boxesIoU struct{}
+
+func (boxesIoU) Compare(h, n Answer, f *Family) string {
+	if bytes.Equal(h.Canonical, n.Canonical) {
+		return ""
+	}
+	var minIoU, maxScore float64
+	if f != nil {
+		minIoU, maxScore = f.MinBoxIoU, f.MaxScoreAbsError
+	}
+	hi, err1 := parseItems(h.Canonical)
+	ni, err2 := parseItems(n.Canonical)
+	if err1 != nil || err2 != nil || len(hi) != len(ni) {
+		return exact{}.Compare(h, n, f)
+	}
+	var diffs []string
+	for i := range hi {
+		for _, label := range union(hi[i].BoundingBoxes, ni[i].BoundingBoxes) {
+			hb, nb := hi[i].BoundingBoxes[label], ni[i].BoundingBoxes[label]
+			if len(hb) != len(nb) {
+				diffs = append(diffs, fmt.Sprintf("%s: %d boxes over http, %d native", label, len(hb), len(nb)))
+				continue
+			}
+			for j := range hb {
+				if iou := IoU(hb[j], nb[j]); iou < minIoU {
+					diffs = append(diffs, fmt.Sprintf("%s[%d]: box IoU %.4f < min_box_iou %g (http %+v, native %+v)", label, j, iou, minIoU, hb[j], nb[j]))
+				}
+				if d := math.Abs(hb[j].Confidence - nb[j].Confidence); d > maxScore {
+					diffs = append(diffs, fmt.Sprintf("%s[%d]: confidence differs by %.6g > max_score_abs_error %g", label, j, d, maxScore))
+				}
+			}
+		}
+	}
+	return strings.Join(diffs, "\n")
+}
+
+// IoU is the intersection over union of two boxes (0 when either is
+// empty).
+func IoU(a, b Box) float64 {
+	ix := max(0, min(a.XMax, b.XMax)-max(a.XMin, b.XMin))
+	iy := max(0, min(a.YMax, b.YMax)-max(a.YMin, b.YMin))
+	inter := ix * iy
+	area := func(x Box) float64 { return max(0, x.XMax-x.XMin) * max(0, x.YMax-x.YMin) }
+	union := area(a) + area(b) - inter
+	if union <= 0 || math.IsNaN(union) {
+		return 0
+	}
+	return inter / union
 }
 
 func union(a, b map[string][]Box) []string {

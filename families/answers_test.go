@@ -2,6 +2,7 @@ package families
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -210,4 +211,50 @@ func TestBoxesMeaningfulAndTolerance(t *testing.T) {
 	assert.Contains(t, cmp.Compare(h, near, strict), "red_square[0]: differs by")
 	far, _ := ex.FromNative(json.RawMessage(`[{"index":0,"bounding_boxes":{"red_square":[]}}]`))
 	assert.Contains(t, cmp.Compare(h, far, fam), "1 boxes over http, 0 native")
+}
+
+// boxes-iou compares detections as TRTMC's detection parity does: the
+// same boxes per label, each pair overlapping by min_box_iou and with
+// confidences within max_score_abs_error (YOLO: 0.9 and 0.005; DETR: 0.5
+// and 0.05).
+func TestBoxesIoU(t *testing.T) {
+	cmp := DefaultRegistry().Comparators["boxes-iou"]
+	ans := func(x0, conf float64) Answer {
+		a, err := nimBoxes{}.FromNative([]byte(fmt.Sprintf(`[{"index":0,"bounding_boxes":{"17":[{"x_min":%g,"y_min":0.1,"x_max":0.5,"y_max":0.5,"confidence":%g}]}}]`, x0, conf)))
+		require.NoError(t, err)
+		return a
+	}
+	yolo := &Family{MinBoxIoU: 0.9, MaxScoreAbsError: 0.005}
+	assert.Empty(t, cmp.Compare(ans(0.1, 0.9), ans(0.1, 0.9), yolo))
+	assert.Empty(t, cmp.Compare(ans(0.1, 0.9), ans(0.11, 0.904), yolo), "IoU 0.975 and 0.004 apart: the same detection")
+	assert.Contains(t, cmp.Compare(ans(0.1, 0.9), ans(0.2, 0.9), yolo), "box IoU 0.7500 < min_box_iou 0.9")
+	assert.Contains(t, cmp.Compare(ans(0.1, 0.9), ans(0.1, 0.91), yolo), "confidence differs by 0.01 > max_score_abs_error 0.005")
+	detr := &Family{MinBoxIoU: 0.5, MaxScoreAbsError: 0.05}
+	assert.Empty(t, cmp.Compare(ans(0.1, 0.9), ans(0.2, 0.94), detr), "DETR's looser parity")
+	two, err := nimBoxes{}.FromNative([]byte(`[{"index":0,"bounding_boxes":{"17":[{"x_min":0.1,"y_min":0.1,"x_max":0.5,"y_max":0.5,"confidence":0.9},{"x_min":0.6,"y_min":0.6,"x_max":0.9,"y_max":0.9,"confidence":0.5}]}}]`))
+	require.NoError(t, err)
+	assert.Contains(t, cmp.Compare(ans(0.1, 0.9), two, yolo), "17: 1 boxes over http, 2 native")
+	assert.InDelta(t, 1.0/7, IoU(Box{XMin: 0, YMin: 0, XMax: 2, YMax: 2}, Box{XMin: 1, YMin: 1, XMax: 3, YMax: 3}), 1e-12)
+}
+
+func TestBoxesIoUConfiguration(t *testing.T) {
+	doc := func(extra string) []byte {
+		return []byte(`schema: trtmc-qual/families/v1
+families:
+  d:
+    task: object_detection
+    endpoint_type: image_retrieval
+    route: /v1/infer
+    server: ["s"]
+    readiness: "http://{host}:{port}/health/ready"
+    native: ["n"]
+    extractor: nim-bounding-boxes
+` + extra)
+	}
+	_, err := Parse("f.yaml", doc("    comparator: boxes-iou\n"))
+	assert.ErrorContains(t, err, "boxes-iou needs min_box_iou in (0, 1], got 0")
+	_, err = Parse("f.yaml", doc("    comparator: boxes-tolerance\n    min_box_iou: 0.5\n"))
+	assert.ErrorContains(t, err, "min_box_iou and max_score_abs_error are the boxes-iou comparator's")
+	_, err = Parse("f.yaml", doc("    comparator: boxes-iou\n    min_box_iou: 0.9\n    max_score_abs_error: 0.005\n"))
+	assert.NoError(t, err)
 }

@@ -57,6 +57,12 @@ type Family struct {
 	Comparator string `yaml:"comparator" json:"comparator"`
 	// Tolerance is the documented tolerance of a tolerant comparator.
 	Tolerance float64 `yaml:"tolerance" json:"tolerance,omitempty"`
+	// MinBoxIoU and MaxScoreAbsError are the boxes-iou comparator's
+	// tolerances: the least overlap of two matched boxes and the largest
+	// confidence difference (TRTMC's detection parity: min_box_iou,
+	// max_score_abs_error).
+	MinBoxIoU        float64 `yaml:"min_box_iou" json:"min_box_iou,omitempty"`
+	MaxScoreAbsError float64 `yaml:"max_score_abs_error" json:"max_score_abs_error,omitempty"`
 	// Labels is the family's label space, for detection answers: the
 	// labels exactly as the family numbers or names them.
 	Labels []string `yaml:"labels" json:"labels,omitempty"`
@@ -75,6 +81,26 @@ type Family struct {
 	// request must have a value, or the row's Task percentiles are withheld
 	// and the row does not qualify.
 	TaskTime string `yaml:"task_time" json:"task_time,omitempty"`
+	// ServerRecords says whether the family's server writes a request
+	// record for its route: "required" (the default) or "none" (the route
+	// is not recorded in the server version the family runs, as the public
+	// trtmc-server records only /v1/completions and /v1/chat/completions,
+	// records.py idx@a9ed5f69). With none, Task time must come from the
+	// native answers and every request is accounted for by the client <->
+	// native join alone; the row says so.
+	ServerRecords string `yaml:"server_records" json:"server_records,omitempty"`
+	// TaskAgreement is the tolerance within which the server's and the
+	// native Task times of one request agree, when the Task source is the
+	// server's records and the native answers time the Task too
+	// (DefaultTaskAgreement when unset). Disagreement is recorded in the
+	// row, never a reason.
+	TaskAgreement *Tolerance `yaml:"task_agreement" json:"task_agreement,omitempty"`
+	// MaxBodyBytes is the largest request body the family's server accepts
+	// (trtmc-server --max-body-bytes, default 1 MiB: a larger body is a
+	// 413). The server argv passes it as {max_body_bytes}; before any
+	// server starts, a corpus entry whose encoded request would be larger
+	// is refused. 0: the server states no limit.
+	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
 	// Preprocessing describes how the family prepares an image before the
 	// Task sees it (resize, letterbox, normalisation); every row records it.
 	Preprocessing string `yaml:"preprocessing" json:"preprocessing,omitempty"`
@@ -163,7 +189,7 @@ func (d Duration) Or(def time.Duration) time.Duration {
 // parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
 	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",
-	"tokenizer", "families_dir", "tp"}
+	"tokenizer", "families_dir", "tp", "max_body_bytes"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
@@ -172,6 +198,36 @@ const (
 	TaskTimeServer = "server"
 	TaskTimeNative = "native"
 )
+
+// Values of Family.ServerRecords.
+const (
+	ServerRecordsRequired = "required"
+	ServerRecordsNone     = "none"
+)
+
+// DefaultTaskAgreement is the tolerance of Family.TaskAgreement when a
+// family states none: 2 ms or 25%, whichever is more (two calls of the same
+// Task on the same input; not a verdict).
+var DefaultTaskAgreement = Tolerance{AbsMS: 2, Rel: 0.25}
+
+// Tolerance is how far apart two times of one thing may be: AbsMS, or Rel
+// of the larger, whichever is more (the row's reports.Tolerance applies
+// it).
+type Tolerance struct {
+	AbsMS float64 `yaml:"abs_ms" json:"abs_ms"`
+	Rel   float64 `yaml:"rel" json:"rel"`
+}
+
+// Agreement is the family's Task agreement tolerance.
+func (f *Family) Agreement() Tolerance {
+	if f.TaskAgreement != nil {
+		return *f.TaskAgreement
+	}
+	return DefaultTaskAgreement
+}
+
+// Recorded reports whether the family's server records its route.
+func (f *Family) Recorded() bool { return f.ServerRecords != ServerRecordsNone }
 
 // TaskTimeSource is the family's Task time source, TaskTimeServer when it
 // declares none.
@@ -263,6 +319,14 @@ func Parse(path string, data []byte) (*Config, error) {
 		if f.Tolerance < 0 {
 			add(f.Line, field+".tolerance", "must be >= 0")
 		}
+		switch {
+		case f.Comparator == "boxes-iou" && (f.MinBoxIoU <= 0 || f.MinBoxIoU > 1):
+			add(at0(lines, name, "min_box_iou", f.Line), field+".min_box_iou", "boxes-iou needs min_box_iou in (0, 1], got %g", f.MinBoxIoU)
+		case f.Comparator == "boxes-iou" && f.MaxScoreAbsError < 0:
+			add(at0(lines, name, "max_score_abs_error", f.Line), field+".max_score_abs_error", "must be >= 0")
+		case f.Comparator != "boxes-iou" && (f.MinBoxIoU != 0 || f.MaxScoreAbsError != 0):
+			add(at0(lines, name, "min_box_iou", f.Line), field+".min_box_iou", "min_box_iou and max_score_abs_error are the boxes-iou comparator's; the family compares with %s", f.Comparator)
+		}
 		if f.LabelSpace != "" {
 			labels, ok := LabelSpaces[f.LabelSpace]
 			switch {
@@ -283,6 +347,30 @@ func Parse(path string, data []byte) (*Config, error) {
 		case "", TaskTimeServer, TaskTimeNative:
 		default:
 			add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", TaskTimeServer, TaskTimeNative, f.TaskTime)
+		}
+		switch f.ServerRecords {
+		case "", ServerRecordsRequired:
+		case ServerRecordsNone:
+			if f.TaskTimeSource() != TaskTimeNative {
+				add(at0(lines, name, "server_records", f.Line), field+".server_records", "none needs task_time: native (the server's records are the default Task time source)")
+			}
+		default:
+			add(at0(lines, name, "server_records", f.Line), field+".server_records", "must be %s or %s, got %q", ServerRecordsRequired, ServerRecordsNone, f.ServerRecords)
+		}
+		if a := f.TaskAgreement; a != nil && (a.AbsMS < 0 || a.Rel < 0 || a.AbsMS != a.AbsMS || a.Rel != a.Rel) {
+			add(at0(lines, name, "task_agreement", f.Line), field+".task_agreement", "abs_ms and rel must be >= 0")
+		}
+		usesLimit := false
+		for _, a := range f.Server {
+			usesLimit = usesLimit || strings.Contains(a, "{max_body_bytes}")
+		}
+		switch {
+		case f.MaxBodyBytes < 0:
+			add(at0(lines, name, "max_body_bytes", f.Line), field+".max_body_bytes", "must be > 0")
+		case f.MaxBodyBytes > 0 && !usesLimit:
+			add(at0(lines, name, "max_body_bytes", f.Line), field+".max_body_bytes", "is declared but the server argv does not pass {max_body_bytes}: the server would keep its own limit")
+		case f.MaxBodyBytes == 0 && usesLimit:
+			add(at0(lines, name, "server", f.Line), field+".server", "passes {max_body_bytes} but the family declares no max_body_bytes")
 		}
 		for i, e := range f.Executables {
 			if strings.TrimSpace(e.Name) == "" {
@@ -326,6 +414,14 @@ func Parse(path string, data []byte) (*Config, error) {
 		return nil, errors.New(strings.Join(probs, "\n"))
 	}
 	return cfg, nil
+}
+
+// at0 is the line of a family's key, else the family's.
+func at0(lines map[string]int, family, key string, def int) int {
+	if l, ok := lines[family+"."+key]; ok {
+		return l
+	}
+	return def
 }
 
 // ArgvProblem is what is wrong with one element of an argv template.

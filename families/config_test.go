@@ -1,6 +1,7 @@
 package families
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,7 +131,12 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		assert.GreaterOrEqual(t, f.Timeouts.Startup.Duration, 15*time.Minute, "%s: real engines load slowly", name)
 		assert.NotEmpty(t, f.Preprocessing, name)
 		assert.NotEmpty(t, f.Executables, name)
-		assert.Equal(t, TaskTimeNative, f.TaskTimeSource(), "%s: trtmc-server's records have no task_ms", name)
+		// The server's limit raised to what an original photo needs, and
+		// passed to it: trtmc-server's default is 1 MiB.
+		assert.EqualValues(t, 15<<20, f.MaxBodyBytes, name)
+		assert.Equal(t, "<max_body_bytes>", server[slices.Index(server, "--max-body-bytes")+1], name)
+		// The worker is located, never named as trtmc-server on PATH.
+		assert.NotContains(t, f.Native, "--trtmc-server", name)
 	}
 	for _, name := range vlm {
 		f := cfg.Families[name]
@@ -139,16 +145,82 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		assert.Contains(t, f.Correctness, "tests/e2e/models/"+name+"/test_"+name+"_e2e.py", name)
 		assert.Contains(t, f.Inventory.Controls, "max_tokens", name)
 		assert.Equal(t, "../tokenizers/{profile}", f.Inventory.Tokenizer, name)
+		// The chat routes are recorded: the served request's own Task time
+		// is the record's model_call_ms.
+		assert.Equal(t, TaskTimeServer, f.TaskTimeSource(), name)
+		assert.True(t, f.Recorded(), name)
 	}
 	for _, name := range det {
 		f := cfg.Families[name]
 		assert.Equal(t, "image_retrieval", f.EndpointType, name)
-		assert.Equal(t, "boxes-tolerance", f.Comparator, name)
 		assert.Len(t, f.Labels, 80, name)
-		assert.Positive(t, f.Tolerance, name)
+		if f.Comparator == "boxes-iou" {
+			assert.Positive(t, f.MinBoxIoU, name)
+			assert.Positive(t, f.MaxScoreAbsError, name)
+		} else {
+			assert.Equal(t, "boxes-tolerance", f.Comparator, name)
+			assert.Positive(t, f.Tolerance, name)
+		}
+		// /v1/infer is not recorded by the public server: declared.
+		assert.False(t, f.Recorded(), name)
+		assert.Equal(t, TaskTimeNative, f.TaskTimeSource(), name)
 	}
 	assert.Equal(t, LabelSpaces["coco-category-id"], cfg.Families["detr"].Labels, "DETR keeps COCO category ids")
 	assert.Equal(t, LabelSpaces["coco-contiguous-80"], cfg.Families["yolo11"].Labels)
 	assert.Contains(t, cfg.Families["yolo11"].Native, "0.25")
+	// Every tolerance by its meaning (the families' benchmark profiles,
+	// idx@05c79a3a): YOLO's 0.005 is a score tolerance beside min_box_iou
+	// 0.9; DETR's are min_box_iou 0.5 and max_score_abs_error 0.05.
+	for _, y := range []string{"yolo11", "yolov5", "yolov8", "yolov10"} {
+		assert.Equal(t, [3]any{"boxes-iou", 0.9, 0.005}, [3]any{cfg.Families[y].Comparator, cfg.Families[y].MinBoxIoU, cfg.Families[y].MaxScoreAbsError}, y)
+	}
+	d := cfg.Families["detr"]
+	assert.Equal(t, [3]any{"boxes-iou", 0.5, 0.05}, [3]any{d.Comparator, d.MinBoxIoU, d.MaxScoreAbsError})
+	assert.Contains(t, d.Preprocessing, "fp16 bundle built at 1333x1333")
 	assert.Contains(t, cfg.Families["detr"].Native, "0.5")
+}
+
+// The TRTMC contract settings are checked when the file is read, each
+// problem at its line: a body limit declared but not passed to the server
+// (it would keep its 1 MiB default) or passed but not declared, an
+// unknown server_records, an unrecorded route whose Task time would come
+// from records that do not exist, a negative agreement tolerance.
+func TestParseChecksTheServerContract(t *testing.T) {
+	base := func(server, extra string) string {
+		return `schema: trtmc-qual/families/v1
+families:
+  f:
+    task: object_detection
+    endpoint_type: image_retrieval
+    route: /v1/infer
+    server: ` + server + `
+    readiness: "http://{host}:{port}/health/ready"
+    native: ["{self}", "adapter", "native"]
+    extractor: nim-bounding-boxes
+    comparator: exact
+` + extra
+	}
+	for name, tt := range map[string]struct{ doc, want string }{
+		"declared, not passed": {base(`["trtmc-server", "{bundle}"]`, "    max_body_bytes: 1024\n"),
+			"fam.yaml:12: families.f.max_body_bytes: is declared but the server argv does not pass {max_body_bytes}"},
+		"passed, not declared": {base(`["trtmc-server", "--max-body-bytes", "{max_body_bytes}"]`, ""),
+			"families.f.server: passes {max_body_bytes} but the family declares no max_body_bytes"},
+		"unknown server_records": {base(`["s"]`, "    server_records: sometimes\n"),
+			`fam.yaml:12: families.f.server_records: must be required or none, got "sometimes"`},
+		"unrecorded, Task time from records": {base(`["s"]`, "    server_records: none\n"),
+			"families.f.server_records: none needs task_time: native"},
+		"negative tolerance": {base(`["s"]`, "    task_agreement: {abs_ms: -1, rel: 0.1}\n"),
+			"families.f.task_agreement: abs_ms and rel must be >= 0"},
+	} {
+		_, err := Parse("fam.yaml", []byte(tt.doc))
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), tt.want, name)
+	}
+	cfg, err := Parse("fam.yaml", []byte(base(`["s", "--max-body-bytes", "{max_body_bytes}"]`,
+		"    max_body_bytes: 1024\n    server_records: none\n    task_time: native\n")))
+	require.NoError(t, err)
+	f := cfg.Families["f"]
+	assert.False(t, f.Recorded())
+	assert.EqualValues(t, 1024, f.MaxBodyBytes)
+	assert.Equal(t, DefaultTaskAgreement, f.Agreement())
 }

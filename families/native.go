@@ -25,7 +25,12 @@ type NativeAnswer struct {
 	RequestID string          `json:"request_id"`
 	Answer    json.RawMessage `json:"answer,omitempty"`
 	TaskMS    *float64        `json:"task_ms"`
-	Error     string          `json:"error,omitempty"`
+	// WallMS is the wall time the runner itself measured for the call
+	// that answered (the request written to the worker until its reply,
+	// or one CLI process from start to exit): task_ms can never exceed
+	// it, and the join holds it to that (a runner may leave it out).
+	WallMS *float64 `json:"wall_ms,omitempty"`
+	Error  string   `json:"error,omitempty"`
 }
 
 // NativeMetaSchema is the schema of native_meta.json.
@@ -41,6 +46,9 @@ type NativeMeta struct {
 	TimingScope string             `json:"timing_scope"`
 	Argv        []string           `json:"argv"`
 	Worker      *NativeWorkerReady `json:"worker,omitempty"`
+	// WorkerBinary is the native worker that answered, found the way
+	// TRTMC's control plane finds it (families/trtmc LocateWorker).
+	WorkerBinary *NativeWorkerBinary `json:"worker_binary,omitempty"`
 	// TokenCounts says whether chat answers carry the Task's own token
 	// count.
 	TokenCounts bool   `json:"token_counts"`
@@ -58,4 +66,16 @@ type NativeWorkerReady struct {
 	ProtocolVersion     int      `json:"protocol_version"`
 	Capabilities        []string `json:"capabilities"`
 	DefaultMaxNewTokens int      `json:"default_max_new_tokens"`
+}
+
+// NativeWorkerBinary is the native worker program a run used: its path,
+// sha256 and where it was found ("--worker-binary", "TRTMC_WORKER_BINARY",
+// "package": beside the tensorrt_model_connect package of the TRTMC
+// interpreter, "source-build": $TRTMC_REPO/build), and for a wheel's
+// worker the runtime root (the package's bin directory) it was given.
+type NativeWorkerBinary struct {
+	Path        string `json:"path"`
+	SHA256      string `json:"sha256"`
+	Source      string `json:"source"`
+	RuntimeRoot string `json:"runtime_root,omitempty"`
 }

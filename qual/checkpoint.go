@@ -100,6 +100,7 @@ func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
 		cr.res.Answers = semantics(cr.family)
+		cr.res.Answers.ServedModel = cr.profile.Served()
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, e.aiperf.Got
@@ -296,17 +297,45 @@ func (cr *checkpointRun) childEnv() []string {
 // vars are the values of argv placeholders for this checkpoint.
 func (cr *checkpointRun) vars() map[string]string {
 	o := cr.env.opts
+	return Vars{BinDir: o.BinDir, Self: o.Self, Families: o.Families, Profile: cr.profile, Family: cr.family,
+		Bundle: cr.bundle, Host: o.Security.Host, Port: cr.port, Dir: cr.dir, Corpus: cr.corpus, Tokenizer: cr.tokenizer,
+		Seed: cr.env.group.Workload.Seed}.Map()
+}
+
+// Vars are the values of a family's argv placeholders for one profile
+// (families.Placeholders). `run` and `doctor --probe` both expand a
+// family's templates with them.
+type Vars struct {
+	BinDir, Self string
+	Families     *families.Config
+	Profile      *inventory.Profile
+	Family       *families.Family
+	Bundle, Host string
+	Port         int
+	// Dir is the checkpoint's evidence directory: {out}, and where the
+	// records, the correctness result and the native files go.
+	Dir, Corpus, Tokenizer string
+	Seed                   int
+}
+
+// Map is the placeholder map.
+func (v Vars) Map() map[string]string {
+	p := v.Profile
 	return map[string]string{
-		"bin": o.BinDir, "bundle": cr.bundle, "model": cr.profile.Served(), "host": o.Security.Host,
-		"port": strconv.Itoa(cr.port), "records": filepath.Join(cr.dir, fileRecords), "corpus": cr.corpus,
-		"out": cr.dir, "correctness_out": filepath.Join(cr.dir, fileCorrectness),
-		"native_in": filepath.Join(cr.dir, fileNativeIn), "native_out": filepath.Join(cr.dir, fileNativeOut),
-		"precision": cr.profile.Precision, "seed": strconv.Itoa(cr.env.group.Workload.Seed),
-		"self": o.Self, "profile": cr.profile.ID, "checkpoint": cr.profile.Checkpoint, "revision": cr.profile.Revision,
-		"tokenizer":    cr.tokenizer,
-		"families_dir": familiesDir(o.Families), "tp": strconv.Itoa(max(cr.profile.Parallelism.TP, 1)),
+		"bin": v.BinDir, "bundle": v.Bundle, "model": p.Served(), "host": v.Host,
+		"port": strconv.Itoa(v.Port), "records": filepath.Join(v.Dir, fileRecords), "corpus": v.Corpus,
+		"out": v.Dir, "correctness_out": filepath.Join(v.Dir, fileCorrectness),
+		"native_in": filepath.Join(v.Dir, fileNativeIn), "native_out": filepath.Join(v.Dir, fileNativeOut),
+		"precision": p.Precision, "seed": strconv.Itoa(v.Seed),
+		"self": v.Self, "profile": p.ID, "checkpoint": p.Checkpoint, "revision": p.Revision,
+		"tokenizer":    v.Tokenizer,
+		"families_dir": familiesDir(v.Families), "tp": strconv.Itoa(max(p.Parallelism.TP, 1)),
+		"max_body_bytes": strconv.FormatInt(v.Family.MaxBodyBytes, 10),
 	}
 }
+
+// RecordsFile is the server records' file name in an evidence directory.
+const RecordsFile = fileRecords
 
 // prepareDir sets any earlier evidence aside and creates a fresh directory.
 func (cr *checkpointRun) prepareDir() error {

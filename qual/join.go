@@ -22,8 +22,14 @@ const (
 // semantics records a family's answer semantics in the row, so that a
 // rejudge joins with exactly the ones the run used.
 func semantics(f *families.Family) reports.AnswerSemantics {
-	return reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
-		Tolerance: f.Tolerance, Labels: f.Labels, FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource()}
+	a := f.Agreement()
+	sem := reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
+		Tolerance: f.Tolerance, MinBoxIoU: f.MinBoxIoU, MaxScoreAbsError: f.MaxScoreAbsError, Labels: f.Labels,
+		FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource(), TaskAgreement: &reports.Tolerance{AbsMS: a.AbsMS, Rel: a.Rel}}
+	if !f.Recorded() {
+		sem.ServerRecords = families.ServerRecordsNone
+	}
+	return sem
 }
 
 // taskScope is what the Task latency of a row whose source is src times:
@@ -33,7 +39,9 @@ func semantics(f *families.Family) reports.AnswerSemantics {
 // missing.
 func taskScope(src string, native *reports.NativeRun) (scope string, usable bool) {
 	if src != families.TaskTimeNative {
-		return reports.TaskScopeServer, true
+		// What the records carry decides (streamjoin: task_ms, or
+		// model_call_ms of scope public_task_call_wall).
+		return "", true
 	}
 	switch {
 	case native == nil || native.TimingScope == "":
@@ -42,6 +50,17 @@ func taskScope(src string, native *reports.NativeRun) (scope string, usable bool
 		return native.TimingScope, false
 	}
 	return native.TimingScope, true
+}
+
+// stageMS is the wall time the harness measured for a stage of the row (0
+// when the stage did not finish).
+func stageMS(r *reports.Result, name string) float64 {
+	for _, s := range r.Stages {
+		if s.Name == name && s.Status == reports.StageOK {
+			return s.DurationMS
+		}
+	}
+	return 0
 }
 
 // joinOutputs says what per-request evidence a join writes.
@@ -71,12 +90,21 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 		return nil, fmt.Errorf("the row's answer comparator %q is not registered", sem.Comparator)
 	}
 	fam := &families.Family{Name: r.Family, EndpointType: sem.EndpointType, Route: r.Route, Extractor: sem.Extractor,
-		Comparator: sem.Comparator, Tolerance: sem.Tolerance, Labels: sem.Labels, FinishReasonNull: sem.FinishReasonNull,
-		TaskTime: sem.TaskTime}
+		Comparator: sem.Comparator, Tolerance: sem.Tolerance, MinBoxIoU: sem.MinBoxIoU, MaxScoreAbsError: sem.MaxScoreAbsError,
+		Labels: sem.Labels, FinishReasonNull: sem.FinishReasonNull, TaskTime: sem.TaskTime, ServerRecords: sem.ServerRecords}
 	scope, usable := taskScope(fam.TaskTimeSource(), r.Provenance.Native)
+	served := sem.ServedModel
+	if served == "" {
+		served = r.Profile // rows written before the field: the default served name
+	}
+	agreement := reports.Tolerance{AbsMS: families.DefaultTaskAgreement.AbsMS, Rel: families.DefaultTaskAgreement.Rel}
+	if sem.TaskAgreement != nil {
+		agreement = *sem.TaskAgreement
+	}
 	opts := streamjoin.Options{Family: fam, Extractor: ex, Comparator: cmp, Digests: out.digests, DigestAlgorithm: out.digestAlgorithm,
 		Expected: map[string]int{PhaseWarmup: r.Workload.Warmup, PhaseMeasured: r.Workload.Measured},
-		TaskTime: fam.TaskTimeSource(), TaskScope: scope}
+		TaskTime: fam.TaskTimeSource(), TaskScope: scope, ServedModel: served, NoServerRecords: !fam.Recorded(),
+		Agreement: agreement, NativeWallMS: stageMS(r, "native")}
 	var files []*evidence.AtomicFile
 	defer func() {
 		for _, f := range files {

@@ -113,6 +113,9 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			return stageFailure(reports.CodeTokenizer, err)
 		}
 	}
+	if err := cr.checkRequestSizes(); err != nil {
+		return err
+	}
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
 		return stageFailure(reports.CodeFamilyConfig, err)
@@ -130,6 +133,34 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	default:
 		return cr.checkIdle(ctx)
 	}
+	return nil
+}
+
+// checkRequestSizes refuses, before the server starts, a corpus entry
+// whose encoded request (the body AIPerf will post) is larger than the
+// family's server accepts (max_body_bytes): trtmc-server answers 413 above
+// --max-body-bytes (app.py _BodyLimitMiddleware, idx@a9ed5f69).
+func (cr *checkpointRun) checkRequestSizes() error {
+	limit := cr.family.MaxBodyBytes
+	if limit <= 0 {
+		return nil
+	}
+	w := cr.env.group.Workload
+	entries, err := aiperf.LoadCorpus(cr.corpus)
+	if err != nil {
+		return stageFailure(reports.CodeDataset, err)
+	}
+	largest, err := aiperf.CheckRequestSizes(w.EndpointType, entries, cr.profile.Served(), w.Generation, limit)
+	var tl *aiperf.RequestTooLargeError
+	switch {
+	case errors.As(err, &tl):
+		return stageFailure(reports.CodeRequestTooLarge, fmt.Errorf("profile %s: %w; family %s passes --max-body-bytes %d (max_body_bytes in %s): "+
+			"use a smaller image for that entry, or raise the family's limit (the native worker's line limit is 16 MiB)",
+			cr.profile.ID, err, cr.family.Name, limit, cr.env.opts.Families.File))
+	case err != nil:
+		return stageFailure(reports.CodeDataset, err)
+	}
+	cr.env.logf("%s: the largest request is %d bytes, within the server's %d", cr.profile.ID, largest, limit)
 	return nil
 }
 
@@ -467,8 +498,8 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 		return listenErr
 	}
 	if _, err := os.Stat(filepath.Join(cr.dir, fileRecords)); err != nil {
-		if cr.run == nil {
-			return nil // nothing was sent, nothing to record
+		if cr.run == nil || !cr.family.Recorded() {
+			return nil // nothing was sent (or the route is not recorded): nothing to record
 		}
 		return stageFailure(reports.CodeServerRecords, fmt.Errorf("the server wrote no request records (%s)", fileRecords))
 	}
@@ -526,6 +557,9 @@ func readNativeMeta(path string) *reports.NativeRun {
 	n := &reports.NativeRun{Path: m.Path, TimingScope: m.TimingScope, TokenCounts: m.TokenCounts, Argv: m.Argv}
 	if m.Worker != nil {
 		n.WorkerProtocol, n.WorkerCapabilities = m.Worker.ProtocolVersion, m.Worker.Capabilities
+	}
+	if b := m.WorkerBinary; b != nil {
+		n.WorkerBinary, n.WorkerBinarySHA256, n.WorkerBinarySource = b.Path, b.SHA256, b.Source
 	}
 	return n
 }

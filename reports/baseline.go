@@ -78,6 +78,16 @@ func (d *BaselineDelta) regressed() bool {
 }
 
 // p50Cell is "p50 / p95", with the p50 marked "(+15% ▲)" when it regressed.
+// taskCell is the Task p50/p95 cell, which says its source: "(server)"
+// (the server's request records) or "(native)" (the native answers).
+func taskCell(l Latency, d *Delta) string {
+	c := p50Cell(l.Task, d)
+	if l.TaskSource != "" && l.Task.P50 != nil {
+		c += " (" + l.TaskSource + ")"
+	}
+	return c
+}
+
 func p50Cell(p Percentiles, d *Delta) string {
 	p50 := fmtMS(p.P50)
 	if d != nil && d.Regressed {

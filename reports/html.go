@@ -334,7 +334,7 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	} else {
 		p("<div class=\"plots\">\n<figure>%s<figcaption>Every request in start order: HTTP (client) and Task (native call) time. Warmup shaded; ▲ marks requests that did not match.</figcaption></figure>\n", timelineSVG(row.Profile, lines))
 		p("<figure>%s<figcaption>Measured requests: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95: HTTP %s ms, Task %s ms.</figcaption></figure>\n</div>\n",
-			distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(p50Cell(res.LatencyMS.Task, nil)))
+			distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(taskCell(res.LatencyMS, nil)))
 	}
 	writeReproduce(b, row, r.scrub)
 	p("</section>\n")

@@ -120,7 +120,7 @@ func summaryCells(row *Row) []string {
 	return []string{
 		correctnessCell(r.Correctness),
 		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected),
-		p50Cell(r.LatencyMS.HTTP, http), p50Cell(r.LatencyMS.Task, task),
+		p50Cell(r.LatencyMS.HTTP, http), taskCell(r.LatencyMS, task),
 		fmtRate(r.ImagesPerSec), hardwareCell(r.Provenance),
 	}
 }

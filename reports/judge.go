@@ -319,7 +319,7 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			{c.Duplicates, CodeDuplicate, "duplicated"},
 			{c.Meaningless, CodeMeaningless, "no meaningful complete answer"},
 			{c.UnknownConversation, CodeUnknownConversation, "the conversation is not a line of the dataset"},
-			{c.Inconsistent, CodeInconsistent, "the records and raw exports disagree on phase or conversation"},
+			{c.Inconsistent, CodeInconsistent, "its evidence contradicts itself (phase, conversation, token count, the model named, or a Task time outside its domain)"},
 		} {
 			if k.n > 0 {
 				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what, first(p, k.code)))

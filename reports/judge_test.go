@@ -249,3 +249,16 @@ func TestFixturesAreJudged(t *testing.T) {
 	}
 	assert.Greater(t, n, 10)
 }
+
+// The Task column says which source it shows.
+func TestTaskCellSaysItsSource(t *testing.T) {
+	p50, p95 := 7.52, 9.29
+	l := Latency{Task: Percentiles{P50: &p50, P95: &p95, Count: 50}, TaskSource: "server", TaskScope: "public_task_call_wall"}
+	assert.Equal(t, "7.52 / 9.29 (server)", taskCell(l, nil))
+	l.TaskSource = "native"
+	assert.Equal(t, "7.52 / 9.29 (native)", taskCell(l, nil))
+	l.Task.P50 = nil
+	assert.NotContains(t, taskCell(l, nil), "native", "no source for a figure that is withheld")
+	l.TaskSource, l.Task.P50 = "", &p50
+	assert.Equal(t, "7.52 / 9.29", taskCell(l, nil), "rows of earlier versions name no source")
+}

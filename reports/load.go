@@ -212,6 +212,11 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 			row.Note = joinNote(row.Note, "not in the inventory snapshot")
 		}
 		g.Rows = append(g.Rows, row)
+		if row.Result != nil {
+			for _, n := range row.Result.Notes {
+				g.Notes = append(g.Notes, id+": "+n)
+			}
+		}
 	}
 	g.summarize()
 	return g, nil

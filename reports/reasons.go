@@ -88,6 +88,7 @@ const (
 	CodeCorrectnessCrash  = "correctness_crashed"
 	CodeCorrectnessOutput = "correctness_output"
 	CodeDataset           = "dataset"
+	CodeRequestTooLarge   = "request_too_large"
 	CodeTokenizer         = "tokenizer"
 	CodeAIPerfSetup       = "aiperf_setup"
 	CodeAIPerfFailed      = "aiperf_failed"
@@ -175,6 +176,7 @@ func Codes() []CodeInfo {
 		{CodeCorrectnessNone, ClassSetup, "correctness", "the family declares no correctness case"},
 		{CodeAIPerfSetup, ClassSetup, "aiperf", "AIPerf cannot be run (missing, wrong version, bad tokenizer)"},
 		{CodeDataset, ClassSetup, "aiperf", "the corpus cannot be read or the AIPerf dataset cannot be written"},
+		{CodeRequestTooLarge, ClassSetup, "preflight", "a corpus entry's encoded request is larger than the family's server accepts (max_body_bytes, the server's --max-body-bytes): refused, naming the entry, its size and the limit, before the server starts"},
 		{CodeTokenizer, ClassSetup, "preflight", "the tokenizer AIPerf chat loads is missing, unloadable offline, not its pin, or another checkpoint's"},
 		{CodeListenUnchecked, ClassSetup, "server", "the addresses the server listens on cannot be checked on this host (not Linux): a row is never qualified unchecked"},
 
@@ -221,7 +223,7 @@ func Codes() []CodeInfo {
 		{CodeDuplicate, ClassFailed, "join", "a request id appears more than once in a source, or two requests used one dataset line"},
 		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless (a chat answer without usage.completion_tokens included)"},
 		{CodeUnknownConversation, ClassFailed, "join", "a request's conversation_id is not a line of dataset.jsonl"},
-		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, or the server's record and the HTTP answer on its completion tokens"},
+		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, the server's record and the HTTP answer on its completion tokens, the HTTP answer names another model than the served --model-name, or a Task time is outside its domain (negative, not of the one timing scope, longer than the call that was timed)"},
 		{CodeUnclaimedServerRecords, ClassFailed, "join", "the server recorded request ids the client never reported"},
 		{CodeUnclaimedNative, ClassFailed, "join", "the native runner answered request ids the client never reported"},
 		{CodeUnclaimedRaw, ClassFailed, "join", "the raw export holds request ids the records export does not"},

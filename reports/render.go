@@ -125,7 +125,7 @@ func resultCells(row *Row) []string {
 		phaseCell(r, PhaseWarmup), phaseCell(r, PhaseMeasured),
 		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected),
 		errorsCell(r.Requests), missingCell(r.Requests),
-		p50Cell(r.LatencyMS.HTTP, http), p50Cell(r.LatencyMS.Task, task),
+		p50Cell(r.LatencyMS.HTTP, http), taskCell(r.LatencyMS, task),
 		fmtRate(r.ImagesPerSec), outputCell(r), aiperfCell(r.Provenance),
 		gpusCell(r.Provenance), gpuUUIDsCell(r.Provenance), driverCell(r.Provenance),
 		orMissing(short(r.Provenance.SourceCommit)), verdictCell(row),

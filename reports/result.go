@@ -4,7 +4,10 @@
 // stored evidence; nothing here runs anything.
 package reports
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // ResultSchema is the schema id written in every result.json. v2: typed
 // reasons (class, phase), problems, workload, unclaimed ids, the latency
@@ -69,6 +72,10 @@ type Result struct {
 	// Examples are the join's first request of each phase and status that
 	// did not match, with its problem (the reasons quote them).
 	Examples []RequestExample `json:"examples,omitempty"`
+	// Notes are what a reader must know about the row's evidence (the
+	// join writes them: a route without server records, Task times that
+	// disagree); they never change the verdict.
+	Notes []string `json:"notes,omitempty"`
 
 	Correctness *Correctness `json:"correctness"`
 	// GPUChecks are the GPU hygiene checks of the row's GPUs (docs/gpu.md):
@@ -168,14 +175,28 @@ func (w Workload) IsQualification() bool {
 // AnswerSemantics are how the family's answers were extracted and compared
 // (families.yaml at run time), so a rejudge uses the same ones.
 type AnswerSemantics struct {
-	EndpointType string   `json:"endpoint_type"`
-	Extractor    string   `json:"extractor"`
-	Comparator   string   `json:"comparator"`
-	Tolerance    float64  `json:"tolerance"`
-	Labels       []string `json:"labels,omitempty"`
+	EndpointType string  `json:"endpoint_type"`
+	Extractor    string  `json:"extractor"`
+	Comparator   string  `json:"comparator"`
+	Tolerance    float64 `json:"tolerance"`
+	// MinBoxIoU and MaxScoreAbsError are the boxes-iou comparator's.
+	MinBoxIoU        float64  `json:"min_box_iou,omitempty"`
+	MaxScoreAbsError float64  `json:"max_score_abs_error,omitempty"`
+	Labels           []string `json:"labels,omitempty"`
 	// FinishReasonNull is the family's reading of a chat answer whose
 	// finish_reason is null ("complete" or, when empty, "incomplete").
 	FinishReasonNull string `json:"finish_reason_null,omitempty"`
+	// ServedModel is the --model-name the server was started with: a chat
+	// answer must name it (empty in rows of earlier versions: the profile
+	// id is then taken, the default served name).
+	ServedModel string `json:"served_model,omitempty"`
+	// ServerRecords is "none" when the family's route gets no server
+	// records in the server version it runs ("" or "required": every
+	// request must have one).
+	ServerRecords string `json:"server_records,omitempty"`
+	// TaskAgreement is the tolerance within which the server's and the
+	// native Task times of one request agree.
+	TaskAgreement *Tolerance `json:"task_agreement,omitempty"`
 	// TaskTime is where Task latency comes from: "server" (the server's
 	// request records; the default when empty) or "native" (the native
 	// answers).
@@ -251,6 +272,44 @@ type Latency struct {
 	// timing_scope: public_task_call_wall, trtmc_run_prefill_plus_decode,
 	// ...).
 	TaskScope string `json:"task_scope,omitempty"`
+	// TaskAgreement compares, when the Task source is the server's
+	// records and the native replay times the Task too, the two Task
+	// times of each measured matched request. It informs; the verdict does
+	// not depend on it (the two are different calls).
+	TaskAgreement *TaskAgreement `json:"task_agreement,omitempty"`
+}
+
+// Tolerance is how far apart two times of one thing may be: AbsMS or Rel
+// of the larger, whichever is more.
+type Tolerance struct {
+	AbsMS float64 `json:"abs_ms" yaml:"abs_ms"`
+	Rel   float64 `json:"rel" yaml:"rel"`
+}
+
+// Within reports whether a and b agree within the tolerance.
+func (t Tolerance) Within(a, b float64) bool {
+	d := a - b
+	if d < 0 {
+		d = -d
+	}
+	return d <= max(t.AbsMS, t.Rel*max(a, b))
+}
+
+func (t Tolerance) String() string {
+	return fmt.Sprintf("max(%g ms, %g%%)", t.AbsMS, 100*t.Rel)
+}
+
+// TaskAgreement is how the server's and the native Task times of the
+// measured matched requests compare.
+type TaskAgreement struct {
+	// Other is the source compared with the row's Task source.
+	Other     string    `json:"other"`
+	Tolerance Tolerance `json:"tolerance"`
+	// Compared requests had both values; Disagreeing differ by more than
+	// the tolerance (Example names the first).
+	Compared    int    `json:"compared"`
+	Disagreeing int    `json:"disagreeing"`
+	Example     string `json:"example,omitempty"`
 }
 
 // TaskScopeServer is the scope of the server records' task_ms: the Task call
@@ -386,6 +445,12 @@ type NativeRun struct {
 	// WorkerProtocol and WorkerCapabilities are the worker's handshake.
 	WorkerProtocol     int      `json:"worker_protocol,omitempty"`
 	WorkerCapabilities []string `json:"worker_capabilities,omitempty"`
+	// WorkerBinary, WorkerBinarySHA256 and WorkerBinarySource name the
+	// native worker program that answered and how it was found
+	// (--worker-binary, TRTMC_WORKER_BINARY, package, source-build).
+	WorkerBinary       string `json:"worker_binary,omitempty"`
+	WorkerBinarySHA256 string `json:"worker_binary_sha256,omitempty"`
+	WorkerBinarySource string `json:"worker_binary_source,omitempty"`
 }
 
 // FileIdentity is a directory or file and the sha256 that pins it.

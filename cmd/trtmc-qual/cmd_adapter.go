@@ -42,10 +42,11 @@ person rarely runs them by hand (docs/trtmc.md shows how, for debugging):
 type adapterNativeOptions struct {
 	Task, Path, Bundle, In, Out, Meta string
 
-	Server, WorkerCap, WorkerOp, WorkerImage string
-	WorkerArgs                               []string
-	WorkerProtocol                           int
-	Startup, Request                         time.Duration
+	WorkerBinary, Python, Repo       string
+	WorkerCap, WorkerOp, WorkerImage string
+	WorkerArgs                       []string
+	WorkerProtocol                   int
+	Startup, Request                 time.Duration
 
 	Trtmc      string
 	CLIArgs    []string
@@ -68,9 +69,15 @@ posted), call the family's native Task for each, and write
 family's extractor compares with the HTTP answer: chat {"text",
 "completion_tokens"}, detection the NIM /v1/infer data array.
 
---path worker (default) starts one persistent 'trtmc-server _serve-worker BUNDLE'
-and speaks its JSONL protocol; task_ms is the worker's model_call_ms
-(timing scope public_task_call_wall). --path cli runs one 'trtmc run' or
+--path worker (default) starts one persistent native worker, 'NATIVE
+_serve-worker BUNDLE', and speaks its JSONL protocol; task_ms is the
+worker's model_call_ms (timing scope public_task_call_wall), checked
+against the adapter's own clock. NATIVE is the native trtmc-server binary,
+found as TRTMC's control plane finds it: --worker-binary (or
+TRTMC_WORKER_BINARY), else tensorrt_model_connect/bin/trtmc-server beside
+the package that the TRTMC interpreter (--python, TRTMC_PYTHON) imports,
+else $TRTMC_REPO/build/trtmc-server; never trtmc-server from PATH, which is
+the pip console script (the Python control plane). --path cli runs one 'trtmc run' or
 'trtmc detect' per request (the bundle loads every time): task_ms is
 'trtmc run' total_ms (prefill + decode), or null for 'trtmc detect'. --meta
 records the path, the timing scope and the worker's handshake for the row.
@@ -103,11 +110,12 @@ could not be started.`,
 			opts := trtmc.NativeOptions{
 				Task: o.Task, Path: o.Path, Bundle: o.Bundle, In: o.In, Out: o.Out, Meta: o.Meta,
 				Worker: trtmc.WorkerSpec{
-					Argv:     append([]string{o.Server, "_serve-worker", o.Bundle}, o.WorkerArgs...),
 					Protocol: o.WorkerProtocol, Capability: o.WorkerCap,
 					StartupTimeout: o.Startup, RequestTimeout: o.Request, Stderr: f.IO.ErrOut,
 				},
-				WorkerOp: o.WorkerOp, WorkerImage: o.WorkerImage,
+				WorkerArgs: o.WorkerArgs,
+				Locate:     workerLocate(f, o.WorkerBinary, o.Python, o.Repo),
+				WorkerOp:   o.WorkerOp, WorkerImage: o.WorkerImage,
 				CLI:    trtmc.CLISpec{Trtmc: o.Trtmc, Extra: o.CLIArgs, Timeout: o.CLITimeout, Stderr: f.IO.ErrOut, TempDir: tmp},
 				Limits: trtmc.ChatLimits{MaxNewTokens: o.MaxNewTokens, DefaultMaxNewTokens: o.DefaultMaxNewTokens},
 				NIM:    trtmc.NIMOptions{Clamp: o.Clamp, Decimals: o.Decimals},
@@ -132,8 +140,10 @@ could not be started.`,
 	fl.StringVar(&o.In, "requests", "", "request lines {request_id, route, payload}")
 	fl.StringVar(&o.Out, "out", "", "answer lines {request_id, answer, task_ms}")
 	fl.StringVar(&o.Meta, "meta", "", "write the run's path, timing scope and worker handshake here (JSON)")
-	fl.StringVar(&o.Server, "trtmc-server", "trtmc-server", "the trtmc-server executable (worker path)")
-	fl.StringArrayVar(&o.WorkerArgs, "worker-arg", nil, "argument after '_serve-worker BUNDLE' (repeat: --worker-arg --runtime-root --worker-arg DIR)")
+	fl.StringVar(&o.WorkerBinary, "worker-binary", "", "the native worker binary (default: $TRTMC_WORKER_BINARY, else found beside the TRTMC interpreter's tensorrt_model_connect, else $TRTMC_REPO/build)")
+	fl.StringVar(&o.Python, "python", "", "the TRTMC environment's interpreter (default: $TRTMC_PYTHON, else python3)")
+	fl.StringVar(&o.Repo, "repo", "", "the TRTMC checkout, for build/trtmc-server (default $TRTMC_REPO)")
+	fl.StringArrayVar(&o.WorkerArgs, "worker-arg", nil, "argument after '_serve-worker BUNDLE' (repeat: --worker-arg --kv-cache-size --worker-arg N)")
 	fl.IntVar(&o.WorkerProtocol, "worker-protocol", 2, "protocol_version the worker must announce (0: any)")
 	fl.StringVar(&o.WorkerCap, "worker-capability", "", "capability the worker must announce (empty: none required)")
 	fl.StringVar(&o.WorkerOp, "worker-op", "generate", "the request op")
@@ -153,6 +163,9 @@ could not be started.`,
 
 type adapterCorrectnessOptions struct {
 	Profile, Bundle, BundleName, EngineDir, Artifacts, Out, Repo string
+	Layout, Family, QualifyProgram, QualifyEnvironment           string
+	TRTMCBinary, RuntimeRoot, ModelDir                           string
+	Python, WorkerBinary                                         string
 }
 
 func newAdapterCorrectnessCmd(f *factory) *cobra.Command {
@@ -169,7 +182,17 @@ thresholded metric a gate {name, value, op, threshold, passed}.
 It refuses to report a result that cannot be trusted: a case that built its
 own bundle or changed the served one, no result.json, no thresholded metric,
 a skipped case, a metric whose outcome contradicts its value, operator and
-threshold.
+threshold. It reads TRTMC's result closed: a case of another profile, a
+stage that is not a pass, a failure_type with a pass, a metric that says
+passed: false without a threshold, an unknown status are failures naming the
+field; a stage passes under its composite_rule only when the rule holds.
+
+--layout auto (the default) runs the case the checkout holds: COMMAND when
+its test file exists (TRTMC's older layout), else the newer layout's
+trtmc-qualify run --kind accuracy (families/<f>/tests/qualification/
+<profile>.accuracy.yaml; report.json), else its families/<f>/tests/
+test_e2e.py. Steps the public sources do not establish fail closed, naming
+the step.
 
 Exit status: 0 passed, 1 failed (OUT written with passed=false) or no
 trustworthy result (OUT not written; the message says why), 2 usage, 3 the
@@ -191,11 +214,26 @@ command could not be started.`,
 			if repo == "" {
 				return flagErrorf("profile %s: the TRTMC checkout is unknown: pass --repo or set TRTMC_REPO", o.Profile)
 			}
-			res, err := trtmc.RunCorrectness(cmd.Context(), trtmc.CorrectnessOptions{
+			co := trtmc.CorrectnessOptions{
 				Profile: o.Profile, Bundle: o.Bundle, BundleName: o.BundleName, EngineDir: o.EngineDir,
 				ArtifactsDir: o.Artifacts, Out: o.Out, Argv: args, Dir: repo, Runner: f.Runner,
 				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
-			})
+				Layout: o.Layout, Family: o.Family, QualifyProgram: o.QualifyProgram,
+				QualifyEnvironment: orEnv(f, o.QualifyEnvironment, "TRTMC_QUALIFY_ENVIRONMENT"),
+				TRTMCBinary:        orEnv(f, o.TRTMCBinary, "TRTMC_BINARY"),
+				RuntimeRoot:        orEnv(f, o.RuntimeRoot, "TRTMC_RUNTIME_ROOT"),
+			}
+			if o.Family != "" {
+				co.ModelDir = orEnv(f, o.ModelDir, "TRTMC_"+strings.ToUpper(o.Family)+"_MODEL_DIR")
+			}
+			if co.RuntimeRoot == "" {
+				// The wheel's runtime root, where the worker is found.
+				if w, err := trtmc.LocateWorker(cmd.Context(), workerLocate(f, o.WorkerBinary, o.Python, repo)); err == nil {
+					co.RuntimeRoot = w.RuntimeRoot
+				}
+			}
+			co.Cases = manifestCases(cmd.Context(), f, repo, o.Profile)
+			res, err := trtmc.RunCorrectness(cmd.Context(), co)
 			if res != nil {
 				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: %d case(s), %d metric(s), %d gate(s), passed=%t\n",
 					o.Profile, len(res.Cases), len(res.Metrics), len(res.Gates), res.Passed != nil && *res.Passed)
@@ -215,7 +253,50 @@ command could not be started.`,
 	fl.StringVar(&o.Artifacts, "artifacts-dir", "", "artifacts directory to create (the case's --e2e-artifacts-dir)")
 	fl.StringVar(&o.Out, "out", "", "trtmc-qual correctness result to write")
 	fl.StringVar(&o.Repo, "repo", "", "the TRTMC checkout the case runs in (default $TRTMC_REPO)")
+	fl.StringVar(&o.Layout, "layout", trtmc.LayoutAuto, "which case runs: auto (the one the checkout holds), e2e-result, qualify or e2e-env")
+	fl.StringVar(&o.Family, "trtmc-family", "", "the TRTMC family directory (families/<f>) of the newer layout")
+	fl.StringVar(&o.QualifyProgram, "qualify-program", "trtmc-qualify", "TRTMC's family-owned qualification CLI (newer layout)")
+	fl.StringVar(&o.QualifyEnvironment, "qualify-environment", "", "its environment file (default $TRTMC_QUALIFY_ENVIRONMENT)")
+	fl.StringVar(&o.TRTMCBinary, "trtmc-binary", "", "TRTMC_BINARY for the newer e2e test (default $TRTMC_BINARY)")
+	fl.StringVar(&o.RuntimeRoot, "runtime-root", "", "TRTMC_RUNTIME_ROOT for the newer e2e test (default $TRTMC_RUNTIME_ROOT, else the wheel's runtime root)")
+	fl.StringVar(&o.ModelDir, "model-dir", "", "TRTMC_<FAMILY>_MODEL_DIR for the newer e2e test (default that variable)")
+	fl.StringVar(&o.Python, "python", "", "the TRTMC interpreter (default $TRTMC_PYTHON, else python3)")
+	fl.StringVar(&o.WorkerBinary, "worker-binary", "", "the native worker, whose directory is the runtime root (default $TRTMC_WORKER_BINARY)")
 	return cmd
+}
+
+func orEnv(f *factory, v, name string) string {
+	if v != "" {
+		return v
+	}
+	return f.Getenv(name)
+}
+
+// manifestCases are the testcase names of the profile's manifest at the
+// checkout's HEAD (through git, as reconcile reads it), or nil when it
+// cannot be read: then only a case named as the profile is accepted.
+func manifestCases(ctx context.Context, f *factory, repo, profile string) []string {
+	cfg, err := specs.LoadConfig(f.Config.SpecGroups)
+	if err != nil {
+		return nil
+	}
+	snap, err := specs.Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: repo}.Read(ctx, "HEAD")
+	if err != nil {
+		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: the manifest's testcases cannot be read (%v): only a case named %s is accepted\n", profile, err, profile)
+		return nil
+	}
+	for _, m := range snap.Manifests {
+		if m.Name == profile {
+			var out []string
+			for _, tc := range m.Testcases {
+				if tc.Name != "" {
+					out = append(out, tc.Name)
+				}
+			}
+			return out
+		}
+	}
+	return nil
 }
 
 type adapterBundleOptions struct {
@@ -285,6 +366,22 @@ could not be started.`,
 	return cmd
 }
 
+// workerLocate resolves where the native worker is looked for: flag, then
+// environment, as every trtmc-qual setting.
+func workerLocate(f *factory, binary, python, repo string) trtmc.LocateOptions {
+	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: f.Runner}
+	if o.Explicit == "" {
+		o.Explicit, o.ExplicitFrom = f.Getenv("TRTMC_WORKER_BINARY"), trtmc.WorkerFromEnv
+	}
+	if o.Python == "" {
+		o.Python = f.Getenv("TRTMC_PYTHON")
+	}
+	if o.Repo == "" {
+		o.Repo = f.Getenv("TRTMC_REPO")
+	}
+	return o
+}
+
 // adapterError gives adapter failures their exit status: a program that
 // could not start is a setup error (3), anything else a failed check (1);
 // cancellation stays cancellation. None is a harness bug.
@@ -297,6 +394,9 @@ func adapterError(err error) error {
 		return err
 	}
 	var exitErr *proc.ExitError
+	if errors.Is(err, trtmc.ErrNoWorker) {
+		return withCode(exitSetup, err)
+	}
 	if !errors.As(err, &exitErr) && (errors.Is(err, exec.ErrNotFound) || errors.Is(err, fs.ErrPermission)) {
 		return withCode(exitSetup, err)
 	}

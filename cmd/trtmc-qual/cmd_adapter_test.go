@@ -19,7 +19,7 @@ const onePixelPNG = "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAIAAACQd1PeAAAADElEQVR4nGP
 // that dies is a failed check (1), a missing program a setup error (3), a
 // bad flag a usage error (2); the correctness case passes (0) or fails (1).
 func TestAdapterExitCodes(t *testing.T) {
-	trtmctest.OnPath(t)
+	inst := trtmctest.OnPath(t)
 	d := t.TempDir()
 	bundle := filepath.Join(d, "m.bundle")
 	require.NoError(t, os.WriteFile(bundle, []byte("b"), 0o644))
@@ -43,8 +43,22 @@ func TestAdapterExitCodes(t *testing.T) {
 	assert.Contains(t, stderr, "native worker exited with status 134 during r1")
 	t.Setenv("FAKE_WORKER", "")
 
-	code, _, stderr = runCLI(t, nil, native("--trtmc-server", "trtmc-server-missing")...)
+	// No native worker, or the console script named as one: setup errors.
+	code, _, stderr = runCLI(t, nil, native("--worker-binary", filepath.Join(d, "trtmc-server-missing"))...)
 	assert.Equal(t, exitSetup, code, stderr)
+	assert.Contains(t, stderr, "--worker-binary")
+	code, _, stderr = runCLI(t, nil, native("--worker-binary", inst.ConsoleScript)...)
+	assert.Equal(t, exitSetup, code, stderr)
+	assert.Contains(t, stderr, "is a script")
+	t.Setenv("FAKE_TRTMC_SITE_PACKAGES", "") // the TRTMC interpreter lacks the package
+	code, _, stderr = runCLI(t, map[string]string{"TRTMC_REPO": d}, native()...)
+	assert.Equal(t, exitSetup, code, stderr)
+	assert.Contains(t, stderr, "the native worker (the native trtmc-server binary, not the console script on PATH) was not found")
+	t.Setenv("FAKE_TRTMC_SITE_PACKAGES", inst.SitePackages)
+	// The old --trtmc-server flag is gone: the worker is never the program
+	// named trtmc-server on PATH.
+	code, _, _ = runCLI(t, nil, native("--trtmc-server", "trtmc-server")...)
+	assert.Equal(t, exitUsage, code)
 
 	code, _, _ = runCLI(t, nil, native("--task", "segment")...)
 	assert.Equal(t, exitUsage, code)

@@ -17,6 +17,7 @@ type doctorOptions struct {
 	IO         *IOStreams
 	Groups     []string
 	Repo       string
+	Probe      []string
 	Format     string
 	MinFreeGiB float64
 }
@@ -39,6 +40,19 @@ func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
   disk        free space for evidence under --out
   repo        the TRTMC checkout (--repo, else TRTMC_REPO): commit, and whether
               its work tree differs from it
+  trtmc       for TRTMC families, without a GPU: which trtmc-server the console
+              script on PATH is and that its --help lists every flag the
+              families pass; where the native worker is (beside the
+              tensorrt_model_connect package of the TRTMC interpreter, else
+              $TRTMC_REPO/build, or TRTMC_WORKER_BINARY); the TRTMC
+              interpreter (TRTMC_PYTHON, Python >= 3.12); whether the
+              checkout's commit has the server at all (PR #1292)
+  probe       with --probe PROFILE (on a GPU node for TRTMC): start the
+              profile's server on its bundle, wait for readiness, send one
+              request with a chosen X-Request-ID and require the echo, an
+              answer that extracts and names the served model, and a record
+              line with the public fields; start the native worker and
+              require protocol >= 2 and the capability the family needs
 
 Excluded profiles are listed and skipped. The checks go to stdout (a table on
 a terminal, tab-separated when piped, or --format json|md|csv); the verdict
@@ -47,6 +61,7 @@ line goes to stderr.
 Exit status: 0 ready (warnings allowed), 3 not ready, 2 usage or
 configuration error.`,
 		Example: `  trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --repo ~/TensorRT-Model-Connect
+  trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --probe qwen3-vl-2b
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -68,6 +83,7 @@ configuration error.`,
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "groups to check (default: every group of the inventory)")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout the correctness cases run in (default $TRTMC_REPO)")
+	fl.StringSliceVar(&opts.Probe, "probe", nil, "start this profile's server and worker once and prove their contract (repeatable)")
 	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
 	fl.Float64Var(&opts.MinFreeGiB, "min-free-gib", 20, "free space the evidence root needs")
 	addInventoryFlags(fl)
@@ -89,14 +105,21 @@ func runDoctor(cmd *cobra.Command, f *factory, opts *doctorOptions) error {
 		}
 	}
 	self, _ := os.Executable()
-	rep := doctor.Run(cmd.Context(), doctor.Options{
+	if err := checkNames("--probe", opts.Probe...); err != nil {
+		return err
+	}
+	dopts := doctor.Options{
 		Inventory: inv, Families: fams, Groups: opts.Groups, Repo: opts.Repo,
 		Out: f.Config.Out, MinFreeBytes: uint64(opts.MinFreeGiB * (1 << 30)),
 		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, Tokenizer: f.Config.Tokenizer,
 		BinDir: f.Config.BinDir, Self: self,
 		Runner: f.Runner, GPUs: qual.NvidiaSMI{Runner: f.Runner}, LookPath: exec.LookPath, Getenv: f.Getenv,
 		FreeBytes: freeBytes,
-	})
+	}
+	rep := doctor.Run(cmd.Context(), dopts)
+	for _, p := range opts.Probe {
+		rep.Add(doctor.Probe(cmd.Context(), dopts, p)...)
+	}
 	if cmd.Context().Err() != nil {
 		return cmd.Context().Err()
 	}

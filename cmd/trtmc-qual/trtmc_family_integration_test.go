@@ -4,20 +4,31 @@ package main
 
 // End-to-end runs of a TRTMC-family profile (test tier iv): the real
 // bin/trtmc-qual and the real AIPerf qualify a vision-language profile of
-// the shipped families/trtmc.yaml family qwen_vl, unchanged. Its argv starts
-// `trtmc-server BUNDLE --model-name ... --records ...`, `trtmc-qual adapter
-// native` (the JSONL worker `trtmc-server _serve-worker BUNDLE`) and
-// `trtmc-qual adapter correctness -- pytest ...`; the fake trtmc-server and
-// pytest of families/trtmc/testdata (a test fixture) put the reference
-// server, the reference Task and the reference correctness check behind
-// exactly those programs and formats. Then bad input, one kind at a time.
+// the shipped families/trtmc.yaml family qwen_vl, unchanged, through a fake
+// TRTMC as strict as TRTMC (families/trtmc/trtmctest, each fixture citing
+// its source): `trtmc-server BUNDLE --model-name ... --records ...
+// --max-body-bytes ...` is the pip console script (the Python control
+// plane: exactly the public flags, 413 above its body limit, the
+// X-Request-ID policy, public records with model_call_ms), which starts the
+// native binary installed beside tensorrt_model_connect as its worker;
+// `trtmc-qual adapter native` finds and starts that same native binary
+// (never the console script); `trtmc-qual adapter correctness -- pytest
+// ...` runs the fake e2e case. The worker answers with the reference Task
+// and the e2e case with the reference check. The corpus holds an image that
+// is over 1 MiB once encoded. Then bad input, one kind at a time.
 
 import (
+	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"image"
+	"image/png"
+	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -25,21 +36,26 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 type trtmcRun struct {
-	dir, bundle, corpus, argvLog, out string
+	dir, bundle, corpus, refCorpus, argvLog, out string
+	inst                                         *trtmctest.Install
 	// tokenizerPin and bundlePath edit the inventory entry.
 	tokenizerPin, bundlePath string
 	env                      []string
 	// gpus is the run's --gpus: "0" on the fake H200 (the default), "cpu"
 	// for a host without a GPU.
-	gpus   string
-	output string
-	code   int
+	gpus string
+	// families is the family configuration (default the shipped one).
+	families string
+	output   string
+	code     int
 }
 
 // setupTRTMCRun prepares a reference bundle and corpus for the profile.
@@ -47,19 +63,62 @@ func setupTRTMCRun(t *testing.T, h harness) *trtmcRun {
 	t.Helper()
 	d := t.TempDir()
 	r := &trtmcRun{dir: d, bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"), corpus: filepath.Join(d, "corpora", "vlm"),
-		argvLog: filepath.Join(d, "argv.log"), out: filepath.Join(d, "out")}
+		refCorpus: filepath.Join(d, "corpora", "ref-vlm"), argvLog: filepath.Join(d, "argv.log"), out: filepath.Join(d, "out"),
+		inst: trtmctest.New(t)}
 	r.bundlePath = r.bundle
 	r.gpus = "0"
 	require.NoError(t, os.MkdirAll(filepath.Dir(r.bundle), 0o755))
 	for _, argv := range [][]string{
 		{"make-bundle", "--family", "ref-vlm", "--precision", "fp32", "--out", r.bundle},
-		{"corpus", "--family", "ref-vlm", "--out", r.corpus, "--count", "12"},
+		{"corpus", "--family", "ref-vlm", "--out", r.refCorpus, "--count", "12"},
 	} {
 		out, err := exec.Command(h.refserver, argv...).CombinedOutput()
 		require.NoError(t, err, string(out))
 	}
-	require.NoError(t, os.MkdirAll(filepath.Join(d, "TensorRT-Model-Connect"), 0o755))
+	writeTRTMCCorpus(t, r.refCorpus, r.corpus)
+	// A checkout in TRTMC's older layout: the family's e2e case exists there.
+	e2e := filepath.Join(d, "TensorRT-Model-Connect", "tests", "e2e", "models", "qwen_vl", "test_qwen_vl_e2e.py")
+	require.NoError(t, os.MkdirAll(filepath.Dir(e2e), 0o755))
+	require.NoError(t, os.WriteFile(e2e, []byte("# the e2e case (played by the fake pytest)\n"), 0o644))
 	return r
+}
+
+// writeTRTMCCorpus writes the corpus a release engineer provides
+// (trtmc-qual/corpus/v1): the reference images with their questions, and
+// one original-size photo-like image (noise, incompressible) that is over
+// 1 MiB once encoded as a data URL: trtmc-server's default body limit
+// would answer it 413.
+func writeTRTMCCorpus(t *testing.T, from, to string) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(to, 0o755))
+	var ref struct {
+		Entries []map[string]any `json:"entries"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(from, "corpus.json"))), &ref))
+	var entries []map[string]any
+	for _, e := range ref.Entries {
+		f := e["file"].(string)
+		require.NoError(t, os.WriteFile(filepath.Join(to, f), []byte(readFile(t, filepath.Join(from, f))), 0o644))
+		entries = append(entries, map[string]any{"id": e["id"], "file": f, "mime": e["mime"], "width": e["width"],
+			"height": e["height"], "question": e["question"]})
+	}
+	img := image.NewNRGBA(image.Rect(0, 0, 640, 480))
+	rng := rand.New(rand.NewPCG(7, 7))
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.Uint32())
+	}
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 0xff
+	}
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, img))
+	require.Greater(t, base64.StdEncoding.EncodedLen(buf.Len()), 1<<20, "the photo is over 1 MiB once encoded")
+	require.NoError(t, os.WriteFile(filepath.Join(to, "photo.png"), buf.Bytes(), 0o644))
+	entries = append(entries, map[string]any{"id": "photo", "file": "photo.png", "mime": "image/png", "width": 640, "height": 480,
+		"question": "How many shapes are in the image?"})
+	b, err := json.Marshal(map[string]any{"schema": "trtmc-qual/corpus/v1", "source": "trtmc-refserver corpus and one noise photo", "entries": entries})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(to, "corpus.json"), b, 0o644))
 }
 
 func (r *trtmcRun) run(t *testing.T, h harness) reports.Result {
@@ -104,16 +163,18 @@ groups:
 	py, err := exec.LookPath("python3")
 	require.NoError(t, err)
 	cmd := exec.Command(h.qual, "run", "--group", "vlm", "--out", r.out, "--gpus", r.gpus,
-		"--inventory", invPath, "--families", filepath.Join(h.root, "families", "trtmc.yaml"),
+		"--inventory", invPath, "--families", r.familiesFile(h),
 		"--aiperf", h.aiperf, "--format", "tsv")
 	cmd.Dir = r.dir
 	cmd.Env = append(cleanEnv(),
-		"PATH="+trtmctest.Bin(t)+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+
+		"PATH="+r.inst.Bin+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+
 			string(os.PathListSeparator)+os.Getenv("PATH"),
 		"FAKE_NVIDIA_SMI_PYTHON="+py, "FAKE_NVIDIA_SMI_FIXTURE=h200x1", "FAKE_NVIDIA_SMI_SESSION="+r.dir,
-		"FAKE_GPU_HOLD=2048:refserver serve",
-		"FAKE_REFSERVER="+h.refserver, "FAKE_PYTEST=ref", "FAKE_CORPUS="+r.corpus, "FAKE_TRTMC_LOG="+r.argvLog,
-		"TRTMC_REPO="+filepath.Join(r.dir, "TensorRT-Model-Connect"), "TRTMC_BUNDLE_DIR=")
+		// The native worker the control plane starts holds the GPU.
+		"FAKE_GPU_HOLD=2048:_serve-worker",
+		"FAKE_REFSERVER="+h.refserver, "FAKE_PYTEST=ref", "FAKE_CORPUS="+r.refCorpus, "FAKE_TRTMC_LOG="+r.argvLog,
+		"TRTMC_REPO="+filepath.Join(r.dir, "TensorRT-Model-Connect"), "TRTMC_BUNDLE_DIR=", "TRTMC_WORKER_BINARY=", "TRTMC_PYTHON=")
+	cmd.Env = append(cmd.Env, r.inst.Env()...)
 	cmd.Env = append(cmd.Env, r.env...)
 	timer := time.AfterFunc(8*time.Minute, func() { _ = cmd.Process.Kill() })
 	defer timer.Stop()
@@ -131,6 +192,23 @@ groups:
 	return res
 }
 
+func (r *trtmcRun) familiesFile(h harness) string {
+	if r.families != "" {
+		return r.families
+	}
+	return filepath.Join(h.root, "families", "trtmc.yaml")
+}
+
+// editFamilies writes a copy of the shipped families/trtmc.yaml with old
+// replaced by new (every occurrence) and runs with it.
+func (r *trtmcRun) editFamilies(t *testing.T, h harness, old, new string) {
+	t.Helper()
+	data := readFile(t, filepath.Join(h.root, "families", "trtmc.yaml"))
+	require.Contains(t, data, old)
+	r.families = filepath.Join(r.dir, "families.yaml")
+	require.NoError(t, os.WriteFile(r.families, []byte(strings.ReplaceAll(data, old, new)), 0o644))
+}
+
 func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	h := getHarness(t)
 	tr := setupTRTMCRun(t, h)
@@ -140,18 +218,26 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].Matched)
 	assert.Equal(t, 5, r.RequestsByPhase[reports.PhaseWarmup].Matched)
 
-	// The family's own programs, started with the family's own argv.
-	var argv [][]string
+	// The family's own programs, started with the family's own argv: the
+	// console script once (the server), the native binary twice (the
+	// control plane's worker, then the adapter's), the e2e case once; the
+	// console script is never asked for _serve-worker.
+	byProgram := map[string][][]string{}
 	for _, l := range strings.Split(strings.TrimSpace(readFile(t, tr.argvLog)), "\n") {
 		var a []string
 		require.NoError(t, json.Unmarshal([]byte(l), &a))
-		argv = append(argv, a)
+		byProgram[a[0]] = append(byProgram[a[0]], a)
 	}
-	require.Len(t, argv, 3, "one server, one worker, one e2e case")
-	assert.Equal(t, []string{"trtmc-server", tr.bundle, "--model-name", "qwen3-vl-2b"}, argv[0][:4])
-	assert.Contains(t, argv[0], "--records")
-	assert.Equal(t, []string{"pytest", "tests/e2e/models/qwen_vl/test_qwen_vl_e2e.py", "--e2e-model", "qwen3-vl-2b"}, argv[1][:4])
-	assert.Equal(t, []string{"trtmc-server", "_serve-worker", tr.bundle}, argv[2])
+	require.Len(t, byProgram["trtmc-server"], 1, "one server: %v", byProgram)
+	server := byProgram["trtmc-server"][0]
+	assert.Equal(t, []string{"trtmc-server", tr.bundle, "--model-name", "qwen3-vl-2b"}, server[:4])
+	assert.Contains(t, server, "--records")
+	assert.Equal(t, "15728640", server[slices.Index(server, "--max-body-bytes")+1], "the body limit the photo needs")
+	assert.NotContains(t, server, "_serve-worker")
+	require.Len(t, byProgram["pytest"], 1)
+	assert.Equal(t, []string{"pytest", "tests/e2e/models/qwen_vl/test_qwen_vl_e2e.py", "--e2e-model", "qwen3-vl-2b"}, byProgram["pytest"][0][:4])
+	worker := []string{"trtmc-server(native)", "_serve-worker", tr.bundle, "--runtime-root", tr.inst.RuntimeRoot}
+	assert.Equal(t, [][]string{worker, worker}, byProgram["trtmc-server(native)"])
 
 	// Correctness: TRTMC's result.json converted, every gate with its value,
 	// operator, threshold and outcome, on the served bundle.
@@ -164,27 +250,60 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	assert.Equal(t, 0.9, g.Threshold)
 	assert.True(t, g.Passed)
 
-	// Native: the worker path, Task time public_task_call_wall; output size
-	// the Task's own token counts; the images sent and the preprocessing.
+	// Native: the worker path, the native binary beside the package, by
+	// path and sha256; output size the Task's own token counts; the images
+	// sent and the preprocessing.
 	require.NotNil(t, r.Provenance.Native)
 	assert.Equal(t, "worker", r.Provenance.Native.Path)
 	assert.Equal(t, "public_task_call_wall", r.Provenance.Native.TimingScope)
 	assert.True(t, r.Provenance.Native.TokenCounts)
 	assert.Equal(t, 2, r.Provenance.Native.WorkerProtocol)
+	assert.Equal(t, tr.inst.Native, r.Provenance.Native.WorkerBinary)
+	assert.Equal(t, "package", r.Provenance.Native.WorkerBinarySource)
+	nativeSum, err := evidence.FileSHA256(context.Background(), tr.inst.Native)
+	require.NoError(t, err)
+	assert.Equal(t, nativeSum, r.Provenance.Native.WorkerBinarySHA256)
 	require.NotNil(t, r.OutputTokens)
 	assert.Positive(t, *r.OutputTokens)
-	// Task time is the native answers' (task_time: native), over all 50.
-	assert.Equal(t, "native", r.LatencyMS.TaskSource)
+	// Task time is the served request's own: the server's records'
+	// model_call_ms (public_task_call_wall), over all 50; the native replay
+	// timed the same Task and is compared with it.
+	assert.Equal(t, "server", r.LatencyMS.TaskSource)
 	assert.Equal(t, "public_task_call_wall", r.LatencyMS.TaskScope)
 	assert.Equal(t, 50, r.LatencyMS.Task.Count)
 	assert.NotNil(t, r.LatencyMS.Task.P50)
-	assert.Equal(t, "native", r.Answers.TaskTime)
+	assert.Equal(t, "server", r.Answers.TaskTime)
+	assert.Equal(t, "qwen3-vl-2b", r.Answers.ServedModel)
+	require.NotNil(t, r.LatencyMS.TaskAgreement)
+	assert.Equal(t, 50, r.LatencyMS.TaskAgreement.Compared)
 	assert.Equal(t, "complete", r.Answers.FinishReasonNull)
 	n := 0
 	for _, s := range r.Provenance.DatasetImageSizes {
 		n += s.Count
 	}
 	assert.Equal(t, 55, n)
+	assert.Contains(t, r.Provenance.DatasetImageSizes, reports.ImageSize{Width: 640, Height: 480, Count: 4},
+		"the photo over 1 MiB encoded was sent (and answered) 4 times")
+	// The preflight's size of a request is the size of the body AIPerf
+	// 0.13.0 really posted (native_requests.jsonl holds those bodies).
+	entries, err := aiperf.LoadCorpus(tr.corpus)
+	require.NoError(t, err)
+	want := map[int]bool{}
+	for _, e := range entries {
+		b, err := aiperf.RequestBody(aiperf.EndpointChat, e, "qwen3-vl-2b", map[string]any{"max_tokens": 32, "temperature": 0})
+		require.NoError(t, err)
+		want[len(b)] = true
+	}
+	var posted []families.NativeRequest
+	for _, l := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(tr.out, "vlm", "qwen3-vl-2b", "native_requests.jsonl"))), "\n") {
+		var q families.NativeRequest
+		require.NoError(t, json.Unmarshal([]byte(l), &q))
+		posted = append(posted, q)
+	}
+	require.Len(t, posted, 55)
+	for _, q := range posted {
+		assert.True(t, want[len(q.Payload)], "request %s: AIPerf posted %d bytes, which no entry's RequestBody predicts", q.RequestID, len(q.Payload))
+	}
 	assert.Contains(t, r.Provenance.Preprocessing, "image processor")
 	require.NotNil(t, r.Provenance.Tokenizer)
 	assert.Equal(t, h.tokenizer, r.Provenance.Tokenizer.Path)
@@ -254,6 +373,13 @@ func TestTRTMCFamilyBadInput(t *testing.T) {
 			stage: "correctness", want: []string{"profile qwen3-vl-2b: correctness output without metrics"},
 			kept: []string{"correctness.log", "correctness/artifacts/qwen3-vl-2b/result.json"},
 		},
+		// The server version of idx@ddf1735f has no --records: argparse
+		// exits 2 on the flag at startup.
+		"a server without --records": {
+			edit:  func(t *testing.T, tr *trtmcRun) { tr.env = append(tr.env, "FAKE_TRTMC_SERVER_VERSION=ddf1735f") },
+			stage: "server", want: []string{"unrecognized arguments: --records"},
+			kept: []string{"server.log"},
+		},
 	} {
 		t.Run(name, func(t *testing.T) {
 			tr := setupTRTMCRun(t, h)
@@ -282,9 +408,156 @@ func TestTRTMCFamilyBadInput(t *testing.T) {
 	}
 }
 
+// A corpus entry whose encoded request is over the family's server limit
+// is refused before anything starts, naming the entry, its size and the
+// limit: exit 3, no TRTMC program started.
+func TestTRTMCRequestOverTheLimitIsRefusedBeforeTheServer(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.editFamilies(t, h, "max_body_bytes: 15728640", "max_body_bytes: 1048576")
+	r := tr.run(t, h)
+	assert.Equal(t, 3, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictError, r.Verdict)
+	require.NotEmpty(t, r.Reasons)
+	assert.Equal(t, reports.CodeRequestTooLarge, r.Reasons[0].Code, "%+v", r.Reasons)
+	for _, w := range []string{"profile qwen3-vl-2b", "corpus entry photo (photo.png)", "bytes once encoded", "over the server's limit of 1048576 bytes"} {
+		assert.Contains(t, r.Reasons[0].Message, w)
+	}
+	assert.NoFileExists(t, tr.argvLog, "no TRTMC program was started")
+}
+
+// The server keeps its own 1 MiB default when the family does not pass a
+// limit: the photo's requests are 413s, which the row counts as errors
+// (never green), naming the status.
+func TestTRTMCServerDefaultBodyLimit(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.editFamilies(t, h, `,
+             "--max-body-bytes", "{max_body_bytes}"]`, "]")
+	data := readFile(t, tr.families)
+	require.NoError(t, os.WriteFile(tr.families, []byte(strings.ReplaceAll(data, "    max_body_bytes: 15728640\n", "")), 0o644))
+	r := tr.run(t, h)
+	assert.Equal(t, 1, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictFailed, r.Verdict, "%+v", r.Reasons)
+	assert.Equal(t, 4, r.Requests.Errored, "the photo, 4 times")
+	assert.Equal(t, 51, r.Requests.Matched)
+	var msgs []string
+	for _, rs := range r.Reasons {
+		msgs = append(msgs, rs.Message)
+	}
+	assert.Contains(t, strings.Join(msgs, "\n"), "413")
+}
+
+// A server that ignores the incoming X-Request-ID (idx@ddf1735f's policy)
+// makes a join by identity impossible: its records are the server's own
+// ids, so every request lacks its record and the records are unclaimed.
+func TestTRTMCServerThatIgnoresRequestIDs(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.env = append(tr.env, "FAKE_TRTMC_SERVER_IDS=ignore")
+	r := tr.run(t, h)
+	assert.Equal(t, 1, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictFailed, r.Verdict)
+	assert.Equal(t, 55, r.Requests.MissingServerRecord)
+	assert.Equal(t, 55, r.Unclaimed.ServerRecords)
+	codes := map[string]bool{}
+	for _, rs := range r.Reasons {
+		codes[rs.Code] = true
+	}
+	assert.True(t, codes[reports.CodeMissingServerRec] && codes[reports.CodeUnclaimedServerRecords], "%+v", r.Reasons)
+}
+
 func readFile(t *testing.T, p string) string {
 	t.Helper()
 	b, err := os.ReadFile(p)
 	require.NoError(t, err)
 	return string(b)
+}
+
+// TestTRTMCDetectionEndToEnd: the detection group through the strict fake,
+// the shipped family yolo11 unchanged. The public trtmc-server records no
+// /v1/infer request, which the family declares: the row qualifies on the
+// client <-> native join by identity alone and says so; the boxes are
+// compared with the family's detection-parity tolerances (boxes-iou).
+func TestTRTMCDetectionEndToEnd(t *testing.T) {
+	h := getHarness(t)
+	d := t.TempDir()
+	inst := trtmctest.New(t)
+	bundle, refCorpus, corpus := filepath.Join(d, "bundles", "yolo11n.bundle"), filepath.Join(d, "corpora", "ref-detect"), filepath.Join(d, "corpora", "det")
+	require.NoError(t, os.MkdirAll(filepath.Dir(bundle), 0o755))
+	for _, argv := range [][]string{
+		{"make-bundle", "--family", "ref-detect", "--precision", "fp32", "--out", bundle},
+		{"corpus", "--family", "ref-detect", "--out", refCorpus, "--count", "12"},
+	} {
+		out, err := exec.Command(h.refserver, argv...).CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	writeTRTMCCorpus(t, refCorpus, corpus)
+	repo := filepath.Join(d, "TensorRT-Model-Connect")
+	e2e := filepath.Join(repo, "tests", "e2e", "models", "yolo11", "test_yolo11_e2e.py")
+	require.NoError(t, os.MkdirAll(filepath.Dir(e2e), 0o755))
+	require.NoError(t, os.WriteFile(e2e, []byte("# played by the fake pytest\n"), 0o644))
+	sum, err := evidence.FileSHA256(context.Background(), bundle)
+	require.NoError(t, err)
+	inv := `schema: trtmc-qual/inventory/v1
+groups:
+  detection:
+    workload:
+      endpoint_type: image_retrieval
+      warmup: 5
+      measured: 50
+      concurrency: 1
+      seed: 42
+      request_timeout_s: 60
+      dataset: {corpus: ` + corpus + `}
+    profiles:
+      - id: yolo11n
+        checkpoint: Ultralytics/YOLO11
+        family: yolo11
+        task: object_detection
+        kind: normal
+        precision: fp16
+        parallelism: {tp: 1}
+        bundle: {path: ` + bundle + `, sha256: ` + sum + `}
+        hardware: [h200]
+        status: planned
+`
+	invPath := filepath.Join(d, "inventory.yaml")
+	require.NoError(t, os.WriteFile(invPath, []byte(inv), 0o644))
+	py, err := exec.LookPath("python3")
+	require.NoError(t, err)
+	outDir := filepath.Join(d, "out")
+	cmd := exec.Command(h.qual, "run", "--group", "detection", "--out", outDir, "--gpus", "0",
+		"--inventory", invPath, "--families", filepath.Join(h.root, "families", "trtmc.yaml"),
+		"--aiperf", h.aiperf, "--format", "tsv")
+	cmd.Dir = d
+	cmd.Env = append(cleanEnv(),
+		"PATH="+inst.Bin+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"FAKE_NVIDIA_SMI_PYTHON="+py, "FAKE_NVIDIA_SMI_FIXTURE=h200x1", "FAKE_NVIDIA_SMI_SESSION="+d, "FAKE_GPU_HOLD=2048:_serve-worker",
+		"FAKE_REFSERVER="+h.refserver, "FAKE_PYTEST=ref", "FAKE_CORPUS="+refCorpus,
+		"TRTMC_REPO="+repo, "TRTMC_BUNDLE_DIR=", "TRTMC_WORKER_BINARY=", "TRTMC_PYTHON=")
+	cmd.Env = append(cmd.Env, inst.Env()...)
+	timer := time.AfterFunc(8*time.Minute, func() { _ = cmd.Process.Kill() })
+	defer timer.Stop()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, string(out))
+	data, err := os.ReadFile(filepath.Join(outDir, "detection", "yolo11n", reports.ResultFile))
+	require.NoError(t, err, string(out))
+	var r reports.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, reports.VerdictQualified, r.Verdict, "%+v\n%s", r.Reasons, out)
+	assert.Equal(t, 55, r.Requests.Matched)
+	assert.Equal(t, 0, r.Requests.MissingServerRecord, "the route is declared unrecorded")
+	assert.Equal(t, "none", r.Answers.ServerRecords)
+	assert.Equal(t, "boxes-iou", r.Answers.Comparator)
+	assert.Equal(t, 0.9, r.Answers.MinBoxIoU)
+	assert.Equal(t, "native", r.LatencyMS.TaskSource)
+	assert.Equal(t, "public_task_call_wall", r.LatencyMS.TaskScope)
+	require.NotEmpty(t, r.Notes)
+	assert.Contains(t, r.Notes[0], "no server records for /v1/infer in this server version")
+	assert.Empty(t, strings.TrimSpace(readFile(t, filepath.Join(outDir, "detection", "yolo11n", "server_records.jsonl"))),
+		"the public server wrote no record for /v1/infer")
+	md := readFile(t, filepath.Join(outDir, "detection", "results.md"))
+	assert.Contains(t, md, "yolo11n: no server records for /v1/infer", "the report says it")
+	assert.Contains(t, md, "(native) |", "the Task cell says its source")
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -37,7 +38,7 @@ type CLISpec struct {
 
 // timingRE matches `[trtmc.timing] prefill_ms=… decode_ms=… total_ms=…`
 // (src/cli/main.cpp print_text_timing).
-var timingRE = regexp.MustCompile(`\[trtmc\.timing\] prefill_ms=([0-9.eE+-]+) decode_ms=([0-9.eE+-]+) total_ms=([0-9.eE+-]+)`)
+var timingRE = regexp.MustCompile(`\[trtmc\.timing\] prefill_ms=(\S+) decode_ms=(\S+) total_ms=(\S+)`)
 
 // CLIRunResult is one `trtmc run` answer.
 type CLIRunResult struct {
@@ -70,12 +71,39 @@ func (c CLISpec) RunChat(ctx context.Context, r proc.Runner, bundle, id string, 
 		return CLIRunResult{}, fmt.Errorf("trtmc run printed %q: no complete answer line", clipText(out, 200))
 	}
 	res := CLIRunResult{Text: strings.TrimSuffix(out, "\n")}
-	if m := timingRE.FindAllStringSubmatch(stderr.String(), -1); len(m) == 1 {
-		if v, err := strconv.ParseFloat(m[0][3], 64); err == nil {
-			res.TotalMS = &v
+	switch m := timingRE.FindAllStringSubmatch(stderr.String(), -1); len(m) {
+	case 0: // no timing line: no Task time (the row withholds it)
+	case 1:
+		total, err := runTiming(m[0][1], m[0][2], m[0][3])
+		if err != nil {
+			return CLIRunResult{}, err
 		}
+		res.TotalMS = &total
+	default:
+		return CLIRunResult{}, &ReplyError{Type: TimingError, Message: fmt.Sprintf("trtmc run printed %d [trtmc.timing] lines for one call", len(m))}
 	}
 	return res, nil
+}
+
+// runTiming reads `[trtmc.timing] prefill_ms=P decode_ms=D total_ms=T`
+// in its domain: three finite, non-negative numbers with T = P + D
+// (src/cli/main.cpp print_text_timing prints the sum with six decimals).
+// A total its parts contradict is an error, never a Task time.
+func runTiming(prefill, decode, total string) (float64, error) {
+	var v [3]float64
+	for i, s := range []string{prefill, decode, total} {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 {
+			return 0, &ReplyError{Type: TimingError, Message: fmt.Sprintf("trtmc run's [trtmc.timing] %s=%s is not a time (negative or not finite)",
+				[]string{"prefill_ms", "decode_ms", "total_ms"}[i], s)}
+		}
+		v[i] = f
+	}
+	if sum := v[0] + v[1]; math.Abs(v[2]-sum) > 1e-3+1e-6*sum {
+		return 0, &ReplyError{Type: TimingError, Message: fmt.Sprintf("trtmc run's [trtmc.timing] total_ms=%s contradicts prefill_ms=%s + decode_ms=%s (= %g)",
+			total, prefill, decode, sum)}
+	}
+	return v[2], nil
 }
 
 // chatFlags maps a generation config to `trtmc run` flags. Keys it cannot

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -41,11 +43,25 @@ type CorrectnessOptions struct {
 	Out string
 	// Argv is the case's command (pytest ...), run in Dir (the TRTMC
 	// checkout).
-	Argv           []string
-	Dir            string
-	Env            []string
-	Runner         proc.Runner
-	Stdout, Stderr io.Writer
+	Argv []string
+	Dir  string
+	// Cases are the testcase names of the profile's manifest (a result for
+	// any other case is another model's); empty: only a case named as the
+	// profile is accepted.
+	Cases []string
+	// Layout picks the case (LayoutAuto: the one the checkout holds);
+	// Family is the TRTMC family directory (families/<Family>) of the
+	// newer layout.
+	Layout, Family string
+	// QualifyProgram and QualifyEnvironment run trtmc-qualify (the newer
+	// layout's family-owned qualification).
+	QualifyProgram, QualifyEnvironment string
+	// TRTMCBinary, RuntimeRoot and ModelDir are the newer e2e test's
+	// TRTMC_BINARY, TRTMC_RUNTIME_ROOT and TRTMC_<FAMILY>_MODEL_DIR.
+	TRTMCBinary, RuntimeRoot, ModelDir string
+	Env                                []string
+	Runner                             proc.Runner
+	Stdout, Stderr                     io.Writer
 }
 
 // Gate is one thresholded metric, as trtmc-qual's correctness result
@@ -65,6 +81,18 @@ type CaseResult struct {
 	Status      string            `json:"status"`
 	FailureType string            `json:"failure_type,omitempty"`
 	Stages      map[string]string `json:"stages"`
+	// Composite are the stages that passed under their composite_rule,
+	// which the harness evaluated over their gates.
+	Composite []CompositeStage `json:"composite,omitempty"`
+}
+
+// CompositeStage is a stage that passed under its composite rule, and the
+// gates of the rule that did not hold but were not needed (they are kept
+// as metrics, not gates).
+type CompositeStage struct {
+	Stage     string   `json:"stage"`
+	Rule      string   `json:"rule"`
+	NotNeeded []string `json:"not_needed,omitempty"`
 }
 
 // CorrectnessResult is what the adapter writes to Out.
@@ -79,7 +107,9 @@ type CorrectnessResult struct {
 	Cases        []CaseResult       `json:"cases"`
 	Argv         []string           `json:"argv"`
 	ExitCode     int                `json:"exit_code"`
-	Reasons      []string           `json:"reasons,omitempty"`
+	// Layout is the layout whose case ran (e2e-result, qualify, e2e-env).
+	Layout  string   `json:"layout,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
 }
 
 // CorrectnessFailed is a case that ran and failed: the result is written
@@ -105,6 +135,36 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: the served bundle: %w", o.Profile, err)
 	}
+	o.Bundle = bundle
+	layout, err := pickLayout(o)
+	if err != nil {
+		return nil, err
+	}
+	if entries, err := os.ReadDir(o.ArtifactsDir); err == nil && len(entries) > 0 {
+		return nil, fmt.Errorf("profile %s: artifacts directory %s is not empty: results of another run would be read", o.Profile, o.ArtifactsDir)
+	}
+	if err := os.MkdirAll(o.ArtifactsDir, 0o755); err != nil {
+		return nil, err
+	}
+	res := &CorrectnessResult{Schema: CorrectnessSchema, Source: "trtmc-e2e-result-json", Profile: o.Profile,
+		BundleSHA256: before, Metrics: map[string]float64{}, Gates: []Gate{}, Argv: o.Argv, Layout: layout}
+	switch layout {
+	case LayoutE2EResult:
+	case LayoutQualify:
+		if err := runQualify(ctx, o, res); err != nil {
+			return nil, err
+		}
+		if after, err := evidence.FileSHA256(ctx, bundle); err != nil || after != before {
+			return nil, fmt.Errorf("profile %s: the served bundle %s changed during trtmc-qualify", o.Profile, bundle)
+		}
+		failed := res.Reasons
+		res.Reasons = nil
+		return finishCorrectness(o, res, failed)
+	case LayoutE2EEnv:
+		return nil, runE2EEnv(ctx, o, res)
+	default:
+		return nil, fmt.Errorf("unknown correctness layout %q (%s, %s, %s or %s)", layout, LayoutAuto, LayoutE2EResult, LayoutQualify, LayoutE2EEnv)
+	}
 	name := o.BundleName
 	if name == "" {
 		name = filepath.Base(bundle)
@@ -119,15 +179,6 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 	if err := os.Symlink(bundle, link); err != nil {
 		return nil, err
 	}
-	if entries, err := os.ReadDir(o.ArtifactsDir); err == nil && len(entries) > 0 {
-		return nil, fmt.Errorf("profile %s: artifacts directory %s is not empty: results of another run would be read", o.Profile, o.ArtifactsDir)
-	}
-	if err := os.MkdirAll(o.ArtifactsDir, 0o755); err != nil {
-		return nil, err
-	}
-
-	res := &CorrectnessResult{Schema: CorrectnessSchema, Source: "trtmc-e2e-result-json", Profile: o.Profile,
-		BundleSHA256: before, Metrics: map[string]float64{}, Gates: []Gate{}, Argv: o.Argv}
 	run, runErr := o.Runner.Run(ctx, proc.Spec{Name: "e2e case", Argv: o.Argv, Dir: o.Dir, Env: o.Env,
 		Stdout: o.Stdout, Stderr: o.Stderr})
 	if ctx.Err() != nil {
@@ -157,19 +208,30 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 	}
 	var failed []string
 	for _, f := range files {
-		c, reasons, err := convertResult(f, o.ArtifactsDir, res)
+		c, reasons, err := convertResult(f, o.ArtifactsDir, res, o.Profile, o.Cases)
 		if err != nil {
 			return nil, fmt.Errorf("profile %s: %w", o.Profile, err)
 		}
 		res.Cases = append(res.Cases, c)
 		failed = append(failed, reasons...)
 	}
-	if len(res.Gates) == 0 {
-		return nil, fmt.Errorf("profile %s: correctness output without metrics: %d result.json file(s) hold no metric with a threshold, so nothing says the bundle is correct",
-			o.Profile, len(files))
+	for _, want := range o.Cases {
+		if !slices.ContainsFunc(res.Cases, func(c CaseResult) bool { return c.Case == want }) {
+			failed = append(failed, fmt.Sprintf("case %s of profile %s wrote no result.json: a case of the manifest is missing", want, o.Profile))
+		}
 	}
 	if run.ExitCode == 1 && len(failed) == 0 {
 		failed = append(failed, "pytest exited 1 (a test failed) although every result.json passed")
+	}
+	return finishCorrectness(o, res, failed)
+}
+
+// finishCorrectness writes the result: a result without a gate is no
+// result at all; one with failures is passed: false.
+func finishCorrectness(o CorrectnessOptions, res *CorrectnessResult, failed []string) (*CorrectnessResult, error) {
+	if len(res.Gates) == 0 {
+		return nil, fmt.Errorf("profile %s: correctness output without metrics: %d case result(s) hold no metric with a threshold, so nothing says the bundle is correct",
+			o.Profile, len(res.Cases))
 	}
 	passed := len(failed) == 0
 	res.Passed = &passed
@@ -235,18 +297,20 @@ func resultFiles(dir string) ([]string, error) {
 }
 
 // e2eResult is the part of TRTMC's result.json read here
-// (tests/e2e_harness/result_schema.py serialize_result).
+// (tests/e2e_harness/result_schema.py serialize_result; contracts.py
+// E2EStatus pass/fail/skip/error, StageStatus passed/failed/skipped/error).
 type e2eResult struct {
-	CaseName    string              `json:"case_name"`
+	CaseName    *string             `json:"case_name"`
 	Status      string              `json:"status"`
-	FailureType *string             `json:"failure_type"`
+	FailureType json.RawMessage     `json:"failure_type"`
 	Stages      map[string]e2eStage `json:"stages"`
 }
 
 type e2eStage struct {
-	Status  string                     `json:"status"`
-	Metrics map[string]json.RawMessage `json:"metrics"`
-	Message string                     `json:"message"`
+	Status        *string                    `json:"status"`
+	Metrics       map[string]json.RawMessage `json:"metrics"`
+	Message       string                     `json:"message"`
+	CompositeRule string                     `json:"composite_rule"`
 }
 
 type e2eMetric struct {
@@ -259,7 +323,14 @@ type e2eMetric struct {
 // convertResult adds one result.json's metrics and gates to res. Every
 // metric becomes `<case>/<stage>/<metric>`; one with a threshold is a gate
 // whose outcome is TRTMC's, checked against value, operator and threshold.
-func convertResult(path, root string, res *CorrectnessResult) (CaseResult, []string, error) {
+// It reads TRTMC's result closed (issue 25 items 4 to 6): the case must be
+// one of the profile's (cases; the profile's own name when they are not
+// known), its status one TRTMC defines, a pass must carry no failure_type,
+// every stage must say passed, a metric that says passed: false without a
+// threshold is a failure, and a stage passes under its composite_rule only
+// when the rule evaluates true over its gates. Each failure names the file
+// and field; the error is for a result that is no result at all.
+func convertResult(path, root string, res *CorrectnessResult, profile string, cases []string) (CaseResult, []string, error) {
 	rel, _ := filepath.Rel(root, path)
 	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {
@@ -269,79 +340,180 @@ func convertResult(path, root string, res *CorrectnessResult) (CaseResult, []str
 	if err := json.Unmarshal(data, &r); err != nil {
 		return CaseResult{}, nil, fmt.Errorf("%s: not a TRTMC result.json: %w", rel, err)
 	}
-	if r.CaseName == "" {
-		r.CaseName = filepath.Base(filepath.Dir(path))
-	}
-	c := CaseResult{Case: r.CaseName, File: rel, Status: r.Status, Stages: map[string]string{}}
-	if r.FailureType != nil {
-		c.FailureType = *r.FailureType
-	}
 	var failed []string
+	fail := func(format string, args ...any) { failed = append(failed, rel+": "+fmt.Sprintf(format, args...)) }
+	name := ""
+	switch {
+	case r.CaseName == nil || *r.CaseName == "":
+		fail("case_name is missing: the result names no case")
+		name = filepath.Base(filepath.Dir(path))
+	default:
+		name = *r.CaseName
+		want := cases
+		if len(want) == 0 {
+			want = []string{profile}
+		}
+		if !slices.Contains(want, name) {
+			fail("case_name %q is not a case of profile %s (its cases: %s): another model's result", name, profile, strings.Join(want, ", "))
+		}
+	}
+	c := CaseResult{Case: name, File: rel, Status: r.Status, Stages: map[string]string{}}
+	if ft := strings.TrimSpace(string(r.FailureType)); ft != "" && ft != "null" {
+		var s string
+		if json.Unmarshal(r.FailureType, &s) == nil {
+			c.FailureType = s
+		} else {
+			c.FailureType = ft
+		}
+	}
 	switch r.Status {
 	case "pass":
+		if c.FailureType != "" {
+			fail("failure_type is %q although status is pass: TRTMC names a failure", c.FailureType)
+		}
 	case "fail":
-		failed = append(failed, fmt.Sprintf("case %s failed (%s)", r.CaseName, orNone(c.FailureType)))
+		fail("case %s failed (%s)", name, orNone(c.FailureType))
 	case "skip":
-		return c, nil, fmt.Errorf("%s: case %s was skipped: a skipped case is no correctness result", rel, r.CaseName)
+		return c, nil, fmt.Errorf("%s: case %s was skipped: a skipped case is no correctness result", rel, name)
 	case "error":
-		return c, nil, fmt.Errorf("%s: case %s ended in error (%s): the case broke before a verdict", rel, r.CaseName, orNone(c.FailureType))
+		return c, nil, fmt.Errorf("%s: case %s ended in error (%s): the case broke before a verdict", rel, name, orNone(c.FailureType))
 	default:
-		return c, nil, fmt.Errorf("%s: case %s has status %q (want pass, fail, skip or error)", rel, r.CaseName, r.Status)
+		fail("status %q is not one of TRTMC's (pass, fail, skip, error)", r.Status)
 	}
-	stages := make([]string, 0, len(r.Stages))
-	for s := range r.Stages {
-		stages = append(stages, s)
+	if len(r.Stages) == 0 {
+		fail("stages: none: the case records no compared stage")
 	}
-	sort.Strings(stages)
-	for _, s := range stages {
+	for _, s := range slices.Sorted(maps.Keys(r.Stages)) {
 		st := r.Stages[s]
-		c.Stages[s] = st.Status
-		if st.Status == "failed" || st.Status == "error" {
-			failed = append(failed, fmt.Sprintf("case %s stage %s %s%s", r.CaseName, s, st.Status, msgNote(st.Message)))
+		status := "missing"
+		if st.Status != nil {
+			status = *st.Status
 		}
-		names := make([]string, 0, len(st.Metrics))
-		for m := range st.Metrics {
-			names = append(names, m)
+		c.Stages[s] = status
+		if status != "passed" {
+			fail("stages.%s.status is %q, not passed%s", s, status, msgNote(st.Message))
 		}
-		sort.Strings(names)
-		for _, m := range names {
-			field := fmt.Sprintf("%s: stages.%s.metrics.%s", rel, s, m)
-			name := r.CaseName + "/" + s + "/" + m
-			var mr e2eMetric
-			if err := json.Unmarshal(st.Metrics[m], &mr); err != nil {
-				// Legacy form: a bare number, informational.
-				var v float64
-				if json.Unmarshal(st.Metrics[m], &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
-					res.Metrics[name] = v
-					continue
-				}
-				return c, nil, fmt.Errorf("%s: not a metric {value, threshold, operator, passed}", field)
-			}
-			if mr.Value == nil || math.IsNaN(*mr.Value) || math.IsInf(*mr.Value, 0) {
-				return c, nil, fmt.Errorf("%s: value missing or not a finite number", field)
-			}
-			res.Metrics[name] = *mr.Value
-			if mr.Threshold == nil {
-				continue // informational
-			}
-			if mr.Passed == nil {
-				return c, nil, fmt.Errorf("%s: a thresholded metric without its outcome (passed)", field)
-			}
-			holds, ok := compare(*mr.Value, mr.Operator, *mr.Threshold)
-			if !ok {
-				return c, nil, fmt.Errorf("%s: unknown operator %q", field, mr.Operator)
-			}
-			if holds != *mr.Passed {
-				return c, nil, fmt.Errorf("%s: TRTMC says passed=%t but %g %s %g is %t: the result contradicts itself",
-					field, *mr.Passed, *mr.Value, mr.Operator, *mr.Threshold, holds)
-			}
-			res.Gates = append(res.Gates, Gate{Name: name, Value: *mr.Value, Op: mr.Operator, Threshold: *mr.Threshold, Passed: *mr.Passed})
-			if !*mr.Passed {
-				failed = append(failed, fmt.Sprintf("%s %g not %s %g", name, *mr.Value, mr.Operator, *mr.Threshold))
-			}
+		if err := convertStage(rel, name, s, st, res, &c, fail); err != nil {
+			return c, nil, err
 		}
 	}
 	return c, failed, nil
+}
+
+// stageMetric is one metric of a stage as read and checked.
+type stageMetric struct {
+	gated bool // it has a threshold
+	holds bool // its gate holds (checked against value, operator, threshold)
+	value float64
+	m     e2eMetric
+}
+
+func convertStage(rel, caseName, s string, st e2eStage, res *CorrectnessResult, c *CaseResult, fail func(string, ...any)) error {
+	metrics := map[string]stageMetric{}
+	names := slices.Sorted(maps.Keys(st.Metrics))
+	for _, m := range names {
+		field := fmt.Sprintf("%s: stages.%s.metrics.%s", rel, s, m)
+		full := caseName + "/" + s + "/" + m
+		var mr e2eMetric
+		if err := json.Unmarshal(st.Metrics[m], &mr); err != nil {
+			// Legacy form: a bare number, informational.
+			var v float64
+			if json.Unmarshal(st.Metrics[m], &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				res.Metrics[full] = v
+				continue
+			}
+			return fmt.Errorf("%s: not a metric {value, threshold, operator, passed}", field)
+		}
+		if mr.Value == nil || math.IsNaN(*mr.Value) || math.IsInf(*mr.Value, 0) {
+			return fmt.Errorf("%s: value missing or not a finite number", field)
+		}
+		res.Metrics[full] = *mr.Value
+		sm := stageMetric{value: *mr.Value, m: mr}
+		if mr.Threshold != nil {
+			if mr.Passed == nil {
+				return fmt.Errorf("%s: a thresholded metric without its outcome (passed)", field)
+			}
+			holds, ok := compare(*mr.Value, mr.Operator, *mr.Threshold)
+			if !ok {
+				return fmt.Errorf("%s: unknown operator %q", field, mr.Operator)
+			}
+			if holds != *mr.Passed {
+				return fmt.Errorf("%s: TRTMC says passed=%t but %g %s %g is %t: the result contradicts itself",
+					field, *mr.Passed, *mr.Value, mr.Operator, *mr.Threshold, holds)
+			}
+			sm.gated, sm.holds = true, holds
+		}
+		metrics[m] = sm
+	}
+	rule := strings.TrimSpace(st.CompositeRule)
+	var expr *ruleExpr
+	if !allPassRules[strings.ToLower(rule)] {
+		var err error
+		if expr, err = parseRule(rule); err != nil {
+			fail("stages.%s.composite_rule %q cannot be evaluated (%v): the harness cannot establish that the stage passes", s, rule, err)
+		} else {
+			outcome := func(n string) tri {
+				sm, ok := metrics[n]
+				if !ok || !sm.gated {
+					return triUnknown
+				}
+				if sm.holds {
+					return triTrue
+				}
+				return triFalse
+			}
+			switch expr.eval(outcome) {
+			case triFalse:
+				fail("stages.%s.composite_rule %q does not hold over the stage's gates", s, rule)
+			case triUnknown:
+				var why []string
+				for _, n := range expr.names {
+					if sm, ok := metrics[n]; !ok {
+						why = append(why, n+" is not recorded")
+					} else if !sm.gated {
+						why = append(why, n+" has no threshold")
+					}
+				}
+				fail("stages.%s.composite_rule %q cannot be established: %s", s, rule, strings.Join(why, ", "))
+			default:
+				c.Composite = append(c.Composite, CompositeStage{Stage: s, Rule: rule})
+			}
+		}
+	}
+	for _, m := range names {
+		sm, ok := metrics[m]
+		if !ok {
+			continue // legacy informational number
+		}
+		full := caseName + "/" + s + "/" + m
+		inRule := expr != nil && slices.Contains(expr.names, m)
+		held := expr != nil && len(c.Composite) > 0 && c.Composite[len(c.Composite)-1].Stage == s
+		switch {
+		case !sm.gated:
+			if sm.m.Passed != nil && !*sm.m.Passed && !inRule {
+				fail("stages.%s.metrics.%s says passed: false with no threshold: TRTMC counts it failed", s, m)
+			}
+		case expr != nil && !sm.holds && (inRule || held):
+			// The stage's composite rule decides: TRTMC's comparator sets
+			// the stage's status from the rule alone, so a gate the rule
+			// did not need (or does not name) stays a metric, listed, not
+			// a gate (the criteria stay TRTMC's own). When the rule did
+			// not hold its failure is recorded above.
+			if held {
+				note := fmt.Sprintf("%s %g not %s %g", full, sm.value, sm.m.Operator, *sm.m.Threshold)
+				if !inRule {
+					note += " (outside the rule)"
+				}
+				c.Composite[len(c.Composite)-1].NotNeeded = append(c.Composite[len(c.Composite)-1].NotNeeded, note)
+			}
+		default:
+			res.Gates = append(res.Gates, Gate{Name: full, Value: sm.value, Op: sm.m.Operator, Threshold: *sm.m.Threshold, Passed: sm.holds})
+			if !sm.holds {
+				fail("%s %g not %s %g", full, sm.value, sm.m.Operator, *sm.m.Threshold)
+			}
+		}
+	}
+	return nil
 }
 
 func compare(v float64, op string, t float64) (bool, bool) {

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -48,7 +50,14 @@ type NativeOptions struct {
 	// run's description (path, timing scope, worker handshake).
 	In, Out, Meta string
 
-	Worker WorkerSpec
+	// Worker starts the persistent worker. When Worker.Argv is empty the
+	// native binary is located (Locate, LocateWorker) and started as
+	// `BINARY _serve-worker BUNDLE [--runtime-root ROOT] WorkerArgs...`,
+	// the runtime root being the wheel's bin directory when the binary was
+	// found there and WorkerArgs name none (as cli.py passes it).
+	Worker     WorkerSpec
+	Locate     LocateOptions
+	WorkerArgs []string
 	// WorkerOp is the request's op ("generate" for chat; the detection
 	// operation for detect). WorkerImage is how the image travels:
 	// "image_path" (a file the worker reads) or "image_base64".
@@ -127,6 +136,14 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 	switch o.Path {
 	case PathWorker:
 		meta.TimingScope = ScopeTaskCall
+		if len(o.Worker.Argv) == 0 {
+			bin, err := LocateWorker(ctx, o.Locate)
+			if err != nil {
+				return finish(fmt.Errorf("locate the native worker: %w", err))
+			}
+			meta.WorkerBinary = bin
+			o.Worker.Argv = WorkerArgv(bin, o.Bundle, o.WorkerArgs)
+		}
 		meta.Argv = o.Worker.Argv
 		w, err := StartWorker(ctx, o.Runner, o.Worker)
 		if err != nil {
@@ -163,7 +180,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 			}
 			continue
 		}
-		answer, taskMS, err := ans.answer(ctx, q)
+		answer, taskMS, wallMS, err := ans.answer(ctx, q)
 		var gone *WorkerGone
 		switch {
 		case errors.As(err, &gone), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
@@ -183,7 +200,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 			}
 			r.Error = err.Error()
 		default:
-			r.Answer, r.TaskMS = answer, taskMS
+			r.Answer, r.TaskMS, r.WallMS = answer, taskMS, wallMS
 		}
 		if err := write(r); err != nil {
 			return finish(err)
@@ -192,13 +209,25 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 	return finish(nil)
 }
 
+// WorkerArgv is the native worker's command line, as the control plane
+// starts it (worker.py WorkerLoadOptions; main.cpp worker_main).
+func WorkerArgv(bin *WorkerBinary, bundle string, extra []string) []string {
+	argv := []string{bin.Path, "_serve-worker", bundle}
+	if bin.RuntimeRoot != "" && !slices.Contains(extra, "--runtime-root") {
+		argv = append(argv, "--runtime-root", bin.RuntimeRoot)
+	}
+	return append(argv, extra...)
+}
+
 // requestError is a request the server would reject.
 type requestError struct{ err error }
 
 func (e *requestError) Error() string { return "invalid request: " + e.err.Error() }
 
+// An answerer answers one request: the answer, the Task time it
+// reports, and the wall time the adapter measured for the call.
 type answerer interface {
-	answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, error)
+	answer(ctx context.Context, q families.NativeRequest) (answer json.RawMessage, taskMS, wallMS *float64, err error)
 }
 
 type workerAnswerer struct {
@@ -206,13 +235,13 @@ type workerAnswerer struct {
 	w *Worker
 }
 
-func (a *workerAnswerer) answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, error) {
+func (a *workerAnswerer) answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, *float64, error) {
 	req := map[string]any{"op": a.o.WorkerOp}
 	var im Image
 	if a.o.Task == TaskChat {
 		call, err := ParseChat(q.Payload, a.o.Limits)
 		if err != nil {
-			return nil, nil, &requestError{err}
+			return nil, nil, nil, &requestError{err}
 		}
 		req["prompt"] = call.Prompt
 		req["config"] = call.Config
@@ -220,7 +249,7 @@ func (a *workerAnswerer) answer(ctx context.Context, q families.NativeRequest) (
 	} else {
 		var err error
 		if im, err = ParseInfer(q.Payload); err != nil {
-			return nil, nil, &requestError{err}
+			return nil, nil, nil, &requestError{err}
 		}
 		cfg := map[string]any{}
 		if a.o.ScoreThreshold != nil {
@@ -234,30 +263,41 @@ func (a *workerAnswerer) answer(ctx context.Context, q families.NativeRequest) (
 	default:
 		path, err := a.o.CLI.writeImage(q.RequestID, im)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		defer os.Remove(path)
 		req["image_path"] = path
 	}
+	// The adapter's own clock around the call: the worker's model_call_ms
+	// is measured inside it, so it can never be longer.
+	started := time.Now()
 	res, err := a.w.Call(ctx, q.RequestID, req)
+	wall := msSince(started)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	var answer json.RawMessage
+	var ms *float64
 	if a.o.Task == TaskChat {
-		return chatResult(res)
+		answer, ms, err = chatResult(res, wall)
+	} else {
+		answer, ms, err = detectResult(res, im, a.o.NIM, wall)
 	}
-	return detectResult(res, im, a.o.NIM)
+	return answer, ms, &wall, err
 }
+
+func msSince(t time.Time) float64 { return float64(time.Since(t).Nanoseconds()) / 1e6 }
 
 // chatResult reads a generate result (text, completion_tokens,
 // model_call_ms, timing_scope) as the server's extract_result does, and
-// answers {"text", "completion_tokens"}.
-func chatResult(res json.RawMessage) (json.RawMessage, *float64, error) {
+// answers {"text", "completion_tokens"}. wallMS is what the adapter
+// measured for the call.
+func chatResult(res json.RawMessage, wallMS float64) (json.RawMessage, *float64, error) {
 	var r struct {
 		Text             *string  `json:"text"`
 		CompletionTokens *int64   `json:"completion_tokens"`
 		ModelCallMS      *float64 `json:"model_call_ms"`
-		TimingScope      string   `json:"timing_scope"`
+		TimingScope      *string  `json:"timing_scope"`
 	}
 	if err := json.Unmarshal(res, &r); err != nil || r.Text == nil {
 		return nil, nil, &ReplyError{Type: "protocol", Message: "generate result does not contain text"}
@@ -265,7 +305,7 @@ func chatResult(res json.RawMessage) (json.RawMessage, *float64, error) {
 	if r.CompletionTokens == nil || *r.CompletionTokens < 0 {
 		return nil, nil, &ReplyError{Type: "protocol", Message: "generate result has no valid completion_tokens"}
 	}
-	ms, err := taskTime(r.ModelCallMS, r.TimingScope)
+	ms, err := taskTime(r.ModelCallMS, r.TimingScope, wallMS)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -278,17 +318,17 @@ func chatResult(res json.RawMessage) (json.RawMessage, *float64, error) {
 
 // detectResult reads a detection result ({scores, classes, boxes} plus
 // model_call_ms and timing_scope) and converts it to the NIM shape.
-func detectResult(res json.RawMessage, im Image, nim NIMOptions) (json.RawMessage, *float64, error) {
+func detectResult(res json.RawMessage, im Image, nim NIMOptions, wallMS float64) (json.RawMessage, *float64, error) {
 	d, err := parseDetections(res)
 	if err != nil {
 		return nil, nil, &ReplyError{Type: "protocol", Message: err.Error()}
 	}
 	var t struct {
 		ModelCallMS *float64 `json:"model_call_ms"`
-		TimingScope string   `json:"timing_scope"`
+		TimingScope *string  `json:"timing_scope"`
 	}
 	_ = json.Unmarshal(res, &t)
-	ms, err := taskTime(t.ModelCallMS, t.TimingScope)
+	ms, err := taskTime(t.ModelCallMS, t.TimingScope, wallMS)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -299,46 +339,75 @@ func detectResult(res json.RawMessage, im Image, nim NIMOptions) (json.RawMessag
 	return answer, ms, nil
 }
 
-func taskTime(ms *float64, scope string) (*float64, error) {
-	if ms == nil || *ms < 0 {
-		return nil, &ReplyError{Type: "protocol", Message: "result has no valid model_call_ms"}
-	}
-	if scope != ScopeTaskCall {
-		return nil, &ReplyError{Type: "protocol", Message: fmt.Sprintf("result timing_scope is %q, want %s", scope, ScopeTaskCall)}
+// TimingError is a reply or a CLI timing line whose Task time is outside
+// its domain: another scope, absent, negative, not finite, longer than the
+// call the adapter timed, or contradicted by its own parts.
+const TimingError = "timing"
+
+// wallSlack allows for the rounding of the two clocks (the worker's and
+// the adapter's) around one call.
+func wallSlack(wall float64) float64 { return 0.05 + wall*1e-3 }
+
+// taskTime is the worker's Task time, in its domain: timing_scope
+// public_task_call_wall, model_call_ms a finite non-negative number no
+// longer than the adapter's own wall time of the call (wallMS).
+func taskTime(ms *float64, scope *string, wallMS float64) (*float64, error) {
+	switch {
+	case scope == nil && ms == nil:
+		return nil, &ReplyError{Type: TimingError, Message: "the worker's reply has neither model_call_ms nor timing_scope (a protocol-1 worker? apps/server/native_worker.cpp idx@ddf1735f): no Task time"}
+	case scope == nil || *scope != ScopeTaskCall:
+		got := "no timing_scope"
+		if scope != nil {
+			got = fmt.Sprintf("timing_scope %q", *scope)
+		}
+		return nil, &ReplyError{Type: TimingError, Message: fmt.Sprintf("the worker's reply has %s, not %s: its model_call_ms does not time the public Task call", got, ScopeTaskCall)}
+	case ms == nil:
+		return nil, &ReplyError{Type: TimingError, Message: "the worker's reply has no model_call_ms"}
+	case math.IsNaN(*ms) || math.IsInf(*ms, 0) || *ms < 0:
+		return nil, &ReplyError{Type: TimingError, Message: fmt.Sprintf("the worker's model_call_ms %g is not a time (negative or not finite)", *ms)}
+	case *ms > wallMS+wallSlack(wallMS):
+		return nil, &ReplyError{Type: TimingError, Message: fmt.Sprintf("the worker's model_call_ms %g exceeds the %.3f ms the adapter measured for the whole call: not a possible Task time", *ms, wallMS)}
 	}
 	return ms, nil
 }
 
 type cliAnswerer struct{ o NativeOptions }
 
-func (a *cliAnswerer) answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, error) {
+func (a *cliAnswerer) answer(ctx context.Context, q families.NativeRequest) (json.RawMessage, *float64, *float64, error) {
 	if a.o.Task == TaskChat {
 		call, err := ParseChat(q.Payload, a.o.Limits)
 		if err != nil {
-			return nil, nil, &requestError{err}
+			return nil, nil, nil, &requestError{err}
 		}
+		started := time.Now()
 		res, err := a.o.CLI.RunChat(ctx, a.o.Runner, a.o.Bundle, q.RequestID, call)
+		wall := msSince(started)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
+		}
+		if res.TotalMS != nil && *res.TotalMS > wall+wallSlack(wall) {
+			return nil, nil, nil, &ReplyError{Type: TimingError, Message: fmt.Sprintf("trtmc run's total_ms %g exceeds the %.3f ms its whole process took (measured by the adapter): not a possible Task time", *res.TotalMS, wall)}
 		}
 		b, err := json.Marshal(struct {
 			Text string `json:"text"`
 		}{res.Text})
-		return b, res.TotalMS, err
+		return b, res.TotalMS, &wall, err
 	}
 	im, err := ParseInfer(q.Payload)
 	if err != nil {
-		return nil, nil, &requestError{err}
+		return nil, nil, nil, &requestError{err}
 	}
+	started := time.Now()
 	d, err := a.o.CLI.RunDetect(ctx, a.o.Runner, a.o.Bundle, q.RequestID, im, a.o.ScoreThreshold)
+	wall := msSince(started)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	answer, err := ToNIM(d, im.Width, im.Height, a.o.NIM)
 	if err != nil {
-		return nil, nil, &ReplyError{Type: "detections", Message: err.Error()}
+		return nil, nil, nil, &ReplyError{Type: "detections", Message: err.Error()}
 	}
-	return answer, nil, nil
+	return answer, nil, &wall, nil
 }
 
 // readNativeIn reads the request lines, naming file:line on any problem.

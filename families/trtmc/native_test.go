@@ -23,15 +23,16 @@ import (
 type nativeFixture struct {
 	dir, bundle, in, out, meta, workerLog, argvLog string
 	ids                                            []string
+	inst                                           *trtmctest.Install
 }
 
 // newNativeFixture writes n request lines for the task, the way the
 // harness's native stage writes them.
 func newNativeFixture(t *testing.T, task string, n int) *nativeFixture {
 	t.Helper()
-	trtmctest.OnPath(t)
+	inst := trtmctest.OnPath(t)
 	d := t.TempDir()
-	fx := &nativeFixture{dir: d, bundle: filepath.Join(d, "qwen3-vl-2b.bundle"), in: filepath.Join(d, "native_requests.jsonl"),
+	fx := &nativeFixture{inst: inst, dir: d, bundle: filepath.Join(d, "qwen3-vl-2b.bundle"), in: filepath.Join(d, "native_requests.jsonl"),
 		out: filepath.Join(d, "native_answers.jsonl"), meta: filepath.Join(d, "native_meta.json"),
 		workerLog: filepath.Join(d, "worker.log"), argvLog: filepath.Join(d, "argv.log")}
 	require.NoError(t, os.WriteFile(fx.bundle, []byte("bundle bytes"), 0o644))
@@ -59,9 +60,9 @@ func (fx *nativeFixture) opts(task, path string) NativeOptions {
 		op = "detect"
 	}
 	return NativeOptions{Task: task, Path: path, Bundle: fx.bundle, In: fx.in, Out: fx.out, Meta: fx.meta,
-		Worker: WorkerSpec{Argv: []string{"trtmc-server", "_serve-worker", fx.bundle, "--runtime-root", "/opt/trtmc"},
-			Protocol: 2, Capability: map[string]string{TaskChat: "image_text_generation", TaskDetect: "object_detection"}[task],
+		Worker: WorkerSpec{Protocol: 2, Capability: map[string]string{TaskChat: "image_text_generation", TaskDetect: "object_detection"}[task],
 			StartupTimeout: time.Minute, RequestTimeout: time.Minute, Stderr: io.Discard},
+		Locate: LocateOptions{Runner: proc.OS{}}, WorkerArgs: []string{"--kv-cache-size", "1024"},
 		WorkerOp: op, WorkerImage: "image_path",
 		CLI:    CLISpec{Trtmc: "trtmc", Extra: []string{"--runtime-root", "/opt/trtmc"}, Timeout: time.Minute, TempDir: fx.dir},
 		Limits: ChatLimits{MaxNewTokens: 4096},
@@ -73,7 +74,21 @@ type answerLine struct {
 	RequestID string          `json:"request_id"`
 	Answer    json.RawMessage `json:"answer"`
 	TaskMS    *float64        `json:"task_ms"`
+	WallMS    *float64        `json:"wall_ms"`
 	Error     string          `json:"error"`
+}
+
+// programArgv is the argv log of one program (the fakes log every call;
+// the python3 probes included).
+func (fx *nativeFixture) programArgv(t *testing.T, program string) [][]string {
+	t.Helper()
+	var out [][]string
+	for _, a := range readLines[[]string](t, fx.argvLog) {
+		if a[0] == program {
+			out = append(out, a)
+		}
+	}
+	return out
 }
 
 func readLines[T any](t *testing.T, path string) []T {
@@ -115,10 +130,19 @@ func TestNativeWorkerChat(t *testing.T) {
 	assert.Equal(t, 2, meta.Worker.ProtocolVersion)
 	assert.Equal(t, meta, ptr(readMeta(t, fx.meta)))
 
-	// Exactly one worker process, with the configured argv.
-	argv := readLines[[]string](t, fx.argvLog)
+	// Exactly one worker process: the native binary beside the package the
+	// TRTMC interpreter imports (never the console script on PATH), with
+	// the wheel's runtime root as the control plane passes it, then the
+	// family's arguments.
+	argv := fx.programArgv(t, "trtmc-server(native)")
 	require.Len(t, argv, 1)
-	assert.Equal(t, []string{"trtmc-server", "_serve-worker", fx.bundle, "--runtime-root", "/opt/trtmc"}, argv[0])
+	assert.Equal(t, []string{"trtmc-server(native)", "_serve-worker", fx.bundle, "--runtime-root", fx.inst.RuntimeRoot, "--kv-cache-size", "1024"}, argv[0])
+	assert.Empty(t, fx.programArgv(t, "trtmc-server"), "the console script is never started")
+	require.NotNil(t, meta.WorkerBinary)
+	assert.Equal(t, fx.inst.Native, meta.WorkerBinary.Path)
+	assert.Equal(t, WorkerFromPackage, meta.WorkerBinary.Source)
+	assert.Equal(t, fx.inst.RuntimeRoot, meta.WorkerBinary.RuntimeRoot)
+	assert.Len(t, meta.WorkerBinary.SHA256, 64)
 
 	// The requests the worker read: generate, the prompt, the controls,
 	// the image as a file, then the shutdown.
@@ -138,7 +162,9 @@ func TestNativeWorkerChat(t *testing.T) {
 	for i, l := range lines {
 		assert.Equal(t, fx.ids[i], l.RequestID)
 		require.NotNil(t, l.TaskMS)
-		assert.GreaterOrEqual(t, *l.TaskMS, 3.25)
+		require.NotNil(t, l.WallMS)
+		assert.GreaterOrEqual(t, *l.TaskMS, 0.0)
+		assert.LessOrEqual(t, *l.TaskMS, *l.WallMS, "the Task call is inside the call the adapter timed")
 		nat, err := ex.FromNative(l.Answer)
 		require.NoError(t, err)
 		assert.Equal(t, `"What color is the car? -\u003e a 64x48 image"`, string(nat.Canonical))
@@ -174,7 +200,8 @@ func TestNativeWorkerDetect(t *testing.T) {
 		"17":[{"x_min":0.5,"y_min":0.5,"x_max":1,"y_max":0.95,"confidence":0.42}]}}]`, string(lines[0].Answer),
 		"x_max 1.02 clamped as configured; class numbers kept")
 	require.NotNil(t, lines[0].TaskMS)
-	assert.Equal(t, 1.75, *lines[0].TaskMS)
+	require.NotNil(t, lines[0].WallMS)
+	assert.LessOrEqual(t, *lines[0].TaskMS, *lines[0].WallMS)
 	ex := families.DefaultRegistry().Extractors["nim-bounding-boxes"]
 	a, err := ex.FromNative(lines[0].Answer)
 	require.NoError(t, err)
@@ -295,7 +322,7 @@ func TestNativeCLIChat(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, ScopeRunPrefillDecode, meta.TimingScope)
 	assert.False(t, meta.TokenCounts, "trtmc run prints no token count")
-	argv := readLines[[]string](t, fx.argvLog)
+	argv := fx.programArgv(t, "trtmc")
 	require.Len(t, argv, 2)
 	img := argv[0][6]
 	assert.Equal(t, []string{"trtmc", "run", fx.bundle, "--prompt", "What color is the car?", "--image", img,
@@ -304,7 +331,8 @@ func TestNativeCLIChat(t *testing.T) {
 	require.Len(t, lines, 2)
 	assert.JSONEq(t, `{"text":"What color is the car? -> a 64x48 image"}`, string(lines[0].Answer))
 	require.NotNil(t, lines[0].TaskMS)
-	assert.Equal(t, 3.0, *lines[0].TaskMS)
+	require.NotNil(t, lines[0].WallMS)
+	assert.LessOrEqual(t, *lines[0].TaskMS, *lines[0].WallMS, "prefill + decode happened inside the process the adapter timed")
 	nat, err := families.DefaultRegistry().Extractors["openai-chat-text"].FromNative(lines[0].Answer)
 	require.NoError(t, err)
 	assert.Equal(t, 0, nat.Tokens, "no count, and no word count either")
@@ -332,7 +360,7 @@ func TestNativeCLIFailureIsPerRequest(t *testing.T) {
 	assert.Contains(t, lines[1].Error, "exited with status 1")
 	assert.Contains(t, lines[1].Error, "engine plan is corrupt")
 	assert.NotEmpty(t, lines[2].Answer)
-	argv := readLines[[]string](t, fx.argvLog)
+	argv := fx.programArgv(t, "trtmc")
 	assert.Equal(t, []string{"trtmc", "detect", fx.bundle, "--image"}, argv[0][:4])
 	assert.Equal(t, "--output-json", argv[0][5])
 }
@@ -345,7 +373,63 @@ func TestNativeMissingExecutable(t *testing.T) {
 	_, err := RunNative(context.Background(), o)
 	assert.ErrorContains(t, err, "trtmc-does-not-exist")
 	o = fx.opts(TaskDetect, PathWorker)
-	o.Worker.Argv[0] = "trtmc-server-does-not-exist"
+	o.Locate.Explicit = filepath.Join(fx.dir, "trtmc-server-does-not-exist")
 	_, err = RunNative(context.Background(), o)
-	assert.ErrorContains(t, err, "start the native worker")
+	assert.ErrorContains(t, err, "locate the native worker: --worker-binary")
+	assert.ErrorContains(t, err, "not found")
+}
+
+// A worker reply whose Task time is outside its domain is that request's
+// error line, naming the cause (issue 25 item 17): another timing_scope,
+// none at all (a protocol-1 worker), a negative model_call_ms, or one
+// longer than the whole call the adapter timed (1e300 ms, an hour).
+func TestNativeWorkerTimingDomain(t *testing.T) {
+	for name, tt := range map[string]struct {
+		scenario string
+		protocol int
+		want     string
+	}{
+		"another scope":   {"scope:server_handler_wall", 2, `timing: the worker's reply has timing_scope "server_handler_wall", not public_task_call_wall`},
+		"negative":        {"call-ms:-5", 2, "timing: the worker's model_call_ms -5 is not a time"},
+		"impossible":      {"call-ms:1e300", 2, "timing: the worker's model_call_ms 1e+300 exceeds the"},
+		"an hour":         {"call-ms:3600000", 2, "timing: the worker's model_call_ms 3.6e+06 exceeds the"},
+		"protocol 1 only": {"protocol:1", 1, "timing: the worker's reply has neither model_call_ms nor timing_scope (a protocol-1 worker?"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fx := newNativeFixture(t, TaskChat, 2)
+			t.Setenv("FAKE_WORKER", tt.scenario)
+			o := fx.opts(TaskChat, PathWorker)
+			o.Worker.Protocol = tt.protocol
+			meta, err := RunNative(context.Background(), o)
+			require.NoError(t, err, "a reply out of its domain is the request's error line, not a dead worker")
+			assert.Equal(t, 2, meta.Errors)
+			for _, l := range readLines[answerLine](t, fx.out) {
+				assert.Contains(t, l.Error, tt.want)
+				assert.Nil(t, l.TaskMS)
+				assert.Nil(t, l.Answer)
+			}
+		})
+	}
+}
+
+// trtmc run's timing line in its domain: a total its parts contradict, a
+// negative part, is the request's error line, never a Task time.
+func TestNativeCLITimingDomain(t *testing.T) {
+	for name, tt := range map[string]struct{ timing, want string }{
+		"total contradicted": {"1,2,-5", "timing: trtmc run's [trtmc.timing] total_ms=-5.000000 is not a time"},
+		"sum contradicted":   {"1,2,10", "timing: trtmc run's [trtmc.timing] total_ms=10.000000 contradicts prefill_ms=1.000000 + decode_ms=2.000000"},
+		"negative part":      {"-1,2,1", "prefill_ms=-1.000000 is not a time"},
+		"longer than a run":  {"1e9,1e9,2e9", "exceeds the"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			fx := newNativeFixture(t, TaskChat, 1)
+			t.Setenv("FAKE_TRTMC", "timing:"+tt.timing)
+			_, err := RunNative(context.Background(), fx.opts(TaskChat, PathCLI))
+			require.NoError(t, err)
+			lines := readLines[answerLine](t, fx.out)
+			require.Len(t, lines, 1)
+			assert.Contains(t, lines[0].Error, tt.want)
+			assert.Nil(t, lines[0].TaskMS)
+		})
+	}
 }

@@ -313,3 +313,97 @@ func ImageSizes(entries []Entry, n int) ([]ImageSize, error) {
 	})
 	return out, nil
 }
+
+// RequestBody is the body AIPerf 0.13.0 posts for one corpus entry
+// (docs/aiperf.md, "What the installed 0.13.0 does": a chat body's keys in
+// the order messages, model, stream, then the extra inputs; one user
+// message of a text part and an image_url part, no warmup marker; an
+// image_retrieval body {"input":[{"type":"image_url","url":...}]}),
+// compact JSON as AIPerf writes it. Its length is what a server's body
+// limit is held against.
+func RequestBody(endpointType string, e Entry, model string, extra map[string]any) ([]byte, error) {
+	url, err := dataURL(e)
+	if err != nil {
+		return nil, fmt.Errorf("entry %s: %w", e.ID, err)
+	}
+	var out []byte
+	enc2 := func(v any) ([]byte, error) {
+		var b strings.Builder
+		e := json.NewEncoder(&b)
+		e.SetEscapeHTML(false)
+		if err := e.Encode(v); err != nil {
+			return nil, err
+		}
+		return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+	}
+	switch endpointType {
+	case EndpointImageRetrieval:
+		return enc2(map[string]any{"input": []any{map[string]any{"type": "image_url", "url": url}}})
+	case EndpointChat:
+		type part struct {
+			Type     string          `json:"type"`
+			Text     *string         `json:"text,omitempty"`
+			ImageURL *map[string]any `json:"image_url,omitempty"`
+		}
+		q := e.Question
+		msgs, err := enc2([]any{map[string]any{"role": "user", "content": []part{{Type: "text", Text: &q},
+			{Type: "image_url", ImageURL: &map[string]any{"url": url}}}}})
+		if err != nil {
+			return nil, err
+		}
+		m, err := enc2(model)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, `{"messages":`...)
+		out = append(out, msgs...)
+		out = append(out, `,"model":`...)
+		out = append(out, m...)
+		out = append(out, `,"stream":false`...)
+		keys := make([]string, 0, len(extra))
+		for k := range extra {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			kb, _ := enc2(k)
+			vb, err := enc2(extra[k])
+			if err != nil {
+				return nil, fmt.Errorf("extra input %s: %w", k, err)
+			}
+			out = append(append(append(append(out, ','), kb...), ':'), vb...)
+		}
+		return append(out, '}'), nil
+	}
+	return nil, fmt.Errorf("unsupported endpoint type %q", endpointType)
+}
+
+// RequestTooLargeError is a corpus entry whose encoded request is larger
+// than the server accepts.
+type RequestTooLargeError struct {
+	Entry, Image string
+	Size, Limit  int64
+}
+
+func (e *RequestTooLargeError) Error() string {
+	return fmt.Sprintf("corpus entry %s (%s): its request is %d bytes once encoded (the image as a base64 data URL), over the server's limit of %d bytes (--max-body-bytes): the server would answer 413",
+		e.Entry, filepath.Base(e.Image), e.Size, e.Limit)
+}
+
+// CheckRequestSizes holds every entry's encoded request to a server's body
+// limit, before anything is sent. It returns the largest request's size.
+func CheckRequestSizes(endpointType string, entries []Entry, model string, extra map[string]any, limit int64) (int64, error) {
+	var largest int64
+	for _, e := range entries {
+		b, err := RequestBody(endpointType, e, model, extra)
+		if err != nil {
+			return largest, err
+		}
+		n := int64(len(b))
+		largest = max(largest, n)
+		if limit > 0 && n > limit {
+			return largest, &RequestTooLargeError{Entry: e.ID, Image: e.ImagePath, Size: n, Limit: limit}
+		}
+	}
+	return largest, nil
+}

@@ -110,10 +110,12 @@ func Run(ctx context.Context, o Options) *Report {
 
 	checkGPUs(ctx, o, needGPU, maxTP, profiles, add)
 	checkExecutables(ctx, o, usedFamilies, add)
+	checkTRTMC(ctx, o, usedFamilies, add)
 	checkAIPerf(ctx, o, add)
 	for _, g := range groups {
 		checkCorpus(o, o.Inventory.Groups[g], add)
 	}
+	checkRequestSizes(o, groups, add)
 	for _, p := range profiles {
 		checkBundle(o, p, add)
 		if o.Inventory.Groups[p.Group].Workload.EndpointType == aiperf.EndpointChat {
@@ -129,7 +131,7 @@ func Run(ctx context.Context, o Options) *Report {
 	checkRepo(ctx, o, usedFamilies, add)
 
 	order := map[string]int{}
-	for i, a := range []string{"profile", "family", "gpu", "executable", "aiperf", "repo", "disk", "corpus", "bundle", "tokenizer"} {
+	for i, a := range []string{"profile", "family", "gpu", "executable", "trtmc", "aiperf", "repo", "disk", "corpus", "bundle", "tokenizer", "probe"} {
 		order[a] = i
 	}
 	sort.SliceStable(r.Checks, func(i, j int) bool { return order[r.Checks[i].Area] < order[r.Checks[j].Area] })
@@ -290,9 +292,9 @@ func checkExecutables(ctx context.Context, o Options, used map[string]bool, add 
 func installHint(name string) string {
 	switch name {
 	case "trtmc-server":
-		return "pip install 'tensorrt-model-connect[serve]' (the wheel ships trtmc-server) or put it on PATH"
+		return "install TRTMC from its checkout into a Python 3.12 environment (pip install '.[serve]': TRTMC is not on the public package index) and put that environment's bin on PATH"
 	case "trtmc":
-		return "pip install tensorrt-model-connect (the wheel ships trtmc) or put TRTMC's build/trtmc on PATH"
+		return "install TRTMC from its checkout (pip install '.[serve]', which ships trtmc) or put the checkout's build/trtmc on PATH"
 	case "pytest":
 		return "pip install pytest in the TRTMC environment (the family's e2e case runs under it)"
 	}
@@ -485,6 +487,16 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 			Fix: "commit or stash the changes: a qualification must name the exact sources it tested"})
 	default:
 		add(Check{Area: "repo", Subject: repo, Status: StatusOK, Detail: "commit " + commit + ", clean"})
+	}
+}
+
+// Add appends checks (a probe's) and updates readiness.
+func (r *Report) Add(cs ...Check) {
+	for _, c := range cs {
+		r.Checks = append(r.Checks, c)
+		if c.Status == StatusFail {
+			r.Ready = false
+		}
 	}
 }
 

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -70,15 +71,18 @@ func (r aiperfRunner) Start(ctx context.Context, s proc.Spec) (proc.Process, err
 type host struct {
 	dir, repo, bundle, tokenizer string
 	opts                         Options
+	inst                         *trtmctest.Install
 }
 
 // readyHost is a GB300-like host for one TRTMC vlm profile: everything in
 // place. Tests break one thing each.
 func readyHost(t *testing.T) *host {
 	t.Helper()
-	bin := trtmctest.Bin(t)
+	inst := trtmctest.New(t)
+	bin := inst.Bin
+	t.Setenv("FAKE_TRTMC_SITE_PACKAGES", inst.SitePackages)
 	d := t.TempDir()
-	h := &host{dir: d, repo: filepath.Join(d, "TensorRT-Model-Connect"), bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"),
+	h := &host{inst: inst, dir: d, repo: filepath.Join(d, "TensorRT-Model-Connect"), bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"),
 		tokenizer: filepath.Join(d, "tokenizers", "qwen3-vl-2b")}
 	for _, dir := range []string{filepath.Dir(h.bundle), h.tokenizer, filepath.Join(d, "corpora", "vlm"), h.repo} {
 		require.NoError(t, os.MkdirAll(dir, 0o755))
@@ -97,7 +101,9 @@ func readyHost(t *testing.T) *host {
 		require.NoError(t, err, string(out))
 	}
 	require.NoError(t, os.WriteFile(filepath.Join(h.repo, "conftest.py"), []byte("# x\n"), 0o644))
-	git(t, h.repo, "add", "conftest.py")
+	require.NoError(t, os.MkdirAll(filepath.Join(h.repo, "apps", "server", "python", "trtmc_server"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(h.repo, "apps", "server", "python", "trtmc_server", "cli.py"), []byte("# x\n"), 0o644))
+	git(t, h.repo, "add", "conftest.py", "apps")
 	git(t, h.repo, "commit", "-q", "-m", "conftest")
 	inv := fmt.Sprintf(`schema: trtmc-qual/inventory/v1
 groups:
@@ -182,7 +188,14 @@ func TestReadyHost(t *testing.T) {
 	assert.Contains(t, byArea(r, "corpus", "").Detail, "1 images, 1 distinct sizes over 55 requests")
 	assert.Equal(t, StatusSkip, byArea(r, "profile", "qwen3-vl-2b-l0").Status)
 	assert.Nil(t, byArea(r, "bundle", "qwen3-vl-2b-l0"), "excluded profiles are not checked")
-	assert.Equal(t, "doctor: ready for vlm: 13 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
+	// The TRTMC contract, without a GPU: the console script and its flags,
+	// the native worker, the interpreter, the server at the commit.
+	assert.Contains(t, byArea(r, "trtmc", "trtmc-server").Detail, "the console script of /bin/sh); its --help lists every flag the families pass")
+	assert.Contains(t, byArea(r, "trtmc", "native worker").Detail, h.inst.Native+" (package)")
+	assert.Contains(t, byArea(r, "trtmc", "interpreter").Detail, "Python 3.12.3, tensorrt_model_connect at "+h.inst.Package)
+	assert.Equal(t, StatusOK, byArea(r, "trtmc", "server at commit").Status)
+	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "within the server's 15728640 (max_body_bytes)")
+	assert.Equal(t, "doctor: ready for vlm: 18 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
 }
 
 // Each broken thing makes the host not ready, names what and says how to
@@ -209,7 +222,7 @@ func TestEachProblemIsNamedWithItsFix(t *testing.T) {
 				}
 				return exec.LookPath(n)
 			}
-		}, "executable", "trtmc-server", "not found (needed by qwen_vl)", "tensorrt-model-connect[serve]"},
+		}, "executable", "trtmc-server", "not found (needed by qwen_vl)", "pip install '.[serve]': TRTMC is not on the public package index"},
 		"bundle changed": {func(t *testing.T, h *host) { require.NoError(t, os.WriteFile(h.bundle, []byte("rebuilt"), 0o644)) },
 			"bundle", "qwen3-vl-2b", "not the bundle that was qualified", "restore the pinned bundle"},
 		"tokenizer missing": {func(t *testing.T, h *host) { require.NoError(t, os.RemoveAll(h.tokenizer)) },
@@ -261,4 +274,110 @@ func TestWarningsDoNotBlock(t *testing.T) {
 	g := byArea(r, "gpu", "parallelism")
 	require.NotNil(t, g)
 	assert.Contains(t, g.Detail, "qwen3-vl-2b (4) need more GPUs than the 1 here")
+}
+
+// The TRTMC contract, checked without a GPU: each break names what and how
+// to fix it.
+func TestTRTMCContractWithoutAGPU(t *testing.T) {
+	for name, tt := range map[string]struct {
+		breakIt         func(t *testing.T, h *host)
+		subject, status string
+		detail, fix     string
+	}{
+		"a server without --records": {func(t *testing.T, h *host) { t.Setenv("FAKE_TRTMC_SERVER_VERSION", "ddf1735f") },
+			"trtmc-server", StatusFail, "its --help lists no --records (passed by qwen_vl)", "cannot write request records"},
+		"no native worker": {func(t *testing.T, h *host) { require.NoError(t, os.Remove(h.inst.Native)) },
+			"native worker", StatusFail, "lacks trtmc-server", "pip install '.[serve]'"},
+		"Python 3.11": {func(t *testing.T, h *host) { t.Setenv("FAKE_PYTHON_VERSION", "3.11.9") },
+			"interpreter", StatusFail, "is Python 3.11.9; TRTMC requires >= 3.12", "Python 3.12 environment"},
+		"TRTMC not installed": {func(t *testing.T, h *host) { t.Setenv("FAKE_TRTMC_SITE_PACKAGES", "") },
+			"interpreter", StatusFail, "does not import tensorrt_model_connect", "not on the public package index"},
+		"a request over the limit": {func(t *testing.T, h *host) { h.opts.Families.Families["qwen_vl"].MaxBodyBytes = 1000 },
+			"", StatusFail, "", ""},
+		"a commit before PR #1292": {func(t *testing.T, h *host) {
+			git(t, h.repo, "rm", "-q", "-r", "apps")
+			git(t, h.repo, "commit", "-q", "-m", "before the server")
+		}, "server at commit", StatusWarn, "has no apps/server/python/trtmc_server: TRTMC's server arrives with PR #1292", "at or after the merge of PR #1292"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := readyHost(t)
+			tt.breakIt(t, h)
+			r := Run(context.Background(), h.opts)
+			if tt.subject == "" {
+				c := byArea(r, "corpus", "vlm corpus for qwen_vl")
+				require.NotNil(t, c)
+				assert.Equal(t, StatusFail, c.Status)
+				assert.Contains(t, c.Detail, "corpus entry car (car.png): its request is")
+				assert.Contains(t, c.Detail, "over the server's limit of 1000 bytes")
+				assert.Contains(t, c.Fix, "raise family qwen_vl's max_body_bytes")
+				assert.False(t, r.Ready)
+				return
+			}
+			c := byArea(r, "trtmc", tt.subject)
+			require.NotNil(t, c, "no trtmc %s check: %+v", tt.subject, r.Checks)
+			assert.Equal(t, tt.status, c.Status, "%+v", c)
+			assert.Contains(t, c.Detail, tt.detail)
+			assert.Contains(t, c.Fix, tt.fix)
+			assert.Equal(t, tt.status != StatusFail, r.Ready)
+		})
+	}
+}
+
+func probeCheck(cs []Check, subject string) *Check {
+	for i := range cs {
+		if strings.HasSuffix(cs[i].Subject, ": "+subject) {
+			return &cs[i]
+		}
+	}
+	return nil
+}
+
+// doctor --probe proves the contract on the node with the strict fake
+// TRTMC: the server of the family's own argv, one request with a chosen
+// X-Request-ID (echo, an answer naming the served model, a record with the
+// public fields), and the native worker's handshake. Each break names its
+// fix.
+func TestProbe(t *testing.T) {
+	h := readyHost(t)
+	cs := Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	for _, s := range []string{"server", "request id", "answer", "record", "worker"} {
+		c := probeCheck(cs, s)
+		require.NotNil(t, c, "no probe %s check: %+v", s, cs)
+		assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	}
+	assert.Contains(t, probeCheck(cs, "worker").Detail, "protocol_version 2")
+	assert.Contains(t, probeCheck(cs, "server").Detail, "--max-body-bytes 15728640")
+
+	for name, tt := range map[string]struct {
+		env             []string
+		subject, detail string
+		fix             string
+	}{
+		"a server that ignores X-Request-ID": {[]string{"FAKE_TRTMC_SERVER_IDS=ignore"}, "request id",
+			"it does not honour the client's id", "records.py RequestPolicy"},
+		"a server without --records": {[]string{"FAKE_TRTMC_SERVER_VERSION=ddf1735f"}, "server",
+			"did not become ready", "trtmc-server --help"},
+		"answers naming another model": {[]string{"FAKE_TRTMC_SERVER_MODEL=internvl3-2b"}, "answer",
+			`names model "internvl3-2b", not the served --model-name "qwen3-vl-2b"`, "serve the profile's model"},
+		"a protocol-1 worker": {[]string{"FAKE_WORKER=protocol:1"}, "worker",
+			"announces protocol_version 1", "protocol 2"},
+		"a text-only worker": {[]string{"FAKE_WORKER=textonly"}, "worker",
+			`not "image_text_generation"`, "--path cli"},
+		"a record of another timing scope": {[]string{"FAKE_WORKER=scope:server_handler_wall"}, "record",
+			`timing_scope "server_handler_wall", not public_task_call_wall`, "protocol-2 native worker"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			h := readyHost(t)
+			for _, kv := range tt.env {
+				k, v, _ := strings.Cut(kv, "=")
+				t.Setenv(k, v)
+			}
+			cs := Probe(context.Background(), h.opts, "qwen3-vl-2b")
+			c := probeCheck(cs, tt.subject)
+			require.NotNil(t, c, "no probe %s check: %+v", tt.subject, cs)
+			assert.Equal(t, StatusFail, c.Status, "%+v", c)
+			assert.Contains(t, c.Detail, tt.detail)
+			assert.Contains(t, c.Fix, tt.fix)
+		})
+	}
 }

@@ -85,6 +85,12 @@ const (
 	fInconsistent                      // records and raw disagree on phase or conversation
 	fConvDup                           // an earlier request used the same dataset line
 	fTokensDisagree                    // the server's record and the HTTP answer count different completion tokens
+	// fNatTask: taskMS holds the native answer's task_ms while the Task
+	// source is the server's records (until the first record replaces it).
+	fNatTask
+	fTaskDomain   // a Task time of this request is outside its domain (its note says which)
+	fTaskCompared // the server's and the native Task times were both there and compared
+	fTaskDisagree // ... and differ by more than the stated tolerance
 )
 
 // HTTP answer outcomes (entry.ans).
@@ -95,6 +101,8 @@ const (
 	// ansTooLarge: the answer is over evidence.MaxAnswerBytes; it is not
 	// extracted, and the request is an error.
 	ansTooLarge
+	// ansWrongModel: the answer names another model than the one served.
+	ansWrongModel
 )
 
 // entry is everything the join keeps per request id: 112 bytes, whatever

@@ -118,7 +118,26 @@ type Options struct {
 	// task_ms is not read.
 	TaskTime string
 	// TaskScope is what the source's task_ms times (Result.TaskScope).
+	// For the server's records it is replaced by what the records carry:
+	// model_call_ms with timing_scope public_task_call_wall (the public
+	// trtmc-server) is scope public_task_call_wall.
 	TaskScope string
+	// ServedModel is the --model-name the server was started with; a chat
+	// answer naming another model (or none) is inconsistent ("" checks
+	// nothing).
+	ServedModel string
+	// NoServerRecords says the family's route gets no server records in
+	// the server version it runs (families.yaml `server_records: none`):
+	// a request without one is then not missing anything, and every
+	// request still has to be accounted for by the client <-> native join.
+	NoServerRecords bool
+	// Agreement is the tolerance within which the server's and the native
+	// answers' Task times of one request agree (when the Task source is
+	// the server's records and the native answers time it too).
+	Agreement reports.Tolerance
+	// NativeWallMS bounds every native task_ms: the wall time the harness
+	// measured for the whole native stage (0: unknown).
+	NativeWallMS float64
 }
 
 // Result is what the join adds up to.
@@ -136,8 +155,15 @@ type Result struct {
 	// HTTPMissing and TaskMissing are a matched measured request without
 	// that latency, when there is one.
 	HTTPMissing, TaskMissing string `json:"-"`
-	// TaskSource and TaskScope are Options.TaskTime and Options.TaskScope.
+	// TaskSource and TaskScope are Options.TaskTime and the scope of
+	// its values (Options.TaskScope, or what the server's records carry).
 	TaskSource, TaskScope string `json:"-"`
+	// Agreement compares the server's and the native Task times of the
+	// measured matched requests (nil when not both were there).
+	Agreement *reports.TaskAgreement `json:"-"`
+	// Notes are what a reader of the row must know about its evidence
+	// (a route without server records, Task times that disagree).
+	Notes []string `json:"-"`
 	// OutputTokens and Boxes are summed over the measured matched
 	// requests from the HTTP answers: usage.completion_tokens (which the
 	// chat extractor requires) and the boxes of /v1/infer's data.
@@ -189,8 +215,20 @@ type joiner struct {
 	// notes say more about a few requests than the index can: what the
 	// client reported for a failed one, the first line of a diff.
 	notes map[reqKey]string
-	res   *Result
+	// agree keeps the two Task times of a few requests whose server and
+	// native values disagree (for the row's example).
+	agree map[reqKey][2]float64
+	// srvKind is what the server's records time: 0 nothing yet,
+	// kindTaskMS, kindCallMS.
+	srvKind uint8
+	res     *Result
 }
+
+// What the server's records time.
+const (
+	kindTaskMS uint8 = 1 + iota // task_ms (the reference server)
+	kindCallMS                  // model_call_ms, timing_scope public_task_call_wall (trtmc-server)
+)
 
 // Join reads files and joins them (see the package comment). The error is
 // for an unreadable or malformed file, as *aiperf.ParseError naming file,
@@ -216,7 +254,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("streamjoin: unknown Task time source %q", opts.TaskTime)
 	}
-	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{}, dg: dg,
+	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{}, agree: map[reqKey][2]float64{}, dg: dg,
 		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}, DigestAlgorithm: dg.Name(),
 			TaskSource: opts.TaskTime, TaskScope: opts.TaskScope}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
@@ -224,7 +262,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 		j.mism = bufio.NewWriterSize(opts.Mismatches, 64<<10)
 	}
 	for range opts.Workers {
-		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo))
+		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo, opts.ServedModel))
 	}
 	// The dataset first (the sessions the records are checked against),
 	// then native answers and server records, so that when a raw line is
@@ -389,12 +427,25 @@ func (j *joiner) readNative(ctx context.Context) error {
 				return nil
 			}
 			e.natOff = off
-			if j.opts.TaskTime == families.TaskTimeNative {
-				e.taskMS = v.taskMS
+			if !math.IsNaN(v.taskMS) {
+				if why := j.nativeDomain(v.taskMS, v.wallMS); why != "" {
+					e.flags |= fTaskDomain
+					j.note(v.key, why)
+				} else {
+					// The native Task time: the row's, or the one the
+					// server's will be compared with.
+					e.taskMS = v.taskMS
+					if j.opts.TaskTime != families.TaskTimeNative {
+						e.flags |= fNatTask
+					}
+				}
 			}
 			switch {
 			case v.failed:
 				e.flags |= fNatFailed
+				if len(v.errText) > 0 {
+					j.note(v.key, "the native runner answered with an error: "+clipNote(v.errText))
+				}
 			case v.ans.outcome != ansOK:
 				e.flags |= fNatBad
 			default:
@@ -405,13 +456,18 @@ func (j *joiner) readNative(ctx context.Context) error {
 }
 
 func (j *joiner) readServer(ctx context.Context) error {
+	if j.opts.NoServerRecords {
+		if _, err := os.Lstat(j.files.ServerRecords); errors.Is(err, fs.ErrNotExist) {
+			return nil // the route is not recorded: no file is no finding
+		}
+	}
 	return scan(ctx, j, j.files.ServerRecords, parseServerLine,
 		func(_ int, off int64, v *serverLine) error {
 			e := j.x.get(v.key)
 			bump8(&e.recs)
 			if e.recs == 1 {
 				if j.opts.TaskTime == families.TaskTimeServer {
-					e.taskMS = v.taskMS
+					j.serverTask(e, v)
 				}
 				e.imgW, e.imgH, e.srvTokens = v.w, v.h, v.tokens
 				if e.natOff < 0 {
@@ -423,6 +479,85 @@ func (j *joiner) readServer(ctx context.Context) error {
 			}
 			return nil
 		}, touchLines[serverLine](j.x))
+}
+
+// nativeDomain says why a native task_ms is not a possible Task time: it
+// is negative, or longer than the call the runner timed (wall_ms) or the
+// whole native stage the harness timed. "" when it is in its domain.
+func (j *joiner) nativeDomain(ms, wall float64) string {
+	switch {
+	case ms < 0 || math.IsInf(ms, 0):
+		return fmt.Sprintf("%s: task_ms %g is not a time (negative or not finite)", FileNative, ms)
+	case !math.IsNaN(wall) && ms > wall+wallSlack(wall):
+		return fmt.Sprintf("%s: task_ms %g is longer than the %g ms the native runner measured for the call (wall_ms): not a possible Task time", FileNative, ms, wall)
+	case j.opts.NativeWallMS > 0 && ms > j.opts.NativeWallMS:
+		return fmt.Sprintf("%s: task_ms %g is longer than the whole native stage (%.0f ms, measured by the harness): not a possible Task time", FileNative, ms, j.opts.NativeWallMS)
+	}
+	return ""
+}
+
+// wallSlack allows for the rounding of two clocks around one call.
+func wallSlack(wall float64) float64 { return 0.05 + wall*1e-3 }
+
+// clipNote keeps a note short.
+func clipNote(b []byte) string {
+	const n = 300
+	if len(b) > n {
+		return string(b[:n]) + "..."
+	}
+	return string(b)
+}
+
+// serverTask takes a request's Task time from its first server record:
+// task_ms (the reference server) or model_call_ms whose timing_scope is
+// public_task_call_wall (trtmc-server records.py idx@a9ed5f69), in its
+// domain; it compares it with the native answer's when there is one.
+func (j *joiner) serverTask(e *entry, v *serverLine) {
+	nat := math.NaN()
+	if e.flags&fNatTask != 0 {
+		nat = e.taskMS
+	}
+	e.flags &^= fNatTask
+	e.taskMS = math.NaN()
+	val, kind, field := v.taskMS, kindTaskMS, "task_ms"
+	if math.IsNaN(val) && !math.IsNaN(v.callMS) {
+		val, kind, field = v.callMS, kindCallMS, "model_call_ms"
+		if v.scope != scopeTaskCall {
+			scope := "no timing_scope"
+			if v.scope == scopeOther {
+				scope = fmt.Sprintf("timing_scope %q", v.scopeText)
+			}
+			e.flags |= fTaskDomain
+			j.note(e.key, fmt.Sprintf("%s: the record's model_call_ms has %s, not %s: it does not time the public Task call", FileServerRecords, scope, ScopeTaskCall))
+			return
+		}
+	}
+	if math.IsNaN(val) {
+		return
+	}
+	if j.srvKind == 0 {
+		j.srvKind = kind
+	}
+	switch {
+	case kind != j.srvKind:
+		e.flags |= fTaskDomain
+		j.note(e.key, FileServerRecords+": the records mix task_ms and model_call_ms: their Task times are not of one kind")
+		return
+	case val < 0 || math.IsInf(val, 0):
+		e.flags |= fTaskDomain
+		j.note(e.key, fmt.Sprintf("%s: %s %g is not a time (negative or not finite)", FileServerRecords, field, val))
+		return
+	}
+	e.taskMS = val
+	if !math.IsNaN(nat) {
+		e.flags |= fTaskCompared
+		if !j.opts.Agreement.Within(val, nat) {
+			e.flags |= fTaskDisagree
+			if len(j.agree) < maxNotes {
+				j.agree[e.key] = [2]float64{val, nat}
+			}
+		}
+	}
 }
 
 func (j *joiner) readRecords(ctx context.Context) error {
@@ -494,6 +629,9 @@ func (j *joiner) readRaw(ctx context.Context) error {
 				e.status = v.status
 			}
 			e.ans = v.ans.outcome
+			if e.ans == ansWrongModel {
+				j.note(v.key, fmt.Sprintf("the HTTP answer names model %q, not the served --model-name %q", v.ans.model, j.opts.ServedModel))
+			}
 			if e.ans != ansOK {
 				return nil
 			}
@@ -633,16 +771,29 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
 	case e.ans == ansMeaningless:
 		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
+	case e.ans == ansWrongModel:
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinInconsistent, n
+		}
+		return reports.JoinInconsistent, "the HTTP answer names another model than the served --model-name"
 	case e.flags&fTokensDisagree != 0:
 		if n, ok := j.notes[e.key]; ok {
 			return reports.JoinInconsistent, n
 		}
 		return reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens"
-	case e.recs == 0:
+	case e.flags&fTaskDomain != 0:
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinInconsistent, n
+		}
+		return reports.JoinInconsistent, "a Task time of this request is outside its domain (negative, of another timing scope, or longer than the call that was timed)"
+	case e.recs == 0 && !j.opts.NoServerRecords:
 		return reports.JoinMissingServerRecord, "the server has no record of this request id"
 	case e.nats == 0:
 		return reports.JoinMissingNative, "the native runner returned no answer for this request id"
 	case e.flags&fNatFailed != 0:
+		if n, ok := j.notes[e.key]; ok {
+			return reports.JoinMissingNative, n
+		}
 		return reports.JoinMissingNative, "the native runner answered with an error"
 	case e.flags&fNatBad != 0:
 		return reports.JoinMissingNative, "the native answer does not extract with the family's extractor"
@@ -714,6 +865,7 @@ func (j *joiner) finish() error {
 		jw = bufio.NewWriterSize(j.opts.Joined, 256<<10)
 	}
 	var line []byte
+	var agree *reports.TaskAgreement
 	for i := uint32(0); i < j.x.n; i++ {
 		e := j.x.at(i)
 		if e.flags&fClient == 0 {
@@ -724,6 +876,18 @@ func (j *joiner) finish() error {
 				res.Unclaimed.NativeAnswers++
 			}
 			continue
+		}
+		if e.flags&fNatTask != 0 {
+			// The Task source is the server's records and there was none.
+			e.taskMS = math.NaN()
+			e.flags &^= fNatTask
+		}
+		if j.opts.TaskTime == families.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
+			// The Task call is inside the request the client timed.
+			e.flags |= fTaskDomain
+			j.note(e.key, fmt.Sprintf("%s: the Task time %g ms is longer than the %g ms the client measured for this request (request_latency): not a possible Task time",
+				FileServerRecords, e.taskMS, e.httpMS))
+			e.taskMS = math.NaN()
 		}
 		status, problem := j.requestStatus(e)
 		c := &counts[e.phase]
@@ -758,6 +922,18 @@ func (j *joiner) finish() error {
 		} else if res.TaskMissing == "" {
 			res.TaskMissing = j.requestID(e.key)
 		}
+		if e.flags&fTaskCompared != 0 {
+			if agree == nil {
+				agree = &reports.TaskAgreement{Other: families.TaskTimeNative, Tolerance: j.opts.Agreement}
+			}
+			agree.Compared++
+			if e.flags&fTaskDisagree != 0 {
+				agree.Disagreeing++
+				if v, ok := j.agree[e.key]; ok && agree.Example == "" {
+					agree.Example = fmt.Sprintf("%s: server %.3f ms, native %.3f ms", j.requestID(e.key), v[0], v[1])
+				}
+			}
+		}
 		if e.imgW > 0 {
 			sizes[[2]int32{e.imgW, e.imgH}]++
 		}
@@ -787,6 +963,27 @@ func (j *joiner) finish() error {
 		return x.Height < y.Height
 	})
 	res.Stats.RequestIDs = int(j.x.n)
+	switch {
+	case j.opts.TaskTime != families.TaskTimeServer:
+	case j.srvKind == kindCallMS:
+		res.TaskScope = ScopeTaskCall
+	case j.srvKind == kindTaskMS && res.TaskScope == "":
+		res.TaskScope = reports.TaskScopeServer
+	}
+	res.Agreement = agree
+	if j.opts.NoServerRecords {
+		route := "its route"
+		if j.opts.Family != nil && j.opts.Family.Route != "" {
+			route = j.opts.Family.Route
+		}
+		res.Notes = append(res.Notes, fmt.Sprintf("no server records for %s in this server version (the family declares server_records: none): "+
+			"every request is accounted for by the client <-> native join alone, by its X-Request-ID; the server's own record of each id "+
+			"and the served request's Task time are not part of this row's evidence", route))
+	}
+	if agree != nil && agree.Disagreeing > 0 {
+		res.Notes = append(res.Notes, fmt.Sprintf("Task time from the server's records; the native replay's task_ms differs by more than %s on %d of %d measured requests (e.g. %s)",
+			agree.Tolerance, agree.Disagreeing, agree.Compared, agree.Example))
+	}
 	return nil
 }
 
@@ -836,11 +1033,15 @@ func (j *joiner) example(id string) {
 // answers no client request claims (the index keeps keys, not id strings),
 // from the line offsets the index kept.
 func (j *joiner) unclaimedExamples(_ context.Context) error {
-	sf, _, err := evidence.OpenRegular(j.files.ServerRecords)
-	if err != nil {
-		return err
+	var sf *os.File
+	if j.res.Unclaimed.ServerRecords > 0 {
+		f, _, err := evidence.OpenRegular(j.files.ServerRecords)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		sf = f
 	}
-	defer sf.Close()
 	n := 0
 	for i := uint32(0); i < j.x.n && n < maxExamples; i++ {
 		e := j.x.at(i)
@@ -894,7 +1095,8 @@ func (res *Result) Apply(r *reports.Result) {
 	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
 		HTTP:       percentiles(res.MeasuredHTTP, res.MeasuredMatched, res.HTTPMissing, aiperf.LatencyPercentilesMs),
 		Task:       percentiles(res.MeasuredTask, res.MeasuredMatched, res.TaskMissing, aiperf.Percentiles),
-		TaskSource: res.TaskSource, TaskScope: res.TaskScope}
+		TaskSource: res.TaskSource, TaskScope: res.TaskScope, TaskAgreement: res.Agreement}
+	r.Notes = slices.Clone(res.Notes)
 	r.OutputTokens, r.Boxes = nil, nil
 	if r.Answers.EndpointType == aiperf.EndpointChat {
 		n := res.OutputTokens

@@ -106,7 +106,7 @@ func BenchmarkParseRaw(b *testing.B) {
 	lines := splitLines(data)
 	b.Run("fast", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
-		w := newWorker(newHasher(), &nopExtractor{}, nil, false)
+		w := newWorker(newHasher(), &nopExtractor{}, nil, false, "")
 		var out rawLine
 		for b.Loop() {
 			for _, l := range lines {
@@ -156,7 +156,7 @@ func BenchmarkParseRecords(b *testing.B) {
 	lines := splitLines(data)
 	b.Run("fast", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
-		w := newWorker(newHasher(), nil, nil, false)
+		w := newWorker(newHasher(), nil, nil, false, "")
 		var out clientLine
 		for b.Loop() {
 			for _, l := range lines {
@@ -191,7 +191,7 @@ func BenchmarkRawLineAnswer(b *testing.B) {
 			name = "memo"
 		}
 		b.Run(name, func(b *testing.B) {
-			w := newWorker(newHasher(), opts.Extractor, opts.Family, m)
+			w := newWorker(newHasher(), opts.Extractor, opts.Family, m, opts.ServedModel)
 			b.SetBytes(int64(len(line)))
 			var out rawLine
 			for b.Loop() {

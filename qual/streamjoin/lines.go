@@ -46,6 +46,9 @@ type worker struct {
 	ha, hb maphash.Hash // for spanKey
 	ex     families.Extractor
 	fam    *families.Family
+	// served is the model name the server was started with: a chat
+	// answer must name it (Options.ServedModel; "" checks nothing).
+	served string
 	spans  []span // the responses of the raw line being parsed
 	body   []byte // the response body being assembled
 	memo   *memo  // nil: extract every answer
@@ -56,8 +59,8 @@ type worker struct {
 	guessMeta, guessMetrics, guessRaw, guessServer, guessResp keyGuess
 }
 
-func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool) *worker {
-	w := &worker{h: h, ex: ex, fam: fam}
+func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool, served string) *worker {
+	w := &worker{h: h, ex: ex, fam: fam, served: served}
 	w.ha.SetSeed(h.a)
 	w.hb.SetSeed(h.b)
 	if memoize {

@@ -114,12 +114,17 @@ var (
 	metricFields   = newFieldSet("value", "unit")
 	responseFields = newFieldSet("text", "packets", "perf_ns", "content_type")
 	packetFields   = newFieldSet("name", "value")
-	serverFields   = newFieldSet("request_id", "task_ms", "image_width", "image_height", "route", "status", "handler_ms", "image_bytes", "completion_tokens").
-			ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
-			"input_tokens", "input_token_source", "replica")
+	// serverFields: the reference server's records (task_ms) and the
+	// public trtmc-server's (records.py idx@a9ed5f69: model_call_ms with
+	// timing_scope, status the HTTP status number, no task_ms).
+	serverFields = newFieldSet("request_id", "task_ms", "model_call_ms", "timing_scope", "image_width", "image_height", "route", "status",
+		"handler_ms", "image_bytes", "completion_tokens").
+		ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
+			"input_tokens", "input_token_source", "replica", "admission_ms", "generation_config", "has_system_prompt", "setup_ms",
+			"prefill_ms", "decode_ms", "worker_roundtrip_ms", "streaming")
 	// nativeFields are families.NativeAnswer's json names, the one
 	// declaration of native_answers.jsonl (TestNativeFieldsAreNativeAnswer).
-	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms")
+	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms", "wall_ms")
 )
 
 // Type checks for fields that are read only to reject what
@@ -471,7 +476,8 @@ type rawLine struct {
 
 // answerInfo is an extracted answer as the index keeps it.
 type answerInfo struct {
-	outcome uint8     // ansOK, ansBad, ansMeaningless
+	outcome uint8     // ansOK, ansBad, ansMeaningless, ansTooLarge, ansWrongModel
+	model   string    // ansWrongModel: the model the answer names
 	hash    [2]uint64 // 128-bit keyed hash of the canonical answer
 	tokens  uint32
 	boxes   uint32
@@ -706,12 +712,29 @@ func (w *worker) appendPacket(b []byte, i int) (int, error) {
 
 // serverLine is what one server record contributes.
 type serverLine struct {
-	key    reqKey
-	taskMS float64
-	w, h   int32
+	key reqKey
+	// taskMS is the record's task_ms (the reference server), callMS its
+	// model_call_ms (the public trtmc-server), NaN when absent or null;
+	// scope is its timing_scope (scopeNone, scopeTaskCall or scopeOther,
+	// scopeText then holding it).
+	taskMS, callMS float64
+	scope          uint8
+	scopeText      string
+	w, h           int32
 	// tokens is the record's completion_tokens (0: not counted).
 	tokens uint32
 }
+
+// Timing scopes of a server record.
+const (
+	scopeNone uint8 = iota
+	scopeTaskCall
+	scopeOther
+)
+
+// ScopeTaskCall is the public Task call's wall time, the one timing_scope
+// whose model_call_ms is a Task time (trtmc-server app.py idx@a9ed5f69).
+const ScopeTaskCall = "public_task_call_wall"
 
 func parseServerLine(w *worker, line []byte, out *serverLine) error {
 	return parseServerLineID(w, line, out, nil)
@@ -724,17 +747,32 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 	if o.err != nil {
 		return o.err
 	}
-	var id []byte
-	out.taskMS = math.NaN()
+	var id, scope []byte
+	out.taskMS, out.callMS = math.NaN(), math.NaN()
 	for o.next() {
 		switch o.name {
 		case "request_id":
 			o.str(&id)
-		case "task_ms":
+		case "task_ms", "model_call_ms":
+			v := &out.taskMS
+			if o.name == "model_call_ms" {
+				v = &out.callMS
+			}
 			var isnull bool
-			out.taskMS, o.i, isnull, o.err = readFloat(line, o.i)
+			*v, o.i, isnull, o.err = readFloat(line, o.i)
 			if isnull {
-				out.taskMS = math.NaN()
+				*v = math.NaN()
+			}
+		case "timing_scope":
+			scope = scope[:0]
+			o.str(&scope)
+			switch {
+			case len(scope) == 0:
+				out.scope = scopeNone
+			case string(scope) == ScopeTaskCall:
+				out.scope = scopeTaskCall
+			default:
+				out.scope, out.scopeText = scopeOther, string(scope)
 			}
 		case "image_width":
 			o.int32(&out.w)
@@ -773,55 +811,77 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 
 // nativeLine is what one native answer line contributes.
 type nativeLine struct {
-	key    reqKey
-	failed bool
-	taskMS float64 // NaN: none
-	ans    answerInfo
+	key     reqKey
+	failed  bool
+	errText []byte  // an error line's error
+	taskMS  float64 // NaN: none
+	wallMS  float64 // NaN: none
+	ans     answerInfo
 }
 
-// readNativeLine reads request_id, the raw answer value, task_ms (NaN when
-// absent or null) and error.
-func readNativeLine(line []byte) (id, answer []byte, taskMS float64, failed bool, err error) {
+// nativeRecord is one native answer line as read: request_id, the raw
+// answer value, task_ms and wall_ms (NaN when absent or null) and the
+// error text (a line with one is an error line).
+type nativeRecord struct {
+	id, answer, errText []byte
+	taskMS, wallMS      float64
+}
+
+func readNativeRecord(line []byte) (nativeRecord, error) {
 	o := walkObject(line, 0, nativeFields)
-	var errMsg []byte // the last non-null error
-	taskMS = math.NaN()
+	r := nativeRecord{taskMS: math.NaN(), wallMS: math.NaN()}
 	for o.next() {
 		switch o.name {
 		case "request_id":
-			o.str(&id)
+			o.str(&r.id)
 		case "answer":
 			start := skipWS(line, o.i)
 			o.skip()
 			if o.err == nil { // after an error o.i is 0: nothing to slice
-				answer = line[start:o.i]
+				r.answer = line[start:o.i]
 			}
 		case "error":
-			o.str(&errMsg)
-		case "task_ms":
+			r.errText = r.errText[:0] // the last non-null error
+			o.str(&r.errText)
+		case "task_ms", "wall_ms":
+			v := &r.taskMS
+			if o.name == "wall_ms" {
+				v = &r.wallMS
+			}
 			var isnull bool
-			taskMS, o.i, isnull, o.err = readFloat(line, o.i)
+			*v, o.i, isnull, o.err = readFloat(line, o.i)
 			if isnull {
-				taskMS = math.NaN()
+				*v = math.NaN()
 			}
 		default:
 			o.skip()
 		}
 	}
 	if err := o.endLine(); err != nil {
+		return nativeRecord{}, err
+	}
+	return r, nil
+}
+
+// readNativeLine reads request_id, the raw answer value, task_ms (NaN when
+// absent or null) and whether the line is an error line.
+func readNativeLine(line []byte) (id, answer []byte, taskMS float64, failed bool, err error) {
+	r, err := readNativeRecord(line)
+	if err != nil {
 		return nil, nil, 0, false, err
 	}
-	return id, answer, taskMS, len(errMsg) > 0, nil
+	return r.id, r.answer, r.taskMS, len(r.errText) > 0, nil
 }
 
 func parseNativeLine(w *worker, line []byte, out *nativeLine) error {
-	id, answer, taskMS, failed, err := readNativeLine(line)
+	r, err := readNativeRecord(line)
 	if err != nil {
 		return err
 	}
-	out.key = w.h.key(id)
-	out.failed, out.taskMS = failed, taskMS
-	if !failed {
-		out.ans = w.nativeAnswer(answer)
+	out.key = w.h.key(r.id)
+	out.failed, out.errText, out.taskMS, out.wallMS = len(r.errText) > 0, r.errText, r.taskMS, r.wallMS
+	if !out.failed {
+		out.ans = w.nativeAnswer(r.answer)
 	}
 	return nil
 }
@@ -895,6 +955,10 @@ func (w *worker) extractHTTP(body []byte) answerInfo {
 	}
 	if why := w.ex.NotMeaningful(a, w.fam); why != "" {
 		return answerInfo{outcome: ansMeaningless}
+	}
+	// Answers name the model that was served (issue 25 item 8).
+	if a.NamesModel && w.served != "" && a.Model != w.served {
+		return answerInfo{outcome: ansWrongModel, model: a.Model}
 	}
 	return w.info(a)
 }

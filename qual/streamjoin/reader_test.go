@@ -56,7 +56,7 @@ func (r *bodyRecorder) FromNative(a json.RawMessage) (families.Answer, error) {
 func (r *bodyRecorder) NotMeaningful(families.Answer, *families.Family) string { return "" }
 
 func testWorker(ex families.Extractor) *worker {
-	return newWorker(newHasher(), ex, nil, false)
+	return newWorker(newHasher(), ex, nil, false, "")
 }
 
 // writeLine writes one line to a temp file for qual/aiperf's scanners.

@@ -528,7 +528,8 @@ func (g *gen) serverLine(b []byte, id string, r *request) []byte {
 	if r.fault == fHTTP500 {
 		status = 500
 	}
-	task := round3(0.3 + g.rng.Float64()*3)
+	// The Task call is inside the request the client timed: never longer.
+	task := round3(min(0.3+g.rng.Float64()*3, r.latencyMS*0.9))
 	b = append(b, `{"request_id":"`...)
 	b = append(b, id...)
 	b = append(b, `","route":"`...)

@@ -1,62 +1,78 @@
 // Command fake-trtmc is a TEST FIXTURE, never shipped or configured as a
 // default: one binary that, by the name it is invoked as, plays TRTMC's
-// `trtmc`, `trtmc-server` and `pytest` with exactly the formats documented in
-// docs/trtmc.md (stdout, stderr timing lines, result.json, the JSONL worker
-// protocol v2), and misbehaves on request so tests can show what the
-// harness does with each failure.
+// `trtmc` CLI (src/cli/args.cpp, src/cli/main.cpp at e9132e79: stdout and
+// the [trtmc.timing] stderr line; `trtmc detect --output-json`,
+// families/yolo11/tests/test_e2e.py idx@66af49e4), `pytest` (TRTMC's e2e
+// cases: result.json as tests/e2e_harness/artifact_sink.py and
+// result_schema.py at e9132e79 write it) and the TRTMC environment's
+// `python3` (the bundle build of tests/e2e_harness/orchestrator.py, the
+// package version, and where `import tensorrt_model_connect` resolves), and
+// misbehaves on request so tests can show what the harness does with each
+// failure. The two `trtmc-server` programs are separate fixtures, as they
+// are separate programs in TRTMC: fake-trtmc-server (the pip console
+// script, the Python control plane) and fake-trtmc-native (the native
+// binary, whose `_serve-worker` is the JSONL worker).
 //
 // Environment:
 //
 //	FAKE_TRTMC_LOG   append each invocation's argv (JSON) to this file
-//	FAKE_WORKER      worker scenario: "" | error:<id> | runtime-error:<id> |
-//	                 crash:<id> | crash-at:<n-th request> | hang:<id> | garbage |
-//	                 textonly | protocol:<n> | wrong-id:<id> | nosize
-//	FAKE_TRTMC       trtmc scenario: "" | no-timing | fail:<n-th call>
+//	FAKE_TRTMC       trtmc scenario: "" | no-timing | fail:<n-th call> |
+//	                 timing:<prefill>,<decode>,<total>
 //	FAKE_PYTEST      pytest scenario: pass | fail | no-metrics | skip | error |
 //	                 build | contradict | none | exit5 | touch-bundle | ref
-//	FAKE_REFSERVER   path of trtmc-refserver: `trtmc-server BUNDLE ...` serves
-//	                 through it and the worker answers with the reference
-//	                 Task, so a real run can qualify end to end
+//	FAKE_REFSERVER   path of trtmc-refserver (FAKE_PYTEST=ref runs its check)
 //	FAKE_CORPUS      reference corpus for FAKE_PYTEST=ref
-//	FAKE_WORKER_LOG  append every request line the worker reads to this file
+//	FAKE_TRTMC_SITE_PACKAGES  the site-packages directory where the fake
+//	                 python3 finds tensorrt_model_connect (unset: it is not
+//	                 installed)
+//	FAKE_PYTHON_VERSION  what the fake python3 reports (default 3.12.3)
+//	FAKE_QUALIFY     trtmc-qualify scenario (see qualify)
+//
+// It also plays `trtmc-qualify` (the newer layout's family-owned
+// qualification CLI) and the newer layout's families/<f>/tests/test_e2e.py
+// when pytest is given that file.
 package main
 
 import (
-	"bufio"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"image"
 	_ "image/jpeg"
 	_ "image/png"
+	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
-
-	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/imaging"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/task"
 )
 
+var started = time.Now()
+
 func main() {
-	logArgv()
-	switch filepath.Base(os.Args[0]) {
-	case "trtmc-server":
-		os.Exit(server(os.Args[1:]))
-	case "trtmc":
-		os.Exit(trtmc(os.Args[1:]))
-	case "pytest":
-		os.Exit(pytest(os.Args[1:]))
-	case "python3":
-		os.Exit(python(os.Args[1:]))
+	name, args := filepath.Base(os.Args[0]), os.Args[1:]
+	if name == "fake-trtmc" && len(args) > 0 {
+		// Installed as a wrapper script: `fake-trtmc ROLE ARGS...`.
+		name, args = args[0], args[1:]
 	}
-	fmt.Fprintf(os.Stderr, "fake-trtmc: invoked as %q (want trtmc, trtmc-server or pytest)\n", os.Args[0])
+	logArgv(name, args)
+	switch name {
+	case "trtmc":
+		os.Exit(trtmc(args))
+	case "pytest":
+		os.Exit(pytest(args))
+	case "python3":
+		os.Exit(python(args))
+	case "trtmc-qualify":
+		os.Exit(qualify(args))
+	}
+	fmt.Fprintf(os.Stderr, "fake-trtmc: invoked as %q (want trtmc, pytest or python3)\n", os.Args[0])
 	os.Exit(2)
 }
 
-func logArgv() {
+func logArgv(name string, args []string) {
 	p := os.Getenv("FAKE_TRTMC_LOG")
 	if p == "" {
 		return
@@ -66,7 +82,7 @@ func logArgv() {
 		return
 	}
 	defer f.Close()
-	b, _ := json.Marshal(append([]string{filepath.Base(os.Args[0])}, os.Args[1:]...))
+	b, _ := json.Marshal(append([]string{name}, args...))
 	f.Write(append(b, '\n'))
 }
 
@@ -88,200 +104,9 @@ func has(args []string, name string) bool {
 	return false
 }
 
-// --- trtmc-server ----------------------------------------------------------
-
-func server(args []string) int {
-	if len(args) > 0 && args[0] == "_serve-worker" {
-		if len(args) < 2 {
-			fmt.Fprintln(os.Stderr, "usage: trtmc-server _serve-worker BUNDLE")
-			return 2
-		}
-		return worker(args[1])
-	}
-	ref := os.Getenv("FAKE_REFSERVER")
-	if ref == "" {
-		fmt.Fprintln(os.Stderr, "fake trtmc-server: serving needs FAKE_REFSERVER")
-		return 2
-	}
-	// trtmc-server BUNDLE --model-name N --host H --port P --records F: the
-	// same shape as trtmc-refserver serve, less the worker timeouts the
-	// reference server does not have.
-	argv := []string{ref, "serve"}
-	for i := 0; i < len(args); i++ {
-		if (args[i] == "--startup-timeout" || args[i] == "--request-timeout") && i+1 < len(args) {
-			i++
-			continue
-		}
-		argv = append(argv, args[i])
-	}
-	if err := syscall.Exec(ref, argv, os.Environ()); err != nil {
-		fmt.Fprintln(os.Stderr, "fake trtmc-server:", err)
-	}
-	return 1
-}
-
 func scenario(env string) (kind, arg string) {
 	kind, arg, _ = strings.Cut(os.Getenv(env), ":")
 	return kind, arg
-}
-
-func worker(bundlePath string) int {
-	out := bufio.NewWriter(os.Stdout)
-	emit := func(v any) {
-		b, _ := json.Marshal(v)
-		out.Write(append(b, '\n'))
-		out.Flush()
-	}
-	kind, arg := scenario("FAKE_WORKER")
-	var refTask *task.Task
-	if os.Getenv("FAKE_REFSERVER") != "" {
-		b, err := bundle.Load(bundlePath)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, "[trtmc.server.worker] load:", err)
-			return 1
-		}
-		refTask = task.New(b, task.Options{})
-	} else if _, err := os.Stat(bundlePath); err != nil {
-		fmt.Fprintln(os.Stderr, "[trtmc.server.worker] bundle:", err)
-		return 1
-	}
-	caps := []string{"text_generation", "image_text_generation", "object_detection"}
-	version := 2
-	switch kind {
-	case "garbage":
-		fmt.Println("loading engines... done")
-		return 0
-	case "textonly":
-		caps = []string{"text_generation"}
-	case "protocol":
-		fmt.Sscanf(arg, "%d", &version)
-	}
-	fmt.Fprintln(os.Stderr, "[trtmc.server.worker] bundle loaded")
-	emit(map[string]any{"event": "ready", "protocol_version": version, "capabilities": caps, "default_max_new_tokens": 128})
-	in := bufio.NewScanner(os.Stdin)
-	in.Buffer(make([]byte, 0, 1<<20), 16<<20+2)
-	served := 0
-	for in.Scan() {
-		served++
-		if p := os.Getenv("FAKE_WORKER_LOG"); p != "" {
-			if fh, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				fh.Write(append(append([]byte(nil), in.Bytes()...), '\n'))
-				fh.Close()
-			}
-		}
-		var req map[string]any
-		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
-			emit(map[string]any{"id": nil, "ok": false, "error": map[string]any{"type": "invalid_request_error", "message": "request is not valid JSON"}})
-			continue
-		}
-		id, _ := req["id"].(string)
-		op, _ := req["op"].(string)
-		if op == "shutdown" {
-			emit(map[string]any{"id": id, "ok": true, "result": map[string]any{"status": "shutting_down"}})
-			return 0
-		}
-		switch {
-		case kind == "crash" && id == arg, kind == "crash-at" && fmt.Sprint(served) == arg:
-			fmt.Fprintln(os.Stderr, "[trtmc.server.worker] CUDA error: an illegal memory access was encountered")
-			return 134
-		case kind == "hang" && id == arg:
-			time.Sleep(time.Hour)
-		case kind == "error" && id == arg:
-			emit(map[string]any{"id": id, "ok": false, "error": map[string]any{"type": "invalid_request_error", "message": "generation request is invalid for this model"}})
-			continue
-		case kind == "runtime-error" && id == arg:
-			fmt.Fprintln(os.Stderr, "[trtmc.server.worker] out of memory")
-			emit(map[string]any{"id": id, "ok": false, "error": map[string]any{"type": "runtime_error", "message": "native worker operation failed"}})
-			return 1
-		case kind == "wrong-id" && id == arg:
-			emit(map[string]any{"id": "someone-else", "ok": true, "result": map[string]any{}})
-			continue
-		}
-		res, err := answer(refTask, op, req, kind == "nosize")
-		if err != nil {
-			emit(map[string]any{"id": id, "ok": false, "error": map[string]any{"type": "invalid_request_error", "message": err.Error()}})
-			continue
-		}
-		emit(map[string]any{"id": id, "ok": true, "result": res})
-	}
-	return 0
-}
-
-func readImage(req map[string]any) (string, []byte, int, int, error) {
-	path, _ := req["image_path"].(string)
-	if path == "" {
-		return "", nil, 0, 0, fmt.Errorf("image_path is missing")
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return "", nil, 0, 0, err
-	}
-	cfg, format, err := image.DecodeConfig(strings.NewReader(string(data)))
-	if err != nil {
-		return "", nil, 0, 0, err
-	}
-	return "image/" + format, data, cfg.Width, cfg.Height, nil
-}
-
-func answer(ref *task.Task, op string, req map[string]any, nosize bool) (map[string]any, error) {
-	mime, data, w, h, err := readImage(req)
-	if err != nil {
-		return nil, err
-	}
-	cfg, _ := req["config"].(map[string]any)
-	start := time.Now()
-	switch op {
-	case "generate":
-		prompt, _ := req["prompt"].(string)
-		var text string
-		var tokens int
-		if ref != nil {
-			body := map[string]any{"model": "fake", "messages": []any{map[string]any{"role": "user", "content": []any{
-				map[string]any{"type": "text", "text": prompt},
-				map[string]any{"type": "image_url", "image_url": map[string]any{"url": imaging.DataURL(mime, data)}}}}}}
-			if n, ok := cfg["max_new_tokens"]; ok {
-				body["max_tokens"] = n
-			}
-			if t, ok := cfg["temperature"]; ok {
-				body["temperature"] = t
-			}
-			payload, _ := json.Marshal(body)
-			r, err := ref.Answer(task.RouteChat, payload)
-			if err != nil {
-				return nil, err
-			}
-			text, tokens = r.Text, r.CompletionTokens
-		} else {
-			text = fmt.Sprintf("%s -> a %dx%d image", prompt, w, h)
-			tokens = len(strings.Fields(text)) + 3
-			if n, ok := cfg["max_new_tokens"].(float64); ok && int(n) < tokens {
-				tokens = int(n)
-			}
-		}
-		return map[string]any{"text": text, "completion_tokens": tokens, "setup_ms": 0.0, "prefill_ms": 1.0,
-			"decode_ms": 2.0, "model_call_ms": 3.25 + float64(time.Since(start).Microseconds())/1000,
-			"timing_scope": "public_task_call_wall"}, nil
-	case "detect":
-		if nosize {
-			w, h = 0, 0
-		}
-		d := detections(w, h)
-		d["model_call_ms"] = 1.75
-		d["timing_scope"] = "public_task_call_wall"
-		return d, nil
-	}
-	return nil, fmt.Errorf("unknown operation: %s", op)
-}
-
-// detections are two boxes in source pixels, class numbers as a
-// COCO-contiguous detector reports them.
-func detections(w, h int) map[string]any {
-	fw, fh := float64(w), float64(h)
-	return map[string]any{
-		"scores":  []float64{0.91, 0.42},
-		"classes": []int{0, 17},
-		"boxes":   []float64{0.1 * fw, 0.2 * fh, 0.5 * fw, 0.6 * fh, 0.5 * fw, 0.5 * fh, 1.02 * fw, 0.95 * fh},
-	}
 }
 
 // --- trtmc -----------------------------------------------------------------
@@ -316,9 +141,17 @@ func trtmc(args []string) int {
 			return 1
 		}
 		text := fmt.Sprintf("%s -> a %dx%d image", flag(args, "--prompt"), cfg.Width, cfg.Height)
+		// Times of this very process, so they are possible: prefill and
+		// decode inside it, total their sum (as print_text_timing prints).
+		call := float64(time.Since(started).Microseconds()) / 1000
+		prefill, decode := math.Round(call*250)/1000, math.Round(call*500)/1000
+		total := prefill + decode
+		if kind == "timing" {
+			fmt.Sscanf(arg, "%g,%g,%g", &prefill, &decode, &total)
+		}
 		if kind != "no-timing" {
-			fmt.Fprintf(os.Stderr, "[trtmc.timing] prefill_ms=%.6f decode_ms=%.6f total_ms=%.6f\n", 1.0, 2.0, 3.0)
-			fmt.Fprintf(os.Stderr, "[trtmc.setup_timing] setup_ms=%.6f\n", 812.5)
+			fmt.Fprintf(os.Stderr, "[trtmc.timing] prefill_ms=%.6f decode_ms=%.6f total_ms=%.6f\n", prefill, decode, total)
+			fmt.Fprintf(os.Stderr, "[trtmc.setup_timing] setup_ms=%.6f\n", 0.0)
 		}
 		fmt.Println(text)
 		return 0
@@ -349,6 +182,17 @@ func trtmc(args []string) int {
 	return 1
 }
 
+// detections are two boxes in source pixels, class numbers as a
+// COCO-contiguous detector reports them.
+func detections(w, h int) map[string]any {
+	fw, fh := float64(w), float64(h)
+	return map[string]any{
+		"scores":  []float64{0.91, 0.42},
+		"classes": []int{0, 17},
+		"boxes":   []float64{0.1 * fw, 0.2 * fh, 0.5 * fw, 0.6 * fh, 0.5 * fw, 0.5 * fh, 1.02 * fw, 0.95 * fh},
+	}
+}
+
 // countCall numbers the trtmc invocations of a test (via FAKE_TRTMC_LOG).
 func countCall() string {
 	data, _ := os.ReadFile(os.Getenv("FAKE_TRTMC_LOG"))
@@ -377,6 +221,9 @@ func pytest(args []string) int {
 	if has(args, "--version") {
 		fmt.Println("pytest 8.3.5")
 		return 0
+	}
+	if len(args) > 0 && strings.HasPrefix(args[0], "families/") && strings.HasSuffix(args[0], "/tests/test_e2e.py") {
+		return newerE2E(args)
 	}
 	profile := flag(args, "--e2e-model")
 	engines := flag(args, "--engine-dir")
@@ -427,6 +274,14 @@ func pytest(args []string) int {
 			fh.Write([]byte("x"))
 			fh.Close()
 		}
+	case "other-case":
+		profile = "internvl3-2b"
+	case "stage-timeout":
+		stages["full_generation"].(map[string]any)["status"] = "timeout"
+	case "failure-type":
+		failure = "full_generation"
+	case "unflagged":
+		stages["full_generation"].(map[string]any)["metrics"].(map[string]metric)["answer_nonempty"] = metric{Value: 0, Operator: ">=", Passed: false}
 	case "none":
 		fmt.Println("1 passed in 0.01s")
 		return 0
@@ -496,13 +351,146 @@ func refStages(bundlePath string) (map[string]any, bool) {
 	return map[string]any{"reference_check": map[string]any{"status": stage, "metrics": metrics}}, true
 }
 
+// pythonC plays the few `python3 [-I] -c CODE` the harness runs: the
+// package version (importlib.metadata), and where the TRTMC interpreter
+// imports tensorrt_model_connect from with its own version (the code prints
+// one JSON line {"file", "version"}, or fails with ModuleNotFoundError as
+// Python does when the package is not installed).
+func pythonC(code string) int {
+	sp := os.Getenv("FAKE_TRTMC_SITE_PACKAGES")
+	pkg := filepath.Join(sp, "tensorrt_model_connect", "__init__.py")
+	_, err := os.Stat(pkg)
+	installed := sp != "" && err == nil
+	ver := os.Getenv("FAKE_PYTHON_VERSION")
+	if ver == "" {
+		ver = "3.12.3"
+	}
+	const notFound = "ModuleNotFoundError: No module named 'tensorrt_model_connect'"
+	switch {
+	case strings.Contains(code, "tensorrt_model_connect") && strings.Contains(code, "__file__"):
+		// The probe catches the import error and says so (as Python does).
+		var v [3]int
+		fmt.Sscanf(ver, "%d.%d.%d", &v[0], &v[1], &v[2])
+		info := map[string]any{"version": v, "executable": os.Args[0]}
+		if installed {
+			info["file"] = pkg
+		} else {
+			info["error"] = notFound
+		}
+		b, _ := json.Marshal(info)
+		fmt.Println(string(b))
+	case !installed && (strings.Contains(code, "tensorrt_model_connect") || strings.Contains(code, "tensorrt-model-connect")):
+		fmt.Fprintln(os.Stderr, notFound)
+		return 1
+	case strings.Contains(code, "importlib.metadata"):
+		fmt.Println("tensorrt-model-connect 0.0.0-fake")
+	default:
+		fmt.Fprintln(os.Stderr, "fake python3: this -c code is not played")
+		return 2
+	}
+	return 0
+}
+
+// newerE2E plays the newer layout's families/<f>/tests/test_e2e.py
+// (idx@9777fef7): it asserts TRTMC_BINARY, TRTMC_RUNTIME_ROOT and
+// TRTMC_<FAMILY>_MODEL_DIR exist, builds its own bundle in its tmp_path
+// (under --basetemp), asserts its thresholds and records nothing.
+// FAKE_PYTEST=same-bundle makes the bundle it builds a byte copy of
+// FAKE_E2E_BUNDLE (a deterministic build); FAKE_PYTEST=fail fails.
+func newerE2E(args []string) int {
+	family := strings.Split(args[0], "/")[1]
+	profile, base := flag(args, "--e2e-model"), flag(args, "--basetemp")
+	for _, k := range []string{"TRTMC_BINARY", "TRTMC_RUNTIME_ROOT", "TRTMC_" + strings.ToUpper(family) + "_MODEL_DIR"} {
+		if os.Getenv(k) == "" {
+			fmt.Printf("E   AssertionError: selected %s E2E requires %s\n", family, k)
+			return 1
+		}
+	}
+	if base == "" {
+		base = os.TempDir()
+	}
+	dir := filepath.Join(base, "test_official_checkpoint_e2e_"+profile+"_0")
+	os.MkdirAll(dir, 0o755)
+	data := []byte("a bundle built by the test")
+	kind, _ := scenario("FAKE_PYTEST")
+	if kind == "same-bundle" {
+		data, _ = os.ReadFile(os.Getenv("FAKE_E2E_BUNDLE"))
+	}
+	os.WriteFile(filepath.Join(dir, profile+".bundle"), data, 0o644)
+	if kind == "fail" {
+		fmt.Println("E   assert similarity >= float(thresholds[\"semantic_similarity\"])")
+		return 1
+	}
+	fmt.Printf("%s::test_official_checkpoint_e2e[%s] PASSED\n", args[0], profile)
+	return 0
+}
+
+// qualify plays `trtmc-qualify run --kind accuracy --model P --environment
+// E -o DIR` (apps/benchmark/trtmc_benchmark/qualification_cli.py
+// idx@2969ba82), writing DIR/report.json as qualification.py
+// generate_report (idx@ce7a1333) does: schema_version, kind, status,
+// summary, items (one per suite case, each with model, suite_id, case_id,
+// gate_policy, execution, verdict, details). FAKE_QUALIFY: "" (pass, with
+// details.metrics gates and no bundle named) | bundle (details.bundle_sha256
+// of FAKE_QUALIFY_BUNDLE) | other-model | fail.
+func qualify(args []string) int {
+	if len(args) == 0 || args[0] != "run" || flag(args, "--kind") != "accuracy" || flag(args, "-o") == "" {
+		fmt.Fprintln(os.Stderr, "error: fake trtmc-qualify plays only run --kind accuracy -o DIR")
+		return 2
+	}
+	if flag(args, "--environment") == "" {
+		fmt.Fprintln(os.Stderr, "error: run requires --environment or --run-config")
+		return 2
+	}
+	out := flag(args, "-o")
+	if _, err := os.Stat(out); err == nil {
+		fmt.Fprintf(os.Stderr, "error: output directory already exists: %s\n", out)
+		return 2
+	}
+	kind, _ := scenario("FAKE_QUALIFY")
+	model := flag(args, "--model")
+	details := map[string]any{"metrics": map[string]any{
+		"answer_accuracy": map[string]any{"value": 0.97, "threshold": 0.9, "operator": ">=", "passed": true},
+		"samples":         55,
+	}}
+	verdict, status := "pass", "pass"
+	switch kind {
+	case "bundle":
+		data, _ := os.ReadFile(os.Getenv("FAKE_QUALIFY_BUNDLE"))
+		sum := sha256.Sum256(data)
+		details["bundle_sha256"] = hex.EncodeToString(sum[:])
+	case "other-model":
+		model = "internvl3-2b"
+	case "fail":
+		details["metrics"].(map[string]any)["answer_accuracy"] = map[string]any{"value": 0.5, "threshold": 0.9, "operator": ">=", "passed": false}
+		verdict, status = "fail", "fail"
+	}
+	if kind == "fail" || kind == "other-model" {
+		data, _ := os.ReadFile(os.Getenv("FAKE_QUALIFY_BUNDLE"))
+		sum := sha256.Sum256(data)
+		details["bundle_sha256"] = hex.EncodeToString(sum[:])
+	}
+	report := map[string]any{"schema_version": "trtmc.qualification-report/v1", "plan_id": "p", "kind": "accuracy", "status": status,
+		"summary": map[string]any{"planned": 1, "results": 1},
+		"items": []any{map[string]any{"schema_version": "trtmc.qualification-result/v1", "model": model, "family": "qwen_vl",
+			"kind": "accuracy", "suite_id": "vqa", "case_id": "public-vqa-100", "gate_policy": "blocking",
+			"execution": "completed", "verdict": verdict, "details": details, "artifacts": []any{}}}}
+	os.MkdirAll(out, 0o755)
+	b, _ := json.MarshalIndent(report, "", "  ")
+	os.WriteFile(filepath.Join(out, "report.json"), b, 0o644)
+	fmt.Printf("%s: 1 planned, 1 result(s)\n", status)
+	if status != "pass" {
+		return 1
+	}
+	return 0
+}
+
 // --- python3 (the bundle build) ---------------------------------------------
 
 // python plays `python3 -m tensorrt_model_connect.__main__ build HF -o OUT ...`.
 func python(args []string) int {
-	if len(args) == 2 && args[0] == "-c" && strings.Contains(args[1], "importlib.metadata") {
-		fmt.Println("tensorrt-model-connect 0.0.0-fake")
-		return 0
+	if len(args) >= 2 && args[len(args)-2] == "-c" {
+		return pythonC(args[len(args)-1])
 	}
 	if len(args) < 4 || args[0] != "-m" || args[1] != "tensorrt_model_connect.__main__" || args[2] != "build" {
 		fmt.Fprintln(os.Stderr, "fake python3: only the bundle build is played")

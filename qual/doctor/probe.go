@@ -1,0 +1,305 @@
+package doctor
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"maps"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+)
+
+// Probe proves, on the node (a GPU node for TRTMC), the contract a run of
+// the profile relies on before hours of engine loads (area "probe"):
+//
+//   - the family's server starts on the profile's bundle with the family's
+//     own argv and answers ready;
+//   - one request (the corpus's first entry, the body AIPerf 0.13.0 posts)
+//     with a chosen X-Request-ID is answered 200, the id echoed
+//     (records.py RequestPolicy idx@a9ed5f69; idx@ddf1735f ignores it), and
+//     the answer extracts with the family's extractor and names the served
+//     model;
+//   - a record line with that id and the public fields is written
+//     (request_id, route, status, handler_ms, and model_call_ms with
+//     timing_scope public_task_call_wall), unless the family declares its
+//     route unrecorded;
+//   - the native worker starts and its ready event announces protocol >= 2
+//     and the capability the family's native calls need.
+//
+// Each failure names its fix. The probe's scratch files go to a temporary
+// directory that is removed.
+func Probe(ctx context.Context, o Options, profileID string) []Check {
+	var out []Check
+	add := func(subject, status, detail, fix string) {
+		out = append(out, Check{Area: "probe", Subject: profileID + ": " + subject, Status: status, Detail: detail, Fix: fix})
+	}
+	var p *inventory.Profile
+	var g *inventory.Group
+	for _, gn := range o.Inventory.GroupNames() {
+		for _, cand := range o.Inventory.Groups[gn].Profiles {
+			if cand.ID == profileID {
+				p, g = cand, o.Inventory.Groups[gn]
+			}
+		}
+	}
+	if p == nil {
+		add("profile", StatusFail, "no profile "+profileID+" in the inventory", "name a profile of the inventory (trtmc-qual inventory list)")
+		return out
+	}
+	f := o.Families.Families[p.Family]
+	if f == nil {
+		add("family", StatusFail, "family "+p.Family+" is not configured", "select the family file that defines it")
+		return out
+	}
+	dir, err := os.MkdirTemp("", "trtmc-qual-probe-*")
+	if err != nil {
+		add("scratch", StatusFail, err.Error(), "free space in the temporary directory")
+		return out
+	}
+	defer os.RemoveAll(dir)
+	probeServer(ctx, o, p, g, f, dir, add)
+	probeWorker(ctx, o, p, f, add)
+	return out
+}
+
+func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *inventory.Group, f *families.Family, dir string,
+	add func(subject, status, detail, fix string)) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		add("server", StatusFail, "no free port: "+err.Error(), "free a loopback port")
+		return
+	}
+	port := ln.Addr().(*net.TCPAddr).Port
+	ln.Close()
+	corpus := inventory.ResolvePath(g.File, g.Workload.Dataset.Corpus)
+	vars := qual.Vars{BinDir: o.BinDir, Self: o.Self, Families: o.Families, Profile: p, Family: f,
+		Bundle: inventory.ResolvePath(p.File, p.Bundle.Path), Host: "127.0.0.1", Port: port, Dir: dir, Corpus: corpus,
+		Seed: g.Workload.Seed}.Map()
+	argv, err := families.Expand(f.Server, vars)
+	if err != nil {
+		add("server", StatusFail, err.Error(), "fix the family's server argv")
+		return
+	}
+	url, err := families.Expand([]string{f.Readiness}, vars)
+	if err != nil {
+		add("server", StatusFail, err.Error(), "fix the family's readiness URL")
+		return
+	}
+	logPath := filepath.Join(dir, "server.log")
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		add("server", StatusFail, err.Error(), "free space in the temporary directory")
+		return
+	}
+	defer logFile.Close()
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
+		env = append(env, k+"="+f.Env[k])
+	}
+	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
+	if err != nil {
+		add("server", StatusFail, "could not start "+evidence.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
+		return
+	}
+	stopped := false
+	stop := func() {
+		if !stopped {
+			stopped = true
+			_, _ = srv.Stop()
+		}
+	}
+	defer stop()
+	if _, err := proc.WaitReady(ctx, srv, url[0], f.Timeouts.Startup.Or(20*time.Minute)); err != nil {
+		add("server", StatusFail, fmt.Sprintf("%s did not become ready: %v; last log lines: %s", argv[0], err, oneLineTail(srv.StderrTail(), logPath)),
+			"read the server's log above: a flag the server lacks (trtmc-server --help), the bundle, or the worker it starts (the native binary beside tensorrt_model_connect)")
+		return
+	}
+	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, evidence.ShellJoin(argv)), "")
+
+	entries, err := aiperf.LoadCorpus(corpus)
+	if err != nil || len(entries) == 0 {
+		add("request", StatusFail, fmt.Sprintf("no corpus entry to send: %v", err), "provide the group's corpus (trtmc-qual corpus init)")
+		return
+	}
+	body, err := aiperf.RequestBody(g.Workload.EndpointType, entries[0], p.Served(), g.Workload.Generation)
+	if err != nil {
+		add("request", StatusFail, err.Error(), "fix the corpus entry")
+		return
+	}
+	var rnd [8]byte
+	_, _ = rand.Read(rnd[:])
+	id := "trtmc-qual-probe-" + hex.EncodeToString(rnd[:])
+	rctx, cancel := context.WithTimeout(ctx, f.Timeouts.AIPerf.Or(10*time.Minute))
+	defer cancel()
+	req, _ := http.NewRequestWithContext(rctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d%s", port, f.Route), bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-Request-ID", id)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		add("request", StatusFail, "POST "+f.Route+": "+err.Error(), "read the server's log")
+		return
+	}
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, evidence.MaxAnswerBytes))
+	resp.Body.Close()
+	switch echo := resp.Header.Get("X-Request-ID"); {
+	case resp.StatusCode != http.StatusOK:
+		fix := "read the server's log"
+		if resp.StatusCode == http.StatusRequestEntityTooLarge {
+			fix = "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
+		}
+		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, clipBody(answer)), fix)
+		return
+	case echo != id:
+		add("request id", StatusFail, fmt.Sprintf("sent X-Request-ID %s, the server answered X-Request-ID %q: it does not honour the client's id, so no request can be joined by identity (the policy of idx@ddf1735f)", id, echo),
+			"use a server that echoes X-Request-ID (apps/server/python/trtmc_server/records.py RequestPolicy, idx@a9ed5f69)")
+	default:
+		add("request id", StatusOK, "X-Request-ID "+id+" echoed", "")
+	}
+	reg := families.DefaultRegistry()
+	if ex, ok := reg.Extractors[f.Extractor]; ok {
+		a, err := ex.FromHTTP(answer)
+		switch {
+		case err != nil:
+			add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
+		case ex.NotMeaningful(a, f) != "":
+			add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
+		case a.NamesModel && a.Model != p.Served():
+			add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
+		default:
+			add("answer", StatusOK, "extracts with "+f.Extractor+", complete and meaningful", "")
+		}
+	}
+	stop() // the records are complete once the server is gone
+	probeRecord(f, filepath.Join(dir, qual.RecordsFile), id, add)
+}
+
+func probeRecord(f *families.Family, path, id string, add func(subject, status, detail, fix string)) {
+	if !f.Recorded() {
+		add("record", StatusOK, "the family declares "+f.Route+" unrecorded (server_records: none); none required", "")
+		return
+	}
+	fh, err := os.Open(path)
+	if err != nil {
+		add("record", StatusFail, "the server wrote no request records: "+err.Error(),
+			"pass --records {records} to a server version that has it (cli.py idx@a9ed5f69)")
+		return
+	}
+	defer fh.Close()
+	sc := bufio.NewScanner(fh)
+	sc.Buffer(make([]byte, 0, 64<<10), evidence.MaxAnswerBytes)
+	for sc.Scan() {
+		var rec map[string]json.RawMessage
+		if json.Unmarshal(sc.Bytes(), &rec) != nil {
+			continue
+		}
+		var rid string
+		_ = json.Unmarshal(rec["request_id"], &rid)
+		if rid != id {
+			continue
+		}
+		var missing []string
+		for _, k := range []string{"request_id", "route", "status", "handler_ms"} {
+			if _, ok := rec[k]; !ok {
+				missing = append(missing, k)
+			}
+		}
+		if f.TaskTimeSource() == families.TaskTimeServer {
+			_, hasTask := rec["task_ms"]
+			_, hasCall := rec["model_call_ms"]
+			var scope string
+			_ = json.Unmarshal(rec["timing_scope"], &scope)
+			switch {
+			case hasTask:
+			case !hasCall:
+				missing = append(missing, "model_call_ms")
+			case scope != trtmc.ScopeTaskCall:
+				add("record", StatusFail, fmt.Sprintf("the record's model_call_ms has timing_scope %q, not %s: it does not time the public Task call (a protocol-1 worker answers none)", scope, trtmc.ScopeTaskCall),
+					"use a protocol-2 native worker (apps/server/native_worker.cpp idx@0772b486), or take Task time from the native answers (task_time: native)")
+				return
+			}
+		}
+		if len(missing) > 0 {
+			add("record", StatusFail, "the record of "+id+" lacks "+strings.Join(missing, ", "), "use a server whose records have the public fields (records.py idx@a9ed5f69)")
+			return
+		}
+		add("record", StatusOK, "a record of "+id+" with the public fields", "")
+		return
+	}
+	add("record", StatusFail, "no record of "+id+" in the server's records (it recorded the request under another id, or not at all)",
+		"use a server that echoes X-Request-ID and records "+f.Route)
+}
+
+func probeWorker(ctx context.Context, o Options, p *inventory.Profile, f *families.Family, add func(subject, status, detail, fix string)) {
+	if len(f.Native) < 3 || f.Native[1] != "adapter" || f.Native[2] != "native" || argAfter(f.Native, "--path", trtmc.PathWorker) != trtmc.PathWorker {
+		return
+	}
+	w, err := trtmc.LocateWorker(ctx, o.locate())
+	if err != nil {
+		add("worker", StatusFail, err.Error(), "install TRTMC from its checkout (pip install '.[serve]') or set TRTMC_WORKER_BINARY")
+		return
+	}
+	want, _ := strconv.Atoi(argAfter(f.Native, "--worker-protocol", "2"))
+	capability := argAfter(f.Native, "--worker-capability", "")
+	bundle := inventory.ResolvePath(p.File, p.Bundle.Path)
+	var stderr bytes.Buffer
+	wk, err := trtmc.StartWorker(ctx, o.Runner, trtmc.WorkerSpec{Argv: trtmc.WorkerArgv(w, bundle, nil), StartupTimeout: f.Timeouts.Startup.Or(20 * time.Minute),
+		RequestTimeout: time.Minute, Stderr: &stderr})
+	if err != nil {
+		add("worker", StatusFail, w.Path+": "+err.Error(), "read the worker's last lines above: the bundle, the runtime root, or the GPU")
+		return
+	}
+	defer wk.Close(context.WithoutCancel(ctx))
+	rd := wk.Ready
+	switch {
+	case rd.ProtocolVersion < 2:
+		add("worker", StatusFail, fmt.Sprintf("%s announces protocol_version %d: protocol 1 (idx@ddf1735f) has no model_call_ms or timing_scope", w.Path, rd.ProtocolVersion),
+			"install a TRTMC whose native worker speaks protocol 2 (apps/server/native_worker.cpp idx@0772b486)")
+	case want != 0 && rd.ProtocolVersion != want:
+		add("worker", StatusFail, fmt.Sprintf("%s announces protocol_version %d, the family is configured for %d", w.Path, rd.ProtocolVersion, want),
+			"set --worker-protocol in the family's native argv to the worker's version once its protocol is known to the adapter")
+	case capability != "" && !containsStr(rd.Capabilities, capability):
+		add("worker", StatusFail, fmt.Sprintf("%s announces capabilities %v, not %q, which the family's native calls need", w.Path, rd.Capabilities, capability),
+			"use a worker with that capability, or the CLI path (--path cli) for this family")
+	default:
+		add("worker", StatusOK, fmt.Sprintf("%s ready: protocol_version %d, capabilities %v", w.Path, rd.ProtocolVersion, rd.Capabilities), "")
+	}
+}
+
+func oneLineTail(tail, logPath string) string {
+	t := strings.TrimSpace(tail)
+	if t == "" {
+		data, _ := os.ReadFile(logPath)
+		t = strings.TrimSpace(string(data))
+	}
+	lines := strings.Split(t, "\n")
+	if len(lines) > 4 {
+		lines = lines[len(lines)-4:]
+	}
+	return strings.Join(lines, " | ")
+}
+
+func clipBody(b []byte) string {
+	if len(b) > 300 {
+		return string(b[:300]) + "..."
+	}
+	return string(b)
+}

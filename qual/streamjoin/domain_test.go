@@ -1,0 +1,215 @@
+package streamjoin_test
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
+)
+
+// example is the row's first example of a phase and status.
+func example(row *reports.Result, phase, status string) *reports.RequestExample {
+	for i := range row.Examples {
+		if row.Examples[i].Phase == phase && row.Examples[i].Status == status {
+			return &row.Examples[i]
+		}
+	}
+	return nil
+}
+
+// publicRecords rewrites the server's records as the public trtmc-server
+// writes them (records.py idx@a9ed5f69): model_call_ms with timing_scope,
+// no task_ms, the HTTP status number.
+func publicRecords(c checkpoint) {
+	c.edit(synth.FileServer, func(ls []map[string]any) []map[string]any {
+		for _, l := range ls {
+			l["model_call_ms"], l["timing_scope"] = l["task_ms"], "public_task_call_wall"
+			delete(l, "task_ms")
+			l["generation_config"] = map[string]any{"max_new_tokens": 32, "use_chat_template": true}
+			l["completion_token_source"], l["streaming"], l["worker_roundtrip_ms"] = "native_task", "none", 1.5
+		}
+		return ls
+	})
+}
+
+// Every Task time has a domain (issue 25 item 7): finite, non-negative,
+// of the one timing scope, and no longer than the call that was timed.
+// A value outside it is never a figure: the request is inconsistent,
+// naming the file, the field and the bound; the row does not qualify.
+func TestTaskTimesHaveADomain(t *testing.T) {
+	for name, tt := range map[string]struct {
+		src  string
+		edit func(c checkpoint, victim string)
+		want string
+	}{
+		"server: longer than the client's request": {families.TaskTimeServer, func(c checkpoint, v string) {
+			setByID(c, synth.FileServer, v, "task_ms", 3.6e6)
+		}, "server_records.jsonl: the Task time 3.6e+06 ms is longer than the"},
+		"server: 1e300": {families.TaskTimeServer, func(c checkpoint, v string) {
+			setByID(c, synth.FileServer, v, "task_ms", 1e300)
+		}, "is longer than the"},
+		"server: negative": {families.TaskTimeServer, func(c checkpoint, v string) {
+			setByID(c, synth.FileServer, v, "task_ms", -5)
+		}, "server_records.jsonl: task_ms -5 is not a time"},
+		"server: model_call_ms of another scope": {families.TaskTimeServer, func(c checkpoint, v string) {
+			publicRecords(c)
+			setByID(c, synth.FileServer, v, "timing_scope", "server_handler_wall")
+		}, `the record's model_call_ms has timing_scope "server_handler_wall", not public_task_call_wall`},
+		"server: model_call_ms without a scope": {families.TaskTimeServer, func(c checkpoint, v string) {
+			publicRecords(c)
+			setByID(c, synth.FileServer, v, "timing_scope", nil)
+		}, "has no timing_scope"},
+		"server: negative model_call_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+			publicRecords(c)
+			setByID(c, synth.FileServer, v, "model_call_ms", -0.5)
+		}, "server_records.jsonl: model_call_ms -0.5 is not a time"},
+		"native: longer than the call the runner timed": {families.TaskTimeNative, func(c checkpoint, v string) {
+			setByID(c, synth.FileNative, v, "task_ms", 3.6e6)
+			setByID(c, synth.FileNative, v, "wall_ms", 2.5)
+		}, "native_answers.jsonl: task_ms 3.6e+06 is longer than the 2.5 ms the native runner measured for the call (wall_ms)"},
+		"native: negative": {families.TaskTimeNative, func(c checkpoint, v string) {
+			setByID(c, synth.FileNative, v, "task_ms", -5)
+		}, "native_answers.jsonl: task_ms -5 is not a time"},
+		"native: longer than the whole native stage": {families.TaskTimeNative, func(c checkpoint, v string) {
+			setByID(c, synth.FileNative, v, "task_ms", 1e300)
+		}, "is longer than the whole native stage (60000 ms, measured by the harness)"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			c := cleanCheckpoint(t, synth.FamilyVLM)
+			victim := measuredIDs(c)[11]
+			tt.edit(c, victim)
+			opts := options(t, synth.FamilyVLM, 5, 50)
+			opts.TaskTime, opts.NativeWallMS = tt.src, 60000
+			res, row, _ := judged(t, c, opts)
+			m := row.RequestsByPhase[reports.PhaseMeasured]
+			assert.Equal(t, 1, m.Inconsistent)
+			assert.Equal(t, 49, m.Matched)
+			assert.Len(t, res.MeasuredTask, 49, "the impossible value is no figure (the request is not matched)")
+			assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
+			ex := example(row, reports.PhaseMeasured, reports.JoinInconsistent)
+			require.NotNil(t, ex)
+			assert.Equal(t, victim, ex.RequestID)
+			assert.Contains(t, ex.Problem, tt.want)
+		})
+	}
+}
+
+// The public trtmc-server's records: model_call_ms (timing_scope
+// public_task_call_wall) is the served request's Task time, and the row's
+// scope says so; the native replay's Task time is compared with it, and a
+// disagreement beyond the stated tolerance is recorded in the row, never a
+// reason (they are two calls).
+func TestPublicRecordsAreTheServedTaskTime(t *testing.T) {
+	c := cleanCheckpoint(t, synth.FamilyVLM)
+	publicRecords(c)
+	ids := measuredIDs(c)
+	for i, id := range ids {
+		setByID(c, synth.FileServer, id, "model_call_ms", 0.5+float64(i)/1000)
+		setByID(c, synth.FileNative, id, "task_ms", 0.6+float64(i)/1000)
+	}
+	setByID(c, synth.FileNative, ids[7], "task_ms", 1.9) // 1.4 ms apart: beyond 0.1 ms + 10%
+	opts := options(t, synth.FamilyVLM, 5, 50)
+	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
+	opts.Agreement = reports.Tolerance{AbsMS: 0.2, Rel: 0.1}
+	res, row, _ := judged(t, c, opts)
+	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, streamjoin.ScopeTaskCall, row.LatencyMS.TaskScope)
+	require.Len(t, res.MeasuredTask, 50)
+	for _, v := range res.MeasuredTask {
+		assert.True(t, v >= 0.5 && v < 0.55, "Task value %v is the server's model_call_ms", v)
+	}
+	a := row.LatencyMS.TaskAgreement
+	require.NotNil(t, a)
+	assert.Equal(t, 50, a.Compared)
+	assert.Equal(t, 1, a.Disagreeing)
+	assert.Contains(t, a.Example, ids[7]+": server 0.507 ms, native 1.900 ms")
+	require.Len(t, row.Notes, 1)
+	assert.Contains(t, row.Notes[0], "differs by more than max(0.2 ms, 10%) on 1 of 50 measured requests")
+}
+
+// A route the server does not record (the public trtmc-server records
+// only the two completion routes): the family declares it, the row says
+// it, and every request must still be accounted for by identity through
+// the client <-> native join; a missing native answer still fails.
+func TestUnrecordedRoute(t *testing.T) {
+	c := cleanCheckpoint(t, synth.FamilyDetect)
+	c.write(synth.FileServer, nil) // no records at all
+	opts := options(t, synth.FamilyDetect, 5, 50)
+	opts.TaskTime, opts.NoServerRecords = families.TaskTimeNative, true
+	_, row, _ := judged(t, c, opts)
+	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, 0, row.Requests.MissingServerRecord)
+	require.Len(t, row.Notes, 1)
+	assert.Contains(t, row.Notes[0], "no server records for /v1/infer in this server version")
+
+	// Without the declaration the same evidence fails: every request lacks
+	// its server record.
+	opts.NoServerRecords = false
+	_, row, _ = judged(t, c, opts)
+	assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].MissingServerRecord)
+
+	// Declared, but a native answer dropped: the identity join is never
+	// weaker.
+	c.edit(synth.FileNative, func(ls []map[string]any) []map[string]any { return ls[1:] })
+	opts.NoServerRecords = true
+	_, row, _ = judged(t, c, opts)
+	assert.Equal(t, 1, row.Requests.MissingNative)
+	assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
+
+	// And a records file that does not exist is no finding either.
+	c2 := cleanCheckpoint(t, synth.FamilyDetect)
+	require.NoError(t, removeFile(c2, synth.FileServer))
+	_, row, _ = judged(t, c2, opts)
+	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+}
+
+// Answers name the model that was served (issue 25 item 8): a chat answer
+// naming another model is inconsistent, naming both.
+func TestAnswersNameTheServedModel(t *testing.T) {
+	c := cleanCheckpoint(t, synth.FamilyVLM)
+	opts := options(t, synth.FamilyVLM, 5, 50)
+	opts.ServedModel = "ref-vlm-small"
+	_, row, _ := judged(t, c, opts)
+	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+
+	opts.ServedModel = "qwen3-vl-2b"
+	_, row, _ = judged(t, c, opts)
+	assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].Inconsistent, "every answer names another model")
+	ex := example(row, reports.PhaseMeasured, reports.JoinInconsistent)
+	require.NotNil(t, ex)
+	assert.Contains(t, ex.Problem, `the HTTP answer names model "ref-vlm-small", not the served --model-name "qwen3-vl-2b"`)
+	assert.Equal(t, reports.VerdictFailed, row.Verdict)
+
+	opts.ServedModel = "ref-vlm-small"
+	victim := measuredIDs(c)[4]
+	editHTTPBody(c, victim, func(b map[string]any) { delete(b, "model") })
+	_, row, _ = judged(t, c, opts)
+	assert.Equal(t, 1, row.RequestsByPhase[reports.PhaseMeasured].Inconsistent, "an answer naming no model names another")
+}
+
+// A native error line's cause reaches the row (issue 25 item 17).
+func TestNativeErrorNamesItsCause(t *testing.T) {
+	c := cleanCheckpoint(t, synth.FamilyVLM)
+	victim := measuredIDs(c)[2]
+	setByID(c, synth.FileNative, victim, "answer", nil)
+	setByID(c, synth.FileNative, victim, "error", `timing: the worker's reply has timing_scope "server_handler_wall", not public_task_call_wall`)
+	_, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
+	ex := example(row, reports.PhaseMeasured, reports.JoinMissingNative)
+	require.NotNil(t, ex)
+	assert.Equal(t, victim, ex.RequestID)
+	assert.Contains(t, ex.Problem, `the native runner answered with an error: timing: the worker's reply has timing_scope "server_handler_wall"`)
+	for _, r := range row.Reasons {
+		if r.Code == reports.CodeMissingNative {
+			assert.Contains(t, r.Message, "server_handler_wall")
+		}
+	}
+}
+
+func removeFile(c checkpoint, name string) error { return os.Remove(filepath.Join(c.dir, name)) }
