@@ -219,16 +219,24 @@ func TestLoadMissingEvidence(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestLoadNotesDirectoryWithoutResult(t *testing.T) {
+// A directory without result.json is an error row, never skipped (issue
+// 25): a run that did not finish, or a result moved away (e.g. renamed
+// result.rejudged.json), must not vanish from the report.
+func TestLoadDirectoryWithoutResultIsAnErrorRow(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm", "half-done", "aiperf"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vlm", "half-done", RejudgedFile), []byte(`{"verdict":"qualified"}`), 0o644))
 	g, err := Load([]string{dir}, "vlm")
 	require.NoError(t, err)
-	assert.Empty(t, g.Rows)
-	require.Len(t, g.Notes, 2)
-	assert.Contains(t, g.Notes[0], "half-done has no result.json")
-	assert.Equal(t, "0 of 0 normal profiles qualified", g.Coverage.Summary)
-	assert.False(t, g.Coverage.OK, "nothing qualified is not OK")
+	require.Len(t, g.Rows, 1)
+	row := g.Rows[0]
+	assert.Equal(t, "half-done", row.Profile)
+	assert.Equal(t, VerdictError, row.Verdict)
+	require.NotEmpty(t, row.Result.Reasons)
+	assert.Equal(t, CodeResultMissing, row.Result.Reasons[0].Code)
+	assert.Contains(t, row.Result.Reasons[0].Message, "half-done has no result.json")
+	assert.False(t, row.Result.Measured(), "nothing in the directory is shown")
+	assert.False(t, g.Coverage.OK)
 }
 
 func TestIsSetAside(t *testing.T) {

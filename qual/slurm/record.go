@@ -1,6 +1,8 @@
 package slurm
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +34,12 @@ type Record struct {
 	// Out is the evidence root (absolute) the tasks write into.
 	Out         string    `json:"out"`
 	SubmittedAt time.Time `json:"submitted_at"`
+	// Submission is this submission's nonce: random, written here before
+	// sbatch runs, given to Slurm as the jobs' --comment and to every task
+	// in its environment (TRTMC_QUAL_SLURM_SUBMISSION), which writes it
+	// into its row's provenance. Job ids alone repeat (a second cluster on
+	// the same root, a reset slurmctld); the nonce does not.
+	Submission string `json:"submission"`
 	// Workload is the group's workload (for the rows the driver writes).
 	Workload inventory.Workload `json:"workload"`
 	// Arrays are the array jobs this submission made.
@@ -58,9 +66,33 @@ type TaskRef struct {
 	Profile    string `json:"profile"`
 	ArrayJobID string `json:"array_job_id"`
 	Index      int    `json:"index"`
+	// Submission is the nonce of the submission that started the task
+	// (an adopted task keeps its own submission's).
+	Submission string `json:"submission"`
 	// Adopted is set for a task of an earlier submission that --resume
 	// followed instead of submitting the profile again.
 	Adopted bool `json:"adopted,omitempty"`
+}
+
+// SubmissionEnv is the variable through which a task learns the nonce of
+// the submission that started it (see Record.Submission).
+const SubmissionEnv = "TRTMC_QUAL_SLURM_SUBMISSION"
+
+// commentPrefix starts the --comment of every array job: the comment is
+// how the driver, status and --resume tell their jobs from another
+// cluster's or submission's jobs that reuse the same ids.
+const commentPrefix = "trtmc-qual:"
+
+// Comment is the --comment a submission's jobs carry.
+func Comment(submission string) string { return commentPrefix + submission }
+
+// newSubmission is a fresh submission nonce: 128 random bits, hex.
+func newSubmission() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("submission nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // ID is the task's Slurm id, "12_3".
