@@ -280,6 +280,27 @@ func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
 		// Evidence was lost: the row cannot be trusted, whatever else happened.
 		cr.fail(stage, reports.CodeOutputLost, fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
 	}
+	cr.survivors(stage, "the "+stage+" command", res.Survivors)
+}
+
+// survivors breaks the row when processes of a child's tree outlived it
+// outside its process group: proc's sweep found and killed them; the row
+// names each by pid and argv (redacted).
+func (cr *checkpointRun) survivors(stage, what string, ss []proc.Survivor) {
+	if len(ss) == 0 {
+		return
+	}
+	parts := make([]string, 0, len(ss))
+	for i, s := range ss {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ss)-5))
+			break
+		}
+		parts = append(parts, s.String())
+	}
+	cr.fail(stage, reports.CodeSurvivor, fmt.Errorf("%s", cr.red.String(fmt.Sprintf(
+		"%d process(es) of %s's tree outlived it outside its process group (setsid or setpgid) and were killed: %s",
+		len(ss), what, strings.Join(parts, "; ")))))
 }
 
 func (cr *checkpointRun) childEnv() []string {

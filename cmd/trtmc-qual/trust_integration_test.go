@@ -161,6 +161,27 @@ func trustRows() []trustRow {
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Equal(t, []string{reports.CodeBundleNotPinned}, codesOf(r))
 			}},
+		{name: "process/server-helper-started-with-setsid",
+			// Issue 25, item 11: the server's argv starts a helper in a
+			// session of its own; killing the group cannot reach it.
+			sc: func(t *testing.T, h harness) scenario {
+				return scenario{families: func(d doc) {
+					f := family(d, "ref-detect")
+					f["server"] = append([]any{"sh", "-c", `setsid sleep 617 & exec "$0" "$@"`}, f["server"].([]any)...)
+				}}
+			},
+			verdict: reports.VerdictError, codes: []string{reports.CodeSurvivor}, exit: 1,
+			check: func(t *testing.T, r reports.Result, _ string) {
+				msg := reasonWith(t, r, reports.CodeSurvivor).Message
+				assert.Contains(t, msg, "(sleep 617; process group")
+				assert.Contains(t, msg, "the server command's tree outlived it")
+				matches, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+				for _, m := range matches {
+					if data, err := os.ReadFile(m); err == nil && string(data) == "sleep\x00617\x00" {
+						t.Errorf("%s: sleep 617 lives on", m)
+					}
+				}
+			}},
 		{name: "contract/aiperf-version-mismatch-allowed",
 			sc: func(t *testing.T, h harness) scenario {
 				sc := fakeAIPerf(h, "")
