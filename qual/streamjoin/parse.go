@@ -768,6 +768,11 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 	if err := o.endLine(); err != nil {
 		return err
 	}
+	// A record without its id can be matched to nothing: malformed
+	// evidence naming the line, never an empty id nobody sent.
+	if len(id) == 0 {
+		return &fieldError{"request_id", errMissing}
+	}
 	if idOut != nil {
 		*idOut = string(id)
 		return nil
@@ -814,6 +819,9 @@ func readNativeLine(line []byte) (id, answer []byte, taskMS float64, failed bool
 	}
 	if err := o.endLine(); err != nil {
 		return nil, nil, 0, false, err
+	}
+	if len(id) == 0 {
+		return nil, nil, 0, false, &fieldError{"request_id", errMissing}
 	}
 	return id, answer, taskMS, len(errMsg) > 0, nil
 }
