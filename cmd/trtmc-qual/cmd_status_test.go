@@ -73,7 +73,7 @@ slurm:
 
 	code, _, errOut = runCLI(t, map[string]string{"TRTMC_QUAL_EXECUTOR": "k8s"}, "version")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, `executor "k8s": valid values are local, slurm`)
+	assert.Contains(t, errOut, `TRTMC_QUAL_EXECUTOR "k8s": valid values are local, slurm`, "the variable it came from is named")
 }
 
 func TestRunDetachNeedsSlurm(t *testing.T) {
