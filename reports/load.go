@@ -155,7 +155,20 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 			return nil, fmt.Errorf("load evidence: %w", err)
 		}
 		for _, e := range entries {
-			if !e.IsDir() || IsSetAside(e.Name()) {
+			if IsSetAside(e.Name()) {
+				continue
+			}
+			if !e.IsDir() {
+				// A link where a profile's directory belongs is not evidence
+				// the harness wrote: an error row, never skipped, never
+				// followed.
+				if e.Type()&fs.ModeSymlink != 0 && inventory.SafeName(e.Name()) {
+					if st, err := os.Stat(filepath.Join(gdir, e.Name())); err == nil && st.IsDir() {
+						res := BrokenResult(group, e.Name(), CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
+							filepath.Join(gdir, e.Name())))
+						cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: filepath.Join(gdir, e.Name()), res: res})
+					}
+				}
 				continue
 			}
 			if !inventory.SafeName(e.Name()) {

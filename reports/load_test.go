@@ -251,3 +251,19 @@ func TestIsSetAside(t *testing.T) {
 		assert.Equal(t, want, IsSetAside(name), name)
 	}
 }
+
+// A link where a profile's directory belongs is an error row: never
+// followed, never skipped (issue 25).
+func TestLoadLinkedProfileDirectoryIsAnErrorRow(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := filepath.Join(t.TempDir(), "good")
+	require.NoError(t, os.MkdirAll(elsewhere, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm"), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, "vlm", "p")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vlm", "results.md"), []byte("x"), 0o644))
+	g, err := Load([]string{dir}, "vlm")
+	require.NoError(t, err)
+	require.Len(t, g.Rows, 1, "a link to a directory is a row; a plain file is not")
+	assert.Equal(t, VerdictError, g.Rows[0].Verdict)
+	assert.Contains(t, g.Rows[0].Result.Reasons[0].Message, "is a symbolic link, not an evidence directory a run wrote")
+}
