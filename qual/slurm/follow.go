@@ -3,9 +3,9 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +16,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Problem codes of the rows the driver writes for tasks that left none of
@@ -378,7 +379,7 @@ func (f *Follower) logRef(t TaskRef) string {
 		rel = path
 	}
 	s := "; task log " + rel
-	data, err := os.ReadFile(path)
+	data, err := logTail(path, logTailBytes)
 	if err != nil {
 		return s + " (none)"
 	}
@@ -386,6 +387,33 @@ func (f *Follower) logRef(t TaskRef) string {
 		s += "; last lines:\n" + tail
 	}
 	return s
+}
+
+// logTailBytes is how much of a task's log is read for its last lines: a
+// log of any size costs no more.
+const logTailBytes = 64 << 10
+
+// logTail reads the last max bytes of a regular file.
+func logTail(path string, max int64) ([]byte, error) {
+	f, st, err := evidence.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	off := max64(st.Size()-max, 0)
+	buf := make([]byte, st.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func lastLines(data []byte, n int) string {

@@ -1,6 +1,7 @@
 package slurm
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
@@ -113,29 +114,41 @@ func TaskLog(out, group string, t TaskRef) string {
 	return filepath.Join(groupDir(out, group), "logs", t.ID()+".out")
 }
 
+// RecordError is a job record that cannot be read or does not hold a
+// submission: the root's bookkeeping is broken, not the harness (exit 2).
+type RecordError struct{ Err error }
+
+func (e *RecordError) Error() string { return e.Err.Error() }
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// ExitCode implements the CLI's exit-code contract: 2.
+func (e *RecordError) ExitCode() int { return 2 }
+
 // ReadRecord reads a group's job record; (nil, nil) when there is none.
 func ReadRecord(out, group string) (*Record, error) {
 	path := recordPath(out, group)
-	data, err := os.ReadFile(path)
+	// A regular file under the cap: a FIFO or a device as the record must
+	// not hang or exhaust status.
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &RecordError{fmt.Errorf("%s: %s", path, evidence.ReadProblem("the job record", path, err))}
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &RecordError{fmt.Errorf("%s: %w", path, err)}
 	}
 	if r.Schema != RecordSchema {
-		return nil, fmt.Errorf("%s: schema is %q, want %q", path, r.Schema, RecordSchema)
+		return nil, &RecordError{fmt.Errorf("%s: schema is %q, want %q", path, r.Schema, RecordSchema)}
 	}
 	if r.Group != group {
-		return nil, fmt.Errorf("%s: group is %q, want %q", path, r.Group, group)
+		return nil, &RecordError{fmt.Errorf("%s: group is %q, want %q", path, r.Group, group)}
 	}
 	for i, t := range r.Tasks {
 		if t.Profile == "" || t.ArrayJobID == "" || t.Index < 0 {
-			return nil, fmt.Errorf("%s: tasks[%d]: profile, array_job_id and index are required", path, i)
+			return nil, &RecordError{fmt.Errorf("%s: tasks[%d]: profile, array_job_id and index are required", path, i)}
 		}
 	}
 	return &r, nil
@@ -160,7 +173,8 @@ func RecordedGroups(out string) ([]string, error) {
 	}
 	var groups []string
 	for _, e := range entries {
-		if e.IsDir() {
+		// Only a directory a valid group name names is a submission's.
+		if e.IsDir() && inventory.SafeName(e.Name()) {
 			if _, err := os.Stat(recordPath(out, e.Name())); err == nil {
 				groups = append(groups, e.Name())
 			}

@@ -434,7 +434,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 	if err := os.MkdirAll(filepath.Join(groupDir(rec.Out, rec.Group), "logs"), 0o755); err != nil {
 		return err
 	}
-	prev, err := os.ReadFile(recordPath(rec.Out, rec.Group))
+	prev, err := evidence.ReadFile(context.Background(), recordPath(rec.Out, rec.Group), evidence.MaxDocumentBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}

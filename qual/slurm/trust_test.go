@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 	"time"
 
@@ -196,4 +197,54 @@ func (fx *fixture) newCluster() {
 	fx.log.mu.Lock()
 	fx.log.b.Reset()
 	fx.log.mu.Unlock()
+}
+
+// Every read of the Slurm bookkeeping has a cap (issue 25): a job record
+// that is a FIFO or a link to /dev/zero is refused at once (exit 2), and a
+// task log of any size costs its last 64 KiB.
+func TestSlurmBookkeepingReadsAreCapped(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		make func(path string) error
+	}{
+		{"a FIFO", func(p string) error { return syscall.Mkfifo(p, 0o644) }},
+		{"a link to /dev/zero", func(p string) error { return os.Symlink("/dev/zero", p) }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out := t.TempDir()
+			require.NoError(t, os.MkdirAll(filepath.Join(out, ".slurm", "mixed"), 0o755))
+			require.NoError(t, c.make(filepath.Join(out, ".slurm", "mixed", "job.json")))
+			done := make(chan error, 1)
+			go func() { _, err := ReadRecord(out, "mixed"); done <- err }()
+			select {
+			case err := <-done:
+				var re *RecordError
+				require.ErrorAs(t, err, &re)
+				assert.Equal(t, 2, re.ExitCode())
+				assert.Contains(t, err.Error(), "job.json")
+			case <-time.After(10 * time.Second):
+				t.Fatal("ReadRecord hangs")
+			}
+		})
+	}
+	// A 4 GiB task log (sparse) with its last lines at the end.
+	log := filepath.Join(t.TempDir(), "1_0.out")
+	f, err := os.Create(log)
+	require.NoError(t, err)
+	require.NoError(t, f.Truncate(4<<30))
+	_, err = f.WriteAt([]byte("\nlast words\n"), 4<<30)
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	tail, err := logTail(log, logTailBytes)
+	require.NoError(t, err)
+	assert.Len(t, tail, logTailBytes)
+	assert.Equal(t, "    last words", lastLines(tail, 1))
+
+	// A directory no valid group name names holds no submission.
+	out := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(out, ".slurm", "evil\u202e"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(out, ".slurm", "evil\u202e", "job.json"), []byte("{}"), 0o644))
+	groups, err := RecordedGroups(out)
+	require.NoError(t, err)
+	assert.Empty(t, groups)
 }
