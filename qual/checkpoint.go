@@ -105,6 +105,7 @@ func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, e.aiperf.Got
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
 	prov.AIPerfVersionRequired = o.AIPerf.Version
+	prov.Roots = o.Provenance.Roots
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {

@@ -79,7 +79,7 @@ func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
 // WriteTables writes OUT/<group>/results.* from the stored evidence, as
 // Run does at its end.
 func (p *Prepared) WriteTables() error {
-	return writeGroupTables(p.env.opts.Out, p.env.opts.Group)
+	return writeGroupTables(p.env.opts.Out, p.env.opts.Group, p.env.opts.Publish)
 }
 
 // WriteGroupTables writes OUT/<group>/results.* from the stored evidence

@@ -40,6 +40,9 @@ type Options struct {
 	Only []string
 	// Out is the evidence root; a checkpoint's evidence is Out/<group>/<id>/.
 	Out string
+	// Publish is what the group's published tables (results.md, .html)
+	// map: the host's roots and identity (see reports.Scrubber).
+	Publish reports.PublicOptions
 	// BinDir is {bin} in family argv templates.
 	BinDir string
 	// Self is {self}: the trtmc-qual executable, whose hidden `adapter`
@@ -124,6 +127,9 @@ type ProvenanceOptions struct {
 	// Command is the reproducible trtmc-qual invocation, without --only,
 	// every word quoted by evidence.ShellQuote.
 	Command string
+	// Roots are the run's named roots (its evidence root, the checkouts...):
+	// published text writes paths under them as $NAME/...
+	Roots []reports.Root
 }
 
 // Outcome is what a group run produced.
@@ -209,7 +215,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		})
 	stopProgress()
 
-	if err := writeGroupTables(opts.Out, opts.Group); err != nil {
+	if err := writeGroupTables(opts.Out, opts.Group, opts.Publish); err != nil {
 		return &Outcome{Group: opts.Group, Results: results}, err
 	}
 	out := &Outcome{Group: opts.Group, Results: results}
@@ -299,10 +305,13 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,
 // through the same code `trtmc-qual report` uses.
-func writeGroupTables(out, group string) error {
+func writeGroupTables(out, group string, pub ...reports.PublicOptions) error {
 	rep, err := reports.Load([]string{out}, group)
 	if err != nil {
 		return fmt.Errorf("group tables: %w", err)
+	}
+	if len(pub) > 0 {
+		rep.Publish = pub[0]
 	}
 	return reports.WriteGroupFiles(filepath.Join(out, group), rep)
 }

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -382,44 +384,53 @@ func (s *scheduler) release(slot Slot) {
 }
 
 // run starts jobs in queue order as their slots come free, calls run for
-// each in its own goroutine and returns when every started job has
-// returned. Jobs never started (the context was cancelled first, or a job
-// cannot fit even an empty pool) are passed to notStarted.
+// each in a goroutine of its own (an errgroup: run reports through its row,
+// never an error, so no job cancels another) and returns when every started
+// job has returned. The backfill is this loop: after each job ends its slot
+// is released and every waiting job that now fits starts, in queue order.
+// Jobs never started (the context was cancelled first, or a job cannot fit
+// even an empty pool) are passed to notStarted.
 func (s *scheduler) run(ctx context.Context, jobs []schedJob, queue []int, run func(i int, slot Slot), notStarted func(i int)) {
-	type finished struct {
-		i    int
-		slot Slot
-	}
-	done := make(chan finished)
+	var g errgroup.Group
+	freed := make(chan Slot)
 	pending := append([]int(nil), queue...)
 	running := 0
 	for {
 		if ctx.Err() == nil {
-			for k := 0; k < len(pending); {
-				i := pending[k]
-				slot, ok := s.take(jobs[i].pl)
-				if !ok {
-					k++
-					continue
-				}
-				pending = append(pending[:k], pending[k+1:]...)
+			pending = s.startFitting(jobs, pending, func(i int, slot Slot) {
 				running++
-				go func() {
+				g.Go(func() error {
 					run(i, slot)
-					done <- finished{i, slot}
-				}()
-			}
+					freed <- slot
+					return nil
+				})
+			})
 		}
 		if running == 0 {
 			break
 		}
-		f := <-done
+		s.release(<-freed)
 		running--
-		s.release(f.slot)
 	}
+	_ = g.Wait() // every job has sent its slot back: nothing is left running
 	for _, i := range pending {
 		notStarted(i)
 	}
+}
+
+// startFitting starts, in queue order, every pending job whose slot can be
+// taken now, and returns the jobs still waiting.
+func (s *scheduler) startFitting(jobs []schedJob, pending []int, start func(i int, slot Slot)) []int {
+	waiting := pending[:0]
+	for _, i := range pending {
+		slot, ok := s.take(jobs[i].pl)
+		if !ok {
+			waiting = append(waiting, i)
+			continue
+		}
+		start(i, slot)
+	}
+	return waiting
 }
 
 // longestFirst orders profiles by the GPU time of their previous finished

@@ -557,13 +557,6 @@ func (cr *checkpointRun) join(ctx context.Context) error {
 	return nil
 }
 
-func phaseName(aiperfPhase string) string {
-	if aiperfPhase == aiperf.PhaseWarmup {
-		return PhaseWarmup
-	}
-	return PhaseMeasured
-}
-
 // finish records an interruption and lets Judge decide the verdict from
 // the row's facts.
 func (cr *checkpointRun) finish(ctx context.Context) {

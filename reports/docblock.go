@@ -3,7 +3,10 @@ package reports
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
 // Release engineers keep result tables in Markdown pages of TRTMC's docs
@@ -13,6 +16,10 @@ import (
 //	<!-- trtmc-qual:vlm:begin -->
 //	...generated, replaced on every update...
 //	<!-- trtmc-qual:vlm:end -->
+//
+// What goes there is the docs block (RenderDocBlock): it belongs to the
+// page, so it has no title of its own and its headings sit one level under
+// the page's heading above the markers.
 
 // BlockMarkers are the begin and end marker lines of a group's block.
 func BlockMarkers(group string) (begin, end string) {
@@ -35,21 +42,52 @@ func (e *BlockError) Error() string {
 	return fmt.Sprintf("%s: %s", e.File, e.Message)
 }
 
-// UpdateBlock returns doc with the lines between group's begin and end
-// markers replaced by content (which gets a final newline if it lacks one),
-// and whether that changed anything. The markers must each be on a line
-// of their own (surrounding spaces allowed) and appear exactly once outside
+// Block is where a group's block sits in a page.
+type Block struct {
+	// BeginLine and EndLine are the 1-based lines of the markers.
+	BeginLine, EndLine int
+	// Start and Stop are the byte offsets of the block's content: from
+	// just after the begin marker's line to the start of the end marker's.
+	Start, Stop int
+	// HeadingLevel is the level of the last heading above the begin
+	// marker (0 when there is none).
+	HeadingLevel int
+	// crlf is set when the begin marker's line ends with \r\n;
+	// beginEOL is false when the begin line has no newline at all.
+	crlf, beginEOL bool
+}
+
+// MaxPageBytes caps a Markdown page that report --update-doc reads.
+const MaxPageBytes int64 = 16 << 20
+
+// utf8BOM is the byte-order mark some editors put at the start of a file.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// FindBlock locates group's block in doc. The markers must each be on a
+// line of their own (surrounding spaces allowed; a UTF-8 byte-order mark
+// before the first line is not part of it) and appear exactly once outside
 // fenced code blocks, begin before end; anything else is a *BlockError
-// naming the line. Everything outside the block, line endings included, is
-// kept byte for byte. Updating twice with the same content changes nothing
-// the second time.
-func UpdateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, error) {
+// naming the line. It walks the page once and keeps nothing per line, so
+// its memory does not grow with the page.
+func FindBlock(doc []byte, file, group string) (*Block, error) {
 	begin, end := BlockMarkers(group)
-	lines := bytes.SplitAfter(doc, []byte("\n"))
-	beginAt, endAt := -1, -1
+	b := &Block{}
+	beginAt, endAt := 0, 0
 	fence := ""
-	for i, raw := range lines {
+	level, prevText := 0, false
+	for off, n := 0, 1; off < len(doc); n++ {
+		next := bytes.IndexByte(doc[off:], '\n')
+		lineEnd := len(doc)
+		if next >= 0 {
+			lineEnd = off + next + 1
+		}
+		raw := doc[off:lineEnd]
+		if n == 1 {
+			raw = bytes.TrimPrefix(raw, utf8BOM)
+		}
 		line := strings.TrimSpace(strings.TrimRight(string(raw), "\r\n"))
+		lineStart := off
+		off = lineEnd
 		if f := fenceOf(line); f != "" {
 			switch {
 			case fence == "":
@@ -57,6 +95,7 @@ func UpdateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, 
 			case strings.HasPrefix(line, fence) && strings.TrimLeft(line, fence[:1]) == "":
 				fence = ""
 			}
+			prevText = false
 			continue
 		}
 		if fence != "" {
@@ -64,48 +103,86 @@ func UpdateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, 
 		}
 		switch line {
 		case begin:
-			if beginAt >= 0 {
-				return nil, false, &BlockError{file, i + 1, fmt.Sprintf("second %s (the first is on line %d); a group's block must appear once", begin, beginAt+1)}
+			if beginAt > 0 {
+				return nil, &BlockError{file, n, fmt.Sprintf("second %s (the first is on line %d); a group's block must appear once", begin, beginAt)}
 			}
-			beginAt = i
+			beginAt, b.Start, b.HeadingLevel = n, lineEnd, level
+			b.crlf, b.beginEOL = bytes.HasSuffix(raw, []byte("\r\n")), bytes.HasSuffix(raw, []byte("\n"))
 		case end:
-			if endAt >= 0 {
-				return nil, false, &BlockError{file, i + 1, fmt.Sprintf("second %s (the first is on line %d); a group's block must appear once", end, endAt+1)}
+			if endAt > 0 {
+				return nil, &BlockError{file, n, fmt.Sprintf("second %s (the first is on line %d); a group's block must appear once", end, endAt)}
 			}
-			if beginAt < 0 {
-				return nil, false, &BlockError{file, i + 1, fmt.Sprintf("%s comes before any %s", end, begin)}
+			if beginAt == 0 {
+				return nil, &BlockError{file, n, fmt.Sprintf("%s comes before any %s", end, begin)}
 			}
-			endAt = i
+			endAt, b.Stop = n, lineStart
+		}
+		if beginAt == 0 {
+			level, prevText = headingLevel(line, level, prevText)
 		}
 	}
 	switch {
-	case beginAt < 0 && endAt < 0:
-		return nil, false, &BlockError{file, 0, fmt.Sprintf("no %s ... %s block; add the two marker lines where the table of group %s goes", begin, end, group)}
-	case beginAt < 0:
-		return nil, false, &BlockError{file, endAt + 1, fmt.Sprintf("%s without %s", end, begin)}
-	case endAt < 0:
-		return nil, false, &BlockError{file, beginAt + 1, fmt.Sprintf("%s without %s after it", begin, end)}
+	case beginAt == 0 && endAt == 0:
+		return nil, &BlockError{file, 0, fmt.Sprintf("no %s ... %s block; add the two marker lines where the table of group %s goes", begin, end, group)}
+	case endAt == 0:
+		return nil, &BlockError{file, beginAt, fmt.Sprintf("%s without %s after it", begin, end)}
 	}
+	b.BeginLine, b.EndLine = beginAt, endAt
+	return b, nil
+}
+
+// headingLevel follows the page's headings: an ATX heading (# to ######)
+// sets the level, and so does a setext underline (=== level 1, --- level
+// 2) under a line of text. prevText says whether the line is text that an
+// underline could make a heading.
+func headingLevel(line string, level int, prevText bool) (int, bool) {
+	if line == "" {
+		return level, false
+	}
+	if n := len(line) - len(strings.TrimLeft(line, "#")); n >= 1 && n <= 6 && (len(line) == n || line[n] == ' ' || line[n] == '\t') {
+		return n, false
+	}
+	if prevText && strings.Trim(line, "=") == "" {
+		return 1, false
+	}
+	if prevText && strings.Trim(line, "-") == "" {
+		return 2, false
+	}
+	return level, !strings.HasPrefix(line, "<!--") && !strings.HasPrefix(line, "|") && !strings.HasPrefix(line, "- ")
+}
+
+// Replace returns doc with the block's content replaced by content (which
+// gets a final newline if it lacks one, and the begin line's line ending).
+// Everything outside the block is kept byte for byte.
+func (b *Block) Replace(doc, content []byte) []byte {
 	body := content
 	if len(body) > 0 && body[len(body)-1] != '\n' {
 		body = append(append([]byte{}, body...), '\n')
 	}
-	// Keep the page's line ending style inside the block.
-	if bytes.HasSuffix(lines[beginAt], []byte("\r\n")) {
+	if b.crlf {
 		body = bytes.ReplaceAll(bytes.ReplaceAll(body, []byte("\r\n"), []byte("\n")), []byte("\n"), []byte("\r\n"))
 	}
 	var out bytes.Buffer
-	for _, l := range lines[:beginAt+1] {
-		out.Write(l)
-	}
-	if !bytes.HasSuffix(lines[beginAt], []byte("\n")) {
+	out.Grow(len(doc) - (b.Stop - b.Start) + len(body) + 1)
+	out.Write(doc[:b.Start])
+	if !b.beginEOL {
 		out.WriteByte('\n')
 	}
 	out.Write(body)
-	for _, l := range lines[endAt:] {
-		out.Write(l)
+	out.Write(doc[b.Stop:])
+	return out.Bytes()
+}
+
+// UpdateBlock returns doc with the lines between group's begin and end
+// markers replaced by content, and whether that changed anything (see
+// FindBlock and Block.Replace). Updating twice with the same content
+// changes nothing the second time.
+func UpdateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, error) {
+	b, err := FindBlock(doc, file, group)
+	if err != nil {
+		return nil, false, err
 	}
-	updated := out.Bytes()
+	updated := b.Replace(doc, content)
 	return updated, !bytes.Equal(updated, doc), nil
 }
 
@@ -119,4 +196,162 @@ func fenceOf(line string) string {
 		}
 	}
 	return ""
+}
+
+// DocBlockOptions shape the docs block.
+type DocBlockOptions struct {
+	// HeadingLevel is the level of the page's heading above the block;
+	// the block's headings are one deeper (at most 6, at least 2).
+	HeadingLevel int
+	// Link is where the full report is published (a URL or a path
+	// relative to the page); "" says how to get it instead.
+	Link string
+}
+
+// docBlockHeader is the compact table's header: what a reader of a docs
+// page needs; the rest is one link away.
+func docBlockHeader() []string {
+	return []string{"profile", "checkpoint", "precision", "correctness", "matched", "errors",
+		"HTTP p50/p95 ms", "Task p50/p95 ms", "images/s", "output", "GPU", "source commit", "verdict"}
+}
+
+func docBlockCells(row *Row) []string {
+	profile := row.Profile
+	if !row.Counted {
+		profile += " (" + row.Kind + ")"
+	}
+	r := row.Result
+	if r == nil || !r.Measured() {
+		cells := []string{profile, orMissing(row.Checkpoint), orMissing(row.Precision)}
+		for range len(docBlockHeader()) - len(cells) - 1 {
+			cells = append(cells, Missing)
+		}
+		return append(cells, verdictCell(row))
+	}
+	var http, task *Delta
+	if row.Baseline != nil {
+		http, task = row.Baseline.HTTPP50, row.Baseline.TaskP50
+	}
+	return []string{profile, orMissing(row.Checkpoint), orMissing(row.Precision), correctnessCell(r.Correctness),
+		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected), errorsCell(r.Requests),
+		p50Cell(r.LatencyMS.HTTP, http), p50Cell(r.LatencyMS.Task, task), fmtRate(r.ImagesPerSec), outputCell(r),
+		gpusCell(r.Provenance), orMissing(short(r.Provenance.SourceCommit)), verdictCell(row)}
+}
+
+func docBlockTable(rows []Row) Table {
+	t := Table{Header: docBlockHeader()}
+	for i := range rows {
+		cells := docBlockCells(&rows[i])
+		for j := range cells {
+			cells[j] = mdEscape(cells[j])
+		}
+		t.Rows = append(t.Rows, cells)
+	}
+	return t
+}
+
+// RenderDocBlock writes the group's block for a docs page: the summary
+// sentence, the compact results table (normal profiles, then variants
+// and partials, never counted), the coverage, the reasons of every row
+// that is not qualified, notes, and the reproduce commands collapsed in
+// one <details>. No title: the page's own heading introduces it. It is
+// published text (Public) and depends only on r and o.
+func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
+	r, err := r.Public()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	p := &printer{w: &buf}
+	h := strings.Repeat("#", min(max(o.HeadingLevel+1, 2), 6))
+	p.f("**%s.**\n\n", r.Coverage.Summary)
+	if b := r.Baseline; b != nil {
+		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲).\n\n",
+			b.Regressions, plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct))
+	}
+	if facts := workloadFacts(r.Rows); facts != "" {
+		p.f("%s\n\n", facts)
+	}
+	counted, other := splitRows(r.Rows)
+	p.table(docBlockTable(counted), "_No normal profiles._\n")
+	if len(other) > 0 {
+		p.f("\n%s Variants and partial profiles (not counted)\n\n", h)
+		p.table(docBlockTable(other), "")
+	}
+	if o.Link != "" {
+		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: [full report](%s).\n", o.Link)
+	} else {
+		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: `trtmc-qual report --from \"$OUT\" --group %s -o md`, or `%s/results.md` of the evidence pack.\n", r.Group, r.Group)
+	}
+	p.f("\n%s Coverage\n\n", h)
+	cov := Table{Header: []string{"profile", "kind", "counted", "variant of", "status", "note"}}
+	for _, row := range r.Rows {
+		counted := "no"
+		if row.Counted {
+			counted = "yes"
+		}
+		cells := []string{row.Profile, row.Kind, counted, orMissing(row.VariantOf), row.Status, orMissing(row.Note)}
+		for j := range cells {
+			cells[j] = mdEscape(cells[j])
+		}
+		cov.Rows = append(cov.Rows, cells)
+	}
+	p.table(cov, "_No profiles._\n")
+	if reasons := reasonRows(r.Rows); len(reasons) > 0 {
+		p.f("\n%s Reasons\n\n", h)
+		for _, row := range reasons {
+			p.f("- **%s** — %s\n", row.Profile, verdictCell(&row))
+			for _, rs := range row.Result.Reasons {
+				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, oneLine(rs.Message))
+			}
+		}
+	}
+	if len(r.Notes) > 0 {
+		p.f("\n%s Notes\n\n", h)
+		for _, n := range r.Notes {
+			p.f("- %s\n", oneLine(n))
+		}
+	}
+	if repro := reproRows(r.Rows); len(repro) > 0 {
+		p.f("\n<details><summary>Reproduce (%d %s)</summary>\n", len(repro), plural(len(repro), "profile", "profiles"))
+		if used := usedRoots(r.scrub, repro); len(used) > 0 {
+			p.f("\n%s\n", rootsNote(used, r.scrub))
+		}
+		for _, row := range repro {
+			p.f("\n**%s**\n\n", row.Profile)
+			writeRowCommands(p, &row, r.scrub, false)
+		}
+		p.f("\n</details>\n")
+	}
+	if p.err != nil {
+		return p.err
+	}
+	_, err = io.WriteString(w, inventory.Printable(buf.String()))
+	return err
+}
+
+// workloadFacts is one line on what every measured row shares: the
+// workload and the AIPerf version(s).
+func workloadFacts(rows []Row) string {
+	var workloads, versions []string
+	seen := map[string]bool{}
+	for _, row := range rows {
+		r := row.Result
+		if r == nil || !r.Measured() {
+			continue
+		}
+		wl := fmt.Sprintf("%d warmup + %d measured requests at concurrency %d", r.Workload.Warmup, r.Workload.Measured, r.Workload.Concurrency)
+		if !seen["w"+wl] {
+			seen["w"+wl] = true
+			workloads = append(workloads, wl)
+		}
+		if v := aiperfCell(r.Provenance); !seen["v"+v] {
+			seen["v"+v] = true
+			versions = append(versions, v)
+		}
+	}
+	if len(workloads) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("AIPerf %s; %s per profile.", strings.Join(versions, ", "), strings.Join(workloads, "; "))
 }

@@ -249,8 +249,13 @@ func fence(s string) string {
 }
 
 // shellLines renders argv over several lines, breaking before each option,
-// with backslash continuations.
-func shellLines(argv []string) string {
+// with backslash continuations; with a scrubber, each word as it is
+// published (Scrubber.ShellWord: "$ROOT/rest" expands the root).
+func shellLines(argv []string, s *Scrubber) string {
+	quote := evidence.ShellQuote
+	if s != nil {
+		quote = s.ShellWord
+	}
 	var b strings.Builder
 	for i, a := range argv {
 		if i > 0 {
@@ -260,11 +265,26 @@ func shellLines(argv []string) string {
 				b.WriteString(" ")
 			}
 		}
-		if i == 0 {
+		if i == 0 && s == nil {
 			b.WriteString(evidence.ShellJoin(argv[:1]))
 		} else {
-			b.WriteString(evidence.ShellQuote(a))
+			b.WriteString(quote(a))
 		}
 	}
 	return b.String()
+}
+
+// rootsNote says which named roots a published command uses and what
+// each is, so that it can be run elsewhere.
+func rootsNote(used []string, s *Scrubber) string {
+	desc := RootDescriptions()
+	parts := make([]string, len(used))
+	for i, n := range used {
+		if d, ok := desc[n]; ok {
+			parts[i] = "$" + n + " " + d
+		} else {
+			parts[i] = "$" + n
+		}
+	}
+	return "Paths are relative to named roots; set them before running: " + strings.Join(parts, "; ") + "."
 }

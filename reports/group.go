@@ -45,6 +45,19 @@ type GroupReport struct {
 	// each row's evidence are relative to it. Empty: relative to the
 	// group's directory (OUT/<group>/results.html).
 	LinkDir string `json:"-"`
+	// Publish is what the caller knows for publication beyond the
+	// evidence: declared roots and this host's identity (see Scrubber).
+	Publish PublicOptions `json:"-"`
+	// Summary is what the completion summary (FormatSummary) knows beyond
+	// the rows.
+	Summary SummaryOptions `json:"-"`
+
+	// loadRoots are the result roots the report was loaded from
+	// (absolute); scrub is the report's scrubber once built; public marks
+	// a copy made by Public.
+	loadRoots []string
+	scrub     *Scrubber
+	public    bool
 }
 
 // Row is one profile of the group.
@@ -130,6 +143,9 @@ type ConflictSide struct {
 	Verdict string    `json:"verdict"`
 	EndedAt time.Time `json:"ended_at"`
 }
+
+// Dir is the row's evidence directory as loaded ("" without a result).
+func (r *Row) Dir() string { return r.dir }
 
 // Joined returns the row's joined requests (nil when none were stored).
 func (r *Row) Joined() []JoinedLine { return r.joined }

@@ -252,7 +252,7 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 		return
 	}
 	if res.Verdict == VerdictExcluded {
-		writeReproduce(b, row)
+		writeReproduce(b, row, r.scrub)
 		p("</section>\n")
 		return
 	}
@@ -265,7 +265,7 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	}
 	if !res.Measured() {
 		// Nothing measured, or nothing trusted: no figure, diff or plot.
-		writeReproduce(b, row)
+		writeReproduce(b, row, r.scrub)
 		p("</section>\n")
 		return
 	}
@@ -337,11 +337,11 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 		p("<figure>%s<figcaption>Measured requests: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95: HTTP %s ms, Task %s ms.</figcaption></figure>\n</div>\n",
 			distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(p50Cell(res.LatencyMS.Task, nil)))
 	}
-	writeReproduce(b, row)
+	writeReproduce(b, row, r.scrub)
 	p("</section>\n")
 }
 
-func writeReproduce(b *strings.Builder, row *Row) {
+func writeReproduce(b *strings.Builder, row *Row, s *Scrubber) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	rp := row.Reproduce
@@ -349,12 +349,15 @@ func writeReproduce(b *strings.Builder, row *Row) {
 		return
 	}
 	p("<h4>Reproduce</h4>\n")
+	if used := s.UsedRoots(rp.Command, strings.Join(rp.AIPerfArgv, " ")); len(used) > 0 {
+		p("<p class=\"note\">%s</p>\n", e(rootsNote(used, s)))
+	}
 	if rp.Command != "" {
 		p("<pre class=\"cmd\">%s</pre>\n", e(rp.Command))
 	} else {
 		p("<p class=\"note\">No trtmc-qual command recorded.</p>\n")
 	}
 	if len(rp.AIPerfArgv) > 0 {
-		p("<details class=\"aiperf\"><summary>AIPerf argv as recorded</summary>\n<pre class=\"cmd aiperf\">%s</pre></details>\n", e(shellLines(rp.AIPerfArgv)))
+		p("<details class=\"aiperf\"><summary>AIPerf argv as recorded</summary>\n<pre class=\"cmd aiperf\">%s</pre></details>\n", e(shellLines(rp.AIPerfArgv, s)))
 	}
 }

@@ -138,6 +138,9 @@ func hardwareCell(p Provenance) string {
 	if p.HardwareScope != "" {
 		return p.HardwareScope
 	}
+	if p.Host == MaskHost {
+		return "CPU" // published: the host is not named
+	}
 	if p.Host != "" {
 		return "CPU (" + p.Host + ")"
 	}

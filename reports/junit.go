@@ -14,7 +14,11 @@ import (
 // interrupted an <error>, each with the row's reasons as the message;
 // excluded and not-run profiles are <skipped> with their reason. The suite
 // is the group; its properties carry the coverage sentence.
-func (r *GroupReport) JUnit(w io.Writer) error {
+func (g *GroupReport) JUnit(w io.Writer) error {
+	r, err := g.Public()
+	if err != nil {
+		return err
+	}
 	suite := junit.Suite{Name: "trtmc-qual run " + r.Group, Properties: [][2]string{
 		{"group", r.Group}, {"coverage", r.Coverage.Summary}}}
 	for i := range r.Rows {

@@ -123,6 +123,9 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	inv := map[string]*inventory.Profile{}
 	invRoot := map[string]string{}
 	for _, root := range roots {
+		if abs, err := filepath.Abs(root); err == nil {
+			g.loadRoots = append(g.loadRoots, abs) // $OUT in published text
+		}
 		gdir := filepath.Join(root, group)
 		st, err := os.Stat(gdir)
 		if errors.Is(err, os.ErrNotExist) {
@@ -583,12 +586,6 @@ func sortedKeys[V any](m map[string]V) []string {
 // evidence directory.
 const CorrectnessFile = "correctness.json"
 
-// ReadCorrectness reads a correctness case's result file
-// (docs/design.md), strictly: `passed` must be a boolean, and every gate
-// must carry its name, value, op, threshold and outcome (passed), each of
-// its type. Metrics are kept as given. Errors are *EvidenceError naming the
-// file, line and field. The correctness stage and `report --rejudge` both
-// read it through here.
 // CorrectnessDoc is the contract of correctness.json, which a family's
 // correctness case writes and ReadCorrectness reads: passed, and per gate
 // name, value, op, threshold and passed, are required (a pointer here);
@@ -608,6 +605,12 @@ type CorrectnessGate struct {
 	Passed    *bool    `json:"passed"`
 }
 
+// ReadCorrectness reads a correctness case's result file
+// (docs/design.md), strictly: `passed` must be a boolean, and every gate
+// must carry its name, value, op, threshold and outcome (passed), each of
+// its type. Metrics are kept as given. Errors are *EvidenceError naming the
+// file, line and field. The correctness stage and `report --rejudge` both
+// read it through here.
 func ReadCorrectness(path string) (*Correctness, error) {
 	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if err != nil {

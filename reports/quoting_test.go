@@ -58,7 +58,7 @@ func runPasted(t *testing.T, line string) ([]string, []string) {
 // into bash, it is exactly the argv and runs nothing else.
 func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 	root := copyTree(t, rootA)
-	argv := []string{"trtmc-qual", "--config", "/tmp/conf dir/$(touch PWNED-config).yaml", "run", "--group", "vlm",
+	argv := []string{"trtmc-qual", "--config", "conf dir/$(touch PWNED-config).yaml", "run", "--group", "vlm",
 		"--out", "out/`touch PWNED-tick`;touch PWNED-semi", "--gpus", "0,1", "--only", "ref-vlm-small", "x\u202ey\x1b[2J"}
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
 		m["command"] = evidence.ShellJoin(argv) // what the harness stores (the seal then says it changed)

@@ -14,7 +14,7 @@ import (
 // GroupFormats returns the formats Render accepts for a group report, for
 // flag help and validation.
 func GroupFormats() []string {
-	return []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML, FormatTable, FormatTSV}
+	return []string{FormatMarkdown, FormatCSV, FormatJSON, FormatHTML, FormatTable, FormatTSV, FormatSummary}
 }
 
 // Render writes the group report in one format: md (the document release
@@ -28,6 +28,11 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	}
 	var buf bytes.Buffer
 	var err error
+	if publicFormat(format) {
+		if r, err = r.Public(); err != nil {
+			return fmt.Errorf("render %s: %w", format, err)
+		}
+	}
 	switch format {
 	case FormatMarkdown:
 		err = renderMarkdown(&buf, r)
@@ -41,6 +46,8 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 		err = renderTerminal(&buf, r)
 	case FormatTSV:
 		err = resultsTable(r.Rows, true, nil).Write(&buf, FormatTSV)
+	case FormatSummary:
+		err = renderSummary(&buf, r)
 	}
 	if err != nil {
 		return fmt.Errorf("render %s: %w", format, err)
@@ -54,6 +61,11 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	}
 	_, err = w.Write(out)
 	return err
+}
+
+// publicFormat: the formats written for others to read (see Public).
+func publicFormat(format string) bool {
+	return format == FormatMarkdown || format == FormatHTML || format == FormatSummary
 }
 
 func renderJSON(w io.Writer, r *GroupReport) error {
@@ -312,17 +324,12 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n## Reproduce\n")
+		if used := usedRoots(r.scrub, repro); len(used) > 0 {
+			p.f("\n%s\n", rootsNote(used, r.scrub))
+		}
 		for _, row := range repro {
 			p.f("\n### %s\n\n", row.Profile)
-			if c := row.Reproduce.Command; c != "" {
-				p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
-			} else {
-				p.f("_No trtmc-qual command recorded._\n")
-			}
-			if len(row.Reproduce.AIPerfArgv) > 0 {
-				argv := shellLines(row.Reproduce.AIPerfArgv)
-				p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n%[1]ssh\n%[2]s\n%[1]s\n\n</details>\n", fence(argv), argv)
-			}
+			writeRowCommands(p, &row, r.scrub, true)
 		}
 	}
 	return p.err
@@ -337,6 +344,35 @@ func reasonRows(rows []Row) []Row {
 		}
 	}
 	return out
+}
+
+// writeRowCommands writes a row's trtmc-qual command and its recorded
+// AIPerf argv (collapsed in a <details> of its own, or under a line) as
+// fenced shell code.
+func writeRowCommands(p *printer, row *Row, s *Scrubber, collapseArgv bool) {
+	if c := row.Reproduce.Command; c != "" {
+		p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
+	} else {
+		p.f("_No trtmc-qual command recorded._\n")
+	}
+	if len(row.Reproduce.AIPerfArgv) == 0 {
+		return
+	}
+	argv := shellLines(row.Reproduce.AIPerfArgv, s)
+	if collapseArgv {
+		p.f("\n<details><summary>AIPerf argv as recorded</summary>\n\n%[1]ssh\n%[2]s\n%[1]s\n\n</details>\n", fence(argv), argv)
+	} else {
+		p.f("\nAIPerf argv as recorded:\n\n%[1]ssh\n%[2]s\n%[1]s\n", fence(argv), argv)
+	}
+}
+
+// usedRoots are the named roots the rows' reproduce commands use.
+func usedRoots(s *Scrubber, rows []Row) []string {
+	var texts []string
+	for _, row := range rows {
+		texts = append(texts, row.Reproduce.Command, strings.Join(row.Reproduce.AIPerfArgv, " "))
+	}
+	return s.UsedRoots(texts...)
 }
 
 func reproRows(rows []Row) []Row {

@@ -366,6 +366,10 @@ type Provenance struct {
 	PipFreezeFile string `json:"pip_freeze_file,omitempty"`
 	// GoVersion is the Go toolchain that built the harness (runtime.Version).
 	GoVersion string `json:"go_version,omitempty"`
+	// Roots are the named directories of the run (the evidence root, the
+	// trtmc-qual and TRTMC checkouts, AIPerf's environment, ...): published
+	// text writes a path under one as $NAME/rest (see reports.Scrubber).
+	Roots []Root `json:"roots,omitempty"`
 }
 
 // NativeRun describes the native answers of a row.

@@ -16,15 +16,22 @@
 # sudo), prints only `export ...` lines on stdout (everything else goes to
 # stderr) and exits 3 when the cluster does not come up, with the daemons'
 # last log lines. Settings (environment):
-#   SLURM_LOCAL_DIR   scratch directory (default /tmp/trtmc-qual-slurm)
-#   SLURM_LOCAL_PORT  slurmctld port; the nodes use PORT+1 and PORT+2 (default 6817)
+#   SLURM_LOCAL_DIR   scratch directory (default /tmp/trtmc-qual-slurm-<id>)
+#   SLURM_LOCAL_PORT  slurmctld port; the nodes use PORT+1 and PORT+2
+#                     (default 20000 + 3 x (<id> mod 5000))
+# <id> is derived from this checkout's absolute path, so the cluster belongs
+# to the checkout that starts it: two checkouts (or a benchmark beside a test
+# run of another checkout) on one host each get their own daemons, state and
+# ports, and never stop each other's. Set both to share one cluster.
 #   SLURM_LOCAL_GPUS  fake GPUs per node (default 4)
 #   SLURM_LOCAL_CPUS  CPUs per node (default 2)
 # What had to be true for this to work is in docs/slurm.md ("The local cluster").
 set -euo pipefail
 
-dir=${SLURM_LOCAL_DIR:-/tmp/trtmc-qual-slurm}
-port=${SLURM_LOCAL_PORT:-6817}
+checkout=$(cd "$(dirname "$0")/.." && pwd -P)
+id=$(printf '%s' "$checkout" | sha256sum | cut -c1-8)
+dir=${SLURM_LOCAL_DIR:-/tmp/trtmc-qual-slurm-$id}
+port=${SLURM_LOCAL_PORT:-$((20000 + 3 * (16#$id % 5000)))}
 gpus=${SLURM_LOCAL_GPUS:-4}
 cpus=${SLURM_LOCAL_CPUS:-2}
 nodes=(node1 node2)
@@ -120,7 +127,7 @@ write_config() {
   files="$dir/gpu/nvidia[0-$((gpus - 1))]"
   cat >"$conf" <<EOF
 # Written by scripts/slurm-local.sh; a single-host test cluster on loopback.
-ClusterName=trtmc-local
+ClusterName=trtmc-local-$id
 SlurmctldHost=$(hostname -s)(127.0.0.1)
 SlurmctldPort=$port
 SlurmUser=root

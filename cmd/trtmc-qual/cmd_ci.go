@@ -40,6 +40,10 @@ type ciOptions struct {
 	// Smoke qualifies a group for --smoke; nil means this build cannot, and
 	// --smoke is then a setup error.
 	Smoke SmokeFunc
+	// Publish maps the JUnit file and the Markdown summary, which others
+	// read (the pull request, the CI system): the TRTMC checkout is
+	// $TRTMC_REPO, the evidence root $OUT, this host's roots and names.
+	Publish reports.PublicOptions
 }
 
 // newCICmd builds `trtmc-qual ci`. smoke may be nil until the run pipeline
@@ -91,6 +95,8 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
+			opts.Publish = publicOptions(f, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
+				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
 			}
@@ -130,19 +136,24 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		Smoke: opts.Smoke, Log: opts.IO.ErrOut,
 		CodeOf: func(err error) int { return int(codeFor(specsError(err))) },
 	})
+	// Published text: what it says of this host's paths and names is
+	// mapped (reports.Scrubber; its placeholders need no XML or Markdown
+	// escaping). The JSON output is the exact job.
+	scrub := reports.NewScrubber(opts.Publish.Roots, opts.Publish.Identity)
 	if opts.JUnit != "" {
 		var b bytes.Buffer
 		if err := job.JUnit(&b); err != nil {
 			return err
 		}
-		if err := writeReport(opts.JUnit, b.Bytes()); err != nil {
+		if err := writeReport(opts.JUnit, []byte(scrub.Text(b.String()))); err != nil {
 			return err
 		}
 	}
-	var summary bytes.Buffer
-	if err := job.Markdown(&summary); err != nil {
+	var raw bytes.Buffer
+	if err := job.Markdown(&raw); err != nil {
 		return err
 	}
+	summary := bytes.NewBufferString(scrub.Text(raw.String()))
 	if opts.Summary != "" {
 		if err := writeReport(opts.Summary, summary.Bytes()); err != nil {
 			return err

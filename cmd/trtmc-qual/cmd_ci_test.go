@@ -114,8 +114,8 @@ func TestCICLI(t *testing.T) {
 			args: []string{"--base", "nope", "--group", "detection"},
 			code: exitUsage,
 			steps: map[string]string{
-				"reconcile-detection": `error(configuration-error): unknown ref "nope" in ` + fx.Repo,
-				"drift-detection":     `error(configuration-error): base nope: unknown ref "nope" in ` + fx.Repo,
+				"reconcile-detection": `error(configuration-error): unknown ref "nope" in $TRTMC_REPO`, // published: the checkout is a named root
+				"drift-detection":     `error(configuration-error): base nope: unknown ref "nope" in $TRTMC_REPO`,
 			},
 		},
 	}

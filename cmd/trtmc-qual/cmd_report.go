@@ -3,9 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -16,6 +16,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -34,10 +37,26 @@ type reportOptions struct {
 	// instead of writing.
 	UpdateDoc string
 	DryRun    bool
-	Rejudge   bool
+	// Link is where the full report is published, for --update-doc's
+	// block ("" says how to get it), and the base of -o summary's
+	// evidence links.
+	Link string
+	// Reconcile (a saved `inventory reconcile -o json`) and Repo/Ref (the
+	// TRTMC checkout and ref to check it against, or to reconcile with
+	// now) feed -o summary's inventory line.
+	Reconcile string
+	Repo, Ref string
+	// SpecGroups is the spec-groups file for reconciling now.
+	SpecGroups string
+	Rejudge    bool
 	// Baseline are the result roots of an earlier run to compare p50s with.
 	Baseline     []string
 	ThresholdPct float64
+
+	// Roots are --root NAME=DIR; Publish is what published formats map
+	// (the declared roots, this host's roots and identity).
+	Roots   []string
+	Publish reports.PublicOptions
 
 	Now            func() time.Time
 	HarnessVersion string
@@ -72,7 +91,17 @@ line and field. --baseline compares each row's HTTP and Task p50
 with an earlier run and marks increases beyond --regression-threshold percent.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
-trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv.
+trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv,
+summary (the completion summary a pull request or issue closes with: counts of
+normal profiles qualified of those in scope, requests, matches, client errors,
+the inventory's reconciled TRTMC commit — --reconcile FILE from inventory
+reconcile -o json, checked against --repo's --ref, or reconciled now with
+--repo alone — each row's own source commit, AIPerf and hardware, exclusions,
+links into the evidence pack (--link BASE); a group that is not complete
+opens with what is missing). md, html and summary are published text: paths
+are written relative to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
+--root NAME=DIR), host and user names never appear; csv, json and table keep
+the exact evidence.
 Without --format: table on a terminal, tsv when piped. --output-file FILE writes
 the report to FILE atomically instead of stdout; the file's extension (.md,
 .csv, .json, .html, .tsv) selects the format, and must agree with --format
@@ -84,15 +113,24 @@ request, only the lines between
   <!-- trtmc-qual:GROUP:begin -->
   <!-- trtmc-qual:GROUP:end -->
 
-with the group's Markdown report (what --format md prints), atomically;
-running it again with the same evidence changes nothing. --dry-run prints the
-unified diff to stdout and writes nothing. A missing, doubled or misordered
-marker is an error naming the line (exit 2).
+with the group's docs block: no title of its own (its headings one level under
+the page's heading above the markers), the summary, a compact table (profile,
+checkpoint, precision, correctness, matched, errors, HTTP and Task p50/p95,
+images/s, output, GPU, source commit, verdict; --link URL points at the full
+report), coverage, reasons, and the reproduce commands collapsed. The page is
+read with a 16 MiB cap and rewritten atomically under a lock on the page, so
+concurrent updates never lose a block; a page another program changed
+meanwhile is left alone (exit 3). Running it again with the same evidence
+changes nothing. --dry-run prints the unified diff to stdout and writes
+nothing. A missing, doubled or misordered marker is an error naming the line
+(exit 2).
 
 Exit status: 0 when every counted normal profile is qualified, 1 when any row
 failed, broke (malformed or changed evidence included), was interrupted or was
-not run, 2 for usage errors (an unknown format, a missing result root), 4 when
-a file cannot be written or read for a reason other than its content.`,
+not run, 2 for usage errors (an unknown format, a missing result root, a page
+that is missing or too large), 3 when --update-doc's page is busy or changed
+during the update, 4 when a file cannot be written or read for a reason other
+than its content.`,
 		Example: `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --format md
 
@@ -102,6 +140,9 @@ a file cannot be written or read for a reason other than its content.`,
   # refresh the vlm table in a docs page (see the diff first)
   trtmc-qual report --from out/demo --group vlm --update-doc docs/qualification.md --dry-run
   trtmc-qual report --from out/demo --group vlm --update-doc docs/qualification.md
+
+  # the completion summary for the pull request
+  trtmc-qual report --from out/demo --group vlm -o summary --reconcile vlm-reconcile.json --repo "$TRTMC_REPO"
 
   # re-apply the verdict rules to stored evidence, compare with last month
   trtmc-qual report --from out/demo --group vlm --rejudge --baseline out/old --format md`,
@@ -128,7 +169,13 @@ a file cannot be written or read for a reason other than its content.`,
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
+			declared, err := parseRoots(opts.Roots)
+			if err != nil {
+				return err
+			}
+			opts.Publish = publicOptions(f, declared)
 			opts.Now, opts.HarnessVersion, opts.Ctx, opts.Getenv = f.Now, f.Version, cmd.Context(), f.Getenv
+			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
 				return runF(opts)
 			}
@@ -148,9 +195,14 @@ a file cannot be written or read for a reason other than its content.`,
 	_ = fl.MarkHidden("output")
 	addFileFlag(cmd, &opts.UpdateDoc, "update-doc", "rewrite the group's block between <!-- trtmc-qual:GROUP:begin/end --> markers in this Markdown page", "md", "markdown")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "with --update-doc: print the diff, write nothing")
+	fl.StringVar(&opts.Link, "link", "", "with --update-doc: URL (or path from the page) of the full report, linked from the block; with -o summary: where the evidence pack is published, the base of its links")
+	addFileFlag(cmd, &opts.Reconcile, "reconcile", "with -o summary: the group's `inventory reconcile -o json` output, for the inventory's reconciled commit", "json")
+	fl.StringVar(&opts.Repo, "repo", "", "with -o summary: the TRTMC checkout: whether the reconciled commit is --ref's head (or, without --reconcile, reconcile the evidence's inventory now)")
+	fl.StringVar(&opts.Ref, "ref", "main", "with -o summary --repo: the ref the inventory must be current with")
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
 	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
 	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct, "percent p50 increase over --baseline marked as a regression")
+	addRootFlag(cmd, &opts.Roots)
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
 	_ = cmd.MarkFlagDirname("baseline")
@@ -188,6 +240,9 @@ func checkReportOutputs(cmd *cobra.Command, opts *reportOptions) error {
 	if opts.DryRun {
 		return flagErrorf("--dry-run only applies to --update-doc")
 	}
+	if (opts.Reconcile != "" || opts.Repo != "") && opts.Format != reports.FormatSummary {
+		return flagErrorf("--reconcile and --repo only apply to --format summary")
+	}
 	if opts.Output != "" {
 		format, err := fileFormat(cmd, flag, opts.Output)
 		if err != nil {
@@ -224,6 +279,14 @@ func runReport(opts *reportOptions) error {
 			return evidenceError(err)
 		}
 	}
+	rep.Publish = opts.Publish
+	if format == reports.FormatSummary {
+		fact, err := summaryReconcile(opts)
+		if err != nil {
+			return err
+		}
+		rep.Summary = reports.SummaryOptions{Reconcile: fact, Link: opts.Link}
+	}
 	if len(opts.Baseline) > 0 {
 		base, err := reports.Load(opts.Baseline, opts.Group)
 		if err != nil {
@@ -240,7 +303,7 @@ func runReport(opts *reportOptions) error {
 		return err
 	}
 	if opts.UpdateDoc != "" {
-		if err := updateDoc(opts, rep.Group, buf.Bytes()); err != nil {
+		if err := updateDoc(opts, rep); err != nil {
 			return err
 		}
 	} else if opts.Output != "" {
@@ -260,11 +323,19 @@ func runReport(opts *reportOptions) error {
 	return nil
 }
 
+// docLockWait is how long --update-doc waits for another update of the
+// same page to finish.
+const docLockWait = 60 * time.Second
+
 // updateDoc rewrites the group's block of the page opts.UpdateDoc with
-// table, or prints the diff with --dry-run. The page is replaced
-// atomically with its permissions kept, and only when something changed.
-func updateDoc(opts *reportOptions, group string, table []byte) error {
-	path := opts.UpdateDoc
+// the docs block (its headings one level under the page's heading above
+// the markers), or prints the diff with --dry-run. The page is read with
+// a cap; the rewrite holds the page's lock and refuses if another program
+// changed the page meanwhile (evidence.UpdateFile), so two updates of one
+// page never lose a block; it is atomic, keeps the file's permissions and
+// writes only when something changed.
+func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
+	path, group := opts.UpdateDoc, rep.Group
 	// A page that is a symlink is updated where it lives; the link stays.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
 		path = real
@@ -276,34 +347,131 @@ func updateDoc(opts *reportOptions, group string, table []byte) error {
 	if !info.Mode().IsRegular() {
 		return withCode(exitUsage, fmt.Errorf("--update-doc %s: not a regular file", path))
 	}
-	page, err := os.ReadFile(path)
-	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("--update-doc: %w", err))
-	}
-	updated, changed, err := reports.UpdateBlock(page, path, group, table)
-	if err != nil {
-		return withCode(exitUsage, err)
+	rewrite := func(page []byte) ([]byte, error) {
+		blk, err := reports.FindBlock(page, path, group)
+		if err != nil {
+			return nil, withCode(exitUsage, err)
+		}
+		var block bytes.Buffer
+		if err := reports.RenderDocBlock(&block, rep, reports.DocBlockOptions{HeadingLevel: blk.HeadingLevel, Link: opts.Link}); err != nil {
+			return nil, err
+		}
+		return blk.Replace(page, block.Bytes()), nil
 	}
 	if opts.DryRun {
-		if _, err := io.WriteString(opts.IO.Out, reports.UnifiedDiff(path, path+" (updated)", page, updated)); err != nil {
+		page, err := evidence.ReadFile(opts.Ctx, path, reports.MaxPageBytes)
+		if err != nil {
+			return pageError(err)
+		}
+		updated, err := rewrite(page)
+		if err != nil {
 			return err
 		}
-		if changed {
+		if err := reports.WriteUnifiedDiff(opts.IO.Out, path, path+" (updated)", page, updated); err != nil {
+			return err
+		}
+		if !bytes.Equal(page, updated) {
 			fmt.Fprintf(opts.IO.ErrOut, "report: --dry-run: %s would change (block %s); nothing written\n", path, group)
 		} else {
 			fmt.Fprintf(opts.IO.ErrOut, "report: --dry-run: %s is up to date (block %s)\n", path, group)
 		}
 		return nil
 	}
+	changed, err := evidence.UpdateFile(opts.Ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
+	if err != nil {
+		var busy *evidence.BusyError
+		var moved *evidence.ChangedError
+		if errors.As(err, &busy) || errors.As(err, &moved) {
+			return withCode(exitSetup, err) // retried later, the same command succeeds
+		}
+		return pageError(err)
+	}
 	if !changed {
 		fmt.Fprintf(opts.IO.ErrOut, "report: %s is up to date (block %s)\n", path, group)
 		return nil
 	}
-	if err := evidence.WriteFileMode(path, updated, info.Mode().Perm()); err != nil {
-		return err
-	}
 	fmt.Fprintf(opts.IO.ErrOut, "report: updated block %s of %s\n", group, path)
 	return nil
+}
+
+// pageError gives a page that cannot be read its exit status: missing,
+// not a regular file or over the cap is the user's (2).
+func pageError(err error) error {
+	var coded *codedError
+	switch {
+	case errors.As(err, &coded):
+		return err
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, evidence.ErrNotRegular), errors.Is(err, evidence.ErrTooLarge):
+		return withCode(exitUsage, fmt.Errorf("--update-doc: %w", err))
+	}
+	return err
+}
+
+// summaryReconcile is the inventory line's fact for -o summary: the saved
+// reconciliation (--reconcile), checked against --ref's head in --repo;
+// without --reconcile, a reconciliation of the evidence's inventory
+// snapshot at --ref now; nil when neither is given.
+func summaryReconcile(opts *reportOptions) (*reports.ReconcileFact, error) {
+	var fact *reports.ReconcileFact
+	if opts.Reconcile != "" {
+		data, err := evidence.ReadFile(opts.Ctx, opts.Reconcile, evidence.MaxDocumentBytes)
+		if err != nil {
+			return nil, withCode(exitUsage, fmt.Errorf("--reconcile: %w", err))
+		}
+		var r reconcile.Report
+		if err := json.Unmarshal(data, &r); err != nil {
+			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: not the JSON of inventory reconcile: %w", opts.Reconcile, err))
+		}
+		switch {
+		case r.Schema != reconcile.Schema:
+			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: schema is %q, want %q (inventory reconcile -o json)", opts.Reconcile, r.Schema, reconcile.Schema))
+		case r.Group != opts.Group:
+			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: group is %q, want %q", opts.Reconcile, r.Group, opts.Group))
+		case r.Commit == "":
+			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: commit is missing", opts.Reconcile))
+		}
+		fact = &reports.ReconcileFact{Ref: r.Ref, Commit: r.Commit, Normal: r.Summary.Normal, NeedAction: r.Summary.NeedAction}
+	}
+	if opts.Repo == "" {
+		return fact, nil
+	}
+	if fact == nil {
+		return reconcileNow(opts)
+	}
+	head, err := gitCLI(opts.Repo).Commit(opts.Ctx, opts.Ref)
+	if err != nil {
+		return nil, specsError(err)
+	}
+	fact.Ref, fact.Head = opts.Ref, head
+	return fact, nil
+}
+
+// reconcileNow reconciles the evidence's inventory snapshot (the first
+// root's) with the specs at --ref.
+func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
+	cfg, err := specs.LoadConfig(opts.SpecGroups)
+	if err != nil {
+		return nil, err
+	}
+	if err := cfg.CheckGroup(opts.Group); err != nil {
+		return nil, &flagError{err}
+	}
+	path := filepath.Join(opts.From[0], opts.Group, reports.InventoryFile)
+	data, err := evidence.ReadFile(opts.Ctx, path, evidence.MaxDocumentBytes)
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("-o summary --repo reconciles the evidence's inventory: %w", err))
+	}
+	var profiles []*inventory.Profile
+	if err := json.Unmarshal(data, &profiles); err != nil {
+		return nil, withCode(exitFailed, fmt.Errorf("%s: %w", path, err))
+	}
+	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{opts.Group: {Name: opts.Group, Profiles: profiles}}}
+	snap, err := specs.Source{Git: gitCLI(opts.Repo), Config: cfg, Repo: opts.Repo}.Read(opts.Ctx, opts.Ref)
+	if err != nil {
+		return nil, specsError(err)
+	}
+	r := reconcile.Reconcile(cfg, snap, inv, opts.Group)
+	return &reports.ReconcileFact{Ref: r.Ref, Commit: r.Commit, Head: r.Commit, Normal: r.Summary.Normal, NeedAction: r.Summary.NeedAction}, nil
 }
 
 // evidenceError maps the loader's errors to exit codes: a missing root or

@@ -28,7 +28,7 @@ func TestReportUpdateDoc(t *testing.T) {
 		t.Helper()
 		return runCLI(t, nil, append([]string{"report", "--from", evidenceRoot("a"), "--group", "detection", "--update-doc", page}, args...)...)
 	}
-	want := strings.Replace(docPage, "stale table\n", goldenFile(t, "detection.md"), 1)
+	want := strings.Replace(docPage, "stale table\n", goldenFile(t, "detection.docblock.md"), 1)
 
 	// --dry-run: the diff on stdout, the page untouched.
 	code, out, errOut := update("--dry-run")
@@ -105,6 +105,16 @@ func TestReportUpdateDocRefusesBrokenPages(t *testing.T) {
 		data, err := os.ReadFile(page)
 		require.NoError(t, err)
 		assert.Equal(t, tc.page, string(data), "%s: the page is untouched", name)
+	}
+	// A page over the cap (reports.MaxPageBytes) is refused, with or
+	// without --dry-run, before anything is diffed or written.
+	big := filepath.Join(dir, "big.md")
+	require.NoError(t, os.WriteFile(big, append([]byte(docPage), make([]byte, 16<<20)...), 0o644))
+	for _, args := range [][]string{nil, {"--dry-run"}} {
+		code, out, errOut := runCLI(t, nil, append([]string{"report", "--from", evidenceRoot("a"), "--group", "detection", "--update-doc", big}, args...)...)
+		assert.Equal(t, exitUsage, code, errOut)
+		assert.Empty(t, out)
+		assert.Contains(t, errOut, "big.md is larger than 16 MiB")
 	}
 	code, _, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "--update-doc", filepath.Join(dir, "missing.md"))
 	assert.Equal(t, exitUsage, code)

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -92,7 +94,7 @@ func TestReportPrintsResultsMarkdown(t *testing.T) {
 }
 
 func TestReportAllFormatsMatchGoldens(t *testing.T) {
-	for _, f := range []string{"md", "csv", "json", "html", "table", "tsv"} {
+	for _, f := range []string{"md", "csv", "json", "html", "table", "tsv", "summary"} {
 		t.Run(f, func(t *testing.T) {
 			_, out, _ := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", f)
 			assert.Equal(t, goldenFile(t, "vlm."+f), out)
@@ -206,4 +208,58 @@ func linksFromGroupDir(t *testing.T, page, groupDir string, html []byte) string 
 		require.NoError(t, err)
 		return `href="` + filepath.ToSlash(rel) + `"`
 	})
+}
+
+// TestReportSummary: -o summary with a saved reconciliation checked
+// against the TRTMC checkout's main: complete while main is at the
+// reconciled commit, NOT complete (naming the new head) once it moved;
+// a reconciliation of another group or a flag without -o summary is a
+// usage error.
+func TestReportSummary(t *testing.T) {
+	git, err := exec.LookPath("git")
+	if err != nil {
+		t.Skip("git not installed")
+	}
+	repo := t.TempDir()
+	gitRun := func(args ...string) string {
+		cmd := exec.Command(git, append([]string{"-C", repo, "-c", "user.name=t", "-c", "user.email=t@example.org"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, "%s", out)
+		return strings.TrimSpace(string(out))
+	}
+	gitRun("init", "-q", "-b", "main")
+	gitRun("commit", "-q", "--allow-empty", "-m", "one")
+	head := gitRun("rev-parse", "HEAD")
+	rec := filepath.Join(t.TempDir(), "reconcile.json")
+	write := func(group string) {
+		require.NoError(t, os.WriteFile(rec, []byte(`{"schema":"trtmc-qual/reconcile/v1","group":"`+group+`","ref":"main","commit":"`+head+`","summary":{"normal":1,"need_action":0}}`), 0o644))
+	}
+	write("detection")
+	args := []string{"report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "summary", "--reconcile", rec, "--repo", repo}
+	code, out, errOut := runCLI(t, nil, args...)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "**detection: complete.**"), out)
+	assert.Contains(t, out, "`main` is still at that commit (current)")
+
+	gitRun("commit", "-q", "--allow-empty", "-m", "two")
+	code, out, _ = runCLI(t, nil, args...)
+	assert.Equal(t, exitOK, code, "the rows' status is the exit status")
+	assert.True(t, strings.HasPrefix(out, "**detection: NOT complete"), out)
+	assert.Contains(t, out, "but `main` is now `"+gitRun("rev-parse", "HEAD")+"`")
+
+	// Into a .md file: the summary is Markdown.
+	file := filepath.Join(t.TempDir(), "summary.md")
+	code, _, errOut = runCLI(t, nil, append(args, "--output-file", file)...)
+	assert.Equal(t, exitOK, code, errOut)
+	written, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.True(t, strings.HasPrefix(string(written), "**detection: NOT complete"))
+
+	write("vlm")
+	code, _, errOut = runCLI(t, nil, args...)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `group is "vlm", want "detection"`)
+	code, _, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "md", "--reconcile", rec)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--reconcile and --repo only apply to --format summary")
 }

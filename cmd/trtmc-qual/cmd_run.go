@@ -167,6 +167,7 @@ func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	if out != nil {
 		var lerr error
 		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
+			rep.Publish = publicOptions(f, nil)
 			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
@@ -268,8 +269,9 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 		Security: qual.SecurityOptions{Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
 			SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv)},
 		Provenance: qual.ProvenanceOptions{HarnessVersion: f.Version, HarnessCommit: f.Commit,
-			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts)},
-		Resume: opts.Resume, Runner: f.Runner, Log: prog, Progress: prog, Now: f.Now,
+			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts), Roots: runRoots(f, opts)},
+		Publish: publicOptions(f, nil),
+		Resume:  opts.Resume, Runner: f.Runner, Log: prog, Progress: prog, Now: f.Now,
 	}
 	if opts.Executor != executorSlurm {
 		return qual.Local{}.Run(ctx, qopts)
@@ -315,6 +317,12 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
 	argv = append(argv, shapingRunFlags(c)...)
 	return &slurm.Executor{Config: sc, Runner: f.Runner, Task: argv, Detach: opts.Detach}, nil
+}
+
+// runRoots are the named roots a run records in every row
+// (provenance.roots): its evidence root and this host's roots.
+func runRoots(f *factory, opts *runOptions) []reports.Root {
+	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(f)...)
 }
 
 // shortSecret is the length under which a secret's redaction is likely to

@@ -85,6 +85,8 @@ func fileFormat(cmd *cobra.Command, flag, path string) (string, error) {
 	case ext != "" && !slices.Contains(allowed, ext):
 		return "", flagErrorf("--%s %s: the extension says %s, which %s does not write (formats: %s)",
 			flag, path, ext, cmd.CommandPath(), strings.Join(allowed, ", "))
+	case ext == reports.FormatMarkdown && format == reports.FormatSummary:
+		return format, nil // the summary is Markdown
 	case ext != "" && format != reports.FormatAuto && format != ext:
 		return "", flagErrorf("--%s %s: the extension says %s but --format says %s; they must agree", flag, path, ext, format)
 	case ext != "":

@@ -192,7 +192,7 @@ func TestCompletionOffersValues(t *testing.T) {
 	assert.Equal(t, []string{"vlm"}, vals, "the inventory from the environment")
 
 	vals, _ = complete(t, nil, "report", "-o", "")
-	assert.Equal(t, []string{"md", "csv", "json", "html", "table", "tsv"}, vals, "formats")
+	assert.Equal(t, []string{"md", "csv", "json", "html", "table", "tsv", "summary"}, vals, "formats")
 	vals, _ = complete(t, nil, "inventory", "validate", "--format", "")
 	assert.Equal(t, []string{"text", "json"}, vals)
 	vals, _ = complete(t, nil, "report", "--from", evidenceRoot("a"), "--group", "")

@@ -154,8 +154,8 @@ func TestSecretPrintedEncodedNeverReachesEvidence(t *testing.T) {
 // Findings 1 and 3, end to end: a bundle path of /dev/zero used to be
 // hashed forever (and the first Ctrl-C did not stop it); now the row
 // breaks at once naming it. The run's --out holds shell syntax and a
-// space: the reproduce command of results.md, pasted into bash, is the
-// run's invocation and runs nothing else.
+// space: the reproduce command of results.md, pasted into bash with $OUT
+// set to it, is the run's invocation and runs nothing else.
 func TestEndlessBundleAndQuotedReproduce(t *testing.T) {
 	h := getHarness(t)
 	t.Parallel()
@@ -178,6 +178,11 @@ func TestEndlessBundleAndQuotedReproduce(t *testing.T) {
 	scratch := t.TempDir()
 	paste := exec.Command("bash", "-c", `trtmc-qual() { printf '%s\0' "$@"; }; `+string(m[2]))
 	paste.Dir = scratch
+	// Published text writes the evidence root as "$OUT" (issue 27): with
+	// OUT set to it, the command is the run's; the shell syntax in the
+	// value is never evaluated.
+	assert.Contains(t, string(m[2]), `--out "$OUT"`)
+	paste.Env = append(os.Environ(), "OUT="+out)
 	got, err := paste.Output()
 	require.NoError(t, err)
 	argv := strings.Split(strings.TrimSuffix(string(got), "\x00"), "\x00")

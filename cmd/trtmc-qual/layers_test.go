@@ -44,6 +44,7 @@ var mayImport = map[string][]string{
 	"families":                  {"reports/evidence"},
 	"reports":                   {"inventory", "reports/evidence", "reports/junit"},
 	"reports/reportstest":       {"reports"},
+	"reports/export":            {"reports", "reports/evidence"},
 	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/evidence", "reports/junit"},
 	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},
 	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/evidence", "reports/markdown"},

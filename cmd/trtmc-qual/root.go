@@ -154,6 +154,7 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 		newInventoryCmd(f),
 		newRunCmd(f, nil),
 		newReportCmd(f, nil),
+		newExportCmd(f, nil),
 		newStatusCmd(f, nil),
 		newCICmd(f, f.Smoke, nil),
 		newDoctorCmd(f, nil),

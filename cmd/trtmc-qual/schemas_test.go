@@ -25,6 +25,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/export"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/schemas"
 )
@@ -56,6 +57,7 @@ var schemaDocs = []schemas.Doc{
 	{Name: "inventory-profiles", Title: "OUT/<group>/inventory.json and `inventory list --format json`: inventory profiles", Type: reflect.TypeFor[[]*inventory.Profile]()},
 	{Name: "inventory-profile", Title: "`inventory show ID --format json`: one inventory profile", Type: reflect.TypeFor[inventory.Profile]()},
 	{Name: "inventory-validate", Title: "`inventory validate --format json`", Type: reflect.TypeFor[validateOutput]()},
+	{Name: "evidence-pack", Title: "PACK/PACK.json, the index of an evidence pack written by `export` (" + export.IndexSchema + ")", Type: reflect.TypeFor[export.Index]()},
 }
 
 // TestSchemasMatchTypes: the shipped schemas are what the Go types
@@ -171,6 +173,8 @@ func validateEvidenceCount(t *testing.T, set schemaSet, root string) (int, map[s
 		parts := strings.Split(filepath.ToSlash(rel), "/")
 		var name string
 		switch {
+		case len(parts) == 1 && parts[0] == export.IndexFile:
+			name = "evidence-pack"
 		case len(parts) == 2 && parts[1] == "results.json":
 			name = "group-report"
 		case len(parts) == 2 && parts[1] == "inventory.json":

@@ -66,7 +66,10 @@ type Change struct {
 	Summary string `json:"summary"`
 }
 
-// Drift compares the family folders of the groups between two refs.
+// Drift compares the family folders of the groups between two refs: which
+// families belong to the groups at either commit (familyGroups), the
+// folders they live in at either commit, git's changes there, and one
+// Change per changed file (change), structured files summarised by key.
 func Drift(ctx context.Context, src specs.Source, base, head string, groups []string) (*Report, error) {
 	cfg := src.Config
 	for _, g := range groups {
@@ -87,52 +90,13 @@ func Drift(ctx context.Context, src specs.Source, base, head string, groups []st
 	}
 	r := &Report{Schema: Schema, Repo: src.Repo, Groups: groups, Base: base, BaseCommit: baseSnap.Commit,
 		Head: head, HeadCommit: headSnap.Commit, Changes: []Change{}, ByCategory: map[string]int{}}
-	famGroups := map[string]map[string]bool{}
-	for _, g := range groups {
-		for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
-			for _, f := range s.FamiliesOf(g) {
-				if famGroups[f] == nil {
-					famGroups[f] = map[string]bool{}
-				}
-				famGroups[f][g] = true
-			}
-		}
-	}
-	// A family folder that says nothing about its task strategy at either
-	// commit (no manifest, no e2e_defaults) may belong to any group: it is
-	// checked rather than skipped.
-	known := map[string]bool{}
-	dirs := map[string]bool{}
-	for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
-		for _, f := range s.Families {
-			dirs[f.Dir] = true
-			if len(f.TaskStrategies) > 0 {
-				known[f.Dir] = true
-			}
-		}
-	}
-	for d := range dirs {
-		if !known[d] {
-			famGroups[d] = map[string]bool{unattributedGroup: true}
-		}
-	}
+	snaps := []*specs.Snapshot{baseSnap, headSnap}
+	famGroups := familyGroups(snaps, groups)
 	r.Families = slices.Sorted(maps.Keys(famGroups))
 	if len(r.Families) == 0 {
 		return r, nil
 	}
-	// A family's folder in every layout either commit holds it in: a
-	// family that moves from tests/e2e/models/<f> to families/<f> between
-	// the refs shows as its old files deleted and its new ones added.
-	var paths []string
-	for _, s := range []*specs.Snapshot{baseSnap, headSnap} {
-		for _, p := range s.FamilyPaths(r.Families) {
-			if !slices.Contains(paths, p+"/") {
-				paths = append(paths, p+"/")
-			}
-		}
-	}
-	sort.Strings(paths)
-	changes, err := src.Git.Diff(ctx, baseSnap.Commit, headSnap.Commit, paths)
+	changes, err := src.Git.Diff(ctx, baseSnap.Commit, headSnap.Commit, familyPaths(snaps, r.Families))
 	if err != nil {
 		return nil, fmt.Errorf("diff %s..%s: %w", specs.ShortSHA(baseSnap.Commit), specs.ShortSHA(headSnap.Commit), err)
 	}
@@ -152,31 +116,87 @@ func Drift(ctx context.Context, src specs.Source, base, head string, groups []st
 		return nil, err
 	}
 	for _, ch := range changes {
-		lay, fam, inFam, _ := cfg.Locate(ch.Path)
-		dc := Change{Family: fam, Groups: strings.Join(slices.Sorted(maps.Keys(famGroups[fam])), ","), Path: ch.Path,
-			Layout: lay.Name, Category: cfg.Category(lay.CategoryPath(inFam)), Status: statusWord(ch.Status),
-			Added: ch.Added, Deleted: ch.Deleted}
-		switch dc.Category {
-		case "manifest", "threshold":
-			if path.Ext(ch.Path) == ".json" {
-				dc.Profile = strings.TrimSuffix(path.Base(ch.Path), ".json")
-				if raw, ok := after[ch.Path]; ok {
-					if m, e := specs.ParseManifest(lay, ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
-						dc.Profile = m.Name
-					}
-				} else if raw, ok := before[ch.Path]; ok {
-					if m, e := specs.ParseManifest(lay, ch.Path, fam, raw); e == "" && m.Name != "" && dc.Category == "manifest" {
-						dc.Profile = m.Name
-					}
-				}
-			}
-		}
-		dc.Summary = summarize(ch, before, after)
+		dc := change(cfg, ch, famGroups, before, after)
 		r.Changes = append(r.Changes, dc)
 		r.ByCategory[dc.Category]++
 	}
 	sort.SliceStable(r.Changes, func(i, j int) bool { return r.Changes[i].Path < r.Changes[j].Path })
 	return r, nil
+}
+
+// familyGroups maps each family folder of the groups, at either commit, to
+// the groups it belongs to. A family folder that says nothing about its
+// task strategy at either commit (no manifest, no e2e_defaults) may belong
+// to any group: it is checked rather than skipped.
+func familyGroups(snaps []*specs.Snapshot, groups []string) map[string]map[string]bool {
+	famGroups := map[string]map[string]bool{}
+	for _, g := range groups {
+		for _, s := range snaps {
+			for _, f := range s.FamiliesOf(g) {
+				if famGroups[f] == nil {
+					famGroups[f] = map[string]bool{}
+				}
+				famGroups[f][g] = true
+			}
+		}
+	}
+	known := map[string]bool{}
+	dirs := map[string]bool{}
+	for _, s := range snaps {
+		for _, f := range s.Families {
+			dirs[f.Dir] = true
+			if len(f.TaskStrategies) > 0 {
+				known[f.Dir] = true
+			}
+		}
+	}
+	for d := range dirs {
+		if !known[d] {
+			famGroups[d] = map[string]bool{unattributedGroup: true}
+		}
+	}
+	return famGroups
+}
+
+// familyPaths are the families' folders in every layout either commit
+// holds them in, sorted, each with a trailing slash: a family that moves
+// from tests/e2e/models/<f> to families/<f> between the refs shows as its
+// old files deleted and its new ones added.
+func familyPaths(snaps []*specs.Snapshot, families []string) []string {
+	var paths []string
+	for _, s := range snaps {
+		for _, p := range s.FamilyPaths(families) {
+			if !slices.Contains(paths, p+"/") {
+				paths = append(paths, p+"/")
+			}
+		}
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+// change is the Change of one changed file; a manifest's or threshold's
+// profile is the manifest's name where the file (after, else before)
+// parses, else its file name.
+func change(cfg *specs.Config, ch gitread.FileChange, famGroups map[string]map[string]bool, before, after map[string][]byte) Change {
+	lay, fam, inFam, _ := cfg.Locate(ch.Path)
+	dc := Change{Family: fam, Groups: strings.Join(slices.Sorted(maps.Keys(famGroups[fam])), ","), Path: ch.Path,
+		Layout: lay.Name, Category: cfg.Category(lay.CategoryPath(inFam)), Status: statusWord(ch.Status),
+		Added: ch.Added, Deleted: ch.Deleted}
+	if (dc.Category == "manifest" || dc.Category == "threshold") && path.Ext(ch.Path) == ".json" {
+		dc.Profile = strings.TrimSuffix(path.Base(ch.Path), ".json")
+		raw, ok := after[ch.Path]
+		if !ok {
+			raw, ok = before[ch.Path]
+		}
+		if ok && dc.Category == "manifest" {
+			if m, e := specs.ParseManifest(lay, ch.Path, fam, raw); e == "" && m.Name != "" {
+				dc.Profile = m.Name
+			}
+		}
+	}
+	dc.Summary = summarize(ch, before, after)
+	return dc
 }
 
 func statusWord(s string) string {

@@ -108,7 +108,10 @@ type Summary struct {
 }
 
 // Reconcile compares the inventory's group with the group's specs. inv may
-// be nil or lack the group: every normal profile is then missing.
+// be nil or lack the group: every normal profile is then missing. Its steps,
+// in the order of the rows: one row per classified manifest of the group
+// (specRow), one per spec file that is not a manifest of it (problemRows),
+// one per inventory profile no spec backs (staleRows); then the counts.
 func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory, group string) *Report {
 	r := &Report{Schema: Schema, Group: group, Repo: snap.Repo, Ref: snap.Ref, Commit: snap.Commit,
 		TaskStrategies: append([]string{}, cfg.Groups[group].TaskStrategies...),
@@ -116,84 +119,120 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 	if r.Families == nil {
 		r.Families = []string{}
 	}
-	profiles := map[string]*inventory.Profile{}
-	var invOrder []*inventory.Profile
-	if inv != nil {
-		if g, ok := inv.Groups[group]; ok {
-			r.InventoryHasGroup = true
-			for _, p := range g.Profiles {
-				if _, dup := profiles[p.ID]; !dup {
-					profiles[p.ID] = p
-				}
-				invOrder = append(invOrder, p)
-			}
-		}
-	}
+	g := groupProfiles(r, inv, group)
 	classified := specs.Classify(cfg, snap, group)
 	r.Gaps = specs.Gaps(classified)
-	matched := map[string]bool{}
 	for _, c := range classified {
-		row := Row{Profile: c.Name, Family: c.Family, Checkpoint: c.Checkpoint, Kind: c.Class.Kind,
-			Rule: c.Class.Rule, Reason: c.Class.Reason, Of: c.Class.Of, Revision: c.Revision,
-			Precision: c.EffectivePrecision(cfg), Bundle: c.Bundle, Task: c.TaskStrategy, Manifest: c.Path}
-		if row.Family == "" {
-			row.Family = c.Dir
+		r.Rows = append(r.Rows, g.specRow(cfg, r, c))
+		if c.Listed && len(c.Problems) == 0 && c.Name != "" && c.Class.Kind == inventory.KindNormal {
+			r.Summary.Normal++
 		}
-		p := profiles[c.Name]
-		if p != nil {
-			matched[c.Name] = true
-			row.Inventory = p.Where("id")
-		}
-		switch {
-		case len(c.Problems) > 0:
-			row.State, row.NeedsAction = StateInvalid, true
-			row.Detail = strings.Join(c.Problems, "; ")
-		case !c.Listed:
-			row.State, row.NeedsAction = StateUnlisted, true
-			row.Detail = fmt.Sprintf("not listed in %s test_manifests", path.Join(path.Dir(path.Dir(c.Path)), "MODEL.toml"))
-		case p != nil:
-			row.Diffs = compare(cfg, p, c)
-			var parts []string
-			for _, d := range row.Diffs {
-				parts = append(parts, d.String())
-			}
-			switch {
-			case p.Exclusion != nil:
-				row.State = StateExcluded
-				row.Detail = "excluded: " + p.Exclusion.Reason
-				if len(parts) > 0 {
-					row.Detail += " (also differs: " + strings.Join(parts, "; ") + ")"
-				}
-			case len(row.Diffs) > 0:
-				row.State, row.NeedsAction = StateDrift, true
-				row.Detail = strings.Join(parts, "; ")
-			default:
-				row.State = kindState(c.Class.Kind)
-				if row.State != StateOK {
-					row.Detail = "in the inventory as a " + p.Kind + " profile"
-				}
-			}
-		default:
-			switch c.Class.Kind {
-			case inventory.KindNormal:
-				row.State, row.NeedsAction = StateMissing, true
-				row.Detail = "not in the inventory"
-				if !r.InventoryHasGroup {
-					row.Detail = fmt.Sprintf("not in the inventory (it has no group %s)", group)
-				}
-			default:
-				row.State = kindState(c.Class.Kind)
-			}
-		}
-		if c.Listed && len(c.Problems) == 0 && c.Name != "" {
-			if c.Class.Kind == inventory.KindNormal {
-				r.Summary.Normal++
-			}
-		}
-		r.Rows = append(r.Rows, row)
 	}
-	// Spec files that are not manifests of the group: missing, malformed.
-	for _, pr := range r.Problems {
+	r.Rows = append(r.Rows, g.problemRows(r.Problems)...)
+	r.Rows = append(r.Rows, g.staleRows(snap, group)...)
+	r.count()
+	if r.Rows == nil {
+		r.Rows = []Row{}
+	}
+	if r.Problems == nil {
+		r.Problems = []*specs.Problem{}
+	}
+	return r
+}
+
+// invGroup is the inventory's side of one reconcile: its profiles by id
+// (the first of a duplicated id), in their order, and which ids a row has
+// claimed so far.
+type invGroup struct {
+	byID    map[string]*inventory.Profile
+	order   []*inventory.Profile
+	matched map[string]bool
+}
+
+func groupProfiles(r *Report, inv *inventory.Inventory, group string) *invGroup {
+	g := &invGroup{byID: map[string]*inventory.Profile{}, matched: map[string]bool{}}
+	if inv == nil {
+		return g
+	}
+	grp, ok := inv.Groups[group]
+	if !ok {
+		return g
+	}
+	r.InventoryHasGroup = true
+	for _, p := range grp.Profiles {
+		if _, dup := g.byID[p.ID]; !dup {
+			g.byID[p.ID] = p
+		}
+		g.order = append(g.order, p)
+	}
+	return g
+}
+
+// specRow is the row of one classified manifest of the group.
+func (g *invGroup) specRow(cfg *specs.Config, r *Report, c *specs.Classified) Row {
+	row := Row{Profile: c.Name, Family: c.Family, Checkpoint: c.Checkpoint, Kind: c.Class.Kind,
+		Rule: c.Class.Rule, Reason: c.Class.Reason, Of: c.Class.Of, Revision: c.Revision,
+		Precision: c.EffectivePrecision(cfg), Bundle: c.Bundle, Task: c.TaskStrategy, Manifest: c.Path}
+	if row.Family == "" {
+		row.Family = c.Dir
+	}
+	p := g.byID[c.Name]
+	if p != nil {
+		g.matched[c.Name] = true
+		row.Inventory = p.Where("id")
+	}
+	switch {
+	case len(c.Problems) > 0:
+		row.State, row.NeedsAction = StateInvalid, true
+		row.Detail = strings.Join(c.Problems, "; ")
+	case !c.Listed:
+		row.State, row.NeedsAction = StateUnlisted, true
+		row.Detail = fmt.Sprintf("not listed in %s test_manifests", path.Join(path.Dir(path.Dir(c.Path)), "MODEL.toml"))
+	case p != nil:
+		judgeInventoried(cfg, &row, p, c)
+	case c.Class.Kind == inventory.KindNormal:
+		row.State, row.NeedsAction = StateMissing, true
+		row.Detail = "not in the inventory"
+		if !r.InventoryHasGroup {
+			row.Detail = fmt.Sprintf("not in the inventory (it has no group %s)", r.Group)
+		}
+	default:
+		row.State = kindState(c.Class.Kind)
+	}
+	return row
+}
+
+// judgeInventoried sets the state of a manifest the inventory has:
+// excluded, drift (fields differ) or its kind's state.
+func judgeInventoried(cfg *specs.Config, row *Row, p *inventory.Profile, c *specs.Classified) {
+	row.Diffs = compare(cfg, p, c)
+	var parts []string
+	for _, d := range row.Diffs {
+		parts = append(parts, d.String())
+	}
+	switch {
+	case p.Exclusion != nil:
+		row.State = StateExcluded
+		row.Detail = "excluded: " + p.Exclusion.Reason
+		if len(parts) > 0 {
+			row.Detail += " (also differs: " + strings.Join(parts, "; ") + ")"
+		}
+	case len(row.Diffs) > 0:
+		row.State, row.NeedsAction = StateDrift, true
+		row.Detail = strings.Join(parts, "; ")
+	default:
+		row.State = kindState(c.Class.Kind)
+		if row.State != StateOK {
+			row.Detail = "in the inventory as a " + p.Kind + " profile"
+		}
+	}
+}
+
+// problemRows are the spec files that are not manifests of the group:
+// missing, malformed (a manifest's own problems are on its row).
+func (g *invGroup) problemRows(problems []*specs.Problem) []Row {
+	var rows []Row
+	for _, pr := range problems {
 		if pr.Kind == specs.ProblemUnlisted || pr.Kind == specs.ProblemInvalid || pr.Kind == specs.ProblemDuplicateName {
 			continue // the manifest's own row shows it
 		}
@@ -203,25 +242,31 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 		}
 		row := Row{Profile: name, Family: pr.Dir, Kind: "-", Rule: "spec." + pr.Kind, Reason: pr.Kind,
 			State: StateInvalid, Detail: pr.Message, NeedsAction: true, Manifest: pr.Path}
-		if p := profiles[name]; p != nil && pr.Kind != specs.ProblemModelTOML {
-			matched[name] = true
+		if p := g.byID[name]; p != nil && pr.Kind != specs.ProblemModelTOML {
+			g.matched[name] = true
 			row.Inventory = p.Where("id")
 			row.Checkpoint = p.Checkpoint
 		}
-		r.Rows = append(r.Rows, row)
+		rows = append(rows, row)
 	}
-	// Inventory profiles no spec of the group backs.
+	return rows
+}
+
+// staleRows are the inventory profiles no spec of the group backs, each
+// saying where its manifest is when the commit has one of that name.
+func (g *invGroup) staleRows(snap *specs.Snapshot, group string) []Row {
 	others := map[string]*specs.Manifest{}
 	for _, m := range snap.Manifests {
 		if _, ok := others[m.Name]; !ok {
 			others[m.Name] = m
 		}
 	}
-	for _, p := range invOrder {
-		if matched[p.ID] {
+	var rows []Row
+	for _, p := range g.order {
+		if g.matched[p.ID] {
 			continue
 		}
-		matched[p.ID] = true
+		g.matched[p.ID] = true
 		row := Row{Profile: p.ID, Family: p.Family, Checkpoint: p.Checkpoint, Kind: p.Kind, Rule: "inventory",
 			Reason: "kind as recorded in the inventory", Revision: p.Revision, Precision: p.Precision,
 			Bundle: path.Base(p.Bundle.Path), Inventory: p.Where("id"), State: StateStale, NeedsAction: true}
@@ -239,8 +284,14 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 		if p.Exclusion != nil {
 			row.Detail += "; excluded: " + p.Exclusion.Reason
 		}
-		r.Rows = append(r.Rows, row)
+		rows = append(rows, row)
 	}
+	return rows
+}
+
+// count fills the summary from the rows (Normal is counted as the spec
+// rows are made).
+func (r *Report) count() {
 	for _, row := range r.Rows {
 		switch row.State {
 		case StateOK:
@@ -254,6 +305,9 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 		case StateInvalid:
 			r.Summary.Invalid++
 		}
+		if row.NeedsAction {
+			r.Summary.NeedAction++
+		}
 		if row.Rule == "inventory" || row.State == StateUnlisted || row.State == StateInvalid {
 			continue
 		}
@@ -265,30 +319,17 @@ func Reconcile(cfg *specs.Config, snap *specs.Snapshot, inv *inventory.Inventory
 			case StateExcluded:
 				r.Summary.Excluded++
 			}
-		case inventory.KindVariant:
-			r.Summary.Variants++
-			if row.State == StateDrift {
-				r.Summary.Drift++
+		case inventory.KindVariant, inventory.KindPartial:
+			if row.Kind == inventory.KindVariant {
+				r.Summary.Variants++
+			} else {
+				r.Summary.Partials++
 			}
-		case inventory.KindPartial:
-			r.Summary.Partials++
 			if row.State == StateDrift {
 				r.Summary.Drift++
 			}
 		}
 	}
-	for _, row := range r.Rows {
-		if row.NeedsAction {
-			r.Summary.NeedAction++
-		}
-	}
-	if r.Rows == nil {
-		r.Rows = []Row{}
-	}
-	if r.Problems == nil {
-		r.Problems = []*specs.Problem{}
-	}
-	return r
 }
 
 func kindState(kind string) string {

@@ -251,10 +251,10 @@ func (c *Config) CheckGroup(g string) error {
 	return fmt.Errorf("%w %q: valid groups are %s (spec groups %s)", ErrUnknownGroup, g, strings.Join(c.GroupNames(), ", "), c.File)
 }
 
-// ErrUnknownGroup: a group name that the spec-groups file does not define.
+// ErrUnknownGroup is a group name that the spec-groups file does not define.
 var ErrUnknownGroup = errors.New("unknown group")
 
-// category returns the drift category of a path relative to a family folder.
+// Category returns the drift category of a path relative to a family folder.
 func (c *Config) Category(rel string) string {
 	for _, g := range c.driftGlobs {
 		if g.re.MatchString(rel) {

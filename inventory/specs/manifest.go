@@ -52,8 +52,42 @@ func parseModelTOML(data []byte, fam *Family) ([]string, string) {
 // result means the file is not a JSON object at all; field problems go to
 // m.Problems. Every problem names its line and field ("line 7:
 // tensor_parallel_size: must be a positive integer, got 0"); a missing
-// field names the line of the object.
+// field names the line of the object. The steps: decode the object, then
+// its identity fields, checkpoint, quantization, build arguments and
+// parallelism, and test cases.
 func ParseManifest(l Layout, p, dir string, data []byte) (*Manifest, string) {
+	raw, msg := decodeObject(data)
+	if msg != "" {
+		return nil, msg
+	}
+	m := &Manifest{Path: p, Dir: dir, Layout: l.Name, TaskKey: l.TaskKey, Raw: raw, BlobLen: len(data)}
+	mr := &manifestReader{m: m, raw: raw, pos: positions(data), newer: l.Name == LayoutFamilies}
+	m.Name = mr.str("name", true)
+	m.Bundle = mr.str("bundle", true)
+	m.Family = mr.str("family", true)
+	m.TaskStrategy = mr.str(l.TaskKey, true)
+	m.RuntimeStrategy = mr.str("runtime_strategy", false)
+	// The newer layout requires precision (TRTMC's catalog refuses a
+	// manifest without it); the older one defaults it.
+	m.Precision = mr.str("precision", mr.newer)
+	m.Revision = mr.str("hf_revision", false)
+	m.BenchmarkExclusion = mr.str("benchmark_exclusion_reason", false)
+	mr.checkpoint()
+	m.Quantization = quantization(raw["quantization"])
+	mr.build()
+	if dr, ok := raw["distributed_runtime"].(map[string]any); ok {
+		m.Distributed, _ = dr["enabled"].(bool)
+	}
+	if v, ok := raw[maxSequenceKey(l)]; ok && v != nil {
+		m.MaxSequence = intOf(v)
+	}
+	mr.testcases()
+	return m, ""
+}
+
+// decodeObject decodes one JSON object (numbers kept as written); a
+// non-empty message says, with its line, why the data is not one.
+func decodeObject(data []byte) (map[string]any, string) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var raw map[string]any
@@ -70,114 +104,132 @@ func ParseManifest(l Layout, p, dir string, data []byte) (*Manifest, string) {
 	if dec.More() {
 		return nil, fmt.Sprintf("line %d: malformed JSON: trailing data after the object", lineAt(data, dec.InputOffset()))
 	}
-	pos := positions(data)
-	m := &Manifest{Path: p, Dir: dir, Layout: l.Name, TaskKey: l.TaskKey, Raw: raw, BlobLen: len(data)}
-	problem := func(line int, field, format string, args ...any) {
-		m.Problems = append(m.Problems, fmt.Sprintf("line %d: %s: %s", line, field, fmt.Sprintf(format, args...)))
+	return raw, ""
+}
+
+// manifestReader reads the fields of one decoded manifest into m, each
+// problem with its line.
+type manifestReader struct {
+	m     *Manifest
+	raw   map[string]any
+	pos   *jsonPos
+	newer bool // the families/<f>/tests/manifests layout
+}
+
+func (mr *manifestReader) problem(line int, field, format string, args ...any) {
+	mr.m.Problems = append(mr.m.Problems, fmt.Sprintf("line %d: %s: %s", line, field, fmt.Sprintf(format, args...)))
+}
+
+// str reads a string field, trimmed; a required one must be present and
+// not blank.
+func (mr *manifestReader) str(key string, required bool) string {
+	v, ok := mr.raw[key]
+	if !ok || v == nil {
+		if required {
+			mr.problem(mr.pos.key(key), key, "missing")
+		}
+		return ""
 	}
-	str := func(key string, required bool) string {
-		v, ok := raw[key]
-		if !ok || v == nil {
-			if required {
-				problem(pos.key(key), key, "missing")
-			}
-			return ""
-		}
-		s, ok := v.(string)
-		if !ok {
-			problem(pos.key(key), key, "must be a string, got %s", CompactJSON(v))
-			return ""
-		}
-		if required && strings.TrimSpace(s) == "" {
-			problem(pos.key(key), key, "is empty")
-		}
-		return strings.TrimSpace(s)
+	s, ok := v.(string)
+	if !ok {
+		mr.problem(mr.pos.key(key), key, "must be a string, got %s", CompactJSON(v))
+		return ""
 	}
-	newer := l.Name == LayoutFamilies
-	m.Name = str("name", true)
-	m.Bundle = str("bundle", true)
-	m.Family = str("family", true)
-	m.TaskStrategy = str(l.TaskKey, true)
-	m.RuntimeStrategy = str("runtime_strategy", false)
-	// The newer layout requires precision (TRTMC's catalog refuses a
-	// manifest without it); the older one defaults it.
-	m.Precision = str("precision", newer)
-	m.Revision = str("hf_revision", false)
-	m.BenchmarkExclusion = str("benchmark_exclusion_reason", false)
+	if required && strings.TrimSpace(s) == "" {
+		mr.problem(mr.pos.key(key), key, "is empty")
+	}
+	return strings.TrimSpace(s)
+}
+
+// checkpoint reads the checkpoint and the field that named it.
+func (mr *manifestReader) checkpoint() {
+	m := mr.m
 	switch {
-	case raw["hf_id"] != nil:
-		m.Checkpoint, m.CheckpointField = str("hf_id", true), "hf_id"
-	case !newer && raw["model_id"] != nil:
+	case mr.raw["hf_id"] != nil:
+		m.Checkpoint, m.CheckpointField = mr.str("hf_id", true), "hf_id"
+	case !mr.newer && mr.raw["model_id"] != nil:
 		// TRTMC's older catalog accepts model_id where there is no hf_id.
-		m.Checkpoint, m.CheckpointField = str("model_id", true), "model_id"
-	case newer:
+		m.Checkpoint, m.CheckpointField = mr.str("model_id", true), "model_id"
+	case mr.newer:
 		// The newer catalog builds from `hf_id or name`: a manifest without
 		// hf_id names a local checkpoint, and its name identifies it.
 		m.Checkpoint, m.CheckpointField = m.Name, "name"
 	default:
-		problem(pos.key("hf_id"), "hf_id", "missing (and no model_id)")
+		mr.problem(mr.pos.key("hf_id"), "hf_id", "missing (and no model_id)")
 	}
-	if q, ok := raw["quantization"]; ok && q != nil {
-		switch x := q.(type) {
-		case string:
-			m.Quantization = x
-		case map[string]any:
-			if f, ok := x["format"].(string); ok {
-				m.Quantization = f
-			} else {
-				m.Quantization = CompactJSON(x)
-			}
-		default:
-			m.Quantization = CompactJSON(x)
+}
+
+// quantization is the manifest's quantization as one string: the string,
+// an object's format, or the value's compact JSON.
+func quantization(q any) string {
+	switch x := q.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	case map[string]any:
+		if f, ok := x["format"].(string); ok {
+			return f
 		}
 	}
+	return CompactJSON(q)
+}
+
+// build reads the build arguments' names (build_args, or build in the
+// newer layout) and the parallelism they or the manifest declare.
+func (mr *manifestReader) build() {
+	m := mr.m
 	argsKey := "build_args"
-	if newer {
+	if mr.newer {
 		argsKey = "build"
 	}
 	var args map[string]any
-	if ba, ok := raw[argsKey]; ok && ba != nil {
+	if ba, ok := mr.raw[argsKey]; ok && ba != nil {
 		args, ok = ba.(map[string]any)
 		if !ok {
-			problem(pos.key(argsKey), argsKey, "must be an object, got %s", CompactJSON(ba))
+			mr.problem(mr.pos.key(argsKey), argsKey, "must be an object, got %s", CompactJSON(ba))
 		}
 		for k := range args {
 			m.BuildArgs = append(m.BuildArgs, k)
 		}
 		sort.Strings(m.BuildArgs)
 	}
-	if newer {
-		m.parseParallelSizes(raw, args, pos, problem)
-	} else if pv, ok := args["parallel"]; ok && pv != nil {
-		pm, ok := pv.(map[string]any)
-		if !ok {
-			problem(pos.key(argsKey), "build_args.parallel", "must be an object, got %s", CompactJSON(pv))
-		} else {
-			m.Parallel = &Parallel{Field: "build_args.parallel"}
-			m.Parallel.Mode, _ = pm["mode"].(string)
-			m.Parallel.TP = intOf(pm["tp_size"])
-			m.Parallel.CP = intOf(pm["cp_size"])
-		}
+	if mr.newer {
+		m.parseParallelSizes(mr.raw, args, mr.pos, mr.problem)
+		return
 	}
-	if dr, ok := raw["distributed_runtime"].(map[string]any); ok {
-		m.Distributed, _ = dr["enabled"].(bool)
+	pv, ok := args["parallel"]
+	if !ok || pv == nil {
+		return
 	}
-	if v, ok := raw[maxSequenceKey(l)]; ok && v != nil {
-		m.MaxSequence = intOf(v)
+	pm, ok := pv.(map[string]any)
+	if !ok {
+		mr.problem(mr.pos.key(argsKey), "build_args.parallel", "must be an object, got %s", CompactJSON(pv))
+		return
 	}
-	tcs, ok := raw["testcases"].([]any)
+	m.Parallel = &Parallel{Field: "build_args.parallel"}
+	m.Parallel.Mode, _ = pm["mode"].(string)
+	m.Parallel.TP = intOf(pm["tp_size"])
+	m.Parallel.CP = intOf(pm["cp_size"])
+}
+
+// testcases reads the test cases, which must be a non-empty list of
+// objects.
+func (mr *manifestReader) testcases() {
+	m, pos := mr.m, mr.pos
+	tcs, ok := mr.raw["testcases"].([]any)
 	switch {
-	case raw["testcases"] == nil:
-		problem(pos.key("testcases"), "testcases", "missing")
+	case mr.raw["testcases"] == nil:
+		mr.problem(pos.key("testcases"), "testcases", "missing")
 	case !ok:
-		problem(pos.key("testcases"), "testcases", "must be a list, got %s", CompactJSON(raw["testcases"]))
+		mr.problem(pos.key("testcases"), "testcases", "must be a list, got %s", CompactJSON(mr.raw["testcases"]))
 	case len(tcs) == 0:
-		problem(pos.key("testcases"), "testcases", "is empty")
+		mr.problem(pos.key("testcases"), "testcases", "is empty")
 	}
 	for i, tc := range tcs {
 		obj, ok := tc.(map[string]any)
 		if !ok {
-			problem(pos.testcase(i), fmt.Sprintf("testcases[%d]", i), "must be an object, got %s", CompactJSON(tc))
+			mr.problem(pos.testcase(i), fmt.Sprintf("testcases[%d]", i), "must be an object, got %s", CompactJSON(tc))
 			continue
 		}
 		t := Testcase{}
@@ -188,7 +240,7 @@ func ParseManifest(l Layout, p, dir string, data []byte) (*Manifest, string) {
 		if st, ok := obj["selected_task"]; ok {
 			s, isStr := st.(string)
 			if !isStr || strings.TrimSpace(s) == "" || s != strings.TrimSpace(s) {
-				problem(pos.testcase(i), fmt.Sprintf("testcases[%d].selected_task", i), "must be a non-empty task id, got %s", CompactJSON(st))
+				mr.problem(pos.testcase(i), fmt.Sprintf("testcases[%d].selected_task", i), "must be a non-empty task id, got %s", CompactJSON(st))
 			}
 			t.SelectedTask = s
 		}
@@ -197,7 +249,6 @@ func ParseManifest(l Layout, p, dir string, data []byte) (*Manifest, string) {
 	if m.Testcases == nil {
 		m.Testcases = []Testcase{}
 	}
-	return m, ""
 }
 
 // maxSequenceKey is the key of the build's sequence (cache) length.

@@ -19,7 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
-// ErrNotTRTMC: the commit has neither layout's root (tests/e2e/models,
+// ErrNotTRTMC is returned when the commit has neither layout's root (tests/e2e/models,
 // families).
 var ErrNotTRTMC = errors.New("not a TRTMC checkout")
 
@@ -461,9 +461,9 @@ func (p *Problem) attributable(group string) bool {
 }
 
 // ProblemsFor returns the problems that concern a group.
-func (s *Snapshot) ProblemsFor(group string) []*Problem {
+func (snap *Snapshot) ProblemsFor(group string) []*Problem {
 	var out []*Problem
-	for _, p := range s.Problems {
+	for _, p := range snap.Problems {
 		if p.attributable(group) {
 			out = append(out, p)
 		}
@@ -473,9 +473,9 @@ func (s *Snapshot) ProblemsFor(group string) []*Problem {
 
 // FamiliesOf returns the family folders that belong to a group, each name
 // once (a family in both layouts at one commit is one family).
-func (s *Snapshot) FamiliesOf(group string) []string {
+func (snap *Snapshot) FamiliesOf(group string) []string {
 	var out []string
-	for _, f := range s.Families {
+	for _, f := range snap.Families {
 		if slices.Contains(f.Groups, group) && !slices.Contains(out, f.Dir) {
 			out = append(out, f.Dir)
 		}
@@ -485,9 +485,9 @@ func (s *Snapshot) FamiliesOf(group string) []string {
 
 // FamilyPaths returns the repository paths of the folders of the named
 // families, in every layout the snapshot holds them.
-func (s *Snapshot) FamilyPaths(dirs []string) []string {
+func (snap *Snapshot) FamilyPaths(dirs []string) []string {
 	var out []string
-	for _, f := range s.Families {
+	for _, f := range snap.Families {
 		if slices.Contains(dirs, f.Dir) {
 			out = append(out, f.Path)
 		}

@@ -353,7 +353,7 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 func firstBroken(r *reports.Result) string {
 	for _, rs := range r.Reasons {
 		if rs.Class == reports.ClassBroken {
-			return rs.Code + ": " + firstLine(rs.Message)
+			return rs.Code + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
 		}
 	}
 	return r.Verdict
@@ -431,13 +431,6 @@ func lastLines(data []byte, n int) string {
 		}
 	}
 	return strings.Join(out, "\n")
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func sleep(ctx context.Context, d time.Duration) error {

@@ -458,6 +458,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 		id, err := cl.submit(context.WithoutCancel(ctx), args)
 		if err != nil {
 			e.cancelSubmitted(ctx, cl, rec, prev)
+			//lint:ignore ST1005 Slurm is a name; users grep for this message (docs/slurm.md)
 			return &qual.SetupError{Err: fmt.Errorf("Slurm rejected the submission of group %s (%s): %w", rec.Group, strings.Join(ids, ", "), err)}
 		}
 		e.JobIDs = append(e.JobIDs, id)

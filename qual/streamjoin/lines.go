@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -103,15 +105,12 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	if err != nil {
 		return 0, err
 	}
-	size := st.Size()
-	nchunks := int((size + chunkSize - 1) / chunkSize)
-	var sums [][32]byte
+	workers = max(workers, 1)
+	sc := &fileScan[T]{path: path, f: f, size: st.Size(), parse: parse, merge: merge, pre: pre, dg: dg}
+	sc.nchunks = int((sc.size + chunkSize - 1) / chunkSize)
 	if digest != nil {
-		sums = make([][32]byte, max(nchunks, 1))
-		sums[0] = dg.BlockSum(nil) // an empty file's one block
-	}
-	if workers < 1 {
-		workers = 1
+		sc.sums = make([][32]byte, max(sc.nchunks, 1))
+		sc.sums[0] = dg.BlockSum(nil) // an empty file's one block
 	}
 	// A window of 2 chunks a worker and one more: the worker that holds
 	// the next chunk to merge may be descheduled for a while, and the
@@ -121,125 +120,143 @@ func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker
 	// be fetched (1M re-judge, CPU seconds at best: 10 chunks 14.5-15.6,
 	// 7 chunks 15.2, 5 chunks 12.7-13.7, 4 chunks 12.4).
 	inflight := workers*2 + 1
-	slots := make([]*chunk[T], inflight)
-	for i := range slots {
-		slots[i] = &chunk[T]{}
+	sc.slots = make([]*chunk[T], inflight)
+	for i := range sc.slots {
+		sc.slots[i] = &chunk[T]{}
 	}
+	sc.ready = make([]bool, inflight)
 	// tokens bound how far the workers run ahead of the merge: a worker
 	// takes a token, then the next chunk number, so at most `inflight`
 	// chunks are read and not yet merged, and slot k%inflight is free.
-	tokens := make(chan struct{}, inflight)
+	sc.tokens = make(chan struct{}, inflight)
 	for range inflight {
-		tokens <- struct{}{}
+		sc.tokens <- struct{}{}
 	}
-	var (
-		next      atomic.Int64
-		stop      = make(chan struct{})
-		mu        sync.Mutex
-		ready     = make([]bool, inflight)
-		merging   bool
-		nextMerge int
-		lineBase  int
-		total     int64
-		firstErr  error
-	)
-	fail := func(err error) { // with mu held
-		if firstErr == nil {
-			firstErr = err
-			close(stop)
-		}
-	}
-	mergeChunk := func(c *chunk[T]) error {
-		if c.err != nil && c.errAt < 0 {
-			if errors.Is(c.err, errLineTooLong) {
-				// The long line follows the chunk's complete lines.
-				return lineError(path, lineBase+bytes.Count(c.buf, []byte{'\n'})+1, c.err)
-			}
-			return fmt.Errorf("read %s: %w", path, c.err)
-		}
-		if pre != nil {
-			n := len(c.lines)
-			if c.err != nil {
-				n = c.errAt
-			}
-			pre(c.out[:n])
-		}
-		for n := range c.lines {
-			ref := &c.lines[n]
-			lineNo := lineBase + ref.lineNo + 1
-			if c.err != nil && n == c.errAt {
-				return lineError(path, lineNo, c.err)
-			}
-			if merr := merge(lineNo, c.base+int64(ref.start), &c.out[n]); merr != nil {
-				return lineError(path, lineNo, merr)
-			}
-		}
-		lineBase += c.nlines
-		total += int64(len(c.buf))
-		return nil
-	}
-	var wg sync.WaitGroup
+	// The workers' first error (a malformed line, a read error, ctx's
+	// end) cancels the others through the group's context.
+	g, gctx := errgroup.WithContext(ctx)
 	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				select {
-				case <-tokens:
-				case <-stop:
-					return
-				case <-ctx.Done():
-					mu.Lock()
-					fail(ctx.Err())
-					mu.Unlock()
-					return
-				}
-				k := int(next.Add(1) - 1)
-				if k >= nchunks {
-					return
-				}
-				c := slots[k%inflight]
-				var sum *[32]byte
-				if sums != nil {
-					sum = &sums[k]
-				}
-				readChunk(f, int64(k)*chunkSize, size, c, dg, sum)
-				if c.err == nil {
-					parseChunk(ws[w], c, parse)
-				}
-				mu.Lock()
-				ready[k%inflight] = true
-				if merging {
-					mu.Unlock()
-					continue
-				}
-				merging = true
-				for firstErr == nil && nextMerge < nchunks && ready[nextMerge%inflight] {
-					m := slots[nextMerge%inflight]
-					ready[nextMerge%inflight] = false
-					mu.Unlock()
-					err := mergeChunk(m) // only the merging worker touches the merge state
-					mu.Lock()
-					nextMerge++
-					if err != nil {
-						fail(err)
-						break
-					}
-					tokens <- struct{}{}
-				}
-				merging = false
-				mu.Unlock()
+		g.Go(func() error { return sc.work(gctx, ws[w]) })
+	}
+	if err := g.Wait(); err != nil {
+		return sc.total, err
+	}
+	if sc.nextMerge != sc.nchunks {
+		return sc.total, fmt.Errorf("read %s: %d of %d chunks merged", path, sc.nextMerge, sc.nchunks)
+	}
+	if digest != nil {
+		*digest = dg.CombineBlocks(sc.sums)
+	}
+	return sc.total, nil
+}
+
+// fileScan is one scanFile: the file, its window of chunks, and the merge
+// state, which only the merging worker touches (merging, under mu, says
+// which one that is).
+type fileScan[T any] struct {
+	path    string
+	f       *os.File
+	size    int64
+	nchunks int
+	sums    [][32]byte // the digest's blocks, when a digest is wanted
+	dg      evidence.Digester
+	parse   lineParser[T]
+	merge   lineMerger[T]
+	pre     linePrefetcher[T]
+	slots   []*chunk[T]
+	tokens  chan struct{}
+	next    atomic.Int64 // the next chunk to read
+
+	mu        sync.Mutex
+	ready     []bool // by slot: read and parsed, not yet merged
+	merging   bool
+	nextMerge int
+	lineBase  int
+	total     int64
+}
+
+// work is one worker: take a token, read and parse the next chunk, and
+// merge every chunk that is ready in file order unless another worker is
+// merging already.
+func (sc *fileScan[T]) work(ctx context.Context, w *worker) error {
+	inflight := len(sc.slots)
+	for {
+		select {
+		case <-sc.tokens:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+		k := int(sc.next.Add(1) - 1)
+		if k >= sc.nchunks {
+			return nil
+		}
+		c := sc.slots[k%inflight]
+		var sum *[32]byte
+		if sc.sums != nil {
+			sum = &sc.sums[k]
+		}
+		readChunk(sc.f, int64(k)*chunkSize, sc.size, c, sc.dg, sum)
+		if c.err == nil {
+			parseChunk(w, c, sc.parse)
+		}
+		sc.mu.Lock()
+		sc.ready[k%inflight] = true
+		if sc.merging {
+			sc.mu.Unlock()
+			continue
+		}
+		sc.merging = true
+		var err error
+		for ctx.Err() == nil && sc.nextMerge < sc.nchunks && sc.ready[sc.nextMerge%inflight] {
+			m := sc.slots[sc.nextMerge%inflight]
+			sc.ready[sc.nextMerge%inflight] = false
+			sc.mu.Unlock()
+			err = sc.mergeChunk(m) // only the merging worker touches the merge state
+			sc.mu.Lock()
+			sc.nextMerge++
+			if err != nil {
+				break
 			}
-		}()
+			sc.tokens <- struct{}{}
+		}
+		sc.merging = false
+		sc.mu.Unlock()
+		if err != nil {
+			return err
+		}
 	}
-	wg.Wait()
-	if firstErr == nil && nextMerge != nchunks {
-		firstErr = fmt.Errorf("read %s: %d of %d chunks merged", path, nextMerge, nchunks)
+}
+
+// mergeChunk hands a chunk's parsed lines to the merger in file order; the
+// first failed line (or a read error) is the file's error.
+func (sc *fileScan[T]) mergeChunk(c *chunk[T]) error {
+	if c.err != nil && c.errAt < 0 {
+		if errors.Is(c.err, errLineTooLong) {
+			// The long line follows the chunk's complete lines.
+			return lineError(sc.path, sc.lineBase+bytes.Count(c.buf, []byte{'\n'})+1, c.err)
+		}
+		return fmt.Errorf("read %s: %w", sc.path, c.err)
 	}
-	if firstErr == nil && digest != nil {
-		*digest = dg.CombineBlocks(sums)
+	if sc.pre != nil {
+		n := len(c.lines)
+		if c.err != nil {
+			n = c.errAt
+		}
+		sc.pre(c.out[:n])
 	}
-	return total, firstErr
+	for n := range c.lines {
+		ref := &c.lines[n]
+		lineNo := sc.lineBase + ref.lineNo + 1
+		if c.err != nil && n == c.errAt {
+			return lineError(sc.path, lineNo, c.err)
+		}
+		if merr := sc.merge(lineNo, c.base+int64(ref.start), &c.out[n]); merr != nil {
+			return lineError(sc.path, lineNo, merr)
+		}
+	}
+	sc.lineBase += c.nlines
+	sc.total += int64(len(c.buf))
+	return nil
 }
 
 // readChunk reads the lines that start in [off, off+chunkSize) into c.buf:

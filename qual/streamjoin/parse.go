@@ -148,11 +148,6 @@ func checkFloat(b []byte, i int) (int, error) {
 	return next, err
 }
 
-func checkBool(b []byte, i int) (int, error) {
-	_, next, err := readBool(b, i)
-	return next, err
-}
-
 // checkStringMap checks a map[string]string (request_headers).
 func checkStringMap(b []byte, i int) (int, error) {
 	o := walkNullable(b, i, nil)

@@ -52,7 +52,7 @@ func (e *LockedError) Error() string {
 	return fmt.Sprintf("%s is in use by %s; wait for it to finish, or write to another --out", e.Dir, who)
 }
 
-// ExitCode: the evidence directory is busy, like a busy GPU: a setup
+// ExitCode says the evidence directory is busy, like a busy GPU: a setup
 // error (3), which the same command retried later does not repeat.
 func (e *LockedError) ExitCode() int { return 3 }
 

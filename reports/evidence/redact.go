@@ -240,6 +240,16 @@ func (r *Redactor) String(s string) string {
 	return string(r.Bytes([]byte(s)))
 }
 
+// Contains reports whether b holds a form of a secret.
+func (r *Redactor) Contains(b []byte) bool {
+	if r == nil || len(r.forms) == 0 {
+		return false
+	}
+	st := r.newScan()
+	_ = st.feed(io.Discard, b, true)
+	return st.changed
+}
+
 // Bytes redacts b.
 func (r *Redactor) Bytes(b []byte) []byte {
 	if r == nil || len(r.forms) == 0 {

@@ -20,6 +20,7 @@ import (
 	"sync"
 
 	"github.com/zeebo/blake3"
+	"golang.org/x/sync/errgroup"
 )
 
 // A checkpoint's evidence is sealed when the run ends: manifest.json lists
@@ -319,40 +320,31 @@ func listFiles(dir string) ([]string, error) {
 	return out, err
 }
 
-// digestAll digests files (relative to dir) on a few goroutines. A path
-// that is not a regular file gets a digest no file has ("not-a-file").
+// digestAll digests files (relative to dir) on a few goroutines (one a
+// CPU at most), every file even after one fails; the error is the first.
+// A path that is not a regular file gets a digest no file has
+// ("not-a-file").
 func digestAll(dg Digester, dir string, files []string) (map[string]string, error) {
 	out := make(map[string]string, len(files))
 	var mu sync.Mutex
-	var firstErr error
-	work := make(chan string)
-	var wg sync.WaitGroup
-	for range min(runtime.GOMAXPROCS(0), max(len(files), 1)) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rel := range work {
-				path := filepath.Join(dir, filepath.FromSlash(rel))
-				d := "not-a-file"
-				st, err := os.Lstat(path)
-				if err == nil && st.Mode().IsRegular() {
-					d, err = dg.File(path)
-				}
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = err
-				}
-				if err == nil {
-					out[rel] = d
-				}
-				mu.Unlock()
+	var g errgroup.Group
+	g.SetLimit(min(runtime.GOMAXPROCS(0), max(len(files), 1)))
+	for _, rel := range files {
+		g.Go(func() error {
+			path := filepath.Join(dir, filepath.FromSlash(rel))
+			d := "not-a-file"
+			st, err := os.Lstat(path)
+			if err == nil && st.Mode().IsRegular() {
+				d, err = dg.File(path)
 			}
-		}()
+			if err != nil {
+				return err
+			}
+			mu.Lock()
+			out[rel] = d
+			mu.Unlock()
+			return nil
+		})
 	}
-	for _, f := range files {
-		work <- f
-	}
-	close(work)
-	wg.Wait()
-	return out, firstErr
+	return out, g.Wait()
 }

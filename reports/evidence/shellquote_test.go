@@ -83,3 +83,47 @@ func TestShellQuoteForms(t *testing.T) {
 	}
 	assert.Equal(t, "'A=b' c=d", ShellJoin([]string{"A=b", "c=d"}), "a first word NAME=VALUE is no assignment")
 }
+
+// TestShellSplitReadsBackShellJoin: whatever ShellJoin writes, ShellSplit
+// reads back as the same argv (the public reproduce commands are rebuilt
+// word by word from the stored line).
+func TestShellSplitReadsBackShellJoin(t *testing.T) {
+	for _, argv := range [][]string{
+		{"trtmc-qual", "run", "--group", "vlm"},
+		{"a b", "it's", "$(touch x)", "`x`", "", "x\u202ey\x1b[2J", "tab\there", "new\nline", "back\\slash", "NAME=v"},
+		{"--flag=/a b/c", "'", "\"", "\\'"},
+		hostileArgs,
+	} {
+		got, ok := ShellSplit(ShellJoin(argv))
+		require.True(t, ok, "%q", ShellJoin(argv))
+		assert.Equal(t, argv, got)
+	}
+	got, ok := ShellSplit(`TRTMC_SERVE_TOKEN="$TRTMC_SERVE_TOKEN" trtmc-qual --out "$OUT"/x "$HARNESS/a b" \$y`)
+	require.True(t, ok)
+	assert.Equal(t, []string{"TRTMC_SERVE_TOKEN=$TRTMC_SERVE_TOKEN", "trtmc-qual", "--out", "$OUT/x", "$HARNESS/a b", "$y"}, got)
+	for _, bad := range []string{"a; b", "a | b", "a > f", "'open", `"open`, "$(x)", `"$(x)"`, "a `b`", "$'\\q'"} {
+		_, ok := ShellSplit(bad)
+		assert.False(t, ok, bad)
+	}
+}
+
+// FuzzShellSplit: ShellSplit reads back every argv ShellJoin writes.
+func FuzzShellSplit(f *testing.F) {
+	f.Add("trtmc-qual\x00run\x00--out\x00a b/$(x)")
+	f.Add("NAME=v\x00'\x00\\\x00\n\x00")
+	f.Fuzz(func(t *testing.T, joined string) {
+		argv := strings.Split(joined, "\x00")
+		got, ok := ShellSplit(ShellJoin(argv))
+		if !ok {
+			t.Fatalf("ShellSplit refused ShellJoin(%q) = %q", argv, ShellJoin(argv))
+		}
+		if len(got) != len(argv) {
+			t.Fatalf("%q -> %q -> %q", argv, ShellJoin(argv), got)
+		}
+		for i := range argv {
+			if got[i] != argv[i] {
+				t.Fatalf("%q -> %q -> %q", argv, ShellJoin(argv), got)
+			}
+		}
+	})
+}

@@ -6,15 +6,20 @@
 //
 // then review `git diff`. A package whose tests import it must not define
 // its own -update flag. CopyTree copies a testdata tree into a scratch
-// directory.
+// directory; ReadTarGz and ExtractTarGz read an archive (evidence packs).
 package golden
 
 import (
+	"archive/tar"
+	"compress/gzip"
+	"errors"
 	"flag"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -112,4 +117,72 @@ func Copy(from, to string) error {
 		}
 		return os.WriteFile(dst, data, 0o644)
 	})
+}
+
+// ReadTarGz reads every regular file of a .tar.gz: entry name → content.
+// Entries must be regular files or directories.
+func ReadTarGz(t testing.TB, pack string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	walkTarGz(t, pack, func(h *tar.Header, data []byte) {
+		if h.Typeflag == tar.TypeReg {
+			out[h.Name] = string(data)
+		}
+	})
+	return out
+}
+
+// ExtractTarGz extracts a .tar.gz into dir, as `tar xzf PACK -C DIR`,
+// refusing an entry that would land outside dir.
+func ExtractTarGz(t testing.TB, pack, dir string) {
+	t.Helper()
+	walkTarGz(t, pack, func(h *tar.Header, data []byte) {
+		p := filepath.Join(dir, filepath.FromSlash(h.Name))
+		if !strings.HasPrefix(p, filepath.Clean(dir)+string(filepath.Separator)) {
+			t.Fatalf("golden: %s: entry %s lands outside %s", pack, h.Name, dir)
+		}
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+		if h.Typeflag == tar.TypeDir {
+			if err := os.MkdirAll(p, 0o755); err != nil {
+				t.Fatalf("golden: %v", err)
+			}
+			return
+		}
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatalf("golden: %v", err)
+		}
+	})
+}
+
+func walkTarGz(t testing.TB, pack string, fn func(*tar.Header, []byte)) {
+	t.Helper()
+	f, err := os.Open(pack)
+	if err != nil {
+		t.Fatalf("golden: %v", err)
+	}
+	defer f.Close()
+	gz, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatalf("golden: %s: %v", pack, err)
+	}
+	tr := tar.NewReader(gz)
+	for {
+		h, err := tr.Next()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		if err != nil {
+			t.Fatalf("golden: %s: %v", pack, err)
+		}
+		if h.Typeflag != tar.TypeReg && h.Typeflag != tar.TypeDir {
+			t.Fatalf("golden: %s: entry %s is neither a file nor a directory", pack, h.Name)
+		}
+		data, err := io.ReadAll(tr)
+		if err != nil {
+			t.Fatalf("golden: %s: %v", pack, err)
+		}
+		fn(h, data)
+	}
 }

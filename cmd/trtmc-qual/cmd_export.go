@@ -1,0 +1,169 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/export"
+)
+
+type exportOptions struct {
+	IO      *IOStreams
+	From    []string
+	Group   string
+	Output  string
+	Logs    string
+	LogTail int
+	Roots   []string
+	Forbid  []string
+	// Reconcile, Repo and Ref feed the pack's summary.md as for
+	// `report -o summary`.
+	Reconcile, Repo, Ref string
+}
+
+func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
+	opts := &exportOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:   "export --from OUT --group G --output-file PACK.tar.gz",
+		Short: "Write a group's public evidence pack, scrubbed, sealed again and checked for leaks",
+		Long: `Write a group's public evidence pack: every file a re-judge needs, the run
+host's paths mapped to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
+--root NAME=DIR), host and user names removed, sealed again over what it holds
+(each row's manifest.json and PACK.json record the original seal it came from
+and what was done to each file), with the group's tables and the completion
+summary (summary.md) rendered from the pack's own evidence.
+
+The files the join reads (dataset.jsonl, AIPerf's records and raw exports,
+server_records.jsonl, native_answers.jsonl) are published byte for byte, so a
+re-judge joins exactly what the run joined; every other file is scrubbed line
+by line. Logs are left out unless --logs tail (the last --log-tail lines) or
+--logs full.
+
+Before anything is written, everything the pack would publish is scanned for
+what must not leave this host: absolute paths outside the named roots, the
+host names of this host and of the rows, user and home names, IP addresses
+other than loopback, the values of the configured secret variables in every
+encoding the redactor knows, credential shapes (private keys, bearer tokens,
+hub and cloud tokens), and --forbid strings. Anything found refuses the pack,
+naming file and line, and nothing is written. A row whose evidence differs
+from its seal, a group with no rows, or an existing PACK is refused too.
+
+  tar xzf PACK.tar.gz -C DIR && trtmc-qual report --from DIR/PACK --group G --rejudge
+
+re-derives the same verdicts and figures on another machine.
+
+Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
+2 usage (an existing PACK, not a .tar.gz, no rows, a missing result root).`,
+		Example: `  # the pack for the pull request, logs left out
+  trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz
+
+  # logs cut to their last 50 lines; a bundle store outside the checkout named
+  trtmc-qual export --from out/trtmc --group vlm --output-file vlm.tar.gz --logs tail --log-tail 50 --root BUNDLES=/data/bundles`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if opts.Group == "" {
+				return flagErrorf("--group is required")
+			}
+			if err := checkNames("--group", opts.Group); err != nil {
+				return err
+			}
+			if opts.Output == "" {
+				return flagErrorf("--output-file PACK.tar.gz is required")
+			}
+			switch opts.Logs {
+			case export.LogsNone, export.LogsTail, export.LogsFull:
+			default:
+				return flagErrorf("--logs %q: valid values are %s, %s, %s", opts.Logs, export.LogsNone, export.LogsTail, export.LogsFull)
+			}
+			if opts.LogTail <= 0 {
+				return flagErrorf("--log-tail must be > 0, got %d", opts.LogTail)
+			}
+			if len(opts.From) == 0 {
+				opts.From = []string{f.Config.Out}
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runExport(cmd, f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVar(&opts.From, "from", nil, "result root (an OUT directory of run); repeat to merge several (default: the configured out)")
+	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to export (required)")
+	fl.StringVar(&opts.Output, "output-file", "", "the pack to write, PACK.tar.gz (never overwritten; PACK is its top directory)")
+	_ = cmd.MarkFlagFilename("output-file", "tar.gz", "tgz")
+	fl.StringVar(&opts.Logs, "logs", export.LogsNone, "logs in the pack: none, tail (the last --log-tail lines) or full; scrubbed either way")
+	fl.IntVar(&opts.LogTail, "log-tail", export.DefaultLogTail, "with --logs tail: lines kept per log")
+	addRootFlag(cmd, &opts.Roots)
+	fl.StringArrayVar(&opts.Forbid, "forbid", nil, "a string that must not be in the pack (an internal host or project name); repeatable")
+	addFileFlag(cmd, &opts.Reconcile, "reconcile", "the group's `inventory reconcile -o json` output, for the pack's summary.md", "json")
+	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout, for the summary's reconciliation (see report -o summary)")
+	fl.StringVar(&opts.Ref, "ref", "main", "with --repo: the ref the inventory must be current with")
+	completeEvidenceGroups(cmd, f)
+	_ = cmd.MarkFlagDirname("from")
+	return cmd
+}
+
+func runExport(cmd *cobra.Command, f *factory, opts *exportOptions) error {
+	declared, err := parseRoots(opts.Roots)
+	if err != nil {
+		return err
+	}
+	var secrets []string
+	for _, name := range f.Config.Secrets {
+		if v := f.Getenv(name); v != "" {
+			secrets = append(secrets, v)
+		}
+	}
+	ropts := &reportOptions{Ctx: cmd.Context(), From: opts.From, Group: opts.Group, Reconcile: opts.Reconcile,
+		Repo: opts.Repo, Ref: opts.Ref, SpecGroups: f.Config.SpecGroups}
+	fact, err := summaryReconcile(ropts)
+	if err != nil {
+		return err
+	}
+	res, err := export.Export(cmd.Context(), export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
+		Logs: opts.Logs, LogTail: opts.LogTail, Publish: publicOptions(f, declared), Secrets: secrets, Forbid: opts.Forbid,
+		Summary: reports.SummaryOptions{Reconcile: fact}, Now: f.Now(), HarnessVersion: f.Version})
+	var input *export.InputError
+	var seal *export.SealError
+	var leak *export.LeakError
+	switch {
+	case err == nil:
+	case errors.As(err, &input), errors.Is(err, reports.ErrNoEvidence):
+		return withCode(exitUsage, err)
+	case errors.As(err, &seal), errors.As(err, &leak), errors.Is(err, evidence.ErrTooLarge), errors.Is(err, evidence.ErrNotRegular):
+		return withCode(exitFailed, err) // the evidence cannot be published, not a harness failure
+	default:
+		return err
+	}
+	fmt.Fprintf(opts.IO.ErrOut, "export: wrote %s: %d %s, %d files, %s; re-judge it anywhere with:\n  tar xzf %s -C DIR && trtmc-qual report --from DIR/%s --group %s --rejudge\n",
+		res.Path, res.Rows, map[bool]string{true: "row", false: "rows"}[res.Rows == 1], res.Files, humanSize(res.Bytes), res.Path, packTop(res.Path), opts.Group)
+	return nil
+}
+
+// packTop is the directory a pack extracts to.
+func packTop(p string) string {
+	base := filepath.Base(p)
+	for _, ext := range []string{".tar.gz", ".tgz"} {
+		if n, ok := strings.CutSuffix(base, ext); ok {
+			return n
+		}
+	}
+	return base
+}
+
+func humanSize(n int64) string {
+	switch {
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

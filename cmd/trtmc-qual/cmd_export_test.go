@@ -1,0 +1,84 @@
+package main
+
+import (
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
+	"github.com/trtmc-qual/trtmc-qual/reports/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+)
+
+// TestExportJoinInputsAreTheJoins: the files export publishes byte for
+// byte are exactly the files the one join reads, so a re-judge of a pack
+// joins what the run joined.
+func TestExportJoinInputsAreTheJoins(t *testing.T) {
+	f := streamjoin.CheckpointFiles("DIR")
+	var join []string
+	for _, p := range []string{f.Dataset, f.Records, f.Raw, f.ServerRecords, f.Native} {
+		rel, err := filepath.Rel("DIR", p)
+		require.NoError(t, err)
+		join = append(join, filepath.ToSlash(rel))
+	}
+	slices.Sort(join)
+	got := export.JoinInputs()
+	slices.Sort(got)
+	assert.Equal(t, join, got)
+}
+
+func TestExportFlags(t *testing.T) {
+	var got *exportOptions
+	io, _, _ := testIO()
+	f := newFactory(io, nil)
+	f.Config = &Config{Out: "out"}
+	cmd := newExportCmd(f, func(o *exportOptions) error { got = o; return nil })
+	cmd.SetArgs([]string{"--group", "vlm", "--output-file", "p.tar.gz", "--logs", "tail", "--log-tail", "7", "--root", "DATA=/data", "--forbid", "x"})
+	require.NoError(t, cmd.Execute())
+	assert.Equal(t, []string{"out"}, got.From)
+	assert.Equal(t, "tail", got.Logs)
+	assert.Equal(t, 7, got.LogTail)
+	assert.Equal(t, []string{"DATA=/data"}, got.Roots)
+
+	for args, want := range map[string][]string{
+		`--logs "some": valid values are none, tail, full`: {"--group", "vlm", "--output-file", "p.tar.gz", "--logs", "some"},
+		"--output-file PACK.tar.gz is required":            {"--group", "vlm"},
+		"--group is required":                              {"--output-file", "p.tar.gz"},
+		"--log-tail must be":                               {"--group", "vlm", "--output-file", "p.tar.gz", "--log-tail", "0"},
+	} {
+		code, _, errOut := runCLI(t, nil, append([]string{"export"}, want...)...)
+		assert.Equal(t, exitUsage, code, args)
+		assert.Contains(t, errOut, args)
+	}
+	code, _, errOut := runCLI(t, nil, "export", "--from", evidenceRoot("a"), "--group", "vlm", "--output-file", "p.tar.gz", "--root", "lower=/x")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--root: root name \"lower\"")
+}
+
+// TestExportPackValidates: a pack's PACK.json, manifests, rows and tables
+// match their schemas, and `report` on the extracted pack prints what it
+// prints on the original.
+func TestExportPackValidates(t *testing.T) {
+	out := t.TempDir()
+	pack := filepath.Join(out, "det.tar.gz")
+	code, stdout, errOut := runCLI(t, nil, "export", "--from", evidenceRoot("a"), "--group", "detection", "--output-file", pack)
+	require.Equal(t, exitOK, code, errOut)
+	assert.Empty(t, stdout)
+	assert.Contains(t, errOut, "export: wrote "+pack+": 3 rows")
+	assert.Contains(t, errOut, "trtmc-qual report --from DIR/det --group detection --rejudge")
+	x := t.TempDir()
+	golden.ExtractTarGz(t, pack, x)
+	_, per := validateEvidenceCount(t, loadSchemas(t), filepath.Join(x, "det"))
+	assert.Equal(t, 1, per["evidence-pack"])
+	assert.Equal(t, 3, per["manifest"])
+	_, orig, _ := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "md")
+	_, fromPack, _ := runCLI(t, nil, "report", "--from", filepath.Join(x, "det"), "--group", "detection", "-o", "md")
+	assert.Equal(t, orig, fromPack)
+
+	code, _, errOut = runCLI(t, nil, "export", "--from", evidenceRoot("a"), "--group", "detection", "--output-file", pack)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "already exists")
+}

@@ -1,0 +1,938 @@
+// Package export writes a group's public evidence pack (`trtmc-qual
+// export`): every file a re-judge needs, with the run host's paths mapped
+// to named roots and its host and user names removed, sealed again over
+// what it holds, scanned before anything is written for what must not
+// leave the host, and refused — naming file and line — when anything
+// remains. `tar xzf PACK -C DIR && trtmc-qual report --from DIR/PACK
+// --group G --rejudge` re-derives the same verdicts and figures
+// elsewhere.
+//
+// How scrubbing and the join fit together: the files the join reads
+// (JoinInputs: the dataset, AIPerf's records and raw exports, the
+// server's records, the native answers) are published byte for byte,
+// never scrubbed, so a re-judge joins exactly what the run joined; they
+// are scanned like everything else, and anything private in them refuses
+// the pack. Every other file is mapped line by line by the report's
+// reports.Scrubber (paths, hosts, users, IPs; nothing else changes, and
+// JSON stays valid or the pack is refused); logs are left out by default.
+// Each row directory gets a new manifest.json sealing what the pack holds,
+// which records the original seal it came from and what was done to each
+// file; PACK.json indexes the rows.
+package export
+
+import (
+	"archive/tar"
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+)
+
+// IndexSchema is the schema id of PACK.json.
+const IndexSchema = "trtmc-qual/evidence-pack/v1"
+
+// IndexFile is the pack's index, at the pack's root.
+const IndexFile = "PACK.json"
+
+// SummaryFile is the completion summary, at the pack's root.
+const SummaryFile = "summary.md"
+
+// How logs are published.
+const (
+	LogsNone = "none" // left out (the default: what the seeds publish)
+	LogsTail = "tail" // the last LogTail lines, scrubbed
+	LogsFull = "full" // whole, scrubbed
+)
+
+// DefaultLogTail is how many lines --logs tail keeps.
+const DefaultLogTail = 100
+
+// What was done to a file.
+const (
+	ActionVerbatim = "verbatim" // a join input, byte for byte
+	ActionScrubbed = "scrubbed" // mapped by the scrubber (possibly unchanged)
+	ActionTail     = "tail"     // a log cut to its last lines, scrubbed
+	ActionOmitted  = "omitted"  // left out
+	ActionRendered = "rendered" // written by export (tables, summary)
+)
+
+// JoinInputs are the files of a checkpoint's evidence the join reads
+// (qual/streamjoin.CheckpointFiles; a test keeps the two equal). They are
+// published byte for byte.
+func JoinInputs() []string {
+	return []string{"dataset.jsonl", "aiperf/profile_export.jsonl", "aiperf/profile_export_raw.jsonl",
+		"server_records.jsonl", "native_answers.jsonl"}
+}
+
+// Options configure Export.
+type Options struct {
+	// Roots are the result roots (OUT directories), merged as report does.
+	Roots []string
+	Group string
+	// Output is the pack to write (PACK.tar.gz or PACK.tgz); it must not
+	// exist. Its base name without the extension is the pack's top
+	// directory.
+	Output string
+	// Logs is LogsNone (default), LogsTail or LogsFull; LogTail the lines
+	// kept by LogsTail (default DefaultLogTail).
+	Logs    string
+	LogTail int
+	// Publish are the declared roots and this host's identity.
+	Publish reports.PublicOptions
+	// Secrets are values that must not be in the pack in any encoding
+	// (the configured secret variables' values).
+	Secrets []string
+	// Forbid are more strings that must not be in the pack (internal host
+	// names, project names), matched case-insensitively.
+	Forbid []string
+	// Summary feeds the pack's summary.md (its reconciliation).
+	Summary        reports.SummaryOptions
+	Now            time.Time
+	HarnessVersion string
+}
+
+// Index is PACK.json.
+type Index struct {
+	Schema string `json:"schema"`
+	Group  string `json:"group"`
+	// CreatedAt and HarnessVersion say which export wrote the pack.
+	CreatedAt      time.Time `json:"created_at"`
+	HarnessVersion string    `json:"harness_version"`
+	// Roots are the named roots the pack's text refers to ($NAME), with
+	// what each is; never their paths on the run host.
+	Roots []IndexRoot `json:"roots"`
+	// Logs and LogTail say how logs were published.
+	Logs    string `json:"logs"`
+	LogTail int    `json:"log_tail,omitempty"`
+	Rows    []Row  `json:"rows"`
+	// GroupFiles are the group's files the pack holds (inventory.json and
+	// the tables rendered from the pack's own evidence).
+	GroupFiles []File `json:"group_files"`
+}
+
+// IndexRoot is a named root of the pack's text.
+type IndexRoot struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+}
+
+// Row is one checkpoint's evidence in the pack.
+type Row struct {
+	Profile string `json:"profile"`
+	// Dir is the row's directory in the pack (<group>/<profile>).
+	Dir     string `json:"dir"`
+	Verdict string `json:"verdict"`
+	// OriginalSeal and OriginalAlgorithm are the seal of the evidence the
+	// row was exported from (its manifest.json's "seal" and digest
+	// algorithm); Seal is the seal of the pack's manifest.json.
+	OriginalSeal      string `json:"original_seal"`
+	OriginalAlgorithm string `json:"original_digest_algorithm"`
+	Seal              string `json:"seal"`
+	Files             []File `json:"files"`
+}
+
+// File is one file of the original evidence and what the pack holds of it.
+type File struct {
+	Path   string `json:"path"`
+	Action string `json:"action"`
+	// OriginalDigest is its digest in the original seal ("" when it was
+	// not sealed, e.g. the group's files); Digest its digest in the pack
+	// (the pack's seal algorithm; "" when omitted).
+	OriginalDigest string `json:"original_digest,omitempty"`
+	Digest         string `json:"digest,omitempty"`
+}
+
+// Result is what Export wrote.
+type Result struct {
+	Path  string
+	Rows  int
+	Files int
+	Bytes int64
+	Index *Index
+}
+
+// InputError is evidence that cannot be exported as asked: no rows, a
+// row whose evidence differs from its seal, a target that exists. Nothing
+// is written.
+type InputError struct{ Err error }
+
+func (e *InputError) Error() string { return e.Err.Error() }
+func (e *InputError) Unwrap() error { return e.Err }
+
+// SealError is a row whose evidence differs from what its run sealed (or
+// cannot be read): the pack is sealed again over what it holds, so it
+// never takes such a row. Nothing is written.
+type SealError struct {
+	Profile, Dir, Message string
+}
+
+func (e *SealError) Error() string {
+	return fmt.Sprintf("row %s (%s): %s; a pack is sealed again over what it holds, so it never takes evidence that differs from its seal", e.Profile, e.Dir, e.Message)
+}
+
+// Finding is one thing the pack would publish that must not leave the
+// host.
+type Finding struct {
+	// File is the file's path in the pack; Line its 1-based line there
+	// (0 for the file's name); Source the original file.
+	File   string
+	Line   int
+	Source string
+	Kind   string
+	// Text is what was found (a secret is never shown).
+	Text string
+}
+
+func (f Finding) String() string {
+	loc := f.File
+	if f.Line > 0 {
+		loc = fmt.Sprintf("%s:%d", f.File, f.Line)
+	}
+	s := loc + ": " + f.Kind
+	if f.Text != "" {
+		s += " " + fmt.Sprintf("%q", f.Text)
+	}
+	if f.Source != "" {
+		s += " (from " + f.Source + ")"
+	}
+	return s
+}
+
+// LeakError is a pack refused: what it would publish holds what must not
+// leave the host. Nothing is written.
+type LeakError struct {
+	Findings []Finding
+}
+
+// maxShown bounds the findings an error lists.
+const maxShown = 25
+
+func (e *LeakError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "refused: %d %s in what the pack would publish must not leave this host; nothing was written", len(e.Findings), plural(len(e.Findings), "thing", "things"))
+	for i, f := range e.Findings {
+		if i == maxShown {
+			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Findings)-maxShown)
+			break
+		}
+		b.WriteString("\n  " + f.String())
+	}
+	b.WriteString("\n(a path outside the named roots: declare its directory with --root NAME=DIR; a file the join reads is published byte for byte and cannot be scrubbed; logs can be left out with --logs none)")
+	return b.String()
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// Export writes the pack. On any error nothing is left at o.Output.
+func Export(ctx context.Context, o Options) (*Result, error) {
+	if o.Logs == "" {
+		o.Logs = LogsNone
+	}
+	if o.LogTail <= 0 {
+		o.LogTail = DefaultLogTail
+	}
+	name, err := packName(o.Output)
+	if err != nil {
+		return nil, &InputError{err}
+	}
+	if _, err := os.Lstat(o.Output); err == nil {
+		return nil, &InputError{fmt.Errorf("%s already exists; export never overwrites a pack: remove it or name another file", o.Output)}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, err
+	}
+	outDir := filepath.Dir(o.Output)
+	if err := evidence.CheckDir(outDir); err != nil {
+		return nil, &InputError{fmt.Errorf("--output-file: %w", err)}
+	}
+	if abs, err := filepath.Abs(o.Output); err == nil {
+		for _, root := range o.Roots {
+			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
+				return nil, &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
+			}
+		}
+	}
+	rep, err := reports.Load(o.Roots, o.Group)
+	if err != nil {
+		return nil, err
+	}
+	rep.Publish = o.Publish
+	var rows []*reports.Row
+	for i := range rep.Rows {
+		if rep.Rows[i].Dir() != "" {
+			rows = append(rows, &rep.Rows[i])
+		}
+	}
+	if len(rows) == 0 {
+		return nil, &InputError{fmt.Errorf("group %s: no rows in %s: nothing to export (did the run finish?)", o.Group, strings.Join(o.Roots, ", "))}
+	}
+	for _, row := range rows {
+		for _, p := range row.Result.Problems {
+			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
+				return nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
+			}
+		}
+	}
+	tmp, err := os.MkdirTemp(outDir, "."+name+".tmp-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	stage := filepath.Join(tmp, name)
+	x := &exporter{o: o, scrub: rep.Scrubber(), stage: stage, red: evidence.NewRedactor(o.Secrets...)}
+	for _, f := range o.Forbid {
+		if f = strings.TrimSpace(f); f != "" {
+			x.forbid = append(x.forbid, strings.ToLower(f))
+		}
+	}
+	idx := &Index{Schema: IndexSchema, Group: o.Group, CreatedAt: o.Now.UTC().Truncate(time.Second), HarnessVersion: o.HarnessVersion,
+		Logs: o.Logs, Rows: []Row{}, GroupFiles: []File{}}
+	if o.Logs == LogsTail {
+		idx.LogTail = o.LogTail
+	}
+	for _, row := range rows {
+		r, err := x.row(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		idx.Rows = append(idx.Rows, *r)
+	}
+	if err := x.groupFiles(ctx, idx); err != nil {
+		return nil, err
+	}
+	descs := reports.RootDescriptions()
+	for _, n := range x.usedRoots() {
+		idx.Roots = append(idx.Roots, IndexRoot{Name: n, Description: descs[n]})
+	}
+	if idx.Roots == nil {
+		idx.Roots = []IndexRoot{}
+	}
+	data, err := json.MarshalIndent(idx, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	if err := x.writeScanned(IndexFile, "", append(data, '\n')); err != nil {
+		return nil, err
+	}
+	// Everything the pack holds was scanned as it was written; the file
+	// names are scanned too.
+	x.scanNames()
+	if len(x.findings) > 0 {
+		sort.SliceStable(x.findings, func(i, j int) bool {
+			if x.findings[i].File != x.findings[j].File {
+				return x.findings[i].File < x.findings[j].File
+			}
+			return x.findings[i].Line < x.findings[j].Line
+		})
+		return nil, &LeakError{Findings: x.findings}
+	}
+	n, files, err := writeTarGz(ctx, stage, name, o.Output, idx.CreatedAt)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Path: o.Output, Rows: len(idx.Rows), Files: files, Bytes: n, Index: idx}, nil
+}
+
+func packName(output string) (string, error) {
+	base := filepath.Base(output)
+	for _, ext := range []string{".tar.gz", ".tgz"} {
+		if n, ok := strings.CutSuffix(base, ext); ok && n != "" && !strings.HasPrefix(n, ".") {
+			return n, nil
+		}
+	}
+	return "", fmt.Errorf("--output-file %s: a pack is a .tar.gz (or .tgz) file", output)
+}
+
+type exporter struct {
+	o        Options
+	scrub    *reports.Scrubber
+	stage    string
+	red      *evidence.Redactor
+	forbid   []string
+	findings []Finding
+	texts    []string // samples of published text, for the roots used
+}
+
+func isLog(rel string) bool {
+	return strings.HasSuffix(rel, ".log") || strings.HasPrefix(rel, "aiperf/logs/")
+}
+
+// row stages one checkpoint's directory and seals it.
+func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
+	src := row.Dir()
+	rel := filepath.ToSlash(filepath.Join(x.o.Group, row.Profile))
+	dst := filepath.Join(x.stage, filepath.FromSlash(rel))
+	m, f := evidence.ReadManifest(src)
+	if f != nil {
+		return nil, &SealError{Profile: row.Profile, Dir: src, Message: evidence.ManifestFile + ": " + f.String()}
+	}
+	out := &Row{Profile: row.Profile, Dir: rel, Verdict: row.Result.Verdict, OriginalSeal: m.Seal, OriginalAlgorithm: m.Algorithm}
+	var names []string
+	for n := range m.Files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	join := JoinInputs()
+	for _, name := range names {
+		file := File{Path: name, OriginalDigest: m.Files[name]}
+		from := filepath.Join(src, filepath.FromSlash(name))
+		to := filepath.Join(dst, filepath.FromSlash(name))
+		packPath := rel + "/" + name
+		st, err := os.Lstat(from)
+		switch {
+		case err != nil:
+			return nil, err
+		case !st.Mode().IsRegular():
+			// A link (TRTMC's engine directory links to the served
+			// bundle) or anything else: never followed, never published.
+			file.Action = ActionOmitted
+		case slices.Contains(join, name):
+			file.Action = ActionVerbatim
+			err = x.copyFile(ctx, packPath, from, to, false, 0)
+		case isLog(name) && x.o.Logs == LogsNone:
+			file.Action = ActionOmitted
+		case isLog(name) && x.o.Logs == LogsTail:
+			file.Action = ActionTail
+			err = x.copyFile(ctx, packPath, from, to, true, x.o.LogTail)
+		case name == reports.ResultFile:
+			file.Action = ActionScrubbed
+			if err = x.copyFile(ctx, "", from, to, true, 0); err == nil {
+				err = x.nameRoots(to)
+			}
+			if err == nil {
+				err = x.scanFile(packPath, from, to)
+			}
+		default:
+			file.Action = ActionScrubbed
+			err = x.copyFile(ctx, packPath, from, to, true, 0)
+		}
+		if err != nil {
+			return nil, err
+		}
+		out.Files = append(out.Files, file)
+	}
+	// The new seal, over what the pack holds; its provenance is the
+	// original's, scrubbed, and says where the row came from.
+	info := map[string]any{}
+	for k, v := range m.Info {
+		info[k] = v
+	}
+	info = reports.MapJSONStrings(info, x.scrub).(map[string]any)
+	info["pack"] = map[string]any{"original_seal": m.Seal, "original_digest_algorithm": m.Algorithm, "exported_by": x.o.HarnessVersion}
+	if err := os.MkdirAll(dst, 0o755); err != nil {
+		return nil, err
+	}
+	if err := evidence.Seal(dst, info); err != nil {
+		return nil, err
+	}
+	nm, nf := evidence.ReadManifest(dst)
+	if nf != nil {
+		return nil, fmt.Errorf("the pack's seal of %s: %s", rel, nf)
+	}
+	out.Seal = nm.Seal
+	for i := range out.Files {
+		out.Files[i].Digest = nm.Files[out.Files[i].Path]
+	}
+	if err := x.scanFile(rel+"/"+evidence.ManifestFile, "", filepath.Join(dst, evidence.ManifestFile)); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// copyFile copies from into the pack, line by line: scrubbed (Text) or
+// verbatim, the last tail lines only when tail > 0, scanning every line
+// published. A scrubbed JSON document or JSON Lines line must still be
+// valid JSON.
+func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scrub bool, tail int) error {
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	lr, closer, err := evidence.OpenLines(ctx, from, evidence.MaxLineBytes)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	defer out.Close()
+	var ring [][]byte // the last lines, for a tail
+	jsonLines := strings.HasSuffix(from, ".jsonl")
+	changed := false
+	for n := 1; ; n++ {
+		line, _, newline, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		text := string(line)
+		if scrub {
+			mapped := x.scrub.Text(text)
+			if mapped != text {
+				changed = true
+				if jsonLines && json.Valid(line) && !json.Valid([]byte(mapped)) {
+					x.findings = append(x.findings, Finding{File: packPath, Line: n, Source: from, Kind: "scrubbing would break this JSON line"})
+				}
+			}
+			text = mapped
+		}
+		if newline {
+			text += "\n"
+		}
+		if tail > 0 {
+			ring = append(ring, []byte(text))
+			if len(ring) > tail {
+				ring = ring[1:]
+			}
+			continue
+		}
+		if packPath != "" { // "": the caller scans the file it makes of it
+			x.scanLine(packPath, n, from, text)
+		}
+		if _, err := io.WriteString(out, text); err != nil {
+			return err
+		}
+	}
+	for i, l := range ring {
+		x.scanLine(packPath, i+1, from, string(l))
+		if _, err := out.Write(l); err != nil {
+			return err
+		}
+	}
+	if err := out.Close(); err != nil {
+		return err
+	}
+	if changed && strings.HasSuffix(from, ".json") && validJSONFile(from) && !validJSONFile(to) {
+		x.findings = append(x.findings, Finding{File: packPath, Source: from, Kind: "scrubbing would break this JSON document"})
+	}
+	return nil
+}
+
+// validJSONFile reports whether a file is one JSON document, reading it
+// token by token (no copy of the document is held).
+func validJSONFile(path string) bool {
+	f, _, err := evidence.OpenRegular(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	dec := json.NewDecoder(f)
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if errors.Is(err, io.EOF) {
+			return depth == 0
+		}
+		if err != nil {
+			return false
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+}
+
+// nameRoots records in a scrubbed result.json every root its text refers
+// to ($NAME) as {"name": NAME, "path": "$NAME"} in provenance.roots, so
+// that a report of the pack knows "$NAME/rest" is a path under a root
+// even where NAME was declared only when exporting (--root).
+func (x *exporter) nameRoots(path string) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	used := x.scrub.UsedRoots(string(data))
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	prov, _ := doc["provenance"].(map[string]any)
+	if prov == nil || len(used) == 0 {
+		return nil
+	}
+	have := map[string]bool{}
+	list, _ := prov["roots"].([]any)
+	for _, r := range list {
+		if m, ok := r.(map[string]any); ok {
+			if n, ok := m["name"].(string); ok {
+				have[n] = true
+			}
+		}
+	}
+	added := false
+	for _, n := range used {
+		if !have[n] {
+			list = append(list, map[string]any{"name": n, "path": "$" + n})
+			added = true
+		}
+	}
+	if !added {
+		return nil
+	}
+	prov["roots"] = list
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}
+
+// groupFiles writes the group's inventory snapshot (scrubbed) and the
+// tables and summary rendered from the pack's own evidence.
+func (x *exporter) groupFiles(ctx context.Context, idx *Index) error {
+	g := x.o.Group
+	inv, err := x.inventory(ctx)
+	if err != nil {
+		return err
+	}
+	if inv != nil {
+		if err := x.writeScanned(g+"/"+reports.InventoryFile, "", inv); err != nil {
+			return err
+		}
+		idx.GroupFiles = append(idx.GroupFiles, File{Path: g + "/" + reports.InventoryFile, Action: ActionScrubbed})
+	}
+	rep, err := reports.Load([]string{x.stage}, g)
+	if err != nil {
+		return fmt.Errorf("load the pack's evidence: %w", err)
+	}
+	rep.Publish = x.o.Publish
+	rep.Summary = x.o.Summary
+	rep.Summary.Pack = filepath.Base(x.o.Output)
+	pub, err := rep.Public()
+	if err != nil {
+		return err
+	}
+	files := reports.GroupFiles()
+	for _, name := range slices.Sorted(mapsKeys(files)) {
+		var buf bytes.Buffer
+		r := *pub
+		r.LinkDir = filepath.Join(x.stage, g)
+		if err := reports.Render(&buf, &r, files[name]); err != nil {
+			return err
+		}
+		if err := x.writeScanned(g+"/"+name, "", buf.Bytes()); err != nil {
+			return err
+		}
+		idx.GroupFiles = append(idx.GroupFiles, File{Path: g + "/" + name, Action: ActionRendered})
+	}
+	var sum bytes.Buffer
+	if err := reports.Render(&sum, pub, reports.FormatSummary); err != nil {
+		return err
+	}
+	if err := x.writeScanned(SummaryFile, "", sum.Bytes()); err != nil {
+		return err
+	}
+	idx.GroupFiles = append(idx.GroupFiles, File{Path: SummaryFile, Action: ActionRendered})
+	for _, row := range pub.Rows {
+		if row.Reproduce != nil {
+			x.texts = append(x.texts, row.Reproduce.Command, strings.Join(row.Reproduce.AIPerfArgv, " "))
+		}
+	}
+	return nil
+}
+
+func mapsKeys(m map[string]string) func(func(string) bool) {
+	return func(yield func(string) bool) {
+		for k := range m {
+			if !yield(k) {
+				return
+			}
+		}
+	}
+}
+
+// inventory is the union of the roots' inventory snapshots (the first
+// root's profile of an id wins, as report does), scrubbed; nil when no
+// root has one.
+func (x *exporter) inventory(ctx context.Context) ([]byte, error) {
+	var union []any
+	seen := map[string]bool{}
+	found := false
+	for _, root := range x.o.Roots {
+		p := filepath.Join(root, x.o.Group, reports.InventoryFile)
+		data, err := evidence.ReadFile(ctx, p, evidence.MaxDocumentBytes)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		found = true
+		var list []map[string]any
+		if err := json.Unmarshal(data, &list); err != nil {
+			return nil, &InputError{fmt.Errorf("%s: %w", p, err)}
+		}
+		for _, prof := range list {
+			id, _ := prof["id"].(string)
+			if !seen[id] {
+				seen[id] = true
+				union = append(union, reports.MapJSONStrings(prof, x.scrub))
+			}
+		}
+	}
+	if !found {
+		return nil, nil
+	}
+	data, err := json.MarshalIndent(union, "", " ")
+	return append(data, '\n'), err
+}
+
+// writeScanned writes data at the pack path rel, scanning each line.
+func (x *exporter) writeScanned(rel, source string, data []byte) error {
+	to := filepath.Join(x.stage, filepath.FromSlash(rel))
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(to, data, 0o644); err != nil {
+		return err
+	}
+	return x.scanFile(rel, source, to)
+}
+
+func (x *exporter) scanFile(rel, source, path string) error {
+	lr, closer, err := evidence.OpenLines(context.Background(), path, evidence.MaxLineBytes)
+	if err != nil {
+		return err
+	}
+	defer closer.Close()
+	for {
+		line, n, _, err := lr.Next()
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		x.scanLine(rel, n, source, string(line))
+	}
+}
+
+// credentialRes are shapes of credentials whatever their value: private
+// keys, bearer and basic authorisation, and the token formats of the
+// hubs and clouds a release engineer uses.
+var credentialRes = []*regexp.Regexp{
+	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
+	regexp.MustCompile(`(?i)\b(?:authorization|proxy-authorization)["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`),
+	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`),
+	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),
+	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}\b`),
+	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`),
+	regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}\b`),
+	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
+	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`),
+	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}\b`),
+}
+
+// scanLine records everything in one published line that must not leave
+// the host: a path, host, user name or IP address the scrubber knows (in a
+// scrubbed file none is left; in a verbatim one nothing was mapped), a
+// path written with escaped slashes, a secret in any encoding the
+// redactor knows, a credential's shape, a forbidden string.
+func (x *exporter) scanLine(rel string, n int, source, line string) {
+	add := func(kind, text string) {
+		x.findings = append(x.findings, Finding{File: rel, Line: n, Source: source, Kind: kind, Text: text})
+	}
+	kindOf := func(sp reports.Span) string {
+		if sp.Kind == reports.FindRoot {
+			return "absolute path (under $" + sp.Root + ") in a file published byte for byte"
+		}
+		return sp.Kind
+	}
+	seen := map[string]bool{}
+	x.scrub.Spans(line, func(sp reports.Span) {
+		seen[line[sp.Start:sp.End]] = true
+		add(kindOf(sp), line[sp.Start:sp.End])
+	})
+	if strings.Contains(line, `\/`) {
+		un := strings.ReplaceAll(line, `\/`, "/")
+		x.scrub.Spans(un, func(sp reports.Span) {
+			if !seen[un[sp.Start:sp.End]] {
+				add(kindOf(sp)+" (written with escaped slashes)", un[sp.Start:sp.End])
+			}
+		})
+	}
+	if x.red.Contains([]byte(line)) {
+		add("secret (the value of a configured secret variable, in one of its encodings)", "")
+	}
+	for _, re := range credentialRes {
+		for _, loc := range re.FindAllStringIndex(line, -1) {
+			if !reports.InOpaqueData(line, loc[0]) && !strings.Contains(line[loc[0]:loc[1]], evidence.Mask) {
+				add("credential", redactedShape(line[loc[0]:loc[1]]))
+			}
+		}
+	}
+	if len(x.forbid) > 0 {
+		low := strings.ToLower(line)
+		for _, f := range x.forbid {
+			if i := strings.Index(low, f); i >= 0 && !reports.InOpaqueData(line, i) {
+				add("forbidden string (--forbid)", line[i:i+len(f)])
+			}
+		}
+	}
+}
+
+// redactedShape shows a credential's start only.
+func redactedShape(s string) string {
+	if len(s) > 12 {
+		return s[:8] + "…"
+	}
+	return s
+}
+
+// scanNames scans the names of every file the pack holds.
+func (x *exporter) scanNames() {
+	_ = filepath.WalkDir(x.stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || p == x.stage {
+			return err
+		}
+		rel, _ := filepath.Rel(x.stage, p)
+		rel = filepath.ToSlash(rel)
+		var found []reports.Span
+		x.scrub.Spans("/"+rel, func(sp reports.Span) {
+			if sp.Kind != reports.FindPath { // the name itself is relative
+				found = append(found, sp)
+			}
+		})
+		for _, sp := range found {
+			x.findings = append(x.findings, Finding{File: rel, Kind: sp.Kind + " in a file name"})
+		}
+		if x.red.Contains([]byte(rel)) {
+			x.findings = append(x.findings, Finding{File: rel, Kind: "secret in a file name"})
+		}
+		return nil
+	})
+}
+
+// usedRoots are the root names the pack's text refers to.
+func (x *exporter) usedRoots() []string {
+	return x.scrub.UsedRoots(x.texts...)
+}
+
+// writeTarGz writes the staged tree as name/... into a temporary file
+// beside output, then links it to output (never replacing a file that
+// appeared meanwhile). Entries are sorted, owned by uid/gid 0 with no user
+// or group names, dated mtime: the same tree gives the same archive.
+func writeTarGz(ctx context.Context, stage, name, output string, mtime time.Time) (int64, int, error) {
+	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp-*")
+	if err != nil {
+		return 0, 0, err
+	}
+	defer os.Remove(tmp.Name())
+	gz := gzip.NewWriter(tmp)
+	gz.ModTime = mtime
+	tw := tar.NewWriter(gz)
+	var paths []string
+	err = filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		tmp.Close()
+		return 0, 0, err
+	}
+	sort.Strings(paths)
+	files := 0
+	for _, p := range paths {
+		if ctx.Err() != nil {
+			tmp.Close()
+			return 0, 0, ctx.Err()
+		}
+		rel, _ := filepath.Rel(stage, p)
+		entry := path.Join(name, filepath.ToSlash(rel))
+		st, err := os.Lstat(p)
+		if err != nil {
+			tmp.Close()
+			return 0, 0, err
+		}
+		h := &tar.Header{Name: entry, ModTime: mtime, Format: tar.FormatPAX}
+		switch {
+		case st.IsDir():
+			h.Typeflag, h.Name, h.Mode = tar.TypeDir, entry+"/", 0o755
+		case st.Mode().IsRegular():
+			h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, st.Size()
+		default:
+			continue // never staged
+		}
+		if err := tw.WriteHeader(h); err != nil {
+			tmp.Close()
+			return 0, 0, err
+		}
+		if h.Typeflag == tar.TypeReg {
+			f, err := os.Open(p)
+			if err != nil {
+				tmp.Close()
+				return 0, 0, err
+			}
+			_, err = io.Copy(tw, f)
+			f.Close()
+			if err != nil {
+				tmp.Close()
+				return 0, 0, err
+			}
+			files++
+		}
+	}
+	if err := tw.Close(); err != nil {
+		tmp.Close()
+		return 0, 0, err
+	}
+	if err := gz.Close(); err != nil {
+		tmp.Close()
+		return 0, 0, err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return 0, 0, err
+	}
+	st, err := tmp.Stat()
+	if err != nil {
+		tmp.Close()
+		return 0, 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, 0, err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return 0, 0, err
+	}
+	if err := os.Link(tmp.Name(), output); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return 0, 0, &InputError{fmt.Errorf("%s appeared while the pack was written; it was left alone and nothing was written", output)}
+		}
+		return 0, 0, err
+	}
+	return st.Size(), files, evidence.SyncDir(filepath.Dir(output))
+}

@@ -1,0 +1,303 @@
+package reports
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"path"
+	"slices"
+	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+)
+
+// FormatSummary is the completion summary (`report -o summary`): the
+// Markdown a pull request or an issue closes with.
+const FormatSummary = "summary"
+
+// SummaryOptions are what the completion summary knows beyond the rows.
+type SummaryOptions struct {
+	// Reconcile is the inventory's reconciliation with TRTMC's specs; nil
+	// when none was given (the summary then says so, and is not complete).
+	Reconcile *ReconcileFact
+	// Link is the base the evidence links start from: the extracted
+	// evidence pack's location (a URL or a path); "" links relative to
+	// the pack's root (<group>/<profile>/).
+	Link string
+	// Pack names the evidence pack the summary goes with ("" none).
+	Pack string
+}
+
+// ReconcileFact is a reconciliation of the group's inventory with TRTMC's
+// specs (`inventory reconcile -o json`, or one run for the summary).
+type ReconcileFact struct {
+	Ref    string
+	Commit string
+	// Normal is the number of normal profiles in the specs; NeedAction
+	// the rows that need someone to act (missing, stale, drift...).
+	Normal, NeedAction int
+	// Head is what Ref resolves to now ("" when not checked).
+	Head string
+}
+
+// Current says whether the reconciliation holds for the ref's head now.
+func (f *ReconcileFact) Current() bool {
+	return f != nil && f.Head != "" && f.Head == f.Commit && f.NeedAction == 0
+}
+
+// renderSummary writes the completion summary. It never reads as a pass
+// unless every counted, non-excluded normal profile qualified, no row of
+// any kind failed, broke, was interrupted or not run (the coverage rule,
+// coverage.ok), and the inventory's reconciliation is given and current;
+// otherwise it opens with what is missing.
+func renderSummary(w io.Writer, r *GroupReport) error {
+	o := r.Summary
+	var buf bytes.Buffer
+	p := &printer{w: &buf}
+	c := r.Coverage
+	considered := c.Counted.Total - c.Counted.ByStatus[StatusExcluded]
+	qualified := c.Counted.ByStatus[StatusQualified]
+	t := summaryTotals(r.Rows)
+	missing := summaryMissing(r, o)
+	req := fmt.Sprintf("%d measured + %d warmup requests; %s; %s",
+		t.measured, t.warmup, matchesText(t.matched, t.measured+t.warmup), clientErrors(t.errored))
+	if len(missing) == 0 {
+		lead := fmt.Sprintf("All %d normal profiles", considered)
+		if considered == 1 {
+			lead = "The 1 normal profile"
+		}
+		p.f("**%s: complete.** %s in scope passed owning-family correctness and real AIPerf %s qualification (%s).\n\n",
+			r.Group, lead, strings.Join(t.versions, ", "), req)
+	} else {
+		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** What is missing:\n\n", r.Group, qualified, considered,
+			plural(considered, "profile", "profiles"))
+		for _, m := range missing {
+			p.f("- %s\n", m)
+		}
+		p.f("\n")
+	}
+	p.f("- **Scope:** %s.\n", c.Summary)
+	p.f("- **Requests** (normal profiles in scope): %s", req)
+	if t.mismatched+t.missing+t.other > 0 {
+		p.f("; %d mismatched, %d missing joins, %d duplicate or meaningless", t.mismatched, t.missing, t.other)
+	}
+	p.f(".\n")
+	p.f("- **Inventory:** %s\n", reconcileLine(o.Reconcile))
+	p.f("- **Measurement source commits** (each row's own, never relabelled):")
+	if len(t.commits) == 0 {
+		p.f(" none recorded.\n")
+	} else {
+		p.f("\n")
+		for _, k := range t.commitOrder {
+			label := "`" + k + "`"
+			if k == "" {
+				label = "not recorded"
+			}
+			p.f("  - %s: %s\n", label, strings.Join(t.commits[k], ", "))
+		}
+	}
+	if len(t.versions) > 0 {
+		p.f("- **AIPerf:** %s.\n", strings.Join(t.versions, ", "))
+	}
+	if len(t.hardware) > 0 {
+		p.f("- **Hardware:** %s.\n", strings.Join(t.hardware, "; "))
+	}
+	var excluded []string
+	for _, row := range r.Rows {
+		if row.Status == StatusExcluded {
+			excluded = append(excluded, fmt.Sprintf("%s (%s): %s", row.Profile, row.Kind, orMissing(row.Note)))
+		}
+	}
+	if len(excluded) > 0 {
+		p.f("- **Excluded, with their reasons:**\n")
+		for _, e := range excluded {
+			p.f("  - %s\n", oneLine(e))
+		}
+	}
+	_, other := splitRows(r.Rows)
+	if len(other) > 0 {
+		p.f("- **Variants and partial profiles** (listed apart, never counted):\n")
+		for _, row := range other {
+			of := ""
+			if row.VariantOf != "" {
+				of = ", of " + row.VariantOf
+			}
+			p.f("  - %s (%s%s): %s\n", row.Profile, row.Kind, of, verdictCell(&row))
+		}
+	}
+	p.f("- **Evidence**")
+	if o.Pack != "" {
+		p.f(" (the pack `%s`; re-judge it with `tar xzf %s && trtmc-qual report --from %s --group %s --rejudge`)",
+			o.Pack, o.Pack, packDir(o.Pack), r.Group)
+	}
+	p.f(":")
+	var links []string
+	for _, row := range r.Rows {
+		if row.Evidence != "" {
+			links = append(links, fmt.Sprintf("[%s](%s)", row.Profile, joinLink(o.Link, row.Evidence)))
+		}
+	}
+	if len(links) == 0 {
+		p.f(" none.\n")
+	} else {
+		p.f(" %s; tables: [results.md](%s), [results.html](%s).\n", strings.Join(links, ", "),
+			joinLink(o.Link, r.Group+"/results.md"), joinLink(o.Link, r.Group+"/results.html"))
+	}
+	if p.err != nil {
+		return p.err
+	}
+	_, err := io.WriteString(w, inventory.Printable(buf.String()))
+	return err
+}
+
+// packDir is the directory an evidence pack extracts to: its file name
+// without .tar.gz.
+func packDir(pack string) string {
+	base := path.Base(pack)
+	for _, ext := range []string{".tar.gz", ".tgz"} {
+		if strings.HasSuffix(base, ext) {
+			return strings.TrimSuffix(base, ext)
+		}
+	}
+	return base
+}
+
+func joinLink(base, rel string) string {
+	if base == "" {
+		return rel
+	}
+	return strings.TrimSuffix(base, "/") + "/" + rel
+}
+
+func matchesText(matched, total int) string {
+	if matched == total && total > 0 {
+		return fmt.Sprintf("all %d complete native/HTTP %s", matched, plural(matched, "match", "matches"))
+	}
+	return fmt.Sprintf("%d of %d requests with complete native/HTTP matches", matched, total)
+}
+
+func clientErrors(n int) string {
+	if n == 0 {
+		return "zero client errors"
+	}
+	return fmt.Sprintf("%d client %s", n, plural(n, "error", "errors"))
+}
+
+type totals struct {
+	measured, warmup, matched, errored, mismatched, missing, other int
+	versions, hardware                                             []string
+	commits                                                        map[string][]string
+	commitOrder                                                    []string
+}
+
+// summaryTotals adds up the normal profiles in scope (counted, not
+// excluded, with a result) and collects what every measured row records.
+func summaryTotals(rows []Row) totals {
+	t := totals{commits: map[string][]string{}}
+	for _, row := range rows {
+		res := row.Result
+		if res == nil || !res.Measured() {
+			continue
+		}
+		if v := aiperfCell(res.Provenance); !slices.Contains(t.versions, v) {
+			t.versions = append(t.versions, v)
+		}
+		hw := gpusCell(res.Provenance)
+		if s := res.Provenance.HardwareScope; s != "" && s != hw {
+			hw += " (" + s + ")"
+		}
+		if hw != Missing && !slices.Contains(t.hardware, hw) {
+			t.hardware = append(t.hardware, hw)
+		}
+		if !row.Counted || row.Status == StatusExcluded {
+			continue
+		}
+		k := res.Provenance.SourceCommit
+		if _, ok := t.commits[k]; !ok {
+			t.commitOrder = append(t.commitOrder, k)
+		}
+		t.commits[k] = append(t.commits[k], row.Profile)
+		t.measured += res.RequestsByPhase[PhaseMeasured].Sent
+		t.warmup += res.RequestsByPhase[PhaseWarmup].Sent
+		c := res.Requests
+		t.matched += c.Matched
+		t.errored += c.Errored
+		t.mismatched += c.Mismatched
+		t.missing += c.MissingJoins()
+		t.other += c.Duplicates + c.Meaningless
+	}
+	slices.SortStableFunc(t.commitOrder, func(a, b string) int {
+		switch {
+		case a == b:
+			return 0
+		case a == "":
+			return 1
+		case b == "":
+			return -1
+		}
+		return strings.Compare(a, b)
+	})
+	return t
+}
+
+// summaryMissing lists what keeps the group from complete: every row that
+// is not qualified and not excluded (variants and partials too, as the
+// coverage rule says), no normal profile at all, and a reconciliation
+// that is missing or not current.
+func summaryMissing(r *GroupReport, o SummaryOptions) []string {
+	var out []string
+	for _, row := range r.Rows {
+		switch row.Status {
+		case StatusQualified, StatusExcluded:
+			continue
+		}
+		why := row.Note
+		if res := row.Result; res != nil && len(res.Reasons) > 0 {
+			var parts []string
+			for _, rs := range res.Reasons {
+				parts = append(parts, fmt.Sprintf("%s/%s: %s", rs.Stage, rs.Code, oneLine(rs.Message)))
+			}
+			why = strings.Join(parts, "; ")
+		}
+		line := fmt.Sprintf("**%s** (%s): %s", row.Profile, row.Kind, verdictCell(&row))
+		if row.Result == nil && row.Status != StatusNotRun {
+			line += " (no result in the evidence)"
+		}
+		if why != "" {
+			line += " — " + why
+		}
+		out = append(out, line)
+	}
+	if r.Coverage.Counted.Total-r.Coverage.Counted.ByStatus[StatusExcluded] == 0 {
+		out = append(out, "no normal profile in scope: nothing qualifies the group")
+	}
+	f := o.Reconcile
+	switch {
+	case f == nil:
+		out = append(out, "the inventory's reconciliation with TRTMC's specs: none given (pass `--reconcile FILE` from `inventory reconcile -o json`, or `--repo \"$TRTMC_REPO\"`)")
+	case f.NeedAction > 0:
+		out = append(out, fmt.Sprintf("the inventory does not match TRTMC's specs at `%s`: %d %s need action (`inventory reconcile`)", f.Commit, f.NeedAction, plural(f.NeedAction, "profile", "profiles")))
+	case f.Head == "":
+		out = append(out, fmt.Sprintf("whether the reconciliation at `%s` is current: not checked (pass `--repo \"$TRTMC_REPO\"`)", f.Commit))
+	case f.Head != f.Commit:
+		out = append(out, fmt.Sprintf("a current reconciliation: the inventory was reconciled at `%s`, but `%s` is now `%s` (run `inventory reconcile` again)", f.Commit, f.Ref, f.Head))
+	}
+	return out
+}
+
+func reconcileLine(f *ReconcileFact) string {
+	if f == nil {
+		return "reconciliation with TRTMC's specs not given."
+	}
+	s := fmt.Sprintf("reconciled against TRTMC `%s` at `%s`: %d normal %s in the specs, %d needing action",
+		orMissing(f.Ref), f.Commit, f.Normal, plural(f.Normal, "profile", "profiles"), f.NeedAction)
+	switch {
+	case f.Head == "":
+		s += "; whether it is current was not checked."
+	case f.Head == f.Commit:
+		s += fmt.Sprintf("; `%s` is still at that commit (current).", orMissing(f.Ref))
+	default:
+		s += fmt.Sprintf("; `%s` is now at `%s` (not current).", orMissing(f.Ref), f.Head)
+	}
+	return s
+}
