@@ -282,6 +282,27 @@ func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
 		// Evidence was lost: the row cannot be trusted, whatever else happened.
 		cr.fail(stage, reports.CodeOutputLost, fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
 	}
+	cr.survivors(stage, "the "+stage+" command", res.Survivors)
+}
+
+// survivors breaks the row when processes of a child's tree outlived it
+// outside its process group: proc's sweep found and killed them; the row
+// names each by pid and argv (redacted).
+func (cr *checkpointRun) survivors(stage, what string, ss []proc.Survivor) {
+	if len(ss) == 0 {
+		return
+	}
+	parts := make([]string, 0, len(ss))
+	for i, s := range ss {
+		if i == 5 {
+			parts = append(parts, fmt.Sprintf("and %d more", len(ss)-5))
+			break
+		}
+		parts = append(parts, s.String())
+	}
+	cr.fail(stage, reports.CodeSurvivor, fmt.Errorf("%s", cr.red.String(fmt.Sprintf(
+		"%d process(es) of %s's tree outlived it outside its process group (setsid or setpgid) and were killed: %s",
+		len(ss), what, strings.Join(parts, "; ")))))
 }
 
 func (cr *checkpointRun) childEnv() []string {
@@ -358,21 +379,29 @@ func (cr *checkpointRun) prepareDir() error {
 // same run key and intact sealed evidence, for --resume. Errors,
 // interruptions and changed evidence are re-run.
 func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
-	prev, err := readResult(filepath.Join(cr.dir, fileResult))
-	if err != nil || prev.RunKey != key {
+	// Through the one loader (reports.ReadRow): only evidence exactly as
+	// its run sealed it is reused, judged by today's rules; anything else
+	// runs again.
+	prev, err := reports.ReadRow(cr.dir, cr.env.group.Name, cr.profile.ID)
+	if err != nil || prev == nil || prev.RunKey != key {
 		return nil, false
 	}
-	// Only evidence exactly as its run sealed it is reused, judged by
-	// today's rules; anything else runs again.
-	if fs := evidence.VerifySeal(cr.dir, evidence.Digests{}); len(fs) > 0 {
-		cr.env.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, fs[0])
+	if !prev.EvidenceIntact() {
+		cr.env.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, firstReason(prev))
 		return nil, false
 	}
-	reports.Judge(prev)
 	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
 		return nil, false
 	}
 	return prev, true
+}
+
+// firstReason is a row's first reason as "code: message".
+func firstReason(r *reports.Result) string {
+	if len(r.Reasons) == 0 {
+		return r.Verdict
+	}
+	return r.Reasons[0].Code + ": " + firstLine(r.Reasons[0].Message)
 }
 
 func readResult(path string) (*reports.Result, error) {

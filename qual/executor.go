@@ -138,18 +138,11 @@ func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time
 	return evidence.Seal(dir, map[string]any{"written_by": "executor", "harness_version": r.Provenance.HarnessVersion})
 }
 
-// ReadRow reads OUT/<group>/<profile>/result.json; (nil, nil) when there is
-// none.
+// ReadRow reads OUT/<group>/<profile>/ through reports.ReadRow, the one
+// loader every verdict is shown through: result.json checked, the seal
+// checked, the verdict re-derived; (nil, nil) when there is no result.json.
 func ReadRow(out, group, profile string) (*reports.Result, error) {
-	path := filepath.Join(out, group, profile, fileResult)
-	if _, err := os.Stat(path); os.IsNotExist(err) {
-		return nil, nil
-	}
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
-	if err != nil {
-		return nil, err
-	}
-	return reports.DecodeResult(path, data, group, profile)
+	return reports.ReadRow(filepath.Join(out, group, profile), group, profile)
 }
 
 // timeLimitSlack covers what no stage deadline bounds: the AIPerf version

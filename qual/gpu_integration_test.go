@@ -174,13 +174,40 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		assert.NoDirExists(t, filepath.Join(out, "detection", "ref-detect-small", "aiperf"), "nothing was timed")
 		assert.False(t, r.GPUChecks[0].Passed)
 	})
-	t.Run("leak", func(t *testing.T) {
+	t.Run("leaked worker swept", func(t *testing.T) {
+		// A worker that escapes the server's group with setsid is found by
+		// proc's sweep when the server stops and killed (issue 25): the row
+		// breaks there, and nothing is left on the GPU.
 		out := t.TempDir()
 		opts := gpuHost(t, e, "h200x1", out)
 		opts.Only = []string{"ref-detect-small"}
 		opts.Hardware.ReleaseWait = 2 * time.Second
 		fam := opts.Families.Families["ref-detect"]
 		leaky, err := filepath.Abs("testdata/bin/leaky-server")
+		require.NoError(t, err)
+		fam.Server = append([]string{leaky}, fam.Server...)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+		defer cancel()
+		_, err = qual.Run(ctx, opts)
+		require.NoError(t, err)
+		r := readResult(t, out, "detection", "ref-detect-small")
+		assert.Equal(t, reports.VerdictError, r.Verdict)
+		var codes []string
+		for _, x := range r.Reasons {
+			codes = append(codes, x.Code)
+		}
+		assert.Contains(t, codes, reports.CodeSurvivor)
+		assert.NotContains(t, codes, "gpu_leak", "the sweep killed it before the release check")
+	})
+	t.Run("leak", func(t *testing.T) {
+		out := t.TempDir()
+		opts := gpuHost(t, e, "h200x1", out)
+		opts.Only = []string{"ref-detect-small"}
+		opts.Hardware.ReleaseWait = 2 * time.Second
+		fam := opts.Families.Families["ref-detect"]
+		// A worker the sweep cannot see (see leaky-server-hidden): the
+		// GPU-release check is the next line of defence.
+		leaky, err := filepath.Abs("testdata/bin/leaky-server-hidden")
 		require.NoError(t, err)
 		fam.Server = append([]string{leaky}, fam.Server...)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)

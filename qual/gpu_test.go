@@ -2,6 +2,7 @@ package qual
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -157,14 +158,22 @@ func TestNewPool(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 3, p.CPUSlots)
 
-	for _, bad := range []string{"2", "0,0", "cpu:0", "cpu:x"} {
+	// A GPU this host lacks is a setup error (exit 3)...
+	_, err = NewPool(ctx, two, "2")
+	var se *SetupError
+	require.ErrorAs(t, err, &se)
+	assert.Equal(t, 3, se.ExitCode())
+	// ... a malformed selection a usage error (exit 2), on any host (issue
+	// 25, item 20).
+	for _, bad := range []string{"0,0", "cpu:0", "cpu:x", "cpu:-1", "cpu:1,cpu:2", "cpu:2x", "cpu:+2", "cpu:65", "0,,1", "0,cpu",
+		"GPU-f0ff8a38-722f-2d4b-03e4-7dd00ddaa68f,0"} {
 		_, err = NewPool(ctx, two, bad)
-		var se *SetupError
-		require.ErrorAs(t, err, &se, bad)
-		assert.Equal(t, 3, se.ExitCode())
+		var ue *UsageError
+		require.ErrorAs(t, err, &ue, bad)
+		assert.Equal(t, 2, ue.ExitCode(), bad)
+		assert.Contains(t, err.Error(), fmt.Sprintf("%q", bad))
 	}
 	_, err = NewPool(ctx, &fakeProbe{err: assert.AnError}, "")
-	var se *SetupError
 	require.ErrorAs(t, err, &se, "a probe that fails is a setup error, not zero GPUs")
 }
 

@@ -3,10 +3,7 @@ package qual
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -26,6 +23,8 @@ type RejudgeOptions struct {
 	Registry       families.Registry
 	Now            time.Time
 	HarnessVersion string
+	// NoJoined skips reading joined.jsonl for the report (only HTML plots it).
+	NoJoined bool
 }
 
 // rederived are the problem codes a rejudge derives afresh: a stored one is
@@ -42,46 +41,38 @@ var rederived = []string{reports.CodeJoinInput, reports.CodeCorrectnessOutput, r
 // re-derived — the workload, the pins, the provenance, the problems the
 // stages recorded — is taken from result.json, whose own digest the seal
 // covers. A missing or malformed artifact makes the row an error naming
-// file, line and field. Each re-judged row is written as
-// result.rejudged.json beside result.json, which is never modified. It
-// returns the files written. The error is for a missing group (wrapping
-// reports.ErrNoEvidence) or a file that cannot be written.
-func Rejudge(ctx context.Context, o RejudgeOptions) ([]string, error) {
+// file, line and field.
+//
+// The rows are made through the loader's own walk (reports.LoadWith with
+// Rederive), so the directories a rejudge sees are exactly those a report
+// shows, and one without result.json is an error row (result_missing), not
+// skipped. The report it returns is built from the rows derived here and
+// now; each is also written as result.rejudged.json beside result.json
+// (which is never modified), for people to read — no verb reads that file
+// back, because the seal does not cover it. It returns the report and the
+// files written. The error is for a missing group (wrapping
+// reports.ErrNoEvidence), an interruption or a file that cannot be written.
+func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
 	var written []string
-	for _, root := range o.Roots {
-		gdir := filepath.Join(root, o.Group)
-		entries, err := os.ReadDir(gdir)
-		if errors.Is(err, fs.ErrNotExist) {
-			return written, fmt.Errorf("%w for group %q under %s (no directory %s)", reports.ErrNoEvidence, o.Group, root, gdir)
+	derive := func(dir, group, profile string) (*reports.Result, error) {
+		n := rejudgeRow(ctx, dir, group, profile, o.Registry)
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
+		n.Rejudged = &reports.Rejudge{At: o.Now.UTC(), HarnessVersion: o.HarnessVersion, OriginalVerdict: n.Rejudged.OriginalVerdict}
+		data, err := json.MarshalIndent(n, "", "  ")
 		if err != nil {
-			return written, fmt.Errorf("rejudge: %w", err)
+			return nil, fmt.Errorf("rejudge %s: %w", dir, err)
 		}
-		for _, e := range entries {
-			if !e.IsDir() || reports.IsSetAside(e.Name()) {
-				continue
-			}
-			dir := filepath.Join(gdir, e.Name())
-			if _, err := os.Stat(filepath.Join(dir, reports.ResultFile)); errors.Is(err, fs.ErrNotExist) {
-				continue // a run that did not finish; report notes it
-			}
-			n := rejudgeRow(ctx, dir, o.Group, e.Name(), o.Registry)
-			if ctx.Err() != nil {
-				return written, ctx.Err()
-			}
-			n.Rejudged = &reports.Rejudge{At: o.Now.UTC(), HarnessVersion: o.HarnessVersion, OriginalVerdict: n.Rejudged.OriginalVerdict}
-			data, err := json.MarshalIndent(n, "", "  ")
-			if err != nil {
-				return written, fmt.Errorf("rejudge %s: %w", dir, err)
-			}
-			out := filepath.Join(dir, reports.RejudgedFile)
-			if err := evidence.WriteFileMode(out, append(data, '\n'), 0o644); err != nil {
-				return written, err
-			}
-			written = append(written, out)
+		out := filepath.Join(dir, reports.RejudgedFile)
+		if err := evidence.WriteFileMode(out, append(data, '\n'), 0o644); err != nil {
+			return nil, err
 		}
+		written = append(written, out)
+		return n, nil
 	}
-	return written, nil
+	rep, err := reports.LoadWith(o.Roots, o.Group, reports.LoadOptions{Rederive: derive, NoJoined: o.NoJoined})
+	return rep, written, err
 }
 
 // rejudgeRow re-derives one row (see Rejudge). Rejudged.OriginalVerdict is

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -50,25 +51,75 @@ func plural(n int, one, many string) string {
 	return strconv.Itoa(n) + " " + many
 }
 
+// maxCPUSlots is the most CPU slots "cpu:N" may ask for.
+const maxCPUSlots = 64
+
+// gpuIDRE is one element of a GPU list: an nvidia-smi index, or a GPU or
+// MIG UUID ("GPU-5a1b…", "MIG-GPU-5a1b…/1/0").
+var gpuIDRE = regexp.MustCompile(`^(?:[0-9]+|(?:GPU|MIG)-[0-9A-Za-z/_-]+)$`)
+
+// CheckGPUSelection checks the syntax of a GPU selection (--gpus,
+// TRTMC_QUAL_GPUS, the config file's gpus): "", "cpu", "cpu:N" (N from 1 to
+// 64, digits only), or a comma-separated list of distinct GPU indexes or
+// UUIDs. A malformed selection is a usage mistake, whatever GPUs the host
+// has; the error (a *UsageError) names the element and wants the caller
+// to say where the value came from.
+func CheckGPUSelection(sel string) error {
+	bad := func(format string, args ...any) error {
+		return &UsageError{Err: fmt.Errorf("%q: "+format, append([]any{sel}, args...)...)}
+	}
+	switch {
+	case sel == "" || sel == "cpu":
+		return nil
+	case strings.HasPrefix(sel, "cpu:"):
+		n := sel[len("cpu:"):]
+		k, err := strconv.Atoi(n)
+		if err != nil || strings.Trim(n, "0123456789") != "" || k < 1 || k > maxCPUSlots {
+			return bad("want cpu:N with N a whole number from 1 to %d, got %q", maxCPUSlots, n)
+		}
+		return nil
+	}
+	seen := map[string]bool{}
+	for _, id := range strings.Split(sel, ",") {
+		id = strings.TrimSpace(id)
+		switch {
+		case id == "":
+			return bad("an empty element (want GPU indexes or UUIDs separated by commas)")
+		case id == "cpu" || strings.HasPrefix(id, "cpu:"):
+			return bad("%q is a whole selection (cpu or cpu:N), not an element of a GPU list", id)
+		case !gpuIDRE.MatchString(id):
+			return bad("%q is neither a GPU index nor a GPU UUID", id)
+		case seen[id]:
+			return bad("GPU %s is named twice", id)
+		}
+		seen[id] = true
+	}
+	return nil
+}
+
 // NewPool turns a --gpus selection into the run's pool: "" means every GPU
 // the probe lists (or one CPU slot when there are none); "cpu" one CPU
 // slot and "cpu:N" N of them; "0,1" or "GPU-<uuid>,..." selects GPUs by
-// index or UUID.
+// index or UUID. A malformed selection is a *UsageError (CheckGPUSelection);
+// a GPU the host does not have, a *SetupError.
 func NewPool(ctx context.Context, probe GPUProbe, sel string) (*Pool, error) {
+	if err := CheckGPUSelection(sel); err != nil {
+		return nil, err
+	}
 	if sel == "cpu" {
 		return &Pool{CPUSlots: 1, Selection: sel}, nil
 	}
 	if n, ok := strings.CutPrefix(sel, "cpu:"); ok {
-		k, err := strconv.Atoi(n)
-		if err != nil || k < 1 || k > 64 {
-			return nil, &SetupError{fmt.Errorf("--gpus %s: want cpu:N with N from 1 to 64", sel)}
-		}
+		k, _ := strconv.Atoi(n)
 		return &Pool{CPUSlots: k, Selection: sel}, nil
 	}
 	var gpus []reports.GPU
 	if probe != nil {
 		var err error
 		if gpus, err = probe.List(ctx); err != nil {
+			if sel != "" {
+				err = fmt.Errorf("%q: %w", sel, err)
+			}
 			return nil, &SetupError{err}
 		}
 	}
@@ -89,10 +140,10 @@ func NewPool(ctx context.Context, probe GPUProbe, sel string) (*Pool, error) {
 			}
 		}
 		if found == nil {
-			return nil, &SetupError{fmt.Errorf("--gpus %s: GPU %s does not exist (found %d GPU(s)%s)", sel, id, len(gpus), listGPUs(gpus))}
+			return nil, &SetupError{fmt.Errorf("%q: GPU %s does not exist on this host (found %d GPU(s)%s)", sel, id, len(gpus), listGPUs(gpus))}
 		}
 		if seen[found.UUID] {
-			return nil, &SetupError{fmt.Errorf("--gpus %s: GPU %s is named twice", sel, id)}
+			return nil, &UsageError{fmt.Errorf("%q: GPU %s is named twice (by index and by UUID)", sel, id)}
 		}
 		seen[found.UUID] = true
 		pool.GPUs = append(pool.GPUs, *found)

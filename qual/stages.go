@@ -435,6 +435,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		cr.childMS += ms(run.ProcessDuration)
 		cr.run = run
 		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
+		cr.survivors("aiperf", "AIPerf", run.Survivors)
 		_ = evidence.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
 	}
 	if ctx.Err() != nil {

@@ -15,6 +15,10 @@ type BaselineInfo struct {
 	// Compared is the number of rows with at least one p50 in both runs.
 	Compared    int `json:"compared"`
 	Regressions int `json:"regressions"`
+	// NotCompared is the number of rows with a baseline row that were not
+	// compared because one of the two does not hold its seal (the notes
+	// name each); a figure from changed evidence is never compared.
+	NotCompared int `json:"not_compared"`
 }
 
 // BaselineDelta compares a row's p50s with the baseline's.
@@ -33,7 +37,10 @@ type Delta struct {
 }
 
 // ApplyBaseline compares every row's HTTP and Task p50 with the same
-// profile's in base and marks increases beyond thresholdPct percent.
+// profile's in base and marks increases beyond thresholdPct percent. Both
+// rows come from ReadRow (Load); a pair where either row's evidence does
+// not hold its seal is not compared, and a note says why: a changed
+// figure must neither make nor hide a regression.
 func ApplyBaseline(g, base *GroupReport, thresholdPct float64) {
 	info := &BaselineInfo{ThresholdPct: thresholdPct}
 	old := map[string]*Result{}
@@ -47,6 +54,11 @@ func ApplyBaseline(g, base *GroupReport, thresholdPct float64) {
 		row.Baseline = nil
 		b, ok := old[row.Profile]
 		if !ok || row.Result == nil {
+			continue
+		}
+		if which := untrusted(b, row.Result); which != "" {
+			info.NotCompared++
+			g.Notes = append(g.Notes, fmt.Sprintf("baseline: %s not compared: %s", row.Profile, which))
 			continue
 		}
 		d := &BaselineDelta{
@@ -63,6 +75,27 @@ func ApplyBaseline(g, base *GroupReport, thresholdPct float64) {
 		}
 	}
 	g.Baseline = info
+}
+
+// untrusted says which of a baseline pair does not hold its seal, with the
+// first reason; "" when both do.
+func untrusted(base, cur *Result) string {
+	for _, c := range []struct {
+		name string
+		r    *Result
+	}{{"the baseline row", base}, {"the current row", cur}} {
+		if !c.r.EvidenceIntact() {
+			why := ""
+			for _, rs := range c.r.Reasons {
+				if rs.Class == ClassBroken {
+					why = " (" + rs.Code + ": " + oneLine(rs.Message) + ")"
+					break
+				}
+			}
+			return c.name + "'s evidence does not hold its seal" + why
+		}
+	}
+	return ""
 }
 
 func delta(base, cur *float64, thresholdPct float64) *Delta {

@@ -137,8 +137,8 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	}
 	p("<p class=\"summary %s\" id=\"summary\">%s</p>\n", okClass, e(r.Coverage.Summary))
 	if bl := r.Baseline; bl != nil {
-		p("<p class=\"note\" id=\"baseline\">Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d compared.</p>\n",
-			bl.Regressions, plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared)
+		p("<p class=\"note\" id=\"baseline\">Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d compared%s.</p>\n",
+			bl.Regressions, plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared, e(notCompared(bl)))
 	}
 	p("<p class=\"note\">Failures first. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s cover measured requests only. Variants and partial profiles are listed but not counted as models.</p>\n")
 
@@ -263,7 +263,8 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 		}
 		p("</ul>\n")
 	}
-	if res.Verdict == VerdictNotRun {
+	if !res.Measured() {
+		// Nothing measured, or nothing trusted: no figure, diff or plot.
 		writeReproduce(b, row, r.scrub)
 		p("</section>\n")
 		return

@@ -79,10 +79,14 @@ func IsSetAside(name string) bool {
 
 // LoadOptions change what Load reads.
 type LoadOptions struct {
-	// Rejudged prefers result.rejudged.json over result.json where present.
-	// A re-judged row was checked against its seal when it was written
-	// (qual.Rejudge), so it is not checked again.
-	Rejudged bool
+	// Rederive, when set, makes each profile's row from its raw artifacts
+	// instead of reading its stored result.json (`report --rejudge`:
+	// qual.Rejudge, which checks the seal itself). It is called only for a
+	// directory that holds a result.json, in the same walk and with the same
+	// filters as the plain load. A file it writes (result.rejudged.json) is
+	// never read back: the rows come from the derivation made here and now,
+	// not from a file the seal does not cover.
+	Rederive func(dir, group, profile string) (*Result, error)
 	// NoJoined skips reading joined.jsonl (only the HTML renderer plots
 	// it; at a million requests it is large).
 	NoJoined bool
@@ -154,7 +158,20 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 			return nil, fmt.Errorf("load evidence: %w", err)
 		}
 		for _, e := range entries {
-			if !e.IsDir() || IsSetAside(e.Name()) {
+			if IsSetAside(e.Name()) {
+				continue
+			}
+			if !e.IsDir() {
+				// A link where a profile's directory belongs is not evidence
+				// the harness wrote: an error row, never skipped, never
+				// followed.
+				if e.Type()&fs.ModeSymlink != 0 && inventory.SafeName(e.Name()) {
+					if st, err := os.Stat(filepath.Join(gdir, e.Name())); err == nil && st.IsDir() {
+						res := BrokenResult(group, e.Name(), CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
+							filepath.Join(gdir, e.Name())))
+						cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: filepath.Join(gdir, e.Name()), res: res})
+					}
+				}
 				continue
 			}
 			if !inventory.SafeName(e.Name()) {
@@ -163,22 +180,9 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 				continue
 			}
 			dir := filepath.Join(gdir, e.Name())
-			res, rejudged, err := readResult(dir, group, e.Name(), opts.Rejudged)
-			var ee *EvidenceError
-			switch {
-			case errors.As(err, &ee):
-				// Malformed evidence is the row's problem, not the report's:
-				// an error row that names file, line and field.
-				res = BrokenResult(group, e.Name(), CodeEvidenceMalformed, ee.Error())
-			case err != nil:
+			res, err := loadRow(dir, group, e.Name(), opts.Rederive)
+			if err != nil {
 				return nil, err
-			case res == nil:
-				g.Notes = append(g.Notes, fmt.Sprintf("%s has no %s (a run that did not finish?); ignored", dir, ResultFile))
-				continue
-			case rejudged:
-				Judge(res)
-			default:
-				CheckSeal(res, dir, evidence.Digests{})
 			}
 			cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: dir, res: res})
 		}
@@ -328,24 +332,72 @@ func firstNonEmpty(a, b string) string {
 	return b
 }
 
-// readResult reads a profile directory's result (re-judged if asked and
-// present); (nil, nil) when the directory has none.
-func readResult(dir, group, profile string, preferRejudged bool) (r *Result, rejudged bool, err error) {
+// loadRow is one profile directory's row for LoadWith: re-derived when
+// asked, else read and checked by ReadRow; a directory without result.json
+// is an error row (result_missing), never skipped.
+func loadRow(dir, group, profile string, rederive func(dir, group, profile string) (*Result, error)) (*Result, error) {
+	missing := func() *Result {
+		return BrokenResult(group, profile, CodeResultMissing, fmt.Sprintf("%s has no %s: a run that did not finish (or is still running), "+
+			"or a result that was moved or removed; nothing in the directory is shown", dir, ResultFile))
+	}
+	if _, err := os.Lstat(filepath.Join(dir, ResultFile)); errors.Is(err, fs.ErrNotExist) {
+		return missing(), nil
+	}
+	if rederive != nil {
+		return rederive(dir, group, profile)
+	}
+	r, err := ReadRow(dir, group, profile)
+	if err == nil && r == nil {
+		r = missing()
+	}
+	return r, err
+}
+
+// ReadRow reads a profile's row from its evidence directory the one way
+// every verdict and every figure is shown — report, --baseline, status,
+// the Slurm driver, --resume: result.json decoded and checked against the
+// directory (group and profile), the directory checked against the seal
+// its run wrote (manifest.json), and the verdict re-derived by Judge from
+// the row's facts. A result.json that is malformed, or that is not a
+// regular file under its cap, is an error row naming it
+// (evidence_malformed); evidence that differs from its seal adds
+// evidence_changed. (nil, nil) when the directory holds no result.json.
+// The error is for I/O failures, never for the evidence's content.
+func ReadRow(dir, group, profile string) (*Result, error) {
 	path := filepath.Join(dir, ResultFile)
-	if preferRejudged {
-		if _, err := os.Stat(filepath.Join(dir, RejudgedFile)); err == nil {
-			path, rejudged = filepath.Join(dir, RejudgedFile), true
+	data, err := readEvidence(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	var r *Result
+	if err == nil {
+		r, err = DecodeResult(path, data, group, profile)
+	}
+	var ee *EvidenceError
+	switch {
+	case errors.As(err, &ee):
+		// Malformed evidence is the row's problem, not the report's: an
+		// error row that names file, line and field.
+		r = BrokenResult(group, profile, CodeEvidenceMalformed, ee.Error())
+	case err != nil:
+		return nil, err
+	}
+	CheckSeal(r, dir, evidence.Digests{})
+	return r, nil
+}
+
+// EvidenceIntact reports whether the row was read from evidence that is
+// exactly what its run sealed: no evidence_changed, evidence_malformed or
+// result_missing problem. Only such a row's figures are shown or compared
+// (--baseline), and only such a row is a Slurm task's own.
+func (r *Result) EvidenceIntact() bool {
+	for _, p := range r.Problems {
+		switch p.Code {
+		case CodeEvidenceChanged, CodeEvidenceMalformed, CodeResultMissing:
+			return false
 		}
 	}
-	data, err := readEvidence(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, fmt.Errorf("load evidence: %w", err)
-	}
-	r, err = DecodeResult(path, data, group, profile)
-	return r, rejudged, err
+	return true
 }
 
 // decodeError is the *EvidenceError of a JSON document that does not

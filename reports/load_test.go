@@ -219,16 +219,24 @@ func TestLoadMissingEvidence(t *testing.T) {
 	require.Error(t, err)
 }
 
-func TestLoadNotesDirectoryWithoutResult(t *testing.T) {
+// A directory without result.json is an error row, never skipped (issue
+// 25): a run that did not finish, or a result moved away (e.g. renamed
+// result.rejudged.json), must not vanish from the report.
+func TestLoadDirectoryWithoutResultIsAnErrorRow(t *testing.T) {
 	dir := t.TempDir()
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm", "half-done", "aiperf"), 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vlm", "half-done", RejudgedFile), []byte(`{"verdict":"qualified"}`), 0o644))
 	g, err := Load([]string{dir}, "vlm")
 	require.NoError(t, err)
-	assert.Empty(t, g.Rows)
-	require.Len(t, g.Notes, 2)
-	assert.Contains(t, g.Notes[0], "half-done has no result.json")
-	assert.Equal(t, "0 of 0 normal profiles qualified", g.Coverage.Summary)
-	assert.False(t, g.Coverage.OK, "nothing qualified is not OK")
+	require.Len(t, g.Rows, 1)
+	row := g.Rows[0]
+	assert.Equal(t, "half-done", row.Profile)
+	assert.Equal(t, VerdictError, row.Verdict)
+	require.NotEmpty(t, row.Result.Reasons)
+	assert.Equal(t, CodeResultMissing, row.Result.Reasons[0].Code)
+	assert.Contains(t, row.Result.Reasons[0].Message, "half-done has no result.json")
+	assert.False(t, row.Result.Measured(), "nothing in the directory is shown")
+	assert.False(t, g.Coverage.OK)
 }
 
 func TestIsSetAside(t *testing.T) {
@@ -242,4 +250,20 @@ func TestIsSetAside(t *testing.T) {
 	} {
 		assert.Equal(t, want, IsSetAside(name), name)
 	}
+}
+
+// A link where a profile's directory belongs is an error row: never
+// followed, never skipped (issue 25).
+func TestLoadLinkedProfileDirectoryIsAnErrorRow(t *testing.T) {
+	dir := t.TempDir()
+	elsewhere := filepath.Join(t.TempDir(), "good")
+	require.NoError(t, os.MkdirAll(elsewhere, 0o755))
+	require.NoError(t, os.MkdirAll(filepath.Join(dir, "vlm"), 0o755))
+	require.NoError(t, os.Symlink(elsewhere, filepath.Join(dir, "vlm", "p")))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "vlm", "results.md"), []byte("x"), 0o644))
+	g, err := Load([]string{dir}, "vlm")
+	require.NoError(t, err)
+	require.Len(t, g.Rows, 1, "a link to a directory is a row; a plain file is not")
+	assert.Equal(t, VerdictError, g.Rows[0].Verdict)
+	assert.Contains(t, g.Rows[0].Result.Reasons[0].Message, "is a symbolic link, not an evidence directory a run wrote")
 }

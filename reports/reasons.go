@@ -119,6 +119,9 @@ const (
 	CodeSlurmNotStarted         = "slurm_not_started"
 	CodeSlurmTaskEnded          = "slurm_task_ended"
 	CodeSlurmTaskLost           = "slurm_task_lost"
+	// No green row, third pass (issue 25).
+	CodeResultMissing = "result_missing"
+	CodeSurvivor      = "survivor"
 
 	// Derived by Judge from the data.
 	CodeExplorationWorkload    = "exploration_workload"
@@ -201,6 +204,8 @@ func Codes() []CodeInfo {
 		{CodeSlurmTaskEnded, ClassBroken, "slurm", "the Slurm task ended without a row of its own, or in a state that voids it (timeout, preemption, node failure, cancellation)"},
 		{CodeSlurmTaskLost, ClassBroken, "slurm", "Slurm no longer knows the task and it left no row"},
 		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
+		{CodeSurvivor, ClassBroken, "", "a process the run started, or a descendant, outlived its child outside the child's process group (setsid, setpgid): found by the sweep, killed, named by pid and argv"},
+		{CodeResultMissing, ClassBroken, "evidence", "a profile's evidence directory holds no result.json (a run that did not finish, or a result moved or removed): an error row, never skipped"},
 
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},
 		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},

@@ -271,13 +271,22 @@ func mdEscape(s string) string {
 	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
 }
 
+// notCompared is ", N not compared (...)" when rows were left out of a
+// baseline comparison because their evidence does not hold its seal.
+func notCompared(b *BaselineInfo) string {
+	if b.NotCompared == 0 {
+		return ""
+	}
+	return fmt.Sprintf(", %d not compared (evidence that does not hold its seal; see the notes)", b.NotCompared)
+}
+
 func renderMarkdown(w io.Writer, r *GroupReport) error {
 	p := &printer{w: w}
 	p.f("# trtmc-qual results: %s\n\n", r.Group)
 	p.f("**%s.**\n\n", r.Coverage.Summary)
 	if b := r.Baseline; b != nil {
-		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d %s compared.\n\n",
-			b.Regressions, plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, plural(b.Compared, "row", "rows"))
+		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d %s compared%s.\n\n",
+			b.Regressions, plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, plural(b.Compared, "row", "rows"), notCompared(b))
 	}
 	counted, other := splitRows(r.Rows)
 	p.f("## Results\n\n")

@@ -523,7 +523,12 @@ type GPUProcess struct {
 type SlurmTask struct {
 	// JobID is "<array job id>_<array task id>" for an array task (what
 	// scancel and scontrol accept), else the plain job id.
-	JobID       string `json:"job_id"`
+	JobID string `json:"job_id"`
+	// Submission is the nonce of the submission that started the task
+	// (TRTMC_QUAL_SLURM_SUBMISSION, written into the job record before
+	// sbatch): job ids repeat across clusters and slurmctld resets, so a
+	// row is a task's own only when it carries the task's nonce too.
+	Submission  string `json:"submission,omitempty"`
 	ArrayJobID  string `json:"array_job_id,omitempty"`
 	ArrayTaskID string `json:"array_task_id,omitempty"`
 	Cluster     string `json:"cluster,omitempty"`
@@ -556,8 +561,10 @@ type Rejudge struct {
 	HarnessVersion  string    `json:"harness_version"`
 }
 
-// Measured reports whether the checkpoint was started at all: excluded and
-// not-run rows measured nothing, so every measurement cell is missing.
+// Measured reports whether the row has measurements to show: excluded and
+// not-run rows measured nothing, and a row whose evidence does not hold its
+// seal has no figure anyone can trust (they come from files that changed
+// since the run), so every measurement cell is missing.
 func (r *Result) Measured() bool {
-	return r.Verdict != VerdictExcluded && r.Verdict != VerdictNotRun
+	return r.Verdict != VerdictExcluded && r.Verdict != VerdictNotRun && r.EvidenceIntact()
 }

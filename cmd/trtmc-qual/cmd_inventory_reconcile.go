@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
@@ -120,9 +121,9 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 	if err := writeReconcile(opts.IO, r, opts.Format); err != nil {
 		return err
 	}
-	fmt.Fprintln(opts.IO.ErrOut, r.Line())
+	fmt.Fprintln(opts.IO.ErrOut, inventory.Printable(r.Line()))
 	for _, g := range r.Gaps {
-		fmt.Fprintf(opts.IO.ErrOut, "gap: %s has no normal profile (only %s)\n", g.Checkpoint, strings.Join(g.Profiles, ", "))
+		fmt.Fprintln(opts.IO.ErrOut, inventory.Printable(fmt.Sprintf("gap: %s has no normal profile (only %s)", g.Checkpoint, strings.Join(g.Profiles, ", "))))
 	}
 	if opts.Write {
 		if r.Summary.Missing == 0 {
@@ -165,15 +166,25 @@ func writeReconcile(io *IOStreams, r *reconcile.Report, format string) error {
 	}
 }
 
+// reportProposal says what --write did, every line escaped for the
+// terminal (a manifest's name can hold anything).
 func reportProposal(io *IOStreams, p *reconcile.Proposal) {
-	if p.Appended {
-		fmt.Fprintf(io.ErrOut, "write: appended %d planned profile(s) to %s: %s\n", len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
-		return
+	say := func(format string, args ...any) {
+		fmt.Fprintln(io.ErrOut, inventory.Printable(fmt.Sprintf(format, args...)))
 	}
-	fmt.Fprintf(io.ErrOut, "write: the inventory was NOT changed; %d proposed profile(s) written to %s: %s\n",
-		len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
-	for _, why := range p.Reasons {
-		fmt.Fprintf(io.ErrOut, "write:   because %s\n", why)
+	for _, x := range p.Refused {
+		say("write: refused %s from %s: %s", x.Profile, x.Manifest, x.Problem)
+	}
+	switch {
+	case len(p.Profiles) == 0 && len(p.Refused) > 0:
+		say("write: the inventory was NOT changed: no proposed profile passes validation")
+	case p.Appended:
+		say("write: appended %d planned profile(s) to %s: %s", len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
+	default:
+		say("write: the inventory was NOT changed; %d proposed profile(s) written to %s: %s", len(p.Profiles), p.File, strings.Join(p.Profiles, ", "))
+		for _, why := range p.Reasons {
+			say("write:   because %s", why)
+		}
 	}
 }
 

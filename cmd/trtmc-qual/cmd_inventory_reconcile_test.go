@@ -203,3 +203,15 @@ func TestSpecsErrorCodes(t *testing.T) {
 	assert.Equal(t, exitHarness, codeFor(specsError(os.ErrClosed)))
 	assert.NoError(t, specsError(nil))
 }
+
+// What --write says on stderr is escaped: a refused manifest name with
+// U+202E never reaches the terminal raw (issue 25, item 13).
+func TestReconcileWriteReportIsEscaped(t *testing.T) {
+	io, _, stderr := testIO()
+	reportProposal(io, &reconcile.Proposal{File: "inv.yaml", Appended: true, Profiles: []string{"fine"},
+		Refused: []reconcile.Refusal{{Profile: `"$(touch${IFS}PWNED)\u202e"`, Manifest: "m/evil\u202e.json", Problem: "m/evil\u202e.json: name: bad"}}})
+	out := stderr.String()
+	assert.NotContains(t, out, "\u202e")
+	assert.Contains(t, out, `write: refused "$(touch${IFS}PWNED)\u202e" from m/evil\u{202e}.json`)
+	assert.Contains(t, out, "write: appended 1 planned profile(s) to inv.yaml: fine")
+}

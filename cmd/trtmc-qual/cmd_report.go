@@ -254,6 +254,9 @@ func checkReportOutputs(cmd *cobra.Command, opts *reportOptions) error {
 }
 
 func runReport(opts *reportOptions) error {
+	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
+	var rep *reports.GroupReport
+	var err error
 	if opts.Rejudge {
 		// The join's index is about 150 bytes a request (no payloads, no
 		// answers); a soft limit keeps the collector from letting garbage
@@ -261,17 +264,20 @@ func runReport(opts *reportOptions) error {
 		if opts.Getenv("GOMEMLIMIT") == "" {
 			debug.SetMemoryLimit(rejudgeMemoryLimit)
 		}
-		written, err := qual.Rejudge(opts.Ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
-			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
+		// The report is built from the rows re-derived now, never from the
+		// result.rejudged.json files written beside them (outside the seal).
+		var written []string
+		rep, written, err = qual.Rejudge(opts.Ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
+			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion, NoJoined: format != reports.FormatHTML})
 		if err != nil {
 			return evidenceError(err)
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "report: re-judged %d result(s); originals kept, re-judged copies in %s\n", len(written), reports.RejudgedFile)
-	}
-	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
-	rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{Rejudged: opts.Rejudge, NoJoined: format != reports.FormatHTML})
-	if err != nil {
-		return evidenceError(err)
+	} else {
+		rep, err = reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{NoJoined: format != reports.FormatHTML})
+		if err != nil {
+			return evidenceError(err)
+		}
 	}
 	rep.Publish = opts.Publish
 	if format == reports.FormatSummary {
@@ -472,6 +478,9 @@ func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
 // group is a usage error (2); anything else (an I/O failure) is 4. Malformed
 // evidence never gets here: it is an error row.
 func evidenceError(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err // interrupted: 130
+	}
 	if errors.Is(err, reports.ErrNoEvidence) {
 		return withCode(exitUsage, err)
 	}

@@ -236,6 +236,9 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 	var pool *qual.Pool
 	if opts.Executor != executorSlurm { // Slurm tasks use the GPUs Slurm allocates them (--gpus slurm)
 		if pool, err = qual.NewPool(ctx, probe, gpus); err != nil {
+			if src := f.Config.Source("gpus"); src != "gpus" {
+				err = fmt.Errorf("%s %w", src, err) // where the selection came from
+			}
 			return nil, err
 		}
 	}

@@ -73,7 +73,7 @@ slurm:
 
 	code, _, errOut = runCLI(t, map[string]string{"TRTMC_QUAL_EXECUTOR": "k8s"}, "version")
 	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, `executor "k8s": valid values are local, slurm`)
+	assert.Contains(t, errOut, `TRTMC_QUAL_EXECUTOR "k8s": valid values are local, slurm`, "the variable it came from is named")
 }
 
 func TestRunDetachNeedsSlurm(t *testing.T) {
@@ -152,10 +152,11 @@ func TestStatusVerb(t *testing.T) {
 	w := inventory.Workload{Warmup: 5, Measured: 50}
 	ok := qual.BaseResult("vlm", &w, &inventory.Profile{ID: "a"})
 	reportstest.Qualified(&ok)
-	ok.Provenance.Slurm = &reports.SlurmTask{JobID: "5_0"}
+	ok.Provenance.Slurm = &reports.SlurmTask{JobID: "5_0", Submission: testSubmission}
 	require.NoError(t, qual.WriteRow(out, &ok, false, time.Now))
-	runner := scontrolRunner{records: map[string]string{"5": "JobId=6 ArrayJobId=5 ArrayTaskId=0 JobState=COMPLETED Reason=None ExitCode=0:0 NodeList=node1\n" +
-		"JobId=7 ArrayJobId=5 ArrayTaskId=1 JobState=TIMEOUT Reason=TimeLimit ExitCode=0:15 NodeList=node2\n"}}
+	c := " Comment=" + slurm.Comment(testSubmission)
+	runner := scontrolRunner{records: map[string]string{"5": "JobId=6 ArrayJobId=5 ArrayTaskId=0 JobState=COMPLETED Reason=None ExitCode=0:0 NodeList=node1" + c + "\n" +
+		"JobId=7 ArrayJobId=5 ArrayTaskId=1 JobState=TIMEOUT Reason=TimeLimit ExitCode=0:15 NodeList=node2" + c + "\n"}}
 
 	io, stdout, stderr := testIO()
 	f := newFactory(io, nil)
@@ -206,11 +207,17 @@ func runStatusWith(t *testing.T, r proc.Runner, args ...string) (exitCode, strin
 	return codeFor(err), stdout.String(), stderr.String()
 }
 
+// testSubmission is the submission nonce of writeTestRecord's record; its
+// jobs carry slurm.Comment(testSubmission).
+const testSubmission = "00112233445566778899aabbccddeeff"
+
 func writeTestRecord(t *testing.T, out string) {
 	t.Helper()
 	rec := slurm.Record{Schema: slurm.RecordSchema, Group: "vlm", Out: out, Workload: inventory.Workload{Warmup: 5, Measured: 50},
-		Arrays: []slurm.Array{{JobID: "5", Profiles: []string{"a", "b"}}},
-		Tasks:  []slurm.TaskRef{{Profile: "a", ArrayJobID: "5", Index: 0}, {Profile: "b", ArrayJobID: "5", Index: 1}}}
+		Arrays:     []slurm.Array{{JobID: "5", Profiles: []string{"a", "b"}}},
+		Submission: testSubmission,
+		Tasks: []slurm.TaskRef{{Profile: "a", ArrayJobID: "5", Index: 0, Submission: testSubmission},
+			{Profile: "b", ArrayJobID: "5", Index: 1, Submission: testSubmission}}}
 	data, err := json.Marshal(rec)
 	require.NoError(t, err)
 	dir := filepath.Join(out, ".slurm", "vlm")

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -14,6 +15,8 @@ import (
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
@@ -31,6 +34,8 @@ const envPrefix = "TRTMC_QUAL"
 type Config struct {
 	// File is the config file that was read, if any.
 	File string `mapstructure:"-"`
+	// sources says where each key's value came from (Source).
+	sources map[string]string
 
 	Inventory     []string `mapstructure:"inventory"`
 	Families      string   `mapstructure:"families"`
@@ -218,16 +223,61 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 			}
 		}
 	}
-	cfg := &Config{File: file}
+	cfg := &Config{File: file, sources: map[string]string{}}
 	if err := v.Unmarshal(cfg); err != nil {
 		return nil, &configError{fmt.Errorf("configuration: %w", err)}
 	}
-	switch cfg.Executor {
-	case executorLocal, executorSlurm:
-	default:
-		return nil, &configError{fmt.Errorf("executor %q: valid values are %s, %s", cfg.Executor, executorLocal, executorSlurm)}
+	for _, k := range v.AllKeys() {
+		switch {
+		case flagChanged(cmd, k):
+			cfg.sources[k] = "--" + strings.ReplaceAll(k, "_", "-")
+		case envSet[k]:
+			cfg.sources[k] = envName(k)
+		case fileKeys[k]:
+			cfg.sources[k] = fmt.Sprintf("config file %s: %s", file, k)
+		}
+	}
+	if err := cfg.checkWords(); err != nil {
+		return nil, &configError{err}
 	}
 	return cfg, nil
+}
+
+// Source says where a key's value came from, as a user would name it:
+// "--gpus", "TRTMC_QUAL_GPUS" or "config file c.yaml: gpus"; the key
+// itself for a default.
+func (c *Config) Source(key string) string {
+	if s := c.sources[key]; s != "" {
+		return s
+	}
+	return key
+}
+
+// versionRE is what an AIPerf version may look like (PEP 440's characters).
+var versionRE = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+!_-]*$`)
+
+// checkWords trims the values that are words — an environment variable or
+// a YAML scalar easily carries a stray space — and checks their syntax,
+// naming where a bad one came from (flag, environment or file). Usage
+// errors, exit 2, on every verb: the configuration itself is wrong.
+func (c *Config) checkWords() error {
+	for _, w := range []*string{&c.AIPerfVersion, &c.GPUs, &c.Executor, &c.Slurm.GPURequest} {
+		*w = strings.TrimSpace(*w)
+	}
+	if !versionRE.MatchString(c.AIPerfVersion) {
+		return fmt.Errorf("%s %q: not a version (e.g. 0.13.0)", c.Source("aiperf_version"), c.AIPerfVersion)
+	}
+	switch c.Executor {
+	case executorLocal, executorSlurm:
+	default:
+		return fmt.Errorf("%s %q: valid values are %s, %s", c.Source("executor"), c.Executor, executorLocal, executorSlurm)
+	}
+	if c.GPUs != slurm.GPUSelectionSlurm {
+		if err := qual.CheckGPUSelection(c.GPUs); err != nil {
+			return fmt.Errorf("%s %w", c.Source("gpus"), err)
+		}
+	}
+	return nil
 }
 
 // checkConfigType checks a config file value against its key's default:

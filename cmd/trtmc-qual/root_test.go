@@ -208,3 +208,55 @@ func TestDoctorFlagsAndExit(t *testing.T) {
 	root.SetArgs([]string{"doctor", "-o", "yaml"})
 	assert.Equal(t, exitUsage, codeFor(root.Execute()))
 }
+
+// Configuration words are trimmed and checked once, at resolution, and a
+// bad one is a usage error (exit 2) that names where it came from: the
+// flag, the environment variable or the config file (issue 25, item 20).
+func TestConfigWordsNameTheirSource(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "c.yaml")
+	require.NoError(t, os.WriteFile(file, []byte("gpus: \"cpu:0\"\n"), 0o644))
+	for _, c := range []struct {
+		env  map[string]string
+		args []string
+		want string
+	}{
+		{nil, []string{"--gpus", "cpu:0"}, `--gpus "cpu:0": want cpu:N with N a whole number from 1 to 64, got "0"`},
+		{nil, []string{"--gpus", "cpu:-1"}, `--gpus "cpu:-1": want cpu:N`},
+		{nil, []string{"--gpus", "cpu:2x"}, `--gpus "cpu:2x": want cpu:N`},
+		{nil, []string{"--gpus", "cpu:1,cpu:2"}, `--gpus "cpu:1,cpu:2": want cpu:N`},
+		{nil, []string{"--gpus", "0,cpu:2"}, `--gpus "0,cpu:2": "cpu:2" is a whole selection`},
+		{nil, []string{"--gpus", "0,0"}, `--gpus "0,0": GPU 0 is named twice`},
+		{map[string]string{"TRTMC_QUAL_GPUS": "cpu:0"}, nil, `TRTMC_QUAL_GPUS "cpu:0": want cpu:N`},
+		{map[string]string{"TRTMC_QUAL_GPUS": "cpu:1,cpu:2"}, nil, `TRTMC_QUAL_GPUS "cpu:1,cpu:2"`},
+		{nil, []string{"--config", file}, `config file ` + file + `: gpus "cpu:0": want cpu:N`},
+		{map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.13 .0"}, nil, `TRTMC_QUAL_AIPERF_VERSION "0.13 .0": not a version`},
+	} {
+		code, _, errOut := runCLI(t, c.env, append([]string{"run", "--group", "g", "--out", t.TempDir()}, c.args...)...)
+		assert.Equal(t, exitUsage, code, "%v %v: %s", c.env, c.args, errOut)
+		assert.Contains(t, errOut, c.want, "%v %v", c.env, c.args)
+		if c.env == nil {
+			assert.NotContains(t, errOut, "TRTMC_QUAL_GPUS")
+		} else {
+			assert.NotContains(t, errOut, "--gpus \"")
+		}
+	}
+
+	// A stray space around a word is trimmed, not compared: AIPerf is
+	// then checked against "0.13.0", never against "0.13.0 ".
+	io, _, _ := testIO()
+	f := newFactory(io, nil)
+	f.Getenv = func(k string) string {
+		return map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.13.0 ", "TRTMC_QUAL_GPUS": " cpu:2 ", "TRTMC_QUAL_EXECUTOR": "local "}[k]
+	}
+	root := newRootCmd(f)
+	root.RemoveCommand(mustFind(t, root.Commands(), "run"))
+	root.AddCommand(newRunCmd(f, func(*runOptions) error { return nil }))
+	root.SetArgs([]string{"run", "--group", "g"})
+	require.NoError(t, root.Execute())
+	assert.Equal(t, "0.13.0", f.Config.AIPerfVersion)
+	assert.Equal(t, "cpu:2", f.Config.GPUs)
+	assert.Equal(t, "local", f.Config.Executor)
+	assert.Equal(t, "TRTMC_QUAL_GPUS", f.Config.Source("gpus"))
+	assert.Equal(t, "out", f.Config.Source("out"), "a default is named by its key")
+}

@@ -17,6 +17,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -161,6 +162,27 @@ func trustRows() []trustRow {
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Equal(t, []string{reports.CodeBundleNotPinned}, codesOf(r))
 			}},
+		{name: "process/server-helper-started-with-setsid",
+			// Issue 25, item 11: the server's argv starts a helper in a
+			// session of its own; killing the group cannot reach it.
+			sc: func(t *testing.T, h harness) scenario {
+				return scenario{families: func(d doc) {
+					f := family(d, "ref-detect")
+					f["server"] = append([]any{"sh", "-c", `setsid sleep 617 & exec "$0" "$@"`}, f["server"].([]any)...)
+				}}
+			},
+			verdict: reports.VerdictError, codes: []string{reports.CodeSurvivor}, exit: 1,
+			check: func(t *testing.T, r reports.Result, _ string) {
+				msg := reasonWith(t, r, reports.CodeSurvivor).Message
+				assert.Contains(t, msg, "(sleep 617; process group")
+				assert.Contains(t, msg, "the server command's tree outlived it")
+				matches, _ := filepath.Glob("/proc/[0-9]*/cmdline")
+				for _, m := range matches {
+					if data, err := os.ReadFile(m); err == nil && string(data) == "sleep\x00617\x00" {
+						t.Errorf("%s: sleep 617 lives on", m)
+					}
+				}
+			}},
 		{name: "contract/aiperf-version-mismatch-allowed",
 			sc: func(t *testing.T, h harness) scenario {
 				sc := fakeAIPerf(h, "")
@@ -272,6 +294,9 @@ type tamper struct {
 	codes []string
 	// msg is a word of the reasons (a file, line, field named).
 	msg string
+	// always is the code both report and rejudge must carry
+	// (evidence_changed when empty).
+	always string
 }
 
 func editLines(t *testing.T, path string, fn func([]string) []string) {
@@ -286,37 +311,37 @@ func tampers() []tamper {
 	return []tamper{
 		{"records export: a line deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "aiperf", "profile_export.jsonl"), func(l []string) []string { return append(l[:20], l[21:]...) })
-		}, []string{reports.CodeShortCount, reports.CodeUnclaimedRaw, reports.CodeUnclaimedServerRecords}, "profile_export.jsonl: changed"},
+		}, []string{reports.CodeShortCount, reports.CodeUnclaimedRaw, reports.CodeUnclaimedServerRecords}, "profile_export.jsonl: changed", ""},
 		{"native answer changed", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "native_answers.jsonl"), func(l []string) []string {
 				l[30] = strings.Replace(l[30], `"confidence":0.`, `"confidence":0.0`, 1)
 				return l
 			})
-		}, []string{reports.CodeMismatched}, "native_answers.jsonl: changed"},
+		}, []string{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
 		{"server record deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "server_records.jsonl"), func(l []string) []string { return l[:len(l)-1] })
-		}, []string{reports.CodeMissingServerRec}, "server_records.jsonl: changed"},
+		}, []string{reports.CodeMissingServerRec}, "server_records.jsonl: changed", ""},
 		{"dataset line deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "dataset.jsonl"), func(l []string) []string { return l[1:] })
-		}, []string{reports.CodeUnknownConversation}, "dataset.jsonl: changed"},
+		}, []string{reports.CodeUnknownConversation}, "dataset.jsonl: changed", ""},
 		{"joined.jsonl deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "joined.jsonl")))
-		}, nil, "joined.jsonl: missing"},
+		}, nil, "joined.jsonl: missing", ""},
 		{"joined.jsonl truncated mid-line", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "joined.jsonl")
 			st, err := os.Stat(p)
 			require.NoError(t, err)
 			require.NoError(t, os.Truncate(p, st.Size()-30))
-		}, nil, "joined.jsonl"},
+		}, nil, "joined.jsonl", ""},
 		{"raw export truncated mid-line", func(t *testing.T, dir string) {
 			p := filepath.Join(dir, "aiperf", "profile_export_raw.jsonl")
 			st, err := os.Stat(p)
 			require.NoError(t, err)
 			require.NoError(t, os.Truncate(p, st.Size()-40))
-		}, []string{reports.CodeEvidenceMalformed}, "profile_export_raw.jsonl:55: last line has no newline"},
+		}, []string{reports.CodeEvidenceMalformed}, "profile_export_raw.jsonl:55: last line has no newline", ""},
 		{"dataset deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "dataset.jsonl")))
-		}, []string{reports.CodeEvidenceMalformed}, "dataset.jsonl: no such file"},
+		}, []string{reports.CodeEvidenceMalformed}, "dataset.jsonl: no such file", ""},
 		{"correctness gate value lowered", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "correctness.json"), func(l []string) []string {
 				s := strings.Join(l, "\n")
@@ -326,7 +351,7 @@ func tampers() []tamper {
 				k := j + strings.IndexAny(s[j:], ",}")
 				return []string{s[:j] + "0.01" + s[k:]}
 			})
-		}, []string{reports.CodeCorrectnessInconsist, reports.CodeCorrectnessFailed}, "correctness.json: changed"},
+		}, []string{reports.CodeCorrectnessInconsist, reports.CodeCorrectnessFailed}, "correctness.json: changed", ""},
 		{"stored counts edited", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "result.json"), func(l []string) []string {
 				s := strings.Join(l, "\n")
@@ -334,16 +359,66 @@ func tampers() []tamper {
 				s = strings.Replace(s, `"mismatched": 0`, `"mismatched": 1`, 1)
 				return []string{s}
 			})
-		}, nil, "result.json: changed"},
+		}, nil, "result.json: changed", ""},
 		{"manifest deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "manifest.json")))
-		}, nil, "manifest.json: missing"},
+		}, nil, "manifest.json: missing", ""},
 		{"AIPerf summary deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "aiperf", "profile_export_aiperf.json")))
-		}, []string{reports.CodeEvidenceMalformed}, "profile_export_aiperf.json"},
+		}, []string{reports.CodeEvidenceMalformed}, "profile_export_aiperf.json", ""},
 		{"a file added", func(t *testing.T, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("looks fine to me\n"), 0o644))
-		}, nil, "notes.txt: added"},
+		}, nil, "notes.txt: added", ""},
+		// Issue 25, item 1, on a real run's evidence: the rejudge skipped a
+		// directory without result.json and the loader trusted the file the
+		// seal does not cover.
+		{"native answers garbled, result.json renamed result.rejudged.json", func(t *testing.T, dir string) {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "native_answers.jsonl"), []byte("garbage\n"), 0o644))
+			require.NoError(t, os.Rename(filepath.Join(dir, "result.json"), filepath.Join(dir, reports.RejudgedFile)))
+		}, nil, "has no result.json", reports.CodeResultMissing},
+		{"a forged result.rejudged.json beside a changed native answer", func(t *testing.T, dir string) {
+			data, err := os.ReadFile(filepath.Join(dir, "result.json"))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(filepath.Join(dir, reports.RejudgedFile), data, 0o644))
+			editLines(t, filepath.Join(dir, "native_answers.jsonl"), func(l []string) []string {
+				l[30] = strings.Replace(l[30], `"confidence":0.`, `"confidence":0.0`, 1)
+				return l
+			})
+		}, []string{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
+		// More of issue 25's own hostile cases, on a real run's evidence.
+		{"aiperf/ swapped for a link to an identical copy", func(t *testing.T, dir string) {
+			cp := filepath.Join(t.TempDir(), "aiperf")
+			require.NoError(t, os.CopyFS(cp, os.DirFS(filepath.Join(dir, "aiperf"))))
+			require.NoError(t, os.RemoveAll(filepath.Join(dir, "aiperf")))
+			require.NoError(t, os.Symlink(cp, filepath.Join(dir, "aiperf")))
+		}, nil, "aiperf: added", ""},
+		{"correctness.json a link to an identical copy", func(t *testing.T, dir string) {
+			cp := filepath.Join(t.TempDir(), "correctness.json")
+			data, err := os.ReadFile(filepath.Join(dir, "correctness.json"))
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(cp, data, 0o644))
+			require.NoError(t, os.Remove(filepath.Join(dir, "correctness.json")))
+			require.NoError(t, os.Symlink(cp, filepath.Join(dir, "correctness.json")))
+		}, nil, "correctness.json: changed", ""},
+		{"native_answers.jsonl a FIFO", func(t *testing.T, dir string) {
+			require.NoError(t, os.Remove(filepath.Join(dir, "native_answers.jsonl")))
+			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "native_answers.jsonl"), 0o644))
+		}, []string{reports.CodeEvidenceMalformed}, "native_answers.jsonl", ""},
+		{"the profile's directory a link to a good copy elsewhere", func(t *testing.T, dir string) {
+			cp := filepath.Join(t.TempDir(), "copy")
+			require.NoError(t, os.CopyFS(cp, os.DirFS(dir)))
+			require.NoError(t, os.RemoveAll(dir))
+			require.NoError(t, os.Symlink(cp, dir))
+		}, nil, "is a symbolic link, not an evidence directory", reports.CodeEvidenceMalformed},
+		// Item 18: records without their id are malformed, never a count.
+		{"server records stripped of request_id", func(t *testing.T, dir string) {
+			editLines(t, filepath.Join(dir, "server_records.jsonl"), func(l []string) []string {
+				for i := range l {
+					l[i] = regexp.MustCompile(`"request_id":"[^"]*",?`).ReplaceAllString(l[i], "")
+				}
+				return l
+			})
+		}, []string{reports.CodeEvidenceMalformed}, "server_records.jsonl:1: request_id: missing", ""},
 	}
 }
 
@@ -381,13 +456,23 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 				r := rep.row(t, "ref-detect-small")
 				assert.Equal(t, reports.VerdictError, r.Verdict, "rejudge %v: %+v", rejudge, r.Reasons)
 				codes := codesOf(r)
-				assert.Contains(t, codes, reports.CodeEvidenceChanged, "rejudge %v", rejudge)
+				always := tc.always
+				if always == "" {
+					always = reports.CodeEvidenceChanged
+				}
+				assert.Contains(t, codes, always, "rejudge %v", rejudge)
 				var msgs []string
 				for _, x := range r.Reasons {
 					msgs = append(msgs, x.Message)
 				}
 				if !rejudge {
 					continue
+				}
+				if rejudge {
+					data, err := os.ReadFile(filepath.Join(dir, reports.RejudgedFile))
+					if err == nil && strings.Contains(string(data), `"verdict": "qualified"`) {
+						assert.NotEqual(t, reports.VerdictQualified, r.Verdict, "a qualified result.rejudged.json is never read back")
+					}
 				}
 				for _, c := range tc.codes {
 					assert.Contains(t, codes, c, "rejudge re-derives: %+v", r.Reasons)

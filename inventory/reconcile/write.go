@@ -26,6 +26,21 @@ type Proposal struct {
 	Profiles []string `json:"profiles"`
 	// Reasons say why the inventory file was not edited in place.
 	Reasons []string `json:"reasons,omitempty"`
+	// Refused are the missing profiles written nowhere: the entry their
+	// manifest gives fails the inventory's own validation.
+	Refused []Refusal `json:"refused,omitempty"`
+}
+
+// Refusal is a missing profile --write did not propose.
+type Refusal struct {
+	// Profile is the manifest's name, quoted with every non-ASCII and
+	// non-printable character escaped when it is not a valid id.
+	Profile string `json:"profile"`
+	// Manifest is the spec file the entry came from.
+	Manifest string `json:"manifest"`
+	// Problem is what inventory validation says of the entry, with the
+	// manifest field it comes from.
+	Problem string `json:"problem"`
 }
 
 // plannedEntry is the YAML shape of a proposed inventory profile.
@@ -61,6 +76,28 @@ type EntryDefaults struct {
 // Defaults gives the entry defaults of a family (nil: none).
 type Defaults func(family string) *EntryDefaults
 
+// plannedFor is the planned inventory entry of a missing row.
+func plannedFor(row Row, defaults Defaults) plannedEntry {
+	e := plannedEntry{ID: row.Profile, Checkpoint: row.Checkpoint, Revision: row.Revision,
+		Family: row.Family, Task: row.Task, Kind: inventory.KindNormal, Precision: row.Precision,
+		Parallelism: map[string]int{"tp": 1}, Bundle: map[string]string{"path": row.Bundle},
+		Status: inventory.StatusPlanned}
+	if defaults != nil {
+		if d := defaults(row.Family); d != nil {
+			e.Controls = append(e.Controls, d.Controls...)
+			e.Gaps = append(e.Gaps, d.Gaps...)
+			e.Hardware = d.Hardware
+			if d.BundleDir != "" {
+				e.Bundle["path"] = path.Join(d.BundleDir, row.Bundle)
+			}
+			if d.Tokenizer != "" {
+				e.Tokenizer = map[string]string{"path": strings.ReplaceAll(d.Tokenizer, "{profile}", row.Profile)}
+			}
+		}
+	}
+	return e
+}
+
 // ProposedYAML renders planned inventory entries for the missing rows as a
 // YAML sequence indented by indent spaces, headed by a comment naming the
 // spec commit.
@@ -71,24 +108,7 @@ func ProposedYAML(r *Report, indent int, defaults Defaults) ([]byte, []string, e
 		if row.State != StateMissing {
 			continue
 		}
-		e := plannedEntry{ID: row.Profile, Checkpoint: row.Checkpoint, Revision: row.Revision,
-			Family: row.Family, Task: row.Task, Kind: inventory.KindNormal, Precision: row.Precision,
-			Parallelism: map[string]int{"tp": 1}, Bundle: map[string]string{"path": row.Bundle},
-			Status: inventory.StatusPlanned}
-		if defaults != nil {
-			if d := defaults(row.Family); d != nil {
-				e.Controls = append(e.Controls, d.Controls...)
-				e.Gaps = append(e.Gaps, d.Gaps...)
-				e.Hardware = d.Hardware
-				if d.BundleDir != "" {
-					e.Bundle["path"] = path.Join(d.BundleDir, row.Bundle)
-				}
-				if d.Tokenizer != "" {
-					e.Tokenizer = map[string]string{"path": strings.ReplaceAll(d.Tokenizer, "{profile}", row.Profile)}
-				}
-			}
-		}
-		entries = append(entries, e)
+		entries = append(entries, plannedFor(row, defaults))
 		ids = append(ids, row.Profile)
 	}
 	if len(entries) == 0 {
@@ -132,6 +152,17 @@ func ProposedYAML(r *Report, indent int, defaults Defaults) ([]byte, []string, e
 // defaults (nil: none) fill each entry's controls, gaps, hardware, bundle
 // directory and tokenizer from its family's configuration.
 func WriteProposals(r *Report, inv *inventory.Inventory, invFiles []string, knownFamily func(string) bool, defaults Defaults) (*Proposal, error) {
+	// An entry invalid in itself is written nowhere; one that only names a
+	// family the configuration lacks goes to the proposal file (below).
+	kept, refused := refuseInvalid(r, nil, defaults)
+	p, err := writeProposals(kept, inv, invFiles, knownFamily, defaults)
+	if p != nil {
+		p.Refused = refused
+	}
+	return p, err
+}
+
+func writeProposals(r *Report, inv *inventory.Inventory, invFiles []string, knownFamily func(string) bool, defaults Defaults) (*Proposal, error) {
 	var file string
 	if inv != nil {
 		if g, ok := inv.Groups[r.Group]; ok {
@@ -358,22 +389,25 @@ func verifyAppend(file string, old, updated []byte, group string, ids []string, 
 	if len(reasons) > 0 {
 		return reasons
 	}
-	// The new profiles themselves: their ids, and no validation problem.
-	added := map[string]bool{}
+	// The new profiles themselves: their ids, and no validation problem
+	// the file did not have before — the same validation every verb
+	// applies when it reads the file back.
 	reparsed, _ := inventory.Parse(file, updated)
 	g := reparsed.Groups[group]
 	for i, id := range ids {
 		p := g.Profiles[len(g.Profiles)-len(ids)+i]
 		if p.ID != id {
-			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %q, want %q", i, p.ID, id))
+			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %s, want %s", i, inventory.Quote(p.ID), inventory.Quote(id)))
 		}
-		added[id] = true
+	}
+	had := map[string]bool{}
+	old2, _ := inventory.Parse(file, old) // before's profiles were cleared above
+	for _, pr := range inventory.Validate(old2, knownFamily) {
+		had[pr.Field+": "+pr.Message] = true
 	}
 	for _, pr := range inventory.Validate(reparsed, knownFamily) {
-		for id := range added {
-			if strings.HasPrefix(pr.Field, "profile "+id+":") {
-				reasons = append(reasons, pr.Field+": "+pr.Message)
-			}
+		if !had[pr.Field+": "+pr.Message] {
+			reasons = append(reasons, inventory.Printable(pr.Field+": "+pr.Message))
 		}
 	}
 	return reasons
@@ -385,4 +419,72 @@ func jsonOf(v any) string {
 		return "error: " + err.Error()
 	}
 	return string(b)
+}
+
+// refuseInvalid checks every missing row's planned entry with the
+// inventory's own validation (inventory.Parse and inventory.Validate, what
+// every verb applies when it reads the inventory; knownFamily nil accepts
+// any well-formed family name): each entry alone, as the one profile of a
+// group whose workload is valid. An entry with any
+// problem is refused, naming the manifest and the field; the returned
+// report proposes only the others. So nothing --write writes is rejected
+// when it is read back.
+func refuseInvalid(r *Report, knownFamily func(string) bool, defaults Defaults) (*Report, []Refusal) {
+	var refused []Refusal
+	kept := *r
+	kept.Rows = nil
+	for _, row := range r.Rows {
+		if row.State == StateMissing {
+			if why := entryProblem(row, knownFamily, defaults); why != "" {
+				name := row.Profile
+				if !inventory.SafeName(name) {
+					name = inventory.Quote(name)
+				}
+				refused = append(refused, Refusal{Profile: name, Manifest: row.Manifest, Problem: why})
+				continue
+			}
+		}
+		kept.Rows = append(kept.Rows, row)
+	}
+	return &kept, refused
+}
+
+// manifestField names the manifest field an inventory field comes from.
+var manifestField = map[string]string{"id": "name", "family": "family", "checkpoint": "checkpoint",
+	"precision": "precision", "task": "task", "revision": "revision", "bundle": "bundle"}
+
+func entryProblem(row Row, knownFamily func(string) bool, defaults Defaults) string {
+	var list bytes.Buffer
+	enc := yaml.NewEncoder(&list)
+	enc.SetIndent(2)
+	if err := enc.Encode([]plannedEntry{plannedFor(row, defaults)}); err != nil {
+		return "the entry does not encode: " + err.Error()
+	}
+	_ = enc.Close()
+	var doc bytes.Buffer
+	doc.WriteString("schema: trtmc-qual/inventory/v1\ngroups:\n  proposal:\n")
+	doc.WriteString("    workload: {endpoint_type: chat, warmup: 5, measured: 50, concurrency: 1, dataset: {corpus: corpus}}\n")
+	doc.WriteString("    profiles:\n")
+	for _, line := range strings.SplitAfter(list.String(), "\n") {
+		if line != "" {
+			doc.WriteString("      " + line)
+		}
+	}
+	name := "manifest " + row.Manifest
+	inv, probs := inventory.Parse(name, doc.Bytes())
+	if len(probs) == 0 {
+		probs = inventory.Validate(inv, knownFamily)
+	}
+	if len(probs) == 0 {
+		return ""
+	}
+	pr := probs[0]
+	field := pr.Field
+	if i := strings.LastIndex(field, ": "); i >= 0 {
+		field = field[i+2:]
+	}
+	if mf, ok := manifestField[strings.SplitN(field, ".", 2)[0]]; ok {
+		field = mf
+	}
+	return inventory.Printable(fmt.Sprintf("%s: %s: %s", row.Manifest, field, pr.Message))
 }

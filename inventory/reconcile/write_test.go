@@ -233,3 +233,59 @@ func TestWriteRecordsFamilyDefaults(t *testing.T) {
 	assert.Zero(t, after.Summary.Missing)
 	assert.Zero(t, after.Summary.Drift)
 }
+
+// Everything --write writes passes the validation every verb applies when
+// it reads the inventory back (issue 25, item 13): a manifest named
+// `$(touch${IFS}PWNED)` with U+202E was appended, and every later verb
+// then exited 2 on the file. Such an entry is written nowhere, the refusal
+// names the manifest field, and the valid entries are still appended.
+func TestWriteRefusesEntriesTheInventoryWouldReject(t *testing.T) {
+	path := copyInventory(t, "")
+	inv, err := inventory.Load([]string{path}, nil)
+	require.NoError(t, err)
+	row := func(name, family, manifest string) Row {
+		return Row{Profile: name, Family: family, Checkpoint: "example/" + family, Kind: "normal", State: StateMissing,
+			Precision: "fp16", Bundle: name + ".bundle", Task: "object_detection", Manifest: manifest}
+	}
+	hostile := "$(touch${IFS}PWNED)\u202e"
+	r := &Report{Group: "detection", Repo: "repo", Ref: "main", Commit: "c0ffee", Rows: []Row{
+		row(hostile, "detectors", "tests/e2e/models/det/manifests/evil.json"),
+		row("fine-det", "detectors", "tests/e2e/models/det/manifests/fine.json"),
+		row("bad-family", "../fam", "tests/e2e/models/det/manifests/bad-family.json"),
+		{Profile: "no-checkpoint", Family: "detectors", State: StateMissing, Precision: "fp16", Task: "object_detection",
+			Manifest: "tests/e2e/models/det/manifests/no-checkpoint.json"},
+	}}
+	p, err := WriteProposals(r, inv, []string{path}, nil, nil)
+	require.NoError(t, err)
+	assert.True(t, p.Appended)
+	assert.Equal(t, []string{"fine-det"}, p.Profiles)
+	require.Len(t, p.Refused, 3)
+	assert.Equal(t, `"$(touch${IFS}PWNED)\u202e"`, p.Refused[0].Profile, "quoted, never raw")
+	assert.Contains(t, p.Refused[0].Problem, "tests/e2e/models/det/manifests/evil.json: name: ")
+	assert.Contains(t, p.Refused[0].Problem, "is not a valid name")
+	assert.Contains(t, p.Refused[1].Problem, "bad-family.json: family: ")
+	assert.Contains(t, p.Refused[2].Problem, "no-checkpoint.json: checkpoint: missing")
+	for _, x := range p.Refused {
+		assert.NotContains(t, x.Problem, "\u202e")
+		assert.NotContains(t, x.Profile, "\u202e")
+	}
+	text := mustRead(t, path)
+	assert.NotContains(t, text, "PWNED")
+	assert.Contains(t, text, "- id: fine-det")
+	// Read back as every verb reads it: no problem.
+	_, err = inventory.Load([]string{path}, nil)
+	assert.NoError(t, err)
+
+	// Nothing valid left: nothing is written, the inventory is untouched.
+	path2 := copyInventory(t, "")
+	inv2, err := inventory.Load([]string{path2}, nil)
+	require.NoError(t, err)
+	r.Rows = r.Rows[:1]
+	before := mustRead(t, path2)
+	p, err = WriteProposals(r, inv2, []string{path2}, nil, nil)
+	require.NoError(t, err)
+	assert.Empty(t, p.Profiles)
+	assert.Len(t, p.Refused, 1)
+	assert.Equal(t, before, mustRead(t, path2))
+	assert.NoFileExists(t, filepath.Join(filepath.Dir(path2), "inventory.detection.proposed.yaml"))
+}

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
@@ -137,7 +138,10 @@ type Run struct {
 	// ProcessDuration is how long the aiperf process itself ran (the
 	// driver's own work before and after is not in it).
 	ProcessDuration time.Duration `json:"process_duration_ns"`
-	ArtifactDir     string        `json:"artifact_dir"`
+	// Survivors are processes of AIPerf's tree that outlived it outside
+	// its process group (proc.Result.Survivors): killed, and named here.
+	Survivors   []proc.Survivor `json:"survivors,omitempty"`
+	ArtifactDir string          `json:"artifact_dir"`
 
 	Ready    *ReadyMarker `json:"ready_marker,omitempty"`
 	Summary  *Summary     `json:"summary,omitempty"`

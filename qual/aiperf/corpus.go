@@ -69,9 +69,9 @@ func InitCorpus(dir, questions, source string, force bool) (*CorpusFile, string,
 		if err != nil {
 			return nil, "", err
 		}
-		cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+		cfg, err := DecodeImage(d.Name(), data)
 		if err != nil {
-			return nil, "", fmt.Errorf("%s: not a readable image: %w", d.Name(), err)
+			return nil, "", err
 		}
 		mime := http.DetectContentType(data)
 		if !strings.HasPrefix(mime, "image/") {
@@ -93,6 +93,40 @@ func InitCorpus(dir, questions, source string, force bool) (*CorpusFile, string,
 	}
 	sum, err := evidence.FileSHA256(context.Background(), out)
 	return c, sum, err
+}
+
+// MaxImagePixels is the most pixels (width × height) a corpus image may
+// declare: 2^25 (e.g. 8192 × 4096; a 24-megapixel photograph fits). Its
+// full decode takes at most 128 MiB (RGBA), one image at a time.
+const MaxImagePixels = 1 << 25
+
+// DecodeImage is the one check of a corpus image (`corpus init` before it
+// pins an image, and the dataset writer before it sends one): the header
+// read first (image.DecodeConfig) and its size checked against
+// MaxImagePixels, so a small file declaring 100000 × 100000 pixels is
+// refused before anything is allocated for it; then the whole image
+// decoded, so data cut after the header, or corrupt, is refused too. An
+// error names the file.
+func DecodeImage(name string, data []byte) (image.Config, error) {
+	cfg, format, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return cfg, fmt.Errorf("%s: not a readable image: %w", name, err)
+	}
+	switch px := int64(cfg.Width) * int64(cfg.Height); {
+	case cfg.Width <= 0 || cfg.Height <= 0:
+		return cfg, fmt.Errorf("%s: the %s header declares %d × %d pixels", name, format, cfg.Width, cfg.Height)
+	case px > MaxImagePixels:
+		return cfg, fmt.Errorf("%s: the %s header declares %d × %d = %d pixels, more than the limit of %d: refused before decoding",
+			name, format, cfg.Width, cfg.Height, px, MaxImagePixels)
+	}
+	img, _, err := image.Decode(bytes.NewReader(data))
+	if err != nil {
+		return cfg, fmt.Errorf("%s: the %s image does not decode (truncated or corrupt): %w", name, format, err)
+	}
+	if b := img.Bounds(); b.Dx() != cfg.Width || b.Dy() != cfg.Height {
+		return cfg, fmt.Errorf("%s: the %s image decodes to %d × %d pixels, its header says %d × %d", name, format, b.Dx(), b.Dy(), cfg.Width, cfg.Height)
+	}
+	return cfg, nil
 }
 
 func addQuestions(c *CorpusFile, path string) error {

@@ -2,8 +2,12 @@ package aiperf
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"image"
+	"image/color"
+	"image/gif"
 	"image/jpeg"
 	"image/png"
 	"os"
@@ -99,4 +103,65 @@ func TestInitCorpusRefusesIncompleteQuestions(t *testing.T) {
 	}
 	_, _, err := InitCorpus(t.TempDir(), "", "", false)
 	assert.ErrorContains(t, err, "holds no PNG, JPEG or GIF image")
+}
+
+// pngDeclaring is a real 1 × 1 PNG whose header is rewritten to declare
+// w × h pixels (its chunk CRC fixed), the pixel data left as it was.
+func pngDeclaring(t *testing.T, w, h uint32) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	require.NoError(t, png.Encode(&b, image.NewRGBA(image.Rect(0, 0, 1, 1))))
+	data := b.Bytes()
+	require.Equal(t, "IHDR", string(data[12:16]))
+	binary.BigEndian.PutUint32(data[16:20], w)
+	binary.BigEndian.PutUint32(data[20:24], h)
+	binary.BigEndian.PutUint32(data[29:33], crc32.ChecksumIEEE(data[12:29]))
+	return data
+}
+
+// corpus init decodes every image, within a pixel limit, before it pins
+// it (issue 25, item 15): a header alone is not an image.
+func TestInitCorpusDecodesBeforePinning(t *testing.T) {
+	var goodPNG, goodJPEG, goodGIF bytes.Buffer
+	require.NoError(t, png.Encode(&goodPNG, image.NewRGBA(image.Rect(0, 0, 64, 48))))
+	noisy := image.NewRGBA(image.Rect(0, 0, 64, 48))
+	for i := range noisy.Pix {
+		noisy.Pix[i] = byte(i * 7919 % 251)
+	}
+	require.NoError(t, jpeg.Encode(&goodJPEG, noisy, nil))
+	require.NoError(t, gif.Encode(&goodGIF, image.NewPaletted(image.Rect(0, 0, 16, 16), color.Palette{color.Black, color.White}), nil))
+	hugeGIF := bytes.Clone(goodGIF.Bytes())
+	binary.LittleEndian.PutUint16(hugeGIF[6:8], 65535) // the logical screen, and the image descriptor below
+	binary.LittleEndian.PutUint16(hugeGIF[8:10], 65535)
+	for _, c := range []struct {
+		name string
+		data []byte
+		want string
+	}{
+		{"png cut after its header", goodPNG.Bytes()[:40], "x.png: the png image does not decode (truncated or corrupt)"},
+		{"png declaring 100000 × 100000 with bogus data", pngDeclaring(t, 100000, 100000),
+			"x.png: the png header declares 100000 × 100000 = 10000000000 pixels, more than the limit of 33554432"},
+		{"png whose data is not what its header says", pngDeclaring(t, 64, 64), "x.png: the png image does not decode"},
+		{"jpeg cut mid-scan", goodJPEG.Bytes()[:len(goodJPEG.Bytes())*4/5], "x.png: the jpeg image does not decode"},
+		{"gif declaring 65535 × 65535", hugeGIF, "x.png: the gif header declares 65535 × 65535"},
+		{"a header and nothing else", goodPNG.Bytes()[:8], "x.png: not a readable image"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "a.png"), goodPNG.Bytes(), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "x.png"), c.data, 0o644))
+			_, _, err := InitCorpus(dir, "", "", false)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+			assert.NoFileExists(t, filepath.Join(dir, "corpus.json"), "nothing is pinned")
+		})
+	}
+	// The good ones still pass.
+	dir := t.TempDir()
+	for name, data := range map[string][]byte{"a.png": goodPNG.Bytes(), "b.jpg": goodJPEG.Bytes(), "c.gif": goodGIF.Bytes()} {
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name), data, 0o644))
+	}
+	c, _, err := InitCorpus(dir, "", "", false)
+	require.NoError(t, err)
+	assert.Len(t, c.Entries, 3)
 }

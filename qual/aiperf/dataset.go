@@ -268,6 +268,10 @@ func dataURL(e Entry) (string, error) {
 	case strings.HasPrefix(sniffed, "image/") && sniffed != mime:
 		return "", fmt.Errorf("image %s: mime %q but content sniffs as %s", e.ImagePath, mime, sniffed)
 	}
+	// What is sent decodes, within the pixel limit (as corpus init checks).
+	if _, err := DecodeImage("image "+e.ImagePath, data); err != nil {
+		return "", err
+	}
 	return "data:" + mime + ";base64," + base64.StdEncoding.EncodeToString(data), nil
 }
 

@@ -2,10 +2,15 @@ package aiperf
 
 import (
 	"bufio"
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"image"
+	"image/jpeg"
+	"image/png"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -15,11 +20,19 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Smallest valid headers, enough for content sniffing.
+// Small whole images: the dataset writer decodes what it sends.
 var (
-	pngBytes  = append([]byte("\x89PNG\r\n\x1a\n"), []byte("rest-of-png-bytes\x00\x01")...)
-	jpegBytes = append([]byte("\xff\xd8\xff\xe0"), []byte("rest-of-jpeg\x00\xff")...)
+	pngBytes  = encodeImage(png.Encode, 4, 3)
+	jpegBytes = encodeImage(func(w io.Writer, m image.Image) error { return jpeg.Encode(w, m, nil) }, 5, 2)
 )
+
+func encodeImage(enc func(io.Writer, image.Image) error, w, h int) []byte {
+	var b bytes.Buffer
+	if err := enc(&b, image.NewRGBA(image.Rect(0, 0, w, h))); err != nil {
+		panic(err)
+	}
+	return b.Bytes()
+}
 
 func corpusDir(t *testing.T) (string, []Entry) {
 	t.Helper()
@@ -154,6 +167,8 @@ func TestWriteDatasetErrors(t *testing.T) {
 	require.NoError(t, os.WriteFile(txt, []byte("hello"), 0o644))
 	empty := filepath.Join(dir, "empty.png")
 	require.NoError(t, os.WriteFile(empty, nil, 0o644))
+	cut := filepath.Join(dir, "cut.png")
+	require.NoError(t, os.WriteFile(cut, pngBytes[:len(pngBytes)-12], 0o644))
 	cases := []struct {
 		name     string
 		endpoint string
@@ -171,6 +186,8 @@ func TestWriteDatasetErrors(t *testing.T) {
 		{"not an image", EndpointChat, []Entry{{ID: "a", ImagePath: txt}}, 1, "no mime given and content sniffs as text/plain"},
 		{"non-image mime", EndpointChat, []Entry{{ID: "a", ImagePath: txt, MIME: "text/plain"}}, 1, `mime "text/plain" is not an image type`},
 		{"empty image", EndpointChat, []Entry{{ID: "a", ImagePath: empty, MIME: "image/png"}}, 1, "is empty"},
+		// A pinned corpus whose image was cut afterwards: what is sent decodes.
+		{"truncated image", EndpointChat, []Entry{{ID: "a", ImagePath: cut, MIME: "image/png"}}, 1, "cut.png: the png image does not decode"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

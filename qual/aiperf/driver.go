@@ -198,6 +198,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	}
 	run.ExitCode = res.ExitCode
 	run.ProcessDuration = res.Duration
+	run.Survivors = res.Survivors
 	d.logf("exited with status %d after %s", res.ExitCode, time.Since(start).Round(time.Millisecond))
 
 	waited := waitFinal(ctx, c.ArtifactDir, res.ExitCode == 0 && !res.Stopped, c.finalizeWait())

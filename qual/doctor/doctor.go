@@ -17,6 +17,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
@@ -459,11 +460,16 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 		}
 		return
 	}
+	// The checkout is foreign: git runs with its hooks and configuration
+	// disabled (gitread.Args, the one git command line), and with every
+	// filter and diff driver it configures emptied before anything looks
+	// at its work tree.
+	var drivers []string
 	git := func(args ...string) (string, error) {
 		var out bytes.Buffer
 		ctx, cancel := context.WithTimeout(ctx, time.Minute)
 		defer cancel()
-		_, err := o.Runner.Run(ctx, proc.Spec{Name: "git", Argv: append([]string{"git", "-C", repo}, args...), Stdout: &out, Stderr: &out})
+		_, err := o.Runner.Run(ctx, proc.Spec{Name: "git", Argv: gitread.Args("git", repo, drivers, args...), Env: gitread.SafeEnv(), Stdout: &out, Stderr: &out})
 		return strings.TrimSpace(out.String()), err
 	}
 	commit, err := git("rev-parse", "HEAD")
@@ -477,7 +483,13 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 			Fix: "git clone it and check out the commit being qualified"})
 		return
 	}
-	status, err := git("status", "--porcelain", "--untracked-files=no")
+	// Only status refreshes the index's view of files whose stat data
+	// changed, so a checkout that was touched but not edited is clean; it
+	// runs with no fsmonitor, no hooks and no driver (the configuration
+	// listed first, an empty list is exit 1).
+	list, _ := git(gitread.DriverConfigArgs...)
+	drivers = gitread.DriverOverrides([]byte(list))
+	status, err := git("status", "--porcelain", "--untracked-files=no", "--ignore-submodules=all")
 	switch {
 	case err != nil:
 		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "git status: " + err.Error(), Fix: "repair the checkout"})

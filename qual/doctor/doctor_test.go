@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -380,4 +381,59 @@ func TestProbe(t *testing.T) {
 			assert.Contains(t, c.Fix, tt.fix)
 		})
 	}
+}
+
+// hostileConfig gives a checkout configuration that runs a command at
+// every chance git gives it: an fsmonitor, a clean filter on every file,
+// hooks, an external diff, a pager. Each command would create a file
+// PWNED-<what> in dir.
+func hostileConfig(t *testing.T, repo, dir string) {
+	t.Helper()
+	touch := func(what string) string { return "sh -c 'touch " + filepath.Join(dir, "PWNED-"+what) + "; cat'" }
+	hooks := filepath.Join(dir, "hooks")
+	require.NoError(t, os.MkdirAll(hooks, 0o755))
+	for _, h := range []string{"post-index-change", "reference-transaction", "post-checkout", "pre-commit"} {
+		require.NoError(t, os.WriteFile(filepath.Join(hooks, h), []byte("#!/bin/sh\ntouch "+filepath.Join(dir, "PWNED-hook-"+h)+"\n"), 0o755))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(repo, ".gitattributes"), []byte("* filter=evil diff=evil\n"), 0o644))
+	git(t, repo, "add", ".gitattributes")
+	git(t, repo, "commit", "-q", "-m", "attributes")
+	for k, v := range map[string]string{"core.fsmonitor": touch("fsmonitor"), "filter.evil.clean": touch("clean"),
+		"filter.evil.smudge": touch("smudge"), "filter.evil.process": touch("process"), "diff.evil.textconv": touch("textconv"),
+		"diff.external": touch("external-diff"), "core.pager": touch("pager"), "core.hooksPath": hooks} {
+		git(t, repo, "config", k, v)
+	}
+	// Every file's stat data changes, so status must look at contents.
+	past := time.Now().Add(-time.Hour)
+	require.NoError(t, filepath.WalkDir(repo, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() && !strings.Contains(p, string(filepath.Separator)+".git"+string(filepath.Separator)) {
+			err = os.Chtimes(p, past, past)
+		}
+		return err
+	}))
+}
+
+// doctor --repo runs git with the checkout's hooks and configuration
+// disabled (issue 25, item 14): core.fsmonitor set to a command that would
+// create a file used to run it. The checkout is still judged: clean here.
+func TestDoctorRunsNoCommandOfTheCheckout(t *testing.T) {
+	h := readyHost(t)
+	pwned := t.TempDir()
+	hostileConfig(t, h.repo, pwned)
+	h.opts.Runner = aiperfRunner{version: "0.13.0"}
+	r := Run(context.Background(), h.opts)
+	c := byArea(r, "repo", "")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, "clean")
+	left, err := filepath.Glob(filepath.Join(pwned, "PWNED-*"))
+	require.NoError(t, err)
+	assert.Empty(t, left, "a command of the checkout ran")
+
+	// And an edit is still seen.
+	require.NoError(t, os.WriteFile(filepath.Join(h.repo, "conftest.py"), []byte("# edited\n"), 0o644))
+	r = Run(context.Background(), h.opts)
+	assert.Contains(t, byArea(r, "repo", "").Detail, "dirty: 1 tracked file(s) differ")
+	left, _ = filepath.Glob(filepath.Join(pwned, "PWNED-*"))
+	assert.Empty(t, left)
 }

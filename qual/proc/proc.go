@@ -17,6 +17,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -65,6 +66,50 @@ type Result struct {
 	// Spec.Stdout/Stderr (e.g. a full disk). The child kept running: its
 	// output is drained and dropped, never left to die of SIGPIPE.
 	OutputErr string `json:"output_error,omitempty"`
+	// Survivors are the processes of the child's tree that were still
+	// alive outside its process group when it ended (they called setsid or
+	// setpgid): found by the sweep, killed, and listed here so the caller
+	// can break the row that ran them (Linux; see sweep).
+	Survivors []Survivor `json:"survivors,omitempty"`
+}
+
+// Survivor is a process that outlived the child it descends from.
+type Survivor struct {
+	Pid int `json:"pid"`
+	// Argv is its command line, as /proc shows it (clipped).
+	Argv    string `json:"argv"`
+	Group   int    `json:"pgid"`
+	Session int    `json:"sid"`
+	// Why says how it was known to be the child's.
+	Why string `json:"why"`
+}
+
+func (s Survivor) String() string {
+	return fmt.Sprintf("pid %d (%s; process group %d, session %d: %s)", s.Pid, s.Argv, s.Group, s.Session, s.Why)
+}
+
+// markerEnv is set in every child's environment to the tokens of the
+// children it descends from, comma-separated (a child of a child started
+// through this package adds its own): what the sweep looks for.
+const markerEnv = "TRTMC_QUAL_PROC"
+
+// marks are what tell a child's descendants: its token in markerEnv, and
+// the inode of the marker pipe it inherited ("pipe:[N]"; "" where none).
+type marks struct {
+	token string
+	pipe  string
+}
+
+var childSeq atomic.Uint64
+
+// hasToken reports whether a markerEnv value lists token.
+func hasToken(v, token string) bool {
+	for _, t := range strings.Split(v, ",") {
+		if t == token {
+			return true
+		}
+	}
+	return false
 }
 
 // ExitError reports a child that exited unsuccessfully, with what a user
@@ -136,9 +181,23 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	cmd := exec.Command(s.Argv[0], s.Argv[1:]...)
 	cmd.Dir = s.Dir
 	cmd.Stdin = s.Stdin
-	if len(s.Env) > 0 {
-		cmd.Env = append(os.Environ(), s.Env...)
+	// Every process this child starts, and theirs, carries its marks, and
+	// is re-parented to us when its parent dies: when the child ends, the
+	// sweep finds whatever of its tree left its process group.
+	becomeSubreaper()
+	token := fmt.Sprintf("%d.%d", os.Getpid(), childSeq.Add(1))
+	if outer := os.Getenv(markerEnv); outer != "" {
+		token = outer + "," + token
 	}
+	m, markerFile, err := childMarks(token[strings.LastIndexByte(token, ',')+1:])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Name, err)
+	}
+	if markerFile != nil {
+		defer markerFile.Close() // the child has its own copy
+		cmd.ExtraFiles = []*os.File{markerFile}
+	}
+	cmd.Env = append(append(os.Environ(), s.Env...), markerEnv+"="+token)
 	tail := &tailBuffer{max: tailBytes}
 	// Output that goes through a pipe (anything but an *os.File) is drained
 	// even when writing it fails: a child whose pipe reader stopped would
@@ -158,7 +217,7 @@ func (OS) Start(ctx context.Context, s Spec) (Process, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("%s: start %s: %w", s.Name, argv0(s.Argv), err)
 	}
-	p := &osProcess{spec: s, cmd: cmd, tail: tail, outErr: outErr, start: start, done: make(chan struct{})}
+	p := &osProcess{spec: s, cmd: cmd, tail: tail, outErr: outErr, start: start, done: make(chan struct{}), marks: m}
 	go p.reap()
 	go func() {
 		select {
@@ -177,12 +236,14 @@ type osProcess struct {
 	outErr *firstError
 	start  time.Time
 	done   chan struct{}
+	marks  marks
 
-	mu      sync.Mutex
-	stopped bool
-	killed  bool
-	waitErr error
-	stopOne sync.Once
+	mu        sync.Mutex
+	survivors []Survivor
+	stopped   bool
+	killed    bool
+	waitErr   error
+	stopOne   sync.Once
 }
 
 func (p *osProcess) Pid() int              { return p.cmd.Process.Pid }
@@ -191,10 +252,13 @@ func (p *osProcess) StderrTail() string    { return p.tail.String() }
 
 func (p *osProcess) reap() {
 	err := p.cmd.Wait()
-	// The leader is gone; sweep anything it left in its group.
+	// The leader is gone; kill anything it left in its group, then sweep
+	// what left the group.
 	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
+	survivors := sweep(p.cmd.Process.Pid, p.marks)
 	p.mu.Lock()
 	p.waitErr = err
+	p.survivors = survivors
 	p.mu.Unlock()
 	close(p.done)
 }
@@ -232,6 +296,7 @@ func (p *osProcess) Wait() (Result, error) {
 		Killed:     p.killed,
 		StderrTail: p.tail.String(),
 		OutputErr:  p.outErr.String(),
+		Survivors:  p.survivors,
 	}
 	if st := p.cmd.ProcessState; st != nil {
 		r.ExitCode = st.ExitCode()

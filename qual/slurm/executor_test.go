@@ -62,8 +62,13 @@ func TestRunSubmitsOneArrayPerRequestAndKeepsTheTasksRows(t *testing.T) {
 	rec, err := ReadRecord(fx.out, "mixed")
 	require.NoError(t, err)
 	require.NotNil(t, rec)
-	assert.Equal(t, []TaskRef{{Profile: "small", ArrayJobID: "100", Index: 0}, {Profile: "small-fp16", ArrayJobID: "100", Index: 1},
-		{Profile: "big-tp2", ArrayJobID: "101", Index: 0}}, rec.Tasks)
+	require.Len(t, rec.Submission, 32, "a 128-bit nonce")
+	n := rec.Submission
+	assert.Equal(t, []TaskRef{{Profile: "small", ArrayJobID: "100", Index: 0, Submission: n}, {Profile: "small-fp16", ArrayJobID: "100", Index: 1, Submission: n},
+		{Profile: "big-tp2", ArrayJobID: "101", Index: 0, Submission: n}}, rec.Tasks)
+	assert.Contains(t, first, "--comment=trtmc-qual:"+n, "Slurm carries the nonce, so a reused job id is told apart")
+	assert.Contains(t, readFile(t, first[len(first)-1]), "export TRTMC_QUAL_SLURM_SUBMISSION="+n+"\n", "and so does every task")
+	assert.Equal(t, n, fx.row("small").Provenance.Slurm.Submission)
 	assert.Equal(t, []string{"100", "101"}, fx.ex.JobIDs)
 	assert.FileExists(t, filepath.Join(fx.out, "mixed", "results.json"))
 	rep, err := reports.Load([]string{fx.out}, "mixed")
@@ -317,8 +322,12 @@ func TestResumeAdoptsLiveTasksAndSubmitsOnlyUnfinishedProfiles(t *testing.T) {
 	assert.Equal(t, []string{"small-fp16"}, scriptIDs(t, calls[2][len(calls[2])-1]))
 	rec, err := ReadRecord(fx.out, "mixed")
 	require.NoError(t, err)
-	assert.Equal(t, []TaskRef{{Profile: "small", ArrayJobID: "100", Index: 0, Adopted: true},
-		{Profile: "small-fp16", ArrayJobID: "102", Index: 0}}, rec.Tasks)
+	require.Len(t, rec.Tasks, 2)
+	first, second := rec.Tasks[0].Submission, rec.Submission
+	assert.NotEqual(t, first, second, "each submission has its own nonce")
+	assert.Equal(t, []TaskRef{{Profile: "small", ArrayJobID: "100", Index: 0, Submission: first, Adopted: true},
+		{Profile: "small-fp16", ArrayJobID: "102", Index: 0, Submission: second}}, rec.Tasks)
+	assert.Equal(t, first, fx.row("small").Provenance.Slurm.Submission, "the adopted task keeps its submission's nonce")
 	assert.Equal(t, reports.VerdictQualified, fx.row("small").Verdict)
 	assert.Equal(t, "100_0", fx.row("small").Provenance.Slurm.JobID, "the adopted task's own row")
 	assert.Equal(t, "102_0", fx.row("small-fp16").Provenance.Slurm.JobID)
@@ -478,7 +487,7 @@ func TestInterruptedStatusCancelsNothing(t *testing.T) {
 }
 
 func TestBatchScriptQuotesEveryWord(t *testing.T) {
-	s := batchScript("g", []string{"a", "b"}, []string{"/opt/my dir/trtmc-qual", "--config", "it's.yaml", "run"})
+	s := batchScript("g", "n0nce", []string{"a", "b"}, []string{"/opt/my dir/trtmc-qual", "--config", "it's.yaml", "run"})
 	assert.Contains(t, s, "ids=(a b)\n")
 	assert.Contains(t, s, `exec '/opt/my dir/trtmc-qual' --config 'it'\''s.yaml' run --only "$id"`)
 	assert.True(t, slices.Contains(strings.Split(s, "\n"), "set -u"))

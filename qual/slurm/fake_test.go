@@ -30,6 +30,9 @@ type step struct {
 	Row string
 	// RowJob is the Slurm job id the row records ("" = the task's own).
 	RowJob string
+	// RowSubmission is the submission nonce the row records ("" = the
+	// task's own submission's; "-" = none).
+	RowSubmission string
 }
 
 // Steps of a well-behaved task: queued, running, done with a row.
@@ -44,12 +47,17 @@ type fakeTask struct {
 	steps   []step
 	pos     int
 	cur     step
+	// cancelledPending: cancelled before it ever started. Slurm then keeps
+	// no record of its own for it (see show).
+	cancelledPending bool
 }
 
 type fakeArray struct {
 	id    string
 	args  []string
 	tasks []*fakeTask
+	// comment is the job's --comment (Comment(submission)).
+	comment string
 	// purged: scontrol no longer knows the array once every task ended.
 	purged bool
 }
@@ -162,6 +170,11 @@ func (f *fakeSlurm) submit(args []string) string {
 	script := args[len(args)-1]
 	ids := scriptIDs(f.t, script)
 	a := &fakeArray{id: strconv.Itoa(f.next), args: args}
+	for _, arg := range args {
+		if c, ok := strings.CutPrefix(arg, "--comment="); ok {
+			a.comment = c
+		}
+	}
 	f.next++
 	for i, p := range ids {
 		steps, ok := f.scripts[p]
@@ -184,6 +197,7 @@ func (f *fakeSlurm) show(id string) (string, bool) {
 	}
 	var b strings.Builder
 	var pending []int
+	cancelledPending := 0
 	ended := true
 	for _, t := range a.tasks {
 		if t.pos < len(t.steps)-1 && t.pos >= -1 && t.steps != nil {
@@ -194,7 +208,14 @@ func (f *fakeSlurm) show(id string) (string, bool) {
 				if job == "" {
 					job = TaskID(a.id, t.index)
 				}
-				f.writeRow(t.profile, t.cur.Row, job)
+				sub := t.cur.RowSubmission
+				switch sub {
+				case "":
+					sub = strings.TrimPrefix(a.comment, commentPrefix)
+				case "-":
+					sub = ""
+				}
+				f.writeRowAs(t.profile, t.cur.Row, job, sub)
 			}
 		}
 		if !terminal[t.cur.State] {
@@ -204,9 +225,13 @@ func (f *fakeSlurm) show(id string) (string, bool) {
 			pending = append(pending, t.index)
 			continue
 		}
+		if t.cancelledPending {
+			cancelledPending++
+			continue
+		}
 		fmt.Fprintf(&b, "JobId=%d ArrayJobId=%s ArrayTaskId=%d JobName=trtmc-qual-%s JobState=%s Reason=%s Dependency=(null) ExitCode=%s "+
-			"RunTime=00:00:01 NodeList=%s BatchHost=%s Command=/evidence root/submit.sh WorkDir=/tmp\n",
-			1000+t.index, a.id, t.index, f.group, t.cur.State, or(t.cur.Reason, "None"), or(t.cur.Exit, "0:0"), t.cur.Node, t.cur.Node)
+			"RunTime=00:00:01 NodeList=%s BatchHost=%s Command=/evidence root/submit.sh WorkDir=/tmp%s\n",
+			1000+t.index, a.id, t.index, f.group, t.cur.State, or(t.cur.Reason, "None"), or(t.cur.Exit, "0:0"), t.cur.Node, t.cur.Node, commentField(a.comment))
 	}
 	// Pending tasks are one record, as slurmctld keeps them until they start.
 	if len(pending) > 0 {
@@ -214,8 +239,14 @@ func (f *fakeSlurm) show(id string) (string, bool) {
 		for _, i := range pending {
 			parts = append(parts, strconv.Itoa(i))
 		}
-		fmt.Fprintf(&b, "JobId=%s ArrayJobId=%s ArrayTaskId=%s%%4 JobName=trtmc-qual-%s JobState=PENDING Reason=Priority ExitCode=0:0 NodeList= Command=/x\n",
-			a.id, a.id, strings.Join(parts, ","), f.group)
+		fmt.Fprintf(&b, "JobId=%s ArrayJobId=%s ArrayTaskId=%s%%4 JobName=trtmc-qual-%s JobState=PENDING Reason=Priority ExitCode=0:0 NodeList= Command=/x%s\n",
+			a.id, a.id, strings.Join(parts, ","), f.group, commentField(a.comment))
+	} else if cancelledPending > 0 {
+		// As slurm-wlm 22.05 does once every pending task was cancelled by
+		// its id: one record for the array, naming no task (NO_VAL). While
+		// other tasks still wait, a cancelled pending task has no record.
+		fmt.Fprintf(&b, "JobId=%s ArrayJobId=%s ArrayTaskId=4294967294 JobName=trtmc-qual-%s JobState=CANCELLED Reason=None ExitCode=0:0 NodeList= Command=/x%s\n",
+			a.id, a.id, f.group, commentField(a.comment))
 	}
 	if ended && f.purge {
 		a.purged = true
@@ -239,9 +270,10 @@ func (f *fakeSlurm) cancel(ids []string) {
 			}
 			if t.cur.Node == "" {
 				t.cur = step{State: "CANCELLED", Exit: "0:0"}
+				t.cancelledPending = true
 			} else {
 				// The task's run gets SIGTERM and leaves an interrupted row.
-				f.writeRow(t.profile, reports.VerdictInterrupted, TaskID(a.id, t.index))
+				f.writeRowAs(t.profile, reports.VerdictInterrupted, TaskID(a.id, t.index), strings.TrimPrefix(a.comment, commentPrefix))
 				t.cur = step{State: "CANCELLED", Exit: "0:15", Node: t.cur.Node}
 			}
 			t.steps, t.pos = nil, 0
@@ -249,13 +281,33 @@ func (f *fakeSlurm) cancel(ids []string) {
 	}
 }
 
-// writeRow plays the task's own `trtmc-qual run --only ID`.
+func commentField(c string) string {
+	if c == "" {
+		return ""
+	}
+	return " Comment=" + c + " "
+}
+
+// writeRow plays the task's own `trtmc-qual run --only ID` in Slurm job
+// job, with the submission nonce of job's array when the fake made it.
 func (f *fakeSlurm) writeRow(profile, verdict, job string) {
+	f.mu.Lock()
+	aid, _, _ := strings.Cut(job, "_")
+	sub := ""
+	if a := f.arrays[aid]; a != nil {
+		sub = strings.TrimPrefix(a.comment, commentPrefix)
+	}
+	f.mu.Unlock()
+	f.writeRowAs(profile, verdict, job, sub)
+}
+
+// writeRowAs writes the row of a task of submission sub ("" = none).
+func (f *fakeSlurm) writeRowAs(profile, verdict, job, sub string) {
 	r := qual.BaseResult(f.group, nil, &inventory.Profile{ID: profile})
 	reportstest.WithVerdict(&r, verdict)
 	r.Command = "trtmc-qual run --only " + profile
 	aj, ti, _ := strings.Cut(job, "_")
-	r.Provenance.Slurm = &reports.SlurmTask{JobID: job, ArrayJobID: aj, ArrayTaskID: ti, Node: "node1", GPUs: "0"}
+	r.Provenance.Slurm = &reports.SlurmTask{JobID: job, Submission: sub, ArrayJobID: aj, ArrayTaskID: ti, Node: "node1", GPUs: "0"}
 	r.StartedAt, r.EndedAt = time.Now().UTC(), time.Now().UTC()
 	require.NoError(f.t, qual.WriteRow(f.out, &r, false, time.Now))
 }

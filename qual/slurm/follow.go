@@ -3,9 +3,9 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -16,6 +16,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Problem codes of the rows the driver writes for tasks that left none of
@@ -138,7 +139,11 @@ func (f *Follower) step(tasks []*followed, states map[string]TaskState, cancelle
 		}
 		st, known := states[t.ref.ID()]
 		if !known {
-			t.settled = f.settle(t.ref, nil, cancelled)
+			var last *TaskState
+			if l, seen := f.States[t.ref.ID()]; seen {
+				last = &l
+			}
+			t.settled = f.settle(t.ref, nil, last, cancelled)
 			continue
 		}
 		f.States[t.ref.ID()] = st
@@ -149,7 +154,7 @@ func (f *Follower) step(tasks []*followed, states map[string]TaskState, cancelle
 			}
 		}
 		if st.Terminal() {
-			t.settled = f.settle(t.ref, &st, cancelled)
+			t.settled = f.settle(t.ref, &st, nil, cancelled)
 		}
 	}
 }
@@ -235,12 +240,24 @@ func exitCode(s string) (code, sig int) {
 	return code, sig
 }
 
+// belongs reports whether a row is the task's own: written in the task's
+// Slurm job (its id) by the task's submission (its nonce). A job id alone
+// repeats across clusters and slurmctld resets; the nonce does not.
+func belongs(r *reports.Result, t TaskRef) bool {
+	s := r.Provenance.Slurm
+	return s != nil && s.JobID == t.ID() && t.Submission != "" && s.Submission == t.Submission
+}
+
 // settle returns the task's row: its own when it stands, else one written
-// here. st is nil when Slurm no longer knows the task.
-func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Result {
+// here. st is nil when Slurm no longer knows the task (as one of its
+// submission's); last is then the state it was last seen in, if any.
+// The row is read through the one loader (qual.ReadRow): a row counts as
+// the task's own only when it belongs to the task and its evidence holds
+// its seal.
+func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *reports.Result {
 	rec := f.Record
 	own, readErr := qual.ReadRow(rec.Out, rec.Group, t.Profile)
-	isOwn := own != nil && own.Provenance.Slurm != nil && own.Provenance.Slurm.JobID == t.ID()
+	isOwn := own != nil && own.EvidenceIntact() && belongs(own, t)
 	switch {
 	case st != nil && rowStands(*st) && isOwn:
 		logf(f.Log, "slurm %s %s: %s -> %s", t.ID(), t.Profile, st.Describe(), own.Verdict)
@@ -262,7 +279,7 @@ func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Res
 		w := rec.Workload
 		r = qual.BaseResult(rec.Group, &w, p)
 		r.StartedAt = f.Now().UTC()
-		r.Provenance.Slurm = &reports.SlurmTask{JobID: t.ID(), ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
+		r.Provenance.Slurm = &reports.SlurmTask{JobID: t.ID(), Submission: t.Submission, ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
 	}
 	sl := *r.Provenance.Slurm
 	r.Provenance.Slurm = &sl
@@ -280,6 +297,11 @@ func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Res
 	case st != nil && !st.Started():
 		reason = reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
 			Message: fmt.Sprintf("Slurm job %s never started: %s", t.ID(), st.Describe())}
+	case st == nil && last != nil && !last.Started():
+		// Slurm drops a pending task's record when it is cancelled while
+		// other tasks of its array still wait: it never started.
+		reason = reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
+			Message: fmt.Sprintf("Slurm job %s never started: it was %s when last seen, then Slurm dropped it (cancelled while queued)", t.ID(), last.Describe())}
 	case st == nil:
 		reason = reports.Problem{Stage: StageSlurm, Code: CodeLost,
 			Message: fmt.Sprintf("Slurm no longer knows job %s (purged after it ended?) and it left no row of its own%s", t.ID(), logRef)}
@@ -288,10 +310,15 @@ func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Res
 			Message: fmt.Sprintf("the driver was interrupted and cancelled Slurm job %s while it ran: %s%s", t.ID(), st.Describe(), logRef)}
 	default:
 		what := "left no row of its own"
-		if isOwn {
+		switch {
+		case isOwn:
 			what = "so its row (" + own.Verdict + ") cannot stand"
-		} else if readErr != nil {
+		case readErr != nil:
 			what = "left no readable row (" + readErr.Error() + ")"
+		case own != nil && !own.EvidenceIntact():
+			what = "left no row that can be trusted (" + firstBroken(own) + "; set aside)"
+		case own != nil:
+			what = "left no row of its own (the row there " + whoseRow(own) + "; set aside)"
 		}
 		reason = reports.Problem{Stage: StageSlurm, Code: CodeTaskEnded,
 			Message: fmt.Sprintf("Slurm job %s ended %s and %s%s", t.ID(), st.Describe(), what, logRef)}
@@ -322,6 +349,28 @@ func (f *Follower) settle(t TaskRef, st *TaskState, cancelled bool) *reports.Res
 	return &r
 }
 
+// firstBroken is a row's first broken reason, "code: message".
+func firstBroken(r *reports.Result) string {
+	for _, rs := range r.Reasons {
+		if rs.Class == reports.ClassBroken {
+			return rs.Code + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
+		}
+	}
+	return r.Verdict
+}
+
+// whoseRow says which job and submission wrote a row that is not the task's.
+func whoseRow(r *reports.Result) string {
+	s := r.Provenance.Slurm
+	switch {
+	case s == nil:
+		return "was not written in a Slurm job"
+	case s.Submission == "":
+		return "was written by Slurm job " + s.JobID + " of a submission without a nonce"
+	}
+	return "was written by Slurm job " + s.JobID + " of another submission (" + s.Submission + ")"
+}
+
 // logRef points at the task's log and quotes its last lines.
 func (f *Follower) logRef(t TaskRef) string {
 	path := TaskLog(f.Record.Out, f.Record.Group, t)
@@ -330,7 +379,7 @@ func (f *Follower) logRef(t TaskRef) string {
 		rel = path
 	}
 	s := "; task log " + rel
-	data, err := os.ReadFile(path)
+	data, err := logTail(path, logTailBytes)
 	if err != nil {
 		return s + " (none)"
 	}
@@ -338,6 +387,33 @@ func (f *Follower) logRef(t TaskRef) string {
 		s += "; last lines:\n" + tail
 	}
 	return s
+}
+
+// logTailBytes is how much of a task's log is read for its last lines: a
+// log of any size costs no more.
+const logTailBytes = 64 << 10
+
+// logTail reads the last max bytes of a regular file.
+func logTail(path string, max int64) ([]byte, error) {
+	f, st, err := evidence.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	off := max64(st.Size()-max, 0)
+	buf := make([]byte, st.Size()-off)
+	n, err := f.ReadAt(buf, off)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return buf[:n], nil
+}
+
+func max64(a, b int64) int64 {
+	if a > b {
+		return a
+	}
+	return b
 }
 
 func lastLines(data []byte, n int) string {

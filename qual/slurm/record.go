@@ -1,6 +1,9 @@
 package slurm
 
 import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -32,6 +35,12 @@ type Record struct {
 	// Out is the evidence root (absolute) the tasks write into.
 	Out         string    `json:"out"`
 	SubmittedAt time.Time `json:"submitted_at"`
+	// Submission is this submission's nonce: random, written here before
+	// sbatch runs, given to Slurm as the jobs' --comment and to every task
+	// in its environment (TRTMC_QUAL_SLURM_SUBMISSION), which writes it
+	// into its row's provenance. Job ids alone repeat (a second cluster on
+	// the same root, a reset slurmctld); the nonce does not.
+	Submission string `json:"submission"`
 	// Workload is the group's workload (for the rows the driver writes).
 	Workload inventory.Workload `json:"workload"`
 	// Arrays are the array jobs this submission made.
@@ -58,9 +67,33 @@ type TaskRef struct {
 	Profile    string `json:"profile"`
 	ArrayJobID string `json:"array_job_id"`
 	Index      int    `json:"index"`
+	// Submission is the nonce of the submission that started the task
+	// (an adopted task keeps its own submission's).
+	Submission string `json:"submission"`
 	// Adopted is set for a task of an earlier submission that --resume
 	// followed instead of submitting the profile again.
 	Adopted bool `json:"adopted,omitempty"`
+}
+
+// SubmissionEnv is the variable through which a task learns the nonce of
+// the submission that started it (see Record.Submission).
+const SubmissionEnv = "TRTMC_QUAL_SLURM_SUBMISSION"
+
+// commentPrefix starts the --comment of every array job: the comment is
+// how the driver, status and --resume tell their jobs from another
+// cluster's or submission's jobs that reuse the same ids.
+const commentPrefix = "trtmc-qual:"
+
+// Comment is the --comment a submission's jobs carry.
+func Comment(submission string) string { return commentPrefix + submission }
+
+// newSubmission is a fresh submission nonce: 128 random bits, hex.
+func newSubmission() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("submission nonce: %w", err)
+	}
+	return hex.EncodeToString(b[:]), nil
 }
 
 // ID is the task's Slurm id, "12_3".
@@ -81,29 +114,41 @@ func TaskLog(out, group string, t TaskRef) string {
 	return filepath.Join(groupDir(out, group), "logs", t.ID()+".out")
 }
 
+// RecordError is a job record that cannot be read or does not hold a
+// submission: the root's bookkeeping is broken, not the harness (exit 2).
+type RecordError struct{ Err error }
+
+func (e *RecordError) Error() string { return e.Err.Error() }
+func (e *RecordError) Unwrap() error { return e.Err }
+
+// ExitCode implements the CLI's exit-code contract: 2.
+func (e *RecordError) ExitCode() int { return 2 }
+
 // ReadRecord reads a group's job record; (nil, nil) when there is none.
 func ReadRecord(out, group string) (*Record, error) {
 	path := recordPath(out, group)
-	data, err := os.ReadFile(path)
+	// A regular file under the cap: a FIFO or a device as the record must
+	// not hang or exhaust status.
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, &RecordError{fmt.Errorf("%s: %s", path, evidence.ReadProblem("the job record", path, err))}
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, &RecordError{fmt.Errorf("%s: %w", path, err)}
 	}
 	if r.Schema != RecordSchema {
-		return nil, fmt.Errorf("%s: schema is %q, want %q", path, r.Schema, RecordSchema)
+		return nil, &RecordError{fmt.Errorf("%s: schema is %q, want %q", path, r.Schema, RecordSchema)}
 	}
 	if r.Group != group {
-		return nil, fmt.Errorf("%s: group is %q, want %q", path, r.Group, group)
+		return nil, &RecordError{fmt.Errorf("%s: group is %q, want %q", path, r.Group, group)}
 	}
 	for i, t := range r.Tasks {
 		if t.Profile == "" || t.ArrayJobID == "" || t.Index < 0 {
-			return nil, fmt.Errorf("%s: tasks[%d]: profile, array_job_id and index are required", path, i)
+			return nil, &RecordError{fmt.Errorf("%s: tasks[%d]: profile, array_job_id and index are required", path, i)}
 		}
 	}
 	return &r, nil
@@ -128,7 +173,8 @@ func RecordedGroups(out string) ([]string, error) {
 	}
 	var groups []string
 	for _, e := range entries {
-		if e.IsDir() {
+		// Only a directory a valid group name names is a submission's.
+		if e.IsDir() && inventory.SafeName(e.Name()) {
 			if _, err := os.Stat(recordPath(out, e.Name())); err == nil {
 				groups = append(groups, e.Name())
 			}

@@ -23,7 +23,22 @@ type TaskState struct {
 	EndTime   string
 	RunTime   string
 	Restarts  int
+	// Comment is the job's --comment: Comment(submission) for the jobs a
+	// submission made ("" when the job has none).
+	Comment string
 }
+
+// restIndex is the Index of an array's record that stands for every task
+// without a record of its own: Slurm keeps an array's tasks that never
+// started as one record, and once each of them was cancelled while
+// pending, that record says ArrayTaskId=4294967294 (NO_VAL) and names no
+// task at all (measured on slurm-wlm 22.05: `scancel 12_0 12_1 12_2` of a
+// pending array leaves `JobId=12 ArrayJobId=12 ArrayTaskId=4294967294
+// JobState=CANCELLED NodeList=`).
+const restIndex = -1
+
+// noVal are Slurm's "no value" task ids (NO_VAL, and INFINITE).
+var noVal = map[string]bool{"4294967294": true, "4294967295": true}
 
 // ID is the task's job id as scancel and scontrol accept it: "12_3".
 func (t TaskState) ID() string { return TaskID(t.ArrayJobID, t.Index) }
@@ -89,7 +104,9 @@ func parseRecord(line string) map[string]string {
 
 // ParseShowJob parses `scontrol show job -o ARRAYJOB` into one state per
 // array task, in index order. Pending tasks that Slurm still holds as one
-// record ("ArrayTaskId=3-9%2") are expanded. Records of other jobs are
+// record ("ArrayTaskId=3-9%2") are expanded; the array's record for tasks
+// that have none of their own (ArrayTaskId=4294967294: every pending task
+// cancelled) comes first with Index restIndex. Records of other jobs are
 // ignored; a record it cannot read is an error naming its line.
 func ParseShowJob(out, arrayJobID string) ([]TaskState, error) {
 	byIndex := map[int]TaskState{}
@@ -105,7 +122,13 @@ func ParseShowJob(out, arrayJobID string) ([]TaskState, error) {
 		if f["ArrayJobId"] != arrayJobID {
 			continue
 		}
-		indexes, err := parseIndexes(f["ArrayTaskId"])
+		var indexes []int
+		var err error
+		if noVal[strings.TrimSpace(f["ArrayTaskId"])] && f["JobId"] == arrayJobID {
+			indexes = []int{restIndex}
+		} else {
+			indexes, err = parseIndexes(f["ArrayTaskId"])
+		}
 		if err != nil {
 			return nil, fmt.Errorf("scontrol show job: line %d: ArrayTaskId: %w", n+1, err)
 		}
@@ -123,7 +146,7 @@ func ParseShowJob(out, arrayJobID string) ([]TaskState, error) {
 		for _, i := range indexes {
 			byIndex[i] = TaskState{ArrayJobID: arrayJobID, Index: i, State: stateWord(f["JobState"]),
 				Reason: f["Reason"], ExitCode: f["ExitCode"], Node: node, StartTime: f["StartTime"],
-				EndTime: f["EndTime"], RunTime: f["RunTime"], Restarts: restarts}
+				EndTime: f["EndTime"], RunTime: f["RunTime"], Restarts: restarts, Comment: f["Comment"]}
 		}
 	}
 	out2 := make([]TaskState, 0, len(byIndex))

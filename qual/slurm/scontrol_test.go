@@ -155,7 +155,7 @@ func TestBatchScriptRunsTheProfileOfItsIndex(t *testing.T) {
 	echo := filepath.Join(dir, "echo args")
 	require.NoError(t, os.WriteFile(echo, []byte("#!/bin/sh\nfor a in \"$@\"; do printf '[%s]' \"$a\"; done\n"), 0o755))
 	script := filepath.Join(dir, "s.sh")
-	require.NoError(t, os.WriteFile(script, []byte(batchScript("g", []string{"p0", "p1"}, []string{echo, "--config", "it's a.yaml", "run"})), 0o644))
+	require.NoError(t, os.WriteFile(script, []byte(batchScript("g", "n0nce", []string{"p0", "p1"}, []string{echo, "--config", "it's a.yaml", "run"})), 0o644))
 	for i, want := range []string{"p0", "p1"} {
 		cmd := exec.Command(bash, script)
 		cmd.Env = []string{"SLURM_ARRAY_TASK_ID=" + []string{"0", "1"}[i], "SLURM_ARRAY_JOB_ID=9", "PATH=/usr/bin:/bin"}

@@ -191,7 +191,11 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	}
 
 	results := map[string]*reports.Result{}
-	rec := &Record{Schema: RecordSchema, Group: group, Out: out, SubmittedAt: opts.Now().UTC(),
+	nonce, err := newSubmission()
+	if err != nil {
+		return nil, err
+	}
+	rec := &Record{Schema: RecordSchema, Group: group, Out: out, SubmittedAt: opts.Now().UTC(), Submission: nonce,
 		Workload: prep.Group.Workload, Arrays: []Array{}, Tasks: []TaskRef{}}
 	adopted := map[string]bool{}
 	for _, t := range live {
@@ -274,10 +278,15 @@ func activeTasks(ctx context.Context, cl client, tasks []TaskRef) ([]TaskRef, er
 	return out, nil
 }
 
-// queryStates asks scontrol about every array job of the tasks; tasks of
-// an array Slurm no longer knows are absent from the map.
+// queryStates asks scontrol about every array job of the tasks and returns
+// the state of each task that Slurm knows as one of its submission's:
+// Slurm's record must carry the task's submission comment, so a job id
+// that another cluster or a reset slurmctld gave to someone else's job is
+// never taken for the task (it is absent from the map, like a task Slurm
+// no longer knows). A task without a record of its own takes the array's
+// record for such tasks (restIndex), when there is one.
 func queryStates(ctx context.Context, cl client, tasks []TaskRef) (map[string]TaskState, error) {
-	states := map[string]TaskState{}
+	byArray := map[string]map[int]TaskState{}
 	for _, id := range arrayJobIDs(tasks) {
 		ts, err := cl.show(ctx, id)
 		if errors.Is(err, errUnknownJob) {
@@ -286,8 +295,23 @@ func queryStates(ctx context.Context, cl client, tasks []TaskRef) (map[string]Ta
 		if err != nil {
 			return nil, err
 		}
+		m := map[int]TaskState{}
 		for _, t := range ts {
-			states[t.ID()] = t
+			m[t.Index] = t
+		}
+		byArray[id] = m
+	}
+	states := map[string]TaskState{}
+	for _, t := range tasks {
+		m := byArray[t.ArrayJobID]
+		st, ok := m[t.Index]
+		if !ok {
+			if st, ok = m[restIndex]; ok {
+				st.Index = t.Index
+			}
+		}
+		if ok && t.Submission != "" && st.Comment == Comment(t.Submission) {
+			states[t.ID()] = st
 		}
 	}
 	return states, nil
@@ -372,14 +396,14 @@ func constraintFor(p *inventory.Profile, m map[string]string) (string, error) {
 }
 
 // sbatchArgs is the sbatch command line of one array (without --parsable).
-func (e *Executor) sbatchArgs(group, out string, a plannedArray, script string) []string {
+func (e *Executor) sbatchArgs(group, out, submission string, a plannedArray, script string) []string {
 	c := e.Config
 	array := fmt.Sprintf("0-%d", len(a.profiles)-1)
 	if c.MaxParallel > 0 {
 		array += "%" + strconv.Itoa(c.MaxParallel)
 	}
 	args := []string{"--job-name=trtmc-qual-" + group, "--array=" + array, "--output=" + logPattern(out, group),
-		"--open-mode=append", "--time=" + strconv.Itoa(a.shape.minutes)}
+		"--open-mode=append", "--time=" + strconv.Itoa(a.shape.minutes), "--comment=" + Comment(submission)}
 	if c.Partition != "" {
 		args = append(args, "--partition="+c.Partition)
 	}
@@ -410,7 +434,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 	if err := os.MkdirAll(filepath.Join(groupDir(rec.Out, rec.Group), "logs"), 0o755); err != nil {
 		return err
 	}
-	prev, err := os.ReadFile(recordPath(rec.Out, rec.Group))
+	prev, err := evidence.ReadFile(context.Background(), recordPath(rec.Out, rec.Group), evidence.MaxDocumentBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -425,10 +449,10 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 			ids[i] = p.ID
 		}
 		script := filepath.Join(groupDir(rec.Out, rec.Group), fmt.Sprintf("submit-%s-%d.sh", stamp, k+1))
-		if err := evidence.WriteFileMode(script, []byte(batchScript(rec.Group, ids, e.Task)), 0o755); err != nil {
+		if err := evidence.WriteFileMode(script, []byte(batchScript(rec.Group, rec.Submission, ids, e.Task)), 0o755); err != nil {
 			return err
 		}
-		args := e.sbatchArgs(rec.Group, rec.Out, a, script)
+		args := e.sbatchArgs(rec.Group, rec.Out, rec.Submission, a, script)
 		// sbatch is not interrupted: a job Slurm accepted must not go
 		// unrecorded because its id was never read.
 		id, err := cl.submit(context.WithoutCancel(ctx), args)
@@ -441,7 +465,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 		rec.Arrays = append(rec.Arrays, Array{JobID: id, Script: script, Sbatch: append([]string{cl.bin("sbatch"), "--parsable"}, args...),
 			GPUs: a.shape.gpus, TimeLimit: strconv.Itoa(a.shape.minutes), Constraint: a.shape.constraint, Profiles: ids})
 		for i, p := range ids {
-			rec.Tasks = append(rec.Tasks, TaskRef{Profile: p, ArrayJobID: id, Index: i})
+			rec.Tasks = append(rec.Tasks, TaskRef{Profile: p, ArrayJobID: id, Index: i, Submission: rec.Submission})
 		}
 		// Recorded at once: nothing of the group may run unrecorded.
 		if err := writeRecord(rec); err != nil {
@@ -485,9 +509,10 @@ func constraintNote(c string) string {
 }
 
 // batchScript is the script of one array job: task i runs the trtmc-qual
-// command line with --only ids[i]. Every word is shell-quoted; profile ids
-// are also checked by the inventory's id rules.
-func batchScript(group string, ids []string, task []string) string {
+// command line with --only ids[i], with the submission's nonce in its
+// environment (it goes into the row's provenance). Every word is
+// shell-quoted; profile ids are also checked by the inventory's id rules.
+func batchScript(group, submission string, ids []string, task []string) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/bash\n")
 	fmt.Fprintf(&b, "# trtmc-qual: Slurm array job of group %s. Task i qualifies profile ids[i] with\n", group)
@@ -495,6 +520,7 @@ func batchScript(group string, ids []string, task []string) string {
 	b.WriteString("set -u\n")
 	b.WriteString("ids=(" + reports.ShellQuote(ids) + ")\n")
 	b.WriteString("id=${ids[${SLURM_ARRAY_TASK_ID:?not a Slurm array task}]}\n")
+	b.WriteString("export " + SubmissionEnv + "=" + evidence.ShellQuote(submission) + "\n")
 	b.WriteString(`echo "trtmc-qual: Slurm task ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}: profile $id on ${SLURMD_NODENAME:-$(hostname)}, GPUs ${SLURM_JOB_GPUS:-none}" >&2` + "\n")
 	b.WriteString("exec " + reports.ShellQuote(task) + ` --only "$id"` + "\n")
 	return b.String()

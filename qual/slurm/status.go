@@ -14,6 +14,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // ErrNoRecord is returned by Status for an evidence root without a Slurm
@@ -96,12 +97,12 @@ func Status(ctx context.Context, o StatusOptions) (*GroupStatus, error) {
 // submission ran with.
 func snapshotProfiles(out, group string) (map[string]*inventory.Profile, error) {
 	path := filepath.Join(out, group, reports.InventoryFile)
-	data, err := os.ReadFile(path)
+	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]*inventory.Profile{}, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %s", path, evidence.ReadProblem("the inventory snapshot", path, err))
 	}
 	var ps []*inventory.Profile
 	if err := json.Unmarshal(data, &ps); err != nil {

@@ -22,7 +22,8 @@ func TaskFromEnv(getenv func(string) string) *reports.SlurmTask {
 		return nil
 	}
 	t := &reports.SlurmTask{JobID: job, Cluster: getenv("SLURM_CLUSTER_NAME"), Partition: getenv("SLURM_JOB_PARTITION"),
-		Node: getenv("SLURMD_NODENAME"), GPUs: getenv("SLURM_JOB_GPUS"), CUDAVisibleDevices: getenv("CUDA_VISIBLE_DEVICES")}
+		Node: getenv("SLURMD_NODENAME"), GPUs: getenv("SLURM_JOB_GPUS"), CUDAVisibleDevices: getenv("CUDA_VISIBLE_DEVICES"),
+		Submission: getenv(SubmissionEnv)}
 	if a, i := getenv("SLURM_ARRAY_JOB_ID"), getenv("SLURM_ARRAY_TASK_ID"); a != "" && i != "" {
 		t.ArrayJobID, t.ArrayTaskID, t.JobID = a, i, a+"_"+i
 	}

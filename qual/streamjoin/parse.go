@@ -801,6 +801,11 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 	if err := o.endLine(); err != nil {
 		return err
 	}
+	// A record without its id can be matched to nothing: malformed
+	// evidence naming the line, never an empty id nobody sent.
+	if len(id) == 0 {
+		return &fieldError{"request_id", errMissing}
+	}
 	if idOut != nil {
 		*idOut = string(id)
 		return nil
@@ -859,6 +864,11 @@ func readNativeRecord(line []byte) (nativeRecord, error) {
 	}
 	if err := o.endLine(); err != nil {
 		return nativeRecord{}, err
+	}
+	if len(r.id) == 0 {
+		// An answer nobody can claim is malformed evidence, not an
+		// unclaimed one (issue 25 item 18).
+		return nativeRecord{}, &fieldError{"request_id", errMissing}
 	}
 	return r, nil
 }

@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -85,13 +86,64 @@ func (g CLI) bin() string {
 	return g.Bin
 }
 
+// safeConfig are the settings every git of a foreign repository runs with,
+// given with -c so they win over the repository's own configuration: no
+// fsmonitor (a command the checkout names, run by anything that looks at
+// the work tree), no hooks, no untracked cache, no pager, no external diff,
+// no ssh command, no protocol that could fetch, unquoted paths.
+var safeConfig = []string{
+	"core.fsmonitor=false", "core.hooksPath=/dev/null", "core.untrackedCache=false", "core.pager=cat",
+	"core.sshCommand=", "core.askPass=", "diff.external=", "protocol.allow=never", "status.submoduleSummary=false",
+	"core.quotepath=off",
+}
+
+// SafeEnv is what git's environment gets for a foreign repository: no
+// system or user configuration (only the repository's own, overridden by
+// Args), no prompts, no optional locks (git writes nothing it need not),
+// a fixed locale so its messages are stable.
+func SafeEnv() []string {
+	return []string{"LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL=/dev/null",
+		"GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_ATTR_NOSYSTEM=1"}
+}
+
+// Args is the one git command line for a foreign repository (doctor,
+// reconcile, drift, ci: everything that runs git): `git -C repo
+// --no-pager`, the safe settings, the driver overrides (see
+// DriverOverrides; nil for commands that never touch the work tree), then
+// args. argv[0] is bin.
+func Args(bin, repo string, drivers []string, args ...string) []string {
+	argv := []string{bin, "-C", repo, "--no-pager"}
+	for _, c := range append(slices.Clone(safeConfig), drivers...) {
+		argv = append(argv, "-c", c)
+	}
+	return append(argv, args...)
+}
+
+// DriverConfigArgs lists the configured commands of filter, diff and
+// merge drivers: run it (through Args, without drivers) and hand its
+// output to DriverOverrides.
+var DriverConfigArgs = []string{"config", "--null", "--name-only", "--get-regexp", `^(filter|diff|merge)\..*\.(clean|smudge|process|textconv|command|driver)$`}
+
+// DriverOverrides turns the output of DriverConfigArgs into -c settings
+// that empty every one of those commands, so a command that reads the work
+// tree (status hashes a changed file through its clean filter) runs none of
+// them. A file whose content only a filter makes equal to the commit is
+// then reported as differing: fail closed.
+func DriverOverrides(out []byte) []string {
+	var o []string
+	for _, k := range bytes.Split(out, []byte{0}) {
+		if k := strings.TrimSpace(string(k)); k != "" && !strings.ContainsAny(k, "=\n") {
+			o = append(o, k+"=")
+		}
+	}
+	return o
+}
+
 // run executes git with args and returns its stdout.
 func (g CLI) run(ctx context.Context, stdin io.Reader, args ...string) ([]byte, error) {
-	full := append([]string{"-C", g.Repo, "--no-pager", "-c", "core.quotepath=off"}, args...)
-	cmd := exec.CommandContext(ctx, g.bin(), full...)
-	// A fixed locale keeps git's messages stable; no prompts, no system or
-	// user configuration that could add pagers, textconv or external diffs.
-	cmd.Env = append(os.Environ(), "LC_ALL=C", "GIT_TERMINAL_PROMPT=0", "GIT_CONFIG_NOSYSTEM=1", "GIT_OPTIONAL_LOCKS=0")
+	argv := Args(g.bin(), g.Repo, nil, args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), SafeEnv()...)
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &stdout, &stderr, stdin
 	err := cmd.Run()
