@@ -45,17 +45,21 @@ const (
 	RootBundles    = "BUNDLE_DIR"  // a directory of served bundles
 	RootAIPerfVenv = "AIPERF_VENV" // the virtual environment of the aiperf executable
 	RootTokenizer  = "TOKENIZER"   // the tokenizer directory AIPerf counted with
+	// RootTRTMCPackage is the installed tensorrt_model_connect package whose
+	// bin/trtmc-server answered as the native worker (TRTMC's wheel layout).
+	RootTRTMCPackage = "TRTMC_PACKAGE"
 )
 
 // RootDescriptions says what each known root is, for the reports' notes.
 func RootDescriptions() map[string]string {
 	return map[string]string{
-		RootOut:        "the evidence root, or the extracted evidence pack",
-		RootHarness:    "the trtmc-qual checkout",
-		RootTRTMC:      "the TRTMC checkout",
-		RootBundles:    "the directory of the served bundle",
-		RootAIPerfVenv: "the virtual environment holding bin/aiperf",
-		RootTokenizer:  "the tokenizer directory",
+		RootOut:          "the evidence root, or the extracted evidence pack",
+		RootHarness:      "the trtmc-qual checkout",
+		RootTRTMC:        "the TRTMC checkout",
+		RootBundles:      "the directory of the served bundle",
+		RootAIPerfVenv:   "the virtual environment holding bin/aiperf",
+		RootTokenizer:    "the tokenizer directory",
+		RootTRTMCPackage: "the installed tensorrt_model_connect package (its bin/trtmc-server is the native worker)",
 	}
 }
 

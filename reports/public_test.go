@@ -101,6 +101,9 @@ func TestPublicReport(t *testing.T) {
 		prov["host"] = "dgx-b7.corp.example"
 		prov["bundle_path"] = "/mnt/bundles/ref-vlm-small.bundle"
 		prov["roots"] = []any{map[string]any{"name": "TRTMC_REPO", "path": "/home/jdoe/src/trtmc"}}
+		prov["native"] = map[string]any{"path": "worker", "timing_scope": "public_task_call_wall", "token_counts": true,
+			"worker_binary":        "/opt/envs/trtmc/lib/python3.12/site-packages/tensorrt_model_connect/bin/trtmc-server",
+			"worker_binary_source": "package"}
 		m["problems"] = []any{map[string]any{"stage": "server", "code": "server_exit",
 			"message": "server exited on dgx-b7; log /scratch/jdoe/out/vlm/ref-vlm-small/server.log, repo /home/jdoe/src/trtmc/build"}}
 	})
@@ -116,6 +119,10 @@ func TestPublicReport(t *testing.T) {
 	md := string(render(t, g, FormatMarkdown))
 	assert.Contains(t, md, `--config "$HARNESS/trtmc-qual.yaml" --aiperf "$AIPERF_VENV/bin/aiperf" run --group vlm --out "$OUT"`)
 	assert.Contains(t, md, "$OUT/vlm/ref-vlm-small/server.log, repo $TRTMC_REPO/build")
+	// The native worker beside the installed package is named by its root
+	// (export publishes provenance.native.worker_binary through it).
+	assert.Equal(t, "$TRTMC_PACKAGE/bin/trtmc-server",
+		g.Scrubber().Text("/opt/envs/trtmc/lib/python3.12/site-packages/tensorrt_model_connect/bin/trtmc-server"))
 	assert.Contains(t, md, "Paths are relative to named roots; set them before running: $AIPERF_VENV the virtual environment holding bin/aiperf; $HARNESS the trtmc-qual checkout; $OUT ")
 	var junit bytes.Buffer
 	require.NoError(t, g.JUnit(&junit))

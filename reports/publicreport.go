@@ -93,7 +93,23 @@ func InferRoots(res *Result) (primary, derived []Root) {
 	if t := res.Provenance.Tokenizer; t != nil && filepath.IsAbs(t.Path) {
 		derived = append(derived, Root{Name: RootTokenizer, Path: filepath.Clean(t.Path)})
 	}
+	if pkg := trtmcPackage(res.Provenance.Native); pkg != "" {
+		derived = append(derived, Root{Name: RootTRTMCPackage, Path: pkg})
+	}
 	return primary, derived
+}
+
+// trtmcPackage is the tensorrt_model_connect package directory of a native
+// worker found beside it (PKG/bin/trtmc-server), or "".
+func trtmcPackage(n *NativeRun) string {
+	if n == nil || n.WorkerBinarySource != "package" || !filepath.IsAbs(n.WorkerBinary) {
+		return ""
+	}
+	bin := filepath.Dir(filepath.Clean(n.WorkerBinary))
+	if filepath.Base(bin) != "bin" || filepath.Base(filepath.Dir(bin)) != "tensorrt_model_connect" {
+		return ""
+	}
+	return filepath.Dir(bin)
 }
 
 // AIPerfVenv is VENV of an absolute VENV/bin/aiperf, or "".

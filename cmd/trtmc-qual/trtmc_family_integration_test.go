@@ -325,6 +325,21 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 		checks[c.Name] = c.Passed
 	}
 	assert.Equal(t, map[string]bool{reports.GPUCheckIdle: true, reports.GPUCheckServing: true, reports.GPUCheckReleased: true}, checks)
+
+	// The group exports as a public pack: the native worker beside the
+	// installed package is named by $TRTMC_PACKAGE, the checkout by
+	// $TRTMC_REPO; nothing of this host is left to refuse.
+	pack := filepath.Join(t.TempDir(), "vlm.tar.gz")
+	export := exec.Command(h.qual, "export", "--from", tr.out, "--group", "vlm", "--output-file", pack)
+	export.Env = append(cleanEnv(), "TRTMC_REPO="+filepath.Join(tr.dir, "TensorRT-Model-Connect"))
+	eout, err := export.CombinedOutput()
+	require.NoError(t, err, "%s", eout)
+	unpacked := t.TempDir()
+	untar, err := exec.Command("tar", "xzf", pack, "-C", unpacked).CombinedOutput()
+	require.NoError(t, err, "%s", untar)
+	var pub reports.Result
+	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(unpacked, "vlm", "vlm", "qwen3-vl-2b", reports.ResultFile))), &pub))
+	assert.Equal(t, "$TRTMC_PACKAGE/bin/trtmc-server", pub.Provenance.Native.WorkerBinary)
 }
 
 // TestTRTMCFamilyNeedsGPU: a TRTMC family on a host without a GPU is a
