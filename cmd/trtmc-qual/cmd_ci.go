@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -126,7 +126,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	return cmd
 }
 
-// runCI runs the job (inventory/ci), then writes its reports: files
+// runCI runs the job (qual/ci), then writes its reports: files
 // first, then stdout; its exit status is the largest of the steps'.
 func runCI(ctx context.Context, opts *ciOptions) error {
 	job := ci.Run(ctx, ci.Options{

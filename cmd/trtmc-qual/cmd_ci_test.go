@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
@@ -265,7 +265,7 @@ func TestRunCISteps(t *testing.T) {
 	})
 }
 
-// TestCICodesAreTheTable: the codes inventory/ci's steps ask for are the
+// TestCICodesAreTheTable: the codes qual/ci's steps ask for are the
 // exit-code table's.
 func TestCICodesAreTheTable(t *testing.T) {
 	assert.Equal(t, int(exitFailed), ci.CodeFailed)

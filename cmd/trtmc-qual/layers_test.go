@@ -18,56 +18,58 @@ import (
 // Entries are module-relative. "x/..." matches x and everything under it.
 var mayImport = map[string][]string{
 	// Leaves: they import nothing of ours, so every layer may import them.
-	"reports/evidence":          nil,
-	"reports/junit":             nil,
-	"schemas":                   nil,
-	"reports/markdown":          nil,
-	"reports/golden":            nil,
-	"inventory/specs/gitread":   nil,
-	"qual/proc":                 nil,
-	"families/trtmc/trtmctest":  nil,
-	"families/ref/atomicfile":   nil,
-	"families/ref/imaging":      nil,
-	"families/ref/internal/rng": nil,
+	"reports/evidence":         nil, // atomic writes, capped reads, redaction, the seal, the group lock
+	"reports/junit":            nil, // the JUnit XML model
+	"reports/markdown":         nil, // Markdown tables of the reports that are not rows
+	"reports/golden":           nil, // tests only: golden files, tree copies
+	"schemas":                  nil, // the JSON Schemas and their generator
+	"inventory/specs/gitread":  nil, // the one safe git command line, read-only
+	"qual/proc":                nil, // child processes, the subreaper and its sweep
+	"families/trtmc/trtmctest": nil, // tests only: the strict fake TRTMC programs
 
-	// The reference models: only each other.
-	"families/ref/bundle": {"families/ref/..."},
-	"families/ref/check":  {"families/ref/..."},
-	"families/ref/corpus": {"families/ref/..."},
-	"families/ref/detect": {"families/ref/..."},
-	"families/ref/native": {"families/ref/..."},
-	"families/ref/server": {"families/ref/..."},
-	"families/ref/task":   {"families/ref/..."},
-	"families/ref/vlm":    {"families/ref/..."},
+	// The reference target (trtmc-refserver and the GPU family): a program
+	// of its own, importing nothing of the harness; its leaves first.
+	"families/reftarget/atomicfile":   nil,                        // its atomic file writes
+	"families/reftarget/imaging":      nil,                        // image decoding and drawing
+	"families/reftarget/internal/rng": nil,                        // its deterministic random numbers
+	"families/reftarget/bundle":       {"families/reftarget/..."}, // bundle files
+	"families/reftarget/check":        {"families/reftarget/..."}, // the correctness case
+	"families/reftarget/corpus":       {"families/reftarget/..."}, // corpus generation
+	"families/reftarget/detect":       {"families/reftarget/..."}, // the tiny detector
+	"families/reftarget/native":       {"families/reftarget/..."}, // the native runner
+	"families/reftarget/server":       {"families/reftarget/..."}, // the HTTP server (trtmc-server's contract)
+	"families/reftarget/task":         {"families/reftarget/..."}, // the Task both paths call
+	"families/reftarget/vlm":          {"families/reftarget/..."}, // the tiny VLM
+	"cmd/trtmc-refserver":             {"families/reftarget/..."}, // its wiring
 
-	"inventory":                 {"reports/evidence"},
-	"families":                  {"reports/evidence"},
-	"reports":                   {"inventory", "reports/evidence", "reports/junit"},
-	"reports/reportstest":       {"reports"},
-	"reports/export":            {"reports", "reports/evidence"},
-	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/evidence", "reports/junit"},
-	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},
-	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/evidence", "reports/markdown"},
-	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown"},
-	"inventory/ci": {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile",
-		"inventory/drift", "families", "reports/junit", "reports/markdown"},
-	"families/trtmc": {"families", "inventory/specs/...", "reports/evidence", "qual/proc"},
+	// Configuration.
+	"inventory": {"reports/evidence"}, // the inventory: schema, loading, validation
+	"families":  {"reports/evidence"}, // family configuration and answer semantics
 
-	"qual/aiperf":     {"qual/proc", "reports/evidence"},
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "families", "reports"},
-	"qual": {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence",
-		"inventory", "families", "reports"},
-	"qual/slurm": {"qual", "qual/proc", "reports/evidence", "inventory", "families", "reports"},
-	"qual/doctor": {"qual", "qual/aiperf", "qual/proc", "reports/evidence",
-		"inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},
+	// The row model, the specs and what compares the inventory with them.
+	"reports":                   {"inventory", "reports/evidence", "reports/junit"},                            // the one row model, Judge, renderers
+	"reports/reportstest":       {"reports"},                                                                   // tests only: row fixtures
+	"reports/export":            {"reports", "reports/evidence"},                                               // the public evidence pack
+	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/evidence", "reports/junit"}, // TRTMC's manifests at a commit
+	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},              // tests only: fixture TRTMC repositories
+	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/evidence", "reports/markdown"},      // the inventory against the specs
+	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown"},            // the specs between two commits
+	"families/trtmc":            {"families", "inventory/specs/...", "reports/evidence", "qual/proc"},          // the adapters to real TRTMC
+
+	// The pipeline and what runs it.
+	"qual/aiperf":     {"qual/proc", "reports/evidence"},                                                                                                                      // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "families", "reports"},                                                                                             // the one join
+	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "inventory", "families", "reports"},                                                // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "qual/proc", "reports/evidence", "inventory", "families", "reports"},                                                                          // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/evidence", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},              // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown"}, // the premerge job
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"reports/evidence", "reports"},
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},
+	"scripts/benchtools/synth":                {"reports/evidence", "reports"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},    // its command
 
-	"cmd/trtmc-refserver": {"families/ref/..."},
-	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...",
-		"reports/...", "reports/evidence"},
+	// The wiring.
+	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
 }
 
 // modulePackages returns each package of the module (module-relative) with

@@ -17,7 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/inventory/ci"
+	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"

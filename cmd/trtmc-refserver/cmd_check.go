@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/ref/atomicfile"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/check"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/corpus"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/task"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/check"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/corpus"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
 )
 
 type checkOptions struct {

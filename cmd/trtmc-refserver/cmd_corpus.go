@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/ref/corpus"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/corpus"
 )
 
 type corpusOptions struct {

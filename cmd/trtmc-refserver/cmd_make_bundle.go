@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/ref/atomicfile"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
 )
 
 type makeBundleOptions struct {

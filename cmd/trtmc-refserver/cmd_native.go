@@ -7,10 +7,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/ref/atomicfile"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/native"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/task"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/native"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
 )
 
 type nativeOptions struct {

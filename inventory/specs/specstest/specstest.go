@@ -1,5 +1,5 @@
 // Package specstest builds the fixture TRTMC repository that the tests of
-// inventory/specs, inventory/reconcile, inventory/drift and inventory/ci
+// inventory/specs, inventory/reconcile, inventory/drift and qual/ci
 // read: a throwaway git repository from inventory/specs/testdata/trtmc-base
 // (a commit on main) and trtmc-head (a second commit on branch feature).
 // Its work tree is left dirty on purpose: every read must come from a

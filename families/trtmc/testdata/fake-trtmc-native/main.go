@@ -39,7 +39,7 @@
 //	                 scope:<timing_scope> | call-ms:<model_call_ms> |
 //	                 slow:<ms per call>
 //	FAKE_REFSERVER   when set (any value), `generate` answers with the
-//	                 reference Task of the bundle (families/ref), so a real
+//	                 reference Task of the bundle (families/reftarget), so a real
 //	                 run can qualify end to end
 //	FAKE_WORKER_LOG  append every request line the worker reads to this file
 package main
@@ -57,9 +57,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/families/ref/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/imaging"
-	"github.com/trtmc-qual/trtmc-qual/families/ref/task"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/imaging"
+	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
 )
 
 func main() {
