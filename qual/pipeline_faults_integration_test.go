@@ -3,7 +3,7 @@
 package qual_test
 
 // Invariants the fault tests assert in-process (qual.Run), beside the
-// CLI-level matrix in cmd/trtmc-qual/reliability_integration_test.go.
+// CLI-level matrix in cmd/trtmc-qual/cmd_run_faults_integration_test.go.
 
 import (
 	"bytes"
