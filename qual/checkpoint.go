@@ -51,50 +51,57 @@ const (
 	dirAIPerf      = "aiperf"
 )
 
-// checkpointRun is one checkpoint's state as it moves through the stages.
+// checkpointRun is one checkpoint's state as it moves through the stages
+// (stages.go). The first block is set when the run is made
+// (newCheckpointRun); every other field says which stage sets it, and is
+// read only by the stages after that one.
 type checkpointRun struct {
-	env     *groupRun
+	gr      *groupRun // the group run this checkpoint belongs to: options, group, pip freeze, log
 	profile *inventory.Profile
 	family  *families.Family
-	slot    Slot
-	pl      placement
-	dir     string
+	slot    Slot      // the GPUs (or CPU slot) the scheduler gave it
+	pl      placement // why the slot fits the profile
+	dir     string    // its evidence directory, OUT/<group>/<profile>
 	// marker is this checkpoint's value of TRTMC_QUAL_CHECKPOINT.
 	marker string
-	res    reports.Result
-	red    *evidence.Redactor
+	res    reports.Result     // the row, filled in by every stage
+	red    *evidence.Redactor // the secrets its evidence must not hold
 
-	// filled in by the stages
-	bundle string
-	corpus string
-	binary string
-	// tokenizer is the tokenizer directory AIPerf chat loads.
-	tokenizer string
+	// preflight: the served bundle and the corpus (prepared when missing,
+	// their pins checked), the server program, the tokenizer AIPerf chat
+	// loads, and (on GPUs) the compute processes the idle check found on
+	// the slot before anything started, foreign by definition.
+	bundle      string
+	corpus      string
+	binary      string
+	tokenizer   string
+	preexisting map[int]bool
+	// server: the port it listens on, the running server and its pid
+	// (= its process group); stop-server clears server.
 	port      int
 	server    proc.Process
-	// serverPID is the server's pid (= its process group) once started.
 	serverPID int
-	// preexisting are the compute processes the idle check found on the
-	// slot's GPUs before anything started (foreign by definition).
-	preexisting map[int]bool
-	dataset     *aiperf.Dataset
-	run         *aiperf.Run
-	stageErr    error // the first stage that broke
-	// childMS is the time spent inside child processes so far, for the
-	// harness-overhead figure (result.json stages[].child_ms).
+	// aiperf: the dataset sent and AIPerf's run (its artifacts).
+	dataset *aiperf.Dataset
+	run     *aiperf.Run
+	// runStages: the first stage that broke.
+	stageErr error
+	// server, aiperf, stop-server and every child run: the time spent
+	// inside child processes so far, for the harness-overhead figure
+	// (result.json stages[].child_ms).
 	childMS float64
 }
 
-func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
-	o := e.opts
-	cr := &checkpointRun{env: e, profile: p, family: o.Families.Families[p.Family], slot: slot, pl: pl,
-		dir: filepath.Join(o.Out, e.group.Name, p.ID)}
+func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placement) *checkpointRun {
+	o := gr.opts
+	cr := &checkpointRun{gr: gr, profile: p, family: o.Families.Families[p.Family], slot: slot, pl: pl,
+		dir: filepath.Join(o.Out, gr.group.Name, p.ID)}
 	var famEnv map[string]string
 	if cr.family != nil {
 		famEnv = cr.family.Env
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
-	cr.res = BaseResult(e.group.Name, &e.group.Workload, p)
+	cr.res = BaseResult(gr.group.Name, &gr.group.Workload, p)
 	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + evidence.ShellQuote(p.ID))
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
@@ -103,33 +110,33 @@ func (e *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placemen
 		cr.res.Answers.ServedModel = cr.profile.Served()
 	}
 	prov := &cr.res.Provenance
-	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, e.aiperf.Got
-	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), e.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
+	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, gr.aiperf.Got
+	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), gr.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
 	prov.AIPerfVersionRequired = o.AIPerf.Version
 	prov.Roots = o.Provenance.Roots
-	cr.marker = fmt.Sprintf("%s/%s/%d/%d", e.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
+	cr.marker = fmt.Sprintf("%s/%s/%d/%d", gr.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {
 		prov.HardwareMismatch = pl.mismatch
 		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeHardwareMismatchAllowed,
 			Message: pl.mismatch + "; run anyway (--allow-hardware-mismatch), so the row cannot qualify"})
 	}
-	if e.aiperf.MismatchAllowed {
-		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", e.aiperf.Got, e.aiperf.Want)
+	if gr.aiperf.MismatchAllowed {
+		cr.res.Provenance.AIPerfVersionMismatch = fmt.Sprintf("aiperf %s used where %s is required (allowed explicitly)", gr.aiperf.Got, gr.aiperf.Want)
 	}
 	return cr
 }
 
-func (cr *checkpointRun) now() time.Time { return cr.env.opts.Now().UTC() }
+func (cr *checkpointRun) now() time.Time { return cr.gr.opts.Now().UTC() }
 
 // checkpoint runs every stage for one profile and always returns a result.
-func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
-	cr := e.newCheckpointRun(p, slot, pl)
+func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
+	cr := gr.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
 		cr.res.Exclusion = p.Exclusion.Reason
 		reports.Judge(&cr.res)
 		cr.res.EndedAt = cr.now()
-		e.logf("%s: excluded: %s", p.ID, p.Exclusion.Reason)
+		gr.logf("%s: excluded: %s", p.ID, p.Exclusion.Reason)
 		// An earlier excluded result is replaced; real evidence is set aside.
 		if prev, err := readResult(filepath.Join(cr.dir, fileResult)); err != nil || prev.Verdict != reports.VerdictExcluded {
 			if err := cr.prepareDir(); err != nil {
@@ -141,9 +148,9 @@ func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	}
 	key, keyErr := cr.runKey(ctx)
 	cr.res.RunKey = key
-	if e.opts.Resume && keyErr == nil {
+	if gr.opts.Resume && keyErr == nil {
 		if prev, ok := cr.finishedWithKey(key); ok {
-			e.logf("%s: resume: finished result with the same run key (%s), skipping", p.ID, prev.Verdict)
+			gr.logf("%s: resume: finished result with the same run key (%s), skipping", p.ID, prev.Verdict)
 			return prev
 		}
 	}
@@ -153,11 +160,11 @@ func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 		cr.res.EndedAt = cr.now()
 		return &cr.res
 	}
-	e.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
-	e.opts.Progress.begin(p.ID)
-	defer e.opts.Progress.end(p.ID)
+	gr.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
+	gr.opts.Progress.begin(p.ID)
+	defer gr.opts.Progress.end(p.ID)
 	defer cr.stopServer() // whatever happens, the server does not outlive its checkpoint
-	stages := e.stages
+	stages := gr.stages
 	if stages == nil {
 		stages = pipeline
 	}
@@ -170,11 +177,11 @@ func (e *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Sl
 	}
 	cr.finish(ctx)
 	if err := cr.writeResult(); err != nil {
-		e.logf("%s: cannot write result: %v", p.ID, err)
+		gr.logf("%s: cannot write result: %v", p.ID, err)
 		cr.fail("report", reports.CodeWriteFailed, err)
 		reports.Judge(&cr.res)
 	}
-	e.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
+	gr.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
 	return &cr.res
 }
 
@@ -190,10 +197,10 @@ func (cr *checkpointRun) runStages(ctx context.Context, stages []stageDef) {
 			cr.stage(st.name, func() error { return errSkipped })
 			continue
 		}
-		if cr.env.opts.Progress != nil {
-			cr.env.opts.Progress.stage(cr.profile.ID, st.name)
+		if cr.gr.opts.Progress != nil {
+			cr.gr.opts.Progress.stage(cr.profile.ID, st.name)
 		} else {
-			cr.env.logf("%s: stage %s", cr.profile.ID, st.name)
+			cr.gr.logf("%s: stage %s", cr.profile.ID, st.name)
 		}
 		cr.stage(st.name, func() error { return st.run(cr, ctx) })
 	}
@@ -259,7 +266,7 @@ func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []stri
 		return proc.Result{}, err
 	}
 	defer logf.Close()
-	res, err := cr.env.opts.Runner.Run(ctx, proc.Spec{Name: stage, Argv: argv, Stdout: logf, Stderr: logf,
+	res, err := cr.gr.opts.Runner.Run(ctx, proc.Spec{Name: stage, Argv: argv, Stdout: logf, Stderr: logf,
 		Env: cr.childEnv(), Grace: 5 * time.Second})
 	cr.childMS += ms(res.Duration)
 	cr.record(stage, argv, res)
@@ -317,10 +324,10 @@ func (cr *checkpointRun) childEnv() []string {
 
 // vars are the values of argv placeholders for this checkpoint.
 func (cr *checkpointRun) vars() map[string]string {
-	o := cr.env.opts
+	o := cr.gr.opts
 	return Vars{BinDir: o.BinDir, Self: o.Self, Families: o.Families, Profile: cr.profile, Family: cr.family,
 		Bundle: cr.bundle, Host: o.Security.Host, Port: cr.port, Dir: cr.dir, Corpus: cr.corpus, Tokenizer: cr.tokenizer,
-		Seed: cr.env.group.Workload.Seed}.Map()
+		Seed: cr.gr.group.Workload.Seed}.Map()
 }
 
 // Vars are the values of a family's argv placeholders for one profile
@@ -370,7 +377,7 @@ func (cr *checkpointRun) prepareDir() error {
 		if err := os.Rename(cr.dir, aside); err != nil {
 			return fmt.Errorf("set earlier evidence aside: %w", err)
 		}
-		cr.env.logf("%s: earlier evidence set aside as %s", cr.profile.ID, filepath.Base(aside))
+		cr.gr.logf("%s: earlier evidence set aside as %s", cr.profile.ID, filepath.Base(aside))
 	}
 	return os.MkdirAll(cr.dir, 0o755)
 }
@@ -382,12 +389,12 @@ func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
 	// Through the one loader (reports.ReadRow): only evidence exactly as
 	// its run sealed it is reused, judged by today's rules; anything else
 	// runs again.
-	prev, err := reports.ReadRow(cr.dir, cr.env.group.Name, cr.profile.ID)
+	prev, err := reports.ReadRow(cr.dir, cr.gr.group.Name, cr.profile.ID)
 	if err != nil || prev == nil || prev.RunKey != key {
 		return nil, false
 	}
 	if !prev.EvidenceIntact() {
-		cr.env.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, firstReason(prev))
+		cr.gr.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, firstReason(prev))
 		return nil, false
 	}
 	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
@@ -418,10 +425,10 @@ func readResult(path string) (*reports.Result, error) {
 
 func (cr *checkpointRun) writeResult() error {
 	cr.res.EndedAt = cr.now()
-	if len(cr.env.pipFreeze) > 0 {
+	if len(cr.gr.pipFreeze) > 0 {
 		// The whole package set beside its digest, so a row's environment can
 		// be rebuilt, not only compared.
-		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.env.pipFreeze, 0o644); err != nil {
+		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.gr.pipFreeze, 0o644); err != nil {
 			return err
 		}
 		cr.res.Provenance.PipFreezeFile = filePipFreeze
@@ -472,7 +479,7 @@ func (cr *checkpointRun) stopServer() {
 		cr.fail("stop", reports.CodeOrphan, fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))
 	}
 	if res.Killed {
-		cr.env.logf("%s: server ignored SIGTERM; killed after the grace period", cr.profile.ID)
+		cr.gr.logf("%s: server ignored SIGTERM; killed after the grace period", cr.profile.ID)
 	}
 }
 

@@ -39,7 +39,7 @@ type Prepared struct {
 	Group *inventory.Group
 	// Profiles are the selected profiles, in inventory order.
 	Profiles []*inventory.Profile
-	env      *groupRun
+	gr       *groupRun
 	// lock is the group's evidence lock (nil inside a Slurm task).
 	lock *evidence.Lock
 }
@@ -57,18 +57,18 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 
 // Excluded writes an excluded profile's row, as Run does.
 func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
-	return p.env.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
+	return p.gr.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
 }
 
 // RunKey is the run key this run gives the profile's row.
 func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
-	return p.env.newCheckpointRun(prof, Slot{Name: "none"}, placement{}).runKey(context.Background())
+	return p.gr.newCheckpointRun(prof, Slot{Name: "none"}, placement{}).runKey(context.Background())
 }
 
 // Finished returns the profile's finished (qualified or failed) result when
 // its run key equals the one this run would have: what --resume skips.
 func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
-	cr := p.env.newCheckpointRun(prof, Slot{Name: "none"}, placement{})
+	cr := p.gr.newCheckpointRun(prof, Slot{Name: "none"}, placement{})
 	key, err := cr.runKey(context.Background())
 	if err != nil {
 		return nil, false
@@ -79,7 +79,7 @@ func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
 // WriteTables writes OUT/<group>/results.* from the stored evidence, as
 // Run does at its end.
 func (p *Prepared) WriteTables() error {
-	return writeGroupTables(p.env.opts.Out, p.env.opts.Group, p.env.opts.Publish)
+	return writeGroupTables(p.gr.opts.Out, p.gr.opts.Group, p.gr.opts.Publish)
 }
 
 // WriteGroupTables writes OUT/<group>/results.* from the stored evidence

@@ -43,7 +43,7 @@ type gpuSnapshot struct {
 
 // snapshot reads the slot's GPUs and the compute processes on them.
 func (cr *checkpointRun) snapshot(ctx context.Context) (*gpuSnapshot, error) {
-	probe := cr.env.opts.Hardware.Probe
+	probe := cr.gr.opts.Hardware.Probe
 	if probe == nil {
 		return nil, errors.New("no GPU probe")
 	}
@@ -109,7 +109,7 @@ func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 		cr.preexisting[a.PID] = true
 	}
 	c := cr.gpuCheck(snap, reports.GPUCheckIdle, "preflight")
-	problems := idleProblems(snap.gpus, snap.apps, cr.env.opts.Hardware.MaxIdleUtilization)
+	problems := idleProblems(snap.gpus, snap.apps, cr.gr.opts.Hardware.MaxIdleUtilization)
 	if len(problems) > 0 {
 		c.Passed, c.Problem = false, strings.Join(problems, "; ")
 		cr.addCheck(c)
@@ -165,7 +165,7 @@ func (cr *checkpointRun) checkServing(ctx context.Context) error {
 // process that made the row a gpu_busy error). It waits up to ReleaseWait
 // for the driver to let go of stopped processes.
 func (cr *checkpointRun) checkReleased(ctx context.Context) error {
-	wait := cr.env.opts.Hardware.ReleaseWait
+	wait := cr.gr.opts.Hardware.ReleaseWait
 	if wait <= 0 {
 		wait = defaultReleaseWait
 	}

@@ -30,8 +30,8 @@ func hygieneRun(t *testing.T, needsGPU bool) *checkpointRun {
 	probe := NvidiaSMI{Runner: proc.OS{}}
 	gpus, err := probe.List(context.Background())
 	require.NoError(t, err)
-	env := &groupRun{opts: Options{Hardware: HardwareOptions{Probe: probe, ReleaseWait: 500 * time.Millisecond}, Now: time.Now, Log: &discard{}}}
-	return &checkpointRun{env: env, family: &families.Family{Name: "fam", NeedsGPU: needsGPU},
+	gr := &groupRun{opts: Options{Hardware: HardwareOptions{Probe: probe, ReleaseWait: 500 * time.Millisecond}, Now: time.Now, Log: &discard{}}}
+	return &checkpointRun{gr: gr, family: &families.Family{Name: "fam", NeedsGPU: needsGPU},
 		slot: Slot{Name: "gpu1+2", GPUs: gpus[1:3]}, marker: "g/p/" + strconv.Itoa(os.Getpid()) + "/1"}
 }
 
@@ -147,7 +147,7 @@ func TestCheckReleased(t *testing.T) {
 	})
 	// Memory the driver releases within the wait: released.
 	cr = hygieneRun(t, true)
-	cr.env.opts.Hardware.ReleaseWait = 20 * time.Second
+	cr.gr.opts.Hardware.ReleaseWait = 20 * time.Second
 	cmd := exec.Command("sleep", "300")
 	cmd.Env = append(os.Environ(), "FAKE_GPU_HOLD=300", "CUDA_VISIBLE_DEVICES="+cr.slot.GPUs[0].UUID, markerEnv+"="+cr.marker)
 	require.NoError(t, cmd.Start())

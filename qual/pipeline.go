@@ -179,8 +179,8 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 		return nil, err
 	}
 	defer prep.Release()
-	opts, env, profiles := prep.env.opts, prep.env, prep.Profiles
-	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Hardware.Pool.Describe(), env.aiperf.Got)
+	opts, gr, profiles := prep.gr.opts, prep.gr, prep.Profiles
+	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Hardware.Pool.Describe(), gr.aiperf.Got)
 
 	results := make([]*reports.Result, len(profiles))
 	jobs := make([]schedJob, len(profiles))
@@ -192,12 +192,12 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	for _, i := range longestFirst(opts.Out, opts.Group, profiles, width) {
 		p := profiles[i]
 		if p.Exclusion != nil {
-			results[i] = env.checkpoint(ctx, p, Slot{Name: "none"}, placement{})
+			results[i] = gr.checkpoint(ctx, p, Slot{Name: "none"}, placement{})
 			continue
 		}
 		jobs[i].pl = opts.Hardware.Pool.place(p, opts.Families.Families[p.Family], opts.Hardware.AllowMismatch)
 		if r := jobs[i].pl.notRun; r != nil {
-			results[i] = env.notRun(p, *r)
+			results[i] = gr.notRun(p, *r)
 			continue
 		}
 		queue = append(queue, i)
@@ -205,13 +205,13 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	opts.Progress.plan(len(queue), previousStages(opts.Out, opts.Group, profiles))
 	stopProgress := opts.Progress.run(ctx, time.Second)
 	newScheduler(opts.Hardware.Pool).run(ctx, jobs, queue,
-		func(i int, slot Slot) { results[i] = env.checkpoint(ctx, profiles[i], slot, jobs[i].pl) },
+		func(i int, slot Slot) { results[i] = gr.checkpoint(ctx, profiles[i], slot, jobs[i].pl) },
 		func(i int) {
 			cause := ctx.Err()
 			if cause == nil {
 				cause = fmt.Errorf("no slot of %s can hold it", opts.Hardware.Pool.Describe())
 			}
-			results[i] = env.notStarted(profiles[i], cause)
+			results[i] = gr.notStarted(profiles[i], cause)
 		})
 	stopProgress()
 
@@ -294,13 +294,13 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		lock.Unlock()
 		return nil, err
 	}
-	env := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
 	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
-		env.pipFreeze, env.pipFreezeSHA = freeze, evidence.SHA256(freeze)
+		gr.pipFreeze, gr.pipFreezeSHA = freeze, evidence.SHA256(freeze)
 	}
-	return &Prepared{Group: g, Profiles: profiles, env: env, lock: lock}, nil
+	return &Prepared{Group: g, Profiles: profiles, gr: gr, lock: lock}, nil
 }
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,
@@ -383,10 +383,10 @@ func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byt
 	return out.Bytes(), nil
 }
 
-func (e *groupRun) logf(format string, args ...any) {
-	e.logMu.Lock()
-	defer e.logMu.Unlock()
-	logf(e.opts.Log, format, args...)
+func (gr *groupRun) logf(format string, args ...any) {
+	gr.logMu.Lock()
+	defer gr.logMu.Unlock()
+	logf(gr.opts.Log, format, args...)
 }
 
 // logf writes one stage line to stderr. Children's output quoted in it
@@ -399,12 +399,12 @@ func logf(w io.Writer, format string, args ...any) {
 // notRun is the result of a checkpoint the scheduler does not start on
 // this pool (too few GPUs, another hardware scope, a GPU family without a
 // GPU): verdict not-run, with the reason.
-func (e *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
-	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
+func (gr *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
+	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
 	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
-	e.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
+	gr.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()
 	}
@@ -413,8 +413,8 @@ func (e *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.
 
 // notStarted is the result of a checkpoint that never got a slot because
 // the run was interrupted first.
-func (e *groupRun) notStarted(p *inventory.Profile, cause error) *reports.Result {
-	cr := e.newCheckpointRun(p, Slot{Name: "none"}, placement{})
+func (gr *groupRun) notStarted(p *inventory.Profile, cause error) *reports.Result {
+	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
 	reports.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()

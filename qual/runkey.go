@@ -21,7 +21,7 @@ func profileDigest(p *inventory.Profile) string {
 // server binary, the AIPerf version and the harness version. --resume skips
 // a checkpoint only when its finished result carries the same key.
 func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
-	o := cr.env.opts
+	o := cr.gr.opts
 	bundleSum := cr.profile.Bundle.SHA256
 	serverSum := ""
 	if cr.family != nil && len(cr.family.Server) > 0 {
@@ -33,11 +33,11 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 	}
 	key := map[string]any{
 		"inventory_entry": profileDigest(cr.profile),
-		"workload":        cr.env.group.Workload,
+		"workload":        cr.gr.group.Workload,
 		"family":          cr.family,
 		"bundle_sha256":   bundleSum,
 		"server_sha256":   serverSum,
-		"aiperf_version":  cr.env.aiperf.Got,
+		"aiperf_version":  cr.gr.aiperf.Got,
 		"harness":         o.Provenance.HarnessVersion + "@" + o.Provenance.HarnessCommit,
 	}
 	b, err := json.Marshal(key)

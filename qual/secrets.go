@@ -13,7 +13,7 @@ func (cr *checkpointRun) serveToken() string {
 			return v
 		}
 	}
-	return cr.env.opts.Security.ServeToken
+	return cr.gr.opts.Security.ServeToken
 }
 
 // secretValues are the values redacted from this checkpoint's evidence:

@@ -17,7 +17,7 @@ func TestSecretValuesAndServeToken(t *testing.T) {
 	assert.ElementsMatch(t, []string{"from-harness-env", "harness-token", "family-token", "vendor-secret", "family-token"},
 		secretValues(o, famEnv))
 
-	cr := &checkpointRun{env: &groupRun{opts: o}, family: &families.Family{Env: famEnv}}
+	cr := &checkpointRun{gr: &groupRun{opts: o}, family: &families.Family{Env: famEnv}}
 	assert.Equal(t, "family-token", cr.serveToken(), "the family's env overrides the harness's")
 	cr.family = &families.Family{}
 	assert.Equal(t, "harness-token", cr.serveToken())

@@ -60,23 +60,23 @@ var pipeline = []stageDef{
 // gpuRelease is the release check on a GPU slot (nothing to check on a
 // CPU slot or without a probe).
 func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
-	if cr.env.opts.Hardware.Probe == nil || len(cr.slot.GPUs) == 0 {
+	if cr.gr.opts.Hardware.Probe == nil || len(cr.slot.GPUs) == 0 {
 		return errSkipped
 	}
 	return cr.checkReleased(ctx)
 }
 
 func (cr *checkpointRun) preflight(ctx context.Context) error {
-	o := cr.env.opts
+	o := cr.gr.opts
 	if cr.family == nil {
 		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %q is not configured", cr.profile.Family))
 	}
-	if cr.family.EndpointType != cr.env.group.Workload.EndpointType {
+	if cr.family.EndpointType != cr.gr.group.Workload.EndpointType {
 		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
-			cr.family.EndpointType, cr.env.group.Name, cr.env.group.Workload.EndpointType))
+			cr.family.EndpointType, cr.gr.group.Name, cr.gr.group.Workload.EndpointType))
 	}
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
-	cr.corpus = inventory.ResolvePath(cr.env.group.File, cr.env.group.Workload.Dataset.Corpus)
+	cr.corpus = inventory.ResolvePath(cr.gr.group.File, cr.gr.group.Workload.Dataset.Corpus)
 	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if err := evidence.CheckDir(cr.corpus); errors.Is(err, evidence.ErrNotRegular) {
 		return stageFailure("dataset", fmt.Errorf("corpus: %w", err))
@@ -101,14 +101,14 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
 			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
-	if want := cr.env.group.Workload.Dataset.SHA256; want != "" {
+	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {
 		got, err := evidence.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
 		if err != nil || got != want {
 			return stageFailure(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
 	}
 	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
-	if cr.env.group.Workload.EndpointType == aiperf.EndpointChat {
+	if cr.gr.group.Workload.EndpointType == aiperf.EndpointChat {
 		if err := cr.resolveTokenizer(); err != nil {
 			return stageFailure(reports.CodeTokenizer, err)
 		}
@@ -127,7 +127,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	switch {
 	case len(cr.slot.GPUs) == 0:
-		cr.env.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
+		cr.gr.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
 	case o.Hardware.Probe == nil:
 		return stageFailure("gpu_probe", fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
 	default:
@@ -145,7 +145,7 @@ func (cr *checkpointRun) checkRequestSizes() error {
 	if limit <= 0 {
 		return nil
 	}
-	w := cr.env.group.Workload
+	w := cr.gr.group.Workload
 	entries, err := aiperf.LoadCorpus(cr.corpus)
 	if err != nil {
 		return stageFailure(reports.CodeDataset, err)
@@ -156,17 +156,17 @@ func (cr *checkpointRun) checkRequestSizes() error {
 	case errors.As(err, &tl):
 		return stageFailure(reports.CodeRequestTooLarge, fmt.Errorf("profile %s: %w; family %s passes --max-body-bytes %d (max_body_bytes in %s): "+
 			"use a smaller image for that entry, or raise the family's limit (the native worker's line limit is 16 MiB)",
-			cr.profile.ID, err, cr.family.Name, limit, cr.env.opts.Families.File))
+			cr.profile.ID, err, cr.family.Name, limit, cr.gr.opts.Families.File))
 	case err != nil:
 		return stageFailure(reports.CodeDataset, err)
 	}
-	cr.env.logf("%s: the largest request is %d bytes, within the server's %d", cr.profile.ID, largest, limit)
+	cr.gr.logf("%s: the largest request is %d bytes, within the server's %d", cr.profile.ID, largest, limit)
 	return nil
 }
 
 // resolveTokenizer finds and checks the tokenizer AIPerf chat loads.
 func (cr *checkpointRun) resolveTokenizer() error {
-	id, err := CheckTokenizer(cr.profile, cr.env.opts.AIPerf.Tokenizer)
+	id, err := CheckTokenizer(cr.profile, cr.gr.opts.AIPerf.Tokenizer)
 	if err != nil {
 		return err
 	}
@@ -254,7 +254,7 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 	if err != nil {
 		return stageFailure(reports.CodeFamilyConfig, err)
 	}
-	cr.env.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellJoin(cr.red.Argv(argv)))
+	cr.gr.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellJoin(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
 		return stageFailure(reports.CodePrepareFailed, err)
 	}
@@ -262,8 +262,8 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 }
 
 func (cr *checkpointRun) startServer(ctx context.Context) error {
-	o := cr.env.opts
-	port, err := freePort(cr.env.ports, o.Security.Host)
+	o := cr.gr.opts
+	port, err := freePort(cr.gr.ports, o.Security.Host)
 	if err != nil {
 		return stageFailure(reports.CodePort, err)
 	}
@@ -315,7 +315,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		return stageFailure(reports.CodeServerExit, fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
 	default:
 	}
-	cr.env.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
+	cr.gr.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
 	return cr.checkListen("after readiness")
 }
 
@@ -325,11 +325,11 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 // asks for, and a family's argv can bind anything. Where the check cannot
 // be made (not Linux) the row cannot qualify either.
 func (cr *checkpointRun) checkListen(when string) error {
-	o := cr.env.opts
+	o := cr.gr.opts
 	addrs, err := proc.ListenAddrs(cr.server.Pid())
 	if err != nil {
 		if o.Security.AllowNonLoopback {
-			cr.env.logf("%s: listen check %s: %v (non-loopback servers are allowed)", cr.profile.ID, when, err)
+			cr.gr.logf("%s: listen check %s: %v (non-loopback servers are allowed)", cr.profile.ID, when, err)
 			return nil
 		}
 		return stageFailure(reports.CodeListenUnchecked, fmt.Errorf("cannot check which addresses the server listens on (%v); "+
@@ -390,8 +390,8 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 }
 
 func (cr *checkpointRun) aiperf(ctx context.Context) error {
-	o := cr.env.opts
-	w := cr.env.group.Workload
+	o := cr.gr.opts
+	w := cr.gr.group.Workload
 	if len(cr.slot.GPUs) > 0 && o.Hardware.Probe != nil {
 		if err := cr.checkServing(ctx); err != nil {
 			return err
@@ -422,7 +422,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
 		Deadline:       cr.family.Timeouts.AIPerf.Or(defaultAIPerfTimeout),
 		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(),
-		Version: &cr.env.aiperf,
+		Version: &cr.gr.aiperf,
 	}
 	if w.EndpointType == aiperf.EndpointChat {
 		cfg.Tokenizer = cr.tokenizer
@@ -430,7 +430,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	cfg.GPUTelemetry = telemetryCollector(cr.slot)
 	records := filepath.Join(cr.dir, fileRecords)
 	o.Progress.requests(cr.profile.ID, w.Warmup+w.Measured, func() int { return countLines(records) })
-	run, err := cr.env.driver.Run(ctx, cfg)
+	run, err := cr.gr.driver.Run(ctx, cfg)
 	if run != nil {
 		cr.childMS += ms(run.ProcessDuration)
 		cr.run = run
@@ -571,7 +571,7 @@ func readNativeMeta(path string) *reports.NativeRun {
 // mismatches.jsonl and fills the row's counts, unclaimed ids and latency;
 // Judge turns them into reasons.
 func (cr *checkpointRun) join(ctx context.Context) error {
-	_, err := joinRow(ctx, cr.dir, &cr.res, cr.env.opts.Registry, joinOutputs{write: true})
+	_, err := joinRow(ctx, cr.dir, &cr.res, cr.gr.opts.Registry, joinOutputs{write: true})
 	if err != nil {
 		if ctx.Err() != nil {
 			return ctx.Err()
