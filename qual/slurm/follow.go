@@ -353,7 +353,7 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 func firstBroken(r *reports.Result) string {
 	for _, rs := range r.Reasons {
 		if rs.Class == reports.ClassBroken {
-			return rs.Code + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
+			return string(rs.Code) + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
 		}
 	}
 	return r.Verdict

@@ -91,7 +91,7 @@ func TestTaskFaultsNeverLeaveAGreenRow(t *testing.T) {
 		name    string
 		steps   []step
 		verdict string
-		code    string
+		code    reports.Code
 		mention []string
 	}{
 		{"timeout with a qualified row", run(step{State: "TIMEOUT", Reason: "TimeLimit", Exit: "0:15", Node: "node2", Row: reports.VerdictQualified}),
