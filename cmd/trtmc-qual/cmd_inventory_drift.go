@@ -85,7 +85,7 @@ func runInventoryDrift(cmd *cobra.Command, opts *inventoryDriftOptions) error {
 	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
 	r, err := drift.Drift(cmd.Context(), src, opts.Base, opts.Head, opts.Groups)
 	if err != nil {
-		return specsError(err)
+		return err
 	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	switch format {

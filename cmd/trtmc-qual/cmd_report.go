@@ -440,7 +440,7 @@ func summaryReconcile(opts *reportOptions) (*reports.ReconcileFact, error) {
 	}
 	head, err := gitCLI(opts.Repo).Commit(opts.Ctx, opts.Ref)
 	if err != nil {
-		return nil, specsError(err)
+		return nil, err
 	}
 	fact.Ref, fact.Head = opts.Ref, head
 	return fact, nil
@@ -468,7 +468,7 @@ func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{opts.Group: {Name: opts.Group, Profiles: profiles}}}
 	snap, err := specs.Source{Git: gitCLI(opts.Repo), Config: cfg, Repo: opts.Repo}.Read(opts.Ctx, opts.Ref)
 	if err != nil {
-		return nil, specsError(err)
+		return nil, err
 	}
 	r := reconcile.Reconcile(cfg, snap, inv, opts.Group)
 	return &reports.ReconcileFact{Ref: r.Ref, Commit: r.Commit, Head: r.Commit, Normal: r.Summary.Normal, NeedAction: r.Summary.NeedAction}, nil

@@ -119,7 +119,7 @@ and HTTP answers by request identity, and writes a result row with its evidence.
 Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 ./trtmc-qual.yaml) > defaults. Data goes to stdout, logs to stderr.
 
-` + exitCodeHelp,
+` + exitStatusHelp(),
 		Example: `  # validate the inventory and list its profiles
   trtmc-qual inventory validate
   trtmc-qual inventory list --group vlm

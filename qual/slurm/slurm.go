@@ -120,7 +120,8 @@ var _ qual.Executor = (*Executor)(nil)
 
 // ActiveError is a new submission refused because an earlier one of the
 // same group into the same evidence root still has tasks queued or
-// running: two runs would write the same evidence directories.
+// running: two runs would write the same evidence directories. A usage
+// error (cmd/trtmc-qual's exit-code table says which status).
 type ActiveError struct {
 	Group string
 	Out   string
@@ -132,9 +133,6 @@ func (e *ActiveError) Error() string {
 		"follow it with `trtmc-qual status --out %s --group %s --wait`, adopt it with `run --resume`, or cancel it with `scancel %s`",
 		e.Group, e.Out, len(e.Tasks), strings.Join(e.Tasks, " "), e.Out, e.Group, strings.Join(e.Tasks, " "))
 }
-
-// ExitCode implements the CLI's exit-code contract: a usage error (2).
-func (e *ActiveError) ExitCode() int { return 2 }
 
 // Run implements qual.Executor: prepare the group as a local run does,
 // adopt (with --resume) what an earlier submission still runs, submit the
