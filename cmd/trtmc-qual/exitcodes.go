@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
@@ -96,7 +99,7 @@ func errorKinds() []errorKind {
 	return []errorKind{
 		{"context.Canceled", exitInterrupted, "the root context was cancelled: Ctrl-C or SIGTERM (signals.go)", isErr(context.Canceled)},
 
-		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument (cobra's flag errors through SetFlagErrorFunc)", isA[*flagError]},
+		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb (cobra's own errors through SetFlagErrorFunc and usageArgs)", isA[*flagError]},
 		{"configError", exitUsage, "the configuration (flags, TRTMC_QUAL_* environment, config file) or the family configuration", isA[*configError]},
 		{"inventory.Problems", exitUsage, "the inventory does not validate (every problem as file:line: field: problem)", isA[inventory.Problems]},
 		{"specs.ConfigError", exitUsage, "the spec-groups file", isA[*specs.ConfigError]},
@@ -176,13 +179,58 @@ func codeFor(err error) exitCode {
 			return k.code
 		}
 	}
-	// cobra's own flag parsing errors.
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "invalid argument",
-		"flag needs an argument", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return exitUsage
+	return exitHarness
+}
+
+// usageArgs makes a positional-argument validator's error a usage error
+// (cobra.NoArgs, cobra.ExactArgs, ... return plain errors). pflag.ErrHelp,
+// cobra's "print the help", passes through.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		err := v(cmd, args)
+		if err == nil || errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return &flagError{err: err}
+	}
+}
+
+// noVerb is the root's validator: no arguments print the help (as cobra
+// does for a command that runs nothing), an argument is a verb that does
+// not exist.
+func noVerb(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return pflag.ErrHelp
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's default
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		b.WriteString("\n\nDid you mean this?\n")
+		for _, v := range s {
+			fmt.Fprintf(&b, "\t%s\n", v)
 		}
 	}
-	return exitHarness
+	return errors.New(b.String())
+}
+
+// usageTree prepares a command tree for execution: cobra's own help and
+// completion verbs are added now rather than inside Execute, and every
+// verb's positional-argument validator, ours and cobra's, reports a usage
+// error. Flag errors already do (root's SetFlagErrorFunc).
+func usageTree(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

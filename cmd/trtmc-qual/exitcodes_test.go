@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -301,6 +302,7 @@ func TestVerbExitStatusesAreInTheTable(t *testing.T) {
 	}
 	io, _, _ := testIO()
 	root := newRootCmd(newFactory(io, nil))
+	usageTree(root)
 	number := regexp.MustCompile(`\b\d+\b`)
 	n := 0
 	var walk func(c *cobra.Command)
@@ -320,6 +322,84 @@ func TestVerbExitStatusesAreInTheTable(t *testing.T) {
 	}
 	walk(root)
 	assert.GreaterOrEqual(t, n, 10, "the root and the verbs document their exit status")
+}
+
+// cobra's own command-line errors are usage errors through typed
+// validators (usageArgs, noVerb), never by their text: the exit status
+// of each is what it was when cobra's messages were matched.
+func TestCommandLineErrorsAreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code exitCode
+		want string
+	}{
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual"`},
+		{[]string{"rnu"}, exitUsage, "Did you mean this?\n\trun"},
+		{[]string{"run", "x"}, exitUsage, `unknown command "x" for "trtmc-qual run"`},
+		{[]string{"version", "x"}, exitUsage, `unknown command "x" for "trtmc-qual version"`},
+		{[]string{"inventory", "list", "x"}, exitUsage, `unknown command "x" for "trtmc-qual inventory list"`},
+		{[]string{"inventory", "show"}, exitUsage, "accepts 1 arg(s), received 0"},
+		{[]string{"inventory", "show", "a", "b"}, exitUsage, "accepts 1 arg(s), received 2"},
+		{[]string{"corpus", "init"}, exitUsage, "accepts 1 arg(s), received 0"},
+		{[]string{"adapter", "native", "x"}, exitUsage, `unknown command "x"`},
+		{[]string{"completion", "bash", "x"}, exitUsage, `unknown command "x" for "trtmc-qual completion bash"`},
+		{[]string{"__complete"}, exitUsage, "requires at least 1 arg(s)"},
+		{[]string{"run", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"run", "-Z"}, exitUsage, "unknown shorthand flag: 'Z' in -Z"},
+		{[]string{"run", "--group"}, exitUsage, "flag needs an argument: --group"},
+		{[]string{"--bogus"}, exitUsage, "unknown flag: --bogus"},
+		// A group verb without its subcommand prints its help (cobra).
+		{[]string{"inventory"}, exitOK, ""},
+		{[]string{"inventory", "bogus"}, exitOK, ""},
+		{[]string{"completion"}, exitOK, ""},
+		{[]string{"help", "bogus"}, exitOK, ""},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, nil, c.args...)
+			assert.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, errOut, c.want)
+			assert.NotContains(t, errOut, "internal error")
+			if c.code == exitUsage {
+				assert.Contains(t, errOut, "run with --help for usage")
+			}
+		})
+	}
+	// No verb at all: the help, on stdout, before any configuration is read.
+	io, out, errOut := testIO()
+	f := newFactory(io, nil)
+	f.Getenv = func(k string) string { return map[string]string{"TRTMC_QUAL_CONFIG": "/nonexistent/c.yaml"}[k] }
+	assert.Equal(t, exitOK, execute(context.Background(), f, []string{}))
+	assert.Contains(t, out.String(), "EXIT STATUS")
+	assert.Empty(t, errOut.String())
+}
+
+// Every positional-argument validator of the tree, ours and cobra's,
+// reports a usage error.
+func TestEveryArgsValidatorIsAUsageError(t *testing.T) {
+	io, _, _ := testIO()
+	root := newRootCmd(newFactory(io, nil))
+	usageTree(root)
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Args != nil {
+			for _, args := range [][]string{nil, {"a"}, {"a", "b", "c"}} {
+				err := c.Args(c, args)
+				if err == nil || errors.Is(err, pflag.ErrHelp) {
+					continue
+				}
+				n++
+				var fe *flagError
+				assert.ErrorAs(t, err, &fe, "%s %q", c.CommandPath(), args)
+				assert.Equal(t, exitUsage, codeFor(err), "%s %q", c.CommandPath(), args)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	assert.Greater(t, n, 20)
 }
 
 // No domain package decides an exit number: an error type of ours outside
