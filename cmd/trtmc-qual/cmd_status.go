@@ -100,7 +100,8 @@ func runStatus(cmd *cobra.Command, f *factory, opts *statusOptions) error {
 	var firstErr error
 	for _, g := range groups {
 		gs, err := slurm.Status(ctx, slurm.StatusOptions{Runner: f.Runner, CommandsDir: f.Config.Slurm.CommandsDir,
-			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: f.Config.Slurm.PollInterval, Log: f.IO.ErrOut, Now: f.Now})
+			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: f.Config.Slurm.PollInterval, Log: f.IO.ErrOut, Now: f.Now,
+			RowExits: rowExitStatuses()})
 		if errors.Is(err, slurm.ErrNoRecord) {
 			return withCode(exitUsage, err)
 		}

@@ -79,6 +79,11 @@ func exitStatusMarkdown() string {
 	return b.String()
 }
 
+// rowExitStatuses are the statuses with which `trtmc-qual run` ends after
+// writing its rows, whatever their verdicts: the Slurm executor keeps the
+// row of a task that ended with one of them (slurm.Follower.RowExits).
+func rowExitStatuses() []int { return []int{int(exitOK), int(exitFailed), int(exitSetup)} }
+
 // errorKind is one kind of error and the exit status it gives.
 type errorKind struct {
 	// name is the kind as the code spells it (a type or a sentinel).

@@ -29,8 +29,10 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 )
 
 // noRawControl fails when text holds a byte a terminal would act on or a
@@ -463,4 +465,34 @@ func errorTypes(t *testing.T, fset *token.FileSet, dir string) map[string]bool {
 		}
 	}
 	return out
+}
+
+// The Slurm executor keeps the row of a task that ended with one of
+// rowExitStatuses: they are the statuses `run` ends with after writing its
+// rows, whatever reason a row carries (an interrupted run exits 130 from
+// its context and its rows never stand as they are).
+func TestRowExitStatuses(t *testing.T) {
+	stands := map[exitCode]bool{}
+	for _, c := range rowExitStatuses() {
+		stands[exitCode(c)] = true
+	}
+	got := map[exitCode]bool{}
+	ok := &reports.Result{Profile: "ok"}
+	reportstest.Qualified(ok)
+	reports.Judge(ok)
+	got[codeFor(runVerdictError([]*reports.Result{ok}))] = true
+	for _, ci := range reports.Codes() {
+		if ci.Class == reports.ClassInterrupted {
+			continue
+		}
+		r := &reports.Result{Profile: string(ci.Code)}
+		reportstest.Qualified(r)
+		r.Problems = []reports.Problem{{Stage: "x", Code: ci.Code, Message: "x"}}
+		reports.Judge(r)
+		code := codeFor(runVerdictError([]*reports.Result{ok, r}))
+		got[code] = true
+		assert.True(t, stands[code], "%s: run exits %d, which the Slurm executor does not keep", ci.Code, code)
+	}
+	assert.Equal(t, map[exitCode]bool{exitOK: true, exitFailed: true, exitSetup: true}, got)
+	assert.Len(t, stands, len(got), "rowExitStatuses holds a status run never ends with after writing rows")
 }

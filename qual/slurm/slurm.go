@@ -111,6 +111,9 @@ type Executor struct {
 	Detach bool
 	// Wait pauses between polls (nil: a timer); tests replace it.
 	Wait func(ctx context.Context, d time.Duration) error
+	// RowExits are the exit statuses of a task that wrote its row
+	// (Follower.RowExits).
+	RowExits []int
 
 	// JobIDs are the array job ids submitted by the last Run.
 	JobIDs []string
@@ -233,7 +236,7 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	}
 
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
-		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true}
+		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true, RowExits: e.RowExits}
 	settled, ferr := f.Follow(ctx)
 	for k, v := range settled {
 		results[k] = v
