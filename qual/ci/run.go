@@ -18,12 +18,16 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
-// The exit statuses a step asks for itself. They are the values of
-// cmd/trtmc-qual/exitcodes.go, the one table (its tests check that these
-// agree); every other code comes from Options.CodeOf.
+// The exit statuses of Step.Code, the job's documented contract: their
+// values are those of cmd/trtmc-qual/exitcodes.go, the one table (its
+// TestCICodesAreTheTable checks that they agree). A step asks for
+// CodeFailed or CodeUsage itself; an error's code comes from
+// Options.CodeOf; the reports name each (codeType, codeVerdict).
 const (
-	CodeFailed = 1 // a check found something
-	CodeUsage  = 2 // configuration, inventory or usage error
+	CodeFailed  = 1 // a check found something
+	CodeUsage   = 2 // configuration, inventory or usage error
+	CodeSetup   = 3 // setup error: git missing, smoke qualification unavailable
+	CodeHarness = 4 // harness error
 )
 
 // SmokeFunc runs a smoke qualification of one group and says whether it
