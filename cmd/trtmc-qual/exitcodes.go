@@ -104,7 +104,7 @@ func errorKinds() []errorKind {
 	return []errorKind{
 		{"context.Canceled", exitInterrupted, "the root context was cancelled: Ctrl-C or SIGTERM (signals.go)", isErr(context.Canceled)},
 
-		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb (cobra's own errors through SetFlagErrorFunc and usageArgs)", isA[*flagError]},
+		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb (cobra's own errors through SetFlagErrorFunc, usageArgs and unknownVerb)", isA[*flagError]},
 		{"configError", exitUsage, "the configuration (flags, TRTMC_QUAL_* environment, config file) or the family configuration", isA[*configError]},
 		{"inventory.Problems", exitUsage, "the inventory does not validate (every problem as file:line: field: problem)", isA[inventory.Problems]},
 		{"specs.ConfigError", exitUsage, "the spec-groups file", isA[*specs.ConfigError]},
@@ -189,7 +189,7 @@ func codeFor(err error) exitCode {
 
 // usageArgs makes a positional-argument validator's error a usage error
 // (cobra.NoArgs, cobra.ExactArgs, ... return plain errors). pflag.ErrHelp,
-// cobra's "print the help", passes through.
+// cobra's request to print the help, passes through untouched.
 func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
 		err := v(cmd, args)
@@ -200,25 +200,18 @@ func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	}
 }
 
-// noVerb is the root's validator: no arguments print the help (as cobra
-// does for a command that runs nothing), an argument is a verb that does
-// not exist.
-func noVerb(cmd *cobra.Command, args []string) error {
-	if len(args) == 0 {
-		return pflag.ErrHelp
+// unknownVerb is cobra's own check that the words name a verb (Find's only
+// error: a word at the root that is no verb, with cobra's suggestions),
+// asked before Execute so that its error is typed. cobra's shell-completion
+// request is left to Execute, which adds its verb.
+func unknownVerb(root *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "unknown command %q for %q", args[0], cmd.CommandPath())
-	if cmd.SuggestionsMinimumDistance <= 0 {
-		cmd.SuggestionsMinimumDistance = 2 // cobra's default
+	if _, _, err := root.Find(args); err != nil {
+		return &flagError{err: err}
 	}
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
-		b.WriteString("\n\nDid you mean this?\n")
-		for _, v := range s {
-			fmt.Fprintf(&b, "\t%s\n", v)
-		}
-	}
-	return errors.New(b.String())
+	return nil
 }
 
 // usageTree prepares a command tree for execution: cobra's own help and

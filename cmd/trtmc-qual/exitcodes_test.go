@@ -326,9 +326,9 @@ func TestVerbExitStatusesAreInTheTable(t *testing.T) {
 	assert.GreaterOrEqual(t, n, 10, "the root and the verbs document their exit status")
 }
 
-// cobra's own command-line errors are usage errors through typed
-// validators (usageArgs, noVerb), never by their text: the exit status
-// of each is what it was when cobra's messages were matched.
+// cobra's own command-line errors are usage errors through typed checks
+// (usageArgs, unknownVerb), never by their text: the exit status and the
+// message of each are what they were when cobra's messages were matched.
 func TestCommandLineErrorsAreUsageErrors(t *testing.T) {
 	for _, c := range []struct {
 		args []string
@@ -355,6 +355,7 @@ func TestCommandLineErrorsAreUsageErrors(t *testing.T) {
 		{[]string{"inventory", "bogus"}, exitOK, ""},
 		{[]string{"completion"}, exitOK, ""},
 		{[]string{"help", "bogus"}, exitOK, ""},
+		{[]string{"--config", "c.yaml", "bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual"`},
 	} {
 		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
 			code, out, errOut := runCLI(t, nil, c.args...)
@@ -366,13 +367,18 @@ func TestCommandLineErrorsAreUsageErrors(t *testing.T) {
 			}
 		})
 	}
+	code, out, _ := runCLI(t, nil, "help", "bogus")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Unknown help topic [`bogus`]", "cobra's help still finds no verb")
+	_, out, _ = runCLI(t, nil, "--help")
+	assert.Contains(t, out, "Usage:\n  trtmc-qual [command]\n\n", "the root runs nothing")
 	// No verb at all: the help, on stdout, before any configuration is read.
-	io, out, errOut := testIO()
+	io, stdout, stderr := testIO()
 	f := newFactory(io, nil)
 	f.Getenv = func(k string) string { return map[string]string{"TRTMC_QUAL_CONFIG": "/nonexistent/c.yaml"}[k] }
 	assert.Equal(t, exitOK, execute(context.Background(), f, []string{}))
-	assert.Contains(t, out.String(), "EXIT STATUS")
-	assert.Empty(t, errOut.String())
+	assert.Contains(t, stdout.String(), "EXIT STATUS")
+	assert.Empty(t, stderr.String())
 }
 
 // Every positional-argument validator of the tree, ours and cobra's,

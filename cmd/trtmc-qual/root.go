@@ -69,11 +69,15 @@ func executeTree(ctx context.Context, f *factory, root *cobra.Command, args []st
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
 	usageTree(root)
-	cmd, err := root.ExecuteContextC(ctx)
-	if err != nil && cmd != nil && cmd.Name() == cobra.ShellCompRequestCmd {
-		// cobra adds its shell-completion verb inside Execute, after
-		// usageTree; it fails only on its command line (no words).
-		err = &flagError{err: err}
+	err := unknownVerb(root, args)
+	if err == nil {
+		var cmd *cobra.Command
+		cmd, err = root.ExecuteContextC(ctx)
+		if err != nil && cmd != nil && cmd.Name() == cobra.ShellCompRequestCmd {
+			// cobra adds its shell-completion verb inside Execute, after
+			// usageTree; it fails only on its command line (no words).
+			err = &flagError{err: err}
+		}
 	}
 	code := codeFor(err)
 	if err != nil {
@@ -134,12 +138,6 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
   trtmc-qual run --group vlm --out out/demo`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		// The root runs nothing. Its RunE only makes cobra ask its Args,
-		// noVerb: without a verb it prints the help (as cobra does for a
-		// command that runs nothing), and a word that is no verb is a usage
-		// error, as cobra's own check says but typed, not known by its text.
-		Args: noVerb,
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 		PersistentPreRunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := loadConfig(cmd, f.Getenv)
 			if err != nil {
