@@ -295,10 +295,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 // runs exactly what this driver would run locally.
 func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 	c := f.Config
-	sc := slurm.Config{Partition: c.Slurm.Partition, Account: c.Slurm.Account, TimeLimit: c.Slurm.TimeLimit,
-		SbatchArgs: c.Slurm.SbatchArgs, Constraints: c.Slurm.Constraints, GPURequest: c.Slurm.GPURequest,
-		CPUsPerTask: c.Slurm.CPUsPerTask, MaxParallel: c.Slurm.MaxParallel, PollInterval: c.Slurm.PollInterval,
-		CommandsDir: c.Slurm.CommandsDir}
+	sc := c.Slurm.Config
 	if err := sc.Validate(); err != nil {
 		return nil, &configError{err}
 	}

@@ -51,9 +51,9 @@ slurm:
 	}
 	c := resolve(nil, "--config", cfgFile)
 	assert.Equal(t, executorSlurm, c.Executor)
-	assert.Equal(t, SlurmConfig{Partition: "gb300", Account: "qual", TimeLimit: 90 * time.Minute,
+	assert.Equal(t, SlurmConfig{Config: slurm.Config{Partition: "gb300", Account: "qual", TimeLimit: 90 * time.Minute,
 		SbatchArgs: []string{"--qos=high", "--mem=0"}, Constraints: map[string]string{"gb300": "gb300", "h200": "h200-sxm"},
-		GPURequest: "gpus-per-task", CPUsPerTask: 16, MaxParallel: 4, PollInterval: 30 * time.Second,
+		GPURequest: "gpus-per-task", CPUsPerTask: 16, MaxParallel: 4, PollInterval: 30 * time.Second},
 		Out: "/lustre/qual/out", TrtmcQual: filepath.Join(dir, "bin", "trtmc-qual")}, c.Slurm)
 
 	c = resolve(map[string]string{"TRTMC_QUAL_SLURM_PARTITION": "h200", "TRTMC_QUAL_SLURM_SBATCH_ARGS": "--qos=low"}, "--config", cfgFile)
@@ -99,7 +99,7 @@ func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 	f := newFactory(io, nil)
 	f.Config = &Config{File: "conf.yaml", Inventory: []string{"a.yaml", "/abs/b.yaml"}, Families: "fam.yaml",
 		AIPerf: ".venv/bin/aiperf", AIPerfVersion: "0.13.0", Tokenizer: "tok", BinDir: "bin", AllowMismatch: true,
-		Slurm: SlurmConfig{TrtmcQual: "/shared/trtmc-qual", Partition: "p", PollInterval: 2 * time.Second}}
+		Slurm: SlurmConfig{TrtmcQual: "/shared/trtmc-qual", Config: slurm.Config{Partition: "p", PollInterval: 2 * time.Second}}}
 	ex, err := slurmExecutor(f, &runOptions{Group: "vlm", Out: "out", Host: "127.0.0.1"})
 	require.NoError(t, err)
 	abs := func(p string) string { return filepath.Join(wd, p) }

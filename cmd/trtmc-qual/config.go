@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -60,26 +59,16 @@ type Config struct {
 	Slurm SlurmConfig `mapstructure:"slurm"`
 }
 
-// SlurmConfig is the `slurm:` block of the config file (docs/slurm.md).
+// SlurmConfig is the `slurm:` block of the config file (docs/slurm.md):
+// the executor's own settings, resolved straight into slurm.Config (its
+// mapstructure tags are the block's keys), and the two that only this
+// wiring uses.
 type SlurmConfig struct {
-	Partition string `mapstructure:"partition"`
-	Account   string `mapstructure:"account"`
-	// TimeLimit overrides every task's time limit ("" or 0: from each
-	// profile's family timeouts).
-	TimeLimit   time.Duration     `mapstructure:"time_limit"`
-	SbatchArgs  []string          `mapstructure:"sbatch_args"`
-	Constraints map[string]string `mapstructure:"constraints"`
-	GPURequest  string            `mapstructure:"gpu_request"`
-	CPUsPerTask int               `mapstructure:"cpus_per_task"`
-	MaxParallel int               `mapstructure:"max_parallel"`
-	// PollInterval is how often the driver polls slurmctld.
-	PollInterval time.Duration `mapstructure:"poll_interval"`
+	slurm.Config `mapstructure:",squash"`
 	// Out is the shared evidence root the tasks write into (default: out).
 	Out string `mapstructure:"out"`
 	// TrtmcQual is the trtmc-qual binary the nodes run (default: this one).
 	TrtmcQual string `mapstructure:"trtmc_qual"`
-	// CommandsDir holds sbatch, scontrol and scancel (default: PATH).
-	CommandsDir string `mapstructure:"commands_dir"`
 }
 
 // configDefaults are the values used when nothing else sets a key.
