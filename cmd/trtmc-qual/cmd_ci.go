@@ -46,6 +46,9 @@ type ciOptions struct {
 	Publish reports.PublicOptions
 }
 
+// ciFormats are ci's -o/--format values.
+var ciFormats = formats(reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
+
 // newCICmd builds `trtmc-qual ci`. smoke may be nil until the run pipeline
 // is wired in.
 func newCICmd(f *factory, smoke SmokeFunc, runF func(*ciOptions) error) *cobra.Command {
@@ -79,7 +82,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			if opts.Repo == "" {
 				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
 			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := ciFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
@@ -95,7 +98,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
-			opts.Publish = publicOptions(f, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
+			opts.Publish = publicOptions(f.Config, f.Getenv, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
 				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
@@ -115,7 +118,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	fl.StringSliceVar(&opts.SmokeGroups, "smoke-group", nil, "groups to smoke-qualify with --smoke (default: the checked groups)")
 	addFileFlag(cmd, &opts.JUnit, "junit", "write a JUnit XML report to this file", "xml")
 	addFileFlag(cmd, &opts.Summary, "summary", "write the Markdown summary to this file", "md")
-	addFormatFlag(cmd, &opts.Format, reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
+	addFormatFlag(cmd, &opts.Format, ciFormats)
 	addSpecGroupsFlag(cmd)
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)

@@ -22,6 +22,9 @@ type doctorOptions struct {
 	MinFreeGiB float64
 }
 
+// doctorFormats are doctor's -o/--format values.
+var doctorFormats = formats(reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+
 func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
 	opts := &doctorOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -65,7 +68,7 @@ configuration error.`,
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := doctorFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if opts.MinFreeGiB < 0 {
@@ -84,7 +87,7 @@ configuration error.`,
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "groups to check (default: every group of the inventory)")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout the correctness cases run in (default $TRTMC_REPO)")
 	fl.StringSliceVar(&opts.Probe, "probe", nil, "start this profile's server and worker once and prove their contract (repeatable)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFormatFlag(cmd, &opts.Format, doctorFormats)
 	fl.Float64Var(&opts.MinFreeGiB, "min-free-gib", 20, "free space the evidence root needs")
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)
@@ -95,7 +98,7 @@ configuration error.`,
 }
 
 func runDoctor(cmd *cobra.Command, f *factory, opts *doctorOptions) error {
-	inv, fams, err := f.loadInventory(nil)
+	inv, fams, err := loadInventory(f.Config.Inventory, f.Config.Families)
 	if err != nil {
 		return err
 	}

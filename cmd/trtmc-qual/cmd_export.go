@@ -128,7 +128,7 @@ func runExport(cmd *cobra.Command, f *factory, opts *exportOptions) error {
 		return err
 	}
 	res, err := export.Export(cmd.Context(), export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
-		Logs: opts.Logs, LogTail: opts.LogTail, Publish: publicOptions(f, declared), Secrets: secrets, Forbid: opts.Forbid,
+		Logs: opts.Logs, LogTail: opts.LogTail, Publish: publicOptions(f.Config, f.Getenv, declared), Secrets: secrets, Forbid: opts.Forbid,
 		Summary: reports.SummaryOptions{Reconcile: fact}, Now: f.Now(), HarnessVersion: f.Version})
 	var input *export.InputError
 	var seal *export.SealError

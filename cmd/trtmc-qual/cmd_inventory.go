@@ -43,6 +43,9 @@ type inventoryValidateOptions struct {
 	Format string
 }
 
+// inventoryValidateFormats are inventory validate's -o/--format values.
+var inventoryValidateFormats = formats("text", "text", "json")
+
 func newInventoryValidateCmd(f *factory, runF func(*inventoryValidateOptions) error) *cobra.Command {
 	opts := &inventoryValidateOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -56,7 +59,7 @@ Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
   trtmc-qual inventory validate inventory/reference.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Files = args
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := inventoryValidateFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -65,7 +68,7 @@ Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
 			return runInventoryValidate(f, opts)
 		},
 	}
-	addFormatFlag(cmd, &opts.Format, "text", "text", "json")
+	addFormatFlag(cmd, &opts.Format, inventoryValidateFormats)
 	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 	}
@@ -73,7 +76,11 @@ Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
 }
 
 func runInventoryValidate(f *factory, opts *inventoryValidateOptions) error {
-	inv, _, err := f.loadInventory(opts.Files)
+	files := opts.Files
+	if len(files) == 0 {
+		files = f.Config.Inventory
+	}
+	inv, _, err := loadInventory(files, f.Config.Families)
 	var probs inventory.Problems
 	if err != nil && !errors.As(err, &probs) {
 		return err
@@ -113,6 +120,9 @@ type inventoryListOptions struct {
 	Format string
 }
 
+// inventoryListFormats are inventory list's and show's -o/--format values.
+var inventoryListFormats = formats(reports.FormatAuto, "table", "tsv", "json", "csv")
+
 func newInventoryListCmd(f *factory, runF func(*inventoryListOptions) error) *cobra.Command {
 	opts := &inventoryListOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -124,7 +134,7 @@ tab-separated without a header when piped, or --format json|csv.`,
   trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := inventoryListFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if opts.Group != "" {
@@ -139,13 +149,13 @@ tab-separated without a header when piped, or --format json|csv.`,
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Group, "group", "g", "", "only this group")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "csv")
+	addFormatFlag(cmd, &opts.Format, inventoryListFormats)
 	completeGroupFlag(cmd, f, "group")
 	return cmd
 }
 
 func runInventoryList(f *factory, opts *inventoryListOptions) error {
-	inv, _, err := f.loadInventory(nil)
+	inv, _, err := loadInventory(f.Config.Inventory, f.Config.Families)
 	if err != nil {
 		return err
 	}
@@ -198,7 +208,7 @@ func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *co
 			if err := checkNames("ID", opts.ID); err != nil {
 				return err
 			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := inventoryListFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -207,13 +217,13 @@ func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *co
 			return runInventoryShow(f, opts)
 		},
 	}
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "csv")
+	addFormatFlag(cmd, &opts.Format, inventoryListFormats)
 	cmd.ValidArgsFunction = completeProfileArg(f)
 	return cmd
 }
 
 func runInventoryShow(f *factory, opts *inventoryShowOptions) error {
-	inv, _, err := f.loadInventory(nil)
+	inv, _, err := loadInventory(f.Config.Inventory, f.Config.Families)
 	if err != nil {
 		return err
 	}

@@ -22,6 +22,9 @@ type inventoryDriftOptions struct {
 	NewGit     func(repo string) gitread.Repo
 }
 
+// specFormats are inventory drift's and reconcile's -o/--format values.
+var specFormats = formats(reports.FormatAuto, "table", "tsv", "json", "md")
+
 func newInventoryDriftCmd(f *factory, runF func(*inventoryDriftOptions) error) *cobra.Command {
 	opts := &inventoryDriftOptions{IO: f.IO, NewGit: gitCLI}
 	cmd := &cobra.Command{
@@ -47,7 +50,7 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
 			if opts.Repo == "" {
 				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
 			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := specFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if err := checkNames("--group", opts.Groups...); err != nil {
@@ -65,7 +68,7 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
 	fl.StringVar(&opts.Base, "base", "main", "the base ref")
 	fl.StringVar(&opts.Head, "head", "HEAD", "the head ref")
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group of the spec-groups file)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
+	addFormatFlag(cmd, &opts.Format, specFormats)
 	addSpecGroupsFlag(cmd)
 	completeSpecGroupsFlag(cmd, f, "group")
 	_ = cmd.MarkFlagDirname("repo")

@@ -77,7 +77,7 @@ not available.`,
 			if err := checkNames("--group", opts.Group); err != nil {
 				return err
 			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := specFormats.check(opts.Format); err != nil {
 				return err
 			}
 			opts.SpecGroups = f.Config.SpecGroups
@@ -91,7 +91,7 @@ not available.`,
 	fl.StringVarP(&opts.Group, "group", "g", "", "the group to reconcile (required)")
 	fl.StringVar(&opts.Repo, "repo", "", "TRTMC repository: a checkout or a bare git directory (required)")
 	fl.StringVar(&opts.Ref, "ref", "main", "git ref of the specs (branch, tag or sha)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
+	addFormatFlag(cmd, &opts.Format, specFormats)
 	fl.BoolVar(&opts.Write, "write", false, "append planned entries for missing profiles to the inventory")
 	addSpecGroupsFlag(cmd)
 	completeGroupFlag(cmd, f, "group")
@@ -108,7 +108,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 	if err := cfg.CheckGroup(opts.Group); err != nil {
 		return &flagError{err}
 	}
-	inv, fams, err := f.loadInventory(nil)
+	inv, fams, err := loadInventory(f.Config.Inventory, f.Config.Families)
 	if err != nil {
 		return err
 	}

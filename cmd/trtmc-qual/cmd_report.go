@@ -67,6 +67,9 @@ type reportOptions struct {
 // rejudgeMemoryLimit is the Go runtime's soft memory limit during a rejudge.
 const rejudgeMemoryLimit = 200 << 20
 
+// reportFormats are report's -o/--format values.
+var reportFormats = formats(reports.FormatAuto, reports.GroupFormats()...)
+
 func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	opts := &reportOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -154,7 +157,7 @@ than its content.`,
 			if err := checkNames("--group", opts.Group); err != nil {
 				return err
 			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := reportFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if err := checkReportOutputs(cmd, opts); err != nil {
@@ -173,7 +176,7 @@ than its content.`,
 			if err != nil {
 				return err
 			}
-			opts.Publish = publicOptions(f, declared)
+			opts.Publish = publicOptions(f.Config, f.Getenv, declared)
 			opts.Now, opts.HarnessVersion, opts.Ctx, opts.Getenv = f.Now, f.Version, cmd.Context(), f.Getenv
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
@@ -185,7 +188,7 @@ than its content.`,
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.From, "from", nil, "result root (an OUT directory of run); repeat to merge several (default: the configured out)")
 	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to report (required)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, reports.GroupFormats()...)
+	addFormatFlag(cmd, &opts.Format, reportFormats)
 	addFileFlag(cmd, &opts.Output, "output-file", "write to this file (atomically) instead of stdout; its extension selects the format", "md", "csv", "json", "html", "tsv")
 	// --output was the file flag's old name; it stays, hidden, so scripts
 	// keep working, and gets the same extension rule: `--output json` is an
@@ -244,7 +247,7 @@ func checkReportOutputs(cmd *cobra.Command, opts *reportOptions) error {
 		return flagErrorf("--reconcile and --repo only apply to --format summary")
 	}
 	if opts.Output != "" {
-		format, err := fileFormat(cmd, flag, opts.Output)
+		format, err := reportFormats.fileFormat(cmd.CommandPath(), flag, opts.Output, opts.Format)
 		if err != nil {
 			return err
 		}

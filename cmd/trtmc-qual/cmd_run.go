@@ -42,6 +42,9 @@ const (
 	executorSlurm = "slurm"
 )
 
+// runFormats are run's -o/--format values.
+var runFormats = formats(reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+
 func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
 	opts := &runOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -96,7 +99,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 			if err := checkNames("--only", opts.Only...); err != nil {
 				return err
 			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := runFormats.check(opts.Format); err != nil {
 				return err
 			}
 			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
@@ -133,7 +136,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFormatFlag(cmd, &opts.Format, runFormats)
 	addFileFlag(cmd, &opts.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)
@@ -167,7 +170,7 @@ func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	if out != nil {
 		var lerr error
 		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
-			rep.Publish = publicOptions(f, nil)
+			rep.Publish = publicOptions(f.Config, f.Getenv, nil)
 			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
@@ -217,7 +220,7 @@ func writeRunJUnit(f *factory, opts *runOptions, rep *reports.GroupReport, runEr
 // runGroup runs the pipeline over one group with the resolved
 // configuration, through the configured executor.
 func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome, error) {
-	inv, fams, err := f.loadInventory(nil)
+	inv, fams, err := loadInventory(f.Config.Inventory, f.Config.Families)
 	if err != nil {
 		return nil, err
 	}
@@ -270,7 +273,7 @@ func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome,
 			SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv)},
 		Provenance: qual.ProvenanceOptions{HarnessVersion: f.Version, HarnessCommit: f.Commit,
 			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts), Roots: runRoots(f, opts)},
-		Publish: publicOptions(f, nil),
+		Publish: publicOptions(f.Config, f.Getenv, nil),
 		Resume:  opts.Resume, Runner: f.Runner, Log: prog, Progress: prog, Now: f.Now,
 	}
 	if opts.Executor != executorSlurm {
@@ -319,7 +322,7 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 // runRoots are the named roots a run records in every row
 // (provenance.roots): its evidence root and this host's roots.
 func runRoots(f *factory, opts *runOptions) []reports.Root {
-	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(f)...)
+	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(f.Config, f.Getenv)...)
 }
 
 // shortSecret is the length under which a secret's redaction is likely to

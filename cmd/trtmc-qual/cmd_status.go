@@ -21,6 +21,9 @@ type statusOptions struct {
 	Format string
 }
 
+// statusFormats are status's -o/--format values.
+var statusFormats = formats("table", "table", "json")
+
 func newStatusCmd(f *factory, runF func(*statusOptions) error) *cobra.Command {
 	opts := &statusOptions{IO: f.IO}
 	cmd := &cobra.Command{
@@ -47,7 +50,7 @@ interrupted.`,
   trtmc-qual status --out /lustre/qual/out --group vlm --wait && trtmc-qual report --from /lustre/qual/out --group vlm`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := statusFormats.check(opts.Format); err != nil {
 				return err
 			}
 			opts.Out = f.Config.Out
@@ -64,7 +67,7 @@ interrupted.`,
 	fl.String("out", "out", "evidence root of the submission (default: slurm.out, else out)")
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group submitted into --out)")
 	fl.BoolVar(&opts.Wait, "wait", false, "follow the tasks until every one has ended")
-	addFormatFlag(cmd, &opts.Format, "table", "table", "json")
+	addFormatFlag(cmd, &opts.Format, statusFormats)
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
 }
