@@ -95,12 +95,10 @@ func TestRunDetachNeedsSlurm(t *testing.T) {
 func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
-	io, _, _ := testIO()
-	f := newFactory(io, nil)
-	f.Config = &Config{File: "conf.yaml", Inventory: []string{"a.yaml", "/abs/b.yaml"}, Families: "fam.yaml",
+	cfg := &Config{File: "conf.yaml", Inventory: []string{"a.yaml", "/abs/b.yaml"}, Families: "fam.yaml",
 		AIPerf: ".venv/bin/aiperf", AIPerfVersion: "0.13.0", Tokenizer: "tok", BinDir: "bin", AllowMismatch: true,
 		Slurm: SlurmConfig{TrtmcQual: "/shared/trtmc-qual", Config: slurm.Config{Partition: "p", PollInterval: 2 * time.Second}}}
-	ex, err := slurmExecutor(f, &runOptions{Group: "vlm", Out: "out", Host: "127.0.0.1"})
+	ex, err := slurmExecutor(&runOptions{Config: cfg, Group: "vlm", Out: "out", Host: "127.0.0.1"})
 	require.NoError(t, err)
 	abs := func(p string) string { return filepath.Join(wd, p) }
 	assert.Equal(t, []string{"/shared/trtmc-qual", "--config", abs("conf.yaml"),
@@ -109,13 +107,13 @@ func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 		"run", "--group", "vlm", "--out", abs("out"), "--executor", "local", "--gpus", "slurm", "--host", "127.0.0.1", "--format", "tsv"}, ex.Task)
 	assert.Equal(t, "p", ex.Config.Partition)
 
-	f.Config.AIPerf = "aiperf"
-	ex, err = slurmExecutor(f, &runOptions{Group: "vlm", Out: "/o", Host: "127.0.0.1"})
+	cfg.AIPerf = "aiperf"
+	ex, err = slurmExecutor(&runOptions{Config: cfg, Group: "vlm", Out: "/o", Host: "127.0.0.1"})
 	require.NoError(t, err)
 	assert.Equal(t, "aiperf", ex.Task[slices.Index(ex.Task, "--aiperf")+1], "a bare name stays a PATH lookup on the node")
 
-	f.Config.Slurm.GPURequest = "all"
-	_, err = slurmExecutor(f, &runOptions{Group: "vlm", Out: "/o"})
+	cfg.Slurm.GPURequest = "all"
+	_, err = slurmExecutor(&runOptions{Config: cfg, Group: "vlm", Out: "/o"})
 	assert.ErrorContains(t, err, "slurm.gpu_request")
 	assert.Equal(t, exitUsage, codeFor(err))
 }
