@@ -46,9 +46,6 @@ type ciOptions struct {
 	Publish reports.PublicOptions
 }
 
-// ciFormats are ci's -o/--format values.
-var ciFormats = formats(reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
-
 // newCICmd builds `trtmc-qual ci`. smoke may be nil until the run pipeline
 // is wired in.
 func newCICmd(f *factory, smoke SmokeFunc, runF func(*ciOptions) error) *cobra.Command {
@@ -79,20 +76,8 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
   trtmc-qual ci --repo ../TensorRT-Model-Connect --base main --group vlm --smoke`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Repo == "" {
-				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
-			}
-			if err := ciFormats.check(opts.Format); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
-			}
-			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
-				return err
-			}
-			if err := checkFileKind("summary", opts.Summary, reports.FormatMarkdown); err != nil {
-				return err
-			}
-			if opts.RunSmoke && opts.Smoke == nil {
-				return withCode(exitSetup, errors.New("--smoke: this build has no smoke qualification wired in (ci Options.Smoke is nil); run `trtmc-qual run` separately"))
 			}
 			opts.SpecGroups = f.Config.SpecGroups
 			opts.Inventory = f.Config.Inventory
@@ -127,6 +112,30 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	completeSpecGroupsFlag(cmd, f, "smoke-group")
 	_ = cmd.MarkFlagDirname("repo")
 	return cmd
+}
+
+// ciFormats are ci's -o/--format values.
+var ciFormats = formats(reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
+
+// Validate checks the flags together: a repository, the format, the
+// report files' kinds, and that --smoke has a qualification to run.
+func (o *ciOptions) Validate() error {
+	if o.Repo == "" {
+		return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
+	}
+	if err := ciFormats.check(o.Format); err != nil {
+		return err
+	}
+	if err := checkFileKind("junit", o.JUnit, "xml"); err != nil {
+		return err
+	}
+	if err := checkFileKind("summary", o.Summary, reports.FormatMarkdown); err != nil {
+		return err
+	}
+	if o.RunSmoke && o.Smoke == nil {
+		return withCode(exitSetup, errors.New("--smoke: this build has no smoke qualification wired in (ci Options.Smoke is nil); run `trtmc-qual run` separately"))
+	}
+	return nil
 }
 
 // runCI runs the job (qual/ci), then writes its reports: files

@@ -222,3 +222,39 @@ func writeTestRecord(t *testing.T, out string) {
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "job.json"), data, 0o644))
 }
+
+// TestStatusOptions: the flags and the slurm: block reach the options
+// (runF), and the logic runs on options alone (no cobra): an evidence root
+// without a submission is a usage error.
+func TestStatusOptions(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "conf.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("slurm:\n  out: /lustre/out\n  poll_interval: 3s\n  commands_dir: /opt/slurm/bin\n"), 0o644))
+	capture := func(args ...string) *statusOptions {
+		t.Helper()
+		io, _, _ := testIO()
+		f := newFactory(io, nil)
+		f.Getenv = func(string) string { return "" }
+		root := newRootCmd(f)
+		root.RemoveCommand(mustFind(t, root.Commands(), "status"))
+		var got *statusOptions
+		root.AddCommand(newStatusCmd(f, func(o *statusOptions) error { got = o; return nil }))
+		require.Equal(t, exitOK, executeTree(context.Background(), f, root, append([]string{"status", "--config", cfgFile}, args...)))
+		return got
+	}
+	got := capture("-g", "vlm,detection", "--wait", "-o", "json")
+	assert.Equal(t, "/lustre/out", got.Out, "slurm.out when --out is not given")
+	assert.Equal(t, []string{"vlm", "detection"}, got.Groups)
+	assert.True(t, got.Wait)
+	assert.Equal(t, "json", got.Format)
+	assert.Equal(t, "/opt/slurm/bin", got.CommandsDir)
+	assert.Equal(t, 3*time.Second, got.Poll)
+	assert.Equal(t, "here", capture("--out", "here").Out, "--out beats slurm.out")
+
+	err := (&statusOptions{Format: "md"}).Validate()
+	assert.Equal(t, exitUsage, codeFor(err))
+	io, _, _ := testIO()
+	err = runStatus(context.Background(), &statusOptions{IO: io, Out: dir, Format: "table"})
+	assert.Equal(t, exitUsage, codeFor(err))
+	assert.ErrorContains(t, err, "no Slurm submission recorded under "+dir)
+}
