@@ -18,15 +18,25 @@
 #   tests      the GPU family's Python tests, on the GPU
 #   gpu-again  (several GPUs) the GPU group once more: longest first from the
 #              first run's durations; its makespan is the figure
+#   export     trtmc-qual export of every run's group: the public packs come
+#              back in packs.tar.gz, each checked here to hold no path or
+#              host name of this machine; the repository keeps them
+#              (scripts/gpu-evidence-keep.sh re-judges each on the machine
+#              that asked for it)
+#   doctor     trtmc-qual doctor for the GPU group (its GPU rows, ready)
+#              and for the TRTMC families of trtmc-qual.trtmc.yaml, which
+#              must say, each with its fix, what of TRTMC is absent
 #
-# GPU_EVIDENCE_STEPS (default "ref gpu busy sigint tests gpu-again") picks
+# GPU_EVIDENCE_STEPS (default "ref gpu busy sigint tests gpu-again export
+# doctor") picks
 # steps; one left out is reported SKIPPED.
 #
 # Every step is time-bounded and the whole run stays under GPU_EVIDENCE_BUDGET_S
 # (default 520 s); a step that would not fit is reported SKIPPED. What comes
 # back (at most 8 files, under $OUT): summary.txt (also printed last),
 # log.txt, evidence.tar.gz (group tables, each result.json and manifest.json,
-# logs, nvidia-smi samples), nvidia-smi.txt. Exit status 0 when every check
+# logs, nvidia-smi samples, doctor's reports; private: never kept as it is),
+# nvidia-smi.txt, and packs.tar.gz (the public evidence packs). Exit status 0 when every check
 # passed, 1 otherwise.
 #
 # Rehearsal without a GPU (docs/gpu.md): the fake nvidia-smi of
@@ -67,7 +77,7 @@ checks() { # run the checker, its lines into the summary
   cat "$W/check.out"
   return $rc
 }
-steps=" ${GPU_EVIDENCE_STEPS:-ref gpu busy sigint tests gpu-again} "
+steps=" ${GPU_EVIDENCE_STEPS:-ref gpu busy sigint tests gpu-again export doctor} "
 # step NAME: whether the step was asked for (else it is noted SKIPPED).
 step() { case $steps in *" $1 "*) return 0 ;; esac; note "SKIPPED: step $1 (not in GPU_EVIDENCE_STEPS)"; return 1; }
 fail=0
@@ -77,7 +87,7 @@ finish() {
   say "packing the evidence"
   (cd "$W" && find . \( -name 'result.json' -o -name 'manifest.json' -o -name 'results.md' -o -name 'results.csv' \
       -o -name 'results.json' -o -name 'inventory.json' -o -name '*.log' -o -name 'correctness.json' -o -name 'argv.json' \
-      -o -name '*.md' -o -name 'samples.csv' -o -name 'summary.txt' \) -type f -size -4M -print0 |
+      -o -name '*.md' -o -name 'samples.csv' -o -name 'summary.txt' -o -name 'doctor-*.json' \) -type f -size -4M -print0 |
     tar --null -czf "$OUT/evidence.tar.gz" -T - 2>/dev/null)
   cp "$summary" "$OUT/summary.txt"
   {
@@ -262,5 +272,50 @@ if [ "$ngpu" -gt 1 ] && step gpu-again; then
 fi
 kill "$sampler" 2>/dev/null
 sampler=
+
+# ------------------------------------------------------------------ export
+# Every run's group as a public evidence pack: what the repository keeps
+# (scripts/gpu-evidence-keep.sh) and re-judges on the machine that asked.
+if ! step export; then :
+elif fits 40; then
+  mkdir -p "$W/packs"
+  npacks=0
+  for d in ref-vlm:vlm ref-detection:detection gpu:gpu gpu-again:gpu busy:gpu sigint:gpu; do
+    name=${d%%:*} eg=${d#*:}
+    [ -d "$W/$name/$eg" ] || continue
+    timeout "$(limit 60)" "$W/tools/bin/trtmc-qual" export --from "$W/$name" --group "$eg" \
+      --output-file "$W/packs/$name.tar.gz" >"$W/export-$name.log" 2>&1
+    rc=$?
+    tail -n 2 "$W/export-$name.log"
+    expect_rc "export of $name (group $eg)" 0 "$rc"
+    if [ "$rc" = 0 ]; then
+      npacks=$((npacks + 1))
+      checks pack "$W/packs/$name.tar.gz" "$(hostname)" "$W" "$root" || fail=1
+    fi
+  done
+  if [ "$npacks" -gt 0 ]; then
+    tar -czf "$OUT/packs.tar.gz" -C "$W/packs" . && note "INFO: export: $npacks pack(s) in packs.tar.gz ($(du -k "$OUT/packs.tar.gz" | cut -f1) KiB)"
+  else
+    note "FAIL: export: no run's evidence to export"
+    fail=1
+  fi
+else
+  note "SKIPPED: export (budget)"
+fi
+
+# ------------------------------------------------------------------ doctor
+if ! step doctor; then :
+elif fits 40; then
+  timeout "$(limit 60)" "$W/tools/bin/trtmc-qual" doctor --group gpu -o json >"$W/doctor-gpu.json" 2>"$W/doctor-gpu.log"
+  rc=$?
+  expect_rc "doctor --group gpu" 0 "$rc"
+  checks doctor-gpu "$W/doctor-gpu.json" "$ngpu" || fail=1
+  timeout "$(limit 60)" "$W/tools/bin/trtmc-qual" --config trtmc-qual.trtmc.yaml doctor --group vlm -o json >"$W/doctor-trtmc.json" 2>"$W/doctor-trtmc.log"
+  rc=$?
+  expect_rc "doctor with the TRTMC families (TRTMC absent: not ready)" 3 "$rc"
+  checks doctor-trtmc "$W/doctor-trtmc.json" || fail=1
+else
+  note "SKIPPED: doctor (budget)"
+fi
 [ "$fail" = 0 ] || exit 1
 exit 0

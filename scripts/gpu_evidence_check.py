@@ -11,6 +11,10 @@ exit status is 1 when one failed.
   busy DIR GROUP PROFILE         exit-3 row: gpu busy, nothing timed
   leftovers                      no live process carries TRTMC_QUAL_CHECKPOINT
   apps SAMPLE_FILE               an nvidia-smi compute-apps listing is empty
+  doctor-gpu JSON NGPUS          doctor's GPU rows for the GPU group: every GPU listed, ready
+  doctor-trtmc JSON              doctor with the TRTMC families on a host without TRTMC:
+                                 not ready, each absent part named with its fix
+  pack PACK HOST DIR...          an exported evidence pack holds none of HOST or the DIRs
 """
 import calendar
 import glob
@@ -181,9 +185,56 @@ def apps_cmd(path):
     check(not lines, "no compute process holds GPU memory%s" % ("" if not lines else ": " + "; ".join(lines)))
 
 
+def doctor_report(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def doctor_gpu_cmd(path, ngpus):
+    d = doctor_report(path)
+    gpus = [c for c in d["checks"] if c["area"] == "gpu"]
+    check(d["ready"], "doctor --group gpu: ready")
+    listed = [c for c in gpus if c["status"] == "ok" and c["subject"] != "count"]
+    check(len(listed) >= int(ngpus), "doctor --group gpu: %d GPU row(s) ok (want >= %s): %s" %
+          (len(listed), ngpus, "; ".join("%s (%s)" % (c["subject"], c["status"]) for c in gpus)))
+    bad = [c for c in d["checks"] if c["status"] == "fail"]
+    check(not bad, "doctor --group gpu: no problem%s" % ("" if not bad else ": " + "; ".join(c["subject"] for c in bad)))
+
+
+def doctor_trtmc_cmd(path):
+    d = doctor_report(path)
+    check(not d["ready"], "doctor (TRTMC families, no TRTMC here): not ready")
+    trtmc = [c for c in d["checks"] if c["area"] == "trtmc" or c["subject"] in ("trtmc-server", "trtmc")]
+    failing = [c for c in trtmc if c["status"] == "fail"]
+    # Subjects only: the details name this machine's paths (the full report
+    # is doctor-trtmc.json in evidence.tar.gz).
+    check(failing, "doctor (TRTMC): the absent parts are named: %s" % ", ".join(c["subject"] for c in failing))
+    check(all(c.get("fix") for c in failing), "doctor (TRTMC): each absent part has its fix")
+
+
+def pack_cmd(pack, host, *dirs):
+    """The host name as a word (a short name occurs inside base64 images by
+    chance); each directory as a path prefix."""
+    import re
+    import tarfile
+    leaks = []
+    pats = [re.compile(r"(?<![A-Za-z0-9_.-])%s(?![A-Za-z0-9_-])" % re.escape(host))] if host else []
+    pats += [re.compile(re.escape(d.rstrip("/")) + r"(?=/|\b|$)") for d in dirs if d and d != "/"]
+    with tarfile.open(pack) as t:
+        for m in t.getmembers():
+            if not m.isfile():
+                continue
+            data = t.extractfile(m).read().decode("utf-8", "replace")
+            for p in pats:
+                if p.search(data) or p.search(m.name):
+                    leaks.append("%s holds %r" % (m.name, p.pattern))
+    check(not leaks, "the pack holds no path or name of this host%s" % ("" if not leaks else ": " + "; ".join(leaks[:5])))
+
+
 def main(argv):
     cmds = {"rows": rows_cmd, "samples": samples_cmd, "makespan": makespan_cmd, "busy": busy_cmd,
-            "leftovers": leftovers_cmd, "apps": apps_cmd}
+            "leftovers": leftovers_cmd, "apps": apps_cmd, "doctor-gpu": doctor_gpu_cmd,
+            "doctor-trtmc": doctor_trtmc_cmd, "pack": pack_cmd}
     if not argv or argv[0] not in cmds:
         print(__doc__, file=sys.stderr)
         return 2

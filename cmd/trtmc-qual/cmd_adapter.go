@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -35,11 +36,15 @@ person rarely runs them by hand (docs/trtmc.md shows how, for debugging):
   correctness  TRTMC's e2e case on the served bundle -> trtmc-qual correctness result
   bundle       locate or build a profile's bundle and record its sha256`,
 	}
-	cmd.AddCommand(newAdapterNativeCmd(f), newAdapterCorrectnessCmd(f), newAdapterBundleCmd(f))
+	cmd.AddCommand(newAdapterNativeCmd(f, nil), newAdapterCorrectnessCmd(f, nil), newAdapterBundleCmd(f, nil))
 	return cmd
 }
 
 type adapterNativeOptions struct {
+	IO     *IOStreams
+	Runner proc.Runner
+	Getenv func(string) string
+
 	Task, Path, Bundle, In, Out, Meta string
 
 	WorkerBinary, Python, Repo       string
@@ -53,13 +58,36 @@ type adapterNativeOptions struct {
 	CLITimeout time.Duration
 
 	MaxNewTokens, DefaultMaxNewTokens int
-	ScoreThreshold                    float64
-	Clamp                             bool
-	Decimals                          int
+	// ScoreThreshold is passed to the Task only when ScoreThresholdGiven
+	// (--score-threshold on the command line).
+	ScoreThreshold      float64
+	ScoreThresholdGiven bool
+	Clamp               bool
+	Decimals            int
 }
 
-func newAdapterNativeCmd(f *factory) *cobra.Command {
-	o := &adapterNativeOptions{}
+// Validate checks the flags: the required ones and the choices of
+// --task, --path and --worker-image.
+func (o *adapterNativeOptions) Validate() error {
+	for flag, v := range map[string]string{"--task": o.Task, "--bundle": o.Bundle, "--requests": o.In, "--out": o.Out} {
+		if v == "" {
+			return flagErrorf("%s is required", flag)
+		}
+	}
+	if o.Task != trtmc.TaskChat && o.Task != trtmc.TaskDetect {
+		return flagErrorf("--task must be chat or detect, got %q", o.Task)
+	}
+	if o.Path != trtmc.PathWorker && o.Path != trtmc.PathCLI {
+		return flagErrorf("--path must be worker or cli, got %q", o.Path)
+	}
+	if o.WorkerImage != "image_path" && o.WorkerImage != "image_base64" {
+		return flagErrorf("--worker-image must be image_path or image_base64, got %q", o.WorkerImage)
+	}
+	return nil
+}
+
+func newAdapterNativeCmd(f *factory, runF func(*adapterNativeOptions) error) *cobra.Command {
+	o := &adapterNativeOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "native --task chat|detect --bundle B --requests IN --out OUT",
 		Short: "Answer {request_id, route, payload} lines with TRTMC's native Task",
@@ -88,49 +116,15 @@ and an error line names the request it died on), 2 usage, 3 a program
 could not be started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			for flag, v := range map[string]string{"--task": o.Task, "--bundle": o.Bundle, "--requests": o.In, "--out": o.Out} {
-				if v == "" {
-					return flagErrorf("%s is required", flag)
-				}
-			}
-			if o.Task != trtmc.TaskChat && o.Task != trtmc.TaskDetect {
-				return flagErrorf("--task must be chat or detect, got %q", o.Task)
-			}
-			if o.Path != trtmc.PathWorker && o.Path != trtmc.PathCLI {
-				return flagErrorf("--path must be worker or cli, got %q", o.Path)
-			}
-			if o.WorkerImage != "image_path" && o.WorkerImage != "image_base64" {
-				return flagErrorf("--worker-image must be image_path or image_base64, got %q", o.WorkerImage)
-			}
-			tmp, err := os.MkdirTemp(filepath.Dir(o.Out), ".native-images-*")
-			if err != nil {
+			if err := o.Validate(); err != nil {
 				return err
 			}
-			defer os.RemoveAll(tmp)
-			opts := trtmc.NativeOptions{
-				Task: o.Task, Path: o.Path, Bundle: o.Bundle, In: o.In, Out: o.Out, Meta: o.Meta,
-				Worker: trtmc.WorkerSpec{
-					Protocol: o.WorkerProtocol, Capability: o.WorkerCap,
-					StartupTimeout: o.Startup, RequestTimeout: o.Request, Stderr: f.IO.ErrOut,
-				},
-				WorkerArgs: o.WorkerArgs,
-				Locate:     workerLocate(f, o.WorkerBinary, o.Python, o.Repo),
-				WorkerOp:   o.WorkerOp, WorkerImage: o.WorkerImage,
-				CLI:    trtmc.CLISpec{Trtmc: o.Trtmc, Extra: o.CLIArgs, Timeout: o.CLITimeout, Stderr: f.IO.ErrOut, TempDir: tmp},
-				Limits: trtmc.ChatLimits{MaxNewTokens: o.MaxNewTokens, DefaultMaxNewTokens: o.DefaultMaxNewTokens},
-				NIM:    trtmc.NIMOptions{Clamp: o.Clamp, Decimals: o.Decimals},
-				Runner: f.Runner, Log: f.IO.ErrOut, TempDir: tmp,
+			o.Runner, o.Getenv = f.Runner, f.Getenv
+			o.ScoreThresholdGiven = cmd.Flags().Changed("score-threshold")
+			if runF != nil {
+				return runF(o)
 			}
-			if cmd.Flags().Changed("score-threshold") {
-				v := o.ScoreThreshold
-				opts.ScoreThreshold = &v
-			}
-			meta, err := trtmc.RunNative(cmd.Context(), opts)
-			if meta != nil {
-				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter native: %d request(s): %d answered, %d error line(s); path %s, timing scope %s\n",
-					meta.Requests, meta.Answered, meta.Errors, meta.Path, meta.TimingScope)
-			}
-			return adapterError(err)
+			return runAdapterNative(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
@@ -161,15 +155,79 @@ could not be started.`,
 	return cmd
 }
 
+// runAdapterNative answers the request lines through the native Task
+// (trtmc.RunNative), its images staged in a temporary directory beside
+// the output.
+func runAdapterNative(ctx context.Context, o *adapterNativeOptions) error {
+	tmp, err := os.MkdirTemp(filepath.Dir(o.Out), ".native-images-*")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	opts := trtmc.NativeOptions{
+		Task: o.Task, Path: o.Path, Bundle: o.Bundle, In: o.In, Out: o.Out, Meta: o.Meta,
+		Worker: trtmc.WorkerSpec{
+			Protocol: o.WorkerProtocol, Capability: o.WorkerCap,
+			StartupTimeout: o.Startup, RequestTimeout: o.Request, Stderr: o.IO.ErrOut,
+		},
+		WorkerArgs: o.WorkerArgs,
+		Locate:     workerLocate(o.Getenv, o.Runner, o.WorkerBinary, o.Python, o.Repo),
+		WorkerOp:   o.WorkerOp, WorkerImage: o.WorkerImage,
+		CLI:    trtmc.CLISpec{Trtmc: o.Trtmc, Extra: o.CLIArgs, Timeout: o.CLITimeout, Stderr: o.IO.ErrOut, TempDir: tmp},
+		Limits: trtmc.ChatLimits{MaxNewTokens: o.MaxNewTokens, DefaultMaxNewTokens: o.DefaultMaxNewTokens},
+		NIM:    trtmc.NIMOptions{Clamp: o.Clamp, Decimals: o.Decimals},
+		Runner: o.Runner, Log: o.IO.ErrOut, TempDir: tmp,
+	}
+	if o.ScoreThresholdGiven {
+		v := o.ScoreThreshold
+		opts.ScoreThreshold = &v
+	}
+	meta, err := trtmc.RunNative(ctx, opts)
+	if meta != nil {
+		fmt.Fprintf(o.IO.ErrOut, "trtmc-qual adapter native: %d request(s): %d answered, %d error line(s); path %s, timing scope %s\n",
+			meta.Requests, meta.Answered, meta.Errors, meta.Path, meta.TimingScope)
+	}
+	return adapterError(err)
+}
+
 type adapterCorrectnessOptions struct {
+	IO     *IOStreams
+	Runner proc.Runner
+	Getenv func(string) string
+	// SpecGroups is the configured spec-groups file (the manifest's
+	// testcases are read through it).
+	SpecGroups string
+	// Command is the e2e command given after --; DashAt is where -- stood
+	// among the arguments (cobra's ArgsLenAtDash: -1 when absent).
+	Command []string
+	DashAt  int
+
 	Profile, Bundle, BundleName, EngineDir, Artifacts, Out, Repo string
 	Layout, Family, QualifyProgram, QualifyEnvironment           string
 	TRTMCBinary, RuntimeRoot, ModelDir                           string
 	Python, WorkerBinary                                         string
 }
 
-func newAdapterCorrectnessCmd(f *factory) *cobra.Command {
-	o := &adapterCorrectnessOptions{}
+// Validate checks the flags: the required ones, the command after --,
+// and a TRTMC checkout to run it in (--repo, else TRTMC_REPO).
+func (o *adapterCorrectnessOptions) Validate() error {
+	for flag, v := range map[string]string{"--profile": o.Profile, "--bundle": o.Bundle, "--engine-dir": o.EngineDir,
+		"--artifacts-dir": o.Artifacts, "--out": o.Out} {
+		if v == "" {
+			return flagErrorf("%s is required", flag)
+		}
+	}
+	if o.DashAt != 0 || len(o.Command) == 0 {
+		return flagErrorf("give the e2e command after --")
+	}
+	if o.Repo == "" {
+		return flagErrorf("profile %s: the TRTMC checkout is unknown: pass --repo or set TRTMC_REPO", o.Profile)
+	}
+	return nil
+}
+
+func newAdapterCorrectnessCmd(f *factory, runF func(*adapterCorrectnessOptions) error) *cobra.Command {
+	o := &adapterCorrectnessOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "correctness --profile P --bundle B --engine-dir D --artifacts-dir A --out OUT -- COMMAND...",
 		Short: "Run TRTMC's e2e case on the served bundle and convert its result.json",
@@ -198,51 +256,16 @@ Exit status: 0 passed, 1 failed (OUT written with passed=false) or no
 trustworthy result (OUT not written; the message says why), 2 usage, 3 the
 command could not be started.`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			for flag, v := range map[string]string{"--profile": o.Profile, "--bundle": o.Bundle, "--engine-dir": o.EngineDir,
-				"--artifacts-dir": o.Artifacts, "--out": o.Out} {
-				if v == "" {
-					return flagErrorf("%s is required", flag)
-				}
+			o.Command, o.DashAt = args, cmd.ArgsLenAtDash()
+			o.Runner, o.Getenv, o.SpecGroups = f.Runner, f.Getenv, f.Config.SpecGroups
+			o.Repo = orEnv(f.Getenv, o.Repo, "TRTMC_REPO")
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			if cmd.ArgsLenAtDash() != 0 || len(args) == 0 {
-				return flagErrorf("give the e2e command after --")
+			if runF != nil {
+				return runF(o)
 			}
-			repo := o.Repo
-			if repo == "" {
-				repo = f.Getenv("TRTMC_REPO")
-			}
-			if repo == "" {
-				return flagErrorf("profile %s: the TRTMC checkout is unknown: pass --repo or set TRTMC_REPO", o.Profile)
-			}
-			co := trtmc.CorrectnessOptions{
-				Profile: o.Profile, Bundle: o.Bundle, BundleName: o.BundleName, EngineDir: o.EngineDir,
-				ArtifactsDir: o.Artifacts, Out: o.Out, Argv: args, Dir: repo, Runner: f.Runner,
-				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
-				Layout: o.Layout, Family: o.Family, QualifyProgram: o.QualifyProgram,
-				QualifyEnvironment: orEnv(f, o.QualifyEnvironment, "TRTMC_QUALIFY_ENVIRONMENT"),
-				TRTMCBinary:        orEnv(f, o.TRTMCBinary, "TRTMC_BINARY"),
-				RuntimeRoot:        orEnv(f, o.RuntimeRoot, "TRTMC_RUNTIME_ROOT"),
-			}
-			if o.Family != "" {
-				co.ModelDir = orEnv(f, o.ModelDir, "TRTMC_"+strings.ToUpper(o.Family)+"_MODEL_DIR")
-			}
-			if co.RuntimeRoot == "" {
-				// The wheel's runtime root, where the worker is found.
-				if w, err := trtmc.LocateWorker(cmd.Context(), workerLocate(f, o.WorkerBinary, o.Python, repo)); err == nil {
-					co.RuntimeRoot = w.RuntimeRoot
-				}
-			}
-			co.Cases = manifestCases(cmd.Context(), f, repo, o.Profile)
-			res, err := trtmc.RunCorrectness(cmd.Context(), co)
-			if res != nil {
-				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: %d case(s), %d metric(s), %d gate(s), passed=%t\n",
-					o.Profile, len(res.Cases), len(res.Metrics), len(res.Gates), res.Passed != nil && *res.Passed)
-			}
-			var cf *trtmc.CorrectnessFailed
-			if errors.As(err, &cf) {
-				return withCode(exitFailed, err)
-			}
-			return adapterError(err)
+			return runAdapterCorrectness(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
@@ -265,24 +288,60 @@ command could not be started.`,
 	return cmd
 }
 
-func orEnv(f *factory, v, name string) string {
+// runAdapterCorrectness runs the e2e case in the checkout and converts
+// its result (trtmc.RunCorrectness), the settings the flags leave out
+// taken from the environment.
+func runAdapterCorrectness(ctx context.Context, o *adapterCorrectnessOptions) error {
+	co := trtmc.CorrectnessOptions{
+		Profile: o.Profile, Bundle: o.Bundle, BundleName: o.BundleName, EngineDir: o.EngineDir,
+		ArtifactsDir: o.Artifacts, Out: o.Out, Argv: o.Command, Dir: o.Repo, Runner: o.Runner,
+		Stdout: o.IO.ErrOut, Stderr: o.IO.ErrOut,
+		Layout: o.Layout, Family: o.Family, QualifyProgram: o.QualifyProgram,
+		QualifyEnvironment: orEnv(o.Getenv, o.QualifyEnvironment, "TRTMC_QUALIFY_ENVIRONMENT"),
+		TRTMCBinary:        orEnv(o.Getenv, o.TRTMCBinary, "TRTMC_BINARY"),
+		RuntimeRoot:        orEnv(o.Getenv, o.RuntimeRoot, "TRTMC_RUNTIME_ROOT"),
+	}
+	if o.Family != "" {
+		co.ModelDir = orEnv(o.Getenv, o.ModelDir, "TRTMC_"+strings.ToUpper(o.Family)+"_MODEL_DIR")
+	}
+	if co.RuntimeRoot == "" {
+		// The wheel's runtime root, where the worker is found.
+		if w, err := trtmc.LocateWorker(ctx, workerLocate(o.Getenv, o.Runner, o.WorkerBinary, o.Python, o.Repo)); err == nil {
+			co.RuntimeRoot = w.RuntimeRoot
+		}
+	}
+	co.Cases = manifestCases(ctx, o.SpecGroups, o.IO.ErrOut, o.Repo, o.Profile)
+	res, err := trtmc.RunCorrectness(ctx, co)
+	if res != nil {
+		fmt.Fprintf(o.IO.ErrOut, "trtmc-qual adapter correctness: %s: %d case(s), %d metric(s), %d gate(s), passed=%t\n",
+			o.Profile, len(res.Cases), len(res.Metrics), len(res.Gates), res.Passed != nil && *res.Passed)
+	}
+	var cf *trtmc.CorrectnessFailed
+	if errors.As(err, &cf) {
+		return withCode(exitFailed, err)
+	}
+	return adapterError(err)
+}
+
+// orEnv is v, else the environment variable name.
+func orEnv(getenv func(string) string, v, name string) string {
 	if v != "" {
 		return v
 	}
-	return f.Getenv(name)
+	return getenv(name)
 }
 
 // manifestCases are the testcase names of the profile's manifest at the
 // checkout's HEAD (through git, as reconcile reads it), or nil when it
 // cannot be read: then only a case named as the profile is accepted.
-func manifestCases(ctx context.Context, f *factory, repo, profile string) []string {
-	cfg, err := specs.LoadConfig(f.Config.SpecGroups)
+func manifestCases(ctx context.Context, specGroups string, log io.Writer, repo, profile string) []string {
+	cfg, err := specs.LoadConfig(specGroups)
 	if err != nil {
 		return nil
 	}
 	snap, err := specs.Source{Git: gitread.CLI{Repo: repo}, Config: cfg, Repo: repo}.Read(ctx, "HEAD")
 	if err != nil {
-		fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter correctness: %s: the manifest's testcases cannot be read (%v): only a case named %s is accepted\n", profile, err, profile)
+		fmt.Fprintf(log, "trtmc-qual adapter correctness: %s: the manifest's testcases cannot be read (%v): only a case named %s is accepted\n", profile, err, profile)
 		return nil
 	}
 	for _, m := range snap.Manifests {
@@ -300,13 +359,29 @@ func manifestCases(ctx context.Context, f *factory, repo, profile string) []stri
 }
 
 type adapterBundleOptions struct {
+	IO     *IOStreams
+	Runner proc.Runner
+	// SpecGroups is the configured spec-groups file (the manifest is read
+	// through it).
+	SpecGroups string
+
 	Profile, Bundle, Repo, Ref, Python string
-	Search                             []string
-	Build                              bool
+	// Search are the directories of already-built bundles: --search, else
+	// those of TRTMC_BUNDLE_DIR.
+	Search []string
+	Build  bool
 }
 
-func newAdapterBundleCmd(f *factory) *cobra.Command {
-	o := &adapterBundleOptions{}
+// Validate checks the required flags.
+func (o *adapterBundleOptions) Validate() error {
+	if o.Profile == "" || o.Bundle == "" {
+		return flagErrorf("--profile and --bundle are required")
+	}
+	return nil
+}
+
+func newAdapterBundleCmd(f *factory, runF func(*adapterBundleOptions) error) *cobra.Command {
+	o := &adapterBundleOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "bundle --profile P --bundle PATH [--search DIR]... [--build --repo R --ref REF]",
 		Short: "Locate or build a profile's bundle and record its sha256",
@@ -322,37 +397,22 @@ Exit status: 0 ready, 1 missing or the build failed, 2 usage, 3 a program
 could not be started.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if o.Profile == "" || o.Bundle == "" {
-				return flagErrorf("--profile and --bundle are required")
+			if err := o.Validate(); err != nil {
+				return err
 			}
-			search := o.Search
 			if !cmd.Flags().Changed("search") {
 				for _, d := range strings.Split(f.Getenv("TRTMC_BUNDLE_DIR"), ":") {
 					if d != "" {
-						search = append(search, d)
+						o.Search = append(o.Search, d)
 					}
 				}
 			}
-			repo := o.Repo
-			if repo == "" {
-				repo = f.Getenv("TRTMC_REPO")
+			o.Repo = orEnv(f.Getenv, o.Repo, "TRTMC_REPO")
+			o.Runner, o.SpecGroups = f.Runner, f.Config.SpecGroups
+			if runF != nil {
+				return runF(o)
 			}
-			cfg, err := specs.LoadConfig(f.Config.SpecGroups)
-			if err != nil {
-				return err
-			}
-			rc, err := trtmc.PrepareBundle(cmd.Context(), trtmc.BundleOptions{
-				Profile: o.Profile, Bundle: o.Bundle, Search: search, Build: o.Build, Repo: repo, Ref: o.Ref,
-				Python: o.Python, Specs: cfg, Git: gitread.CLI{Repo: repo}, Runner: f.Runner,
-				Stdout: f.IO.ErrOut, Stderr: f.IO.ErrOut,
-			})
-			if err != nil {
-				return adapterError(err)
-			}
-			fmt.Fprintf(f.IO.Out, "%s  %s\n", rc.SHA256, rc.Bundle)
-			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual adapter bundle: %s: %s bundle; pin it in the inventory:\n  bundle: {path: %s, sha256: %s}\n",
-				o.Profile, rc.Source, o.Bundle, rc.SHA256)
-			return nil
+			return runAdapterBundle(cmd.Context(), o)
 		},
 	}
 	fl := cmd.Flags()
@@ -366,18 +426,39 @@ could not be started.`,
 	return cmd
 }
 
+// runAdapterBundle makes the profile's bundle exist (trtmc.PrepareBundle)
+// and prints its sha256 and the inventory line that pins it.
+func runAdapterBundle(ctx context.Context, o *adapterBundleOptions) error {
+	cfg, err := specs.LoadConfig(o.SpecGroups)
+	if err != nil {
+		return err
+	}
+	rc, err := trtmc.PrepareBundle(ctx, trtmc.BundleOptions{
+		Profile: o.Profile, Bundle: o.Bundle, Search: o.Search, Build: o.Build, Repo: o.Repo, Ref: o.Ref,
+		Python: o.Python, Specs: cfg, Git: gitread.CLI{Repo: o.Repo}, Runner: o.Runner,
+		Stdout: o.IO.ErrOut, Stderr: o.IO.ErrOut,
+	})
+	if err != nil {
+		return adapterError(err)
+	}
+	fmt.Fprintf(o.IO.Out, "%s  %s\n", rc.SHA256, rc.Bundle)
+	fmt.Fprintf(o.IO.ErrOut, "trtmc-qual adapter bundle: %s: %s bundle; pin it in the inventory:\n  bundle: {path: %s, sha256: %s}\n",
+		o.Profile, rc.Source, o.Bundle, rc.SHA256)
+	return nil
+}
+
 // workerLocate resolves where the native worker is looked for: flag, then
 // environment, as every trtmc-qual setting.
-func workerLocate(f *factory, binary, python, repo string) trtmc.LocateOptions {
-	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: f.Runner}
+func workerLocate(getenv func(string) string, runner proc.Runner, binary, python, repo string) trtmc.LocateOptions {
+	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: runner}
 	if o.Explicit == "" {
-		o.Explicit, o.ExplicitFrom = f.Getenv("TRTMC_WORKER_BINARY"), trtmc.WorkerFromEnv
+		o.Explicit, o.ExplicitFrom = getenv("TRTMC_WORKER_BINARY"), trtmc.WorkerFromEnv
 	}
 	if o.Python == "" {
-		o.Python = f.Getenv("TRTMC_PYTHON")
+		o.Python = getenv("TRTMC_PYTHON")
 	}
 	if o.Repo == "" {
-		o.Repo = f.Getenv("TRTMC_REPO")
+		o.Repo = getenv("TRTMC_REPO")
 	}
 	return o
 }

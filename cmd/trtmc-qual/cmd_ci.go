@@ -76,26 +76,14 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
   trtmc-qual ci --repo ../TensorRT-Model-Connect --base main --group vlm --smoke`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Repo == "" {
-				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
-			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
-			}
-			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
-				return err
-			}
-			if err := checkFileKind("summary", opts.Summary, reports.FormatMarkdown); err != nil {
-				return err
-			}
-			if opts.RunSmoke && opts.Smoke == nil {
-				return withCode(exitSetup, errors.New("--smoke: this build has no smoke qualification wired in (ci Options.Smoke is nil); run `trtmc-qual run` separately"))
 			}
 			opts.SpecGroups = f.Config.SpecGroups
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
-			opts.Publish = publicOptions(f, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
+			opts.Publish = publicOptions(f.Config, f.Getenv, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
 				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
@@ -115,7 +103,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	fl.StringSliceVar(&opts.SmokeGroups, "smoke-group", nil, "groups to smoke-qualify with --smoke (default: the checked groups)")
 	addFileFlag(cmd, &opts.JUnit, "junit", "write a JUnit XML report to this file", "xml")
 	addFileFlag(cmd, &opts.Summary, "summary", "write the Markdown summary to this file", "md")
-	addFormatFlag(cmd, &opts.Format, reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
+	addFormatFlag(cmd, &opts.Format, ciFormats)
 	addSpecGroupsFlag(cmd)
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)
@@ -124,6 +112,30 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 	completeSpecGroupsFlag(cmd, f, "smoke-group")
 	_ = cmd.MarkFlagDirname("repo")
 	return cmd
+}
+
+// ciFormats are ci's -o/--format values.
+var ciFormats = formats(reports.FormatMarkdown, reports.FormatMarkdown, reports.FormatJSON)
+
+// Validate checks the flags together: a repository, the format, the
+// report files' kinds, and that --smoke has a qualification to run.
+func (o *ciOptions) Validate() error {
+	if o.Repo == "" {
+		return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
+	}
+	if err := ciFormats.check(o.Format); err != nil {
+		return err
+	}
+	if err := checkFileKind("junit", o.JUnit, "xml"); err != nil {
+		return err
+	}
+	if err := checkFileKind("summary", o.Summary, reports.FormatMarkdown); err != nil {
+		return err
+	}
+	if o.RunSmoke && o.Smoke == nil {
+		return withCode(exitSetup, errors.New("--smoke: this build has no smoke qualification wired in (ci Options.Smoke is nil); run `trtmc-qual run` separately"))
+	}
+	return nil
 }
 
 // runCI runs the job (qual/ci), then writes its reports: files

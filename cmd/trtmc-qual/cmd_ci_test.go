@@ -275,3 +275,24 @@ func TestCICodesAreTheTable(t *testing.T) {
 	assert.True(t, exitFailed < exitUsage && exitUsage < exitSetup && exitSetup < exitHarness, "a job's status is its steps' largest")
 	assert.Equal(t, exitUsage, codeFor(&ci.UsageError{Err: errors.New("x")}))
 }
+
+// TestCIValidate: ci's checks of its flags together, on the options alone.
+func TestCIValidate(t *testing.T) {
+	smoke := func(context.Context, string) (bool, string, error) { return true, "", nil }
+	assert.NoError(t, (&ciOptions{Repo: "r", Format: "md"}).Validate())
+	assert.NoError(t, (&ciOptions{Repo: "r", Format: "json", RunSmoke: true, Smoke: smoke}).Validate())
+	for want, tt := range map[string]struct {
+		o    *ciOptions
+		code exitCode
+	}{
+		"--repo is required":                             {&ciOptions{Format: "md"}, exitUsage},
+		`invalid format "csv"`:                           {&ciOptions{Repo: "r", Format: "csv"}, exitUsage},
+		"--junit j.json: this flag writes xml":           {&ciOptions{Repo: "r", Format: "md", JUnit: "j.json"}, exitUsage},
+		"--summary s.html: this flag writes md":          {&ciOptions{Repo: "r", Format: "md", Summary: "s.html"}, exitUsage},
+		"--smoke: this build has no smoke qualification": {&ciOptions{Repo: "r", Format: "md", RunSmoke: true}, exitSetup},
+	} {
+		err := tt.o.Validate()
+		assert.Equal(t, tt.code, codeFor(err), want)
+		assert.ErrorContains(t, err, want)
+	}
+}

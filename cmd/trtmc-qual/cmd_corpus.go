@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -15,17 +16,20 @@ func newCorpusCmd(f *factory) *cobra.Command {
 		Example: `  trtmc-qual corpus init corpora/vlm --questions questions.jsonl
   trtmc-qual corpus init corpora/detection`,
 	}
-	cmd.AddCommand(newCorpusInitCmd(f))
+	cmd.AddCommand(newCorpusInitCmd(f, nil))
 	return cmd
 }
 
 type corpusInitOptions struct {
+	IO *IOStreams
+	// Dir is the image directory (the argument).
+	Dir               string
 	Questions, Source string
 	Force             bool
 }
 
-func newCorpusInitCmd(f *factory) *cobra.Command {
-	opts := &corpusInitOptions{}
+func newCorpusInitCmd(f *factory, runF func(*corpusInitOptions) error) *cobra.Command {
+	opts := &corpusInitOptions{IO: f.IO}
 	cmd := &cobra.Command{
 		Use:   "init DIR [--questions FILE]",
 		Short: "Write DIR/corpus.json for the images in DIR",
@@ -43,14 +47,11 @@ the inventory line that pins it are printed.`,
   trtmc-qual corpus init corpora/detection --source "COCO val2017, the seeds' 100-image selection"`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			c, sum, err := aiperf.InitCorpus(args[0], opts.Questions, opts.Source, opts.Force)
-			if err != nil {
-				return withCode(exitUsage, fmt.Errorf("corpus init: %w", err))
+			opts.Dir = args[0]
+			if runF != nil {
+				return runF(opts)
 			}
-			fmt.Fprintf(f.IO.Out, "%s  %s/corpus.json\n", sum, args[0])
-			fmt.Fprintf(f.IO.ErrOut, "corpus init: %d image(s); pin it in the inventory's workload:\n  dataset: {corpus: %s, sha256: %s}\n",
-				len(c.Entries), args[0], sum)
-			return nil
+			return runCorpusInit(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -58,4 +59,18 @@ the inventory line that pins it are printed.`,
 	fl.StringVar(&opts.Source, "source", "", "where the images come from (recorded in corpus.json)")
 	fl.BoolVar(&opts.Force, "force", false, "replace an existing corpus.json")
 	return cmd
+}
+
+// runCorpusInit writes DIR/corpus.json (aiperf.InitCorpus) and prints its
+// sha256 and the inventory line that pins it. Its checks are the
+// corpus's own (every image readable, a question for each), usage errors.
+func runCorpusInit(_ context.Context, opts *corpusInitOptions) error {
+	c, sum, err := aiperf.InitCorpus(opts.Dir, opts.Questions, opts.Source, opts.Force)
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("corpus init: %w", err))
+	}
+	fmt.Fprintf(opts.IO.Out, "%s  %s/corpus.json\n", sum, opts.Dir)
+	fmt.Fprintf(opts.IO.ErrOut, "corpus init: %d image(s); pin it in the inventory's workload:\n  dataset: {corpus: %s, sha256: %s}\n",
+		len(c.Entries), opts.Dir, sum)
+	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
@@ -10,16 +11,40 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 type doctorOptions struct {
 	IO         *IOStreams
+	Runner     proc.Runner
+	Getenv     func(string) string
 	Groups     []string
 	Repo       string
 	Probe      []string
 	Format     string
 	MinFreeGiB float64
+	// Config is the resolved configuration: the inventory, families,
+	// AIPerf, tokenizer, bin dir and evidence root checked.
+	Config *Config
+}
+
+// doctorFormats are doctor's -o/--format values.
+var doctorFormats = formats(reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+
+// Validate checks the flags: the format, the free-space floor and the
+// group and profile names.
+func (o *doctorOptions) Validate() error {
+	if err := doctorFormats.check(o.Format); err != nil {
+		return err
+	}
+	if o.MinFreeGiB < 0 {
+		return flagErrorf("--min-free-gib must be >= 0")
+	}
+	if err := checkNames("--group", o.Groups...); err != nil {
+		return err
+	}
+	return checkNames("--probe", o.Probe...)
 }
 
 func newDoctorCmd(f *factory, runF func(*doctorOptions) error) *cobra.Command {
@@ -65,26 +90,21 @@ configuration error.`,
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.MinFreeGiB < 0 {
-				return flagErrorf("--min-free-gib must be >= 0")
-			}
-			if err := checkNames("--group", opts.Groups...); err != nil {
-				return err
-			}
+			opts.Runner, opts.Getenv, opts.Config = f.Runner, f.Getenv, f.Config
 			if runF != nil {
 				return runF(opts)
 			}
-			return runDoctor(cmd, f, opts)
+			return runDoctor(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "groups to check (default: every group of the inventory)")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout the correctness cases run in (default $TRTMC_REPO)")
 	fl.StringSliceVar(&opts.Probe, "probe", nil, "start this profile's server and worker once and prove their contract (repeatable)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFormatFlag(cmd, &opts.Format, doctorFormats)
 	fl.Float64Var(&opts.MinFreeGiB, "min-free-gib", 20, "free space the evidence root needs")
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)
@@ -94,8 +114,9 @@ configuration error.`,
 	return cmd
 }
 
-func runDoctor(cmd *cobra.Command, f *factory, opts *doctorOptions) error {
-	inv, fams, err := f.loadInventory(nil)
+func runDoctor(ctx context.Context, opts *doctorOptions) error {
+	c := opts.Config
+	inv, fams, err := loadInventory(c.Inventory, c.Families)
 	if err != nil {
 		return err
 	}
@@ -105,35 +126,32 @@ func runDoctor(cmd *cobra.Command, f *factory, opts *doctorOptions) error {
 		}
 	}
 	self, _ := os.Executable()
-	if err := checkNames("--probe", opts.Probe...); err != nil {
-		return err
-	}
 	dopts := doctor.Options{
 		Inventory: inv, Families: fams, Groups: opts.Groups, Repo: opts.Repo,
-		Out: f.Config.Out, MinFreeBytes: uint64(opts.MinFreeGiB * (1 << 30)),
-		AIPerfBin: f.Config.AIPerf, AIPerfVersion: f.Config.AIPerfVersion, Tokenizer: f.Config.Tokenizer,
-		BinDir: f.Config.BinDir, Self: self,
-		Runner: f.Runner, GPUs: qual.NvidiaSMI{Runner: f.Runner}, LookPath: exec.LookPath, Getenv: f.Getenv,
+		Out: c.Out, MinFreeBytes: uint64(opts.MinFreeGiB * (1 << 30)),
+		AIPerfBin: c.AIPerf, AIPerfVersion: c.AIPerfVersion, Tokenizer: c.Tokenizer,
+		BinDir: c.BinDir, Self: self,
+		Runner: opts.Runner, GPUs: qual.NvidiaSMI{Runner: opts.Runner}, LookPath: exec.LookPath, Getenv: opts.Getenv,
 		FreeBytes: freeBytes,
 	}
-	rep := doctor.Run(cmd.Context(), dopts)
+	rep := doctor.Run(ctx, dopts)
 	for _, p := range opts.Probe {
-		rep.Add(doctor.Probe(cmd.Context(), dopts, p)...)
+		rep.Add(doctor.Probe(ctx, dopts, p)...)
 	}
-	if cmd.Context().Err() != nil {
-		return cmd.Context().Err()
+	if ctx.Err() != nil {
+		return ctx.Err()
 	}
-	switch format := reports.Resolve(opts.Format, f.IO.OutTTY); format {
+	switch format := reports.Resolve(opts.Format, opts.IO.OutTTY); format {
 	case "json":
-		if err := writeJSON(f.IO.Out, rep); err != nil {
+		if err := writeJSON(opts.IO.Out, rep); err != nil {
 			return err
 		}
 	default:
-		if err := rep.Table().Write(f.IO.Out, format); err != nil {
+		if err := rep.Table().Write(opts.IO.Out, format); err != nil {
 			return err
 		}
 	}
-	fmt.Fprintln(f.IO.ErrOut, rep.Summary())
+	fmt.Fprintln(opts.IO.ErrOut, rep.Summary())
 	if !rep.Ready {
 		return &codedError{code: exitSetup, err: fmt.Errorf("host not ready"), quiet: true}
 	}

@@ -1,10 +1,12 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +27,17 @@ type exportOptions struct {
 	// Reconcile, Repo and Ref feed the pack's summary.md as for
 	// `report -o summary`.
 	Reconcile, Repo, Ref string
+
+	// declared are Roots, parsed by Validate; Publish adds this host's
+	// roots and identity.
+	declared []reports.Root
+	Publish  reports.PublicOptions
+	// Secrets are the values of the configured secret variables, which
+	// the leak scan looks for in every encoding.
+	Secrets        []string
+	SpecGroups     string
+	Now            func() time.Time
+	HarnessVersion string
 }
 
 func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
@@ -67,30 +80,19 @@ Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
   trtmc-qual export --from out/trtmc --group vlm --output-file vlm.tar.gz --logs tail --log-tail 50 --root BUNDLES=/data/bundles`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Group == "" {
-				return flagErrorf("--group is required")
-			}
-			if err := checkNames("--group", opts.Group); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
-			}
-			if opts.Output == "" {
-				return flagErrorf("--output-file PACK.tar.gz is required")
-			}
-			switch opts.Logs {
-			case export.LogsNone, export.LogsTail, export.LogsFull:
-			default:
-				return flagErrorf("--logs %q: valid values are %s, %s, %s", opts.Logs, export.LogsNone, export.LogsTail, export.LogsFull)
-			}
-			if opts.LogTail <= 0 {
-				return flagErrorf("--log-tail must be > 0, got %d", opts.LogTail)
 			}
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
+			opts.Publish = publicOptions(f.Config, f.Getenv, opts.declared)
+			opts.Secrets = secretValues(f.Config.Secrets, f.Getenv)
+			opts.SpecGroups, opts.Now, opts.HarnessVersion = f.Config.SpecGroups, f.Now, f.Version
 			if runF != nil {
 				return runF(opts)
 			}
-			return runExport(cmd, f, opts)
+			return runExport(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -110,26 +112,56 @@ Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
 	return cmd
 }
 
-func runExport(cmd *cobra.Command, f *factory, opts *exportOptions) error {
-	declared, err := parseRoots(opts.Roots)
+// Validate checks the flags together: a group and its name, the pack's
+// file, --logs and --log-tail, and the --root values (parsed into
+// declared).
+func (o *exportOptions) Validate() error {
+	if o.Group == "" {
+		return flagErrorf("--group is required")
+	}
+	if err := checkNames("--group", o.Group); err != nil {
+		return err
+	}
+	if o.Output == "" {
+		return flagErrorf("--output-file PACK.tar.gz is required")
+	}
+	switch o.Logs {
+	case export.LogsNone, export.LogsTail, export.LogsFull:
+	default:
+		return flagErrorf("--logs %q: valid values are %s, %s, %s", o.Logs, export.LogsNone, export.LogsTail, export.LogsFull)
+	}
+	if o.LogTail <= 0 {
+		return flagErrorf("--log-tail must be > 0, got %d", o.LogTail)
+	}
+	declared, err := parseRoots(o.Roots)
 	if err != nil {
 		return err
 	}
+	o.declared = declared
+	return nil
+}
+
+// secretValues are the set values of the named secret variables.
+func secretValues(names []string, getenv func(string) string) []string {
 	var secrets []string
-	for _, name := range f.Config.Secrets {
-		if v := f.Getenv(name); v != "" {
+	for _, name := range names {
+		if v := getenv(name); v != "" {
 			secrets = append(secrets, v)
 		}
 	}
-	ropts := &reportOptions{Ctx: cmd.Context(), From: opts.From, Group: opts.Group, Reconcile: opts.Reconcile,
-		Repo: opts.Repo, Ref: opts.Ref, SpecGroups: f.Config.SpecGroups}
-	fact, err := summaryReconcile(ropts)
+	return secrets
+}
+
+func runExport(ctx context.Context, opts *exportOptions) error {
+	ropts := &reportOptions{From: opts.From, Group: opts.Group, Reconcile: opts.Reconcile,
+		Repo: opts.Repo, Ref: opts.Ref, SpecGroups: opts.SpecGroups}
+	fact, err := summaryReconcile(ctx, ropts)
 	if err != nil {
 		return err
 	}
-	res, err := export.Export(cmd.Context(), export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
-		Logs: opts.Logs, LogTail: opts.LogTail, Publish: publicOptions(f, declared), Secrets: secrets, Forbid: opts.Forbid,
-		Summary: reports.SummaryOptions{Reconcile: fact}, Now: f.Now(), HarnessVersion: f.Version})
+	res, err := export.Export(ctx, export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
+		Logs: opts.Logs, LogTail: opts.LogTail, Publish: opts.Publish, Secrets: opts.Secrets, Forbid: opts.Forbid,
+		Summary: reports.SummaryOptions{Reconcile: fact}, Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
 	var input *export.InputError
 	var seal *export.SealError
 	var leak *export.LeakError

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/export"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
@@ -56,6 +57,33 @@ func TestExportFlags(t *testing.T) {
 	code, _, errOut := runCLI(t, nil, "export", "--from", evidenceRoot("a"), "--group", "vlm", "--output-file", "p.tar.gz", "--root", "lower=/x")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--root: root name \"lower\"")
+}
+
+// TestExportValidate: export's checks of its flags, on the options alone.
+func TestExportValidate(t *testing.T) {
+	valid := func() *exportOptions {
+		return &exportOptions{Group: "vlm", Output: "p.tar.gz", Logs: "none", LogTail: 5}
+	}
+	require.NoError(t, valid().Validate())
+	for want, edit := range map[string]func(*exportOptions){
+		"--group is required":                   func(o *exportOptions) { o.Group = "" },
+		"--group":                               func(o *exportOptions) { o.Group = "a/b" },
+		"--output-file PACK.tar.gz is required": func(o *exportOptions) { o.Output = "" },
+		`--logs "all": valid values are none`:   func(o *exportOptions) { o.Logs = "all" },
+		"--log-tail must be > 0, got -1":        func(o *exportOptions) { o.LogTail = -1 },
+		`--root: root name "lower"`:             func(o *exportOptions) { o.Roots = []string{"lower=/x"} },
+	} {
+		o := valid()
+		edit(o)
+		err := o.Validate()
+		require.Error(t, err, want)
+		assert.Equal(t, exitUsage, codeFor(err), want)
+		assert.Contains(t, err.Error(), want)
+	}
+	o := valid()
+	o.Roots = []string{"DATA=/data"}
+	require.NoError(t, o.Validate())
+	assert.Equal(t, []reports.Root{{Name: "DATA", Path: "/data"}}, o.declared)
 }
 
 // TestExportPackValidates: a pack's PACK.json, manifests, rows and tables

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -38,10 +39,19 @@ func newInventoryCmd(f *factory) *cobra.Command {
 // --- validate ---------------------------------------------------------------
 
 type inventoryValidateOptions struct {
-	IO     *IOStreams
-	Files  []string
-	Format string
+	IO *IOStreams
+	// Files are the inventory files to check: the arguments, else the
+	// configured inventory.
+	Files    []string
+	Families string
+	Format   string
 }
+
+// inventoryValidateFormats are inventory validate's -o/--format values.
+var inventoryValidateFormats = formats("text", "text", "json")
+
+// Validate checks the format.
+func (o *inventoryValidateOptions) Validate() error { return inventoryValidateFormats.check(o.Format) }
 
 func newInventoryValidateCmd(f *factory, runF func(*inventoryValidateOptions) error) *cobra.Command {
 	opts := &inventoryValidateOptions{IO: f.IO}
@@ -55,25 +65,28 @@ Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
 		Example: `  trtmc-qual inventory validate
   trtmc-qual inventory validate inventory/reference.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			opts.Files = args
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
+			}
+			opts.Files, opts.Families = args, f.Config.Families
+			if len(opts.Files) == 0 {
+				opts.Files = f.Config.Inventory
 			}
 			if runF != nil {
 				return runF(opts)
 			}
-			return runInventoryValidate(f, opts)
+			return runInventoryValidate(cmd.Context(), opts)
 		},
 	}
-	addFormatFlag(cmd, &opts.Format, "text", "text", "json")
+	addFormatFlag(cmd, &opts.Format, inventoryValidateFormats)
 	cmd.ValidArgsFunction = func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{"yaml", "yml"}, cobra.ShellCompDirectiveFilterFileExt
 	}
 	return cmd
 }
 
-func runInventoryValidate(f *factory, opts *inventoryValidateOptions) error {
-	inv, _, err := f.loadInventory(opts.Files)
+func runInventoryValidate(_ context.Context, opts *inventoryValidateOptions) error {
+	inv, _, err := loadInventory(opts.Files, opts.Families)
 	var probs inventory.Problems
 	if err != nil && !errors.As(err, &probs) {
 		return err
@@ -111,6 +124,23 @@ type inventoryListOptions struct {
 	IO     *IOStreams
 	Group  string
 	Format string
+	// Inventory and Families are the configured files.
+	Inventory []string
+	Families  string
+}
+
+// inventoryListFormats are inventory list's and show's -o/--format values.
+var inventoryListFormats = formats(reports.FormatAuto, "table", "tsv", "json", "csv")
+
+// Validate checks the format and the group's name.
+func (o *inventoryListOptions) Validate() error {
+	if err := inventoryListFormats.check(o.Format); err != nil {
+		return err
+	}
+	if o.Group != "" {
+		return checkNames("--group", o.Group)
+	}
+	return nil
 }
 
 func newInventoryListCmd(f *factory, runF func(*inventoryListOptions) error) *cobra.Command {
@@ -124,28 +154,24 @@ tab-separated without a header when piped, or --format json|csv.`,
   trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if opts.Group != "" {
-				if err := checkNames("--group", opts.Group); err != nil {
-					return err
-				}
-			}
+			opts.Inventory, opts.Families = f.Config.Inventory, f.Config.Families
 			if runF != nil {
 				return runF(opts)
 			}
-			return runInventoryList(f, opts)
+			return runInventoryList(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().StringVarP(&opts.Group, "group", "g", "", "only this group")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "csv")
+	addFormatFlag(cmd, &opts.Format, inventoryListFormats)
 	completeGroupFlag(cmd, f, "group")
 	return cmd
 }
 
-func runInventoryList(f *factory, opts *inventoryListOptions) error {
-	inv, _, err := f.loadInventory(nil)
+func runInventoryList(_ context.Context, opts *inventoryListOptions) error {
+	inv, _, err := loadInventory(opts.Inventory, opts.Families)
 	if err != nil {
 		return err
 	}
@@ -184,6 +210,17 @@ type inventoryShowOptions struct {
 	IO     *IOStreams
 	ID     string
 	Format string
+	// Inventory and Families are the configured files.
+	Inventory []string
+	Families  string
+}
+
+// Validate checks the profile id's name and the format.
+func (o *inventoryShowOptions) Validate() error {
+	if err := checkNames("ID", o.ID); err != nil {
+		return err
+	}
+	return inventoryListFormats.check(o.Format)
 }
 
 func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *cobra.Command {
@@ -195,25 +232,23 @@ func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *co
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.ID = args[0]
-			if err := checkNames("ID", opts.ID); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
-			if err := checkFormatFlag(cmd); err != nil {
-				return err
-			}
+			opts.Inventory, opts.Families = f.Config.Inventory, f.Config.Families
 			if runF != nil {
 				return runF(opts)
 			}
-			return runInventoryShow(f, opts)
+			return runInventoryShow(cmd.Context(), opts)
 		},
 	}
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "csv")
+	addFormatFlag(cmd, &opts.Format, inventoryListFormats)
 	cmd.ValidArgsFunction = completeProfileArg(f)
 	return cmd
 }
 
-func runInventoryShow(f *factory, opts *inventoryShowOptions) error {
-	inv, _, err := f.loadInventory(nil)
+func runInventoryShow(_ context.Context, opts *inventoryShowOptions) error {
+	inv, _, err := loadInventory(opts.Inventory, opts.Families)
 	if err != nil {
 		return err
 	}

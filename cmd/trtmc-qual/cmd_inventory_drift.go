@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -20,6 +21,20 @@ type inventoryDriftOptions struct {
 	Format     string
 	SpecGroups string
 	NewGit     func(repo string) gitread.Repo
+}
+
+// specFormats are inventory drift's and reconcile's -o/--format values.
+var specFormats = formats(reports.FormatAuto, "table", "tsv", "json", "md")
+
+// Validate checks the flags: a repository, the format and the group names.
+func (o *inventoryDriftOptions) Validate() error {
+	if o.Repo == "" {
+		return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
+	}
+	if err := specFormats.check(o.Format); err != nil {
+		return err
+	}
+	return checkNames("--group", o.Groups...)
 }
 
 func newInventoryDriftCmd(f *factory, runF func(*inventoryDriftOptions) error) *cobra.Command {
@@ -44,20 +59,14 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
   trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base origin/main --head HEAD --format md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Repo == "" {
-				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
-			}
-			if err := checkFormatFlag(cmd); err != nil {
-				return err
-			}
-			if err := checkNames("--group", opts.Groups...); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
 				return runF(opts)
 			}
-			return runInventoryDrift(cmd, opts)
+			return runInventoryDrift(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -65,14 +74,14 @@ error (unknown group or ref, not a git repository), 3 git is not available.`,
 	fl.StringVar(&opts.Base, "base", "main", "the base ref")
 	fl.StringVar(&opts.Head, "head", "HEAD", "the head ref")
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group of the spec-groups file)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
+	addFormatFlag(cmd, &opts.Format, specFormats)
 	addSpecGroupsFlag(cmd)
 	completeSpecGroupsFlag(cmd, f, "group")
 	_ = cmd.MarkFlagDirname("repo")
 	return cmd
 }
 
-func runInventoryDrift(cmd *cobra.Command, opts *inventoryDriftOptions) error {
+func runInventoryDrift(ctx context.Context, opts *inventoryDriftOptions) error {
 	cfg, err := specs.LoadConfig(opts.SpecGroups)
 	if err != nil {
 		return err
@@ -83,7 +92,7 @@ func runInventoryDrift(cmd *cobra.Command, opts *inventoryDriftOptions) error {
 		}
 	}
 	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
-	r, err := drift.Drift(cmd.Context(), src, opts.Base, opts.Head, opts.Groups)
+	r, err := drift.Drift(ctx, src, opts.Base, opts.Head, opts.Groups)
 	if err != nil {
 		return err
 	}

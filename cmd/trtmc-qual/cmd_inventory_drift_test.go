@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -76,5 +78,40 @@ func TestInventoryDriftJSON(t *testing.T) {
 	assert.Equal(t, drift.Schema, r.Schema)
 	assert.Equal(t, fx.Base, r.BaseCommit)
 	assert.Equal(t, fx.Head, r.HeadCommit)
+	assert.Len(t, r.Changes, 7)
+}
+
+// TestInventoryDriftOptions: the flags reach the options (runF), the
+// checks hold on the options alone, and the logic runs without cobra.
+func TestInventoryDriftOptions(t *testing.T) {
+	var got *inventoryDriftOptions
+	code := withInventoryVerb(t, func(f *factory) *cobra.Command {
+		return newInventoryDriftCmd(f, func(o *inventoryDriftOptions) error { got = o; return nil })
+	}, "drift", "--repo", "r", "--base", "b", "--head", "h", "-g", "vlm,detection", "--spec-groups", "g.yaml", "-o", "md")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "r", got.Repo)
+	assert.Equal(t, "b", got.Base)
+	assert.Equal(t, "h", got.Head)
+	assert.Equal(t, []string{"vlm", "detection"}, got.Groups)
+	assert.Equal(t, "g.yaml", got.SpecGroups)
+	assert.Equal(t, "md", got.Format)
+
+	for want, o := range map[string]*inventoryDriftOptions{
+		"--repo is required":        {},
+		`invalid format "csv"`:      {Repo: "r", Format: "csv"},
+		`"a/b" is not a valid name`: {Repo: "r", Groups: []string{"a/b"}},
+	} {
+		err := o.Validate()
+		assert.Equal(t, exitUsage, codeFor(err), want)
+		assert.ErrorContains(t, err, want)
+	}
+
+	fx := newSpecsFixture(t)
+	io, out, errOut := testIO()
+	err := runInventoryDrift(context.Background(), &inventoryDriftOptions{IO: io, Repo: fx.Repo, Base: "main", Head: "feature",
+		Groups: []string{"vlm"}, Format: "json", NewGit: gitCLI})
+	assert.Equal(t, exitFailed, codeFor(err), errOut.String())
+	var r drift.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
 	assert.Len(t, r.Changes, 7)
 }

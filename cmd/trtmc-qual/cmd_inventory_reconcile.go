@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"strings"
 
@@ -25,6 +26,25 @@ type inventoryReconcileOptions struct {
 	SpecGroups string
 	// NewGit opens the TRTMC repository; tests may replace it.
 	NewGit func(repo string) gitread.Repo
+	// Inventory and Families are the configured files (--write appends
+	// to the inventory file that holds the group).
+	Inventory []string
+	Families  string
+}
+
+// Validate checks the flags: a repository, a group and its name, the
+// format.
+func (o *inventoryReconcileOptions) Validate() error {
+	if o.Repo == "" {
+		return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
+	}
+	if o.Group == "" {
+		return flagErrorf("--group is required")
+	}
+	if err := checkNames("--group", o.Group); err != nil {
+		return err
+	}
+	return specFormats.check(o.Format)
 }
 
 func newInventoryReconcileCmd(f *factory, runF func(*inventoryReconcileOptions) error) *cobra.Command {
@@ -67,30 +87,22 @@ not available.`,
   trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group detection --write`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Repo == "" {
-				return flagErrorf("--repo is required (a TRTMC checkout or bare repository)")
-			}
-			if opts.Group == "" {
-				return flagErrorf("--group is required")
-			}
-			if err := checkNames("--group", opts.Group); err != nil {
-				return err
-			}
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
 			opts.SpecGroups = f.Config.SpecGroups
+			opts.Inventory, opts.Families = f.Config.Inventory, f.Config.Families
 			if runF != nil {
 				return runF(opts)
 			}
-			return runInventoryReconcile(cmd, f, opts)
+			return runInventoryReconcile(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Group, "group", "g", "", "the group to reconcile (required)")
 	fl.StringVar(&opts.Repo, "repo", "", "TRTMC repository: a checkout or a bare git directory (required)")
 	fl.StringVar(&opts.Ref, "ref", "main", "git ref of the specs (branch, tag or sha)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "json", "md")
+	addFormatFlag(cmd, &opts.Format, specFormats)
 	fl.BoolVar(&opts.Write, "write", false, "append planned entries for missing profiles to the inventory")
 	addSpecGroupsFlag(cmd)
 	completeGroupFlag(cmd, f, "group")
@@ -98,8 +110,7 @@ not available.`,
 	return cmd
 }
 
-func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconcileOptions) error {
-	ctx := cmd.Context()
+func runInventoryReconcile(ctx context.Context, opts *inventoryReconcileOptions) error {
 	cfg, err := specs.LoadConfig(opts.SpecGroups)
 	if err != nil {
 		return err
@@ -107,7 +118,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 	if err := cfg.CheckGroup(opts.Group); err != nil {
 		return &flagError{err}
 	}
-	inv, fams, err := f.loadInventory(nil)
+	inv, fams, err := loadInventory(opts.Inventory, opts.Families)
 	if err != nil {
 		return err
 	}
@@ -128,7 +139,7 @@ func runInventoryReconcile(cmd *cobra.Command, f *factory, opts *inventoryReconc
 		if r.Summary.Missing == 0 {
 			fmt.Fprintln(opts.IO.ErrOut, "write: no missing profile to propose")
 		} else {
-			p, err := reconcile.WriteProposals(r, inv, f.Config.Inventory, fams.Has, entryDefaults(fams))
+			p, err := reconcile.WriteProposals(r, inv, opts.Inventory, fams.Has, entryDefaults(fams))
 			if err != nil {
 				return err
 			}

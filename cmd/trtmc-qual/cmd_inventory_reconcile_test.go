@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"os/exec"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -204,4 +206,47 @@ func TestReconcileWriteReportIsEscaped(t *testing.T) {
 	assert.NotContains(t, out, "\u202e")
 	assert.Contains(t, out, `write: refused "$(touch${IFS}PWNED)\u202e" from m/evil\u{202e}.json`)
 	assert.Contains(t, out, "write: appended 1 planned profile(s) to inv.yaml: fine")
+}
+
+// TestInventoryReconcileOptions: the flags and the configured files reach
+// the options (runF), the checks hold on the options alone, and the logic
+// runs without cobra, --write appending to the configured inventory.
+func TestInventoryReconcileOptions(t *testing.T) {
+	var got *inventoryReconcileOptions
+	code := withInventoryVerb(t, func(f *factory) *cobra.Command {
+		return newInventoryReconcileCmd(f, func(o *inventoryReconcileOptions) error { got = o; return nil })
+	}, "reconcile", "--repo", "r", "--ref", "v1", "-g", "vlm", "--write", "--inventory", "i.yaml", "--families", "f.yaml", "-o", "json")
+	require.Equal(t, exitOK, code)
+	assert.Equal(t, "r", got.Repo)
+	assert.Equal(t, "v1", got.Ref)
+	assert.Equal(t, "vlm", got.Group)
+	assert.True(t, got.Write)
+	assert.Equal(t, []string{"i.yaml"}, got.Inventory)
+	assert.Equal(t, "f.yaml", got.Families)
+	assert.Equal(t, "json", got.Format)
+
+	for want, o := range map[string]*inventoryReconcileOptions{
+		"--repo is required":   {Group: "vlm"},
+		"--group is required":  {Repo: "r"},
+		"--group":              {Repo: "r", Group: "v lm"},
+		`invalid format "csv"`: {Repo: "r", Group: "vlm", Format: "csv"},
+	} {
+		err := o.Validate()
+		assert.Equal(t, exitUsage, codeFor(err), want)
+		assert.ErrorContains(t, err, want)
+	}
+
+	fx := newSpecsFixture(t)
+	io, out, errOut := testIO()
+	opts := &inventoryReconcileOptions{IO: io, Repo: fx.Repo, Ref: "main", Group: "detection", Format: "json", Write: true,
+		NewGit: gitCLI, Inventory: []string{fx.Inventory}, Families: fx.Families}
+	err := runInventoryReconcile(context.Background(), opts)
+	assert.Equal(t, exitFailed, codeFor(err), "det-large is missing before the write")
+	var r reconcile.Report
+	require.NoError(t, json.Unmarshal(out.Bytes(), &r))
+	assert.Equal(t, 1, r.Summary.Missing)
+	assert.Contains(t, errOut.String(), "write: appended 1 planned profile(s) to "+fx.Inventory+": det-large")
+	io, _, _ = testIO()
+	opts.IO, opts.Write = io, false
+	assert.NoError(t, runInventoryReconcile(context.Background(), opts), "written: nothing needs action")
 }

@@ -57,12 +57,20 @@ type reportOptions struct {
 	// (the declared roots, this host's roots and identity).
 	Roots   []string
 	Publish reports.PublicOptions
+	// declared are Roots, parsed by Validate.
+	declared []reports.Root
+
+	// OutputGiven and OutputFileGiven say --output (the old name) and
+	// --output-file were given on the command line.
+	OutputGiven, OutputFileGiven bool
 
 	Now            func() time.Time
 	HarnessVersion string
-	Ctx            context.Context
 	Getenv         func(string) string
 }
+
+// reportFormats are report's -o/--format values.
+var reportFormats = formats(reports.FormatAuto, reports.GroupFormats()...)
 
 // rejudgeMemoryLimit is the Go runtime's soft memory limit during a rejudge.
 const rejudgeMemoryLimit = 200 << 20
@@ -148,44 +156,26 @@ than its content.`,
   trtmc-qual report --from out/demo --group vlm --rejudge --baseline out/old --format md`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Group == "" {
-				return flagErrorf("--group is required")
-			}
-			if err := checkNames("--group", opts.Group); err != nil {
+			opts.OutputGiven, opts.OutputFileGiven = cmd.Flags().Changed("output"), cmd.Flags().Changed("output-file")
+			if err := opts.Validate(); err != nil {
 				return err
-			}
-			if err := checkFormatFlag(cmd); err != nil {
-				return err
-			}
-			if err := checkReportOutputs(cmd, opts); err != nil {
-				return err
-			}
-			if err := checkOutputFile("--output-file", opts.Output); err != nil {
-				return err
-			}
-			if opts.ThresholdPct < 0 {
-				return flagErrorf("--regression-threshold must be >= 0, got %v", opts.ThresholdPct)
 			}
 			if len(opts.From) == 0 {
 				opts.From = []string{f.Config.Out}
 			}
-			declared, err := parseRoots(opts.Roots)
-			if err != nil {
-				return err
-			}
-			opts.Publish = publicOptions(f, declared)
-			opts.Now, opts.HarnessVersion, opts.Ctx, opts.Getenv = f.Now, f.Version, cmd.Context(), f.Getenv
+			opts.Publish = publicOptions(f.Config, f.Getenv, opts.declared)
+			opts.Now, opts.HarnessVersion, opts.Getenv = f.Now, f.Version, f.Getenv
 			opts.SpecGroups = f.Config.SpecGroups
 			if runF != nil {
 				return runF(opts)
 			}
-			return runReport(opts)
+			return runReport(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVar(&opts.From, "from", nil, "result root (an OUT directory of run); repeat to merge several (default: the configured out)")
 	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to report (required)")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, reports.GroupFormats()...)
+	addFormatFlag(cmd, &opts.Format, reportFormats)
 	addFileFlag(cmd, &opts.Output, "output-file", "write to this file (atomically) instead of stdout; its extension selects the format", "md", "csv", "json", "html", "tsv")
 	// --output was the file flag's old name; it stays, hidden, so scripts
 	// keep working, and gets the same extension rule: `--output json` is an
@@ -209,51 +199,81 @@ than its content.`,
 	return cmd
 }
 
-// checkReportOutputs settles where the report goes and in which format:
+// Validate checks the flags together: a group and its name, the format,
+// where the report goes (checkOutputs), the threshold and the --root
+// values (parsed into declared).
+func (o *reportOptions) Validate() error {
+	if o.Group == "" {
+		return flagErrorf("--group is required")
+	}
+	if err := checkNames("--group", o.Group); err != nil {
+		return err
+	}
+	if err := reportFormats.check(o.Format); err != nil {
+		return err
+	}
+	if err := o.checkOutputs(); err != nil {
+		return err
+	}
+	if err := checkOutputFile("--output-file", o.Output); err != nil {
+		return err
+	}
+	if o.ThresholdPct < 0 {
+		return flagErrorf("--regression-threshold must be >= 0, got %v", o.ThresholdPct)
+	}
+	declared, err := parseRoots(o.Roots)
+	if err != nil {
+		return err
+	}
+	o.declared = declared
+	return nil
+}
+
+// checkOutputs settles where the report goes and in which format:
 // --output-file's extension and --format must agree; --update-doc writes
 // Markdown and excludes --output-file; --dry-run needs --update-doc.
-func checkReportOutputs(cmd *cobra.Command, opts *reportOptions) error {
+func (o *reportOptions) checkOutputs() error {
 	flag := "output-file"
-	if cmd.Flags().Changed("output") && cmd.Flags().Changed("output-file") {
+	if o.OutputGiven && o.OutputFileGiven {
 		return flagErrorf("--output is the old name of --output-file; pass one of them")
 	}
-	if cmd.Flags().Changed("output") {
+	if o.OutputGiven {
 		flag = "output"
-		fmt.Fprintln(opts.IO.ErrOut, "trtmc-qual: --output is the old name of --output-file FILE (the format is -o/--format)")
+		fmt.Fprintln(o.IO.ErrOut, "trtmc-qual: --output is the old name of --output-file FILE (the format is -o/--format)")
 	}
-	if cmd.Flags().Changed(flag) && opts.Output == "" {
+	if (o.OutputGiven || o.OutputFileGiven) && o.Output == "" {
 		return flagErrorf("--%s needs a file name", flag)
 	}
-	if opts.UpdateDoc != "" {
-		if opts.Output != "" {
+	if o.UpdateDoc != "" {
+		if o.Output != "" {
 			return flagErrorf("--update-doc and --%s both name a file to write; pass one", flag)
 		}
-		if opts.Format != reports.FormatAuto && opts.Format != reports.FormatMarkdown {
-			return flagErrorf("--update-doc writes the Markdown report; --format %s does not fit (leave --format out)", opts.Format)
+		if o.Format != reports.FormatAuto && o.Format != reports.FormatMarkdown {
+			return flagErrorf("--update-doc writes the Markdown report; --format %s does not fit (leave --format out)", o.Format)
 		}
-		if err := checkFileKind("update-doc", opts.UpdateDoc, reports.FormatMarkdown); err != nil {
+		if err := checkFileKind("update-doc", o.UpdateDoc, reports.FormatMarkdown); err != nil {
 			return err
 		}
-		opts.Format = reports.FormatMarkdown
+		o.Format = reports.FormatMarkdown
 		return nil
 	}
-	if opts.DryRun {
+	if o.DryRun {
 		return flagErrorf("--dry-run only applies to --update-doc")
 	}
-	if (opts.Reconcile != "" || opts.Repo != "") && opts.Format != reports.FormatSummary {
+	if (o.Reconcile != "" || o.Repo != "") && o.Format != reports.FormatSummary {
 		return flagErrorf("--reconcile and --repo only apply to --format summary")
 	}
-	if opts.Output != "" {
-		format, err := fileFormat(cmd, flag, opts.Output)
+	if o.Output != "" {
+		format, err := reportFormats.fileFormat("trtmc-qual report", flag, o.Output, o.Format)
 		if err != nil {
 			return err
 		}
-		opts.Format = format
+		o.Format = format
 	}
 	return nil
 }
 
-func runReport(opts *reportOptions) error {
+func runReport(ctx context.Context, opts *reportOptions) error {
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	var rep *reports.GroupReport
 	var err error
@@ -267,7 +287,7 @@ func runReport(opts *reportOptions) error {
 		// The report is built from the rows re-derived now, never from the
 		// result.rejudged.json files written beside them (outside the seal).
 		var written []string
-		rep, written, err = qual.Rejudge(opts.Ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
+		rep, written, err = qual.Rejudge(ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
 			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion, NoJoined: format != reports.FormatHTML})
 		if err != nil {
 			return evidenceError(err)
@@ -281,7 +301,7 @@ func runReport(opts *reportOptions) error {
 	}
 	rep.Publish = opts.Publish
 	if format == reports.FormatSummary {
-		fact, err := summaryReconcile(opts)
+		fact, err := summaryReconcile(ctx, opts)
 		if err != nil {
 			return err
 		}
@@ -303,7 +323,7 @@ func runReport(opts *reportOptions) error {
 		return err
 	}
 	if opts.UpdateDoc != "" {
-		if err := updateDoc(opts, rep); err != nil {
+		if err := updateDoc(ctx, opts, rep); err != nil {
 			return err
 		}
 	} else if opts.Output != "" {
@@ -334,7 +354,7 @@ const docLockWait = 60 * time.Second
 // changed the page meanwhile (evidence.UpdateFile), so two updates of one
 // page never lose a block; it is atomic, keeps the file's permissions and
 // writes only when something changed.
-func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
+func updateDoc(ctx context.Context, opts *reportOptions, rep *reports.GroupReport) error {
 	path, group := opts.UpdateDoc, rep.Group
 	// A page that is a symlink is updated where it lives; the link stays.
 	if real, err := filepath.EvalSymlinks(path); err == nil {
@@ -359,7 +379,7 @@ func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
 		return blk.Replace(page, block.Bytes()), nil
 	}
 	if opts.DryRun {
-		page, err := evidence.ReadFile(opts.Ctx, path, reports.MaxPageBytes)
+		page, err := evidence.ReadFile(ctx, path, reports.MaxPageBytes)
 		if err != nil {
 			return pageError(err)
 		}
@@ -377,7 +397,7 @@ func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
 		}
 		return nil
 	}
-	changed, err := evidence.UpdateFile(opts.Ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
+	changed, err := evidence.UpdateFile(ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
 	if err != nil {
 		var busy *evidence.BusyError
 		var moved *evidence.ChangedError
@@ -411,10 +431,10 @@ func pageError(err error) error {
 // reconciliation (--reconcile), checked against --ref's head in --repo;
 // without --reconcile, a reconciliation of the evidence's inventory
 // snapshot at --ref now; nil when neither is given.
-func summaryReconcile(opts *reportOptions) (*reports.ReconcileFact, error) {
+func summaryReconcile(ctx context.Context, opts *reportOptions) (*reports.ReconcileFact, error) {
 	var fact *reports.ReconcileFact
 	if opts.Reconcile != "" {
-		data, err := evidence.ReadFile(opts.Ctx, opts.Reconcile, evidence.MaxDocumentBytes)
+		data, err := evidence.ReadFile(ctx, opts.Reconcile, evidence.MaxDocumentBytes)
 		if err != nil {
 			return nil, withCode(exitUsage, fmt.Errorf("--reconcile: %w", err))
 		}
@@ -436,9 +456,9 @@ func summaryReconcile(opts *reportOptions) (*reports.ReconcileFact, error) {
 		return fact, nil
 	}
 	if fact == nil {
-		return reconcileNow(opts)
+		return reconcileNow(ctx, opts)
 	}
-	head, err := gitCLI(opts.Repo).Commit(opts.Ctx, opts.Ref)
+	head, err := gitCLI(opts.Repo).Commit(ctx, opts.Ref)
 	if err != nil {
 		return nil, err
 	}
@@ -448,7 +468,7 @@ func summaryReconcile(opts *reportOptions) (*reports.ReconcileFact, error) {
 
 // reconcileNow reconciles the evidence's inventory snapshot (the first
 // root's) with the specs at --ref.
-func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
+func reconcileNow(ctx context.Context, opts *reportOptions) (*reports.ReconcileFact, error) {
 	cfg, err := specs.LoadConfig(opts.SpecGroups)
 	if err != nil {
 		return nil, err
@@ -457,7 +477,7 @@ func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
 		return nil, &flagError{err}
 	}
 	path := filepath.Join(opts.From[0], opts.Group, reports.InventoryFile)
-	data, err := evidence.ReadFile(opts.Ctx, path, evidence.MaxDocumentBytes)
+	data, err := evidence.ReadFile(ctx, path, evidence.MaxDocumentBytes)
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("-o summary --repo reconciles the evidence's inventory: %w", err))
 	}
@@ -466,7 +486,7 @@ func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
 		return nil, withCode(exitFailed, fmt.Errorf("%s: %w", path, err))
 	}
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{opts.Group: {Name: opts.Group, Profiles: profiles}}}
-	snap, err := specs.Source{Git: gitCLI(opts.Repo), Config: cfg, Repo: opts.Repo}.Read(opts.Ctx, opts.Ref)
+	snap, err := specs.Source{Git: gitCLI(opts.Repo), Config: cfg, Repo: opts.Repo}.Read(ctx, opts.Ref)
 	if err != nil {
 		return nil, err
 	}

@@ -2,13 +2,16 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,6 +73,66 @@ func TestReportFlags(t *testing.T) {
 	assert.Contains(t, err.Error(), `invalid format "xml": valid values are md, csv, json, html, table, tsv`)
 	_, err = parse("--group", "vlm", "--regression-threshold", "-1")
 	assert.Equal(t, exitUsage, codeFor(err))
+}
+
+// TestReportValidate: report's checks of its flags together, on the
+// options alone (no cobra), and the format they settle.
+func TestReportValidate(t *testing.T) {
+	for _, tt := range []struct {
+		name       string
+		edit       func(*reportOptions)
+		want       string // "" = valid
+		wantFormat string
+	}{
+		{"valid", func(*reportOptions) {}, "", reports.FormatAuto},
+		{"no group", func(o *reportOptions) { o.Group = "" }, "--group is required", ""},
+		{"unknown format", func(o *reportOptions) { o.Format = "xml" }, `invalid format "xml"`, ""},
+		{"both file flags", func(o *reportOptions) { o.OutputGiven, o.OutputFileGiven = true, true }, "--output is the old name of --output-file; pass one", ""},
+		{"empty file name", func(o *reportOptions) { o.OutputFileGiven = true }, "--output-file needs a file name", ""},
+		{"extension selects", func(o *reportOptions) { o.Output, o.OutputFileGiven = "r.csv", true }, "", reports.FormatCSV},
+		{"extension disagrees", func(o *reportOptions) { o.Output, o.Format = "r.csv", "md" }, "the extension says csv but --format says md", ""},
+		{"update-doc is markdown", func(o *reportOptions) { o.UpdateDoc = "page.md" }, "", reports.FormatMarkdown},
+		{"update-doc and a file", func(o *reportOptions) { o.UpdateDoc, o.Output = "page.md", "r.md" }, "--update-doc and --output-file both name a file", ""},
+		{"dry-run alone", func(o *reportOptions) { o.DryRun = true }, "--dry-run only applies to --update-doc", ""},
+		{"reconcile without summary", func(o *reportOptions) { o.Reconcile = "r.json" }, "only apply to --format summary", ""},
+		{"negative threshold", func(o *reportOptions) { o.ThresholdPct = -1 }, "--regression-threshold must be >= 0", ""},
+		{"bad root", func(o *reportOptions) { o.Roots = []string{"lower=/x"} }, `--root: root name "lower"`, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			streams, _, _ := testIO()
+			o := &reportOptions{IO: streams, Group: "vlm"}
+			tt.edit(o)
+			err := o.Validate()
+			if tt.want != "" {
+				require.Error(t, err)
+				assert.Equal(t, exitUsage, codeFor(err))
+				assert.Contains(t, err.Error(), tt.want)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.wantFormat, o.Format)
+		})
+	}
+	o := &reportOptions{IO: &IOStreams{ErrOut: io.Discard}, Group: "vlm", Roots: []string{"DATA=/data"}}
+	require.NoError(t, o.Validate())
+	assert.Equal(t, []reports.Root{{Name: "DATA", Path: "/data"}}, o.declared, "Validate parses --root")
+}
+
+// TestReportRunDirect: the logic called with options, no cobra: the group
+// table of stored evidence, byte for byte what run wrote, and the exit
+// status from the rows.
+func TestReportRunDirect(t *testing.T) {
+	streams, out, _ := testIO()
+	opts := &reportOptions{IO: streams, From: []string{evidenceRoot("a")}, Group: "detection", Format: reports.FormatMarkdown,
+		Now: time.Now, Getenv: func(string) string { return "" }}
+	require.NoError(t, runReport(context.Background(), opts))
+	assert.Equal(t, goldenFile(t, "detection.md"), out.String())
+
+	streams, out, _ = testIO()
+	opts.IO, opts.Group = streams, "vlm"
+	err := runReport(context.Background(), opts)
+	assert.Equal(t, exitFailed, codeFor(err), "the vlm evidence has rows that did not qualify")
+	assert.Equal(t, goldenFile(t, "vlm.md"), out.String())
 }
 
 func mustFind[T interface{ Name() string }](t *testing.T, cmds []T, name string) T {

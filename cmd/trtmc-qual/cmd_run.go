@@ -8,19 +8,37 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
+// runOptions are the run verb's: the flags, the resolved configuration
+// and what the pipeline needs of this process. The wiring fills them
+// (complete), Validate checks them together, and runQualify runs them; no
+// cobra and no factory below.
 type runOptions struct {
 	IO     *IOStreams
+	Runner proc.Runner
+	Now    func() time.Time
+	Getenv func(string) string
+	// Version and Commit are the harness's, recorded in every row.
+	Version, Commit string
+	// Config is the resolved configuration (flags > environment > file >
+	// defaults); Out, GPUs and Executor below start from it.
+	Config *Config
+	// Publish is what the published tables map: this host's roots and
+	// identity.
+	Publish reports.PublicOptions
+
 	Group  string
 	Only   []string
 	Out    string
@@ -34,7 +52,13 @@ type runOptions struct {
 	// Executor is local or slurm; Detach submits to Slurm and returns.
 	Executor string
 	Detach   bool
+	// GPUsGiven says --gpus was given on the command line (it does not
+	// apply to --executor slurm).
+	GPUsGiven bool
 }
+
+// runFormats are run's -o/--format values.
+var runFormats = formats(reports.FormatAuto, "table", "tsv", "md", "csv", "json")
 
 // Executors (config key `executor`, flag --executor).
 const (
@@ -87,41 +111,19 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
   trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if opts.Group == "" {
-				return flagErrorf("--group is required")
-			}
-			if err := checkNames("--group", opts.Group); err != nil {
-				return err
-			}
-			if err := checkNames("--only", opts.Only...); err != nil {
-				return err
-			}
-			if err := checkFormatFlag(cmd); err != nil {
-				return err
-			}
-			if err := checkFileKind("junit", opts.JUnit, "xml"); err != nil {
-				return err
-			}
-			opts.Out = f.Config.Out
-			opts.GPUs = f.Config.GPUs
-			opts.Executor = f.Config.Executor
+			opts.complete(f)
 			if opts.Executor == executorSlurm && f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
 				opts.Out = f.Config.Slurm.Out
 			}
-			if opts.Detach && opts.Executor != executorSlurm {
-				return flagErrorf("--detach needs --executor slurm")
+			opts.GPUsGiven = cmd.Flags().Changed("gpus")
+			if err := opts.Validate(); err != nil {
+				return err
 			}
-			if opts.Executor == executorSlurm && cmd.Flags().Changed("gpus") {
-				return flagErrorf("--gpus does not apply to --executor slurm: each task uses the GPUs Slurm allocates it (slurm.gpu_request)")
-			}
-			if !f.Config.AllowNonLoopback && !qual.IsLoopback(opts.Host) {
-				return flagErrorf("--host %s is not a loopback address: the servers would be reachable from the network; "+
-					"pass --allow-non-loopback to allow it", opts.Host)
-			}
+			f.Interrupts.SetNotice(opts.notice())
 			if runF != nil {
 				return runF(opts)
 			}
-			return runAndReport(cmd, f, opts)
+			return runQualify(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -133,7 +135,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
 	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
-	addFormatFlag(cmd, &opts.Format, reports.FormatAuto, "table", "tsv", "md", "csv", "json")
+	addFormatFlag(cmd, &opts.Format, runFormats)
 	addFileFlag(cmd, &opts.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)
@@ -150,16 +152,61 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	return cmd
 }
 
-// runAndReport is the run verb: the group's pipeline (runGroup), then its
-// table on stdout, the JUnit file, and the exit status from the rows.
-func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
-	ctx := cmd.Context()
-	if opts.Executor == executorSlurm {
-		f.Interrupts.SetNotice(noticeSlurm)
-	} else {
-		f.Interrupts.SetNotice(noticeChildren)
+// complete fills what the run needs of this process and the resolved
+// configuration (f.Config, set by the root's PersistentPreRunE): the
+// verb's wiring and `ci --smoke` both run through it.
+func (o *runOptions) complete(f *factory) {
+	o.IO, o.Runner, o.Now, o.Getenv = f.IO, f.Runner, f.Now, f.Getenv
+	o.Version, o.Commit, o.Config = f.Version, f.Commit, f.Config
+	o.Publish = publicOptions(f.Config, f.Getenv, nil)
+	o.Out, o.GPUs, o.Executor = f.Config.Out, f.Config.GPUs, f.Config.Executor
+}
+
+// Validate checks the flags and the configuration together: a group and
+// valid names, the format and --junit's file, --detach and --gpus against
+// the executor, --host against --allow-non-loopback.
+func (o *runOptions) Validate() error {
+	if o.Group == "" {
+		return flagErrorf("--group is required")
 	}
-	out, err := runGroup(ctx, f, opts)
+	if err := checkNames("--group", o.Group); err != nil {
+		return err
+	}
+	if err := checkNames("--only", o.Only...); err != nil {
+		return err
+	}
+	if err := runFormats.check(o.Format); err != nil {
+		return err
+	}
+	if err := checkFileKind("junit", o.JUnit, "xml"); err != nil {
+		return err
+	}
+	if o.Detach && o.Executor != executorSlurm {
+		return flagErrorf("--detach needs --executor slurm")
+	}
+	if o.Executor == executorSlurm && o.GPUsGiven {
+		return flagErrorf("--gpus does not apply to --executor slurm: each task uses the GPUs Slurm allocates it (slurm.gpu_request)")
+	}
+	if !o.Config.AllowNonLoopback && !qual.IsLoopback(o.Host) {
+		return flagErrorf("--host %s is not a loopback address: the servers would be reachable from the network; "+
+			"pass --allow-non-loopback to allow it", o.Host)
+	}
+	return nil
+}
+
+// notice is the line the first signal prints while this run's children
+// (servers and AIPerf, or Slurm tasks) run.
+func (o *runOptions) notice() string {
+	if o.Executor == executorSlurm {
+		return noticeSlurm
+	}
+	return noticeChildren
+}
+
+// runQualify is the run verb: the group's pipeline (runGroup), then its
+// table on stdout, the JUnit file, and the exit status from the rows.
+func runQualify(ctx context.Context, opts *runOptions) error {
+	out, err := runGroup(ctx, opts)
 	if opts.Detach && err == nil {
 		return nil
 	}
@@ -167,8 +214,8 @@ func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 	if out != nil {
 		var lerr error
 		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
-			rep.Publish = publicOptions(f, nil)
-			if rerr := reports.Render(f.IO.Out, rep, reports.Resolve(opts.Format, f.IO.OutTTY)); rerr != nil {
+			rep.Publish = opts.Publish
+			if rerr := reports.Render(opts.IO.Out, rep, reports.Resolve(opts.Format, opts.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
 		} else if err == nil {
@@ -176,7 +223,7 @@ func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 		}
 	}
 	if opts.JUnit != "" {
-		if jerr := writeRunJUnit(f, opts, rep, err); jerr != nil && err == nil {
+		if jerr := writeRunJUnit(opts, rep, err); jerr != nil && err == nil {
 			err = jerr
 		}
 	}
@@ -189,7 +236,7 @@ func runAndReport(cmd *cobra.Command, f *factory, opts *runOptions) error {
 // writeRunJUnit writes --junit: the group report's rows, one test case per
 // profile; when the run could not produce rows (no AIPerf, a bad group...)
 // a single error case carrying runErr, so the CI system still shows why.
-func writeRunJUnit(f *factory, opts *runOptions, rep *reports.GroupReport, runErr error) error {
+func writeRunJUnit(opts *runOptions, rep *reports.GroupReport, runErr error) error {
 	var b bytes.Buffer
 	if rep != nil {
 		if err := rep.JUnit(&b); err != nil {
@@ -210,95 +257,109 @@ func writeRunJUnit(f *factory, opts *runOptions, rep *reports.GroupReport, runEr
 	if err := writeReport(opts.JUnit, b.Bytes()); err != nil {
 		return err
 	}
-	fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: wrote JUnit report %s\n", opts.JUnit)
+	fmt.Fprintf(opts.IO.ErrOut, "trtmc-qual: wrote JUnit report %s\n", opts.JUnit)
 	return nil
 }
 
 // runGroup runs the pipeline over one group with the resolved
 // configuration, through the configured executor.
-func runGroup(ctx context.Context, f *factory, opts *runOptions) (*qual.Outcome, error) {
-	inv, fams, err := f.loadInventory(nil)
+func runGroup(ctx context.Context, opts *runOptions) (*qual.Outcome, error) {
+	c := opts.Config
+	inv, fams, err := loadInventory(c.Inventory, c.Families)
 	if err != nil {
 		return nil, err
 	}
-	probe := qual.NvidiaSMI{Runner: f.Runner}
-	gpus := opts.GPUs
-	if gpus == slurm.GPUSelectionSlurm {
-		sel, note, err := slurm.GPUSelection(ctx, probe, f.Getenv)
-		if err != nil {
-			return nil, &qual.SetupError{Err: err}
-		}
-		if note != "" {
-			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: --gpus slurm: %s\n", note)
-		}
-		gpus = sel
+	probe := qual.NvidiaSMI{Runner: opts.Runner}
+	gpus, err := runGPUs(ctx, opts, probe)
+	if err != nil {
+		return nil, err
 	}
 	var pool *qual.Pool
 	if opts.Executor != executorSlurm { // Slurm tasks use the GPUs Slurm allocates them (--gpus slurm)
 		if pool, err = qual.NewPool(ctx, probe, gpus); err != nil {
-			if src := f.Config.Source("gpus"); src != "gpus" {
+			if src := c.Source("gpus"); src != "gpus" {
 				err = fmt.Errorf("%s %w", src, err) // where the selection came from
 			}
 			return nil, err
 		}
 	}
-	secrets := []string{}
-	for _, name := range f.Config.Secrets {
-		if v := f.Getenv(name); v != "" {
-			secrets = append(secrets, v)
-			if len(v) < shortSecret {
-				fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: warning: secret %s is only %d characters long; it is redacted everywhere, "+
-					"which can also mask unrelated text of the evidence that happens to equal it\n", name, len(v))
-			}
-		}
-	}
+	secrets := runSecrets(opts)
 	self, err := os.Executable()
 	if err != nil {
 		return nil, fmt.Errorf("locate the trtmc-qual executable for {self}: %w", err)
 	}
 	// Stage lines and the progress display share stderr through one
 	// writer, so they never glue to each other.
-	prog := qual.NewProgress(f.IO.ErrOut, f.IO.ErrTTY, f.Now)
+	prog := qual.NewProgress(opts.IO.ErrOut, opts.IO.ErrTTY, opts.Now)
 	defer prog.Close()
 	qopts := qual.Options{
 		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
-		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: f.Config.BinDir, Self: self,
-		AIPerf: qual.AIPerfOptions{Bin: f.Config.AIPerf, Version: f.Config.AIPerfVersion,
-			AllowMismatch: f.Config.AllowMismatch, Tokenizer: f.Config.Tokenizer},
-		Hardware: qual.HardwareOptions{Pool: pool, AllowMismatch: f.Config.AllowHardwareMismatch, Probe: probe},
-		Security: qual.SecurityOptions{Host: opts.Host, AllowNonLoopback: f.Config.AllowNonLoopback, Secrets: secrets,
-			SecretEnv: f.Config.Secrets, ServeToken: f.Getenv(qual.ServeTokenEnv)},
-		Provenance: qual.ProvenanceOptions{HarnessVersion: f.Version, HarnessCommit: f.Commit,
-			Slurm: slurm.TaskFromEnv(f.Getenv), Command: reproCommand(f, opts), Roots: runRoots(f, opts)},
-		Publish: publicOptions(f, nil),
-		Resume:  opts.Resume, Runner: f.Runner, Log: prog, Progress: prog, Now: f.Now,
+		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: c.BinDir, Self: self,
+		AIPerf: qual.AIPerfOptions{Bin: c.AIPerf, Version: c.AIPerfVersion,
+			AllowMismatch: c.AllowMismatch, Tokenizer: c.Tokenizer},
+		Hardware: qual.HardwareOptions{Pool: pool, AllowMismatch: c.AllowHardwareMismatch, Probe: probe},
+		Security: qual.SecurityOptions{Host: opts.Host, AllowNonLoopback: c.AllowNonLoopback, Secrets: secrets,
+			SecretEnv: c.Secrets, ServeToken: opts.Getenv(qual.ServeTokenEnv)},
+		Provenance: qual.ProvenanceOptions{HarnessVersion: opts.Version, HarnessCommit: opts.Commit,
+			Slurm: slurm.TaskFromEnv(opts.Getenv), Command: reproCommand(opts), Roots: runRoots(opts)},
+		Publish: opts.Publish,
+		Resume:  opts.Resume, Runner: opts.Runner, Log: prog, Progress: prog, Now: opts.Now,
 	}
 	if opts.Executor != executorSlurm {
 		return qual.Local{}.Run(ctx, qopts)
 	}
-	ex, err := slurmExecutor(f, opts)
+	ex, err := slurmExecutor(opts)
 	if err != nil {
 		return nil, err
 	}
 	out, err := ex.Run(ctx, qopts)
 	if err == nil && opts.Detach {
 		for _, id := range ex.JobIDs {
-			fmt.Fprintln(f.IO.Out, id)
+			fmt.Fprintln(opts.IO.Out, id)
 		}
 	}
 	return out, err
+}
+
+// runGPUs is the GPU selection: --gpus slurm is the GPUs Slurm allocated
+// this task.
+func runGPUs(ctx context.Context, opts *runOptions, probe qual.NvidiaSMI) (string, error) {
+	if opts.GPUs != slurm.GPUSelectionSlurm {
+		return opts.GPUs, nil
+	}
+	sel, note, err := slurm.GPUSelection(ctx, probe, opts.Getenv)
+	if err != nil {
+		return "", &qual.SetupError{Err: err}
+	}
+	if note != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "trtmc-qual: --gpus slurm: %s\n", note)
+	}
+	return sel, nil
+}
+
+// runSecrets are the values of the configured secret variables, which
+// never reach the evidence; a short one is warned about.
+func runSecrets(opts *runOptions) []string {
+	secrets := []string{}
+	for _, name := range opts.Config.Secrets {
+		if v := opts.Getenv(name); v != "" {
+			secrets = append(secrets, v)
+			if len(v) < shortSecret {
+				fmt.Fprintf(opts.IO.ErrOut, "trtmc-qual: warning: secret %s is only %d characters long; it is redacted everywhere, "+
+					"which can also mask unrelated text of the evidence that happens to equal it\n", name, len(v))
+			}
+		}
+	}
+	return secrets
 }
 
 // slurmExecutor builds the Slurm executor from the configuration: each
 // task runs this trtmc-qual (or slurm.trtmc_qual) with the configuration
 // resolved here passed as explicit flags and absolute paths, so every node
 // runs exactly what this driver would run locally.
-func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
-	c := f.Config
-	sc := slurm.Config{Partition: c.Slurm.Partition, Account: c.Slurm.Account, TimeLimit: c.Slurm.TimeLimit,
-		SbatchArgs: c.Slurm.SbatchArgs, Constraints: c.Slurm.Constraints, GPURequest: c.Slurm.GPURequest,
-		CPUsPerTask: c.Slurm.CPUsPerTask, MaxParallel: c.Slurm.MaxParallel, PollInterval: c.Slurm.PollInterval,
-		CommandsDir: c.Slurm.CommandsDir}
+func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
+	c := opts.Config
+	sc := c.Slurm.Config
 	if err := sc.Validate(); err != nil {
 		return nil, &configError{err}
 	}
@@ -316,13 +377,13 @@ func slurmExecutor(f *factory, opts *runOptions) (*slurm.Executor, error) {
 	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out), "--executor", executorLocal,
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
 	argv = append(argv, shapingRunFlags(c)...)
-	return &slurm.Executor{Config: sc, Runner: f.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
+	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
 }
 
 // runRoots are the named roots a run records in every row
 // (provenance.roots): its evidence root and this host's roots.
-func runRoots(f *factory, opts *runOptions) []reports.Root {
-	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(f)...)
+func runRoots(opts *runOptions) []reports.Root {
+	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(opts.Config, opts.Getenv)...)
 }
 
 // shortSecret is the length under which a secret's redaction is likely to
@@ -336,12 +397,14 @@ const (
 )
 
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
-// OUT/ci-smoke, passed only when every row qualifies.
+// OUT/ci-smoke, passed only when every row qualifies. It reads f.Config
+// when called, after the root resolved it.
 func smokeRun(f *factory) SmokeFunc {
 	return func(ctx context.Context, group string) (bool, string, error) {
-		opts := &runOptions{Group: group, Out: filepath.Join(f.Config.Out, "ci-smoke"), GPUs: f.Config.GPUs, Host: "127.0.0.1",
-			Executor: executorLocal}
-		out, err := runGroup(ctx, f, opts)
+		opts := &runOptions{Group: group, Host: "127.0.0.1"}
+		opts.complete(f)
+		opts.Out, opts.Executor = filepath.Join(f.Config.Out, "ci-smoke"), executorLocal
+		out, err := runGroup(ctx, opts)
 		if err != nil {
 			return false, "", err
 		}
@@ -383,8 +446,8 @@ func runVerdictError(results []*reports.Result) error {
 // TRTMC_QUAL_* setting that shaped it, resolved (the config file is named
 // too; what it set is in it), shell-quoted so that pasting it runs exactly
 // this. Secret values are redacted by the caller's redactor.
-func reproCommand(f *factory, opts *runOptions) string {
-	argv := append([]string{"trtmc-qual"}, shapingFlags(f.Config)...)
+func reproCommand(opts *runOptions) string {
+	argv := append([]string{"trtmc-qual"}, shapingFlags(opts.Config)...)
 	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
 	if opts.GPUs != "" {
 		argv = append(argv, "--gpus", opts.GPUs)
@@ -392,17 +455,17 @@ func reproCommand(f *factory, opts *runOptions) string {
 	if opts.Host != "" && opts.Host != "127.0.0.1" {
 		argv = append(argv, "--host", opts.Host)
 	}
-	argv = append(argv, shapingRunFlags(f.Config)...)
+	argv = append(argv, shapingRunFlags(opts.Config)...)
 	cmd := evidence.ShellJoin(argv)
 	// The environment that shaped the children beside the flags above
 	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
 	// never written: the command takes it from the caller's environment.
 	var env []string
 	for _, name := range reproEnv {
-		v := f.Getenv(name)
+		v := opts.Getenv(name)
 		switch {
 		case v == "":
-		case slices.Contains(f.Config.Secrets, name):
+		case slices.Contains(opts.Config.Secrets, name):
 			env = append(env, name+`="$`+name+`"`)
 		default:
 			env = append(env, name+"="+evidence.ShellQuote(v))

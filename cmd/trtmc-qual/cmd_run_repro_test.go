@@ -13,14 +13,12 @@ import (
 // run is in its reproduce command, paths absolute, quoted so that a shell
 // gives back exactly these words; a secret is referenced, never written.
 func TestReproCommandCarriesEverything(t *testing.T) {
-	io, _, _ := testIO()
-	f := newFactory(io, nil)
 	env := map[string]string{"TRTMC_SERVE_TOKEN": "hunter2", "TRTMC_REFSERVER_FAULT": "slow-ms=5; rm -rf /"}
-	f.Getenv = func(k string) string { return env[k] }
-	f.Config = &Config{File: "/etc/q.yaml", Inventory: []string{"/inv/a.yaml", "/inv/b b.yaml"}, Families: "/f/families.yaml",
+	cfg := &Config{File: "/etc/q.yaml", Inventory: []string{"/inv/a.yaml", "/inv/b b.yaml"}, Families: "/f/families.yaml",
 		AIPerf: "/venv/bin/aiperf", AIPerfVersion: "0.14.0", AllowMismatch: true, Tokenizer: "/tok", BinDir: "/bin dir",
 		AllowNonLoopback: true, AllowHardwareMismatch: true, Secrets: []string{"TRTMC_SERVE_TOKEN"}}
-	cmd := reproCommand(f, &runOptions{Group: "vlm", Out: "/out/it's here", GPUs: "0,1", Host: "0.0.0.0"})
+	cmd := reproCommand(&runOptions{Config: cfg, Getenv: func(k string) string { return env[k] },
+		Group: "vlm", Out: "/out/it's here", GPUs: "0,1", Host: "0.0.0.0"})
 	assert.NotContains(t, cmd, "hunter2")
 	// What a shell makes of it (echoing each word instead of running it).
 	sh := exec.Command("bash", "-c", `args() { printf '%s\n' "$@"; }; `+strings.Replace(cmd, "trtmc-qual", "env | grep -E '^TRTMC_(SERVE_TOKEN|REFSERVER_FAULT)=' | sort; args", 1))

@@ -2,7 +2,10 @@ package main
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -100,4 +103,77 @@ func TestRunFlagMistakesAreUsageErrors(t *testing.T) {
 	got, code, errOut := runWithF(t, nil, "run", "-g", "vlm", "--host", "0.0.0.0", "--allow-non-loopback")
 	require.Equal(t, exitOK, code, errOut)
 	assert.Equal(t, "0.0.0.0", got.Host)
+}
+
+// TestRunValidate: run's checks of its flags together, on the options
+// alone (no cobra): each mistake is a usage error naming the flag.
+func TestRunValidate(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		edit func(*runOptions)
+		want string // "" = valid
+	}{
+		{"valid", func(*runOptions) {}, ""},
+		{"no group", func(o *runOptions) { o.Group = "" }, "--group is required"},
+		{"bad only name", func(o *runOptions) { o.Only = []string{"a", "../b"} }, "--only"},
+		{"unknown format", func(o *runOptions) { o.Format = "yaml" }, `--format: invalid format "yaml"`},
+		{"junit not xml", func(o *runOptions) { o.JUnit = "r.md" }, "--junit r.md: this flag writes xml"},
+		{"detach locally", func(o *runOptions) { o.Detach = true }, "--detach needs --executor slurm"},
+		{"detach to slurm", func(o *runOptions) { o.Detach, o.Executor = true, executorSlurm }, ""},
+		{"--gpus with slurm", func(o *runOptions) { o.Executor, o.GPUsGiven = executorSlurm, true }, "--gpus does not apply to --executor slurm"},
+		{"configured gpus with slurm", func(o *runOptions) { o.Executor, o.GPUs = executorSlurm, "0,1" }, ""},
+		{"routable host", func(o *runOptions) { o.Host = "0.0.0.0" }, "--host 0.0.0.0 is not a loopback address"},
+		{"routable host allowed", func(o *runOptions) { o.Host, o.Config.AllowNonLoopback = "0.0.0.0", true }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			o := &runOptions{Config: &Config{}, Group: "vlm", Host: "127.0.0.1", Executor: executorLocal}
+			tt.edit(o)
+			err := o.Validate()
+			if tt.want == "" {
+				assert.NoError(t, err)
+				return
+			}
+			require.Error(t, err)
+			assert.Equal(t, exitUsage, codeFor(err))
+			assert.Contains(t, err.Error(), tt.want)
+		})
+	}
+}
+
+// TestRunQualifyWithoutRows: the logic called directly with options: a
+// run that cannot start (no family configuration) returns its
+// configuration error (exit 2), prints no table, and still writes
+// --junit's single error case naming why.
+func TestRunQualifyWithoutRows(t *testing.T) {
+	io, out, errOut := testIO()
+	path := filepath.Join(t.TempDir(), "ci", "vlm.xml")
+	opts := &runOptions{IO: io, Config: &Config{Inventory: []string{"inv.yaml"}}, Getenv: func(string) string { return "" },
+		Now: time.Now, Group: "vlm", Out: t.TempDir(), Host: "127.0.0.1", Executor: executorLocal, JUnit: path}
+	err := runQualify(context.Background(), opts)
+	require.Error(t, err)
+	assert.Equal(t, exitUsage, codeFor(err))
+	assert.Contains(t, err.Error(), "no family configuration")
+	assert.Empty(t, out.String())
+	assert.Contains(t, errOut.String(), "wrote JUnit report "+path)
+	data, rerr := os.ReadFile(path)
+	require.NoError(t, rerr)
+	assert.Contains(t, string(data), `type="exit-2"`)
+	assert.Contains(t, string(data), "no family configuration")
+}
+
+// TestRunSetsTheNotice: the wiring tells the signal handler what the
+// first Ctrl-C stops (servers and AIPerf, or the Slurm tasks) before the
+// run starts.
+func TestRunSetsTheNotice(t *testing.T) {
+	for executor, want := range map[string]string{executorLocal: noticeChildren, executorSlurm: noticeSlurm} {
+		io, _, errOut := testIO()
+		f := newFactory(io, newInterrupts(io.ErrOut))
+		f.Getenv = func(string) string { return "" }
+		root := newRootCmd(f)
+		root.RemoveCommand(mustFind(t, root.Commands(), "run"))
+		root.AddCommand(newRunCmd(f, func(*runOptions) error { return nil }))
+		code := executeTree(context.Background(), f, root, []string{"run", "-g", "vlm", "--executor", executor})
+		require.Equal(t, exitOK, code, errOut.String())
+		assert.Equal(t, want, f.Interrupts.notice, executor)
+	}
 }

@@ -1,25 +1,40 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 type statusOptions struct {
 	IO     *IOStreams
+	Runner proc.Runner
+	Now    func() time.Time
 	Out    string
 	Groups []string
 	Wait   bool
 	Format string
+	// CommandsDir and Poll are the configuration's slurm.commands_dir and
+	// slurm.poll_interval.
+	CommandsDir string
+	Poll        time.Duration
 }
+
+// statusFormats are status's -o/--format values.
+var statusFormats = formats("table", "table", "json")
+
+// Validate checks the format.
+func (o *statusOptions) Validate() error { return statusFormats.check(o.Format) }
 
 func newStatusCmd(f *factory, runF func(*statusOptions) error) *cobra.Command {
 	opts := &statusOptions{IO: f.IO}
@@ -47,24 +62,26 @@ interrupted.`,
   trtmc-qual status --out /lustre/qual/out --group vlm --wait && trtmc-qual report --from /lustre/qual/out --group vlm`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if err := checkFormatFlag(cmd); err != nil {
+			if err := opts.Validate(); err != nil {
 				return err
 			}
 			opts.Out = f.Config.Out
 			if f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
 				opts.Out = f.Config.Slurm.Out
 			}
+			opts.Runner, opts.Now = f.Runner, f.Now
+			opts.CommandsDir, opts.Poll = f.Config.Slurm.CommandsDir, f.Config.Slurm.PollInterval
 			if runF != nil {
 				return runF(opts)
 			}
-			return runStatus(cmd, f, opts)
+			return runStatus(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
 	fl.String("out", "out", "evidence root of the submission (default: slurm.out, else out)")
 	fl.StringSliceVarP(&opts.Groups, "group", "g", nil, "only these groups (default: every group submitted into --out)")
 	fl.BoolVar(&opts.Wait, "wait", false, "follow the tasks until every one has ended")
-	addFormatFlag(cmd, &opts.Format, "table", "table", "json")
+	addFormatFlag(cmd, &opts.Format, statusFormats)
 	_ = cmd.MarkFlagDirname("out")
 	return cmd
 }
@@ -82,8 +99,7 @@ type statusRow struct {
 	Verdict  string `json:"verdict,omitempty"`
 }
 
-func runStatus(cmd *cobra.Command, f *factory, opts *statusOptions) error {
-	ctx := cmd.Context()
+func runStatus(ctx context.Context, opts *statusOptions) error {
 	groups := opts.Groups
 	if len(groups) == 0 {
 		var err error
@@ -99,8 +115,8 @@ func runStatus(cmd *cobra.Command, f *factory, opts *statusOptions) error {
 	done := true
 	var firstErr error
 	for _, g := range groups {
-		gs, err := slurm.Status(ctx, slurm.StatusOptions{Runner: f.Runner, CommandsDir: f.Config.Slurm.CommandsDir,
-			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: f.Config.Slurm.PollInterval, Log: f.IO.ErrOut, Now: f.Now,
+		gs, err := slurm.Status(ctx, slurm.StatusOptions{Runner: opts.Runner, CommandsDir: opts.CommandsDir,
+			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: opts.Poll, Log: opts.IO.ErrOut, Now: opts.Now,
 			RowExits: rowExitStatuses()})
 		if errors.Is(err, slurm.ErrNoRecord) {
 			return withCode(exitUsage, err)
@@ -126,14 +142,14 @@ func runStatus(cmd *cobra.Command, f *factory, opts *statusOptions) error {
 			rows = append(rows, r)
 		}
 	}
-	if err := printStatus(f.IO, rows, opts.Format); err != nil {
+	if err := printStatus(opts.IO, rows, opts.Format); err != nil {
 		return err
 	}
 	if firstErr != nil {
 		return firstErr
 	}
 	if !done {
-		fmt.Fprintln(f.IO.ErrOut, "status: tasks are still queued or running; --wait follows them to their end")
+		fmt.Fprintln(opts.IO.ErrOut, "status: tasks are still queued or running; --wait follows them to their end")
 		return nil
 	}
 	return runVerdictError(results)

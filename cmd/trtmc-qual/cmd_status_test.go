@@ -51,9 +51,9 @@ slurm:
 	}
 	c := resolve(nil, "--config", cfgFile)
 	assert.Equal(t, executorSlurm, c.Executor)
-	assert.Equal(t, SlurmConfig{Partition: "gb300", Account: "qual", TimeLimit: 90 * time.Minute,
+	assert.Equal(t, SlurmConfig{Config: slurm.Config{Partition: "gb300", Account: "qual", TimeLimit: 90 * time.Minute,
 		SbatchArgs: []string{"--qos=high", "--mem=0"}, Constraints: map[string]string{"gb300": "gb300", "h200": "h200-sxm"},
-		GPURequest: "gpus-per-task", CPUsPerTask: 16, MaxParallel: 4, PollInterval: 30 * time.Second,
+		GPURequest: "gpus-per-task", CPUsPerTask: 16, MaxParallel: 4, PollInterval: 30 * time.Second},
 		Out: "/lustre/qual/out", TrtmcQual: filepath.Join(dir, "bin", "trtmc-qual")}, c.Slurm)
 
 	c = resolve(map[string]string{"TRTMC_QUAL_SLURM_PARTITION": "h200", "TRTMC_QUAL_SLURM_SBATCH_ARGS": "--qos=low"}, "--config", cfgFile)
@@ -95,12 +95,10 @@ func TestRunDetachNeedsSlurm(t *testing.T) {
 func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 	wd, err := os.Getwd()
 	require.NoError(t, err)
-	io, _, _ := testIO()
-	f := newFactory(io, nil)
-	f.Config = &Config{File: "conf.yaml", Inventory: []string{"a.yaml", "/abs/b.yaml"}, Families: "fam.yaml",
+	cfg := &Config{File: "conf.yaml", Inventory: []string{"a.yaml", "/abs/b.yaml"}, Families: "fam.yaml",
 		AIPerf: ".venv/bin/aiperf", AIPerfVersion: "0.13.0", Tokenizer: "tok", BinDir: "bin", AllowMismatch: true,
-		Slurm: SlurmConfig{TrtmcQual: "/shared/trtmc-qual", Partition: "p", PollInterval: 2 * time.Second}}
-	ex, err := slurmExecutor(f, &runOptions{Group: "vlm", Out: "out", Host: "127.0.0.1"})
+		Slurm: SlurmConfig{TrtmcQual: "/shared/trtmc-qual", Config: slurm.Config{Partition: "p", PollInterval: 2 * time.Second}}}
+	ex, err := slurmExecutor(&runOptions{Config: cfg, Group: "vlm", Out: "out", Host: "127.0.0.1"})
 	require.NoError(t, err)
 	abs := func(p string) string { return filepath.Join(wd, p) }
 	assert.Equal(t, []string{"/shared/trtmc-qual", "--config", abs("conf.yaml"),
@@ -109,13 +107,13 @@ func TestSlurmTaskCommandCarriesTheResolvedConfiguration(t *testing.T) {
 		"run", "--group", "vlm", "--out", abs("out"), "--executor", "local", "--gpus", "slurm", "--host", "127.0.0.1", "--format", "tsv"}, ex.Task)
 	assert.Equal(t, "p", ex.Config.Partition)
 
-	f.Config.AIPerf = "aiperf"
-	ex, err = slurmExecutor(f, &runOptions{Group: "vlm", Out: "/o", Host: "127.0.0.1"})
+	cfg.AIPerf = "aiperf"
+	ex, err = slurmExecutor(&runOptions{Config: cfg, Group: "vlm", Out: "/o", Host: "127.0.0.1"})
 	require.NoError(t, err)
 	assert.Equal(t, "aiperf", ex.Task[slices.Index(ex.Task, "--aiperf")+1], "a bare name stays a PATH lookup on the node")
 
-	f.Config.Slurm.GPURequest = "all"
-	_, err = slurmExecutor(f, &runOptions{Group: "vlm", Out: "/o"})
+	cfg.Slurm.GPURequest = "all"
+	_, err = slurmExecutor(&runOptions{Config: cfg, Group: "vlm", Out: "/o"})
 	assert.ErrorContains(t, err, "slurm.gpu_request")
 	assert.Equal(t, exitUsage, codeFor(err))
 }
@@ -223,4 +221,40 @@ func writeTestRecord(t *testing.T, out string) {
 	dir := filepath.Join(out, ".slurm", "vlm")
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "job.json"), data, 0o644))
+}
+
+// TestStatusOptions: the flags and the slurm: block reach the options
+// (runF), and the logic runs on options alone (no cobra): an evidence root
+// without a submission is a usage error.
+func TestStatusOptions(t *testing.T) {
+	dir := t.TempDir()
+	cfgFile := filepath.Join(dir, "conf.yaml")
+	require.NoError(t, os.WriteFile(cfgFile, []byte("slurm:\n  out: /lustre/out\n  poll_interval: 3s\n  commands_dir: /opt/slurm/bin\n"), 0o644))
+	capture := func(args ...string) *statusOptions {
+		t.Helper()
+		io, _, _ := testIO()
+		f := newFactory(io, nil)
+		f.Getenv = func(string) string { return "" }
+		root := newRootCmd(f)
+		root.RemoveCommand(mustFind(t, root.Commands(), "status"))
+		var got *statusOptions
+		root.AddCommand(newStatusCmd(f, func(o *statusOptions) error { got = o; return nil }))
+		require.Equal(t, exitOK, executeTree(context.Background(), f, root, append([]string{"status", "--config", cfgFile}, args...)))
+		return got
+	}
+	got := capture("-g", "vlm,detection", "--wait", "-o", "json")
+	assert.Equal(t, "/lustre/out", got.Out, "slurm.out when --out is not given")
+	assert.Equal(t, []string{"vlm", "detection"}, got.Groups)
+	assert.True(t, got.Wait)
+	assert.Equal(t, "json", got.Format)
+	assert.Equal(t, "/opt/slurm/bin", got.CommandsDir)
+	assert.Equal(t, 3*time.Second, got.Poll)
+	assert.Equal(t, "here", capture("--out", "here").Out, "--out beats slurm.out")
+
+	err := (&statusOptions{Format: "md"}).Validate()
+	assert.Equal(t, exitUsage, codeFor(err))
+	io, _, _ := testIO()
+	err = runStatus(context.Background(), &statusOptions{IO: io, Out: dir, Format: "table"})
+	assert.Equal(t, exitUsage, codeFor(err))
+	assert.ErrorContains(t, err, "no Slurm submission recorded under "+dir)
 }

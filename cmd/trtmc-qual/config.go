@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -60,26 +59,16 @@ type Config struct {
 	Slurm SlurmConfig `mapstructure:"slurm"`
 }
 
-// SlurmConfig is the `slurm:` block of the config file (docs/slurm.md).
+// SlurmConfig is the `slurm:` block of the config file (docs/slurm.md):
+// the executor's own settings, resolved straight into slurm.Config (its
+// mapstructure tags are the block's keys), and the two that only this
+// wiring uses.
 type SlurmConfig struct {
-	Partition string `mapstructure:"partition"`
-	Account   string `mapstructure:"account"`
-	// TimeLimit overrides every task's time limit ("" or 0: from each
-	// profile's family timeouts).
-	TimeLimit   time.Duration     `mapstructure:"time_limit"`
-	SbatchArgs  []string          `mapstructure:"sbatch_args"`
-	Constraints map[string]string `mapstructure:"constraints"`
-	GPURequest  string            `mapstructure:"gpu_request"`
-	CPUsPerTask int               `mapstructure:"cpus_per_task"`
-	MaxParallel int               `mapstructure:"max_parallel"`
-	// PollInterval is how often the driver polls slurmctld.
-	PollInterval time.Duration `mapstructure:"poll_interval"`
+	slurm.Config `mapstructure:",squash"`
 	// Out is the shared evidence root the tasks write into (default: out).
 	Out string `mapstructure:"out"`
 	// TrtmcQual is the trtmc-qual binary the nodes run (default: this one).
 	TrtmcQual string `mapstructure:"trtmc_qual"`
-	// CommandsDir holds sbatch, scontrol and scancel (default: PATH).
-	CommandsDir string `mapstructure:"commands_dir"`
 }
 
 // configDefaults are the values used when nothing else sets a key.
@@ -137,104 +126,170 @@ func isMapEntry(key string) bool {
 	return false
 }
 
-// loadConfig resolves the configuration for the command being run. getenv
-// is injected so tests can control the environment.
+// loadConfig resolves the configuration for the command being run, in
+// named steps from the lowest precedence up: defaults, the flags bound,
+// the environment, the config file, then the typed Config with where each
+// value came from. getenv is injected so tests can control the
+// environment.
 func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error) {
-	v := viper.New()
+	r := &configResolver{cmd: cmd, getenv: getenv, v: viper.New(), envSet: map[string]bool{}, fileKeys: map[string]bool{}}
 	for k, d := range configDefaults {
-		v.SetDefault(k, d)
+		r.v.SetDefault(k, d)
 	}
-	// Flags of the verb and inherited persistent flags, bound under snake_case keys.
-	bind := func(fs *pflag.FlagSet) error {
+	if err := r.bindFlags(); err != nil {
+		return nil, err
+	}
+	r.applyEnv()
+	r.findFile()
+	if err := r.applyFile(); err != nil {
+		return nil, err
+	}
+	return r.decode()
+}
+
+// configResolver is one resolution of loadConfig: the viper instance it
+// fills and what each source set.
+type configResolver struct {
+	cmd    *cobra.Command
+	getenv func(string) string
+	v      *viper.Viper
+	// envSet and fileKeys are the keys the environment and the file set.
+	envSet, fileKeys map[string]bool
+	// file is the config file to read ("" none); explicit when --config or
+	// TRTMC_QUAL_CONFIG named it (then it must exist).
+	file     string
+	explicit bool
+}
+
+// bindFlags binds the verb's flags and the inherited persistent flags
+// under their snake_case keys.
+func (r *configResolver) bindFlags() error {
+	for _, fs := range []*pflag.FlagSet{r.cmd.Flags(), r.cmd.InheritedFlags()} {
 		var err error
 		fs.VisitAll(func(f *pflag.Flag) {
 			if f.Name == "config" || f.Name == "help" {
 				return
 			}
-			if e := v.BindPFlag(flagKey(f.Name), f); e != nil && err == nil {
+			if e := r.v.BindPFlag(flagKey(f.Name), f); e != nil && err == nil {
 				err = e
 			}
 		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// applyEnv sets every key whose TRTMC_QUAL_<KEY> variable is set (read
+// through getenv, not os.Getenv), unless its flag was given; a list key
+// takes a comma-separated value.
+func (r *configResolver) applyEnv() {
+	for _, k := range r.v.AllKeys() {
+		val := r.getenv(envName(k))
+		if val == "" {
+			continue
+		}
+		r.envSet[k] = true
+		if flagChanged(r.cmd, k) {
+			continue
+		}
+		if _, isList := configDefaults[k].([]string); isList {
+			r.v.Set(k, strings.Split(val, ","))
+		} else {
+			r.v.Set(k, val)
+		}
+	}
+}
+
+// findFile picks the config file: --config, else TRTMC_QUAL_CONFIG (both
+// explicit), else ./trtmc-qual.yaml when it exists.
+func (r *configResolver) findFile() {
+	if f := r.cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
+		r.file, r.explicit = f.Value.String(), true
+	} else if val := r.getenv(envPrefix + "_CONFIG"); val != "" {
+		r.file, r.explicit = val, true
+	} else if _, err := os.Stat(defaultConfigFile); err == nil {
+		r.file = defaultConfigFile
+	}
+}
+
+// applyFile reads the config file and sets each of its keys that no flag
+// or variable set, checking that every key is known and of its type.
+func (r *configResolver) applyFile() error {
+	if r.file == "" {
+		return nil
+	}
+	fv, err := r.readFile()
+	if err != nil {
 		return err
 	}
-	if err := bind(cmd.Flags()); err != nil {
-		return nil, err
-	}
-	if err := bind(cmd.InheritedFlags()); err != nil {
-		return nil, err
-	}
-	// Environment: TRTMC_QUAL_<KEY>. Read through getenv, not os.Getenv.
-	envSet := map[string]bool{}
-	for _, k := range v.AllKeys() {
-		if val := getenv(envName(k)); val != "" {
-			envSet[k] = true
-			if !flagChanged(cmd, k) {
-				if _, isList := configDefaults[k].([]string); isList {
-					v.Set(k, strings.Split(val, ","))
-				} else {
-					v.Set(k, val)
-				}
-			}
+	for _, k := range fv.AllKeys() {
+		if err := r.applyFileKey(k, fv.Get(k)); err != nil {
+			return err
 		}
 	}
-	// Config file.
-	file, explicit := "", false
-	if f := cmd.Flags().Lookup("config"); f != nil && f.Value.String() != "" {
-		file, explicit = f.Value.String(), true
-	} else if val := getenv(envPrefix + "_CONFIG"); val != "" {
-		file, explicit = val, true
-	} else if _, err := os.Stat(defaultConfigFile); err == nil {
-		file = defaultConfigFile
-	}
-	fileKeys := map[string]bool{}
-	if file != "" {
-		fv := viper.New()
-		fv.SetConfigType("yaml")
-		// Read by the harness, not viper: a regular file under the size
-		// cap, so a FIFO or a device named as the config cannot hang or
-		// exhaust the process.
-		data, err := evidence.ReadFile(cmd.Context(), file, evidence.MaxConfigBytes)
-		switch {
-		case err == nil:
-			if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
-				return nil, &configError{fmt.Errorf("config file %s: %w", file, err)}
-			}
-		case explicit || !errors.Is(err, fs.ErrNotExist):
-			return nil, &configError{fmt.Errorf("config file %s: %s", file, evidence.ReadProblem("the config file", file, err))}
+	return nil
+}
+
+// readFile parses the config file, read by the harness, not viper: a
+// regular file under the size cap, so a FIFO or a device named as the
+// config cannot hang or exhaust the process. A default file that is gone
+// reads as empty.
+func (r *configResolver) readFile() (*viper.Viper, error) {
+	fv := viper.New()
+	fv.SetConfigType("yaml")
+	data, err := evidence.ReadFile(r.cmd.Context(), r.file, evidence.MaxConfigBytes)
+	switch {
+	case err == nil:
+		if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
+			return nil, &configError{fmt.Errorf("config file %s: %w", r.file, err)}
 		}
-		for _, k := range fv.AllKeys() {
-			if _, ok := configDefaults[k]; !ok && !isMapEntry(k) {
-				return nil, &configError{fmt.Errorf("config file %s: unknown key %q", file, k)}
-			}
-			fileKeys[k] = true
-			if err := checkConfigType(k, fv.Get(k)); err != nil {
-				return nil, &configError{fmt.Errorf("config file %s: %w", file, err)}
-			}
-			if !flagChanged(cmd, k) && !envSet[k] {
-				val := fv.Get(k)
-				if pathKeys[k] {
-					dir, err := filepath.Abs(filepath.Dir(file))
-					if err != nil {
-						return nil, err
-					}
-					val = relTo(dir, k, val)
-				}
-				v.Set(k, val)
-			}
-		}
+	case r.explicit || !errors.Is(err, fs.ErrNotExist):
+		return nil, &configError{fmt.Errorf("config file %s: %s", r.file, evidence.ReadProblem("the config file", r.file, err))}
 	}
-	cfg := &Config{File: file, sources: map[string]string{}}
-	if err := v.Unmarshal(cfg); err != nil {
+	return fv, nil
+}
+
+// applyFileKey checks one key of the file and sets it, a path relative to
+// the file's directory, unless a flag or variable set it.
+func (r *configResolver) applyFileKey(k string, val any) error {
+	if _, ok := configDefaults[k]; !ok && !isMapEntry(k) {
+		return &configError{fmt.Errorf("config file %s: unknown key %q", r.file, k)}
+	}
+	r.fileKeys[k] = true
+	if err := checkConfigType(k, val); err != nil {
+		return &configError{fmt.Errorf("config file %s: %w", r.file, err)}
+	}
+	if flagChanged(r.cmd, k) || r.envSet[k] {
+		return nil
+	}
+	if pathKeys[k] {
+		dir, err := filepath.Abs(filepath.Dir(r.file))
+		if err != nil {
+			return err
+		}
+		val = relTo(dir, k, val)
+	}
+	r.v.Set(k, val)
+	return nil
+}
+
+// decode unmarshals the resolved keys into Config, records where each
+// value came from, and checks the words.
+func (r *configResolver) decode() (*Config, error) {
+	cfg := &Config{File: r.file, sources: map[string]string{}}
+	if err := r.v.Unmarshal(cfg); err != nil {
 		return nil, &configError{fmt.Errorf("configuration: %w", err)}
 	}
-	for _, k := range v.AllKeys() {
+	for _, k := range r.v.AllKeys() {
 		switch {
-		case flagChanged(cmd, k):
+		case flagChanged(r.cmd, k):
 			cfg.sources[k] = "--" + strings.ReplaceAll(k, "_", "-")
-		case envSet[k]:
+		case r.envSet[k]:
 			cfg.sources[k] = envName(k)
-		case fileKeys[k]:
-			cfg.sources[k] = fmt.Sprintf("config file %s: %s", file, k)
+		case r.fileKeys[k]:
+			cfg.sources[k] = fmt.Sprintf("config file %s: %s", r.file, k)
 		}
 	}
 	if err := cfg.checkWords(); err != nil {

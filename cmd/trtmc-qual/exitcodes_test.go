@@ -127,11 +127,9 @@ func TestUserMistakesAreNotHarnessErrors(t *testing.T) {
 // invocation whatever --out and --config hold (control and bidi
 // characters included, through $'...'), and runs nothing else.
 func TestReproCommandCarriesPathsVerbatim(t *testing.T) {
-	f := newFactory(&IOStreams{}, nil)
-	f.Getenv = func(string) string { return "" }
-	f.Config = &Config{File: "/conf dir/$(touch PWNED).yaml", AIPerf: "aiperf", AIPerfVersion: "0.13.0"}
+	cfg := &Config{File: "/conf dir/$(touch PWNED).yaml", AIPerf: "aiperf", AIPerfVersion: "0.13.0"}
 	out := "/tmp/out/`touch PWNED`; x\u202e"
-	line := reproCommand(f, &runOptions{Group: "vlm", Out: out, GPUs: "0,1"})
+	line := reproCommand(&runOptions{Config: cfg, Getenv: func(string) string { return "" }, Group: "vlm", Out: out, GPUs: "0,1"})
 	assert.NotContains(t, line, "\n")
 	assert.NotContains(t, line, "\u202e", "no raw bidi character in the printed command")
 	dir := t.TempDir()

@@ -16,8 +16,20 @@ import (
 // and the rule for file flags. Verbs call these instead of declaring their
 // own, so one name never means two things.
 
-// annotFormats is the flag annotation that lists a format flag's values.
-const annotFormats = "trtmc-qual/formats"
+// formatSpec is a verb's -o/--format: its default and the values it
+// accepts. Each verb declares one (runFormats, reportFormats, ...), which
+// both its flag (addFormatFlag) and its Validate use.
+type formatSpec struct {
+	// Default is the flag's default; reports.FormatAuto ("") means a table
+	// on a terminal and tab-separated lines when piped.
+	Default string
+	Allowed []string
+}
+
+// formats is a formatSpec literal: formats(def, allowed...).
+func formats(def string, allowed ...string) formatSpec {
+	return formatSpec{Default: def, Allowed: allowed}
+}
 
 // formatHelp says in a few words what each format is, for completion.
 var formatHelp = map[string]string{
@@ -30,61 +42,46 @@ var formatHelp = map[string]string{
 	"text":                 "plain text lines",
 }
 
-// addFormatFlag declares -o/--format. def "" (reports.FormatAuto) means a
-// table on a terminal and tab-separated lines when piped.
-func addFormatFlag(cmd *cobra.Command, p *string, def string, allowed ...string) {
+// addFormatFlag declares -o/--format with spec's default and values.
+func addFormatFlag(cmd *cobra.Command, p *string, spec formatSpec) {
 	fl := cmd.Flags()
-	help := "output format: " + orList(allowed)
-	if def == reports.FormatAuto {
+	help := "output format: " + orList(spec.Allowed)
+	if spec.Default == reports.FormatAuto {
 		help += " (default: table on a terminal, tsv when piped)"
 	}
-	fl.StringVarP(p, "format", "o", def, help)
-	_ = fl.SetAnnotation("format", annotFormats, allowed)
+	fl.StringVarP(p, "format", "o", spec.Default, help)
 	_ = cmd.RegisterFlagCompletionFunc("format", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
-		out := make([]string, len(allowed))
-		for i, f := range allowed {
+		out := make([]string, len(spec.Allowed))
+		for i, f := range spec.Allowed {
 			out[i] = f + "\t" + formatHelp[f]
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp
 	})
 }
 
-// formatsOf returns the values a verb's --format accepts.
-func formatsOf(cmd *cobra.Command) []string {
-	if f := cmd.Flags().Lookup("format"); f != nil {
-		return f.Annotations[annotFormats]
-	}
-	return nil
-}
-
-// checkFormatFlag validates -o/--format against the values addFormatFlag
-// declared; the empty (automatic) value is accepted when it is the default.
-func checkFormatFlag(cmd *cobra.Command) error {
-	f := cmd.Flags().Lookup("format")
-	if f == nil {
+// check validates a -o/--format value; the empty (automatic) value is
+// accepted when it is the default.
+func (s formatSpec) check(v string) error {
+	if v == reports.FormatAuto && s.Default == reports.FormatAuto {
 		return nil
 	}
-	v := f.Value.String()
-	if v == reports.FormatAuto && f.DefValue == reports.FormatAuto {
-		return nil
-	}
-	if err := reports.CheckFormat(v, formatsOf(cmd)...); err != nil {
+	if err := reports.CheckFormat(v, s.Allowed...); err != nil {
 		return &flagError{fmt.Errorf("--format: %w", err)}
 	}
 	return nil
 }
 
-// fileFormat is the format to write to the file a file flag names: the
-// file's extension selects it when --format is not given and must agree
-// with it when both are; a name without a known extension needs --format.
-func fileFormat(cmd *cobra.Command, flag, path string) (string, error) {
-	allowed := formatsOf(cmd)
-	format := cmd.Flags().Lookup("format").Value.String()
+// fileFormat is the format verb writes to the file a file flag names,
+// given its --format value: the file's extension selects it when --format
+// is not given and must agree with it when both are; a name without a
+// known extension needs --format.
+func (s formatSpec) fileFormat(verb, flag, path, format string) (string, error) {
+	allowed := s.Allowed
 	ext := reports.FormatOfFile(path)
 	switch {
 	case ext != "" && !slices.Contains(allowed, ext):
 		return "", flagErrorf("--%s %s: the extension says %s, which %s does not write (formats: %s)",
-			flag, path, ext, cmd.CommandPath(), strings.Join(allowed, ", "))
+			flag, path, ext, verb, strings.Join(allowed, ", "))
 	case ext == reports.FormatMarkdown && format == reports.FormatSummary:
 		return format, nil // the summary is Markdown
 	case ext != "" && format != reports.FormatAuto && format != ext:

@@ -40,7 +40,7 @@ func parseRoots(values []string) ([]reports.Root, error) {
 // checkout (the module root above the config file or the executable),
 // $TRTMC_REPO, each directory of $TRTMC_BUNDLE_DIR, and the virtual
 // environment of the configured aiperf.
-func hostRoots(f *factory) []reports.Root {
+func hostRoots(cfg *Config, getenv func(string) string) []reports.Root {
 	var out []reports.Root
 	add := func(name, path string) {
 		if path == "" {
@@ -55,8 +55,8 @@ func hostRoots(f *factory) []reports.Root {
 		}
 	}
 	var starts []string
-	if f.Config != nil && f.Config.File != "" {
-		starts = append(starts, filepath.Dir(absPath(f.Config.File)))
+	if cfg != nil && cfg.File != "" {
+		starts = append(starts, filepath.Dir(absPath(cfg.File)))
 	}
 	if exe, err := os.Executable(); err == nil {
 		starts = append(starts, filepath.Dir(exe))
@@ -67,12 +67,12 @@ func hostRoots(f *factory) []reports.Root {
 			break
 		}
 	}
-	add(reports.RootTRTMC, f.Getenv("TRTMC_REPO"))
-	for _, d := range strings.Split(f.Getenv("TRTMC_BUNDLE_DIR"), ":") {
+	add(reports.RootTRTMC, getenv("TRTMC_REPO"))
+	for _, d := range strings.Split(getenv("TRTMC_BUNDLE_DIR"), ":") {
 		add(reports.RootBundles, d)
 	}
-	if f.Config != nil && strings.ContainsRune(f.Config.AIPerf, '/') {
-		add(reports.RootAIPerfVenv, reports.AIPerfVenv(absPath(f.Config.AIPerf)))
+	if cfg != nil && strings.ContainsRune(cfg.AIPerf, '/') {
+		add(reports.RootAIPerfVenv, reports.AIPerfVenv(absPath(cfg.AIPerf)))
 	}
 	return out
 }
@@ -105,17 +105,17 @@ func withResolved(roots []reports.Root) []reports.Root {
 
 // hostIdentity names this host and its users: the host name, the user
 // running this and the owner of $HOME, and the entries of /.
-func hostIdentity(f *factory) reports.Identity {
+func hostIdentity(getenv func(string) string) reports.Identity {
 	var id reports.Identity
 	if h, err := os.Hostname(); err == nil {
 		id.Hosts = append(id.Hosts, h)
 	}
 	for _, k := range []string{"USER", "LOGNAME", "SUDO_USER"} {
-		if v := f.Getenv(k); v != "" {
+		if v := getenv(k); v != "" {
 			id.Users = append(id.Users, v)
 		}
 	}
-	if home := f.Getenv("HOME"); home != "" && home != "/" {
+	if home := getenv("HOME"); home != "" && home != "/" {
 		id.Users = append(id.Users, filepath.Base(home))
 	}
 	if u, err := user.Current(); err == nil {
@@ -136,8 +136,9 @@ func hostIdentity(f *factory) reports.Identity {
 
 // publicOptions are what report and export publish with: the declared
 // roots first (they name a directory before anything the evidence shows),
-// then this host's roots, and its identity.
-func publicOptions(f *factory, declared []reports.Root) reports.PublicOptions {
-	roots := withResolved(append(append([]reports.Root{}, declared...), hostRoots(f)...))
-	return reports.PublicOptions{Roots: roots, Identity: hostIdentity(f)}
+// then this host's roots (of the configuration cfg and the environment),
+// and its identity.
+func publicOptions(cfg *Config, getenv func(string) string, declared []reports.Root) reports.PublicOptions {
+	roots := withResolved(append(append([]reports.Root{}, declared...), hostRoots(cfg, getenv)...))
+	return reports.PublicOptions{Roots: roots, Identity: hostIdentity(getenv)}
 }

@@ -174,15 +174,12 @@ Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 	return root
 }
 
-// loadInventory reads the configured (or given) inventory files and the
-// family configuration, reporting every problem.
-func (f *factory) loadInventory(files []string) (*inventory.Inventory, *families.Config, error) {
-	fams, err := f.loadFamilies()
+// loadInventory reads the inventory files and the family configuration
+// (files as configured or given), reporting every problem.
+func loadInventory(files []string, familiesFile string) (*inventory.Inventory, *families.Config, error) {
+	fams, err := loadFamilies(familiesFile)
 	if err != nil {
 		return nil, nil, err
-	}
-	if len(files) == 0 {
-		files = f.Config.Inventory
 	}
 	if len(files) == 0 {
 		return nil, nil, &configError{errors.New("no inventory: pass --inventory FILE or set inventory in the config file")}
@@ -191,11 +188,11 @@ func (f *factory) loadInventory(files []string) (*inventory.Inventory, *families
 	return inv, fams, err
 }
 
-func (f *factory) loadFamilies() (*families.Config, error) {
-	if f.Config.Families == "" {
+func loadFamilies(file string) (*families.Config, error) {
+	if file == "" {
 		return nil, &configError{errors.New("no family configuration: pass --families FILE or set families in the config file")}
 	}
-	fams, err := families.Load(f.Config.Families)
+	fams, err := families.Load(file)
 	if err != nil {
 		return nil, &configError{err}
 	}

@@ -42,29 +42,32 @@ const (
 	MinPollInterval     = time.Second
 )
 
-// Config is the Slurm side of trtmc-qual.yaml (the `slurm:` block).
+// Config is the Slurm side of trtmc-qual.yaml (the `slurm:` block). Its
+// mapstructure tags are the block's keys: cmd/trtmc-qual resolves the block
+// (flag > environment > file > default) straight into this type, and the
+// errors of Validate name the same keys.
 type Config struct {
-	Partition string
-	Account   string
+	Partition string `mapstructure:"partition"`
+	Account   string `mapstructure:"account"`
 	// TimeLimit, when set, is every task's time limit; otherwise each
 	// profile gets qual.TimeLimit of its family's stage timeouts.
-	TimeLimit time.Duration
+	TimeLimit time.Duration `mapstructure:"time_limit"`
 	// SbatchArgs are added to every sbatch command line, as given.
-	SbatchArgs []string
+	SbatchArgs []string `mapstructure:"sbatch_args"`
 	// Constraints map a profile's hardware scope (inventory `hardware:`)
 	// to a Slurm node feature; a profile whose scopes are mapped asks for
 	// --constraint=<feature>[|<feature>...].
-	Constraints map[string]string
+	Constraints map[string]string `mapstructure:"constraints"`
 	// GPURequest is gres (default), gpus-per-task or none.
-	GPURequest string
+	GPURequest string `mapstructure:"gpu_request"`
 	// CPUsPerTask is --cpus-per-task (0: Slurm's default).
-	CPUsPerTask int
+	CPUsPerTask int `mapstructure:"cpus_per_task"`
 	// MaxParallel throttles each array (--array=...%N; 0: no throttle).
-	MaxParallel int
+	MaxParallel int `mapstructure:"max_parallel"`
 	// PollInterval is how often tasks are polled (default 15 s, at least 1 s).
-	PollInterval time.Duration
+	PollInterval time.Duration `mapstructure:"poll_interval"`
 	// CommandsDir holds sbatch, scontrol and scancel ("" = PATH).
-	CommandsDir string
+	CommandsDir string `mapstructure:"commands_dir"`
 }
 
 // Validate checks the configuration; errors name the config key.
