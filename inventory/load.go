@@ -36,7 +36,8 @@ func (p Problem) String() string {
 	return fmt.Sprintf("%s: %s: %s", loc, p.Field, p.Message)
 }
 
-// Problems is every problem found; it is an error when non-empty.
+// Problems is every problem found; it is an error when non-empty, a
+// configuration error (cmd/trtmc-qual's exit-code table says which status).
 type Problems []Problem
 
 func (ps Problems) Error() string {
@@ -310,6 +311,3 @@ func ResolvePath(inventoryFile, p string) string {
 	}
 	return filepath.Join(filepath.Dir(inventoryFile), p)
 }
-
-// ExitCode makes an invalid inventory exit with status 2 (configuration error).
-func (ps Problems) ExitCode() int { return 2 }

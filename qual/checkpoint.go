@@ -239,7 +239,7 @@ func (cr *checkpointRun) stage(name string, fn func() error) {
 
 // stageError is a stage that broke, with a machine-readable code.
 type stageError struct {
-	code string
+	code reports.Code
 	err  error
 }
 
@@ -247,9 +247,9 @@ func (e *stageError) Error() string { return e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
 // stageFailure is a stage that broke, with its reason code.
-func stageFailure(code string, err error) error { return &stageError{code: code, err: err} }
+func stageFailure(code reports.Code, err error) error { return &stageError{code: code, err: err} }
 
-func (cr *checkpointRun) fail(stage, code string, err error) {
+func (cr *checkpointRun) fail(stage string, code reports.Code, err error) {
 	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
 	if cr.stageErr == nil {
 		cr.stageErr = err
@@ -408,7 +408,7 @@ func firstReason(r *reports.Result) string {
 	if len(r.Reasons) == 0 {
 		return r.Verdict
 	}
-	return r.Reasons[0].Code + ": " + firstLine(r.Reasons[0].Message)
+	return string(r.Reasons[0].Code) + ": " + firstLine(r.Reasons[0].Message)
 }
 
 func readResult(path string) (*reports.Result, error) {

@@ -116,7 +116,7 @@ func TestGPUSlotsOnFourGPUs(t *testing.T) {
 		}
 	}
 	assert.Positive(t, overlaps, "some rows ran concurrently")
-	for id, code := range map[string]string{"tp8": qual.CodeInsufficientGPUs, "gb": qual.CodeHardwareMismatch} {
+	for id, code := range map[string]reports.Code{"tp8": qual.CodeInsufficientGPUs, "gb": qual.CodeHardwareMismatch} {
 		r := rows[id]
 		assert.Equal(t, reports.VerdictNotRun, r.Verdict, id)
 		require.NotEmpty(t, r.Reasons, id)
@@ -143,11 +143,11 @@ func TestGPUHardwareMismatchAllowed(t *testing.T) {
 	r := readResult(t, out, "detection", "ref-detect-small")
 	assert.Equal(t, reports.VerdictFailed, r.Verdict, "measured fine, but on the wrong hardware")
 	assert.Contains(t, r.Provenance.HardwareMismatch, "hardware [gb300] but the run's GPUs are NVIDIA H200 (h200)")
-	var codes []string
+	var codes []reports.Code
 	for _, x := range r.Reasons {
 		codes = append(codes, x.Code)
 	}
-	assert.Equal(t, []string{qual.CodeHardwareMismatchAllowed}, codes)
+	assert.Equal(t, []reports.Code{qual.CodeHardwareMismatchAllowed}, codes)
 	assert.Equal(t, 55, r.Requests.Matched, "everything else was clean")
 }
 
@@ -168,7 +168,7 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		r := readResult(t, out, "detection", "ref-detect-small")
 		assert.Equal(t, reports.VerdictError, r.Verdict)
 		require.NotEmpty(t, r.Reasons)
-		assert.Equal(t, "gpu_busy", r.Reasons[0].Code)
+		assert.Equal(t, reports.CodeGPUBusy, r.Reasons[0].Code)
 		assert.Contains(t, r.Reasons[0].Message, "gpu busy before timing")
 		assert.Contains(t, r.Reasons[0].Message, "pid "+strconv.Itoa(holder))
 		assert.NoDirExists(t, filepath.Join(out, "detection", "ref-detect-small", "aiperf"), "nothing was timed")
@@ -192,12 +192,12 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		require.NoError(t, err)
 		r := readResult(t, out, "detection", "ref-detect-small")
 		assert.Equal(t, reports.VerdictError, r.Verdict)
-		var codes []string
+		var codes []reports.Code
 		for _, x := range r.Reasons {
 			codes = append(codes, x.Code)
 		}
 		assert.Contains(t, codes, reports.CodeSurvivor)
-		assert.NotContains(t, codes, "gpu_leak", "the sweep killed it before the release check")
+		assert.NotContains(t, codes, reports.CodeGPULeak, "the sweep killed it before the release check")
 	})
 	t.Run("leak", func(t *testing.T) {
 		out := t.TempDir()

@@ -101,7 +101,7 @@ func (cr *checkpointRun) addCheck(c reports.GPUCheck) {
 func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 	snap, err := cr.snapshot(ctx)
 	if err != nil {
-		return stageFailure("gpu_probe", fmt.Errorf("cannot check that the slot's GPUs are idle: %w", err))
+		return stageFailure(reports.CodeGPUProbe, fmt.Errorf("cannot check that the slot's GPUs are idle: %w", err))
 	}
 	cr.res.Provenance.GPUs = snap.gpus
 	cr.preexisting = map[int]bool{}
@@ -113,7 +113,7 @@ func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 	if len(problems) > 0 {
 		c.Passed, c.Problem = false, strings.Join(problems, "; ")
 		cr.addCheck(c)
-		return stageFailure("gpu_busy", fmt.Errorf("gpu busy before timing: %s", c.Problem))
+		return stageFailure(reports.CodeGPUBusy, fmt.Errorf("gpu busy before timing: %s", c.Problem))
 	}
 	cr.addCheck(c)
 	return nil
@@ -125,7 +125,7 @@ func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 func (cr *checkpointRun) checkServing(ctx context.Context) error {
 	snap, err := cr.snapshot(ctx)
 	if err != nil {
-		return stageFailure("gpu_probe", fmt.Errorf("cannot check the slot's GPUs before timing: %w", err))
+		return stageFailure(reports.CodeGPUProbe, fmt.Errorf("cannot check the slot's GPUs before timing: %w", err))
 	}
 	c := cr.gpuCheck(snap, reports.GPUCheckServing, "aiperf")
 	var foreign, unused []string
@@ -146,13 +146,13 @@ func (cr *checkpointRun) checkServing(ctx context.Context) error {
 	case len(foreign) > 0:
 		c.Passed, c.Problem = false, strings.Join(foreign, "; ")
 		cr.addCheck(c)
-		return stageFailure("gpu_busy", fmt.Errorf("gpu busy before timing: %s", c.Problem))
+		return stageFailure(reports.CodeGPUBusy, fmt.Errorf("gpu busy before timing: %s", c.Problem))
 	case cr.family.NeedsGPU && len(unused) > 0:
 		c.Passed = false
 		c.Problem = fmt.Sprintf("family %s needs a GPU, but its server holds no memory on %d of the slot's %d GPU(s): %s",
 			cr.family.Name, len(unused), len(c.GPUs), strings.Join(unused, ", "))
 		cr.addCheck(c)
-		return stageFailure("gpu_unused", errors.New(c.Problem))
+		return stageFailure(reports.CodeGPUUnused, errors.New(c.Problem))
 	}
 	cr.addCheck(c)
 	return nil
@@ -177,7 +177,7 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 	for {
 		snap, err := cr.snapshot(ctx)
 		if err != nil {
-			return stageFailure("gpu_probe", fmt.Errorf("cannot check that the run released the slot's GPUs: %w", err))
+			return stageFailure(reports.CodeGPUProbe, fmt.Errorf("cannot check that the run released the slot's GPUs: %w", err))
 		}
 		left := 0
 		for _, a := range snap.apps {
@@ -207,13 +207,13 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 			c.Passed = false
 			c.Problem = fmt.Sprintf("%s after the server stopped: %s", plural(len(leaks), "process holds", "processes hold")+" GPU memory", strings.Join(leaks, "; "))
 			cr.addCheck(c)
-			return stageFailure("gpu_leak", errors.New(c.Problem))
+			return stageFailure(reports.CodeGPULeak, errors.New(c.Problem))
 		}
 		t := time.NewTimer(releasePoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return stageFailure("gpu_probe", fmt.Errorf("release check: %w", ctx.Err()))
+			return stageFailure(reports.CodeGPUProbe, fmt.Errorf("release check: %w", ctx.Err()))
 		case <-t.C:
 		}
 	}

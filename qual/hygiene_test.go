@@ -42,7 +42,7 @@ func (discard) Write(p []byte) (int, error) { return len(p), nil }
 func code(err error) string {
 	var se *stageError
 	if errors.As(err, &se) {
-		return se.code
+		return string(se.code)
 	}
 	return ""
 }

@@ -86,7 +86,7 @@ func TestJoinRecordsTheTaskTimeScope(t *testing.T) {
 			assert.NotNil(t, l.HTTP.P50)
 			row.Stages = []reports.Stage{{Name: reports.StageJoin, Status: reports.StageOK}}
 			reports.Judge(row)
-			var codes []string
+			var codes []reports.Code
 			for _, r := range row.Reasons {
 				codes = append(codes, r.Code)
 			}

@@ -139,24 +139,20 @@ type Outcome struct {
 }
 
 // SetupError is a problem that stops the whole run before any checkpoint
-// (AIPerf missing or the wrong version, no such group): exit status 3.
+// (AIPerf missing or the wrong version, a GPU the host lacks): a setup
+// error. Which exit status each kind of error gives is decided in one
+// table, cmd/trtmc-qual/exitcodes.go.
 type SetupError struct{ Err error }
 
 func (e *SetupError) Error() string { return e.Err.Error() }
 func (e *SetupError) Unwrap() error { return e.Err }
 
-// ExitCode implements the CLI's exit-code contract.
-func (e *SetupError) ExitCode() int { return 3 }
-
 // UsageError is a selection that names nothing (an unknown group or
-// profile): exit status 2.
+// profile, a malformed --gpus): a usage error (cmd/trtmc-qual's table).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
-
-// ExitCode implements the CLI's exit-code contract.
-func (e *UsageError) ExitCode() int { return 2 }
 
 // Run qualifies every selected checkpoint of opts.Group. A qualification
 // outcome (failed rows) is not an error; the returned error is for setup

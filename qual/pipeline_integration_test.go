@@ -166,8 +166,9 @@ func TestReferenceGroupsQualify(t *testing.T) {
 func TestFaultsAreNeverGreen(t *testing.T) {
 	e := setup(t)
 	cases := []struct {
-		fault, verdict, code string
-		check                func(t *testing.T, r reports.Result, dir string)
+		fault, verdict string
+		code           reports.Code
+		check          func(t *testing.T, r reports.Result, dir string)
 	}{
 		{"wrong-answer-every=10", reports.VerdictFailed, "mismatched", func(t *testing.T, r reports.Result, dir string) {
 			assert.Greater(t, r.Requests.Mismatched, 0)
@@ -201,7 +202,7 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			require.Len(t, res.Results, 1)
 			r := readResult(t, out, "detection", "ref-detect-small")
 			assert.Equal(t, c.verdict, r.Verdict)
-			var codes []string
+			var codes []reports.Code
 			for _, reason := range r.Reasons {
 				codes = append(codes, reason.Code)
 			}

@@ -29,7 +29,7 @@ type RejudgeOptions struct {
 
 // rederived are the problem codes a rejudge derives afresh: a stored one is
 // dropped, and found again if it still holds.
-var rederived = []string{reports.CodeJoinInput, reports.CodeCorrectnessOutput, reports.CodeEvidenceChanged, reports.CodeEvidenceMalformed}
+var rederived = []reports.Code{reports.CodeJoinInput, reports.CodeCorrectnessOutput, reports.CodeEvidenceChanged, reports.CodeEvidenceMalformed}
 
 // Rejudge re-derives every current row of a group from its raw artifacts
 // and re-applies the verdict rules: the counts, unclaimed ids, latencies,

@@ -226,7 +226,7 @@ type placement struct {
 // place decides where a profile may run. It never shrinks a profile: one
 // that needs more GPUs than the pool has is not run.
 func (p *Pool) place(prof *inventory.Profile, fam *families.Family, allowMismatch bool) placement {
-	notRun := func(code, format string, args ...any) placement {
+	notRun := func(code reports.Code, format string, args ...any) placement {
 		return placement{notRun: &reports.Reason{Stage: "schedule", Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
 	hw := "[" + strings.Join(prof.Hardware, ", ") + "]"

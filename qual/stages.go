@@ -79,7 +79,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	cr.corpus = inventory.ResolvePath(cr.gr.group.File, cr.gr.group.Workload.Dataset.Corpus)
 	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if err := evidence.CheckDir(cr.corpus); errors.Is(err, evidence.ErrNotRegular) {
-		return stageFailure("dataset", fmt.Errorf("corpus: %w", err))
+		return stageFailure(reports.CodeDataset, fmt.Errorf("corpus: %w", err))
 	}
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
 		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
@@ -129,7 +129,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	case len(cr.slot.GPUs) == 0:
 		cr.gr.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
 	case o.Hardware.Probe == nil:
-		return stageFailure("gpu_probe", fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
+		return stageFailure(reports.CodeGPUProbe, fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
 	default:
 		return cr.checkIdle(ctx)
 	}

@@ -75,7 +75,7 @@ func statuses(res *reports.Result) []string {
 	for _, s := range res.Stages {
 		line := s.Name + " " + s.Status
 		if s.Code != "" {
-			line += " " + s.Code
+			line += " " + string(s.Code)
 		}
 		out = append(out, line)
 	}
@@ -105,7 +105,7 @@ func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
 	})
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"preflight", "server", "stop-server", "gpu-release"}, r.ran)
-	assert.Equal(t, []string{"preflight ok", "server error " + reports.CodeServerStart, "correctness skipped",
+	assert.Equal(t, []string{"preflight ok", "server error " + string(reports.CodeServerStart), "correctness skipped",
 		"stop-server ok", "native skipped", "gpu-release ok"}, statuses(res))
 	assert.Equal(t, reports.VerdictError, res.Verdict)
 	require.NotEmpty(t, res.Reasons)

@@ -88,7 +88,7 @@ func untrusted(base, cur *Result) string {
 			why := ""
 			for _, rs := range c.r.Reasons {
 				if rs.Class == ClassBroken {
-					why = " (" + rs.Code + ": " + oneLine(rs.Message) + ")"
+					why = " (" + string(rs.Code) + ": " + oneLine(rs.Message) + ")"
 					break
 				}
 			}

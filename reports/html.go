@@ -259,7 +259,7 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	if len(res.Reasons) > 0 {
 		p("<h4>Reasons</h4>\n<ul class=\"reasons\">\n")
 		for _, rs := range res.Reasons {
-			p("<li><code>%s/%s</code> %s</li>\n", e(rs.Stage), e(rs.Code), e(rs.Message))
+			p("<li><code>%s/%s</code> %s</li>\n", e(rs.Stage), e(string(rs.Code)), e(rs.Message))
 		}
 		p("</ul>\n")
 	}

@@ -151,7 +151,7 @@ const (
 	StageInterrupted = "interrupted"
 )
 
-func failed(code, stage, phase, format string, args ...any) Reason {
+func failed(code Code, stage, phase, format string, args ...any) Reason {
 	return Reason{Code: code, Class: ClassFailed, Stage: stage, Phase: phase, Message: fmt.Sprintf(format, args...)}
 }
 
@@ -217,7 +217,7 @@ func GateHolds(g Gate) bool {
 
 // judgeCorrectness checks a correctness result that ran; it changes nothing.
 func judgeCorrectness(c *Correctness) []Reason {
-	one := func(code, format string, args ...any) []Reason {
+	one := func(code Code, format string, args ...any) []Reason {
 		return []Reason{failed(code, StageCorrectness, "", format, args...)}
 	}
 	if c == nil || !c.Ran {
@@ -308,8 +308,9 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			out = append(out, failed(CodeShortCount, StageJoin, p, "%s: the client reported %d of %d expected requests", p, c.Sent, c.Expected))
 		}
 		for _, k := range []struct {
-			n          int
-			code, what string
+			n    int
+			code Code // the join status of the same name (JoinMismatched, ...)
+			what string
 		}{
 			{c.Mismatched, CodeMismatched, "the native and HTTP answers differ"},
 			{c.Errored, CodeErrored, "failed at the client (HTTP error, transport, cancellation)"},
@@ -322,7 +323,7 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			{c.Inconsistent, CodeInconsistent, "its evidence contradicts itself (phase, conversation, token count, the model named, or a Task time outside its domain)"},
 		} {
 			if k.n > 0 {
-				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what, first(p, k.code)))
+				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what, first(p, string(k.code))))
 			}
 		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +

@@ -457,7 +457,7 @@ func DecodeResult(path string, data []byte, group, profile string) (*Result, err
 }
 
 // BrokenResult is the error row of a profile whose result cannot be read.
-func BrokenResult(group, profile, code, msg string) *Result {
+func BrokenResult(group, profile string, code Code, msg string) *Result {
 	r := &Result{Schema: ResultSchema, Group: group, Profile: profile, Reasons: []Reason{}, Stages: []Stage{},
 		RequestsByPhase: map[string]Counts{}, Problems: []Problem{{Stage: "evidence", Code: code, Message: msg}}}
 	Judge(r)

@@ -151,9 +151,9 @@ func TestLoadErrors(t *testing.T) {
 			assert.Equal(t, VerdictError, row.Verdict)
 			var msgs []string
 			for _, r := range row.Result.Reasons {
-				msgs = append(msgs, r.Code+": "+r.Message)
+				msgs = append(msgs, string(r.Code)+": "+r.Message)
 			}
-			assert.Contains(t, strings.Join(msgs, "\n"), CodeEvidenceMalformed+": ")
+			assert.Contains(t, strings.Join(msgs, "\n"), string(CodeEvidenceMalformed)+": ")
 			assert.Contains(t, strings.Join(msgs, "\n"), tc.wantErr)
 			assert.False(t, g.Coverage.OK)
 		})

@@ -55,9 +55,17 @@ func classRank(c Class) int {
 	return 3 // unknown: as broken
 }
 
+// Code is a reason code: what a Reason or a Problem says went wrong. Every
+// code is one of the constants below and has a row in Codes (its class);
+// producers use the constants, never a string of their own, so a typo does
+// not compile and no code falls silently to the default class
+// (TestEveryCodeProducedIsInTheTable checks that no other value is made).
+// In JSON a code is its string.
+type Code string
+
 // CodeInfo documents one reason code.
 type CodeInfo struct {
-	Code  string
+	Code  Code
 	Class Class
 	// Stage is where the code arises ("" for several stages).
 	Stage   string
@@ -69,87 +77,87 @@ type CodeInfo struct {
 // the correctness result, the join's counts, the workload and provenance.
 const (
 	// Recorded by the pipeline (Problem codes).
-	CodeFamilyConfig      = "family_config"
-	CodeMissingInput      = "missing_input"
-	CodePrepareFailed     = "prepare_failed"
-	CodeBundleUnreadable  = "bundle_unreadable"
-	CodeBundleIdentity    = "bundle_identity"
-	CodeDatasetIdentity   = "dataset_identity"
-	CodeGPUBusy           = "gpu_busy"
-	CodePort              = "port"
-	CodePortInUse         = "port_in_use"
-	CodeServerStart       = "server_start"
-	CodeServerNotReady    = "server_not_ready"
-	CodeServerExit        = "server_exit"
-	CodeServerDied        = "server_died"
-	CodeListenOffLoopback = "listen_off_loopback"
-	CodeListenUnchecked   = "listen_unchecked"
-	CodeCorrectnessNone   = "correctness_missing"
-	CodeCorrectnessCrash  = "correctness_crashed"
-	CodeCorrectnessOutput = "correctness_output"
-	CodeDataset           = "dataset"
-	CodeRequestTooLarge   = "request_too_large"
-	CodeTokenizer         = "tokenizer"
-	CodeAIPerfSetup       = "aiperf_setup"
-	CodeAIPerfFailed      = "aiperf_failed"
-	CodeAIPerfIncomplete  = "aiperf_incomplete"
-	CodeServerRecords     = "server_records"
-	CodeNativeFailed      = "native_failed"
-	CodeNativeOutput      = "native_output"
-	CodeJoinInput         = "join_input"
-	CodeOutputLost        = "output_lost"
-	CodeOrphan            = "orphan"
-	CodeEvidenceDir       = "evidence_dir"
-	CodeWriteFailed       = "write_failed"
-	CodeStageFailed       = "stage_failed"
-	CodeInterrupted       = "interrupted"
-	CodeEvidenceChanged   = "evidence_changed"
-	CodeEvidenceMalformed = "evidence_malformed"
-	CodeExcluded          = "excluded"
+	CodeFamilyConfig      Code = "family_config"
+	CodeMissingInput      Code = "missing_input"
+	CodePrepareFailed     Code = "prepare_failed"
+	CodeBundleUnreadable  Code = "bundle_unreadable"
+	CodeBundleIdentity    Code = "bundle_identity"
+	CodeDatasetIdentity   Code = "dataset_identity"
+	CodeGPUBusy           Code = "gpu_busy"
+	CodePort              Code = "port"
+	CodePortInUse         Code = "port_in_use"
+	CodeServerStart       Code = "server_start"
+	CodeServerNotReady    Code = "server_not_ready"
+	CodeServerExit        Code = "server_exit"
+	CodeServerDied        Code = "server_died"
+	CodeListenOffLoopback Code = "listen_off_loopback"
+	CodeListenUnchecked   Code = "listen_unchecked"
+	CodeCorrectnessNone   Code = "correctness_missing"
+	CodeCorrectnessCrash  Code = "correctness_crashed"
+	CodeCorrectnessOutput Code = "correctness_output"
+	CodeDataset           Code = "dataset"
+	CodeRequestTooLarge   Code = "request_too_large"
+	CodeTokenizer         Code = "tokenizer"
+	CodeAIPerfSetup       Code = "aiperf_setup"
+	CodeAIPerfFailed      Code = "aiperf_failed"
+	CodeAIPerfIncomplete  Code = "aiperf_incomplete"
+	CodeServerRecords     Code = "server_records"
+	CodeNativeFailed      Code = "native_failed"
+	CodeNativeOutput      Code = "native_output"
+	CodeJoinInput         Code = "join_input"
+	CodeOutputLost        Code = "output_lost"
+	CodeOrphan            Code = "orphan"
+	CodeEvidenceDir       Code = "evidence_dir"
+	CodeWriteFailed       Code = "write_failed"
+	CodeStageFailed       Code = "stage_failed"
+	CodeInterrupted       Code = "interrupted"
+	CodeEvidenceChanged   Code = "evidence_changed"
+	CodeEvidenceMalformed Code = "evidence_malformed"
+	CodeExcluded          Code = "excluded"
 	// Written by the Slurm executor for tasks that left no row of their own
 	// (qual/slurm; stage "slurm").
 	// GPU slots and hygiene (docs/gpu.md).
-	CodeInsufficientGPUs        = "insufficient_gpus"
-	CodeHardwareMismatch        = "hardware_mismatch"
-	CodeGPURequired             = "gpu_required"
-	CodeGPUProbe                = "gpu_probe"
-	CodeGPUUnused               = "gpu_unused"
-	CodeGPULeak                 = "gpu_leak"
-	CodeHardwareMismatchAllowed = "hardware_mismatch_allowed"
-	CodeSlurmNotStarted         = "slurm_not_started"
-	CodeSlurmTaskEnded          = "slurm_task_ended"
-	CodeSlurmTaskLost           = "slurm_task_lost"
+	CodeInsufficientGPUs        Code = "insufficient_gpus"
+	CodeHardwareMismatch        Code = "hardware_mismatch"
+	CodeGPURequired             Code = "gpu_required"
+	CodeGPUProbe                Code = "gpu_probe"
+	CodeGPUUnused               Code = "gpu_unused"
+	CodeGPULeak                 Code = "gpu_leak"
+	CodeHardwareMismatchAllowed Code = "hardware_mismatch_allowed"
+	CodeSlurmNotStarted         Code = "slurm_not_started"
+	CodeSlurmTaskEnded          Code = "slurm_task_ended"
+	CodeSlurmTaskLost           Code = "slurm_task_lost"
 	// No green row, third pass (issue 25).
-	CodeResultMissing = "result_missing"
-	CodeSurvivor      = "survivor"
+	CodeResultMissing Code = "result_missing"
+	CodeSurvivor      Code = "survivor"
 
 	// Derived by Judge from the data.
-	CodeExplorationWorkload    = "exploration_workload"
-	CodeBundleNotPinned        = "bundle_not_pinned"
-	CodeBundleMismatch         = "bundle_mismatch"
-	CodeAIPerfVersion          = "aiperf_version"
-	CodeCorrectnessNotRun      = "correctness_not_run"
-	CodeCorrectnessIncomplete  = "correctness_incomplete"
-	CodeCorrectnessFailed      = "correctness_failed"
-	CodeCorrectnessInconsist   = "correctness_inconsistent"
-	CodeNotJoined              = "not_joined"
-	CodeNoRequests             = "no_requests"
-	CodeShortCount             = "short_count"
-	CodeUnmatched              = "unmatched"
-	CodeMismatched             = JoinMismatched
-	CodeErrored                = JoinErrored
-	CodeMissingNative          = JoinMissingNative
-	CodeMissingHTTP            = JoinMissingHTTP
-	CodeMissingServerRec       = JoinMissingServerRecord
-	CodeDuplicate              = JoinDuplicate
-	CodeMeaningless            = JoinMeaningless
-	CodeUnknownConversation    = JoinUnknownConversation
-	CodeInconsistent           = JoinInconsistent
-	CodeUnclaimedServerRecords = "unclaimed_server_records"
-	CodeUnclaimedNative        = "unclaimed_native_answers"
-	CodeUnclaimedRaw           = "unclaimed_raw_records"
-	CodeCountsInconsist        = "counts_inconsistent"
-	CodeLatencyIncomplete      = "latency_incomplete"
+	CodeExplorationWorkload    Code = "exploration_workload"
+	CodeBundleNotPinned        Code = "bundle_not_pinned"
+	CodeBundleMismatch         Code = "bundle_mismatch"
+	CodeAIPerfVersion          Code = "aiperf_version"
+	CodeCorrectnessNotRun      Code = "correctness_not_run"
+	CodeCorrectnessIncomplete  Code = "correctness_incomplete"
+	CodeCorrectnessFailed      Code = "correctness_failed"
+	CodeCorrectnessInconsist   Code = "correctness_inconsistent"
+	CodeNotJoined              Code = "not_joined"
+	CodeNoRequests             Code = "no_requests"
+	CodeShortCount             Code = "short_count"
+	CodeUnmatched              Code = "unmatched"
+	CodeMismatched             Code = JoinMismatched
+	CodeErrored                Code = JoinErrored
+	CodeMissingNative          Code = JoinMissingNative
+	CodeMissingHTTP            Code = JoinMissingHTTP
+	CodeMissingServerRec       Code = JoinMissingServerRecord
+	CodeDuplicate              Code = JoinDuplicate
+	CodeMeaningless            Code = JoinMeaningless
+	CodeUnknownConversation    Code = JoinUnknownConversation
+	CodeInconsistent           Code = JoinInconsistent
+	CodeUnclaimedServerRecords Code = "unclaimed_server_records"
+	CodeUnclaimedNative        Code = "unclaimed_native_answers"
+	CodeUnclaimedRaw           Code = "unclaimed_raw_records"
+	CodeCountsInconsist        Code = "counts_inconsistent"
+	CodeLatencyIncomplete      Code = "latency_incomplete"
 )
 
 // Codes is the one table of reason codes: each code's class, where it
@@ -241,7 +249,7 @@ func Codes() []CodeInfo {
 
 // ClassOf returns a code's class. An unknown code is broken: a code this
 // harness does not know can never let a row qualify.
-func ClassOf(code string) Class {
+func ClassOf(code Code) Class {
 	for _, c := range Codes() {
 		if c.Code == code {
 			return c.Class
@@ -262,7 +270,7 @@ func CodeTableMarkdown() string {
 		if stage == "" {
 			stage = "any"
 		}
-		b.WriteString("| `" + c.Code + "` | " + string(c.Class) + " | " + stage + " | " + c.Meaning + " |\n")
+		b.WriteString("| `" + string(c.Code) + "` | " + string(c.Class) + " | " + stage + " | " + c.Meaning + " |\n")
 	}
 	return b.String()
 }

@@ -130,7 +130,7 @@ type TelemetryStat struct {
 // Reason explains a non-qualified verdict: a typed code (Codes lists them)
 // with its class, the stage and, for per-phase findings, the phase.
 type Reason struct {
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Class   Class  `json:"class"`
 	Stage   string `json:"stage"`
 	Phase   string `json:"phase,omitempty"`
@@ -140,7 +140,7 @@ type Reason struct {
 // Problem is something the pipeline saw go wrong in a stage.
 type Problem struct {
 	Stage   string `json:"stage"`
-	Code    string `json:"code"`
+	Code    Code   `json:"code"`
 	Message string `json:"message"`
 }
 
@@ -361,7 +361,7 @@ type Stage struct {
 	Status     string  `json:"status"` // ok, error, skipped, interrupted
 	DurationMS float64 `json:"duration_ms"`
 	// Code is the problem code of a stage that broke.
-	Code  string `json:"code,omitempty"`
+	Code  Code   `json:"code,omitempty"`
 	Error string `json:"error,omitempty"`
 	// ChildMS is the time spent inside child processes during the stage.
 	ChildMS float64 `json:"child_ms"`

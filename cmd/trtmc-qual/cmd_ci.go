@@ -146,7 +146,7 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		RunSmoke: opts.RunSmoke, SmokeGroups: opts.SmokeGroups, SpecGroups: opts.SpecGroups,
 		Inventory: opts.Inventory, Families: opts.Families, Now: opts.Now, NewGit: opts.NewGit,
 		Smoke: opts.Smoke, Log: opts.IO.ErrOut,
-		CodeOf: func(err error) int { return int(codeFor(specsError(err))) },
+		CodeOf: func(err error) int { return int(codeFor(err)) },
 	})
 	// Published text: what it says of this host's paths and names is
 	// mapped (reports.Scrubber; its placeholders need no XML or Markdown

@@ -270,6 +270,9 @@ func TestRunCISteps(t *testing.T) {
 func TestCICodesAreTheTable(t *testing.T) {
 	assert.Equal(t, int(exitFailed), ci.CodeFailed)
 	assert.Equal(t, int(exitUsage), ci.CodeUsage)
+	assert.Equal(t, int(exitSetup), ci.CodeSetup)
+	assert.Equal(t, int(exitHarness), ci.CodeHarness)
+	assert.True(t, exitFailed < exitUsage && exitUsage < exitSetup && exitSetup < exitHarness, "a job's status is its steps' largest")
 	assert.Equal(t, exitUsage, codeFor(&ci.UsageError{Err: errors.New("x")}))
 }
 

@@ -94,7 +94,7 @@ func runInventoryDrift(ctx context.Context, opts *inventoryDriftOptions) error {
 	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
 	r, err := drift.Drift(ctx, src, opts.Base, opts.Head, opts.Groups)
 	if err != nil {
-		return specsError(err)
+		return err
 	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	switch format {

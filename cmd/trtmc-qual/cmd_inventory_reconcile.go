@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -126,7 +125,7 @@ func runInventoryReconcile(ctx context.Context, opts *inventoryReconcileOptions)
 	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
 	snap, err := src.Read(ctx, opts.Ref)
 	if err != nil {
-		return specsError(err)
+		return err
 	}
 	r := reconcile.Reconcile(cfg, snap, inv, opts.Group)
 	if err := writeReconcile(opts.IO, r, opts.Format); err != nil {
@@ -207,20 +206,4 @@ func gitCLI(repo string) gitread.Repo { return gitread.CLI{Repo: repo} }
 func addSpecGroupsFlag(cmd *cobra.Command) {
 	cmd.Flags().String("spec-groups", "", "spec-groups file: task strategy → group and classification rules (default: built in)")
 	_ = cmd.MarkFlagFilename("spec-groups", "yaml", "yml")
-}
-
-// specsError gives errors of the spec source their exit status: a bad ref,
-// repository or group is a usage error (2), a missing git a setup error
-// (3); cancellation stays cancellation.
-func specsError(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, gitread.ErrGitUnavailable):
-		return withCode(exitSetup, err)
-	case errors.Is(err, gitread.ErrUnknownRef), errors.Is(err, gitread.ErrNotRepository), errors.Is(err, specs.ErrUnknownGroup),
-		errors.Is(err, specs.ErrNotTRTMC):
-		return withCode(exitUsage, err)
-	}
-	return err
 }

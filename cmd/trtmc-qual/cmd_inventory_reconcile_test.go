@@ -14,8 +14,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
-	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/specstest"
 )
 
@@ -196,14 +194,6 @@ func TestInventoryReconcileWrite(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, string(mid), string(now))
 	assert.FileExists(t, proposal)
-}
-
-func TestSpecsErrorCodes(t *testing.T) {
-	assert.Equal(t, exitSetup, codeFor(specsError(gitread.ErrGitUnavailable)))
-	assert.Equal(t, exitUsage, codeFor(specsError(specs.ErrNotTRTMC)))
-	assert.Equal(t, exitUsage, codeFor(specsError(gitread.ErrUnknownRef)))
-	assert.Equal(t, exitHarness, codeFor(specsError(os.ErrClosed)))
-	assert.NoError(t, specsError(nil))
 }
 
 // What --write says on stderr is escaped: a refused manifest name with

@@ -460,7 +460,7 @@ func summaryReconcile(ctx context.Context, opts *reportOptions) (*reports.Reconc
 	}
 	head, err := gitCLI(opts.Repo).Commit(ctx, opts.Ref)
 	if err != nil {
-		return nil, specsError(err)
+		return nil, err
 	}
 	fact.Ref, fact.Head = opts.Ref, head
 	return fact, nil
@@ -488,7 +488,7 @@ func reconcileNow(ctx context.Context, opts *reportOptions) (*reports.ReconcileF
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{opts.Group: {Name: opts.Group, Profiles: profiles}}}
 	snap, err := specs.Source{Git: gitCLI(opts.Repo), Config: cfg, Repo: opts.Repo}.Read(ctx, opts.Ref)
 	if err != nil {
-		return nil, specsError(err)
+		return nil, err
 	}
 	r := reconcile.Reconcile(cfg, snap, inv, opts.Group)
 	return &reports.ReconcileFact{Ref: r.Ref, Commit: r.Commit, Head: r.Commit, Normal: r.Summary.Normal, NeedAction: r.Summary.NeedAction}, nil

@@ -71,7 +71,7 @@ type hostileCase struct {
 	// edit breaks the row root/vlm/p (dir) on purpose.
 	edit func(t *testing.T, root, dir string)
 	// codes the row must carry, in report and in report --rejudge.
-	codes []string
+	codes []reports.Code
 }
 
 func hostileCases() []hostileCase {
@@ -79,41 +79,41 @@ func hostileCases() []hostileCase {
 		{"issue 25 #1: native answers garbled, result.json renamed result.rejudged.json", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "native_answers.jsonl"), []byte("garbage\n"), 0o644))
 			require.NoError(t, os.Rename(filepath.Join(dir, reports.ResultFile), filepath.Join(dir, reports.RejudgedFile)))
-		}, []string{reports.CodeResultMissing}},
+		}, []reports.Code{reports.CodeResultMissing}},
 		{"a forged result.rejudged.json (qualified) beside a changed native answer", func(t *testing.T, root, dir string) {
 			data, err := os.ReadFile(filepath.Join(dir, reports.ResultFile))
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, reports.RejudgedFile), data, 0o644))
 			garbleNative(t, dir)
-		}, []string{reports.CodeEvidenceChanged}},
+		}, []reports.Code{reports.CodeEvidenceChanged}},
 		{"result.rejudged.json a link to /dev/zero, a native answer changed", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, reports.RejudgedFile)))
 			garbleNative(t, dir)
-		}, []string{reports.CodeEvidenceChanged}},
+		}, []reports.Code{reports.CodeEvidenceChanged}},
 		{"result.json a link to another profile's good result.json", func(t *testing.T, root, dir string) {
 			other := goodRow(t, root+"-other", "p", 5)
 			require.NoError(t, os.Remove(filepath.Join(dir, reports.ResultFile)))
 			require.NoError(t, os.Symlink(filepath.Join(other, reports.ResultFile), filepath.Join(dir, reports.ResultFile)))
 			editFile(t, filepath.Join(other, reports.ResultFile), `"checkpoint": "synth/p"`, `"checkpoint": "synth/q"`)
-		}, []string{reports.CodeEvidenceChanged}},
+		}, []reports.Code{reports.CodeEvidenceChanged}},
 		{"the row copied from another group", func(t *testing.T, root, dir string) {
 			editFile(t, filepath.Join(dir, reports.ResultFile), `"group": "vlm"`, `"group": "detection"`)
 			require.NoError(t, evidence.Seal(dir, nil))
-		}, []string{reports.CodeEvidenceMalformed}},
+		}, []reports.Code{reports.CodeEvidenceMalformed}},
 		{"aiperf/ swapped for a link to a copy of itself", func(t *testing.T, root, dir string) {
 			cp := filepath.Join(t.TempDir(), "aiperf")
 			require.NoError(t, os.CopyFS(cp, os.DirFS(filepath.Join(dir, "aiperf"))))
 			require.NoError(t, os.RemoveAll(filepath.Join(dir, "aiperf")))
 			require.NoError(t, os.Symlink(cp, filepath.Join(dir, "aiperf")))
-		}, []string{reports.CodeEvidenceChanged}},
+		}, []reports.Code{reports.CodeEvidenceChanged}},
 		{"manifest.json a FIFO", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, evidence.ManifestFile)))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, evidence.ManifestFile), 0o644))
-		}, []string{reports.CodeEvidenceChanged}},
+		}, []reports.Code{reports.CodeEvidenceChanged}},
 		{"native_answers.jsonl a FIFO", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "native_answers.jsonl")))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "native_answers.jsonl"), 0o644))
-		}, []string{reports.CodeEvidenceChanged}},
+		}, []reports.Code{reports.CodeEvidenceChanged}},
 		{"a stage's problem in result.json under a stored verdict of qualified, resealed", func(t *testing.T, root, dir string) {
 			// The verdict and reasons stored are never read: Judge derives
 			// them from the facts, and a stage's problem is one a rejudge
@@ -121,7 +121,7 @@ func hostileCases() []hostileCase {
 			editFile(t, filepath.Join(dir, reports.ResultFile), `"problems": []`,
 				`"problems": [{"stage": "aiperf", "code": "server_died", "message": "the server exited during the AIPerf run"}]`)
 			require.NoError(t, evidence.Seal(dir, nil))
-		}, []string{reports.CodeServerDied}},
+		}, []reports.Code{reports.CodeServerDied}},
 	}
 }
 
@@ -142,7 +142,7 @@ func TestNoGreenRowThirdPass(t *testing.T) {
 				r := rep.Rows[0].Result
 				require.NotNil(t, r)
 				assert.NotEqual(t, reports.VerdictQualified, r.Verdict, "%v", args)
-				var codes []string
+				var codes []reports.Code
 				for _, x := range r.Reasons {
 					codes = append(codes, x.Code)
 				}

@@ -226,7 +226,7 @@ func TestReportRejudge(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	r := rep.Rows[0].Result
 	assert.Equal(t, reports.VerdictError, r.Verdict)
-	var codes []string
+	var codes []reports.Code
 	for _, x := range r.Reasons {
 		codes = append(codes, x.Code)
 	}

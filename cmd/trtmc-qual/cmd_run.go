@@ -377,7 +377,7 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out), "--executor", executorLocal,
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
 	argv = append(argv, shapingRunFlags(c)...)
-	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach}, nil
+	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
 }
 
 // runRoots are the named roots a run records in every row

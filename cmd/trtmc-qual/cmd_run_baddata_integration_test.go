@@ -36,13 +36,13 @@ type trustRow struct {
 	// verdict is the row's verdict (never qualified); codes are reason
 	// codes it must carry; exit is trtmc-qual's exit status.
 	verdict string
-	codes   []string
+	codes   []reports.Code
 	exit    int
 	check   func(t *testing.T, r reports.Result, dir string)
 }
 
-func codesOf(r reports.Result) []string {
-	var out []string
+func codesOf(r reports.Result) []reports.Code {
+	var out []reports.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}
@@ -71,29 +71,29 @@ func trustRows() []trustRow {
 	return []trustRow{
 		{name: "aiperf/record-copy-that-is-an-http-500",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "dup-record-500") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeDuplicate}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeDuplicate}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Equal(t, 2, r.RequestsByPhase[reports.PhaseMeasured].Duplicates, "the request and its copy")
 			}},
 		{name: "aiperf/record-copied",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "dup-record") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeDuplicate}, exit: 1},
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeDuplicate}, exit: 1},
 		{name: "aiperf/raw-export-disagrees-on-phase",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "raw-phase") },
-			verdict: reports.VerdictError, codes: []string{reports.CodeInconsistent}, exit: 1},
+			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeInconsistent}, exit: 1},
 		{name: "aiperf/raw-record-nobody-sent",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "unknown-raw") },
-			verdict: reports.VerdictError, codes: []string{reports.CodeUnclaimedRaw}, exit: 1},
+			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeUnclaimedRaw}, exit: 1},
 		{name: "native/answer-for-an-id-nobody-sent",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "extra-answer") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeUnclaimedNative}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeUnclaimedNative}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Equal(t, 1, r.Unclaimed.NativeAnswers)
 				assert.Contains(t, r.Unclaimed.Examples, "00000000-0000-4000-8000-0000000000aa")
 			}},
 		{name: "native/answer-changed",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "change-answer") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeMismatched}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeMismatched}, exit: 1,
 			check: func(t *testing.T, r reports.Result, dir string) {
 				data, err := os.ReadFile(filepath.Join(dir, reports.MismatchesFile))
 				require.NoError(t, err)
@@ -103,10 +103,10 @@ func trustRows() []trustRow {
 			}},
 		{name: "native/answer-duplicated",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "dup-answer") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeDuplicate}, exit: 1},
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeDuplicate}, exit: 1},
 		{name: "native/answer-dropped",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "drop-answer") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeMissingNative}, exit: 1},
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeMissingNative}, exit: 1},
 		{name: "native/task-time-missing-from-the-declared-source",
 			sc: func(t *testing.T, h harness) scenario {
 				sc := fakeNative(h, "null-task-ms")
@@ -117,7 +117,7 @@ func trustRows() []trustRow {
 				}
 				return sc
 			},
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeLatencyIncomplete}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeLatencyIncomplete}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				l := r.LatencyMS
 				assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].Matched, "every request matched")
@@ -125,14 +125,14 @@ func trustRows() []trustRow {
 				assert.Equal(t, 49, l.Task.Count)
 				assert.Nil(t, l.Task.P50, "no Task figure over 49 beside HTTP's over 50")
 				assert.NotEmpty(t, l.Task.MissingExample)
-				assert.Equal(t, []string{reports.CodeLatencyIncomplete}, codesOf(r))
+				assert.Equal(t, []reports.Code{reports.CodeLatencyIncomplete}, codesOf(r))
 			}},
 		{name: "correctness/bare-passed-true",
 			sc:      func(t *testing.T, h harness) scenario { return fakeCheck(h, "bare") },
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeCorrectnessIncomplete}, exit: 1},
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeCorrectnessIncomplete}, exit: 1},
 		{name: "correctness/gate-without-outcome",
 			sc:      func(t *testing.T, h harness) scenario { return fakeCheck(h, "no-outcome") },
-			verdict: reports.VerdictError, codes: []string{reports.CodeCorrectnessOutput}, exit: 1,
+			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeCorrectnessOutput}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Contains(t, r.Reasons[0].Message, "gates[0].passed: is missing")
 			}},
@@ -143,11 +143,11 @@ func trustRows() []trustRow {
 					w["warmup"], w["measured"] = 1, 12
 				}}
 			},
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeExplorationWorkload}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeExplorationWorkload}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				assert.Equal(t, reports.PurposeExploration, r.Workload.Purpose)
 				assert.Equal(t, 12, r.RequestsByPhase[reports.PhaseMeasured].Matched, "it ran, all matched, and still does not qualify")
-				assert.Equal(t, []string{reports.CodeExplorationWorkload}, codesOf(r))
+				assert.Equal(t, []reports.Code{reports.CodeExplorationWorkload}, codesOf(r))
 			}},
 		{name: "contract/planned-profile-without-a-pin",
 			sc: func(t *testing.T, h harness) scenario {
@@ -158,9 +158,9 @@ func trustRows() []trustRow {
 					}
 				}}
 			},
-			verdict: reports.VerdictFailed, codes: []string{reports.CodeBundleNotPinned}, exit: 1,
+			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeBundleNotPinned}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
-				assert.Equal(t, []string{reports.CodeBundleNotPinned}, codesOf(r))
+				assert.Equal(t, []reports.Code{reports.CodeBundleNotPinned}, codesOf(r))
 			}},
 		{name: "process/server-helper-started-with-setsid",
 			// Issue 25, item 11: the server's argv starts a helper in a
@@ -171,7 +171,7 @@ func trustRows() []trustRow {
 					f["server"] = append([]any{"sh", "-c", `setsid sleep 617 & exec "$0" "$@"`}, f["server"].([]any)...)
 				}}
 			},
-			verdict: reports.VerdictError, codes: []string{reports.CodeSurvivor}, exit: 1,
+			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeSurvivor}, exit: 1,
 			check: func(t *testing.T, r reports.Result, _ string) {
 				msg := reasonWith(t, r, reports.CodeSurvivor).Message
 				assert.Contains(t, msg, "(sleep 617; process group")
@@ -190,7 +190,7 @@ func trustRows() []trustRow {
 				sc.args = []string{"--allow-aiperf-version-mismatch"}
 				return sc
 			},
-			codes: []string{reports.CodeAIPerfVersion}, exit: 1},
+			codes: []reports.Code{reports.CodeAIPerfVersion}, exit: 1},
 	}
 }
 
@@ -291,12 +291,12 @@ type tamper struct {
 	name string
 	edit func(t *testing.T, dir string)
 	// codes the rejudged row must carry (evidence_changed always).
-	codes []string
+	codes []reports.Code
 	// msg is a word of the reasons (a file, line, field named).
 	msg string
 	// always is the code both report and rejudge must carry
 	// (evidence_changed when empty).
-	always string
+	always reports.Code
 }
 
 func editLines(t *testing.T, path string, fn func([]string) []string) {
@@ -311,19 +311,19 @@ func tampers() []tamper {
 	return []tamper{
 		{"records export: a line deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "aiperf", "profile_export.jsonl"), func(l []string) []string { return append(l[:20], l[21:]...) })
-		}, []string{reports.CodeShortCount, reports.CodeUnclaimedRaw, reports.CodeUnclaimedServerRecords}, "profile_export.jsonl: changed", ""},
+		}, []reports.Code{reports.CodeShortCount, reports.CodeUnclaimedRaw, reports.CodeUnclaimedServerRecords}, "profile_export.jsonl: changed", ""},
 		{"native answer changed", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "native_answers.jsonl"), func(l []string) []string {
 				l[30] = strings.Replace(l[30], `"confidence":0.`, `"confidence":0.0`, 1)
 				return l
 			})
-		}, []string{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
+		}, []reports.Code{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
 		{"server record deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "server_records.jsonl"), func(l []string) []string { return l[:len(l)-1] })
-		}, []string{reports.CodeMissingServerRec}, "server_records.jsonl: changed", ""},
+		}, []reports.Code{reports.CodeMissingServerRec}, "server_records.jsonl: changed", ""},
 		{"dataset line deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "dataset.jsonl"), func(l []string) []string { return l[1:] })
-		}, []string{reports.CodeUnknownConversation}, "dataset.jsonl: changed", ""},
+		}, []reports.Code{reports.CodeUnknownConversation}, "dataset.jsonl: changed", ""},
 		{"joined.jsonl deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "joined.jsonl")))
 		}, nil, "joined.jsonl: missing", ""},
@@ -338,10 +338,10 @@ func tampers() []tamper {
 			st, err := os.Stat(p)
 			require.NoError(t, err)
 			require.NoError(t, os.Truncate(p, st.Size()-40))
-		}, []string{reports.CodeEvidenceMalformed}, "profile_export_raw.jsonl:55: last line has no newline", ""},
+		}, []reports.Code{reports.CodeEvidenceMalformed}, "profile_export_raw.jsonl:55: last line has no newline", ""},
 		{"dataset deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "dataset.jsonl")))
-		}, []string{reports.CodeEvidenceMalformed}, "dataset.jsonl: no such file", ""},
+		}, []reports.Code{reports.CodeEvidenceMalformed}, "dataset.jsonl: no such file", ""},
 		{"correctness gate value lowered", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "correctness.json"), func(l []string) []string {
 				s := strings.Join(l, "\n")
@@ -351,7 +351,7 @@ func tampers() []tamper {
 				k := j + strings.IndexAny(s[j:], ",}")
 				return []string{s[:j] + "0.01" + s[k:]}
 			})
-		}, []string{reports.CodeCorrectnessInconsist, reports.CodeCorrectnessFailed}, "correctness.json: changed", ""},
+		}, []reports.Code{reports.CodeCorrectnessInconsist, reports.CodeCorrectnessFailed}, "correctness.json: changed", ""},
 		{"stored counts edited", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "result.json"), func(l []string) []string {
 				s := strings.Join(l, "\n")
@@ -365,7 +365,7 @@ func tampers() []tamper {
 		}, nil, "manifest.json: missing", ""},
 		{"AIPerf summary deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "aiperf", "profile_export_aiperf.json")))
-		}, []string{reports.CodeEvidenceMalformed}, "profile_export_aiperf.json", ""},
+		}, []reports.Code{reports.CodeEvidenceMalformed}, "profile_export_aiperf.json", ""},
 		{"a file added", func(t *testing.T, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("looks fine to me\n"), 0o644))
 		}, nil, "notes.txt: added", ""},
@@ -384,7 +384,7 @@ func tampers() []tamper {
 				l[30] = strings.Replace(l[30], `"confidence":0.`, `"confidence":0.0`, 1)
 				return l
 			})
-		}, []string{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
+		}, []reports.Code{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
 		// More of issue 25's own hostile cases, on a real run's evidence.
 		{"aiperf/ swapped for a link to an identical copy", func(t *testing.T, dir string) {
 			cp := filepath.Join(t.TempDir(), "aiperf")
@@ -403,7 +403,7 @@ func tampers() []tamper {
 		{"native_answers.jsonl a FIFO", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "native_answers.jsonl")))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "native_answers.jsonl"), 0o644))
-		}, []string{reports.CodeEvidenceMalformed}, "native_answers.jsonl", ""},
+		}, []reports.Code{reports.CodeEvidenceMalformed}, "native_answers.jsonl", ""},
 		{"the profile's directory a link to a good copy elsewhere", func(t *testing.T, dir string) {
 			cp := filepath.Join(t.TempDir(), "copy")
 			require.NoError(t, os.CopyFS(cp, os.DirFS(dir)))
@@ -418,7 +418,7 @@ func tampers() []tamper {
 				}
 				return l
 			})
-		}, []string{reports.CodeEvidenceMalformed}, "server_records.jsonl:1: request_id: missing", ""},
+		}, []reports.Code{reports.CodeEvidenceMalformed}, "server_records.jsonl:1: request_id: missing", ""},
 	}
 }
 

@@ -28,7 +28,7 @@ type matrixRow struct {
 	exit    int
 	verdict string // "" when the run stops before any row
 	stage   string
-	code    string
+	code    reports.Code
 	msg     []string
 	check   func(t *testing.T, o outcome, r reports.Result, dir string)
 }

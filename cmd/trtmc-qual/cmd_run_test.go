@@ -18,13 +18,13 @@ import (
 // (exit 3); a profile not run for want of GPUs or hardware scope, and a GPU
 // leak, are rows that did not qualify (exit 1); never success.
 func TestRunVerdictErrorGPU(t *testing.T) {
-	row := func(code string) *reports.Result {
-		r := &reports.Result{Profile: code, Problems: []reports.Problem{{Stage: "x", Code: code, Message: code}}}
+	row := func(code reports.Code) *reports.Result {
+		r := &reports.Result{Profile: string(code), Problems: []reports.Problem{{Stage: "x", Code: code, Message: string(code)}}}
 		reports.Judge(r)
 		return r
 	}
 	ok := &reports.Result{Profile: "ok", Verdict: reports.VerdictQualified}
-	for code, want := range map[string]exitCode{
+	for code, want := range map[reports.Code]exitCode{
 		reports.CodeGPUBusy: exitSetup, reports.CodeGPUProbe: exitSetup, reports.CodeGPURequired: exitSetup,
 		reports.CodeInsufficientGPUs: exitFailed, reports.CodeHardwareMismatch: exitFailed, reports.CodeGPULeak: exitFailed,
 		reports.CodeGPUUnused: exitFailed, reports.CodeHardwareMismatchAllowed: exitFailed,
@@ -32,7 +32,7 @@ func TestRunVerdictErrorGPU(t *testing.T) {
 		err := runVerdictError([]*reports.Result{ok, row(code)})
 		require.Error(t, err, code)
 		assert.Equal(t, want, codeFor(err), code)
-		assert.Contains(t, err.Error(), code, "the profile is named")
+		assert.Contains(t, err.Error(), string(code), "the profile is named")
 	}
 }
 

@@ -475,7 +475,7 @@ func TestTRTMCServerThatIgnoresRequestIDs(t *testing.T) {
 	assert.Equal(t, reports.VerdictFailed, r.Verdict)
 	assert.Equal(t, 55, r.Requests.MissingServerRecord)
 	assert.Equal(t, 55, r.Unclaimed.ServerRecords)
-	codes := map[string]bool{}
+	codes := map[reports.Code]bool{}
 	for _, rs := range r.Reasons {
 		codes[rs.Code] = true
 	}

@@ -116,7 +116,8 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 	var firstErr error
 	for _, g := range groups {
 		gs, err := slurm.Status(ctx, slurm.StatusOptions{Runner: opts.Runner, CommandsDir: opts.CommandsDir,
-			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: opts.Poll, Log: opts.IO.ErrOut, Now: opts.Now})
+			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: opts.Poll, Log: opts.IO.ErrOut, Now: opts.Now,
+			RowExits: rowExitStatuses()})
 		if errors.Is(err, slurm.ErrNoRecord) {
 			return withCode(exitUsage, err)
 		}

@@ -414,9 +414,8 @@ func relTo(dir, key string, val any) any {
 	return val
 }
 
-// configError is a bad configuration: exit 2.
+// configError is a bad configuration: a usage error (exitcodes.go).
 type configError struct{ err error }
 
 func (e *configError) Error() string { return e.err.Error() }
 func (e *configError) Unwrap() error { return e.err }
-func (e *configError) ExitCode() int { return int(exitUsage) }

@@ -5,10 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/ci"
+	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // exitCode is trtmc-qual's documented exit status. This file is the one
-// place the table lives; --help and the README print it.
+// place the numbers live: exitStatuses says what each means (--help and
+// the README's "Exit status" table are rendered from it), errorKinds which
+// kind of error gives which. Domain packages define their error kinds
+// (typed errors, sentinels) and never a number.
 type exitCode int
 
 const (
@@ -20,19 +34,115 @@ const (
 	exitInterrupted exitCode = 130 // interrupted (Ctrl-C, SIGTERM)
 )
 
-// exitCodeHelp is shown in `trtmc-qual --help` and copied into the README.
-const exitCodeHelp = `EXIT STATUS
-  0    everything qualified / valid
-  1    a qualification or check failed
-  2    configuration, inventory or usage error
-  3    setup error (server, GPU, AIPerf unavailable)
-  4    harness error (a bug, an I/O failure)
-  130  interrupted`
+// exitStatus is one row of the exit-status table.
+type exitStatus struct {
+	code exitCode
+	// help is the line `trtmc-qual --help` prints.
+	help string
+	// doc is the README's meaning: the help line with what gives it.
+	doc string
+}
 
-// exitCoder is implemented by domain errors that know their exit status
-// (inventory.Problems, qual.SetupError, ...), so those packages need not
-// import this one.
-type exitCoder interface{ ExitCode() int }
+// exitStatuses is the table of exit statuses, in order.
+func exitStatuses() []exitStatus {
+	return []exitStatus{
+		{exitOK, "everything qualified / valid", "everything qualified / valid"},
+		{exitFailed, "a qualification or check failed",
+			"a qualification or check failed (a row failed or broke; for `report`, also malformed or changed evidence)"},
+		{exitUsage, "configuration, inventory or usage error", "configuration, inventory or usage error"},
+		{exitSetup, "setup error (server, GPU, AIPerf unavailable)",
+			"setup error: a server that never came up, a busy GPU, AIPerf missing or the wrong version, a GPU family on a host without a GPU, " +
+				"a Slurm submission the cluster rejected, the group's evidence directory in use by another run " +
+				"(it is named; the same command succeeds once that run ends)"},
+		{exitHarness, "harness error (a bug, an I/O failure)", "harness error (a bug, an I/O failure)"},
+		{exitInterrupted, "interrupted", "interrupted (Ctrl-C / SIGTERM; a second Ctrl-C forces)"},
+	}
+}
+
+// exitStatusHelp is the EXIT STATUS section of `trtmc-qual --help`.
+func exitStatusHelp() string {
+	var b strings.Builder
+	b.WriteString("EXIT STATUS")
+	for _, s := range exitStatuses() {
+		fmt.Fprintf(&b, "\n  %-4d %s", s.code, s.help)
+	}
+	return b.String()
+}
+
+// exitStatusMarkdown is the README's "Exit status" table.
+func exitStatusMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | meaning |\n|---|---|\n")
+	for _, s := range exitStatuses() {
+		fmt.Fprintf(&b, "| %d | %s |\n", s.code, s.doc)
+	}
+	return b.String()
+}
+
+// rowExitStatuses are the statuses with which `trtmc-qual run` ends after
+// writing its rows, whatever their verdicts: the Slurm executor keeps the
+// row of a task that ended with one of them (slurm.Follower.RowExits).
+func rowExitStatuses() []int { return []int{int(exitOK), int(exitFailed), int(exitSetup)} }
+
+// errorKind is one kind of error and the exit status it gives.
+type errorKind struct {
+	// name is the kind as the code spells it (a type or a sentinel).
+	name string
+	code exitCode
+	// when says what the kind is (docs/design.md prints it).
+	when string
+	// is reports whether err is, or wraps, an error of the kind.
+	is func(err error) bool
+}
+
+// errorKinds maps every kind of error that is not a harness error to its
+// exit status. The first kind found anywhere in an error's chain decides,
+// so interruption comes first: a run stopped by Ctrl-C exits 130 whatever
+// it was doing. A verb's own outcome ("2 rows failed", "host not ready")
+// names its status itself (withCode); any other error is exit 4.
+func errorKinds() []errorKind {
+	return []errorKind{
+		{"context.Canceled", exitInterrupted, "the root context was cancelled: Ctrl-C or SIGTERM (signals.go)", isErr(context.Canceled)},
+
+		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb (cobra's own errors through SetFlagErrorFunc, usageArgs and unknownVerb)", isA[*flagError]},
+		{"configError", exitUsage, "the configuration (flags, TRTMC_QUAL_* environment, config file) or the family configuration", isA[*configError]},
+		{"inventory.Problems", exitUsage, "the inventory does not validate (every problem as file:line: field: problem)", isA[inventory.Problems]},
+		{"specs.ConfigError", exitUsage, "the spec-groups file", isA[*specs.ConfigError]},
+		{"specs.ErrUnknownGroup", exitUsage, "a group the spec-groups file does not name", isErr(specs.ErrUnknownGroup)},
+		{"specs.ErrNotTRTMC", exitUsage, "--repo is not a TRTMC checkout", isErr(specs.ErrNotTRTMC)},
+		{"gitread.ErrUnknownRef", exitUsage, "a ref that names no commit of --repo", isErr(gitread.ErrUnknownRef)},
+		{"gitread.ErrNotRepository", exitUsage, "--repo is not a git repository", isErr(gitread.ErrNotRepository)},
+		{"qual.UsageError", exitUsage, "a selection that names nothing: --group, --only, --out, --gpus", isA[*qual.UsageError]},
+		{"ci.UsageError", exitUsage, "a group the premerge job cannot check", isA[*ci.UsageError]},
+		{"slurm.ActiveError", exitUsage, "an earlier Slurm submission of the group into --out still has tasks queued or running", isA[*slurm.ActiveError]},
+		{"slurm.RecordError", exitUsage, "the Slurm job record under --out cannot be read or holds no submission", isA[*slurm.RecordError]},
+
+		{"qual.SetupError", exitSetup, "what the run needs is unavailable before any checkpoint: AIPerf, a GPU, Slurm", isA[*qual.SetupError]},
+		{"evidence.LockedError", exitSetup, "another run holds the group's evidence directory (named; retried later, the command succeeds)", isA[*evidence.LockedError]},
+		{"gitread.ErrGitUnavailable", exitSetup, "the git executable cannot be run", isErr(gitread.ErrGitUnavailable)},
+	}
+}
+
+// isA is the kind "an error of type T in the chain" (errors.As).
+func isA[T error](err error) bool {
+	var t T
+	return errors.As(err, &t)
+}
+
+// isErr is the kind "the sentinel target in the chain" (errors.Is).
+func isErr(target error) func(error) bool {
+	return func(err error) bool { return errors.Is(err, target) }
+}
+
+// errorKindsMarkdown is docs/design.md's table of error kinds.
+func errorKindsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| error kind | exit | when |\n|---|---|---|\n")
+	for _, k := range errorKinds() {
+		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", k.name, k.code, k.when)
+	}
+	return b.String()
+}
 
 // codedError is an error with an explicit exit status, for verbs whose
 // outcome is not an error of any domain package (e.g. "2 rows failed").
@@ -58,7 +168,8 @@ func flagErrorf(format string, args ...any) error {
 	return &flagError{err: fmt.Errorf(format, args...)}
 }
 
-// codeFor maps an error to its exit status. Anything unrecognised is a
+// codeFor maps an error to its exit status: a verb's own status first,
+// then the first kind of errorKinds in the chain. Anything else is a
 // harness error: a bug or an I/O failure, reported with detail.
 func codeFor(err error) exitCode {
 	if err == nil {
@@ -68,24 +179,56 @@ func codeFor(err error) exitCode {
 	if errors.As(err, &ce) {
 		return ce.code
 	}
-	if errors.Is(err, context.Canceled) {
-		return exitInterrupted
-	}
-	var fe *flagError
-	if errors.As(err, &fe) {
-		return exitUsage
-	}
-	var ec exitCoder
-	if errors.As(err, &ec) {
-		return exitCode(ec.ExitCode())
-	}
-	// cobra's own flag parsing errors.
-	msg := err.Error()
-	for _, p := range []string{"unknown flag", "unknown shorthand flag", "unknown command", "invalid argument",
-		"flag needs an argument", "accepts ", "requires at least", "required flag"} {
-		if strings.Contains(msg, p) {
-			return exitUsage
+	for _, k := range errorKinds() {
+		if k.is(err) {
+			return k.code
 		}
 	}
 	return exitHarness
+}
+
+// usageArgs makes a positional-argument validator's error a usage error
+// (cobra.NoArgs, cobra.ExactArgs, ... return plain errors). pflag.ErrHelp,
+// cobra's request to print the help, passes through untouched.
+func usageArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		err := v(cmd, args)
+		if err == nil || errors.Is(err, pflag.ErrHelp) {
+			return err
+		}
+		return &flagError{err: err}
+	}
+}
+
+// unknownVerb is cobra's own check that the words name a verb (Find's only
+// error: a word at the root that is no verb, with cobra's suggestions),
+// asked before Execute so that its error is typed. cobra's shell-completion
+// request is left to Execute, which adds its verb.
+func unknownVerb(root *cobra.Command, args []string) error {
+	if len(args) > 0 && (args[0] == cobra.ShellCompRequestCmd || args[0] == cobra.ShellCompNoDescRequestCmd) {
+		return nil
+	}
+	if _, _, err := root.Find(args); err != nil {
+		return &flagError{err: err}
+	}
+	return nil
+}
+
+// usageTree prepares a command tree for execution: cobra's own help and
+// completion verbs are added now rather than inside Execute, and every
+// verb's positional-argument validator, ours and cobra's, reports a usage
+// error. Flag errors already do (root's SetFlagErrorFunc).
+func usageTree(root *cobra.Command) {
+	root.InitDefaultHelpCmd()
+	root.InitDefaultCompletionCmd()
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Args != nil {
+			c.Args = usageArgs(c.Args)
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
 }

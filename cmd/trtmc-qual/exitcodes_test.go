@@ -1,18 +1,38 @@
 package main
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"go/types"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
+	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/qual"
+	"github.com/trtmc-qual/trtmc-qual/qual/ci"
+	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 )
 
 // noRawControl fails when text holds a byte a terminal would act on or a
@@ -182,4 +202,301 @@ func TestReportRefusesEndlessEvidence(t *testing.T) {
 	assert.Equal(t, exitFailed, code, errOut) // the fixture's rows are not all qualified
 	assert.Contains(t, out, `"x\u202e$(id)" is not a valid name`)
 	noRawControl(t, out+errOut)
+}
+
+// kindExamples is one error of each kind of errorKinds, as a domain
+// package makes it.
+func kindExamples() map[string]error {
+	x := errors.New("x")
+	return map[string]error{
+		"context.Canceled":          context.Canceled,
+		"flagError":                 flagErrorf("--group is required"),
+		"configError":               &configError{x},
+		"inventory.Problems":        inventory.Problems{{File: "inv.yaml", Line: 3, Field: "family", Message: "unknown"}},
+		"specs.ConfigError":         &specs.ConfigError{File: "groups.yaml", Problems: []string{"x"}},
+		"specs.ErrUnknownGroup":     fmt.Errorf("%w %q", specs.ErrUnknownGroup, "nope"),
+		"specs.ErrNotTRTMC":         fmt.Errorf("%w: /src", specs.ErrNotTRTMC),
+		"gitread.ErrUnknownRef":     fmt.Errorf("%w %q", gitread.ErrUnknownRef, "nope"),
+		"gitread.ErrNotRepository":  &gitread.Error{Args: []string{"rev-parse"}, Err: fmt.Errorf("%w: /src", gitread.ErrNotRepository)},
+		"qual.UsageError":           &qual.UsageError{Err: x},
+		"ci.UsageError":             &ci.UsageError{Err: x},
+		"slurm.ActiveError":         &slurm.ActiveError{Group: "vlm", Out: "out", Tasks: []string{"1_0"}},
+		"slurm.RecordError":         &slurm.RecordError{Err: x},
+		"qual.SetupError":           &qual.SetupError{Err: x},
+		"evidence.LockedError":      &evidence.LockedError{Dir: "out/vlm"},
+		"gitread.ErrGitUnavailable": &gitread.Error{Args: []string{"rev-parse"}, Err: fmt.Errorf("%w: exec: not found", gitread.ErrGitUnavailable)},
+	}
+}
+
+// Every kind of error a domain package defines gives the exit status of
+// its row, however deep it is wrapped; anything else is a harness error;
+// a verb's own status (withCode) and an interruption come first.
+func TestEveryErrorKindHasItsCode(t *testing.T) {
+	examples := kindExamples()
+	seen := map[string]bool{}
+	for _, k := range errorKinds() {
+		assert.False(t, seen[k.name], "kind %s listed twice", k.name)
+		seen[k.name] = true
+		ex, ok := examples[k.name]
+		if !assert.True(t, ok, "kind %s has no example in kindExamples", k.name) {
+			continue
+		}
+		assert.True(t, k.is(ex), k.name)
+		assert.Equal(t, k.code, codeFor(ex), k.name)
+		assert.Equal(t, k.code, codeFor(fmt.Errorf("verb: %w", fmt.Errorf("step: %w", ex))), "%s, wrapped", k.name)
+		assert.Equal(t, k.code, codeFor(errors.Join(errors.New("other"), ex)), "%s, joined", k.name)
+		assert.Equal(t, k.code, codeFor(printableError{ex}), "%s, escaped for the terminal", k.name)
+		assert.NotEmpty(t, k.when, k.name)
+	}
+	assert.Len(t, examples, len(errorKinds()), "an example for a kind errorKinds does not list")
+
+	assert.Equal(t, exitOK, codeFor(nil))
+	assert.Equal(t, exitHarness, codeFor(errors.New("boom")))
+	assert.Equal(t, exitHarness, codeFor(fmt.Errorf("write: %w", os.ErrPermission)), "an I/O failure")
+	assert.Equal(t, exitFailed, codeFor(withCode(exitFailed, &qual.SetupError{Err: context.Canceled})), "a verb's own status first")
+	assert.Equal(t, exitInterrupted, codeFor(&qual.SetupError{Err: fmt.Errorf("aiperf --version: %w", context.Canceled)}), "then interruption")
+	assert.Equal(t, exitUsage, codeFor(&flagError{&qual.SetupError{Err: errors.New("x")}}), "then a usage mistake")
+}
+
+// The exit statuses are the documented ones, each once, in order; every
+// kind's status is one of them; `--help` prints the table, the README's
+// "Exit status" is its Markdown and docs/design.md lists the kinds.
+func TestHelpIsTheExitStatusTable(t *testing.T) {
+	var codes []exitCode
+	for _, s := range exitStatuses() {
+		codes = append(codes, s.code)
+		assert.NotEmpty(t, s.help, s.code)
+		assert.NotEmpty(t, s.doc, s.code)
+		assert.True(t, strings.HasPrefix(s.doc, strings.SplitN(s.help, " (", 2)[0]), "%d: the README's meaning starts as --help's", s.code)
+	}
+	assert.Equal(t, []exitCode{exitOK, exitFailed, exitUsage, exitSetup, exitHarness, exitInterrupted}, codes)
+	for _, k := range errorKinds() {
+		assert.Contains(t, codes, k.code, k.name)
+	}
+
+	code, out, _ := runCLI(t, nil, "--help")
+	require.Equal(t, exitOK, code)
+	var lines []string
+	for _, s := range exitStatuses() {
+		lines = append(lines, fmt.Sprintf("  %-4d %s", s.code, s.help))
+	}
+	assert.Contains(t, out, "EXIT STATUS\n"+strings.Join(lines, "\n")+"\n", "trtmc-qual --help")
+	assert.Contains(t, out, "\n  130  interrupted\n")
+
+	readme, err := os.ReadFile(repoFile("README.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(readme), "### Exit status\n\n"+exitStatusMarkdown(),
+		"README.md's \"Exit status\" must be exitStatusMarkdown() verbatim; it is:\n%s", exitStatusMarkdown())
+	design, err := os.ReadFile(repoFile("docs", "design.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(design), errorKindsMarkdown(),
+		"docs/design.md must carry errorKindsMarkdown() verbatim; it is:\n%s", errorKindsMarkdown())
+}
+
+// What a verb's help says about its exit status uses the table's codes
+// only.
+func TestVerbExitStatusesAreInTheTable(t *testing.T) {
+	known := map[string]bool{}
+	for _, s := range exitStatuses() {
+		known[strconv.Itoa(int(s.code))] = true
+	}
+	io, _, _ := testIO()
+	root := newRootCmd(newFactory(io, nil))
+	usageTree(root)
+	number := regexp.MustCompile(`\b\d+\b`)
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		for _, para := range strings.Split(c.Long, "\n\n") {
+			if !strings.HasPrefix(para, "Exit status:") && !strings.HasPrefix(para, "EXIT STATUS") {
+				continue
+			}
+			n++
+			for _, w := range number.FindAllString(para, -1) {
+				assert.True(t, known[w], "%s --help: exit status %s is not in exitStatuses():\n%s", c.CommandPath(), w, para)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	assert.GreaterOrEqual(t, n, 10, "the root and the verbs document their exit status")
+}
+
+// cobra's own command-line errors are usage errors through typed checks
+// (usageArgs, unknownVerb), never by their text: the exit status and the
+// message of each are what they were when cobra's messages were matched.
+func TestCommandLineErrorsAreUsageErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		code exitCode
+		want string
+	}{
+		{[]string{"bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual"`},
+		{[]string{"rnu"}, exitUsage, "Did you mean this?\n\trun"},
+		{[]string{"run", "x"}, exitUsage, `unknown command "x" for "trtmc-qual run"`},
+		{[]string{"version", "x"}, exitUsage, `unknown command "x" for "trtmc-qual version"`},
+		{[]string{"inventory", "list", "x"}, exitUsage, `unknown command "x" for "trtmc-qual inventory list"`},
+		{[]string{"inventory", "show"}, exitUsage, "accepts 1 arg(s), received 0"},
+		{[]string{"inventory", "show", "a", "b"}, exitUsage, "accepts 1 arg(s), received 2"},
+		{[]string{"corpus", "init"}, exitUsage, "accepts 1 arg(s), received 0"},
+		{[]string{"adapter", "native", "x"}, exitUsage, `unknown command "x"`},
+		{[]string{"completion", "bash", "x"}, exitUsage, `unknown command "x" for "trtmc-qual completion bash"`},
+		{[]string{"__complete"}, exitUsage, "requires at least 1 arg(s)"},
+		{[]string{"run", "--bogus"}, exitUsage, "unknown flag: --bogus"},
+		{[]string{"run", "-Z"}, exitUsage, "unknown shorthand flag: 'Z' in -Z"},
+		{[]string{"run", "--group"}, exitUsage, "flag needs an argument: --group"},
+		{[]string{"--bogus"}, exitUsage, "unknown flag: --bogus"},
+		// A group verb without its subcommand prints its help (cobra).
+		{[]string{"inventory"}, exitOK, ""},
+		{[]string{"inventory", "bogus"}, exitOK, ""},
+		{[]string{"completion"}, exitOK, ""},
+		{[]string{"help", "bogus"}, exitOK, ""},
+		{[]string{"--config", "c.yaml", "bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual"`},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			code, out, errOut := runCLI(t, nil, c.args...)
+			assert.Equal(t, c.code, code, "stdout:\n%s\nstderr:\n%s", out, errOut)
+			assert.Contains(t, errOut, c.want)
+			assert.NotContains(t, errOut, "internal error")
+			if c.code == exitUsage {
+				assert.Contains(t, errOut, "run with --help for usage")
+			}
+		})
+	}
+	code, out, _ := runCLI(t, nil, "help", "bogus")
+	assert.Equal(t, exitOK, code)
+	assert.Contains(t, out, "Unknown help topic [`bogus`]", "cobra's help still finds no verb")
+	_, out, _ = runCLI(t, nil, "--help")
+	assert.Contains(t, out, "Usage:\n  trtmc-qual [command]\n\n", "the root runs nothing")
+	// No verb at all: the help, on stdout, before any configuration is read.
+	io, stdout, stderr := testIO()
+	f := newFactory(io, nil)
+	f.Getenv = func(k string) string { return map[string]string{"TRTMC_QUAL_CONFIG": "/nonexistent/c.yaml"}[k] }
+	assert.Equal(t, exitOK, execute(context.Background(), f, []string{}))
+	assert.Contains(t, stdout.String(), "EXIT STATUS")
+	assert.Empty(t, stderr.String())
+}
+
+// Every positional-argument validator of the tree, ours and cobra's,
+// reports a usage error.
+func TestEveryArgsValidatorIsAUsageError(t *testing.T) {
+	io, _, _ := testIO()
+	root := newRootCmd(newFactory(io, nil))
+	usageTree(root)
+	n := 0
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Args != nil {
+			for _, args := range [][]string{nil, {"a"}, {"a", "b", "c"}} {
+				err := c.Args(c, args)
+				if err == nil || errors.Is(err, pflag.ErrHelp) {
+					continue
+				}
+				n++
+				var fe *flagError
+				assert.ErrorAs(t, err, &fe, "%s %q", c.CommandPath(), args)
+				assert.Equal(t, exitUsage, codeFor(err), "%s %q", c.CommandPath(), args)
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	assert.Greater(t, n, 20)
+}
+
+// No domain package decides an exit number: an error type of ours outside
+// cmd/ has no ExitCode method (the kinds are mapped in errorKinds).
+func TestNoDomainErrorHasAnExitCode(t *testing.T) {
+	root := repoFile()
+	fset := token.NewFileSet()
+	files := 0
+	err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, path)
+		if d.IsDir() {
+			if rel != "." && (rel == "cmd" || strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		for _, decl := range f.Decls {
+			fn, ok := decl.(*ast.FuncDecl)
+			if !ok || fn.Recv == nil || fn.Name.Name != "ExitCode" {
+				continue
+			}
+			recv := types.ExprString(fn.Recv.List[0].Type)
+			if errorTypes(t, fset, filepath.Dir(path))[strings.TrimPrefix(recv, "*")] {
+				t.Errorf("%s: %s.ExitCode: an error kind names its exit status; map it in cmd/trtmc-qual/exitcodes.go instead", rel, recv)
+			}
+		}
+		files++
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Greater(t, files, 100, "the module's Go files were read")
+}
+
+// errorTypes are the names of the types of dir's package that have an
+// Error method.
+func errorTypes(t *testing.T, fset *token.FileSet, dir string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, filepath.Join(dir, e.Name()), nil, parser.SkipObjectResolution)
+		require.NoError(t, err)
+		for _, decl := range f.Decls {
+			if fn, ok := decl.(*ast.FuncDecl); ok && fn.Recv != nil && fn.Name.Name == "Error" {
+				out[strings.TrimPrefix(types.ExprString(fn.Recv.List[0].Type), "*")] = true
+			}
+		}
+	}
+	return out
+}
+
+// The Slurm executor keeps the row of a task that ended with one of
+// rowExitStatuses: they are the statuses `run` ends with after writing its
+// rows, whatever reason a row carries (an interrupted run exits 130 from
+// its context and its rows never stand as they are).
+func TestRowExitStatuses(t *testing.T) {
+	stands := map[exitCode]bool{}
+	for _, c := range rowExitStatuses() {
+		stands[exitCode(c)] = true
+	}
+	got := map[exitCode]bool{}
+	ok := &reports.Result{Profile: "ok"}
+	reportstest.Qualified(ok)
+	reports.Judge(ok)
+	got[codeFor(runVerdictError([]*reports.Result{ok}))] = true
+	for _, ci := range reports.Codes() {
+		if ci.Class == reports.ClassInterrupted {
+			continue
+		}
+		r := &reports.Result{Profile: string(ci.Code)}
+		reportstest.Qualified(r)
+		r.Problems = []reports.Problem{{Stage: "x", Code: ci.Code, Message: "x"}}
+		reports.Judge(r)
+		code := codeFor(runVerdictError([]*reports.Result{ok, r}))
+		got[code] = true
+		assert.True(t, stands[code], "%s: run exits %d, which the Slurm executor does not keep", ci.Code, code)
+	}
+	assert.Equal(t, map[exitCode]bool{exitOK: true, exitFailed: true, exitSetup: true}, got)
+	assert.Len(t, stands, len(got), "rowExitStatuses holds a status run never ends with after writing rows")
 }

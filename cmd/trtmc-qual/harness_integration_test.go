@@ -503,7 +503,7 @@ func assertEvidenceSound(t *testing.T, out string, allowTemp bool) {
 }
 
 // reasonWith returns the first reason with the code, or fails.
-func reasonWith(t *testing.T, r reports.Result, code string) reports.Reason {
+func reasonWith(t *testing.T, r reports.Result, code reports.Code) reports.Reason {
 	t.Helper()
 	for _, rs := range r.Reasons {
 		if rs.Code == code {

@@ -68,7 +68,17 @@ func executeTree(ctx context.Context, f *factory, root *cobra.Command, args []st
 	root.SetArgs(args)
 	root.SetOut(f.IO.Out)
 	root.SetErr(f.IO.ErrOut)
-	err := root.ExecuteContext(ctx)
+	usageTree(root)
+	err := unknownVerb(root, args)
+	if err == nil {
+		var cmd *cobra.Command
+		cmd, err = root.ExecuteContextC(ctx)
+		if err != nil && cmd != nil && cmd.Name() == cobra.ShellCompRequestCmd {
+			// cobra adds its shell-completion verb inside Execute, after
+			// usageTree; it fails only on its command line (no words).
+			err = &flagError{err: err}
+		}
+	}
 	code := codeFor(err)
 	if err != nil {
 		reportError(f, err, code)
@@ -119,7 +129,7 @@ and HTTP answers by request identity, and writes a result row with its evidence.
 Configuration: flags > TRTMC_QUAL_* environment > config file (--config, or
 ./trtmc-qual.yaml) > defaults. Data goes to stdout, logs to stderr.
 
-` + exitCodeHelp,
+` + exitStatusHelp(),
 		Example: `  # validate the inventory and list its profiles
   trtmc-qual inventory validate
   trtmc-qual inventory list --group vlm

@@ -83,7 +83,7 @@ func TestCtrlCInEachStage(t *testing.T) {
 			assert.Equal(t, c.stage, rs.Stage, "the reason names the stage that was running")
 			assert.Equal(t, c.stageState, stageStatus(r, c.stage), "stages: %+v", r.Stages)
 			for _, other := range r.Reasons {
-				assert.Equal(t, "interrupted", other.Code, "an interruption is not reported as a broken stage: %+v", other)
+				assert.Equal(t, reports.CodeInterrupted, other.Code, "an interruption is not reported as a broken stage: %+v", other)
 			}
 			assert.FileExists(t, filepath.Join(o.out, "detection", "results.md"), "the group tables show the interrupted row")
 			if len(sc.only) == 2 {

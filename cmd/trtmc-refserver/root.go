@@ -44,7 +44,7 @@ func newRootCmd(d deps) *cobra.Command {
 reference families that run anywhere without a GPU: ref-vlm (chat about an
 image) and ref-detect (coloured shape detection).
 
-` + exitCodesHelp,
+` + exitCodesHelp(),
 		Version:       version + " (commit " + commit + ")",
 		SilenceUsage:  true,
 		SilenceErrors: true,

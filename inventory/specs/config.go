@@ -131,7 +131,8 @@ func LoadConfig(path string) (*Config, error) {
 	return ParseConfig(path, data)
 }
 
-// ConfigError lists every problem of a spec-groups file.
+// ConfigError lists every problem of a spec-groups file: a configuration
+// error (cmd/trtmc-qual's exit-code table says which status).
 type ConfigError struct {
 	File     string
 	Problems []string
@@ -140,9 +141,6 @@ type ConfigError struct {
 func (e *ConfigError) Error() string {
 	return fmt.Sprintf("spec groups %s: %s", e.File, strings.Join(e.Problems, "; "))
 }
-
-// ExitCode makes a bad spec-groups file a configuration error (exit 2).
-func (e *ConfigError) ExitCode() int { return 2 }
 
 // ParseConfig parses and checks a spec-groups document.
 func ParseConfig(file string, data []byte) (*Config, error) {

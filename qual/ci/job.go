@@ -51,8 +51,8 @@ type Job struct {
 	Steps      []Step    `json:"steps"`
 }
 
-// ExitCode is the largest code of the steps: 4 harness > 3 setup >
-// 2 configuration > 1 failed > 0.
+// ExitCode is the largest code of the steps: harness > setup >
+// configuration > failed > 0 (the table's numbers are in that order).
 func (j *Job) ExitCode() int {
 	code := 0
 	for _, s := range j.Steps {
@@ -81,13 +81,13 @@ func (j *Job) Counts() (passed, failed, errored, skipped int) {
 // codeType names an error code in JUnit.
 func codeType(code int) string {
 	switch code {
-	case 1:
+	case CodeFailed:
 		return "check-failed"
-	case 2:
+	case CodeUsage:
 		return "configuration-error"
-	case 3:
+	case CodeSetup:
 		return "setup-error"
-	case 4:
+	case CodeHarness:
 		return "harness-error"
 	}
 	return "error"
@@ -167,11 +167,11 @@ func (j *Job) Markdown(w io.Writer) error {
 
 func codeVerdict(code int) string {
 	switch code {
-	case 1:
+	case CodeFailed:
 		return "checks failed"
-	case 2:
+	case CodeUsage:
 		return "configuration error"
-	case 3:
+	case CodeSetup:
 		return "setup error"
 	}
 	return "harness error"

@@ -18,12 +18,16 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 )
 
-// The exit statuses a step asks for itself. They are the values of
-// cmd/trtmc-qual/exitcodes.go, the one table (its tests check that these
-// agree); every other code comes from Options.CodeOf.
+// The exit statuses of Step.Code, the job's documented contract: their
+// values are those of cmd/trtmc-qual/exitcodes.go, the one table (its
+// TestCICodesAreTheTable checks that they agree). A step asks for
+// CodeFailed or CodeUsage itself; an error's code comes from
+// Options.CodeOf; the reports name each (codeType, codeVerdict).
 const (
-	CodeFailed = 1 // a check found something
-	CodeUsage  = 2 // configuration, inventory or usage error
+	CodeFailed  = 1 // a check found something
+	CodeUsage   = 2 // configuration, inventory or usage error
+	CodeSetup   = 3 // setup error: git missing, smoke qualification unavailable
+	CodeHarness = 4 // harness error
 )
 
 // SmokeFunc runs a smoke qualification of one group and says whether it
@@ -52,14 +56,12 @@ type Options struct {
 	Log io.Writer
 }
 
-// UsageError is a mistake in what the job was asked to check (exit 2).
+// UsageError is a mistake in what the job was asked to check: a usage
+// error (cmd/trtmc-qual's exit-code table, through Options.CodeOf).
 type UsageError struct{ Err error }
 
 func (e *UsageError) Error() string { return e.Err.Error() }
 func (e *UsageError) Unwrap() error { return e.Err }
-
-// ExitCode implements the wiring's exit-coder interface.
-func (e *UsageError) ExitCode() int { return CodeUsage }
 
 // Run runs every step of the premerge job and returns the job: validate
 // the inventory and the families, then per group reconcile, drift and
@@ -145,15 +147,11 @@ func (r *runner) add(s Step, start time.Time) {
 	}
 }
 
-// stepError turns an error into an error step with its exit status.
+// stepError turns an error into an error step with its exit status, from
+// the wiring's table (a spec-groups file's ConfigError, a bad ref, a git
+// that cannot run...).
 func (r *runner) stepError(name string, err error) Step {
-	s := Step{Name: name, Status: StepError, Message: firstLine(err.Error()), Output: err.Error()}
-	s.Code = r.opts.CodeOf(err)
-	var ce *specs.ConfigError
-	if errors.As(err, &ce) {
-		s.Code = CodeUsage
-	}
-	return s
+	return Step{Name: name, Status: StepError, Message: firstLine(err.Error()), Output: err.Error(), Code: r.opts.CodeOf(err)}
 }
 
 func (r *runner) loadFamilies() (*families.Config, error) {

@@ -386,9 +386,15 @@ func newFixture(t *testing.T) *fixture {
 	fx.ex = &Executor{Runner: fs, Task: []string{"/shared/bin/trtmc-qual", "--config", "/shared/trtmc qual.yaml", "run", "--group", "mixed"},
 		Config: Config{Partition: "gpu", Account: "qual", SbatchArgs: []string{"--qos=high"}, CPUsPerTask: 8,
 			Constraints: map[string]string{"h200": "h200", "gb300": "gb300"}},
-		Wait: func(ctx context.Context, _ time.Duration) error { return ctx.Err() }}
+		Wait:     func(ctx context.Context, _ time.Duration) error { return ctx.Err() },
+		RowExits: runRowExits}
 	return fx
 }
+
+// runRowExits are the statuses with which `trtmc-qual run` ends having
+// written its rows: 0 qualified, 1 failed, 3 setup (cmd/trtmc-qual's
+// rowExitStatuses, which the wiring passes; TestRowExitStatuses there).
+var runRowExits = []int{0, 1, 3}
 
 func (fx *fixture) run(ctx context.Context) (*qual.Outcome, error) {
 	return fx.ex.Run(ctx, fx.opts)

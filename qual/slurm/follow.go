@@ -66,6 +66,12 @@ type Follower struct {
 	// Watch follows until every task has ended; otherwise Follow makes
 	// one pass.
 	Watch bool
+	// RowExits are the exit statuses with which a task's `trtmc-qual run`
+	// ends having written its row (a failed row, a setup error recorded
+	// in it): the wiring's exit-code table says which. A task that ended
+	// FAILED with another status leaves no row that stands; none given,
+	// only a task that COMPLETED keeps its row.
+	RowExits []int
 
 	// States are the last states seen, by task id (after Follow).
 	States map[string]TaskState
@@ -216,18 +222,19 @@ func collect(tasks []*followed) map[string]*reports.Result {
 	return out
 }
 
-// rowStands reports whether a task ended the way a `trtmc-qual run` ends:
-// exit 0 (every row qualified), 1 (a row failed or broke) or 3 (a setup
-// error, recorded in the row). Then the row the task wrote is the row.
-// Anything else — cancelled, timed out, preempted, a node failure, killed,
-// exit 2, 4 or 130 — leaves no row that can be trusted as it is.
-func rowStands(st TaskState) bool {
+// rowStands reports whether a task ended the way a `trtmc-qual run` ends
+// after writing its row: COMPLETED (every row qualified), or FAILED with
+// one of rowExits (a row failed or broke, a setup error recorded in the
+// row). Then the row the task wrote is the row. Anything else — cancelled,
+// timed out, preempted, a node failure, killed, a usage or harness error,
+// interrupted — leaves no row that can be trusted as it is.
+func rowStands(st TaskState, rowExits []int) bool {
 	switch st.State {
 	case "COMPLETED":
 		return true
 	case "FAILED":
 		code, sig := exitCode(st.ExitCode)
-		return st.Reason == "NonZeroExitCode" && sig == 0 && (code == 1 || code == 3)
+		return st.Reason == "NonZeroExitCode" && sig == 0 && slices.Contains(rowExits, code)
 	}
 	return false
 }
@@ -259,7 +266,7 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 	own, readErr := qual.ReadRow(rec.Out, rec.Group, t.Profile)
 	isOwn := own != nil && own.EvidenceIntact() && belongs(own, t)
 	switch {
-	case st != nil && rowStands(*st) && isOwn:
+	case st != nil && rowStands(*st, f.RowExits) && isOwn:
 		logf(f.Log, "slurm %s %s: %s -> %s", t.ID(), t.Profile, st.Describe(), own.Verdict)
 		return own
 	case st == nil && isOwn:
@@ -353,7 +360,7 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 func firstBroken(r *reports.Result) string {
 	for _, rs := range r.Reasons {
 		if rs.Class == reports.ClassBroken {
-			return rs.Code + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
+			return string(rs.Code) + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
 		}
 	}
 	return r.Verdict

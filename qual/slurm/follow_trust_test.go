@@ -115,11 +115,11 @@ func TestStatusAndDriverNeverTrustARowWithoutItsSeal(t *testing.T) {
 				fx.ex.Detach = true
 				_, err := fx.run(context.Background())
 				require.NoError(t, err)
-				gs, err := Status(context.Background(), StatusOptions{Runner: fx.slurm, Out: fx.out, Group: "mixed"})
+				gs, err := Status(context.Background(), StatusOptions{Runner: fx.slurm, Out: fx.out, Group: "mixed", RowExits: runRowExits})
 				require.NoError(t, err)
 				require.False(t, gs.Done)
 				tamper()
-				gs, err = Status(context.Background(), StatusOptions{Runner: fx.slurm, Out: fx.out, Group: "mixed"})
+				gs, err = Status(context.Background(), StatusOptions{Runner: fx.slurm, Out: fx.out, Group: "mixed", RowExits: runRowExits})
 				require.NoError(t, err)
 				require.True(t, gs.Done)
 				for _, ts := range gs.Tasks {
@@ -220,7 +220,6 @@ func TestSlurmBookkeepingReadsAreCapped(t *testing.T) {
 			case err := <-done:
 				var re *RecordError
 				require.ErrorAs(t, err, &re)
-				assert.Equal(t, 2, re.ExitCode())
 				assert.Contains(t, err.Error(), "job.json")
 			case <-time.After(10 * time.Second):
 				t.Fatal("ReadRecord hangs")

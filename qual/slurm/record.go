@@ -115,14 +115,12 @@ func TaskLog(out, group string, t TaskRef) string {
 }
 
 // RecordError is a job record that cannot be read or does not hold a
-// submission: the root's bookkeeping is broken, not the harness (exit 2).
+// submission: the root's bookkeeping is broken, not the harness (a usage
+// error in cmd/trtmc-qual's exit-code table).
 type RecordError struct{ Err error }
 
 func (e *RecordError) Error() string { return e.Err.Error() }
 func (e *RecordError) Unwrap() error { return e.Err }
-
-// ExitCode implements the CLI's exit-code contract: 2.
-func (e *RecordError) ExitCode() int { return 2 }
 
 // ReadRecord reads a group's job record; (nil, nil) when there is none.
 func ReadRecord(out, group string) (*Record, error) {

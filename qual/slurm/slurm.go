@@ -114,6 +114,9 @@ type Executor struct {
 	Detach bool
 	// Wait pauses between polls (nil: a timer); tests replace it.
 	Wait func(ctx context.Context, d time.Duration) error
+	// RowExits are the exit statuses of a task that wrote its row
+	// (Follower.RowExits).
+	RowExits []int
 
 	// JobIDs are the array job ids submitted by the last Run.
 	JobIDs []string
@@ -123,7 +126,8 @@ var _ qual.Executor = (*Executor)(nil)
 
 // ActiveError is a new submission refused because an earlier one of the
 // same group into the same evidence root still has tasks queued or
-// running: two runs would write the same evidence directories.
+// running: two runs would write the same evidence directories. A usage
+// error (cmd/trtmc-qual's exit-code table says which status).
 type ActiveError struct {
 	Group string
 	Out   string
@@ -135,9 +139,6 @@ func (e *ActiveError) Error() string {
 		"follow it with `trtmc-qual status --out %s --group %s --wait`, adopt it with `run --resume`, or cancel it with `scancel %s`",
 		e.Group, e.Out, len(e.Tasks), strings.Join(e.Tasks, " "), e.Out, e.Group, strings.Join(e.Tasks, " "))
 }
-
-// ExitCode implements the CLI's exit-code contract: a usage error (2).
-func (e *ActiveError) ExitCode() int { return 2 }
 
 // Run implements qual.Executor: prepare the group as a local run does,
 // adopt (with --resume) what an earlier submission still runs, submit the
@@ -238,7 +239,7 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	}
 
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
-		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true}
+		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true, RowExits: e.RowExits}
 	settled, ferr := f.Follow(ctx)
 	for k, v := range settled {
 		results[k] = v

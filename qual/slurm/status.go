@@ -34,6 +34,9 @@ type StatusOptions struct {
 	WaitFn func(ctx context.Context, d time.Duration) error
 	Log    io.Writer
 	Now    func() time.Time
+	// RowExits are the exit statuses of a task that wrote its row
+	// (Follower.RowExits).
+	RowExits []int
 }
 
 // GroupStatus is what status found for one group.
@@ -75,7 +78,7 @@ func Status(ctx context.Context, o StatusOptions) (*GroupStatus, error) {
 		return nil, err
 	}
 	f := &Follower{Runner: o.Runner, CommandsDir: o.CommandsDir, Record: rec, Profiles: profiles, Log: o.Log,
-		Now: o.Now, Poll: o.Poll, Wait: o.WaitFn, Watch: o.Wait}
+		Now: o.Now, Poll: o.Poll, Wait: o.WaitFn, Watch: o.Wait, RowExits: o.RowExits}
 	rows, ferr := f.Follow(ctx)
 	gs := &GroupStatus{Group: o.Group, Record: rec, Done: f.Pending == 0}
 	for _, t := range rec.Tasks {

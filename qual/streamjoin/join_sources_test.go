@@ -67,8 +67,8 @@ func judged(t *testing.T, c checkpoint, opts streamjoin.Options) (*streamjoin.Re
 	return res, &row, mism.String()
 }
 
-func reasonCodes(r *reports.Result) []string {
-	var out []string
+func reasonCodes(r *reports.Result) []reports.Code {
+	var out []reports.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}

@@ -36,7 +36,9 @@ type Lock struct {
 	path string
 }
 
-// LockedError is a group's evidence already locked by another run.
+// LockedError is a group's evidence already locked by another run. Like a
+// busy GPU it is a setup error (cmd/trtmc-qual's exit-code table), which
+// the same command retried later does not repeat.
 type LockedError struct {
 	Dir string
 	// Holder is the other run, when its lock file could be read.
@@ -51,10 +53,6 @@ func (e *LockedError) Error() string {
 	}
 	return fmt.Sprintf("%s is in use by %s; wait for it to finish, or write to another --out", e.Dir, who)
 }
-
-// ExitCode says the evidence directory is busy, like a busy GPU: a setup
-// error (3), which the same command retried later does not repeat.
-func (e *LockedError) ExitCode() int { return 3 }
 
 // LockDir takes the exclusive lock of dir (which must exist) for the rest
 // of the process's life, or until Unlock. It never waits: when another
