@@ -217,12 +217,20 @@ func unknownVerb(root *cobra.Command, args []string) error {
 // usageTree prepares a command tree for execution: cobra's own help and
 // completion verbs are added now rather than inside Execute, and every
 // verb's positional-argument validator, ours and cobra's, reports a usage
-// error. Flag errors already do (root's SetFlagErrorFunc).
+// error. Flag errors already do (root's SetFlagErrorFunc). A group verb
+// (inventory, adapter, corpus, completion: subcommands and nothing to run
+// of its own) prints its help when called alone, and a word that names none
+// of its subcommands is a usage error: cobra prints the help and exits 0,
+// so a CI script with a misspelled subcommand would pass.
 func usageTree(root *cobra.Command) {
 	root.InitDefaultHelpCmd()
 	root.InitDefaultCompletionCmd()
 	var walk func(c *cobra.Command)
 	walk = func(c *cobra.Command) {
+		if c != root && c.HasSubCommands() && !c.Runnable() {
+			c.Args = cobra.ArbitraryArgs
+			c.RunE = groupVerb
+		}
 		if c.Args != nil {
 			c.Args = usageArgs(c.Args)
 		}
@@ -231,4 +239,20 @@ func usageTree(root *cobra.Command) {
 		}
 	}
 	walk(root)
+}
+
+// groupVerb runs a group verb: its help, or a usage error naming the word
+// that is none of its subcommands (with cobra's suggestions).
+func groupVerb(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return cmd.Help()
+	}
+	msg := fmt.Sprintf("unknown command %q for %q", args[0], cmd.CommandPath())
+	if cmd.SuggestionsMinimumDistance <= 0 {
+		cmd.SuggestionsMinimumDistance = 2 // cobra's own default for the root
+	}
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += "\n\nDid you mean this?\n\t" + strings.Join(s, "\n\t")
+	}
+	return &flagError{err: errors.New(msg)}
 }

@@ -348,10 +348,15 @@ func TestCommandLineErrorsAreUsageErrors(t *testing.T) {
 		{[]string{"run", "-Z"}, exitUsage, "unknown shorthand flag: 'Z' in -Z"},
 		{[]string{"run", "--group"}, exitUsage, "flag needs an argument: --group"},
 		{[]string{"--bogus"}, exitUsage, "unknown flag: --bogus"},
-		// A group verb without its subcommand prints its help (cobra).
+		// A group verb without its subcommand prints its help; a word that
+		// is none of its subcommands is a usage error (cobra would print
+		// the help and exit 0).
 		{[]string{"inventory"}, exitOK, ""},
-		{[]string{"inventory", "bogus"}, exitOK, ""},
+		{[]string{"inventory", "bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual inventory"`},
+		{[]string{"inventory", "lsit"}, exitUsage, "Did you mean this?\n\tlist"},
+		{[]string{"adapter", "bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual adapter"`},
 		{[]string{"completion"}, exitOK, ""},
+		{[]string{"completion", "bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual completion"`},
 		{[]string{"help", "bogus"}, exitOK, ""},
 		{[]string{"--config", "c.yaml", "bogus"}, exitUsage, `unknown command "bogus" for "trtmc-qual"`},
 	} {
