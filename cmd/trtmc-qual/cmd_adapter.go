@@ -69,10 +69,8 @@ type adapterNativeOptions struct {
 // Validate checks the flags: the required ones and the choices of
 // --task, --path and --worker-image.
 func (o *adapterNativeOptions) Validate() error {
-	for flag, v := range map[string]string{"--task": o.Task, "--bundle": o.Bundle, "--requests": o.In, "--out": o.Out} {
-		if v == "" {
-			return flagErrorf("%s is required", flag)
-		}
+	if err := requireFlags("--task", o.Task, "--bundle", o.Bundle, "--requests", o.In, "--out", o.Out); err != nil {
+		return err
 	}
 	if o.Task != trtmc.TaskChat && o.Task != trtmc.TaskDetect {
 		return flagErrorf("--task must be chat or detect, got %q", o.Task)
@@ -211,11 +209,9 @@ type adapterCorrectnessOptions struct {
 // Validate checks the flags: the required ones, the command after --,
 // and a TRTMC checkout to run it in (--repo, else TRTMC_REPO).
 func (o *adapterCorrectnessOptions) Validate() error {
-	for flag, v := range map[string]string{"--profile": o.Profile, "--bundle": o.Bundle, "--engine-dir": o.EngineDir,
-		"--artifacts-dir": o.Artifacts, "--out": o.Out} {
-		if v == "" {
-			return flagErrorf("%s is required", flag)
-		}
+	if err := requireFlags("--profile", o.Profile, "--bundle", o.Bundle, "--engine-dir", o.EngineDir,
+		"--artifacts-dir", o.Artifacts, "--out", o.Out); err != nil {
+		return err
 	}
 	if o.DashAt != 0 || len(o.Command) == 0 {
 		return flagErrorf("give the e2e command after --")
@@ -482,4 +478,15 @@ func adapterError(err error) error {
 		return withCode(exitSetup, err)
 	}
 	return withCode(exitFailed, err)
+}
+
+// requireFlags names, in the order given, the first of the (flag, value)
+// pairs whose value is empty: the same message on every run.
+func requireFlags(pairs ...string) error {
+	for i := 0; i+1 < len(pairs); i += 2 {
+		if pairs[i+1] == "" {
+			return flagErrorf("%s is required", pairs[i])
+		}
+	}
+	return nil
 }
