@@ -64,6 +64,9 @@ var mayImport = map[string][]string{
 	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/evidence", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},              // host checks
 	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown"}, // the premerge job
 
+	// Tests only: the test double of proc.Runner.
+	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
+
 	// Tools (make bench), not product: nothing of the product imports them.
 	"scripts/benchtools/synth":                {"reports/evidence", "reports"}, // synthetic sealed evidence
 	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},    // its command

@@ -4,7 +4,7 @@
 // of its stderr kept for error messages.
 //
 // Everything that starts a process in trtmc-qual goes through a Runner, so
-// tests can substitute a fake (FakeRunner, fake.go) and the lifecycle rules live in
+// tests can substitute a fake (proctest.FakeRunner) and the lifecycle rules live in
 // one place.
 package proc
 
@@ -147,7 +147,7 @@ type Process interface {
 	StderrTail() string
 }
 
-// Runner starts children. OS is the real one; tests use FakeRunner.
+// Runner starts children. OS is the real one; tests use proctest.FakeRunner.
 type Runner interface {
 	// Run starts the child and waits for it. Cancelling ctx stops it.
 	Run(ctx context.Context, s Spec) (Result, error)
