@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 )
 
 type junitDoc struct {
