@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -51,7 +53,7 @@ func (ps Problems) Error() string {
 // YAML key or value carried into a problem, so none reaches a terminal raw.
 func (ps Problems) clean() {
 	for i := range ps {
-		ps[i].File, ps[i].Field, ps[i].Message = Printable(ps[i].File), Printable(ps[i].Field), Printable(ps[i].Message)
+		ps[i].File, ps[i].Field, ps[i].Message = text.Printable(ps[i].File), text.Printable(ps[i].Field), text.Printable(ps[i].Message)
 	}
 }
 
@@ -164,7 +166,7 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		name := keyN.Value
 		field := "groups." + name
 		if !SafeName(name) {
-			field = "groups." + Quote(name)
+			field = "groups." + text.Quote(name)
 		}
 		if _, dup := inv.Groups[name]; dup {
 			add(keyN.Line, field, "group %+q is defined twice", name)

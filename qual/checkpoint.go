@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -102,7 +104,7 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = BaseResult(gr.group.Name, &gr.group.Workload, p)
-	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + evidence.ShellQuote(p.ID))
+	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + text.ShellQuote(p.ID))
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
@@ -408,7 +410,7 @@ func firstReason(r *reports.Result) string {
 	if len(r.Reasons) == 0 {
 		return r.Verdict
 	}
-	return r.Reasons[0].Code + ": " + firstLine(r.Reasons[0].Message)
+	return r.Reasons[0].Code + ": " + text.FirstLine(r.Reasons[0].Message)
 }
 
 func readResult(path string) (*reports.Result, error) {
@@ -522,14 +524,7 @@ func reasonSummary(rs []reports.Reason) string {
 	if len(rs) == 0 {
 		return ""
 	}
-	return " (" + rs[0].Stage + ": " + firstLine(rs[0].Message) + ")"
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return " (" + rs[0].Stage + ": " + text.FirstLine(rs[0].Message) + ")"
 }
 
 func exists(p string) bool {

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -125,7 +127,7 @@ type ProvenanceOptions struct {
 	// of `run --executor slurm`).
 	Slurm *reports.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only,
-	// every word quoted by evidence.ShellQuote.
+	// every word quoted by text.ShellQuote.
 	Command string
 	// Roots are the run's named roots (its evidence root, the checkouts...):
 	// published text writes paths under them as $NAME/...
@@ -393,7 +395,7 @@ func (gr *groupRun) logf(format string, args ...any) {
 // (a stderr tail in a reason) has its control, bidirectional and invisible
 // characters escaped: nothing a child prints acts on the terminal.
 func logf(w io.Writer, format string, args ...any) {
-	fmt.Fprint(w, inventory.Printable(fmt.Sprintf("trtmc-qual: "+format, args...))+"\n")
+	fmt.Fprint(w, text.Printable(fmt.Sprintf("trtmc-qual: "+format, args...))+"\n")
 }
 
 // notRun is the result of a checkpoint the scheduler does not start on

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -254,7 +256,7 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 	if err != nil {
 		return stageFailure(reports.CodeFamilyConfig, err)
 	}
-	cr.gr.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellJoin(cr.red.Argv(argv)))
+	cr.gr.logf("%s: %s: %s", cr.profile.ID, stage, text.ShellJoin(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
 		return stageFailure(reports.CodePrepareFailed, err)
 	}
@@ -305,7 +307,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		}
 		var nr *proc.NotReadyError
 		if errors.As(err, &nr) {
-			return stageFailure(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
+			return stageFailure(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, text.Indent(text.LastLines(p.StderrTail(), 10))))
 		}
 		return stageFailure(reports.CodeServerExit, err)
 	}
@@ -607,16 +609,6 @@ func lastStage(st []reports.Stage) string {
 	}
 	return st[len(st)-1].Name
 }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
 
 // countLines counts the lines of a regular file without holding it.
 func countLines(path string) int {

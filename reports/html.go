@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // maxDiffsShown bounds the mismatch diffs printed per checkpoint; the rest
@@ -138,7 +140,7 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	p("<p class=\"summary %s\" id=\"summary\">%s</p>\n", okClass, e(r.Coverage.Summary))
 	if bl := r.Baseline; bl != nil {
 		p("<p class=\"note\" id=\"baseline\">Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d compared%s.</p>\n",
-			bl.Regressions, plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared, e(notCompared(bl)))
+			bl.Regressions, text.Plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared, e(notCompared(bl)))
 	}
 	p("<p class=\"note\">Failures first. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s cover measured requests only. Variants and partial profiles are listed but not counted as models.</p>\n")
 

@@ -9,13 +9,14 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
@@ -393,7 +394,7 @@ func reproCommand(f *factory, opts *runOptions) string {
 		argv = append(argv, "--host", opts.Host)
 	}
 	argv = append(argv, shapingRunFlags(f.Config)...)
-	cmd := evidence.ShellJoin(argv)
+	cmd := text.ShellJoin(argv)
 	// The environment that shaped the children beside the flags above
 	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
 	// never written: the command takes it from the caller's environment.
@@ -405,7 +406,7 @@ func reproCommand(f *factory, opts *runOptions) string {
 		case slices.Contains(f.Config.Secrets, name):
 			env = append(env, name+`="$`+name+`"`)
 		default:
-			env = append(env, name+"="+evidence.ShellQuote(v))
+			env = append(env, name+"="+text.ShellQuote(v))
 		}
 	}
 	if len(env) > 0 {

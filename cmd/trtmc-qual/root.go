@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -196,7 +198,7 @@ func (f *factory) loadFamilies() (*families.Config, error) {
 // keeps the chain for errors.As.
 type printableError struct{ err error }
 
-func (e printableError) Error() string { return inventory.Printable(e.err.Error()) }
+func (e printableError) Error() string { return text.Printable(e.err.Error()) }
 func (e printableError) Unwrap() error { return e.err }
 
 // checkOutputFile refuses a file flag that names something other than a

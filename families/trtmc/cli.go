@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -68,7 +70,7 @@ func (c CLISpec) RunChat(ctx context.Context, r proc.Runner, bundle, id string, 
 	}
 	out := stdout.String()
 	if !strings.HasSuffix(out, "\n") {
-		return CLIRunResult{}, fmt.Errorf("trtmc run printed %q: no complete answer line", clipText(out, 200))
+		return CLIRunResult{}, fmt.Errorf("trtmc run printed %q: no complete answer line", text.Clip(out, 200))
 	}
 	res := CLIRunResult{Text: strings.TrimSuffix(out, "\n")}
 	switch m := timingRE.FindAllStringSubmatch(stderr.String(), -1); len(m) {

@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -247,7 +249,7 @@ func finishCorrectness(o CorrectnessOptions, res *CorrectnessResult, failed []st
 
 func tailNote(tail string) string {
 	if t := strings.TrimSpace(tail); t != "" {
-		return "; last output:\n    " + strings.ReplaceAll(lastLines(t, 10), "\n", "\n    ")
+		return "; last output:\n" + text.Indent(text.LastLines(t, 10))
 	}
 	return ""
 }
@@ -543,7 +545,7 @@ func orNone(s string) string {
 
 func msgNote(m string) string {
 	if m = strings.TrimSpace(m); m != "" {
-		return ": " + clipText(m, 200)
+		return ": " + text.Clip(m, 200)
 	}
 	return ""
 }

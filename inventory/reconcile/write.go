@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
@@ -397,7 +399,7 @@ func verifyAppend(file string, old, updated []byte, group string, ids []string, 
 	for i, id := range ids {
 		p := g.Profiles[len(g.Profiles)-len(ids)+i]
 		if p.ID != id {
-			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %s, want %s", i, inventory.Quote(p.ID), inventory.Quote(id)))
+			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %s, want %s", i, text.Quote(p.ID), text.Quote(id)))
 		}
 	}
 	had := map[string]bool{}
@@ -407,7 +409,7 @@ func verifyAppend(file string, old, updated []byte, group string, ids []string, 
 	}
 	for _, pr := range inventory.Validate(reparsed, knownFamily) {
 		if !had[pr.Field+": "+pr.Message] {
-			reasons = append(reasons, inventory.Printable(pr.Field+": "+pr.Message))
+			reasons = append(reasons, text.Printable(pr.Field+": "+pr.Message))
 		}
 	}
 	return reasons
@@ -438,7 +440,7 @@ func refuseInvalid(r *Report, knownFamily func(string) bool, defaults Defaults) 
 			if why := entryProblem(row, knownFamily, defaults); why != "" {
 				name := row.Profile
 				if !inventory.SafeName(name) {
-					name = inventory.Quote(name)
+					name = text.Quote(name)
 				}
 				refused = append(refused, Refusal{Profile: name, Manifest: row.Manifest, Problem: why})
 				continue
@@ -486,5 +488,5 @@ func entryProblem(row Row, knownFamily func(string) bool, defaults Defaults) str
 	if mf, ok := manifestField[strings.SplitN(field, ".", 2)[0]]; ok {
 		field = mf
 	}
-	return inventory.Printable(fmt.Sprintf("%s: %s: %s", row.Manifest, field, pr.Message))
+	return text.Printable(fmt.Sprintf("%s: %s: %s", row.Manifest, field, pr.Message))
 }

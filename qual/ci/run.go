@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
@@ -147,7 +149,7 @@ func (r *runner) add(s Step, start time.Time) {
 
 // stepError turns an error into an error step with its exit status.
 func (r *runner) stepError(name string, err error) Step {
-	s := Step{Name: name, Status: StepError, Message: firstLine(err.Error()), Output: err.Error()}
+	s := Step{Name: name, Status: StepError, Message: text.Headline(err.Error()), Output: err.Error()}
 	s.Code = r.opts.CodeOf(err)
 	var ce *specs.ConfigError
 	if errors.As(err, &ce) {
@@ -208,7 +210,7 @@ func (r *runner) validateFamilies(fams *families.Config, famErr error) {
 	start := r.now()
 	s := Step{Name: "validate-families"}
 	if famErr != nil {
-		s.Status, s.Code, s.Message, s.Output = StepError, CodeUsage, firstLine(famErr.Error()), famErr.Error()
+		s.Status, s.Code, s.Message, s.Output = StepError, CodeUsage, text.Headline(famErr.Error()), famErr.Error()
 	} else {
 		s.Status, s.Message = StepPassed, fmt.Sprintf("%d family(ies) in %s", len(fams.Names()), r.opts.Families)
 	}
@@ -323,11 +325,4 @@ func checkedGroups(asked []string, cfg *specs.Config, inv *inventory.Inventory) 
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " ..."
-	}
-	return s
 }

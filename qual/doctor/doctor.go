@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
@@ -281,7 +283,7 @@ func checkExecutables(ctx context.Context, o Options, used map[string]bool, add 
 			v, err := version(ctx, o.Runner, e.version)
 			if err != nil {
 				status = StatusWarn
-				detail += "; version unknown: " + firstLine(err.Error())
+				detail += "; version unknown: " + text.FirstLine(err.Error())
 			} else {
 				detail += "; " + v
 			}
@@ -309,14 +311,7 @@ func version(ctx context.Context, r proc.Runner, argv []string) (string, error) 
 	if _, err := r.Run(ctx, proc.Spec{Name: "version", Argv: argv, Stdout: &out, Stderr: &out}); err != nil {
 		return "", err
 	}
-	return firstLine(strings.TrimSpace(out.String())), nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return text.FirstLine(strings.TrimSpace(out.String())), nil
 }
 
 func containsStr(list []string, s string) bool {
@@ -474,7 +469,7 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 	}
 	commit, err := git("rev-parse", "HEAD")
 	if err != nil {
-		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "not a git checkout: " + firstLine(commit+" "+err.Error()),
+		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "not a git checkout: " + text.FirstLine(commit+" "+err.Error()),
 			Fix: "clone NVIDIA/TensorRT-Model-Connect there (git clone ...; git checkout <commit>)"})
 		return
 	}
@@ -495,7 +490,7 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "git status: " + err.Error(), Fix: "repair the checkout"})
 	case status != "":
 		n := len(strings.Split(status, "\n"))
-		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: fmt.Sprintf("commit %s, dirty: %d tracked file(s) differ from it (first: %s)", commit, n, firstLine(status)),
+		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: fmt.Sprintf("commit %s, dirty: %d tracked file(s) differ from it (first: %s)", commit, n, text.FirstLine(status)),
 			Fix: "commit or stash the changes: a qualification must name the exact sources it tested"})
 	default:
 		add(Check{Area: "repo", Subject: repo, Status: StatusOK, Detail: "commit " + commit + ", clean"})

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
@@ -117,7 +119,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	}
 	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
 	if err != nil {
-		add("server", StatusFail, "could not start "+evidence.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
+		add("server", StatusFail, "could not start "+text.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
 		return
 	}
 	stopped := false
@@ -133,7 +135,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 			"read the server's log above: a flag the server lacks (trtmc-server --help), the bundle, or the worker it starts (the native binary beside tensorrt_model_connect)")
 		return
 	}
-	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, evidence.ShellJoin(argv)), "")
+	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, text.ShellJoin(argv)), "")
 
 	entries, err := aiperf.LoadCorpus(corpus)
 	if err != nil || len(entries) == 0 {
@@ -166,7 +168,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		if resp.StatusCode == http.StatusRequestEntityTooLarge {
 			fix = "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
 		}
-		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, clipBody(answer)), fix)
+		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, text.Clip(answer, 300)), fix)
 		return
 	case echo != id:
 		add("request id", StatusFail, fmt.Sprintf("sent X-Request-ID %s, the server answered X-Request-ID %q: it does not honour the client's id, so no request can be joined by identity (the policy of idx@ddf1735f)", id, echo),
@@ -295,11 +297,4 @@ func oneLineTail(tail, logPath string) string {
 		lines = lines[len(lines)-4:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-func clipBody(b []byte) string {
-	if len(b) > 300 {
-		return string(b[:300]) + "..."
-	}
-	return string(b)
 }

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // DefaultGrace is how long a child gets between its stop signal and SIGKILL.
@@ -126,7 +128,7 @@ func (e *ExitError) Error() string {
 	}
 	msg := fmt.Sprintf("%s (%s) %s", e.Name, argv0(e.Result.Argv), how)
 	if tail := strings.TrimSpace(e.Result.StderrTail); tail != "" {
-		msg += "; last output:\n" + indent(lastLines(tail, 15))
+		msg += "; last output:\n" + text.Indent(text.LastLines(tail, 15))
 	}
 	return msg
 }
@@ -335,18 +337,6 @@ func argv0(argv []string) string {
 		return "<empty>"
 	}
 	return argv[0]
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
 // tailBuffer keeps the last max bytes written to it.

@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
@@ -383,7 +384,7 @@ func (f *Follower) logRef(t TaskRef) string {
 	if err != nil {
 		return s + " (none)"
 	}
-	if tail := lastLines(data, 5); tail != "" {
+	if tail := lastLogLines(data, 5); tail != "" {
 		s += "; last lines:\n" + tail
 	}
 	return s
@@ -416,18 +417,13 @@ func max64(a, b int64) int64 {
 	return b
 }
 
-func lastLines(data []byte, n int) string {
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
+// lastLogLines is the last n lines of a task's log for a message: blank lines
+// dropped, each line trimmed, clipped to 300 bytes and indented.
+func lastLogLines(data []byte, n int) string {
 	var out []string
-	for _, l := range lines {
-		if s := strings.TrimSpace(string(l)); s != "" {
-			if len(s) > 300 {
-				s = s[:300] + "..."
-			}
-			out = append(out, "    "+s)
+	for _, l := range strings.Split(text.LastLines(string(data), n), "\n") {
+		if s := strings.TrimSpace(l); s != "" {
+			out = append(out, "    "+text.Clip(s, 300))
 		}
 	}
 	return strings.Join(out, "\n")

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
@@ -520,7 +522,7 @@ func batchScript(group, submission string, ids []string, task []string) string {
 	b.WriteString("set -u\n")
 	b.WriteString("ids=(" + reports.ShellQuote(ids) + ")\n")
 	b.WriteString("id=${ids[${SLURM_ARRAY_TASK_ID:?not a Slurm array task}]}\n")
-	b.WriteString("export " + SubmissionEnv + "=" + evidence.ShellQuote(submission) + "\n")
+	b.WriteString("export " + SubmissionEnv + "=" + text.ShellQuote(submission) + "\n")
 	b.WriteString(`echo "trtmc-qual: Slurm task ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}: profile $id on ${SLURMD_NODENAME:-$(hostname)}, GPUs ${SLURM_JOB_GPUS:-none}" >&2` + "\n")
 	b.WriteString("exec " + reports.ShellQuote(task) + ` --only "$id"` + "\n")
 	return b.String()

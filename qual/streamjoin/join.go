@@ -36,7 +36,8 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -444,7 +445,7 @@ func (j *joiner) readNative(ctx context.Context) error {
 			case v.failed:
 				e.flags |= fNatFailed
 				if len(v.errText) > 0 {
-					j.note(v.key, "the native runner answered with an error: "+clipNote(v.errText))
+					j.note(v.key, "the native runner answered with an error: "+text.Clip(v.errText, 300))
 				}
 			case v.ans.outcome != ansOK:
 				e.flags |= fNatBad
@@ -498,15 +499,6 @@ func (j *joiner) nativeDomain(ms, wall float64) string {
 
 // wallSlack allows for the rounding of two clocks around one call.
 func wallSlack(wall float64) float64 { return 0.05 + wall*1e-3 }
-
-// clipNote keeps a note short.
-func clipNote(b []byte) string {
-	const n = 300
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
-}
 
 // serverTask takes a request's Task time from its first server record:
 // task_ms (the reference server) or model_call_ms whose timing_scope is
@@ -669,7 +661,7 @@ func (j *joiner) readRaw(ctx context.Context) error {
 				return nil
 			}
 			e.flags |= fMismatch
-			j.note(v.key, firstLine(diff))
+			j.note(v.key, text.FirstLine(diff))
 			return j.writeMismatch(string(v.id), e.phase, httpAns.Canonical, nat.Canonical, diff)
 		}, touchLines[rawLine](j.x))
 }
@@ -682,13 +674,6 @@ func (j *joiner) note(k reqKey, text string) {
 	if len(j.notes) < maxNotes && text != "" {
 		j.notes[k] = text
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func (j *joiner) writeMismatch(id string, phase uint8, httpAns, natAns []byte, diff string) error {

@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // LockFile is the name of the lock file in a group's evidence directory
@@ -47,7 +49,7 @@ func (e *LockedError) Error() string {
 	who := "another trtmc-qual run (its details could not be read)"
 	if h := e.Holder; h != nil {
 		who = fmt.Sprintf("another trtmc-qual run: pid %d on %s, started %s, command %s", h.PID, h.Host,
-			h.Started.Format(time.RFC3339), ShellJoin(h.Command))
+			h.Started.Format(time.RFC3339), text.ShellJoin(h.Command))
 	}
 	return fmt.Sprintf("%s is in use by %s; wait for it to finish, or write to another --out", e.Dir, who)
 }

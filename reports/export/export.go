@@ -39,6 +39,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -224,7 +226,7 @@ const maxShown = 25
 
 func (e *LeakError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "refused: %d %s in what the pack would publish must not leave this host; nothing was written", len(e.Findings), plural(len(e.Findings), "thing", "things"))
+	fmt.Fprintf(&b, "refused: %d %s in what the pack would publish must not leave this host; nothing was written", len(e.Findings), text.Plural(len(e.Findings), "thing", "things"))
 	for i, f := range e.Findings {
 		if i == maxShown {
 			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Findings)-maxShown)
@@ -234,13 +236,6 @@ func (e *LeakError) Error() string {
 	}
 	b.WriteString("\n(a path outside the named roots: declare its directory with --root NAME=DIR; a file the join reads is published byte for byte and cannot be scrubbed; logs can be left out with --logs none)")
 	return b.String()
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // Export writes the pack. On any error nothing is left at o.Output.
