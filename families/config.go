@@ -19,9 +19,9 @@ import (
 	"time"
 	"unicode"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"go.yaml.in/yaml/v3"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.
@@ -246,9 +246,9 @@ const (
 
 // Load reads families.yaml and checks it; every problem names file:line.
 func Load(path string) (*Config, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, evidence.ReadProblem("the family configuration", path, err))
+		return nil, fmt.Errorf("%s: %s", path, fileio.ReadProblem("the family configuration", path, err))
 	}
 	return Parse(path, data)
 }

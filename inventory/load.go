@@ -12,11 +12,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"go.yaml.in/yaml/v3"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Problem is one thing wrong with an inventory, located precisely.
@@ -84,11 +84,11 @@ func Load(paths []string, knownFamily func(string) bool) (*Inventory, error) {
 	for _, path := range paths {
 		// A regular file of at most MaxConfigBytes: a device, a FIFO or a
 		// directory is refused before a byte is read.
-		data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
+		data, err := fileio.ReadFile(context.Background(), path, fileio.MaxConfigBytes)
 		if err != nil {
 			// The user named a file that cannot be the inventory: a
 			// configuration problem (exit 2), naming the file.
-			probs = append(probs, Problem{File: path, Message: evidence.ReadProblem("the inventory", path, err)})
+			probs = append(probs, Problem{File: path, Message: fileio.ReadProblem("the inventory", path, err)})
 			continue
 		}
 		probs = append(probs, parseInto(inv, path, data)...)

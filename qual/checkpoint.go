@@ -14,6 +14,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -414,7 +416,7 @@ func firstReason(r *reports.Result) string {
 }
 
 func readResult(path string) (*reports.Result, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -430,7 +432,7 @@ func (cr *checkpointRun) writeResult() error {
 	if len(cr.gr.pipFreeze) > 0 {
 		// The whole package set beside its digest, so a row's environment can
 		// be rebuilt, not only compared.
-		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.gr.pipFreeze, 0o644); err != nil {
+		if err := fileio.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.gr.pipFreeze, 0o644); err != nil {
 			return err
 		}
 		cr.res.Provenance.PipFreezeFile = filePipFreeze
@@ -438,7 +440,7 @@ func (cr *checkpointRun) writeResult() error {
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
-	if err := evidence.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res); err != nil {
+	if err := fileio.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res); err != nil {
 		return err
 	}
 	// The seal comes last: manifest.json digests every file written above,

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -130,7 +132,7 @@ func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := evidence.WriteJSON(filepath.Join(dir, fileResult), r); err != nil {
+	if err := fileio.WriteJSON(filepath.Join(dir, fileResult), r); err != nil {
 		return err
 	}
 	// The row is sealed with whatever the task left beside it, so that

@@ -22,6 +22,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -232,11 +234,11 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 // failure found halfway.
 func checkOut(out, group string) error {
 	for _, dir := range []string{out, filepath.Join(out, group)} {
-		err := evidence.CheckDir(dir)
+		err := fileio.CheckDir(dir)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if errors.Is(err, evidence.ErrNotRegular) {
+		if errors.Is(err, fileio.ErrNotRegular) {
 			return &UsageError{fmt.Errorf("--out: %w", err)}
 		}
 		return fmt.Errorf("evidence directory: %w", err)
@@ -292,7 +294,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 			return nil, err
 		}
 	}
-	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+	if err := fileio.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
 		lock.Unlock()
 		return nil, err
 	}
@@ -300,7 +302,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
-		gr.pipFreeze, gr.pipFreezeSHA = freeze, evidence.SHA256(freeze)
+		gr.pipFreeze, gr.pipFreezeSHA = freeze, fileio.SHA256(freeze)
 	}
 	return &Prepared{Group: g, Profiles: profiles, gr: gr, lock: lock}, nil
 }

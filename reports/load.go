@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -555,19 +557,19 @@ func readAIPerfArgv(dir string, r *Result) ([]string, error) {
 }
 
 // readEvidence reads one JSON document of the evidence: a regular file of
-// at most evidence.MaxDocumentBytes. A FIFO, a device (or a link to one)
+// at most fileio.MaxDocumentBytes. A FIFO, a device (or a link to one)
 // or an oversized file is malformed evidence (*EvidenceError naming it),
 // refused before it can hang the report or exhaust memory; a missing file
 // is fs.ErrNotExist for the caller to decide.
 func readEvidence(path string) ([]byte, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	switch {
 	case err == nil:
 		return data, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, err
-	case errors.Is(err, evidence.ErrNotRegular) || errors.Is(err, evidence.ErrTooLarge):
-		return nil, &EvidenceError{File: path, Err: errors.New(evidence.ReadProblem("it", path, err))}
+	case errors.Is(err, fileio.ErrNotRegular) || errors.Is(err, fileio.ErrTooLarge):
+		return nil, &EvidenceError{File: path, Err: errors.New(fileio.ReadProblem("it", path, err))}
 	}
 	return nil, fmt.Errorf("load evidence: %w", err)
 }
@@ -617,7 +619,7 @@ type CorrectnessGate struct {
 // file, line and field. The correctness stage and `report --rejudge` both
 // read it through here.
 func ReadCorrectness(path string) (*Correctness, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, &EvidenceError{File: path, Err: err}
 	}

@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
 	"github.com/spf13/cobra"
 
@@ -307,7 +307,7 @@ func runReport(opts *reportOptions) error {
 			return err
 		}
 	} else if opts.Output != "" {
-		if err := evidence.WriteFileMode(opts.Output, buf.Bytes(), 0o644); err != nil {
+		if err := fileio.WriteFileMode(opts.Output, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "report: wrote %s\n", opts.Output)
@@ -331,7 +331,7 @@ const docLockWait = 60 * time.Second
 // the docs block (its headings one level under the page's heading above
 // the markers), or prints the diff with --dry-run. The page is read with
 // a cap; the rewrite holds the page's lock and refuses if another program
-// changed the page meanwhile (evidence.UpdateFile), so two updates of one
+// changed the page meanwhile (fileio.UpdateFile), so two updates of one
 // page never lose a block; it is atomic, keeps the file's permissions and
 // writes only when something changed.
 func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
@@ -359,7 +359,7 @@ func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
 		return blk.Replace(page, block.Bytes()), nil
 	}
 	if opts.DryRun {
-		page, err := evidence.ReadFile(opts.Ctx, path, reports.MaxPageBytes)
+		page, err := fileio.ReadFile(opts.Ctx, path, reports.MaxPageBytes)
 		if err != nil {
 			return pageError(err)
 		}
@@ -377,10 +377,10 @@ func updateDoc(opts *reportOptions, rep *reports.GroupReport) error {
 		}
 		return nil
 	}
-	changed, err := evidence.UpdateFile(opts.Ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
+	changed, err := fileio.UpdateFile(opts.Ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
 	if err != nil {
-		var busy *evidence.BusyError
-		var moved *evidence.ChangedError
+		var busy *fileio.BusyError
+		var moved *fileio.ChangedError
 		if errors.As(err, &busy) || errors.As(err, &moved) {
 			return withCode(exitSetup, err) // retried later, the same command succeeds
 		}
@@ -401,7 +401,7 @@ func pageError(err error) error {
 	switch {
 	case errors.As(err, &coded):
 		return err
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, evidence.ErrNotRegular), errors.Is(err, evidence.ErrTooLarge):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, fileio.ErrNotRegular), errors.Is(err, fileio.ErrTooLarge):
 		return withCode(exitUsage, fmt.Errorf("--update-doc: %w", err))
 	}
 	return err
@@ -414,7 +414,7 @@ func pageError(err error) error {
 func summaryReconcile(opts *reportOptions) (*reports.ReconcileFact, error) {
 	var fact *reports.ReconcileFact
 	if opts.Reconcile != "" {
-		data, err := evidence.ReadFile(opts.Ctx, opts.Reconcile, evidence.MaxDocumentBytes)
+		data, err := fileio.ReadFile(opts.Ctx, opts.Reconcile, fileio.MaxDocumentBytes)
 		if err != nil {
 			return nil, withCode(exitUsage, fmt.Errorf("--reconcile: %w", err))
 		}
@@ -457,7 +457,7 @@ func reconcileNow(opts *reportOptions) (*reports.ReconcileFact, error) {
 		return nil, &flagError{err}
 	}
 	path := filepath.Join(opts.From[0], opts.Group, reports.InventoryFile)
-	data, err := evidence.ReadFile(opts.Ctx, path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(opts.Ctx, path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("-o summary --repo reconciles the evidence's inventory: %w", err))
 	}

@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // defaultConfigFile is read from the current directory when --config is
@@ -193,14 +194,14 @@ func loadConfig(cmd *cobra.Command, getenv func(string) string) (*Config, error)
 		// Read by the harness, not viper: a regular file under the size
 		// cap, so a FIFO or a device named as the config cannot hang or
 		// exhaust the process.
-		data, err := evidence.ReadFile(cmd.Context(), file, evidence.MaxConfigBytes)
+		data, err := fileio.ReadFile(cmd.Context(), file, fileio.MaxConfigBytes)
 		switch {
 		case err == nil:
 			if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
 				return nil, &configError{fmt.Errorf("config file %s: %w", file, err)}
 			}
 		case explicit || !errors.Is(err, fs.ErrNotExist):
-			return nil, &configError{fmt.Errorf("config file %s: %s", file, evidence.ReadProblem("the config file", file, err))}
+			return nil, &configError{fmt.Errorf("config file %s: %s", file, fileio.ReadProblem("the config file", file, err))}
 		}
 		for _, k := range fv.AllKeys() {
 			if _, ok := configDefaults[k]; !ok && !isMapEntry(k) {

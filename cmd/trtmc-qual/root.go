@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/spf13/cobra"
@@ -16,7 +18,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -208,8 +209,8 @@ func checkOutputFile(flag, path string) error {
 	if path == "" {
 		return nil
 	}
-	err := evidence.CheckRegular(path)
-	if errors.Is(err, evidence.ErrNotRegular) {
+	err := fileio.CheckRegular(path)
+	if errors.Is(err, fileio.ErrNotRegular) {
 		return flagErrorf("%s: %v", flag, err)
 	}
 	return nil

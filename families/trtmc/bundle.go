@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // BundleOptions locate or build one profile's bundle.
@@ -102,12 +103,12 @@ func PrepareBundle(ctx context.Context, o BundleOptions) (*Receipt, error) {
 				o.Profile, o.Bundle, where)
 		}
 	}
-	sum, err := evidence.FileSHA256(ctx, o.Bundle)
+	sum, err := fileio.FileSHA256(ctx, o.Bundle)
 	if err != nil {
 		return nil, err
 	}
 	rc.SHA256 = sum
-	if err := evidence.WriteJSON(o.Bundle+".receipt.json", rc); err != nil {
+	if err := fileio.WriteJSON(o.Bundle+".receipt.json", rc); err != nil {
 		return nil, err
 	}
 	return rc, nil

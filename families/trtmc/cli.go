@@ -15,11 +15,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // CLISpec runs one `trtmc run` / `trtmc detect` process per request: the
@@ -157,7 +157,7 @@ func (c CLISpec) RunDetect(ctx context.Context, r proc.Runner, bundle, id string
 	if err := c.run(ctx, r, argv, &stdout, &stderr); err != nil {
 		return Detections{}, err
 	}
-	data, err := evidence.ReadFile(ctx, out, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(ctx, out, fileio.MaxDocumentBytes)
 	if err != nil {
 		return Detections{}, fmt.Errorf("trtmc detect wrote no usable --output-json file: %w", err)
 	}

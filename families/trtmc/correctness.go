@@ -15,10 +15,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // CorrectnessSchema is the schema of the result the correctness adapter
@@ -133,7 +134,7 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 	if err != nil {
 		return nil, err
 	}
-	before, err := evidence.FileSHA256(ctx, bundle)
+	before, err := fileio.FileSHA256(ctx, bundle)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: the served bundle: %w", o.Profile, err)
 	}
@@ -156,7 +157,7 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 		if err := runQualify(ctx, o, res); err != nil {
 			return nil, err
 		}
-		if after, err := evidence.FileSHA256(ctx, bundle); err != nil || after != before {
+		if after, err := fileio.FileSHA256(ctx, bundle); err != nil || after != before {
 			return nil, fmt.Errorf("profile %s: the served bundle %s changed during trtmc-qualify", o.Profile, bundle)
 		}
 		failed := res.Reasons
@@ -238,7 +239,7 @@ func finishCorrectness(o CorrectnessOptions, res *CorrectnessResult, failed []st
 	passed := len(failed) == 0
 	res.Passed = &passed
 	res.Reasons = failed
-	if err := evidence.WriteJSON(o.Out, res); err != nil {
+	if err := fileio.WriteJSON(o.Out, res); err != nil {
 		return nil, err
 	}
 	if !passed {
@@ -273,7 +274,7 @@ func checkServedBundle(dir, link, bundle, sum string) error {
 			return fmt.Errorf("the e2e case built %s: it did not use the served bundle (is the manifest's bundle name %s?)", e.Name(), filepath.Base(link))
 		}
 	}
-	after, err := evidence.FileSHA256(context.Background(), bundle)
+	after, err := fileio.FileSHA256(context.Background(), bundle)
 	if err != nil {
 		return err
 	}
@@ -334,7 +335,7 @@ type e2eMetric struct {
 // and field; the error is for a result that is no result at all.
 func convertResult(path, root string, res *CorrectnessResult, profile string, cases []string) (CaseResult, []string, error) {
 	rel, _ := filepath.Rel(root, path)
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return CaseResult{}, nil, err
 	}

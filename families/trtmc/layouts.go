@@ -12,8 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // TRTMC moved its family-owned correctness between two layouts, and the
@@ -118,7 +119,7 @@ func runQualify(ctx context.Context, o CorrectnessOptions, res *CorrectnessResul
 	if run.ExitCode == 2 {
 		return fmt.Errorf("profile %s: trtmc-qualify refused the run (exit 2, a QualificationError)%s", o.Profile, tailNote(run.StderrTail))
 	}
-	data, err := evidence.ReadFile(ctx, filepath.Join(out, "report.json"), evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(ctx, filepath.Join(out, "report.json"), fileio.MaxDocumentBytes)
 	if err != nil {
 		return fmt.Errorf("profile %s: trtmc-qualify wrote no usable report.json (exit %d): %w", o.Profile, run.ExitCode, err)
 	}
@@ -301,7 +302,7 @@ func runE2EEnv(ctx context.Context, o CorrectnessOptions, res *CorrectnessResult
 	})
 	bundleStep := fmt.Sprintf("it built no %s under its tmp_path", name)
 	for _, b := range built {
-		sum, err := evidence.FileSHA256(ctx, b)
+		sum, err := fileio.FileSHA256(ctx, b)
 		if err != nil {
 			continue
 		}

@@ -12,11 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Two executables share the name trtmc-server (docs/trtmc.md "The native
@@ -230,7 +231,7 @@ func (e *WorkerNotFound) Error() string {
 }
 
 func identify(ctx context.Context, w *WorkerBinary) (*WorkerBinary, error) {
-	sum, err := evidence.FileSHA256(ctx, w.Path)
+	sum, err := fileio.FileSHA256(ctx, w.Path)
 	if err != nil {
 		return nil, fmt.Errorf("native worker %s: %w", w.Path, err)
 	}

@@ -15,9 +15,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Native paths and the timing scope each gives the row's Task time.
@@ -122,7 +123,7 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 			err = cerr
 		}
 		if o.Meta != "" {
-			if merr := evidence.WriteJSON(o.Meta, meta); err == nil {
+			if merr := fileio.WriteJSON(o.Meta, meta); err == nil {
 				err = merr
 			}
 		}
@@ -412,7 +413,7 @@ func (a *cliAnswerer) answer(ctx context.Context, q families.NativeRequest) (jso
 
 // readNativeIn reads the request lines, naming file:line on any problem.
 func readNativeIn(path string) ([]families.NativeRequest, error) {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

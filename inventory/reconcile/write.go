@@ -10,12 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Proposal is what --write did with the missing profiles.
@@ -209,7 +210,7 @@ func writeProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 	}
 	doc.WriteString("profiles:\n")
 	doc.Write(text)
-	if err := evidence.WriteFileMode(out, doc.Bytes(), 0o644); err != nil {
+	if err := fileio.WriteFileMode(out, doc.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
 	return &Proposal{File: out, Appended: false, Profiles: ids, Reasons: reasons}, nil
@@ -217,7 +218,7 @@ func writeProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 
 // appendToInventory returns (nil, reasons, nil) when it cannot append safely.
 func appendToInventory(r *Report, file string, knownFamily func(string) bool, defaults Defaults) (*Proposal, []string, error) {
-	old, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
+	old, err := fileio.ReadFile(context.Background(), file, fileio.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read inventory: %w", err)
 	}
@@ -246,11 +247,11 @@ func appendToInventory(r *Report, file string, knownFamily func(string) bool, de
 	if reasons := verifyAppend(file, old, updated, r.Group, ids, knownFamily); len(reasons) > 0 {
 		return nil, reasons, nil
 	}
-	if err := evidence.WriteFileMode(file, updated, info.Mode().Perm()); err != nil {
+	if err := fileio.WriteFileMode(file, updated, info.Mode().Perm()); err != nil {
 		return nil, nil, err
 	}
 	// Re-validate what is on disk now.
-	back, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
+	back, err := fileio.ReadFile(context.Background(), file, fileio.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("re-read inventory after writing: %w", err)
 	}

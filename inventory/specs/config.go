@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"go.yaml.in/yaml/v3"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.
@@ -124,9 +124,9 @@ func LoadConfig(path string) (*Config, error) {
 	if path == "" {
 		return DefaultConfig(), nil
 	}
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxConfigBytes)
 	if err != nil {
-		return nil, &ConfigError{File: path, Problems: []string{evidence.ReadProblem("the spec-groups file", path, err)}}
+		return nil, &ConfigError{File: path, Problems: []string{fileio.ReadProblem("the spec-groups file", path, err)}}
 	}
 	return ParseConfig(path, data)
 }

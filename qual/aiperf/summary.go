@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // MetricStats is one metric block of profile_export_aiperf.json. AIPerf
@@ -198,7 +198,7 @@ var summaryFields = map[string]bool{
 // required. Any other top-level object with a "unit" string is a metric
 // block.
 func ParseSummary(path string) (*Summary, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}

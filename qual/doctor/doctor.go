@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -24,7 +26,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Schema is the JSON schema of a doctor report.
@@ -348,7 +349,7 @@ func checkCorpus(o Options, g *inventory.Group, add func(Check)) {
 		return
 	}
 	if want := g.Workload.Dataset.SHA256; want != "" {
-		if got, err := evidence.FileSHA256(context.Background(), filepath.Join(dir, "corpus.json")); err != nil || got != want {
+		if got, err := fileio.FileSHA256(context.Background(), filepath.Join(dir, "corpus.json")); err != nil || got != want {
 			add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: fmt.Sprintf("corpus.json sha256 %s, pinned %s", got, want),
 				Fix: "restore the pinned corpus or update workload.dataset.sha256 deliberately"})
 			return
@@ -396,7 +397,7 @@ func checkBundle(o Options, p *inventory.Profile, add func(Check)) {
 		add(c)
 		return
 	}
-	sum, err := evidence.FileSHA256(context.Background(), path)
+	sum, err := fileio.FileSHA256(context.Background(), path)
 	if err != nil {
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusFail, Detail: err.Error(), Fix: "make the bundle readable"})
 		return

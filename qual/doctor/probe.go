@@ -19,6 +19,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -27,7 +29,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -160,7 +161,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		add("request", StatusFail, "POST "+f.Route+": "+err.Error(), "read the server's log")
 		return
 	}
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, evidence.MaxAnswerBytes))
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, fileio.MaxAnswerBytes))
 	resp.Body.Close()
 	switch echo := resp.Header.Get("X-Request-ID"); {
 	case resp.StatusCode != http.StatusOK:
@@ -207,7 +208,7 @@ func probeRecord(f *families.Family, path, id string, add func(subject, status, 
 	}
 	defer fh.Close()
 	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 0, 64<<10), evidence.MaxAnswerBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), fileio.MaxAnswerBytes)
 	for sc.Scan() {
 		var rec map[string]json.RawMessage
 		if json.Unmarshal(sc.Bytes(), &rec) != nil {

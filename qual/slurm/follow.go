@@ -11,13 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Problem codes of the rows the driver writes for tasks that left none of
@@ -396,7 +397,7 @@ const logTailBytes = 64 << 10
 
 // logTail reads the last max bytes of a regular file.
 func logTail(path string, max int64) ([]byte, error) {
-	f, st, err := evidence.OpenRegular(path)
+	f, st, err := fileio.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -20,6 +20,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -27,7 +29,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // GPU request styles (Config.GPURequest).
@@ -436,7 +437,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 	if err := os.MkdirAll(filepath.Join(groupDir(rec.Out, rec.Group), "logs"), 0o755); err != nil {
 		return err
 	}
-	prev, err := evidence.ReadFile(context.Background(), recordPath(rec.Out, rec.Group), evidence.MaxDocumentBytes)
+	prev, err := fileio.ReadFile(context.Background(), recordPath(rec.Out, rec.Group), fileio.MaxDocumentBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -451,7 +452,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 			ids[i] = p.ID
 		}
 		script := filepath.Join(groupDir(rec.Out, rec.Group), fmt.Sprintf("submit-%s-%d.sh", stamp, k+1))
-		if err := evidence.WriteFileMode(script, []byte(batchScript(rec.Group, rec.Submission, ids, e.Task)), 0o755); err != nil {
+		if err := fileio.WriteFileMode(script, []byte(batchScript(rec.Group, rec.Submission, ids, e.Task)), 0o755); err != nil {
 			return err
 		}
 		args := e.sbatchArgs(rec.Group, rec.Out, rec.Submission, a, script)
@@ -497,7 +498,7 @@ func (e *Executor) cancelSubmitted(ctx context.Context, cl client, rec *Record, 
 	}
 	path := recordPath(rec.Out, rec.Group)
 	if prev != nil {
-		_ = evidence.WriteFileMode(path, prev, 0o644)
+		_ = fileio.WriteFileMode(path, prev, 0o644)
 	} else {
 		_ = os.Remove(path)
 	}

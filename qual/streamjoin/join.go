@@ -37,6 +37,8 @@ import (
 	"slices"
 	"sort"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -271,7 +273,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	if err := j.readDataset(ctx); err != nil {
 		return nil, err
 	}
-	nf, _, err := evidence.OpenRegular(files.Native)
+	nf, _, err := fileio.OpenRegular(files.Native)
 	if err != nil {
 		return nil, fileError(files.Native, err)
 	}
@@ -751,7 +753,7 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 	case e.status < 200 || e.status > 299:
 		return reports.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
 	case e.ans == ansTooLarge:
-		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (evidence.MaxAnswerBytes); not extracted", evidence.MaxAnswerBytes>>20)
+		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
 	case e.ans == ansBad:
 		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
 	case e.ans == ansMeaningless:
@@ -1020,7 +1022,7 @@ func (j *joiner) example(id string) {
 func (j *joiner) unclaimedExamples(_ context.Context) error {
 	var sf *os.File
 	if j.res.Unclaimed.ServerRecords > 0 {
-		f, _, err := evidence.OpenRegular(j.files.ServerRecords)
+		f, _, err := fileio.OpenRegular(j.files.ServerRecords)
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -67,7 +69,7 @@ func LockDir(dir string, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	locked, err := tryLock(f)
+	locked, err := fileio.TryLock(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
@@ -98,7 +100,7 @@ func readHolder(path string) *Holder {
 	// The holder writes its details right after taking the lock; give it
 	// a moment when the file is still empty.
 	for i := 0; i < 20; i++ {
-		data, err := ReadFile(context.Background(), path, 1<<20)
+		data, err := fileio.ReadFile(context.Background(), path, 1<<20)
 		if err == nil && len(data) > 0 {
 			var h Holder
 			if json.Unmarshal(data, &h) == nil && h.PID > 0 {

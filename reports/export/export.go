@@ -39,6 +39,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -256,7 +258,7 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	outDir := filepath.Dir(o.Output)
-	if err := evidence.CheckDir(outDir); err != nil {
+	if err := fileio.CheckDir(outDir); err != nil {
 		return nil, &InputError{fmt.Errorf("--output-file: %w", err)}
 	}
 	if abs, err := filepath.Abs(o.Output); err == nil {
@@ -461,7 +463,7 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	lr, closer, err := evidence.OpenLines(ctx, from, evidence.MaxLineBytes)
+	lr, closer, err := fileio.OpenLines(ctx, from, fileio.MaxLineBytes)
 	if err != nil {
 		return err
 	}
@@ -528,7 +530,7 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 // validJSONFile reports whether a file is one JSON document, reading it
 // token by token (no copy of the document is held).
 func validJSONFile(path string) bool {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return false
 	}
@@ -675,7 +677,7 @@ func (x *exporter) inventory(ctx context.Context) ([]byte, error) {
 	found := false
 	for _, root := range x.o.Roots {
 		p := filepath.Join(root, x.o.Group, reports.InventoryFile)
-		data, err := evidence.ReadFile(ctx, p, evidence.MaxDocumentBytes)
+		data, err := fileio.ReadFile(ctx, p, fileio.MaxDocumentBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -715,7 +717,7 @@ func (x *exporter) writeScanned(rel, source string, data []byte) error {
 }
 
 func (x *exporter) scanFile(rel, source, path string) error {
-	lr, closer, err := evidence.OpenLines(context.Background(), path, evidence.MaxLineBytes)
+	lr, closer, err := fileio.OpenLines(context.Background(), path, fileio.MaxLineBytes)
 	if err != nil {
 		return err
 	}
@@ -929,5 +931,5 @@ func writeTarGz(ctx context.Context, stage, name, output string, mtime time.Time
 		}
 		return 0, 0, err
 	}
-	return st.Size(), files, evidence.SyncDir(filepath.Dir(output))
+	return st.Size(), files, fileio.SyncDir(filepath.Dir(output))
 }
