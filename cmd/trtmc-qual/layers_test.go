@@ -33,19 +33,19 @@ var mayImport = map[string][]string{
 	"families/trtmc/trtmctest": nil,                                // tests only: the strict fake TRTMC programs
 
 	// The reference target (trtmc-refserver and the GPU family): a program
-	// of its own, importing nothing of the harness; its leaves first.
-	"families/reftarget/atomicfile":   nil,                        // its atomic file writes
-	"families/reftarget/imaging":      nil,                        // image decoding and drawing
-	"families/reftarget/internal/rng": nil,                        // its deterministic random numbers
-	"families/reftarget/bundle":       {"families/reftarget/..."}, // bundle files
-	"families/reftarget/check":        {"families/reftarget/..."}, // the correctness case
-	"families/reftarget/corpus":       {"families/reftarget/..."}, // corpus generation
-	"families/reftarget/detect":       {"families/reftarget/..."}, // the tiny detector
-	"families/reftarget/native":       {"families/reftarget/..."}, // the native runner
-	"families/reftarget/server":       {"families/reftarget/..."}, // the HTTP server (trtmc-server's contract)
-	"families/reftarget/task":         {"families/reftarget/..."}, // the Task both paths call
-	"families/reftarget/vlm":          {"families/reftarget/..."}, // the tiny VLM
-	"cmd/trtmc-refserver":             {"families/reftarget/..."}, // its wiring
+	// of its own, importing nothing of the harness but the shared leaves;
+	// its own leaves first.
+	"families/reftarget/imaging":      nil,       // image decoding and drawing
+	"families/reftarget/internal/rng": nil,       // its deterministic random numbers
+	"families/reftarget/bundle":       reftarget, // bundle files
+	"families/reftarget/check":        reftarget, // the correctness case
+	"families/reftarget/corpus":       reftarget, // corpus generation
+	"families/reftarget/detect":       reftarget, // the tiny detector
+	"families/reftarget/native":       reftarget, // the native runner
+	"families/reftarget/server":       reftarget, // the HTTP server (trtmc-server's contract)
+	"families/reftarget/task":         reftarget, // the Task both paths call
+	"families/reftarget/vlm":          reftarget, // the tiny VLM
+	"cmd/trtmc-refserver":             reftarget, // its wiring
 
 	// Configuration.
 	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
@@ -79,6 +79,10 @@ var mayImport = map[string][]string{
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
 }
+
+// reftarget is what a package of the reference target may import: itself
+// and the shared leaves.
+var reftarget = []string{"families/reftarget/...", "reports/fileio", "reports/text"}
 
 // modulePackages returns each package of the module (module-relative) with
 // the module packages it imports directly (not counting tests).
