@@ -62,7 +62,9 @@ func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
 	return p.gr.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
 }
 
-// RunKey is the run key this run gives the profile's row.
+// RunKey is the run key this run gives the profile's row (Finished
+// compares with it). Only tests call it: an executor's tests write a finished
+// row with it to check that a resumed run keeps that row.
 func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
 	return p.gr.newCheckpointRun(prof, Slot{Name: "none"}, placement{}).runKey(context.Background())
 }

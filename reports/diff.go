@@ -4,17 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 )
-
-// UnifiedDiff renders the line difference between a and b in the unified
-// format of `diff -u` (3 lines of context), with aName and bName in the
-// headers; "" when they are equal. See WriteUnifiedDiff.
-func UnifiedDiff(aName, bName string, a, b []byte) string {
-	var out strings.Builder
-	_ = WriteUnifiedDiff(&out, aName, bName, a, b)
-	return out.String()
-}
 
 // maxEdits bounds the edit distance the diff searches for a shortest
 // script (Myers' greedy algorithm keeps O(maxEdits²) of state); past it,

@@ -173,19 +173,6 @@ func (b *Block) Replace(doc, content []byte) []byte {
 	return out.Bytes()
 }
 
-// UpdateBlock returns doc with the lines between group's begin and end
-// markers replaced by content, and whether that changed anything (see
-// FindBlock and Block.Replace). Updating twice with the same content
-// changes nothing the second time.
-func UpdateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, error) {
-	b, err := FindBlock(doc, file, group)
-	if err != nil {
-		return nil, false, err
-	}
-	updated := b.Replace(doc, content)
-	return updated, !bytes.Equal(updated, doc), nil
-}
-
 // fenceOf returns the fence a line opens or closes (``` or ~~~, three or
 // more), or "".
 func fenceOf(line string) string {

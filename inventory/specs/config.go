@@ -21,10 +21,6 @@ const ConfigSchema = "trtmc-qual/spec-groups/v1"
 //go:embed groups.yaml
 var defaultConfigYAML []byte
 
-// DefaultConfigYAML returns the shipped spec-groups file, for users who want
-// to copy and edit it.
-func DefaultConfigYAML() []byte { return bytes.Clone(defaultConfigYAML) }
-
 // Config maps TRTMC task strategies to groups and holds the classification
 // and drift rules. It is data (a YAML file), not code.
 type Config struct {

@@ -152,38 +152,6 @@ type Run struct {
 	Problems []Problem `json:"problems"`
 }
 
-// Complete reports whether the run has no problems.
-func (r *Run) Complete() bool { return len(r.Problems) == 0 }
-
-// Err returns nil for a complete run, else an *IncompleteError.
-func (r *Run) Err() error {
-	if r.Complete() {
-		return nil
-	}
-	return &IncompleteError{Dir: r.ArtifactDir, Problems: r.Problems}
-}
-
-// HasProblem reports whether a problem with the code was found.
-func (r *Run) HasProblem(code string) bool {
-	for _, p := range r.Problems {
-		if p.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
-// Phase returns the requests of one phase, in start order.
-func (r *Run) Phase(phase string) []Request {
-	var out []Request
-	for _, q := range r.Requests {
-		if q.Phase == phase {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
 // IncompleteError lists why a run is not trusted.
 type IncompleteError struct {
 	Dir      string

@@ -158,22 +158,6 @@ func (s *Summary) Metric(tag string) (MetricStats, bool) {
 	return m, ok
 }
 
-// WarmupMetric looks up a warmup-phase metric block by tag.
-func (s *Summary) WarmupMetric(tag string) (MetricStats, bool) {
-	m, ok := s.WarmupMetrics[tag]
-	return m, ok
-}
-
-// MetricTags lists the profiling metric tags, sorted.
-func (s *Summary) MetricTags() []string {
-	tags := make([]string, 0, len(s.Metrics))
-	for t := range s.Metrics {
-		tags = append(tags, t)
-	}
-	sort.Strings(tags)
-	return tags
-}
-
 // scalar returns a metric's avg as an integer count (request_count and
 // friends). ok is false when the metric is absent, which AIPerf does for
 // zero-valued error counters.

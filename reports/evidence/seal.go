@@ -129,9 +129,6 @@ func (d Digester) File(path string) (string, error) {
 	return d.CombineBlocks(sums), nil
 }
 
-// Digest is a file's DigestAlgorithm digest.
-func Digest(path string) (string, error) { return Default().File(path) }
-
 // Digests are file digests computed elsewhere (by a parser that read the
 // files), keyed like Manifest.Files, in one algorithm.
 type Digests struct {

@@ -74,7 +74,7 @@ func TestDigestIsATreeOfBlocks(t *testing.T) {
 		assert.Equal(t, hex.EncodeToString(whole[:]), got, "%s: an empty file is one empty block", tc.algo)
 		assert.Equal(t, tc.none, got, "%s: the value Python computes", tc.algo)
 	}
-	got, err := Digest(p)
+	got, err := Default().File(p)
 	require.NoError(t, err)
 	b3, _ := DigesterFor(AlgoBLAKE3Tree)
 	want, _ := b3.File(p)
