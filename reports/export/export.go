@@ -248,80 +248,24 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	if o.LogTail <= 0 {
 		o.LogTail = DefaultLogTail
 	}
-	name, err := packName(o.Output)
-	if err != nil {
-		return nil, &InputError{err}
-	}
-	if _, err := os.Lstat(o.Output); err == nil {
-		return nil, &InputError{fmt.Errorf("%s already exists; export never overwrites a pack: remove it or name another file", o.Output)}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	outDir := filepath.Dir(o.Output)
-	if err := fileio.CheckDir(outDir); err != nil {
-		return nil, &InputError{fmt.Errorf("--output-file: %w", err)}
-	}
-	if abs, err := filepath.Abs(o.Output); err == nil {
-		for _, root := range o.Roots {
-			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
-				return nil, &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
-			}
-		}
-	}
-	rep, err := reports.Load(o.Roots, o.Group)
+	name, err := checkOutput(o)
 	if err != nil {
 		return nil, err
 	}
-	rep.Publish = o.Publish
-	var rows []*reports.Row
-	for i := range rep.Rows {
-		if rep.Rows[i].Dir() != "" {
-			rows = append(rows, &rep.Rows[i])
-		}
+	rep, rows, err := loadRows(o)
+	if err != nil {
+		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, &InputError{fmt.Errorf("group %s: no rows in %s: nothing to export (did the run finish?)", o.Group, strings.Join(o.Roots, ", "))}
-	}
-	for _, row := range rows {
-		for _, p := range row.Result.Problems {
-			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
-				return nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
-			}
-		}
-	}
-	tmp, err := os.MkdirTemp(outDir, "."+name+".tmp-*")
+	tmp, err := os.MkdirTemp(filepath.Dir(o.Output), "."+name+".tmp-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	stage := filepath.Join(tmp, name)
-	x := &exporter{o: o, scrub: rep.Scrubber(), stage: stage, red: evidence.NewRedactor(o.Secrets...)}
-	for _, f := range o.Forbid {
-		if f = strings.TrimSpace(f); f != "" {
-			x.forbid = append(x.forbid, strings.ToLower(f))
-		}
-	}
-	idx := &Index{Schema: IndexSchema, Group: o.Group, CreatedAt: o.Now.UTC().Truncate(time.Second), HarnessVersion: o.HarnessVersion,
-		Logs: o.Logs, Rows: []Row{}, GroupFiles: []File{}}
-	if o.Logs == LogsTail {
-		idx.LogTail = o.LogTail
-	}
-	for _, row := range rows {
-		r, err := x.row(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		idx.Rows = append(idx.Rows, *r)
-	}
-	if err := x.groupFiles(ctx, idx); err != nil {
+	x := newExporter(o, rep.Scrubber(), stage)
+	idx, err := x.index(ctx, rows)
+	if err != nil {
 		return nil, err
-	}
-	descs := reports.RootDescriptions()
-	for _, n := range x.usedRoots() {
-		idx.Roots = append(idx.Roots, IndexRoot{Name: n, Description: descs[n]})
-	}
-	if idx.Roots == nil {
-		idx.Roots = []IndexRoot{}
 	}
 	data, err := json.MarshalIndent(idx, "", "  ")
 	if err != nil {
@@ -347,6 +291,99 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Path: o.Output, Rows: len(idx.Rows), Files: files, Bytes: n, Index: idx}, nil
+}
+
+// checkOutput checks where the pack goes: a new .tar.gz file in an
+// existing directory outside the evidence it packs. It returns the pack's
+// name.
+func checkOutput(o Options) (string, error) {
+	name, err := packName(o.Output)
+	if err != nil {
+		return "", &InputError{err}
+	}
+	if _, err := os.Lstat(o.Output); err == nil {
+		return "", &InputError{fmt.Errorf("%s already exists; export never overwrites a pack: remove it or name another file", o.Output)}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := fileio.CheckDir(filepath.Dir(o.Output)); err != nil {
+		return "", &InputError{fmt.Errorf("--output-file: %w", err)}
+	}
+	if abs, err := filepath.Abs(o.Output); err == nil {
+		for _, root := range o.Roots {
+			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
+				return "", &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
+			}
+		}
+	}
+	return name, nil
+}
+
+// loadRows loads the group's report and the rows that have evidence; a
+// row whose evidence changed or is malformed is refused: a pack holds only
+// sealed, intact evidence.
+func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
+	rep, err := reports.Load(o.Roots, o.Group)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Publish = o.Publish
+	var rows []*reports.Row
+	for i := range rep.Rows {
+		if rep.Rows[i].Dir() != "" {
+			rows = append(rows, &rep.Rows[i])
+		}
+	}
+	if len(rows) == 0 {
+		return nil, nil, &InputError{fmt.Errorf("group %s: no rows in %s: nothing to export (did the run finish?)", o.Group, strings.Join(o.Roots, ", "))}
+	}
+	for _, row := range rows {
+		for _, p := range row.Result.Problems {
+			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
+				return nil, nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
+			}
+		}
+	}
+	return rep, rows, nil
+}
+
+func newExporter(o Options, scrub *reports.Scrubber, stage string) *exporter {
+	x := &exporter{o: o, scrub: scrub, stage: stage, red: evidence.NewRedactor(o.Secrets...)}
+	for _, f := range o.Forbid {
+		if f = strings.TrimSpace(f); f != "" {
+			x.forbid = append(x.forbid, strings.ToLower(f))
+		}
+	}
+	return x
+}
+
+// index stages every row and the group's files, and returns the pack's
+// index of them, with the named roots its text uses.
+func (x *exporter) index(ctx context.Context, rows []*reports.Row) (*Index, error) {
+	o := x.o
+	idx := &Index{Schema: IndexSchema, Group: o.Group, CreatedAt: o.Now.UTC().Truncate(time.Second), HarnessVersion: o.HarnessVersion,
+		Logs: o.Logs, Rows: []Row{}, GroupFiles: []File{}}
+	if o.Logs == LogsTail {
+		idx.LogTail = o.LogTail
+	}
+	for _, row := range rows {
+		r, err := x.row(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		idx.Rows = append(idx.Rows, *r)
+	}
+	if err := x.groupFiles(ctx, idx); err != nil {
+		return nil, err
+	}
+	descs := reports.RootDescriptions()
+	for _, n := range x.usedRoots() {
+		idx.Roots = append(idx.Roots, IndexRoot{Name: n, Description: descs[n]})
+	}
+	if idx.Roots == nil {
+		idx.Roots = []IndexRoot{}
+	}
+	return idx, nil
 }
 
 func packName(output string) (string, error) {
