@@ -32,7 +32,7 @@ fuzz:         ## longer fuzz runs (FUZZTIME=60s per target)
 golden:       ## rewrite golden files (packages using reports/golden), then review git diff
 	scripts/golden.sh
 
-lint:         ## gofmt, go vet, staticcheck, deadcode (tools pinned in go.mod)
+lint:         ## gofmt, go vet, staticcheck, deadcode, gocyclo (tools pinned in go.mod)
 	scripts/lint.sh
 
 fmt:

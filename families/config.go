@@ -19,9 +19,9 @@ import (
 	"time"
 	"unicode"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"go.yaml.in/yaml/v3"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.
@@ -246,25 +246,64 @@ const (
 
 // Load reads families.yaml and checks it; every problem names file:line.
 func Load(path string) (*Config, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxConfigBytes)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, evidence.ReadProblem("the family configuration", path, err))
+		return nil, fmt.Errorf("%s: %s", path, fileio.ReadProblem("the family configuration", path, err))
 	}
 	return Parse(path, data)
 }
 
 // Parse parses and checks a families document.
 func Parse(path string, data []byte) (*Config, error) {
+	cfg, doc, err := decodeConfig(path, data)
+	if err != nil {
+		return nil, err
+	}
 	var probs []string
 	add := func(line int, field, format string, args ...any) {
 		probs = append(probs, fmt.Sprintf("%s:%d: %s: %s", path, line, field, fmt.Sprintf(format, args...)))
 	}
+	if cfg.Schema != Schema {
+		add(1, "schema", "unsupported schema %q (want %q)", cfg.Schema, Schema)
+	}
+	lines := familyLines(doc)
+	for k, v := range keyLines(doc) {
+		lines[k] = v
+	}
+	reg := DefaultRegistry()
+	for _, name := range cfg.Names() {
+		f := cfg.Families[name]
+		if f == nil { // `name:` with nothing under it
+			add(lines[name], "families."+name, "empty family definition")
+			continue
+		}
+		f.Name, f.Line = name, lines[name]
+		c := &familyCheck{f: f, field: "families." + name, lines: lines, add: add}
+		c.required()
+		c.answers(&reg)
+		c.labelSpace()
+		c.timeSources()
+		c.bodyLimit()
+		c.commands()
+		c.env()
+	}
+	if len(probs) > 0 {
+		sort.Strings(probs)
+		return nil, errors.New(strings.Join(probs, "\n"))
+	}
+	return cfg, nil
+}
+
+// decodeConfig reads the document twice: as nodes, for the lines problems
+// name, and strictly into a Config (an unknown key is a problem at its
+// line).
+func decodeConfig(path string, data []byte) (*Config, *yaml.Node, error) {
 	var doc yaml.Node
 	if err := yaml.NewDecoder(bytes.NewReader(data)).Decode(&doc); err != nil {
 		if errors.Is(err, io.EOF) {
-			return nil, fmt.Errorf("%s: empty document", path)
+			return nil, nil, fmt.Errorf("%s: empty document", path)
 		}
-		return nil, fmt.Errorf("%s: yaml syntax: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: yaml syntax: %w", path, err)
 	}
 	cfg := &Config{File: path}
 	dec := yaml.NewDecoder(bytes.NewReader(data))
@@ -272,148 +311,185 @@ func Parse(path string, data []byte) (*Config, error) {
 	if err := dec.Decode(cfg); err != nil {
 		var te *yaml.TypeError
 		if errors.As(err, &te) {
+			probs := make([]string, 0, len(te.Errors))
 			for _, e := range te.Errors {
 				probs = append(probs, path+":"+strings.TrimPrefix(e, "line "))
 			}
-			return nil, errors.New(strings.Join(probs, "\n"))
+			return nil, nil, errors.New(strings.Join(probs, "\n"))
 		}
-		return nil, fmt.Errorf("%s: %w", path, err)
+		return nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if cfg.Schema != Schema {
-		add(1, "schema", "unsupported schema %q (want %q)", cfg.Schema, Schema)
+	return cfg, &doc, nil
+}
+
+// familyCheck checks one family's definition; each step adds what it finds
+// at the line of the key it is about (else the family's line).
+type familyCheck struct {
+	f     *Family
+	field string // "families.<name>"
+	lines map[string]int
+	add   func(line int, field, format string, args ...any)
+}
+
+// at is the line of a key or list element of the family ("server[2]",
+// "env.NAME"), else of its parent key, else the family's.
+func (c *familyCheck) at(key string) int {
+	if l, ok := c.lines[c.f.Name+"."+key]; ok {
+		return l
 	}
-	lines := familyLines(&doc)
-	for k, v := range keyLines(&doc) {
-		lines[k] = v
-	}
-	reg := DefaultRegistry()
-	for _, name := range cfg.Names() {
-		f := cfg.Families[name]
-		field := "families." + name
-		if f == nil { // `name:` with nothing under it
-			add(lines[name], field, "empty family definition")
-			continue
-		}
-		f.Name, f.Line = name, lines[name]
-		if len(f.Server) == 0 {
-			add(f.Line, field+".server", "missing argv")
-		}
-		if f.Readiness == "" {
-			add(f.Line, field+".readiness", "missing url template")
-		}
-		if len(f.Native) == 0 {
-			add(f.Line, field+".native", "missing argv")
-		}
-		if f.Route == "" || !strings.HasPrefix(f.Route, "/") {
-			add(f.Line, field+".route", "must be an absolute path like /v1/infer")
-		}
-		if f.EndpointType != "chat" && f.EndpointType != "image_retrieval" {
-			add(f.Line, field+".endpoint_type", "must be chat or image_retrieval, got %q", f.EndpointType)
-		}
-		if _, ok := reg.Extractors[f.Extractor]; !ok {
-			add(f.Line, field+".extractor", "unknown extractor %q (known: %s)", f.Extractor, strings.Join(reg.ExtractorNames(), ", "))
-		}
-		if _, ok := reg.Comparators[f.Comparator]; !ok {
-			add(f.Line, field+".comparator", "unknown comparator %q (known: %s)", f.Comparator, strings.Join(reg.ComparatorNames(), ", "))
-		}
-		if f.Tolerance < 0 {
-			add(f.Line, field+".tolerance", "must be >= 0")
-		}
-		switch {
-		case f.Comparator == "boxes-iou" && (f.MinBoxIoU <= 0 || f.MinBoxIoU > 1):
-			add(at0(lines, name, "min_box_iou", f.Line), field+".min_box_iou", "boxes-iou needs min_box_iou in (0, 1], got %g", f.MinBoxIoU)
-		case f.Comparator == "boxes-iou" && f.MaxScoreAbsError < 0:
-			add(at0(lines, name, "max_score_abs_error", f.Line), field+".max_score_abs_error", "must be >= 0")
-		case f.Comparator != "boxes-iou" && (f.MinBoxIoU != 0 || f.MaxScoreAbsError != 0):
-			add(at0(lines, name, "min_box_iou", f.Line), field+".min_box_iou", "min_box_iou and max_score_abs_error are the boxes-iou comparator's; the family compares with %s", f.Comparator)
-		}
-		if f.LabelSpace != "" {
-			labels, ok := LabelSpaces[f.LabelSpace]
-			switch {
-			case !ok:
-				add(f.Line, field+".label_space", "unknown label space %q (known: %s)", f.LabelSpace, strings.Join(keys(LabelSpaces), ", "))
-			case len(f.Labels) > 0:
-				add(f.Line, field+".label_space", "give labels or label_space, not both")
-			default:
-				f.Labels = labels
-			}
-		}
-		switch f.FinishReasonNull {
-		case "", FinishNullIncomplete, FinishNullComplete:
-		default:
-			add(f.Line, field+".finish_reason_null", "must be %s or %s, got %q", FinishNullComplete, FinishNullIncomplete, f.FinishReasonNull)
-		}
-		switch f.TaskTime {
-		case "", TaskTimeServer, TaskTimeNative:
-		default:
-			add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", TaskTimeServer, TaskTimeNative, f.TaskTime)
-		}
-		switch f.ServerRecords {
-		case "", ServerRecordsRequired:
-		case ServerRecordsNone:
-			if f.TaskTimeSource() != TaskTimeNative {
-				add(at0(lines, name, "server_records", f.Line), field+".server_records", "none needs task_time: native (the server's records are the default Task time source)")
-			}
-		default:
-			add(at0(lines, name, "server_records", f.Line), field+".server_records", "must be %s or %s, got %q", ServerRecordsRequired, ServerRecordsNone, f.ServerRecords)
-		}
-		if a := f.TaskAgreement; a != nil && (a.AbsMS < 0 || a.Rel < 0 || a.AbsMS != a.AbsMS || a.Rel != a.Rel) {
-			add(at0(lines, name, "task_agreement", f.Line), field+".task_agreement", "abs_ms and rel must be >= 0")
-		}
-		usesLimit := false
-		for _, a := range f.Server {
-			usesLimit = usesLimit || strings.Contains(a, "{max_body_bytes}")
-		}
-		switch {
-		case f.MaxBodyBytes < 0:
-			add(at0(lines, name, "max_body_bytes", f.Line), field+".max_body_bytes", "must be > 0")
-		case f.MaxBodyBytes > 0 && !usesLimit:
-			add(at0(lines, name, "max_body_bytes", f.Line), field+".max_body_bytes", "is declared but the server argv does not pass {max_body_bytes}: the server would keep its own limit")
-		case f.MaxBodyBytes == 0 && usesLimit:
-			add(at0(lines, name, "server", f.Line), field+".server", "passes {max_body_bytes} but the family declares no max_body_bytes")
-		}
-		for i, e := range f.Executables {
-			if strings.TrimSpace(e.Name) == "" {
-				add(f.Line, fmt.Sprintf("%s.executables[%d].name", field, i), "missing")
-			}
-		}
-		at := func(key string) int { // the line of a key or list element, else the family's
-			if l, ok := lines[name+"."+key]; ok {
-				return l
-			}
-			if i := strings.LastIndexAny(key, ".["); i > 0 {
-				if l, ok := lines[name+"."+key[:i]]; ok {
-					return l
-				}
-			}
-			return f.Line
-		}
-		for what, argv := range map[string][]string{"server": f.Server, "correctness": f.Correctness, "native": f.Native,
-			"prepare.bundle": f.Prepare.Bundle, "prepare.corpus": f.Prepare.Corpus} {
-			for _, p := range CheckArgv(argv) {
-				key := fmt.Sprintf("%s[%d]", what, p.Index)
-				add(at(key), field+"."+key, "%s", p.Message)
-			}
-		}
-		if f.Readiness != "" {
-			if !strings.HasPrefix(f.Readiness, "http://") && !strings.HasPrefix(f.Readiness, "https://") {
-				add(at("readiness"), field+".readiness", "must be an http:// or https:// URL template, got %+q", f.Readiness)
-			}
-			for _, msg := range checkPlaceholders(f.Readiness) {
-				add(at("readiness"), field+".readiness", "%s", msg)
-			}
-		}
-		for _, k := range sortedEnvKeys(f.Env) {
-			if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(f.Env[k], 0) {
-				add(at("env."+k), field+".env", "%+q is not an environment variable name and value (no \"=\" or NUL in a name, no NUL in a value)", k)
-			}
+	if i := strings.LastIndexAny(key, ".["); i > 0 {
+		if l, ok := c.lines[c.f.Name+"."+key[:i]]; ok {
+			return l
 		}
 	}
-	if len(probs) > 0 {
-		sort.Strings(probs)
-		return nil, errors.New(strings.Join(probs, "\n"))
+	return c.f.Line
+}
+
+// keyAt is the line of one top-level key of the family, else the family's.
+func (c *familyCheck) keyAt(key string) int { return at0(c.lines, c.f.Name, key, c.f.Line) }
+
+// required: the commands, the readiness URL, the route and the endpoint
+// type every family must have.
+func (c *familyCheck) required() {
+	f, field := c.f, c.field
+	if len(f.Server) == 0 {
+		c.add(f.Line, field+".server", "missing argv")
 	}
-	return cfg, nil
+	if f.Readiness == "" {
+		c.add(f.Line, field+".readiness", "missing url template")
+	}
+	if len(f.Native) == 0 {
+		c.add(f.Line, field+".native", "missing argv")
+	}
+	if f.Route == "" || !strings.HasPrefix(f.Route, "/") {
+		c.add(f.Line, field+".route", "must be an absolute path like /v1/infer")
+	}
+	if f.EndpointType != "chat" && f.EndpointType != "image_retrieval" {
+		c.add(f.Line, field+".endpoint_type", "must be chat or image_retrieval, got %q", f.EndpointType)
+	}
+	for i, e := range f.Executables {
+		if strings.TrimSpace(e.Name) == "" {
+			c.add(f.Line, fmt.Sprintf("%s.executables[%d].name", field, i), "missing")
+		}
+	}
+}
+
+// answers: how answers are extracted and compared, and the comparator's
+// own settings (min_box_iou and max_score_abs_error are boxes-iou's only).
+func (c *familyCheck) answers(reg *Registry) {
+	f, field := c.f, c.field
+	if _, ok := reg.Extractors[f.Extractor]; !ok {
+		c.add(f.Line, field+".extractor", "unknown extractor %q (known: %s)", f.Extractor, strings.Join(reg.ExtractorNames(), ", "))
+	}
+	if _, ok := reg.Comparators[f.Comparator]; !ok {
+		c.add(f.Line, field+".comparator", "unknown comparator %q (known: %s)", f.Comparator, strings.Join(reg.ComparatorNames(), ", "))
+	}
+	if f.Tolerance < 0 {
+		c.add(f.Line, field+".tolerance", "must be >= 0")
+	}
+	switch {
+	case f.Comparator == "boxes-iou" && (f.MinBoxIoU <= 0 || f.MinBoxIoU > 1):
+		c.add(c.keyAt("min_box_iou"), field+".min_box_iou", "boxes-iou needs min_box_iou in (0, 1], got %g", f.MinBoxIoU)
+	case f.Comparator == "boxes-iou" && f.MaxScoreAbsError < 0:
+		c.add(c.keyAt("max_score_abs_error"), field+".max_score_abs_error", "must be >= 0")
+	case f.Comparator != "boxes-iou" && (f.MinBoxIoU != 0 || f.MaxScoreAbsError != 0):
+		c.add(c.keyAt("min_box_iou"), field+".min_box_iou", "min_box_iou and max_score_abs_error are the boxes-iou comparator's; the family compares with %s", f.Comparator)
+	}
+	switch f.FinishReasonNull {
+	case "", FinishNullIncomplete, FinishNullComplete:
+	default:
+		c.add(f.Line, field+".finish_reason_null", "must be %s or %s, got %q", FinishNullComplete, FinishNullIncomplete, f.FinishReasonNull)
+	}
+}
+
+// labelSpace resolves a named label space into the family's labels.
+func (c *familyCheck) labelSpace() {
+	f := c.f
+	if f.LabelSpace == "" {
+		return
+	}
+	labels, ok := LabelSpaces[f.LabelSpace]
+	switch {
+	case !ok:
+		c.add(f.Line, c.field+".label_space", "unknown label space %q (known: %s)", f.LabelSpace, strings.Join(keys(LabelSpaces), ", "))
+	case len(f.Labels) > 0:
+		c.add(f.Line, c.field+".label_space", "give labels or label_space, not both")
+	default:
+		f.Labels = labels
+	}
+}
+
+// timeSources: where the Task time comes from, whether the server records
+// requests (none needs the native answers' Task time), and the agreement
+// tolerance between the two.
+func (c *familyCheck) timeSources() {
+	f, field := c.f, c.field
+	switch f.TaskTime {
+	case "", TaskTimeServer, TaskTimeNative:
+	default:
+		c.add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", TaskTimeServer, TaskTimeNative, f.TaskTime)
+	}
+	switch f.ServerRecords {
+	case "", ServerRecordsRequired:
+	case ServerRecordsNone:
+		if f.TaskTimeSource() != TaskTimeNative {
+			c.add(c.keyAt("server_records"), field+".server_records", "none needs task_time: native (the server's records are the default Task time source)")
+		}
+	default:
+		c.add(c.keyAt("server_records"), field+".server_records", "must be %s or %s, got %q", ServerRecordsRequired, ServerRecordsNone, f.ServerRecords)
+	}
+	if a := f.TaskAgreement; a != nil && (a.AbsMS < 0 || a.Rel < 0 || a.AbsMS != a.AbsMS || a.Rel != a.Rel) {
+		c.add(c.keyAt("task_agreement"), field+".task_agreement", "abs_ms and rel must be >= 0")
+	}
+}
+
+// bodyLimit: a declared max_body_bytes and the server argv's
+// {max_body_bytes} go together, so the server enforces the limit the
+// harness states.
+func (c *familyCheck) bodyLimit() {
+	f, field := c.f, c.field
+	usesLimit := false
+	for _, a := range f.Server {
+		usesLimit = usesLimit || strings.Contains(a, "{max_body_bytes}")
+	}
+	switch {
+	case f.MaxBodyBytes < 0:
+		c.add(c.keyAt("max_body_bytes"), field+".max_body_bytes", "must be > 0")
+	case f.MaxBodyBytes > 0 && !usesLimit:
+		c.add(c.keyAt("max_body_bytes"), field+".max_body_bytes", "is declared but the server argv does not pass {max_body_bytes}: the server would keep its own limit")
+	case f.MaxBodyBytes == 0 && usesLimit:
+		c.add(c.keyAt("server"), field+".server", "passes {max_body_bytes} but the family declares no max_body_bytes")
+	}
+}
+
+// commands: every argv template (CheckArgv) at its element's line, and the
+// readiness URL template.
+func (c *familyCheck) commands() {
+	f, field := c.f, c.field
+	for what, argv := range map[string][]string{"server": f.Server, "correctness": f.Correctness, "native": f.Native,
+		"prepare.bundle": f.Prepare.Bundle, "prepare.corpus": f.Prepare.Corpus} {
+		for _, p := range CheckArgv(argv) {
+			key := fmt.Sprintf("%s[%d]", what, p.Index)
+			c.add(c.at(key), field+"."+key, "%s", p.Message)
+		}
+	}
+	if f.Readiness != "" {
+		if !strings.HasPrefix(f.Readiness, "http://") && !strings.HasPrefix(f.Readiness, "https://") {
+			c.add(c.at("readiness"), field+".readiness", "must be an http:// or https:// URL template, got %+q", f.Readiness)
+		}
+		for _, msg := range checkPlaceholders(f.Readiness) {
+			c.add(c.at("readiness"), field+".readiness", "%s", msg)
+		}
+	}
+}
+
+// env: every name of the family's environment is one a process can carry.
+func (c *familyCheck) env() {
+	for _, k := range sortedEnvKeys(c.f.Env) {
+		if k == "" || strings.ContainsAny(k, "=\x00") || strings.ContainsRune(c.f.Env[k], 0) {
+			c.add(c.at("env."+k), c.field+".env", "%+q is not an environment variable name and value (no \"=\" or NUL in a name, no NUL in a value)", k)
+		}
+	}
 }
 
 // at0 is the line of a family's key, else the family's.

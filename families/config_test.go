@@ -224,3 +224,17 @@ families:
 	assert.EqualValues(t, 1024, f.MaxBodyBytes)
 	assert.Equal(t, DefaultTaskAgreement, f.Agreement())
 }
+
+// TestFamilyCheckLines: a problem is reported at its element's line, else
+// at its key's, else at the family's.
+func TestFamilyCheckLines(t *testing.T) {
+	c := &familyCheck{f: &Family{Name: "f", Line: 3}, lines: map[string]int{
+		"f.server": 5, "f.server[1]": 7, "f.env": 9, "f.min_box_iou": 11,
+	}}
+	assert.Equal(t, 7, c.at("server[1]"), "the element's own line")
+	assert.Equal(t, 5, c.at("server[4]"), "an element without a line: its key's")
+	assert.Equal(t, 9, c.at("env.NAME"), "a map entry without a line: its map's")
+	assert.Equal(t, 3, c.at("readiness"), "a key without a line: the family's")
+	assert.Equal(t, 11, c.keyAt("min_box_iou"))
+	assert.Equal(t, 3, c.keyAt("env.NAME"), "keyAt looks up the key only, not its parent")
+}

@@ -11,6 +11,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -99,11 +101,6 @@ func TestCheckNameRejectsShellAndInvisible(t *testing.T) {
 	}
 }
 
-func TestPrintable(t *testing.T) {
-	assert.Equal(t, "plain ≥ text\nnext", Printable("plain ≥ text\nnext"))
-	assert.Equal(t, `a\u{202e}b\u{200b}c\u{1b}[2J`, Printable("a\u202eb\u200bc\x1b[2J"))
-}
-
 // FuzzCheckName: the one name check accepts exactly the documented
 // alphabet, and what it says about a rejected value never carries a
 // non-ASCII or non-printable byte.
@@ -132,8 +129,8 @@ func FuzzCheckName(f *testing.F) {
 			}
 		}
 		if utf8.ValidString(s) {
-			if back, uerr := strconv.Unquote(Quote(s)); uerr != nil || back != s {
-				t.Fatalf("Quote(%q) does not read back: %q, %v", s, back, uerr)
+			if back, uerr := strconv.Unquote(text.Quote(s)); uerr != nil || back != s {
+				t.Fatalf("text.Quote(%q) does not read back: %q, %v", s, back, uerr)
 			}
 		}
 	})

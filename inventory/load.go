@@ -12,9 +12,11 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Problem is one thing wrong with an inventory, located precisely.
@@ -52,7 +54,7 @@ func (ps Problems) Error() string {
 // YAML key or value carried into a problem, so none reaches a terminal raw.
 func (ps Problems) clean() {
 	for i := range ps {
-		ps[i].File, ps[i].Field, ps[i].Message = Printable(ps[i].File), Printable(ps[i].Field), Printable(ps[i].Message)
+		ps[i].File, ps[i].Field, ps[i].Message = text.Printable(ps[i].File), text.Printable(ps[i].Field), text.Printable(ps[i].Message)
 	}
 }
 
@@ -83,11 +85,11 @@ func Load(paths []string, knownFamily func(string) bool) (*Inventory, error) {
 	for _, path := range paths {
 		// A regular file of at most MaxConfigBytes: a device, a FIFO or a
 		// directory is refused before a byte is read.
-		data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
+		data, err := fileio.ReadFile(context.Background(), path, fileio.MaxConfigBytes)
 		if err != nil {
 			// The user named a file that cannot be the inventory: a
 			// configuration problem (exit 2), naming the file.
-			probs = append(probs, Problem{File: path, Message: evidence.ReadProblem("the inventory", path, err)})
+			probs = append(probs, Problem{File: path, Message: fileio.ReadProblem("the inventory", path, err)})
 			continue
 		}
 		probs = append(probs, parseInto(inv, path, data)...)
@@ -165,7 +167,7 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		name := keyN.Value
 		field := "groups." + name
 		if !SafeName(name) {
-			field = "groups." + Quote(name)
+			field = "groups." + text.Quote(name)
 		}
 		if _, dup := inv.Groups[name]; dup {
 			add(keyN.Line, field, "group %+q is defined twice", name)

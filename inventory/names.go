@@ -3,9 +3,8 @@ package inventory
 import (
 	"errors"
 	"fmt"
-	"strconv"
-	"strings"
-	"unicode"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // MaxNameLen is the longest profile id or group name accepted. Evidence
@@ -42,7 +41,7 @@ func CheckName(s string) error {
 		for i := 0; i < len(s); i++ {
 			if !nameByte(s[i]) {
 				r := []rune(s[i:])[0]
-				problem = fmt.Sprintf("it has %s at byte %d", Quote(string(r)), i)
+				problem = fmt.Sprintf("it has %s at byte %d", text.Quote(string(r)), i)
 				break
 			}
 		}
@@ -50,7 +49,7 @@ func CheckName(s string) error {
 	if problem == "" {
 		return nil
 	}
-	return fmt.Errorf("%s %w: %s (%s)", Quote(s), ErrBadName, problem, NameRule)
+	return fmt.Errorf("%s %w: %s (%s)", text.Quote(s), ErrBadName, problem, NameRule)
 }
 
 // SafeName reports whether s passes CheckName.
@@ -58,45 +57,4 @@ func SafeName(s string) bool { return CheckName(s) == nil }
 
 func nameByte(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-'
-}
-
-// Quote quotes a user-supplied value for a message: Go syntax with every
-// non-ASCII and non-printable byte escaped, so control, bidirectional and
-// invisible characters never reach a terminal raw.
-func Quote(s string) string { return strconv.QuoteToASCII(s) }
-
-// Printable escapes what must not reach a terminal raw in an otherwise
-// readable text: control characters and Unicode format characters
-// (bidirectional overrides, zero-width spaces...) become \u{...} escapes;
-// everything else, newlines included, is kept.
-func Printable(s string) string {
-	clean := true
-	for _, r := range s {
-		if !printableRune(r) {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for _, r := range s {
-		if printableRune(r) {
-			b.WriteRune(r)
-		} else {
-			fmt.Fprintf(&b, `\u{%x}`, r)
-		}
-	}
-	return b.String()
-}
-
-func printableRune(r rune) bool {
-	if r == '\n' || r == '\t' {
-		return true
-	}
-	if r == unicode.ReplacementChar || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) {
-		return false
-	}
-	return unicode.IsGraphic(r)
 }

@@ -5,6 +5,8 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 var (
@@ -233,7 +235,7 @@ func orUnnamed(id string) string {
 		return "<no id>"
 	}
 	if !SafeName(id) {
-		return Quote(id)
+		return text.Quote(id)
 	}
 	return id
 }

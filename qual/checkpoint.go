@@ -14,6 +14,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -102,7 +106,7 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	}
 	cr.red = evidence.NewRedactor(secretValues(o, famEnv)...)
 	cr.res = BaseResult(gr.group.Name, &gr.group.Workload, p)
-	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + evidence.ShellQuote(p.ID))
+	cr.res.Command = cr.red.String(o.Provenance.Command + " --only " + text.ShellQuote(p.ID))
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
@@ -408,11 +412,11 @@ func firstReason(r *reports.Result) string {
 	if len(r.Reasons) == 0 {
 		return r.Verdict
 	}
-	return string(r.Reasons[0].Code) + ": " + firstLine(r.Reasons[0].Message)
+	return string(r.Reasons[0].Code) + ": " + text.FirstLine(r.Reasons[0].Message)
 }
 
 func readResult(path string) (*reports.Result, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -428,7 +432,7 @@ func (cr *checkpointRun) writeResult() error {
 	if len(cr.gr.pipFreeze) > 0 {
 		// The whole package set beside its digest, so a row's environment can
 		// be rebuilt, not only compared.
-		if err := evidence.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.gr.pipFreeze, 0o644); err != nil {
+		if err := fileio.WriteFileMode(filepath.Join(cr.dir, filePipFreeze), cr.gr.pipFreeze, 0o644); err != nil {
 			return err
 		}
 		cr.res.Provenance.PipFreezeFile = filePipFreeze
@@ -436,7 +440,7 @@ func (cr *checkpointRun) writeResult() error {
 	if err := cr.red.RedactTree(cr.dir); err != nil {
 		return err
 	}
-	if err := evidence.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res); err != nil {
+	if err := fileio.WriteJSON(filepath.Join(cr.dir, fileResult), &cr.res); err != nil {
 		return err
 	}
 	// The seal comes last: manifest.json digests every file written above,
@@ -522,14 +526,7 @@ func reasonSummary(rs []reports.Reason) string {
 	if len(rs) == 0 {
 		return ""
 	}
-	return " (" + rs[0].Stage + ": " + firstLine(rs[0].Message) + ")"
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return " (" + rs[0].Stage + ": " + text.FirstLine(rs[0].Message) + ")"
 }
 
 func exists(p string) bool {

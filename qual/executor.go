@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -60,7 +62,9 @@ func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
 	return p.gr.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
 }
 
-// RunKey is the run key this run gives the profile's row.
+// RunKey is the run key this run gives the profile's row (Finished
+// compares with it). Only tests call it: an executor's tests write a finished
+// row with it to check that a resumed run keeps that row.
 func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
 	return p.gr.newCheckpointRun(prof, Slot{Name: "none"}, placement{}).runKey(context.Background())
 }
@@ -130,7 +134,7 @@ func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	if err := evidence.WriteJSON(filepath.Join(dir, fileResult), r); err != nil {
+	if err := fileio.WriteJSON(filepath.Join(dir, fileResult), r); err != nil {
 		return err
 	}
 	// The row is sealed with whatever the task left beside it, so that

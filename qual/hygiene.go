@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -205,7 +207,7 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 				}
 			}
 			c.Passed = false
-			c.Problem = fmt.Sprintf("%s after the server stopped: %s", plural(len(leaks), "process holds", "processes hold")+" GPU memory", strings.Join(leaks, "; "))
+			c.Problem = fmt.Sprintf("%s after the server stopped: %s", text.Count(len(leaks), "process holds", "processes hold")+" GPU memory", strings.Join(leaks, "; "))
 			cr.addCheck(c)
 			return stageFailure(reports.CodeGPULeak, errors.New(c.Problem))
 		}

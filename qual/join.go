@@ -7,10 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Phases of a run's requests (reports owns the names).
@@ -105,7 +106,7 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 		Expected: map[string]int{PhaseWarmup: r.Workload.Warmup, PhaseMeasured: r.Workload.Measured},
 		TaskTime: fam.TaskTimeSource(), TaskScope: scope, ServedModel: served, NoServerRecords: !fam.Recorded(),
 		Agreement: agreement, NativeWallMS: stageMS(r, "native")}
-	var files []*evidence.AtomicFile
+	var files []*fileio.AtomicFile
 	defer func() {
 		for _, f := range files {
 			f.Abort()
@@ -116,7 +117,7 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 			name string
 			to   *io.Writer
 		}{{streamjoin.FileJoined, &opts.Joined}, {streamjoin.FileMismatches, &opts.Mismatches}} {
-			f, err := evidence.CreateAtomic(filepath.Join(dir, w.name))
+			f, err := fileio.CreateAtomic(filepath.Join(dir, w.name))
 			if err != nil {
 				return nil, err
 			}

@@ -22,6 +22,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -125,7 +129,7 @@ type ProvenanceOptions struct {
 	// of `run --executor slurm`).
 	Slurm *reports.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only,
-	// every word quoted by evidence.ShellQuote.
+	// every word quoted by text.ShellQuote.
 	Command string
 	// Roots are the run's named roots (its evidence root, the checkouts...):
 	// published text writes paths under them as $NAME/...
@@ -226,11 +230,11 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 // failure found halfway.
 func checkOut(out, group string) error {
 	for _, dir := range []string{out, filepath.Join(out, group)} {
-		err := evidence.CheckDir(dir)
+		err := fileio.CheckDir(dir)
 		if err == nil || errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if errors.Is(err, evidence.ErrNotRegular) {
+		if errors.Is(err, fileio.ErrNotRegular) {
 			return &UsageError{fmt.Errorf("--out: %w", err)}
 		}
 		return fmt.Errorf("evidence directory: %w", err)
@@ -286,7 +290,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 			return nil, err
 		}
 	}
-	if err := evidence.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+	if err := fileio.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
 		lock.Unlock()
 		return nil, err
 	}
@@ -294,7 +298,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
-		gr.pipFreeze, gr.pipFreezeSHA = freeze, evidence.SHA256(freeze)
+		gr.pipFreeze, gr.pipFreezeSHA = freeze, fileio.SHA256(freeze)
 	}
 	return &Prepared{Group: g, Profiles: profiles, gr: gr, lock: lock}, nil
 }
@@ -389,7 +393,7 @@ func (gr *groupRun) logf(format string, args ...any) {
 // (a stderr tail in a reason) has its control, bidirectional and invisible
 // characters escaped: nothing a child prints acts on the terminal.
 func logf(w io.Writer, format string, args ...any) {
-	fmt.Fprint(w, inventory.Printable(fmt.Sprintf("trtmc-qual: "+format, args...))+"\n")
+	fmt.Fprint(w, text.Printable(fmt.Sprintf("trtmc-qual: "+format, args...))+"\n")
 }
 
 // notRun is the result of a checkpoint the scheduler does not start on

@@ -13,7 +13,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
@@ -21,7 +21,7 @@ import (
 // answers `aiperf --version` and refuses anything else: the tests below
 // must stop before any checkpoint starts.
 func lockTestOptions(t *testing.T, out string) Options {
-	runner := &proc.FakeRunner{}
+	runner := &proctest.FakeRunner{}
 	runner.Expect(`^aiperf --version$`).Stdout("0.13.0\n").Always()
 	t.Cleanup(func() { assert.NoError(t, runner.Verify(), "no child but the version check") })
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{"g": {Name: "g",

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -154,7 +156,7 @@ func (p *Progress) stage(profile, name string) {
 	if p.tty {
 		// The stage change stays in the scrolled log too.
 		p.clear()
-		fmt.Fprint(p.w, inventory.Printable(fmt.Sprintf("trtmc-qual: %s: stage %s", profile, name))+"\n")
+		fmt.Fprint(p.w, text.Printable(fmt.Sprintf("trtmc-qual: %s: stage %s", profile, name))+"\n")
 		p.draw()
 		return
 	}
@@ -271,7 +273,7 @@ func (p *Progress) draw() {
 	}
 	var b strings.Builder
 	for _, s := range p.busy {
-		b.WriteString(inventory.Printable(p.line(s, false)))
+		b.WriteString(text.Printable(p.line(s, false)))
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
@@ -297,7 +299,7 @@ func (p *Progress) endPartial() {
 // plainLine prints one progress line for s, as a log line (held p.mu).
 func (p *Progress) plainLine(s *slotProgress) {
 	s.lastPlain = p.now()
-	fmt.Fprint(p.w, inventory.Printable("trtmc-qual: "+p.line(s, true))+"\n")
+	fmt.Fprint(p.w, text.Printable("trtmc-qual: "+p.line(s, true))+"\n")
 }
 
 // line is what one busy checkpoint shows. A plain line (a log line, not

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -65,7 +67,7 @@ func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []str
 			return nil, fmt.Errorf("rejudge %s: %w", dir, err)
 		}
 		out := filepath.Join(dir, reports.RejudgedFile)
-		if err := evidence.WriteFileMode(out, append(data, '\n'), 0o644); err != nil {
+		if err := fileio.WriteFileMode(out, append(data, '\n'), 0o644); err != nil {
 			return nil, err
 		}
 		written = append(written, out)
@@ -79,7 +81,7 @@ func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []str
 // set; the rest of Rejudged is the caller's.
 func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Registry) *reports.Result {
 	path := filepath.Join(dir, reports.ResultFile)
-	data, err := evidence.ReadFile(ctx, path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(ctx, path, fileio.MaxDocumentBytes)
 	var stored *reports.Result
 	if err == nil {
 		stored, err = reports.DecodeResult(path, data, group, profile)

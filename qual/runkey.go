@@ -5,15 +5,16 @@ import (
 	"encoding/json"
 	"sort"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // profileDigest is the sha256 of the inventory entry as JSON.
 func profileDigest(p *inventory.Profile) string {
 	b, _ := json.Marshal(p)
-	return evidence.SHA256(b)
+	return fileio.SHA256(b)
 }
 
 // runKey digests every input that could change a result: the inventory
@@ -26,7 +27,7 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 	serverSum := ""
 	if cr.family != nil && len(cr.family.Server) > 0 {
 		if argv, err := families.Expand(cr.family.Server[:1], cr.vars()); err == nil {
-			if s, err := evidence.FileSHA256(ctx, lookBinary(argv[0])); err == nil {
+			if s, err := fileio.FileSHA256(ctx, lookBinary(argv[0])); err == nil {
 				serverSum = s
 			}
 		}
@@ -44,7 +45,7 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return evidence.SHA256(b), nil
+	return fileio.SHA256(b), nil
 }
 
 func sortedKeys(m map[string]string) []string {

@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -35,20 +37,13 @@ func (p *Pool) CPU() bool { return len(p.GPUs) == 0 }
 // Describe is "2 GPUs (--gpus 0,1)" or "1 CPU slot".
 func (p *Pool) Describe() string {
 	if p.CPU() {
-		return plural(max(p.CPUSlots, 1), "CPU slot", "CPU slots")
+		return text.Count(max(p.CPUSlots, 1), "CPU slot", "CPU slots")
 	}
-	s := plural(len(p.GPUs), "GPU", "GPUs")
+	s := text.Count(len(p.GPUs), "GPU", "GPUs")
 	if p.Selection != "" {
 		s += " (--gpus " + p.Selection + ")"
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return strconv.Itoa(n) + " " + many
 }
 
 // maxCPUSlots is the most CPU slots "cpu:N" may ask for.

@@ -12,12 +12,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 type stageDef struct {
@@ -78,7 +81,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
 	cr.corpus = inventory.ResolvePath(cr.gr.group.File, cr.gr.group.Workload.Dataset.Corpus)
 	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
-	if err := evidence.CheckDir(cr.corpus); errors.Is(err, evidence.ErrNotRegular) {
+	if err := fileio.CheckDir(cr.corpus); errors.Is(err, fileio.ErrNotRegular) {
 		return stageFailure(reports.CodeDataset, fmt.Errorf("corpus: %w", err))
 	}
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
@@ -91,7 +94,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			return err
 		}
 	}
-	sum, err := evidence.FileSHA256(ctx, cr.bundle)
+	sum, err := fileio.FileSHA256(ctx, cr.bundle)
 	if err != nil {
 		return stageFailure(reports.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
 	}
@@ -102,7 +105,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {
-		got, err := evidence.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
+		got, err := fileio.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
 		if err != nil || got != want {
 			return stageFailure(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
@@ -122,7 +125,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	cr.binary = lookBinary(argv[0])
 	cr.res.Provenance.ServerBinary = cr.binary
-	if sum, err := evidence.FileSHA256(ctx, cr.binary); err == nil {
+	if sum, err := fileio.FileSHA256(ctx, cr.binary); err == nil {
 		cr.res.Provenance.ServerBinarySHA256 = sum
 	}
 	switch {
@@ -204,7 +207,7 @@ func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentit
 			p.ID, dir, where)
 	}
 	id := &reports.FileIdentity{Path: dir}
-	if sum, err := evidence.FileSHA256(context.Background(), filepath.Join(dir, "tokenizer.json")); err == nil {
+	if sum, err := fileio.FileSHA256(context.Background(), filepath.Join(dir, "tokenizer.json")); err == nil {
 		id.SHA256 = sum
 	}
 	if pin := p.Tokenizer.SHA256; pin != "" && id.SHA256 != pin {
@@ -225,7 +228,7 @@ func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentit
 // tokenizerName is tokenizer_config.json's name_or_path when it names a
 // hub checkpoint (org/name), else "".
 func tokenizerName(dir string) string {
-	data, err := evidence.ReadFile(context.Background(), filepath.Join(dir, "tokenizer_config.json"), evidence.MaxConfigBytes)
+	data, err := fileio.ReadFile(context.Background(), filepath.Join(dir, "tokenizer_config.json"), fileio.MaxConfigBytes)
 	if err != nil {
 		return ""
 	}
@@ -254,7 +257,7 @@ func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []strin
 	if err != nil {
 		return stageFailure(reports.CodeFamilyConfig, err)
 	}
-	cr.gr.logf("%s: %s: %s", cr.profile.ID, stage, evidence.ShellJoin(cr.red.Argv(argv)))
+	cr.gr.logf("%s: %s: %s", cr.profile.ID, stage, text.ShellJoin(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
 		return stageFailure(reports.CodePrepareFailed, err)
 	}
@@ -305,7 +308,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		}
 		var nr *proc.NotReadyError
 		if errors.As(err, &nr) {
-			return stageFailure(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, indent(lastLines(p.StderrTail(), 10))))
+			return stageFailure(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, text.Indent(text.LastLines(p.StderrTail(), 10))))
 		}
 		return stageFailure(reports.CodeServerExit, err)
 	}
@@ -436,7 +439,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		cr.run = run
 		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
 		cr.survivors("aiperf", "AIPerf", run.Survivors)
-		_ = evidence.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
+		_ = fileio.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
@@ -523,7 +526,7 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 		buf.Write(b)
 		buf.WriteByte('\n')
 	}
-	if err := evidence.WriteFile(filepath.Join(cr.dir, fileNativeIn), []byte(buf.String())); err != nil {
+	if err := fileio.WriteFile(filepath.Join(cr.dir, fileNativeIn), []byte(buf.String())); err != nil {
 		return err
 	}
 	argv, err := families.Expand(cr.family.Native, cr.vars())
@@ -547,7 +550,7 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 // readNativeMeta reads what a native runner said about its answers
 // (native_meta.json, families.NativeMeta), or nil when it said nothing.
 func readNativeMeta(path string) *reports.NativeRun {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil
 	}
@@ -608,19 +611,9 @@ func lastStage(st []reports.Stage) string {
 	return st[len(st)-1].Name
 }
 
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func indent(s string) string { return "    " + strings.ReplaceAll(s, "\n", "\n    ") }
-
 // countLines counts the lines of a regular file without holding it.
 func countLines(path string) int {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return 0
 	}

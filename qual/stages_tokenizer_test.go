@@ -6,11 +6,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 func tokenizerProfile(t *testing.T) (*inventory.Profile, string) {
@@ -30,7 +31,7 @@ func TestCheckTokenizer(t *testing.T) {
 	id, err := CheckTokenizer(p, "/the/run's/--tokenizer")
 	require.NoError(t, err)
 	assert.Equal(t, dir, id.Path)
-	assert.Equal(t, evidence.SHA256([]byte(`{"model":{"type":"BPE"}}`)), id.SHA256)
+	assert.Equal(t, fileio.SHA256([]byte(`{"model":{"type":"BPE"}}`)), id.SHA256)
 
 	p.Tokenizer.SHA256 = id.SHA256
 	_, err = CheckTokenizer(p, "")

@@ -3,6 +3,8 @@ package reports
 import (
 	"fmt"
 	"math"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // DefaultRegressionThresholdPct is the p50 increase, in percent, beyond
@@ -88,7 +90,7 @@ func untrusted(base, cur *Result) string {
 			why := ""
 			for _, rs := range c.r.Reasons {
 				if rs.Class == ClassBroken {
-					why = " (" + string(rs.Code) + ": " + oneLine(rs.Message) + ")"
+					why = " (" + string(rs.Code) + ": " + text.OneLine(rs.Message) + ")"
 					break
 				}
 			}

@@ -4,17 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"strings"
 )
-
-// UnifiedDiff renders the line difference between a and b in the unified
-// format of `diff -u` (3 lines of context), with aName and bName in the
-// headers; "" when they are equal. See WriteUnifiedDiff.
-func UnifiedDiff(aName, bName string, a, b []byte) string {
-	var out strings.Builder
-	_ = WriteUnifiedDiff(&out, aName, bName, a, b)
-	return out.String()
-}
 
 // maxEdits bounds the edit distance the diff searches for a shortest
 // script (Myers' greedy algorithm keeps O(maxEdits²) of state); past it,
@@ -37,7 +27,7 @@ func WriteUnifiedDiff(w io.Writer, aName, bName string, a, b []byte) error {
 	suf, _ := commonSuffixLines(a[pre:], b[pre:])
 	midA, midB := a[pre:len(a)-suf], b[pre:len(b)-suf]
 	const ctx = 3
-	head, tail := lastLines(a[:pre], ctx), firstLines(a[len(a)-suf:], ctx)
+	head, tail := lastLineSlices(a[:pre], ctx), firstLineSlices(a[len(a)-suf:], ctx)
 	na, nb := countLines(midA), countLines(midB)
 	if na-nb > maxEdits || nb-na > maxEdits {
 		// No short edit script can exist: one hunk that deletes the old
@@ -227,10 +217,10 @@ func lastLineLen(b []byte) int {
 }
 
 // splitLineSlices is every line of data, newlines kept, as sub-slices.
-func splitLineSlices(data []byte) [][]byte { return firstLines(data, len(data)) }
+func splitLineSlices(data []byte) [][]byte { return firstLineSlices(data, len(data)) }
 
-// lastLines is the last n lines of data, as sub-slices.
-func lastLines(data []byte, n int) [][]byte {
+// lastLineSlices is the last n lines of data, as sub-slices.
+func lastLineSlices(data []byte, n int) [][]byte {
 	var out [][]byte
 	for len(data) > 0 && len(out) < n {
 		j := bytes.LastIndexByte(data[:len(data)-1], '\n')
@@ -240,8 +230,8 @@ func lastLines(data []byte, n int) [][]byte {
 	return out
 }
 
-// firstLines is the first n lines of data, newlines kept, as sub-slices.
-func firstLines(data []byte, n int) [][]byte {
+// firstLineSlices is the first n lines of data, newlines kept, as sub-slices.
+func firstLineSlices(data []byte, n int) [][]byte {
 	var out [][]byte
 	for len(data) > 0 && len(out) < n {
 		i := bytes.IndexByte(data, '\n')

@@ -6,7 +6,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Release engineers keep result tables in Markdown pages of TRTMC's docs
@@ -173,19 +173,6 @@ func (b *Block) Replace(doc, content []byte) []byte {
 	return out.Bytes()
 }
 
-// UpdateBlock returns doc with the lines between group's begin and end
-// markers replaced by content, and whether that changed anything (see
-// FindBlock and Block.Replace). Updating twice with the same content
-// changes nothing the second time.
-func UpdateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, error) {
-	b, err := FindBlock(doc, file, group)
-	if err != nil {
-		return nil, false, err
-	}
-	updated := b.Replace(doc, content)
-	return updated, !bytes.Equal(updated, doc), nil
-}
-
 // fenceOf returns the fence a line opens or closes (``` or ~~~, three or
 // more), or "".
 func fenceOf(line string) string {
@@ -267,7 +254,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 	p.f("**%s.**\n\n", r.Coverage.Summary)
 	if b := r.Baseline; b != nil {
 		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲).\n\n",
-			b.Regressions, plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct))
+			b.Regressions, text.Plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct))
 	}
 	if facts := workloadFacts(r.Rows); facts != "" {
 		p.f("%s\n\n", facts)
@@ -302,18 +289,18 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 		for _, row := range reasons {
 			p.f("- **%s** — %s\n", row.Profile, verdictCell(&row))
 			for _, rs := range row.Result.Reasons {
-				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, oneLine(rs.Message))
+				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, text.OneLine(rs.Message))
 			}
 		}
 	}
 	if len(r.Notes) > 0 {
 		p.f("\n%s Notes\n\n", h)
 		for _, n := range r.Notes {
-			p.f("- %s\n", oneLine(n))
+			p.f("- %s\n", text.OneLine(n))
 		}
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
-		p.f("\n<details><summary>Reproduce (%d %s)</summary>\n", len(repro), plural(len(repro), "profile", "profiles"))
+		p.f("\n<details><summary>Reproduce (%d %s)</summary>\n", len(repro), text.Plural(len(repro), "profile", "profiles"))
 		if used := usedRoots(r.scrub, repro); len(used) > 0 {
 			p.f("\n%s\n", rootsNote(used, r.scrub))
 		}
@@ -326,7 +313,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 	if p.err != nil {
 		return p.err
 	}
-	_, err = io.WriteString(w, inventory.Printable(buf.String()))
+	_, err = io.WriteString(w, text.Printable(buf.String()))
 	return err
 }
 

@@ -34,26 +34,26 @@ detection stays
 Tail stays, without a final newline.`
 
 func TestUpdateBlockReplacesOnlyTheBlock(t *testing.T) {
-	got, changed, err := UpdateBlock([]byte(page), "p.md", "vlm", []byte("| a |\n|---|\n| 1 |"))
+	got, changed, err := updateBlock([]byte(page), "p.md", "vlm", []byte("| a |\n|---|\n| 1 |"))
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Equal(t, strings.Replace(page, "old table\n", "| a |\n|---|\n| 1 |\n", 1), string(got),
 		"everything outside the block byte for byte; a final newline added to the content")
 
-	again, changed, err := UpdateBlock(got, "p.md", "vlm", []byte("| a |\n|---|\n| 1 |"))
+	again, changed, err := updateBlock(got, "p.md", "vlm", []byte("| a |\n|---|\n| 1 |"))
 	require.NoError(t, err)
 	assert.False(t, changed, "idempotent")
 	assert.Equal(t, string(got), string(again))
 
 	// An empty block, markers indented, CRLF pages keep CRLF.
 	crlf := "x\r\n  <!-- trtmc-qual:vlm:begin -->\r\n  <!-- trtmc-qual:vlm:end -->\r\ny\r\n"
-	got, _, err = UpdateBlock([]byte(crlf), "p.md", "vlm", []byte("a\nb\n"))
+	got, _, err = updateBlock([]byte(crlf), "p.md", "vlm", []byte("a\nb\n"))
 	require.NoError(t, err)
 	assert.Equal(t, "x\r\n  <!-- trtmc-qual:vlm:begin -->\r\na\r\nb\r\n  <!-- trtmc-qual:vlm:end -->\r\ny\r\n", string(got))
 
 	// Markers inside a fenced example are documentation, not markers.
 	doc := "```md\n<!-- trtmc-qual:vlm:begin -->\n<!-- trtmc-qual:vlm:end -->\n```\n" + page
-	got, _, err = UpdateBlock([]byte(doc), "p.md", "vlm", []byte("new\n"))
+	got, _, err = updateBlock([]byte(doc), "p.md", "vlm", []byte("new\n"))
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(got), "```md\n<!-- trtmc-qual:vlm:begin -->\n<!-- trtmc-qual:vlm:end -->\n```\n"))
 	assert.Contains(t, string(got), "<!-- trtmc-qual:vlm:begin -->\nnew\n<!-- trtmc-qual:vlm:end -->\n\n<!-- trtmc-qual:detection")
@@ -74,7 +74,7 @@ func TestUpdateBlockRejectsBrokenMarkers(t *testing.T) {
 		"only in a fence": {"```\n" + b + "\n" + e + "\n```\n", "p.md: no "},
 		"other group":     {"<!-- trtmc-qual:detection:begin -->\n<!-- trtmc-qual:detection:end -->\n", "p.md: no "},
 	} {
-		_, _, err := UpdateBlock([]byte(tc.doc), "p.md", "vlm", []byte("x\n"))
+		_, _, err := updateBlock([]byte(tc.doc), "p.md", "vlm", []byte("x\n"))
 		var be *BlockError
 		if assert.ErrorAs(t, err, &be, name) {
 			assert.Contains(t, err.Error(), tc.want, name)
@@ -83,7 +83,7 @@ func TestUpdateBlockRejectsBrokenMarkers(t *testing.T) {
 }
 
 func TestUnifiedDiff(t *testing.T) {
-	assert.Equal(t, "", UnifiedDiff("a", "b", []byte("x\n"), []byte("x\n")))
+	assert.Equal(t, "", unifiedDiff("a", "b", []byte("x\n"), []byte("x\n")))
 	a := "1\n2\n3\n4\n5\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n"
 	b := "1\n2\n3\n4\nfive\n6\n7\n8\n9\n10\n11\n12\n13\n14\n15\n16\n"
 	assert.Equal(t, `--- a
@@ -102,7 +102,7 @@ func TestUnifiedDiff(t *testing.T) {
  14
  15
 +16
-`, UnifiedDiff("a", "b", []byte(a), []byte(b)))
+`, unifiedDiff("a", "b", []byte(a), []byte(b)))
 }
 
 // TestUnifiedDiffAgreesWithDiff compares with diffutils' `diff -u` on
@@ -133,7 +133,7 @@ func TestUnifiedDiffAgreesWithDiff(t *testing.T) {
 		require.NoError(t, os.WriteFile(pa, []byte(strings.Join(a, "")), 0o644))
 		require.NoError(t, os.WriteFile(pb, []byte(strings.Join(b, "")), 0o644))
 		out, _ := exec.Command(diff, "-u", "--label", "a", "--label", "b", pa, pb).Output()
-		assert.Equal(t, string(out), UnifiedDiff("a", "b", []byte(strings.Join(a, "")), []byte(strings.Join(b, ""))), "case %d", n)
+		assert.Equal(t, string(out), unifiedDiff("a", "b", []byte(strings.Join(a, "")), []byte(strings.Join(b, ""))), "case %d", n)
 	}
 }
 
@@ -142,11 +142,11 @@ func TestUnifiedDiffAgreesWithDiff(t *testing.T) {
 func TestUpdateBlockAfterByteOrderMark(t *testing.T) {
 	b, e := BlockMarkers("vlm")
 	doc := "\xef\xbb\xbf" + b + "\nold\n" + e + "\ntail\n"
-	got, changed, err := UpdateBlock([]byte(doc), "p.md", "vlm", []byte("new\n"))
+	got, changed, err := updateBlock([]byte(doc), "p.md", "vlm", []byte("new\n"))
 	require.NoError(t, err)
 	assert.True(t, changed)
 	assert.Equal(t, "\xef\xbb\xbf"+b+"\nnew\n"+e+"\ntail\n", string(got))
-	_, _, err = UpdateBlock([]byte("\xef\xbb\xbf"+e+"\n"+b+"\n"), "p.md", "vlm", nil)
+	_, _, err = updateBlock([]byte("\xef\xbb\xbf"+e+"\n"+b+"\n"), "p.md", "vlm", nil)
 	assert.EqualError(t, err, "p.md:1: "+e+" comes before any "+b)
 	blk, err := FindBlock([]byte("\xef\xbb\xbf# Title\n\n"+b+"\n"+e+"\n"), "p.md", "vlm")
 	require.NoError(t, err)
@@ -287,7 +287,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 		if as == bs {
 			continue
 		}
-		d := UnifiedDiff("a", "b", []byte(as), []byte(bs))
+		d := unifiedDiff("a", "b", []byte(as), []byte(bs))
 		assert.Equal(t, bs, string(applyPatch(t, []byte(as), d)), "case %d", n)
 	}
 	// Past the bound: 3000 lines replaced by 3 in the middle of a page.
@@ -297,7 +297,7 @@ func TestUnifiedDiffApplies(t *testing.T) {
 	}
 	a := "head\n1\n2\n3\n" + big.String() + "4\n5\n6\ntail\n"
 	b := "head\n1\n2\n3\nnew a\nnew b\nnew c\n4\n5\n6\ntail\n"
-	d := UnifiedDiff("a", "b", []byte(a), []byte(b))
+	d := unifiedDiff("a", "b", []byte(a), []byte(b))
 	assert.True(t, strings.HasPrefix(d, "--- a\n+++ b\n@@ -2,3006 +2,9 @@\n 1\n 2\n 3\n-old 0\n"), d[:80])
 	assert.Equal(t, b, string(applyPatch(t, []byte(a), d)))
 }
@@ -364,4 +364,26 @@ func samplePeakHeap(b *testing.B) func() uint64 {
 		defer mu.Unlock()
 		return peak
 	}
+}
+
+// updateBlock returns doc with the lines between group's begin and end
+// markers replaced by content, and whether that changed anything (see
+// FindBlock and Block.Replace). Updating twice with the same content
+// changes nothing the second time.
+func updateBlock(doc []byte, file, group string, content []byte) ([]byte, bool, error) {
+	b, err := FindBlock(doc, file, group)
+	if err != nil {
+		return nil, false, err
+	}
+	updated := b.Replace(doc, content)
+	return updated, !bytes.Equal(updated, doc), nil
+}
+
+// unifiedDiff renders the line difference between a and b in the unified
+// format of `diff -u` (3 lines of context), with aName and bName in the
+// headers; "" when they are equal. See WriteUnifiedDiff.
+func unifiedDiff(aName, bName string, a, b []byte) string {
+	var out strings.Builder
+	_ = WriteUnifiedDiff(&out, aName, bName, a, b)
+	return out.String()
 }

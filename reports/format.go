@@ -6,8 +6,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Missing is what every human-readable format shows for a value that was
@@ -223,15 +222,15 @@ func short(sha string) string {
 }
 
 // ShellQuote renders argv as one line a POSIX shell reads back as argv:
-// evidence.ShellJoin, whose ShellQuote is the one quoting function.
-func ShellQuote(argv []string) string { return evidence.ShellJoin(argv) }
+// text.ShellJoin, whose ShellQuote is the one quoting function.
+func ShellQuote(argv []string) string { return text.ShellJoin(argv) }
 
 // ReproduceCommand is the command a row prints for a person to paste: the
-// stored line, which the harness quoted word by word (evidence.ShellQuote)
+// stored line, which the harness quoted word by word (text.ShellQuote)
 // when it wrote the row, with control, bidirectional and invisible
 // characters escaped, so a hostile or damaged result.json cannot act on a
 // terminal or hide words (the seal tells whether it was changed).
-func ReproduceCommand(r *Result) string { return inventory.Printable(r.Command) }
+func ReproduceCommand(r *Result) string { return text.Printable(r.Command) }
 
 // fence is a Markdown code fence longer than any run of backticks in s,
 // so no content can close it early.
@@ -252,7 +251,7 @@ func fence(s string) string {
 // with backslash continuations; with a scrubber, each word as it is
 // published (Scrubber.ShellWord: "$ROOT/rest" expands the root).
 func shellLines(argv []string, s *Scrubber) string {
-	quote := evidence.ShellQuote
+	quote := text.ShellQuote
 	if s != nil {
 		quote = s.ShellWord
 	}
@@ -266,7 +265,7 @@ func shellLines(argv []string, s *Scrubber) string {
 			}
 		}
 		if i == 0 && s == nil {
-			b.WriteString(evidence.ShellJoin(argv[:1]))
+			b.WriteString(text.ShellJoin(argv[:1]))
 		} else {
 			b.WriteString(quote(a))
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
@@ -226,7 +228,7 @@ func (g *GroupReport) summarize() {
 	c.OK = ok
 
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d of %d normal %s qualified", qualified, considered, plural(considered, "profile", "profiles"))
+	fmt.Fprintf(&b, "%d of %d normal %s qualified", qualified, considered, text.Plural(considered, "profile", "profiles"))
 	var rest []string
 	for _, s := range []string{StatusFailed, StatusError, StatusInterrupted, StatusNotRun, StatusImplemented, StatusFamilyValidated} {
 		if n := c.Counted.ByStatus[s]; n > 0 {
@@ -240,7 +242,7 @@ func (g *GroupReport) summarize() {
 		fmt.Fprintf(&b, "; %d excluded with a reason", excluded)
 	}
 	if n := c.NotCounted.Total; n > 0 {
-		fmt.Fprintf(&b, "; %d variant or partial %s listed separately, not counted", n, plural(n, "profile", "profiles"))
+		fmt.Fprintf(&b, "; %d variant or partial %s listed separately, not counted", n, text.Plural(n, "profile", "profiles"))
 	}
 	c.Summary = b.String()
 }

@@ -7,6 +7,8 @@ import (
 	"io"
 	"slices"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // maxDiffsShown bounds the mismatch diffs printed per checkpoint; the rest
@@ -138,7 +140,7 @@ func renderHTML(w io.Writer, r *GroupReport) error {
 	p("<p class=\"summary %s\" id=\"summary\">%s</p>\n", okClass, e(r.Coverage.Summary))
 	if bl := r.Baseline; bl != nil {
 		p("<p class=\"note\" id=\"baseline\">Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d compared%s.</p>\n",
-			bl.Regressions, plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared, e(notCompared(bl)))
+			bl.Regressions, text.Plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared, e(notCompared(bl)))
 	}
 	p("<p class=\"note\">Failures first. HTTP includes transport; Task is the native Task call. Warmup and measured are sent/expected requests; latency and images/s cover measured requests only. Variants and partial profiles are listed but not counted as models.</p>\n")
 
@@ -211,32 +213,35 @@ func badgeClass(status string) (badge, box string) {
 	return "b-other", "other"
 }
 
+// writeCheckpoint writes one row's section: its head, then what its
+// result holds (reasons, and for a measured row its checks, mismatches,
+// other requests and latency plots), then how to reproduce it.
 func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
+	writeCheckpointHead(b, r, row)
+	switch res := row.Result; {
+	case res == nil:
+	case res.Verdict == VerdictExcluded:
+		writeReproduce(b, row, r.scrub)
+	default:
+		writeReasons(b, res.Reasons)
+		// Nothing measured, or nothing trusted: no figure, diff or plot.
+		if res.Measured() {
+			writeMeasured(b, row, res)
+		}
+		writeReproduce(b, row, r.scrub)
+	}
+	b.WriteString("</section>\n")
+}
+
+// writeCheckpointHead opens the row's section: its verdict badge, what it
+// is and ran on, its counts, evidence links and note.
+func writeCheckpointHead(b *strings.Builder, r *GroupReport, row *Row) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	badge, box := badgeClass(row.Status)
 	p("<section class=\"checkpoint %s\" id=\"%s\" data-status=\"%s\">\n", box, e(anchor(row.Profile)), e(row.Status))
 	p("<h3><span class=\"badge %s\">%s</span>%s</h3>\n", badge, e(verdictCell(row)), e(row.Profile))
-	meta := []string{
-		"checkpoint <code>" + e(orMissing(row.Checkpoint)) + "</code>",
-		"kind " + e(row.Kind),
-	}
-	if row.VariantOf != "" {
-		meta = append(meta, "variant of "+e(row.VariantOf))
-	}
-	meta = append(meta, "family "+e(orMissing(row.Family)), "precision "+e(orMissing(row.Precision)),
-		"parallelism "+e(orMissing(row.Parallelism)), "bundle <code>"+e(orMissing(short(row.BundleSHA256)))+"</code>")
-	if res := row.Result; res != nil {
-		meta = append(meta, "source commit <code>"+e(orMissing(short(res.Provenance.SourceCommit)))+"</code>",
-			"AIPerf "+e(aiperfCell(res.Provenance)), "evidence <code>"+e(row.Evidence)+"</code>")
-		if !res.StartedAt.IsZero() {
-			meta = append(meta, "ran "+e(res.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))+" – "+e(res.EndedAt.UTC().Format("15:04:05Z")))
-		}
-		for _, g := range gpuMeta(res.Provenance) {
-			meta = append(meta, e(g))
-		}
-	}
-	p("<p class=\"meta\">%s</p>\n", strings.Join(meta, " · "))
+	p("<p class=\"meta\">%s</p>\n", strings.Join(checkpointMeta(row), " · "))
 	if c := countsMeta(row); c != "" {
 		p("<p class=\"meta counts\">%s</p>\n", e(c))
 	}
@@ -246,29 +251,55 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	if row.Note != "" {
 		p("<p class=\"note\">%s</p>\n", e(row.Note))
 	}
+}
+
+// checkpointMeta is the row's identity line, escaped: checkpoint, kind,
+// family, precision, parallelism, bundle and, with a result, its source
+// commit, AIPerf, evidence, run times and GPUs.
+func checkpointMeta(row *Row) []string {
+	e := html.EscapeString
+	meta := []string{
+		"checkpoint <code>" + e(orMissing(row.Checkpoint)) + "</code>",
+		"kind " + e(row.Kind),
+	}
+	if row.VariantOf != "" {
+		meta = append(meta, "variant of "+e(row.VariantOf))
+	}
+	meta = append(meta, "family "+e(orMissing(row.Family)), "precision "+e(orMissing(row.Precision)),
+		"parallelism "+e(orMissing(row.Parallelism)), "bundle <code>"+e(orMissing(short(row.BundleSHA256)))+"</code>")
 	res := row.Result
 	if res == nil {
-		p("</section>\n")
+		return meta
+	}
+	meta = append(meta, "source commit <code>"+e(orMissing(short(res.Provenance.SourceCommit)))+"</code>",
+		"AIPerf "+e(aiperfCell(res.Provenance)), "evidence <code>"+e(row.Evidence)+"</code>")
+	if !res.StartedAt.IsZero() {
+		meta = append(meta, "ran "+e(res.StartedAt.UTC().Format("2006-01-02 15:04:05Z"))+" – "+e(res.EndedAt.UTC().Format("15:04:05Z")))
+	}
+	for _, g := range gpuMeta(res.Provenance) {
+		meta = append(meta, e(g))
+	}
+	return meta
+}
+
+func writeReasons(b *strings.Builder, reasons []Reason) {
+	if len(reasons) == 0 {
 		return
 	}
-	if res.Verdict == VerdictExcluded {
-		writeReproduce(b, row, r.scrub)
-		p("</section>\n")
-		return
+	e := html.EscapeString
+	b.WriteString("<h4>Reasons</h4>\n<ul class=\"reasons\">\n")
+	for _, rs := range reasons {
+		fmt.Fprintf(b, "<li><code>%s/%s</code> %s</li>\n", e(rs.Stage), e(string(rs.Code)), e(rs.Message))
 	}
-	if len(res.Reasons) > 0 {
-		p("<h4>Reasons</h4>\n<ul class=\"reasons\">\n")
-		for _, rs := range res.Reasons {
-			p("<li><code>%s/%s</code> %s</li>\n", e(rs.Stage), e(string(rs.Code)), e(rs.Message))
-		}
-		p("</ul>\n")
-	}
-	if !res.Measured() {
-		// Nothing measured, or nothing trusted: no figure, diff or plot.
-		writeReproduce(b, row, r.scrub)
-		p("</section>\n")
-		return
-	}
+	b.WriteString("</ul>\n")
+}
+
+// writeMeasured writes what a measured row holds: its correctness and GPU
+// checks, its mismatches, the other requests that did not match, and its
+// latency plots.
+func writeMeasured(b *strings.Builder, row *Row, res *Result) {
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if res.Correctness != nil && res.Correctness.Ran {
 		p("<h4>Correctness</h4>\n<p class=\"correctness\">%s</p>\n", e(correctnessCell(res.Correctness)))
 	}
@@ -293,52 +324,66 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 			problems = append(problems, l)
 		}
 	}
-	if len(diffs) > 0 {
-		p("<h4>Mismatches (%d)</h4>\n", len(diffs))
-		for i, l := range diffs {
-			if i == maxDiffsShown {
-				p("<p class=\"note\">%d more in %s/%s (both full answers and the diff).</p>\n", len(diffs)-maxDiffsShown, e(row.Evidence), MismatchesFile)
-				break
-			}
-			p("<div class=\"diff\" data-request=\"%s\"><div class=\"diff-head\"><code>%s</code> · entry %s · %s</div><pre>",
-				e(l.RequestID), e(l.RequestID), e(orMissing(l.EntryID)), e(l.Phase))
-			diff := l.Diff
-			if diff == "" {
-				diff = orMissing(l.Problem)
-			}
-			for _, dl := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
-				switch {
-				case strings.HasPrefix(dl, "---"), strings.HasPrefix(dl, "+++"), strings.HasPrefix(dl, "@@"):
-					p("<span class=\"hunk\">%s</span>", e(dl))
-				case strings.HasPrefix(dl, "-"):
-					p("<span class=\"del\">%s</span>", e(dl))
-				case strings.HasPrefix(dl, "+"):
-					p("<span class=\"add\">%s</span>", e(dl))
-				default:
-					p("%s\n", e(dl))
-				}
-			}
-			p("</pre></div>\n")
-		}
-	}
-	if len(problems) > 0 {
-		p("<h4>Other requests that did not match (%d)</h4>\n<table class=\"problems\">\n<thead><tr><th>request</th><th>entry</th><th>phase</th><th>status</th><th>problem</th></tr></thead>\n<tbody>\n", len(problems))
-		for _, l := range problems {
-			p("<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td class=\"verdict v-failed\">%s</td><td>%s</td></tr>\n",
-				e(l.RequestID), e(orMissing(l.EntryID)), e(l.Phase), e(l.Status), e(orMissing(l.Problem)))
-		}
-		p("</tbody>\n</table>\n")
-	}
+	writeMismatches(b, row, diffs)
+	writeProblems(b, problems)
 	p("<h4>Latency</h4>\n")
 	if len(lines) == 0 {
 		p("<p class=\"note\">No per-request evidence (%s): nothing to plot.</p>\n", e(orMissing(row.joinedNote)))
-	} else {
-		p("<div class=\"plots\">\n<figure>%s<figcaption>Every request in start order: HTTP (client) and Task (native call) time. Warmup shaded; ▲ marks requests that did not match.</figcaption></figure>\n", timelineSVG(row.Profile, lines))
-		p("<figure>%s<figcaption>Measured requests: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95: HTTP %s ms, Task %s ms.</figcaption></figure>\n</div>\n",
-			distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(taskCell(res.LatencyMS, nil)))
+		return
 	}
-	writeReproduce(b, row, r.scrub)
-	p("</section>\n")
+	p("<div class=\"plots\">\n<figure>%s<figcaption>Every request in start order: HTTP (client) and Task (native call) time. Warmup shaded; ▲ marks requests that did not match.</figcaption></figure>\n", timelineSVG(row.Profile, lines))
+	p("<figure>%s<figcaption>Measured requests: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95: HTTP %s ms, Task %s ms.</figcaption></figure>\n</div>\n",
+		distributionSVG(row.Profile, lines), e(p50Cell(res.LatencyMS.HTTP, nil)), e(taskCell(res.LatencyMS, nil)))
+}
+
+// writeMismatches writes the first maxDiffsShown mismatches, each with its
+// diff coloured by line.
+func writeMismatches(b *strings.Builder, row *Row, diffs []JoinedLine) {
+	if len(diffs) == 0 {
+		return
+	}
+	e := html.EscapeString
+	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
+	p("<h4>Mismatches (%d)</h4>\n", len(diffs))
+	for i, l := range diffs {
+		if i == maxDiffsShown {
+			p("<p class=\"note\">%d more in %s/%s (both full answers and the diff).</p>\n", len(diffs)-maxDiffsShown, e(row.Evidence), MismatchesFile)
+			break
+		}
+		p("<div class=\"diff\" data-request=\"%s\"><div class=\"diff-head\"><code>%s</code> · entry %s · %s</div><pre>",
+			e(l.RequestID), e(l.RequestID), e(orMissing(l.EntryID)), e(l.Phase))
+		diff := l.Diff
+		if diff == "" {
+			diff = orMissing(l.Problem)
+		}
+		for _, dl := range strings.Split(strings.TrimRight(diff, "\n"), "\n") {
+			switch {
+			case strings.HasPrefix(dl, "---"), strings.HasPrefix(dl, "+++"), strings.HasPrefix(dl, "@@"):
+				p("<span class=\"hunk\">%s</span>", e(dl))
+			case strings.HasPrefix(dl, "-"):
+				p("<span class=\"del\">%s</span>", e(dl))
+			case strings.HasPrefix(dl, "+"):
+				p("<span class=\"add\">%s</span>", e(dl))
+			default:
+				p("%s\n", e(dl))
+			}
+		}
+		p("</pre></div>\n")
+	}
+}
+
+// writeProblems writes the table of the other requests that did not match.
+func writeProblems(b *strings.Builder, problems []JoinedLine) {
+	if len(problems) == 0 {
+		return
+	}
+	e := html.EscapeString
+	fmt.Fprintf(b, "<h4>Other requests that did not match (%d)</h4>\n<table class=\"problems\">\n<thead><tr><th>request</th><th>entry</th><th>phase</th><th>status</th><th>problem</th></tr></thead>\n<tbody>\n", len(problems))
+	for _, l := range problems {
+		fmt.Fprintf(b, "<tr><td><code>%s</code></td><td>%s</td><td>%s</td><td class=\"verdict v-failed\">%s</td><td>%s</td></tr>\n",
+			e(l.RequestID), e(orMissing(l.EntryID)), e(l.Phase), e(l.Status), e(orMissing(l.Problem)))
+	}
+	b.WriteString("</tbody>\n</table>\n")
 }
 
 func writeReproduce(b *strings.Builder, row *Row, s *Scrubber) {

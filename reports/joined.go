@@ -9,7 +9,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Phases of a run's requests.
@@ -61,12 +61,12 @@ type MismatchLine struct {
 // ReadJoined reads a joined.jsonl file. A missing file is not an error: it
 // returns (nil, nil) and the caller says "no per-request evidence".
 func ReadJoined(path string) ([]JoinedLine, error) {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	if errors.Is(err, evidence.ErrNotRegular) {
-		return nil, &EvidenceError{File: path, Err: errors.New(evidence.ReadProblem("it", path, err))}
+	if errors.Is(err, fileio.ErrNotRegular) {
+		return nil, &EvidenceError{File: path, Err: errors.New(fileio.ReadProblem("it", path, err))}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read joined requests: %w", err)
@@ -83,7 +83,7 @@ func ReadJoined(path string) ([]JoinedLine, error) {
 // DecodeJoined reads joined lines. Errors are *EvidenceError with the line
 // number set and the file name left for the caller.
 func DecodeJoined(r io.Reader) ([]JoinedLine, error) {
-	lr := evidence.NewLineReader(context.Background(), "", r, evidence.MaxLineBytes)
+	lr := fileio.NewLineReader(context.Background(), "", r, fileio.MaxLineBytes)
 	var out []JoinedLine
 	for {
 		line, n, _, err := lr.Next()
@@ -91,9 +91,9 @@ func DecodeJoined(r io.Reader) ([]JoinedLine, error) {
 			return out, nil
 		}
 		if err != nil {
-			var tl *evidence.TooLargeError
+			var tl *fileio.TooLargeError
 			if errors.As(err, &tl) {
-				err = fmt.Errorf("line is longer than %d bytes, the limit for one line (evidence.MaxLineBytes)", tl.Limit)
+				err = fmt.Errorf("line is longer than %d bytes, the limit for one line (fileio.MaxLineBytes)", tl.Limit)
 			}
 			return nil, &EvidenceError{Line: n, Err: err}
 		}

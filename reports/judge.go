@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Stages named in the reasons Judge derives.
@@ -323,7 +325,7 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			{c.Inconsistent, CodeInconsistent, "its evidence contradicts itself (phase, conversation, token count, the model named, or a Task time outside its domain)"},
 		} {
 			if k.n > 0 {
-				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, plural(c.Sent, "request", "requests"), k.what, first(p, string(k.code))))
+				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, first(p, string(k.code))))
 			}
 		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
@@ -395,11 +397,4 @@ func orNone(s string) string {
 		return "unstated"
 	}
 	return s
-}
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -118,112 +120,159 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	if err := inventory.CheckName(group); err != nil {
 		return nil, fmt.Errorf("load evidence: group %w", err)
 	}
-	g := &GroupReport{Schema: GroupReportSchema, Group: group, Rows: []Row{}, Conflicts: []Conflict{}, Notes: []string{}}
-	cands := map[string][]candidate{}
-	inv := map[string]*inventory.Profile{}
-	invRoot := map[string]string{}
+	l := &loader{group: group, opts: opts, cands: map[string][]candidate{}, inv: map[string]*inventory.Profile{}, invRoot: map[string]string{},
+		g: &GroupReport{Schema: GroupReportSchema, Group: group, Rows: []Row{}, Conflicts: []Conflict{}, Notes: []string{}}}
 	for _, root := range roots {
-		if abs, err := filepath.Abs(root); err == nil {
-			g.loadRoots = append(g.loadRoots, abs) // $OUT in published text
-		}
-		gdir := filepath.Join(root, group)
-		st, err := os.Stat(gdir)
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, fmt.Errorf("%w for group %q under %s (no directory %s)", ErrNoEvidence, group, root, gdir)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("load evidence: %w", err)
-		}
-		if !st.IsDir() {
-			return nil, fmt.Errorf("%w for group %q under %s (%s is not a directory)", ErrNoEvidence, group, root, gdir)
-		}
-		profiles, found, err := readInventorySnapshot(filepath.Join(gdir, InventoryFile), group)
-		if err != nil {
+		if err := l.root(root); err != nil {
 			return nil, err
 		}
-		if found {
-			g.Coverage.InventorySnapshot = true
-		}
-		for _, p := range profiles {
-			if prev, ok := inv[p.ID]; ok {
-				if !sameJSON(prev, p) {
-					g.Notes = append(g.Notes, fmt.Sprintf("inventory snapshots of %s and %s differ on profile %s; the first is used", invRoot[p.ID], root, p.ID))
-				}
-				continue
-			}
-			inv[p.ID], invRoot[p.ID] = p, root
-		}
-		entries, err := os.ReadDir(gdir)
-		if err != nil {
-			return nil, fmt.Errorf("load evidence: %w", err)
-		}
-		for _, e := range entries {
-			if IsSetAside(e.Name()) {
-				continue
-			}
-			if !e.IsDir() {
-				// A link where a profile's directory belongs is not evidence
-				// the harness wrote: an error row, never skipped, never
-				// followed.
-				if e.Type()&fs.ModeSymlink != 0 && inventory.SafeName(e.Name()) {
-					if st, err := os.Stat(filepath.Join(gdir, e.Name())); err == nil && st.IsDir() {
-						res := BrokenResult(group, e.Name(), CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
-							filepath.Join(gdir, e.Name())))
-						cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: filepath.Join(gdir, e.Name()), res: res})
-					}
-				}
-				continue
-			}
-			if !inventory.SafeName(e.Name()) {
-				// Not a directory the harness writes: no valid id names it.
-				g.Notes = append(g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, inventory.CheckName(e.Name())))
-				continue
-			}
-			dir := filepath.Join(gdir, e.Name())
-			res, err := loadRow(dir, group, e.Name(), opts.Rederive)
-			if err != nil {
-				return nil, err
-			}
-			cands[e.Name()] = append(cands[e.Name()], candidate{root: root, dir: dir, res: res})
-		}
 	}
-	if !g.Coverage.InventorySnapshot {
-		g.Notes = append(g.Notes, fmt.Sprintf("no inventory snapshot (%s/%s) in the evidence: only profiles with results are listed, and coverage cannot show planned profiles that never ran", group, InventoryFile))
+	if !l.g.Coverage.InventorySnapshot {
+		l.g.Notes = append(l.g.Notes, fmt.Sprintf("no inventory snapshot (%s/%s) in the evidence: only profiles with results are listed, and coverage cannot show planned profiles that never ran", group, InventoryFile))
 	}
+	if err := l.rows(); err != nil {
+		return nil, err
+	}
+	l.g.summarize()
+	return l.g, nil
+}
 
+// loader is one LoadWith: the report it builds, each profile's candidate
+// rows from every root, and the merged inventory snapshot.
+type loader struct {
+	group   string
+	opts    LoadOptions
+	g       *GroupReport
+	cands   map[string][]candidate
+	inv     map[string]*inventory.Profile
+	invRoot map[string]string // the root whose snapshot gave inv[id]
+}
+
+// root reads one result root: its group directory (which must exist), its
+// inventory snapshot, and a candidate row for each profile directory.
+func (l *loader) root(root string) error {
+	if abs, err := filepath.Abs(root); err == nil {
+		l.g.loadRoots = append(l.g.loadRoots, abs) // $OUT in published text
+	}
+	gdir := filepath.Join(root, l.group)
+	st, err := os.Stat(gdir)
+	if errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("%w for group %q under %s (no directory %s)", ErrNoEvidence, l.group, root, gdir)
+	}
+	if err != nil {
+		return fmt.Errorf("load evidence: %w", err)
+	}
+	if !st.IsDir() {
+		return fmt.Errorf("%w for group %q under %s (%s is not a directory)", ErrNoEvidence, l.group, root, gdir)
+	}
+	if err := l.snapshot(root, gdir); err != nil {
+		return err
+	}
+	entries, err := os.ReadDir(gdir)
+	if err != nil {
+		return fmt.Errorf("load evidence: %w", err)
+	}
+	for _, e := range entries {
+		if err := l.entry(root, gdir, e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// snapshot merges the root's inventory snapshot: the first root's profile
+// is used, and a later one that differs is a note.
+func (l *loader) snapshot(root, gdir string) error {
+	profiles, found, err := readInventorySnapshot(filepath.Join(gdir, InventoryFile), l.group)
+	if err != nil {
+		return err
+	}
+	if found {
+		l.g.Coverage.InventorySnapshot = true
+	}
+	for _, p := range profiles {
+		if prev, ok := l.inv[p.ID]; ok {
+			if !sameJSON(prev, p) {
+				l.g.Notes = append(l.g.Notes, fmt.Sprintf("inventory snapshots of %s and %s differ on profile %s; the first is used", l.invRoot[p.ID], root, p.ID))
+			}
+			continue
+		}
+		l.inv[p.ID], l.invRoot[p.ID] = p, root
+	}
+	return nil
+}
+
+// entry reads one entry of a group directory: a previous run set aside is
+// skipped, a link where a profile's directory belongs is an error row
+// (never followed), a directory no valid id names is a note, and a
+// profile's directory is a candidate row.
+func (l *loader) entry(root, gdir string, e fs.DirEntry) error {
+	if IsSetAside(e.Name()) {
+		return nil
+	}
+	if !e.IsDir() {
+		// A link where a profile's directory belongs is not evidence
+		// the harness wrote: an error row, never skipped, never
+		// followed.
+		if e.Type()&fs.ModeSymlink != 0 && inventory.SafeName(e.Name()) {
+			if st, err := os.Stat(filepath.Join(gdir, e.Name())); err == nil && st.IsDir() {
+				res := BrokenResult(l.group, e.Name(), CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
+					filepath.Join(gdir, e.Name())))
+				l.cands[e.Name()] = append(l.cands[e.Name()], candidate{root: root, dir: filepath.Join(gdir, e.Name()), res: res})
+			}
+		}
+		return nil
+	}
+	if !inventory.SafeName(e.Name()) {
+		// Not a directory the harness writes: no valid id names it.
+		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, inventory.CheckName(e.Name())))
+		return nil
+	}
+	dir := filepath.Join(gdir, e.Name())
+	res, err := loadRow(dir, l.group, e.Name(), l.opts.Rederive)
+	if err != nil {
+		return err
+	}
+	l.cands[e.Name()] = append(l.cands[e.Name()], candidate{root: root, dir: dir, res: res})
+	return nil
+}
+
+// rows builds one row per profile of the snapshot or the evidence, in id
+// order: the candidate that ended last wins, a disagreeing other is a
+// conflict, and a row's notes become the report's.
+func (l *loader) rows() error {
 	ids := map[string]bool{}
-	for id := range inv {
+	for id := range l.inv {
 		ids[id] = true
 	}
-	for id := range cands {
+	for id := range l.cands {
 		ids[id] = true
 	}
 	for _, id := range sortedKeys(ids) {
-		p := inv[id]
+		p := l.inv[id]
 		var win *candidate
-		if cs := cands[id]; len(cs) > 0 {
+		if cs := l.cands[id]; len(cs) > 0 {
 			w := pickLatest(cs)
 			win = &cs[w]
 			if c, ok := conflictOf(id, cs, w); ok {
-				g.Conflicts = append(g.Conflicts, c)
+				l.g.Conflicts = append(l.g.Conflicts, c)
 			}
 		}
-		row, err := buildRow(group, id, p, win, !opts.NoJoined)
+		row, err := buildRow(l.group, id, p, win, !l.opts.NoJoined)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if g.Coverage.InventorySnapshot && p == nil {
+		if l.g.Coverage.InventorySnapshot && p == nil {
 			row.Note = joinNote(row.Note, "not in the inventory snapshot")
 		}
-		g.Rows = append(g.Rows, row)
+		l.g.Rows = append(l.g.Rows, row)
 		if row.Result != nil {
 			for _, n := range row.Result.Notes {
-				g.Notes = append(g.Notes, id+": "+n)
+				l.g.Notes = append(l.g.Notes, id+": "+n)
 			}
 		}
 	}
-	g.summarize()
-	return g, nil
+	return nil
 }
 
 func joinNote(a, b string) string {
@@ -555,19 +604,19 @@ func readAIPerfArgv(dir string, r *Result) ([]string, error) {
 }
 
 // readEvidence reads one JSON document of the evidence: a regular file of
-// at most evidence.MaxDocumentBytes. A FIFO, a device (or a link to one)
+// at most fileio.MaxDocumentBytes. A FIFO, a device (or a link to one)
 // or an oversized file is malformed evidence (*EvidenceError naming it),
 // refused before it can hang the report or exhaust memory; a missing file
 // is fs.ErrNotExist for the caller to decide.
 func readEvidence(path string) ([]byte, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	switch {
 	case err == nil:
 		return data, nil
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, err
-	case errors.Is(err, evidence.ErrNotRegular) || errors.Is(err, evidence.ErrTooLarge):
-		return nil, &EvidenceError{File: path, Err: errors.New(evidence.ReadProblem("it", path, err))}
+	case errors.Is(err, fileio.ErrNotRegular) || errors.Is(err, fileio.ErrTooLarge):
+		return nil, &EvidenceError{File: path, Err: errors.New(fileio.ReadProblem("it", path, err))}
 	}
 	return nil, fmt.Errorf("load evidence: %w", err)
 }
@@ -617,7 +666,7 @@ type CorrectnessGate struct {
 // file, line and field. The correctness stage and `report --rejudge` both
 // read it through here.
 func ReadCorrectness(path string) (*Correctness, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, &EvidenceError{File: path, Err: err}
 	}

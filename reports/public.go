@@ -9,7 +9,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // What a release engineer publishes — the Markdown and HTML reports, the
@@ -521,7 +521,7 @@ func (s *Scrubber) mask(found string, sp Span) string {
 // ShellWord is one argument of a command, published: a path under a root
 // (or already written $NAME/rest) becomes "$NAME/rest", quoted so that a
 // shell expands the root and nothing else; anything else is mapped by
-// Text and quoted by evidence.ShellQuote. --flag=PATH keeps its flag.
+// Text and quoted by text.ShellQuote. --flag=PATH keeps its flag.
 func (s *Scrubber) ShellWord(w string) string {
 	prefix := ""
 	if strings.HasPrefix(w, "-") {
@@ -534,11 +534,11 @@ func (s *Scrubber) ShellWord(w string) string {
 		// text after $NAME (names, not paths).
 		rest = strings.TrimPrefix(s.Text("$"+name+rest), "$"+name)
 		if prefix != "" {
-			prefix = evidence.ShellQuote(prefix)
+			prefix = text.ShellQuote(prefix)
 		}
 		return prefix + rootWord(name, rest)
 	}
-	return evidence.ShellQuote(prefix + s.Text(w))
+	return text.ShellQuote(prefix + s.Text(w))
 }
 
 // rootOf splits a word that starts with a root's path or with $NAME.
@@ -571,20 +571,20 @@ func rootWord(name, rest string) string {
 	if rest == "" {
 		return `"$` + name + `"`
 	}
-	if q := evidence.ShellQuote(rest); q == rest {
+	if q := text.ShellQuote(rest); q == rest {
 		return `"$` + name + rest + `"`
 	}
-	return `"$` + name + `"` + evidence.ShellQuote(rest)
+	return `"$` + name + `"` + text.ShellQuote(rest)
 }
 
-// Command is a stored reproduce command (one line of evidence.ShellJoin
+// Command is a stored reproduce command (one line of text.ShellJoin
 // words, possibly after NAME="$NAME" environment words), published word by
 // word (ShellWord). A line that does not split is mapped by Text.
 func (s *Scrubber) Command(line string) string {
 	if s == nil || line == "" {
 		return line
 	}
-	words, ok := evidence.ShellSplit(line)
+	words, ok := text.ShellSplit(line)
 	if !ok {
 		return s.Text(line)
 	}

@@ -7,10 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 func testScrubber() *Scrubber {
@@ -61,7 +61,7 @@ func TestScrubberCommandIsExact(t *testing.T) {
 	argv := []string{"trtmc-qual", "--config", "/work/trtmc-qual/trtmc-qual.yaml", "--aiperf", "/work/trtmc-qual/.venv/bin/aiperf",
 		"--families=/work/trtmc-qual/families/families.yaml", "run", "--group", "vlm", "--out", "/tmp/pub/home/alice/out",
 		"--note", "/tmp/pub/home/alice/out/a b/$(touch PWNED)", "--only", "ref-vlm-small"}
-	line := `TRTMC_SERVE_TOKEN="$TRTMC_SERVE_TOKEN" ` + evidence.ShellJoin(argv)
+	line := `TRTMC_SERVE_TOKEN="$TRTMC_SERVE_TOKEN" ` + text.ShellJoin(argv)
 	pub := s.Command(line)
 	for _, r := range s.Roots() {
 		assert.NotContains(t, pub, r.Path)
@@ -95,7 +95,7 @@ func TestScrubberCommandIsExact(t *testing.T) {
 func TestPublicReport(t *testing.T) {
 	root := copyTree(t, rootA)
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
-		m["command"] = evidence.ShellJoin([]string{"trtmc-qual", "--config", "/home/jdoe/trtmc-qual/trtmc-qual.yaml",
+		m["command"] = text.ShellJoin([]string{"trtmc-qual", "--config", "/home/jdoe/trtmc-qual/trtmc-qual.yaml",
 			"--aiperf", "/home/jdoe/trtmc-qual/.venv/bin/aiperf", "run", "--group", "vlm", "--out", "/scratch/jdoe/out"})
 		prov := m["provenance"].(map[string]any)
 		prov["host"] = "dgx-b7.corp.example"

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Public formats are read by others: md, html, JUnit, the docs block and
@@ -132,7 +132,7 @@ func splitCommand(line string) ([]string, bool) {
 	if line == "" {
 		return nil, false
 	}
-	return evidence.ShellSplit(line)
+	return text.ShellSplit(line)
 }
 
 // flagValue is the value of --flag V or --flag=V among words ("" if none).

@@ -1,10 +1,5 @@
 package reports
 
-import (
-	"slices"
-	"strings"
-)
-
 // Class is what kind of "not qualified" a reason is. The verdict and the
 // CLI's exit status are derived from the classes of a row's reasons, never
 // from their codes or messages.
@@ -256,23 +251,6 @@ func ClassOf(code Code) Class {
 		}
 	}
 	return ClassBroken
-}
-
-// CodeTableMarkdown renders Codes() as the Markdown table docs/reliability.md
-// carries.
-func CodeTableMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| code | class | stage | meaning |\n|---|---|---|---|\n")
-	cs := Codes()
-	slices.SortStableFunc(cs, func(a, b CodeInfo) int { return classRank(a.Class) - classRank(b.Class) })
-	for _, c := range cs {
-		stage := c.Stage
-		if stage == "" {
-			stage = "any"
-		}
-		b.WriteString("| `" + string(c.Code) + "` | " + string(c.Class) + " | " + stage + " | " + c.Meaning + " |\n")
-	}
-	return b.String()
 }
 
 // HasClass reports whether any of the row's reasons is of class c.

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // GroupFormats returns the formats Render accepts for a group report, for
@@ -57,7 +57,7 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 		// Read by people, on terminals and in browsers: no control,
 		// bidirectional or invisible character from the evidence goes
 		// out raw. JSON is data; its encoder escapes control characters.
-		out = []byte(inventory.Printable(string(out)))
+		out = []byte(text.Printable(string(out)))
 	}
 	_, err = w.Write(out)
 	return err
@@ -286,7 +286,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	p.f("**%s.**\n\n", r.Coverage.Summary)
 	if b := r.Baseline; b != nil {
 		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d %s compared%s.\n\n",
-			b.Regressions, plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, plural(b.Compared, "row", "rows"), notCompared(b))
+			b.Regressions, text.Plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, text.Plural(b.Compared, "row", "rows"), notCompared(b))
 	}
 	counted, other := splitRows(r.Rows)
 	p.f("## Results\n\n")
@@ -303,7 +303,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		for _, row := range reasons {
 			p.f("- **%s** — %s\n", row.Profile, verdictCell(&row))
 			for _, rs := range row.Result.Reasons {
-				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, oneLine(rs.Message))
+				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, text.OneLine(rs.Message))
 			}
 		}
 	}
@@ -319,7 +319,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	if len(r.Notes) > 0 {
 		p.f("\n## Notes\n\n")
 		for _, n := range r.Notes {
-			p.f("- %s\n", oneLine(n))
+			p.f("- %s\n", text.OneLine(n))
 		}
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
@@ -390,8 +390,6 @@ func sideText(s ConflictSide) string {
 		s.EndedAt.UTC().Format("2006-01-02T15:04:05Z"))
 }
 
-func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
 func fmtPct(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 func renderTerminal(w io.Writer, r *GroupReport) error {
@@ -399,7 +397,7 @@ func renderTerminal(w io.Writer, r *GroupReport) error {
 	p.tableAs(resultsTable(r.Rows, true, nil), FormatTable, "no profiles\n")
 	p.f("\n%s\n", r.Coverage.Summary)
 	if b := r.Baseline; b != nil {
-		p.f("baseline: %d p50 %s beyond %s%%\n", b.Regressions, plural(b.Regressions, "regression", "regressions"), fmtPct(b.ThresholdPct))
+		p.f("baseline: %d p50 %s beyond %s%%\n", b.Regressions, text.Plural(b.Regressions, "regression", "regressions"), fmtPct(b.ThresholdPct))
 	}
 	for _, c := range r.Conflicts {
 		p.f("conflict: %s: kept %s\n", c.Profile, sideText(c.Kept))

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // editResult rewrites one stored result.json of a copied evidence root.
@@ -53,7 +53,7 @@ func runPasted(t *testing.T, line string) ([]string, []string) {
 
 // Issue 13, finding 1: the reproduce command was stored and printed
 // unquoted: pasting it ran what an argument held. The harness now stores it
-// quoted word by word (evidence.ShellQuote, control and bidi characters as
+// quoted word by word (text.ShellQuote, control and bidi characters as
 // $'...' escapes); results.md and results.html print it so that, pasted
 // into bash, it is exactly the argv and runs nothing else.
 func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
@@ -61,7 +61,7 @@ func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 	argv := []string{"trtmc-qual", "--config", "conf dir/$(touch PWNED-config).yaml", "run", "--group", "vlm",
 		"--out", "out/`touch PWNED-tick`;touch PWNED-semi", "--gpus", "0,1", "--only", "ref-vlm-small", "x\u202ey\x1b[2J"}
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
-		m["command"] = evidence.ShellJoin(argv) // what the harness stores (the seal then says it changed)
+		m["command"] = text.ShellJoin(argv) // what the harness stores (the seal then says it changed)
 	})
 	g, err := Load([]string{root}, "vlm")
 	require.NoError(t, err)

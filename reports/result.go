@@ -85,7 +85,7 @@ type Result struct {
 	Stages     []Stage    `json:"stages"`
 	Provenance Provenance `json:"provenance"`
 	// Command reproduces the row: the trtmc-qual invocation, shell-quoted
-	// by evidence.ShellJoin and evidence.ShellQuote.
+	// by text.ShellJoin and text.ShellQuote.
 	Command string `json:"command"`
 	// RunKey identifies the inputs of this run (for --resume).
 	RunKey    string    `json:"run_key"`

@@ -8,7 +8,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // FormatSummary is the completion summary (`report -o summary`): the
@@ -70,7 +70,7 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 			r.Group, lead, strings.Join(t.versions, ", "), req)
 	} else {
 		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** What is missing:\n\n", r.Group, qualified, considered,
-			plural(considered, "profile", "profiles"))
+			text.Plural(considered, "profile", "profiles"))
 		for _, m := range missing {
 			p.f("- %s\n", m)
 		}
@@ -111,7 +111,7 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 	if len(excluded) > 0 {
 		p.f("- **Excluded, with their reasons:**\n")
 		for _, e := range excluded {
-			p.f("  - %s\n", oneLine(e))
+			p.f("  - %s\n", text.OneLine(e))
 		}
 	}
 	_, other := splitRows(r.Rows)
@@ -146,7 +146,7 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 	if p.err != nil {
 		return p.err
 	}
-	_, err := io.WriteString(w, inventory.Printable(buf.String()))
+	_, err := io.WriteString(w, text.Printable(buf.String()))
 	return err
 }
 
@@ -171,7 +171,7 @@ func joinLink(base, rel string) string {
 
 func matchesText(matched, total int) string {
 	if matched == total && total > 0 {
-		return fmt.Sprintf("all %d complete native/HTTP %s", matched, plural(matched, "match", "matches"))
+		return fmt.Sprintf("all %d complete native/HTTP %s", matched, text.Plural(matched, "match", "matches"))
 	}
 	return fmt.Sprintf("%d of %d requests with complete native/HTTP matches", matched, total)
 }
@@ -180,7 +180,7 @@ func clientErrors(n int) string {
 	if n == 0 {
 		return "zero client errors"
 	}
-	return fmt.Sprintf("%d client %s", n, plural(n, "error", "errors"))
+	return fmt.Sprintf("%d client %s", n, text.Plural(n, "error", "errors"))
 }
 
 type totals struct {
@@ -255,7 +255,7 @@ func summaryMissing(r *GroupReport, o SummaryOptions) []string {
 		if res := row.Result; res != nil && len(res.Reasons) > 0 {
 			var parts []string
 			for _, rs := range res.Reasons {
-				parts = append(parts, fmt.Sprintf("%s/%s: %s", rs.Stage, rs.Code, oneLine(rs.Message)))
+				parts = append(parts, fmt.Sprintf("%s/%s: %s", rs.Stage, rs.Code, text.OneLine(rs.Message)))
 			}
 			why = strings.Join(parts, "; ")
 		}
@@ -276,7 +276,7 @@ func summaryMissing(r *GroupReport, o SummaryOptions) []string {
 	case f == nil:
 		out = append(out, "the inventory's reconciliation with TRTMC's specs: none given (pass `--reconcile FILE` from `inventory reconcile -o json`, or `--repo \"$TRTMC_REPO\"`)")
 	case f.NeedAction > 0:
-		out = append(out, fmt.Sprintf("the inventory does not match TRTMC's specs at `%s`: %d %s need action (`inventory reconcile`)", f.Commit, f.NeedAction, plural(f.NeedAction, "profile", "profiles")))
+		out = append(out, fmt.Sprintf("the inventory does not match TRTMC's specs at `%s`: %d %s need action (`inventory reconcile`)", f.Commit, f.NeedAction, text.Plural(f.NeedAction, "profile", "profiles")))
 	case f.Head == "":
 		out = append(out, fmt.Sprintf("whether the reconciliation at `%s` is current: not checked (pass `--repo \"$TRTMC_REPO\"`)", f.Commit))
 	case f.Head != f.Commit:
@@ -290,7 +290,7 @@ func reconcileLine(f *ReconcileFact) string {
 		return "reconciliation with TRTMC's specs not given."
 	}
 	s := fmt.Sprintf("reconciled against TRTMC `%s` at `%s`: %d normal %s in the specs, %d needing action",
-		orMissing(f.Ref), f.Commit, f.Normal, plural(f.Normal, "profile", "profiles"), f.NeedAction)
+		orMissing(f.Ref), f.Commit, f.Normal, text.Plural(f.Normal, "profile", "profiles"), f.NeedAction)
 	switch {
 	case f.Head == "":
 		s += "; whether it is current was not checked."

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
-
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
 // Table is a rectangular set of cells with a header, the common shape of
@@ -115,16 +115,16 @@ func (t Table) Write(w io.Writer, format string) error {
 }
 
 // printable escapes control, bidirectional and invisible characters in
-// every cell (inventory.Printable): a table is read on a terminal.
+// every cell (text.Printable): a table is read on a terminal.
 func (t Table) printable() Table {
 	out := Table{Header: make([]string, len(t.Header)), Rows: make([][]string, len(t.Rows))}
 	for i, h := range t.Header {
-		out.Header[i] = inventory.Printable(h)
+		out.Header[i] = text.Printable(h)
 	}
 	for i, r := range t.Rows {
 		out.Rows[i] = make([]string, len(r))
 		for j, c := range r {
-			out.Rows[i][j] = inventory.Printable(c)
+			out.Rows[i][j] = text.Printable(c)
 		}
 	}
 	return out

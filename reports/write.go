@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"path/filepath"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // GroupFiles maps each file WriteGroupFiles writes to its format.
@@ -31,7 +31,7 @@ func WriteGroupFiles(dir string, r *GroupReport) error {
 		if err := Render(&buf, r, files[name]); err != nil {
 			return err
 		}
-		if err := evidence.WriteFileMode(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
+		if err := fileio.WriteFileMode(filepath.Join(dir, name), buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 	}

@@ -40,7 +40,9 @@ type Doc struct {
 	Input bool
 }
 
-// Generate returns the schema of d, indented, ending in a newline.
+// Generate returns the schema of d, indented, ending in a newline. Only
+// tests call it (cmd/trtmc-qual's schema tests, which check and -update
+// the shipped files): the schemas are data the binary never generates.
 func Generate(d Doc) ([]byte, error) {
 	g := &gen{defs: map[string]any{}, names: map[reflect.Type]string{}, input: d.Input}
 	root, err := g.schema(d.Type, false)

@@ -9,12 +9,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // SmokeFunc runs a smoke qualification of one group (ci.SmokeFunc); the
@@ -195,5 +196,5 @@ func writeReport(path string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	return evidence.WriteFileMode(path, data, 0o644)
+	return fileio.WriteFileMode(path, data, 0o644)
 }

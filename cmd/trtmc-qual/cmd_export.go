@@ -8,10 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/export"
 )
 
@@ -169,7 +170,7 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	case err == nil:
 	case errors.As(err, &input), errors.Is(err, reports.ErrNoEvidence):
 		return withCode(exitUsage, err)
-	case errors.As(err, &seal), errors.As(err, &leak), errors.Is(err, evidence.ErrTooLarge), errors.Is(err, evidence.ErrNotRegular):
+	case errors.As(err, &seal), errors.As(err, &leak), errors.Is(err, fileio.ErrTooLarge), errors.Is(err, fileio.ErrNotRegular):
 		return withCode(exitFailed, err) // the evidence cannot be published, not a harness failure
 	default:
 		return err

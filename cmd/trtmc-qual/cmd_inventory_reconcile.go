@@ -5,10 +5,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
@@ -131,9 +132,9 @@ func runInventoryReconcile(ctx context.Context, opts *inventoryReconcileOptions)
 	if err := writeReconcile(opts.IO, r, opts.Format); err != nil {
 		return err
 	}
-	fmt.Fprintln(opts.IO.ErrOut, inventory.Printable(r.Line()))
+	fmt.Fprintln(opts.IO.ErrOut, text.Printable(r.Line()))
 	for _, g := range r.Gaps {
-		fmt.Fprintln(opts.IO.ErrOut, inventory.Printable(fmt.Sprintf("gap: %s has no normal profile (only %s)", g.Checkpoint, strings.Join(g.Profiles, ", "))))
+		fmt.Fprintln(opts.IO.ErrOut, text.Printable(fmt.Sprintf("gap: %s has no normal profile (only %s)", g.Checkpoint, strings.Join(g.Profiles, ", "))))
 	}
 	if opts.Write {
 		if r.Summary.Missing == 0 {
@@ -180,7 +181,7 @@ func writeReconcile(io *IOStreams, r *reconcile.Report, format string) error {
 // terminal (a manifest's name can hold anything).
 func reportProposal(io *IOStreams, p *reconcile.Proposal) {
 	say := func(format string, args ...any) {
-		fmt.Fprintln(io.ErrOut, inventory.Printable(fmt.Sprintf(format, args...)))
+		fmt.Fprintln(io.ErrOut, text.Printable(fmt.Sprintf(format, args...)))
 	}
 	for _, x := range p.Refused {
 		say("write: refused %s from %s: %s", x.Profile, x.Manifest, x.Problem)

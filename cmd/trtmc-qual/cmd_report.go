@@ -11,7 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
 	"github.com/spf13/cobra"
 
@@ -327,7 +327,7 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 			return err
 		}
 	} else if opts.Output != "" {
-		if err := evidence.WriteFileMode(opts.Output, buf.Bytes(), 0o644); err != nil {
+		if err := fileio.WriteFileMode(opts.Output, buf.Bytes(), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintf(opts.IO.ErrOut, "report: wrote %s\n", opts.Output)
@@ -351,7 +351,7 @@ const docLockWait = 60 * time.Second
 // the docs block (its headings one level under the page's heading above
 // the markers), or prints the diff with --dry-run. The page is read with
 // a cap; the rewrite holds the page's lock and refuses if another program
-// changed the page meanwhile (evidence.UpdateFile), so two updates of one
+// changed the page meanwhile (fileio.UpdateFile), so two updates of one
 // page never lose a block; it is atomic, keeps the file's permissions and
 // writes only when something changed.
 func updateDoc(ctx context.Context, opts *reportOptions, rep *reports.GroupReport) error {
@@ -379,7 +379,7 @@ func updateDoc(ctx context.Context, opts *reportOptions, rep *reports.GroupRepor
 		return blk.Replace(page, block.Bytes()), nil
 	}
 	if opts.DryRun {
-		page, err := evidence.ReadFile(ctx, path, reports.MaxPageBytes)
+		page, err := fileio.ReadFile(ctx, path, reports.MaxPageBytes)
 		if err != nil {
 			return pageError(err)
 		}
@@ -397,10 +397,10 @@ func updateDoc(ctx context.Context, opts *reportOptions, rep *reports.GroupRepor
 		}
 		return nil
 	}
-	changed, err := evidence.UpdateFile(ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
+	changed, err := fileio.UpdateFile(ctx, path, reports.MaxPageBytes, docLockWait, rewrite)
 	if err != nil {
-		var busy *evidence.BusyError
-		var moved *evidence.ChangedError
+		var busy *fileio.BusyError
+		var moved *fileio.ChangedError
 		if errors.As(err, &busy) || errors.As(err, &moved) {
 			return withCode(exitSetup, err) // retried later, the same command succeeds
 		}
@@ -421,7 +421,7 @@ func pageError(err error) error {
 	switch {
 	case errors.As(err, &coded):
 		return err
-	case errors.Is(err, os.ErrNotExist), errors.Is(err, evidence.ErrNotRegular), errors.Is(err, evidence.ErrTooLarge):
+	case errors.Is(err, os.ErrNotExist), errors.Is(err, fileio.ErrNotRegular), errors.Is(err, fileio.ErrTooLarge):
 		return withCode(exitUsage, fmt.Errorf("--update-doc: %w", err))
 	}
 	return err
@@ -434,7 +434,7 @@ func pageError(err error) error {
 func summaryReconcile(ctx context.Context, opts *reportOptions) (*reports.ReconcileFact, error) {
 	var fact *reports.ReconcileFact
 	if opts.Reconcile != "" {
-		data, err := evidence.ReadFile(ctx, opts.Reconcile, evidence.MaxDocumentBytes)
+		data, err := fileio.ReadFile(ctx, opts.Reconcile, fileio.MaxDocumentBytes)
 		if err != nil {
 			return nil, withCode(exitUsage, fmt.Errorf("--reconcile: %w", err))
 		}
@@ -477,7 +477,7 @@ func reconcileNow(ctx context.Context, opts *reportOptions) (*reports.ReconcileF
 		return nil, &flagError{err}
 	}
 	path := filepath.Join(opts.From[0], opts.Group, reports.InventoryFile)
-	data, err := evidence.ReadFile(ctx, path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(ctx, path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, withCode(exitUsage, fmt.Errorf("-o summary --repo reconciles the evidence's inventory: %w", err))
 	}

@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -49,7 +51,7 @@ func setP50(t *testing.T, dir string, p50 float64) {
 	r.LatencyMS.Set = "measured_matched"
 	r.LatencyMS.HTTP = reports.Percentiles{P50: &v, P95: &p95, Count: 50}
 	r.LatencyMS.Task = reports.Percentiles{P50: &v, P95: &p95, Count: 50}
-	require.NoError(t, evidence.WriteJSON(path, &r))
+	require.NoError(t, fileio.WriteJSON(path, &r))
 }
 
 func editFile(t *testing.T, path string, old, new string) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -17,7 +19,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
@@ -456,7 +457,7 @@ func reproCommand(opts *runOptions) string {
 		argv = append(argv, "--host", opts.Host)
 	}
 	argv = append(argv, shapingRunFlags(opts.Config)...)
-	cmd := evidence.ShellJoin(argv)
+	cmd := text.ShellJoin(argv)
 	// The environment that shaped the children beside the flags above
 	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
 	// never written: the command takes it from the caller's environment.
@@ -468,7 +469,7 @@ func reproCommand(opts *runOptions) string {
 		case slices.Contains(opts.Config.Secrets, name):
 			env = append(env, name+`="$`+name+`"`)
 		default:
-			env = append(env, name+"="+evidence.ShellQuote(v))
+			env = append(env, name+"="+text.ShellQuote(v))
 		}
 	}
 	if len(env) > 0 {

@@ -33,6 +33,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -40,7 +42,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 type trtmcRun struct {
@@ -123,7 +124,7 @@ func writeTRTMCCorpus(t *testing.T, from, to string) {
 
 func (r *trtmcRun) run(t *testing.T, h harness) reports.Result {
 	t.Helper()
-	sum, err := evidence.FileSHA256(context.Background(), r.bundle)
+	sum, err := fileio.FileSHA256(context.Background(), r.bundle)
 	require.NoError(t, err)
 	tok := ""
 	if r.tokenizerPin != "" {
@@ -260,7 +261,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	assert.Equal(t, 2, r.Provenance.Native.WorkerProtocol)
 	assert.Equal(t, tr.inst.Native, r.Provenance.Native.WorkerBinary)
 	assert.Equal(t, "package", r.Provenance.Native.WorkerBinarySource)
-	nativeSum, err := evidence.FileSHA256(context.Background(), tr.inst.Native)
+	nativeSum, err := fileio.FileSHA256(context.Background(), tr.inst.Native)
 	require.NoError(t, err)
 	assert.Equal(t, nativeSum, r.Provenance.Native.WorkerBinarySHA256)
 	require.NotNil(t, r.OutputTokens)
@@ -512,7 +513,7 @@ func TestTRTMCDetectionEndToEnd(t *testing.T) {
 	e2e := filepath.Join(repo, "tests", "e2e", "models", "yolo11", "test_yolo11_e2e.py")
 	require.NoError(t, os.MkdirAll(filepath.Dir(e2e), 0o755))
 	require.NoError(t, os.WriteFile(e2e, []byte("# played by the fake pytest\n"), 0o644))
-	sum, err := evidence.FileSHA256(context.Background(), bundle)
+	sum, err := fileio.FileSHA256(context.Background(), bundle)
 	require.NoError(t, err)
 	inv := `schema: trtmc-qual/inventory/v1
 groups:

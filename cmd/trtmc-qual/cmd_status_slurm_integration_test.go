@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -72,7 +74,7 @@ func TestSlurmNoGreenRowFromBadEvidence(t *testing.T) {
 	require.NotNil(t, r.Provenance.Slurm)
 	require.NotEmpty(t, r.Provenance.Slurm.Submission)
 	r.Provenance.Slurm.JobID, r.Provenance.Slurm.ArrayJobID = job+"_0", job
-	require.NoError(t, evidence.WriteJSON(filepath.Join(planted, reports.ResultFile), &r))
+	require.NoError(t, fileio.WriteJSON(filepath.Join(planted, reports.ResultFile), &r))
 	require.NoError(t, evidence.Seal(planted, map[string]any{"planted": true}))
 	o = finish(t, p, out2, marker, 3*time.Minute)
 	assert.Equal(t, int(exitFailed), o.code, "never 0 from another submission's row")

@@ -10,13 +10,14 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/spf13/viper"
 
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // defaultConfigFile is read from the current directory when --config is
@@ -239,14 +240,14 @@ func (r *configResolver) applyFile() error {
 func (r *configResolver) readFile() (*viper.Viper, error) {
 	fv := viper.New()
 	fv.SetConfigType("yaml")
-	data, err := evidence.ReadFile(r.cmd.Context(), r.file, evidence.MaxConfigBytes)
+	data, err := fileio.ReadFile(r.cmd.Context(), r.file, fileio.MaxConfigBytes)
 	switch {
 	case err == nil:
 		if err := fv.ReadConfig(bytes.NewReader(data)); err != nil {
 			return nil, &configError{fmt.Errorf("config file %s: %w", r.file, err)}
 		}
 	case r.explicit || !errors.Is(err, fs.ErrNotExist):
-		return nil, &configError{fmt.Errorf("config file %s: %s", r.file, evidence.ReadProblem("the config file", r.file, err))}
+		return nil, &configError{fmt.Errorf("config file %s: %s", r.file, fileio.ReadProblem("the config file", r.file, err))}
 	}
 	return fv, nil
 }

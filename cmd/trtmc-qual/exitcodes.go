@@ -69,16 +69,6 @@ func exitStatusHelp() string {
 	return b.String()
 }
 
-// exitStatusMarkdown is the README's "Exit status" table.
-func exitStatusMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| code | meaning |\n|---|---|\n")
-	for _, s := range exitStatuses() {
-		fmt.Fprintf(&b, "| %d | %s |\n", s.code, s.doc)
-	}
-	return b.String()
-}
-
 // rowExitStatuses are the statuses with which `trtmc-qual run` ends after
 // writing its rows, whatever their verdicts: the Slurm executor keeps the
 // row of a task that ended with one of them (slurm.Follower.RowExits).
@@ -104,7 +94,7 @@ func errorKinds() []errorKind {
 	return []errorKind{
 		{"context.Canceled", exitInterrupted, "the root context was cancelled: Ctrl-C or SIGTERM (signals.go)", isErr(context.Canceled)},
 
-		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb (cobra's own errors through SetFlagErrorFunc, usageArgs and unknownVerb)", isA[*flagError]},
+		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb or subcommand (cobra's own errors through SetFlagErrorFunc, usageArgs and unknownVerb; a group verb's unknown subcommand through groupVerb, where cobra would print the help and exit 0)", isA[*flagError]},
 		{"configError", exitUsage, "the configuration (flags, TRTMC_QUAL_* environment, config file) or the family configuration", isA[*configError]},
 		{"inventory.Problems", exitUsage, "the inventory does not validate (every problem as file:line: field: problem)", isA[inventory.Problems]},
 		{"specs.ConfigError", exitUsage, "the spec-groups file", isA[*specs.ConfigError]},
@@ -132,16 +122,6 @@ func isA[T error](err error) bool {
 // isErr is the kind "the sentinel target in the chain" (errors.Is).
 func isErr(target error) func(error) bool {
 	return func(err error) bool { return errors.Is(err, target) }
-}
-
-// errorKindsMarkdown is docs/design.md's table of error kinds.
-func errorKindsMarkdown() string {
-	var b strings.Builder
-	b.WriteString("| error kind | exit | when |\n|---|---|---|\n")
-	for _, k := range errorKinds() {
-		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", k.name, k.code, k.when)
-	}
-	return b.String()
 }
 
 // codedError is an error with an explicit exit status, for verbs whose

@@ -505,3 +505,23 @@ func TestRowExitStatuses(t *testing.T) {
 	assert.Equal(t, map[exitCode]bool{exitOK: true, exitFailed: true, exitSetup: true}, got)
 	assert.Len(t, stands, len(got), "rowExitStatuses holds a status run never ends with after writing rows")
 }
+
+// exitStatusMarkdown is the README's "Exit status" table.
+func exitStatusMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| code | meaning |\n|---|---|\n")
+	for _, s := range exitStatuses() {
+		fmt.Fprintf(&b, "| %d | %s |\n", s.code, s.doc)
+	}
+	return b.String()
+}
+
+// errorKindsMarkdown is docs/design.md's table of error kinds.
+func errorKindsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| error kind | exit | when |\n|---|---|---|\n")
+	for _, k := range errorKinds() {
+		fmt.Fprintf(&b, "| `%s` | %d | %s |\n", k.name, k.code, k.when)
+	}
+	return b.String()
+}

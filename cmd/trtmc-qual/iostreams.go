@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"io"
 	"os"
 
@@ -25,10 +24,4 @@ func systemIO() *IOStreams {
 		OutTTY: term.IsTerminal(int(os.Stdout.Fd())),
 		ErrTTY: term.IsTerminal(int(os.Stderr.Fd())),
 	}
-}
-
-// testIO returns streams backed by buffers, for tests.
-func testIO() (*IOStreams, *bytes.Buffer, *bytes.Buffer) {
-	out, errOut := &bytes.Buffer{}, &bytes.Buffer{}
-	return &IOStreams{In: &bytes.Buffer{}, Out: out, ErrOut: errOut}, out, errOut
 }

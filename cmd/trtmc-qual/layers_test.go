@@ -17,60 +17,72 @@ import (
 //
 // Entries are module-relative. "x/..." matches x and everything under it.
 var mayImport = map[string][]string{
-	// Leaves: they import nothing of ours, so every layer may import them.
-	"reports/evidence":         nil, // atomic writes, capped reads, redaction, the seal, the group lock
-	"reports/junit":            nil, // the JUnit XML model
-	"reports/markdown":         nil, // Markdown tables of the reports that are not rows
-	"reports/golden":           nil, // tests only: golden files, tree copies
-	"schemas":                  nil, // the JSON Schemas and their generator
-	"inventory/specs/gitread":  nil, // the one safe git command line, read-only
-	"qual/proc":                nil, // child processes, the subreaper and its sweep
-	"families/trtmc/trtmctest": nil, // tests only: the strict fake TRTMC programs
+	// The shared leaves: they import nothing of ours, so every layer, the
+	// reference target included, may import them.
+	"reports/text":   nil, // text for people: terminal escaping, shell quoting, line and word helpers
+	"reports/fileio": nil, // safe file I/O: atomic writes, capped regular-file reads, line readers, the flock
+
+	// Leaves of one job each: they import at most the shared leaves.
+	"reports/evidence":         {"reports/fileio", "reports/text"}, // the seal, redaction, the group lock
+	"reports/junit":            nil,                                // the JUnit XML model
+	"reports/markdown":         nil,                                // Markdown tables of the reports that are not rows
+	"reports/golden":           nil,                                // tests only: golden files, tree copies
+	"schemas":                  nil,                                // the JSON Schemas and their generator
+	"inventory/specs/gitread":  nil,                                // the one safe git command line, read-only
+	"qual/proc":                {"reports/text"},                   // child processes, the subreaper and its sweep
+	"families/trtmc/trtmctest": nil,                                // tests only: the strict fake TRTMC programs
 
 	// The reference target (trtmc-refserver and the GPU family): a program
-	// of its own, importing nothing of the harness; its leaves first.
-	"families/reftarget/atomicfile":   nil,                        // its atomic file writes
-	"families/reftarget/imaging":      nil,                        // image decoding and drawing
-	"families/reftarget/internal/rng": nil,                        // its deterministic random numbers
-	"families/reftarget/bundle":       {"families/reftarget/..."}, // bundle files
-	"families/reftarget/check":        {"families/reftarget/..."}, // the correctness case
-	"families/reftarget/corpus":       {"families/reftarget/..."}, // corpus generation
-	"families/reftarget/detect":       {"families/reftarget/..."}, // the tiny detector
-	"families/reftarget/native":       {"families/reftarget/..."}, // the native runner
-	"families/reftarget/server":       {"families/reftarget/..."}, // the HTTP server (trtmc-server's contract)
-	"families/reftarget/task":         {"families/reftarget/..."}, // the Task both paths call
-	"families/reftarget/vlm":          {"families/reftarget/..."}, // the tiny VLM
-	"cmd/trtmc-refserver":             {"families/reftarget/..."}, // its wiring
+	// of its own, importing nothing of the harness but the shared leaves;
+	// its own leaves first.
+	"families/reftarget/imaging":      nil,       // image decoding and drawing
+	"families/reftarget/internal/rng": nil,       // its deterministic random numbers
+	"families/reftarget/bundle":       reftarget, // bundle files
+	"families/reftarget/check":        reftarget, // the correctness case
+	"families/reftarget/corpus":       reftarget, // corpus generation
+	"families/reftarget/detect":       reftarget, // the tiny detector
+	"families/reftarget/native":       reftarget, // the native runner
+	"families/reftarget/server":       reftarget, // the HTTP server (trtmc-server's contract)
+	"families/reftarget/task":         reftarget, // the Task both paths call
+	"families/reftarget/vlm":          reftarget, // the tiny VLM
+	"cmd/trtmc-refserver":             reftarget, // its wiring
 
 	// Configuration.
-	"inventory": {"reports/evidence"}, // the inventory: schema, loading, validation
-	"families":  {"reports/evidence"}, // family configuration and answer semantics
+	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
+	"families":  {"reports/fileio"},                 // family configuration and answer semantics
 
 	// The row model, the specs and what compares the inventory with them.
-	"reports":                   {"inventory", "reports/evidence", "reports/junit"},                            // the one row model, Judge, renderers
-	"reports/reportstest":       {"reports"},                                                                   // tests only: row fixtures
-	"reports/export":            {"reports", "reports/evidence"},                                               // the public evidence pack
-	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/evidence", "reports/junit"}, // TRTMC's manifests at a commit
-	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},              // tests only: fixture TRTMC repositories
-	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/evidence", "reports/markdown"},      // the inventory against the specs
-	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown"},            // the specs between two commits
-	"families/trtmc":            {"families", "inventory/specs/...", "reports/evidence", "qual/proc"},          // the adapters to real TRTMC
+	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/text"},        // the one row model, Judge, renderers
+	"reports/reportstest":       {"reports"},                                                                                 // tests only: row fixtures
+	"reports/export":            {"reports", "reports/evidence", "reports/fileio", "reports/text"},                           // the public evidence pack
+	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"}, // TRTMC's manifests at a commit
+	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                            // tests only: fixture TRTMC repositories
+	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},      // the inventory against the specs
+	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},          // the specs between two commits
+	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},          // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
-	"qual/aiperf":     {"qual/proc", "reports/evidence"},                                                                                                                      // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "families", "reports"},                                                                                             // the one join
-	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "inventory", "families", "reports"},                                                // the pipeline, scheduling, rejudge
-	"qual/slurm":      {"qual", "qual/proc", "reports/evidence", "inventory", "families", "reports"},                                                                          // the Slurm executor
-	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/evidence", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},              // host checks
-	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown"}, // the premerge job
+	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                        // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports"},                                                                           // the one join
+	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "families", "reports"},                              // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                            // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},                // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"}, // the premerge job
+
+	// Tests only: the test double of proc.Runner.
+	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"reports/evidence", "reports"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},    // its command
+	"scripts/benchtools/synth":                {"reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                      // its command
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
 }
+
+// reftarget is what a package of the reference target may import: itself
+// and the shared leaves.
+var reftarget = []string{"families/reftarget/...", "reports/fileio", "reports/text"}
 
 // modulePackages returns each package of the module (module-relative) with
 // the module packages it imports directly (not counting tests).

@@ -8,10 +8,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // What published text (reports.Scrubber) needs to know beyond the
@@ -81,7 +82,7 @@ func hostRoots(cfg *Config, getenv func(string) string) []reports.Root {
 // at or above it whose go.mod declares this module ("" if none).
 func moduleRoot(dir string) string {
 	for d := dir; ; d = filepath.Dir(d) {
-		data, err := evidence.ReadFile(context.Background(), filepath.Join(d, "go.mod"), 1<<16)
+		data, err := fileio.ReadFile(context.Background(), filepath.Join(d, "go.mod"), 1<<16)
 		if err == nil && bytes.HasPrefix(bytes.TrimSpace(data), []byte("module github.com/trtmc-qual/trtmc-qual\n")) {
 			return d
 		}

@@ -8,13 +8,16 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -203,7 +206,7 @@ func loadFamilies(file string) (*families.Config, error) {
 // keeps the chain for errors.As.
 type printableError struct{ err error }
 
-func (e printableError) Error() string { return inventory.Printable(e.err.Error()) }
+func (e printableError) Error() string { return text.Printable(e.err.Error()) }
 func (e printableError) Unwrap() error { return e.err }
 
 // checkOutputFile refuses a file flag that names something other than a
@@ -213,8 +216,8 @@ func checkOutputFile(flag, path string) error {
 	if path == "" {
 		return nil
 	}
-	err := evidence.CheckRegular(path)
-	if errors.Is(err, evidence.ErrNotRegular) {
+	err := fileio.CheckRegular(path)
+	if errors.Is(err, fileio.ErrNotRegular) {
 		return flagErrorf("%s: %v", flag, err)
 	}
 	return nil

@@ -16,7 +16,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/qual/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -33,20 +33,20 @@ func TestSchemasValidateDoctorOutput(t *testing.T) {
 	fams := repoFile("families", "families.yaml")
 	for _, tc := range []struct {
 		name  string
-		fake  func(r *proc.FakeRunner)
+		fake  func(r *proctest.FakeRunner)
 		ready bool
 	}{
-		{"nothing works", func(r *proc.FakeRunner) {
+		{"nothing works", func(r *proctest.FakeRunner) {
 			r.Expect(`.*`).Always().Exit(127, "not found")
 		}, false},
-		{"programs answer", func(r *proc.FakeRunner) {
+		{"programs answer", func(r *proctest.FakeRunner) {
 			r.Expect(`aiperf --version$`).Always().Stdout("aiperf 0.13.0\n")
 			r.Expect(`^git `).Always().Exit(128, "fatal: not a git repository")
 			r.Expect(`.*`).Always().Stdout("v1.0\n")
 		}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			r := &proc.FakeRunner{}
+			r := &proctest.FakeRunner{}
 			tc.fake(r)
 			io, stdout, stderr := testIO()
 			f := newFactory(io, nil)

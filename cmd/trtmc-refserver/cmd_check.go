@@ -5,11 +5,11 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/check"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/corpus"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 type checkOptions struct {
@@ -49,7 +49,7 @@ passes, 1 when one fails, 2 on a usage or input error.`,
 			if err != nil {
 				return err
 			}
-			if err := atomicfile.WriteBytes(opts.Out, data); err != nil {
+			if err := fileio.WriteFile(opts.Out, data); err != nil {
 				return withCode(exitUsage, fmt.Errorf("check: %w", err))
 			}
 			verdict := "passed"

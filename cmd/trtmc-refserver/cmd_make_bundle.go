@@ -5,8 +5,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 type makeBundleOptions struct {
@@ -37,7 +37,7 @@ give the same bytes, so the sha256 printed on stdout is the bundle's identity.`,
 			if err != nil {
 				return err
 			}
-			if err := atomicfile.WriteBytes(opts.Out, data); err != nil {
+			if err := fileio.WriteFile(opts.Out, data); err != nil {
 				return withCode(exitUsage, fmt.Errorf("make-bundle: %w", err))
 			}
 			fmt.Fprintln(d.Out, bundle.Digest(data))

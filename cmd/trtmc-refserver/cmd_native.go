@@ -2,15 +2,14 @@ package main
 
 import (
 	"fmt"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/native"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 type nativeOptions struct {
@@ -45,13 +44,16 @@ A route the bundle's family does not serve is an input error (exit 2).`,
 				return withCode(exitUsage, fmt.Errorf("native: %w", err))
 			}
 			defer in.Close()
-			var sum native.Summary
-			err = atomicfile.Write(opts.Out, func(w io.Writer) error {
-				var runErr error
-				sum, runErr = native.Run(task.New(b, task.Options{}), in, opts.Requests, w)
-				return runErr
-			})
+			out, err := fileio.CreateAtomic(opts.Out)
 			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("native (bundle %s): %w", opts.Bundle, err))
+			}
+			sum, err := native.Run(task.New(b, task.Options{}), in, opts.Requests, out)
+			if err != nil {
+				out.Abort()
+				return withCode(exitUsage, fmt.Errorf("native (bundle %s): %w", opts.Bundle, err))
+			}
+			if err := out.Commit(); err != nil {
 				return withCode(exitUsage, fmt.Errorf("native (bundle %s): %w", opts.Bundle, err))
 			}
 			fmt.Fprintf(d.ErrOut, "native: %d requests, %d answered, %d rejected\n", sum.Requests, sum.Answered, sum.Rejected)

@@ -12,10 +12,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // BundleOptions locate or build one profile's bundle.
@@ -102,12 +103,12 @@ func PrepareBundle(ctx context.Context, o BundleOptions) (*Receipt, error) {
 				o.Profile, o.Bundle, where)
 		}
 	}
-	sum, err := evidence.FileSHA256(ctx, o.Bundle)
+	sum, err := fileio.FileSHA256(ctx, o.Bundle)
 	if err != nil {
 		return nil, err
 	}
 	rc.SHA256 = sum
-	if err := evidence.WriteJSON(o.Bundle+".receipt.json", rc); err != nil {
+	if err := fileio.WriteJSON(o.Bundle+".receipt.json", rc); err != nil {
 		return nil, err
 	}
 	return rc, nil
@@ -174,21 +175,10 @@ func build(ctx context.Context, o BundleOptions, rc *Receipt) error {
 // binds the manifest's fields to them), not this command, and its argv
 // has not been run against a real TRTMC here, so it is not guessed.
 func BuildArgv(python string, m *specs.Manifest, bundle, repo string) ([]string, error) {
-	if m.Layout == specs.LayoutFamilies {
-		return nil, fmt.Errorf("manifest %s is in TRTMC's newer layout, whose bundles are built by the family's own build command (families/%s/cli.json), which trtmc-qual does not compose: build the bundle with TRTMC's tooling and pass its folder with --search (or $TRTMC_BUNDLE_DIR)",
-			m.Path, m.Dir)
+	if err := checkBuildable(m); err != nil {
+		return nil, err
 	}
 	raw := m.Raw
-	var unsupported []string
-	for _, k := range []string{"build_cli_args", "build_env", "fp8_scales"} {
-		if _, ok := raw[k]; ok {
-			unsupported = append(unsupported, k)
-		}
-	}
-	if len(unsupported) > 0 {
-		return nil, fmt.Errorf("manifest %s uses %s, which trtmc-qual does not translate: build the bundle with TRTMC's e2e harness (pytest ... --rebuild-engines) and point the inventory at it",
-			m.Path, strings.Join(unsupported, ", "))
-	}
 	hf := m.Checkpoint
 	if hf != "" && !filepath.IsAbs(hf) && repo != "" {
 		if _, err := os.Stat(filepath.Join(repo, hf)); err == nil {
@@ -202,32 +192,9 @@ func BuildArgv(python string, m *specs.Manifest, bundle, repo string) ([]string,
 	if m.Revision != "" {
 		argv = append(argv, "--model-revision", m.Revision)
 	}
-	ba, _ := raw["build_args"].(map[string]any)
-	if ba != nil {
-		known := map[string]bool{"backend": true, "method": true, "decoder_engine_layout": true, "parallel": true,
-			"tp_size": true, "tensor_parallel_size": true, "cp_size": true, "context_parallel_size": true, "parallel_mode": true}
-		var extra []string
-		for k := range ba {
-			if !known[k] {
-				extra = append(extra, k)
-			}
-		}
-		if len(extra) > 0 {
-			sort.Strings(extra)
-			return nil, fmt.Errorf("manifest %s has build_args %s that trtmc-qual does not translate", m.Path, strings.Join(extra, ", "))
-		}
-		if b := strings.ToLower(scalar(firstOf(ba, "backend", "method"))); b == "trt" {
-			argv = append(argv, "--method", "trt")
-		}
-		if v, ok := ba["decoder_engine_layout"]; ok {
-			argv = append(argv, "--decoder-engine-layout", scalar(v))
-		}
-		if m.Parallel != nil && m.Parallel.TP > 1 {
-			argv = append(argv, "--tp-size", strconv.Itoa(m.Parallel.TP))
-		}
-		if m.Parallel != nil && m.Parallel.CP > 1 {
-			argv = append(argv, "--cp-size", strconv.Itoa(m.Parallel.CP))
-		}
+	argv, err := appendBuildArgs(argv, m)
+	if err != nil {
+		return nil, err
 	}
 	if p := m.Precision; p != "" && p != "fp32" {
 		argv = append(argv, "--precision", p)
@@ -239,21 +206,91 @@ func BuildArgv(python string, m *specs.Manifest, bundle, repo string) ([]string,
 		}
 		argv = append(argv, "--fp32-layers", strings.Join(parts, ","))
 	}
-	if q, ok := raw["quantization"].(map[string]any); ok {
-		if f := scalar(q["format"]); f != "" && f != "none" && f != "<nil>" {
-			argv = append(argv, "--quantize", f)
-			if s, ok := q["scale_artifact"]; ok && s != nil {
-				argv = append(argv, "--quant-scales", scalar(s))
-			}
-			if n, ok := q["calibration_samples"]; ok && n != nil {
-				argv = append(argv, "--quant-calibration-samples", scalar(n))
-			}
-		}
-	}
+	argv = appendQuantization(argv, raw)
 	if t, ok := raw["trust_remote_code"].(bool); ok && t {
 		argv = append(argv, "--trust-remote-code")
 	}
 	return argv, nil
+}
+
+// checkBuildable refuses a manifest whose build this command would not be:
+// one of TRTMC's newer layout, or one using keys whose meaning lives in
+// TRTMC's Python side.
+func checkBuildable(m *specs.Manifest) error {
+	if m.Layout == specs.LayoutFamilies {
+		return fmt.Errorf("manifest %s is in TRTMC's newer layout, whose bundles are built by the family's own build command (families/%s/cli.json), which trtmc-qual does not compose: build the bundle with TRTMC's tooling and pass its folder with --search (or $TRTMC_BUNDLE_DIR)",
+			m.Path, m.Dir)
+	}
+	var unsupported []string
+	for _, k := range []string{"build_cli_args", "build_env", "fp8_scales"} {
+		if _, ok := m.Raw[k]; ok {
+			unsupported = append(unsupported, k)
+		}
+	}
+	if len(unsupported) > 0 {
+		return fmt.Errorf("manifest %s uses %s, which trtmc-qual does not translate: build the bundle with TRTMC's e2e harness (pytest ... --rebuild-engines) and point the inventory at it",
+			m.Path, strings.Join(unsupported, ", "))
+	}
+	return nil
+}
+
+// buildArgsKnown are the build_args keys the orchestrator translates.
+var buildArgsKnown = map[string]bool{"backend": true, "method": true, "decoder_engine_layout": true, "parallel": true,
+	"tp_size": true, "tensor_parallel_size": true, "cp_size": true, "context_parallel_size": true, "parallel_mode": true}
+
+// appendBuildArgs translates the manifest's build_args: --method trt,
+// --decoder-engine-layout, and the tp/cp sizes of its parallelism; any
+// other key is refused.
+func appendBuildArgs(argv []string, m *specs.Manifest) ([]string, error) {
+	ba, _ := m.Raw["build_args"].(map[string]any)
+	if ba == nil {
+		return argv, nil
+	}
+	var extra []string
+	for k := range ba {
+		if !buildArgsKnown[k] {
+			extra = append(extra, k)
+		}
+	}
+	if len(extra) > 0 {
+		sort.Strings(extra)
+		return nil, fmt.Errorf("manifest %s has build_args %s that trtmc-qual does not translate", m.Path, strings.Join(extra, ", "))
+	}
+	if b := strings.ToLower(scalar(firstOf(ba, "backend", "method"))); b == "trt" {
+		argv = append(argv, "--method", "trt")
+	}
+	if v, ok := ba["decoder_engine_layout"]; ok {
+		argv = append(argv, "--decoder-engine-layout", scalar(v))
+	}
+	if m.Parallel != nil && m.Parallel.TP > 1 {
+		argv = append(argv, "--tp-size", strconv.Itoa(m.Parallel.TP))
+	}
+	if m.Parallel != nil && m.Parallel.CP > 1 {
+		argv = append(argv, "--cp-size", strconv.Itoa(m.Parallel.CP))
+	}
+	return argv, nil
+}
+
+// appendQuantization translates the manifest's quantization block
+// (format, scale_artifact, calibration_samples); format none quantizes
+// nothing.
+func appendQuantization(argv []string, raw map[string]any) []string {
+	q, ok := raw["quantization"].(map[string]any)
+	if !ok {
+		return argv
+	}
+	f := scalar(q["format"])
+	if f == "" || f == "none" || f == "<nil>" {
+		return argv
+	}
+	argv = append(argv, "--quantize", f)
+	if s, ok := q["scale_artifact"]; ok && s != nil {
+		argv = append(argv, "--quant-scales", scalar(s))
+	}
+	if n, ok := q["calibration_samples"]; ok && n != nil {
+		argv = append(argv, "--quant-calibration-samples", scalar(n))
+	}
+	return argv
 }
 
 func firstOf(m map[string]any, keys ...string) any {

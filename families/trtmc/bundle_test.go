@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -16,7 +18,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // fixtureRepo is a git repository shaped like TRTMC with one VLM family.
@@ -92,7 +93,7 @@ func TestPrepareBundle(t *testing.T) {
 	rc, err := PrepareBundle(ctx, o)
 	require.NoError(t, err)
 	assert.Equal(t, "linked", rc.Source)
-	assert.Equal(t, evidence.SHA256([]byte("engine")), rc.SHA256)
+	assert.Equal(t, fileio.SHA256([]byte("engine")), rc.SHA256)
 	fi, err := os.Lstat(o.Bundle)
 	require.NoError(t, err)
 	assert.NotZero(t, fi.Mode()&os.ModeSymlink)

@@ -15,9 +15,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // CLISpec runs one `trtmc run` / `trtmc detect` process per request: the
@@ -68,7 +70,7 @@ func (c CLISpec) RunChat(ctx context.Context, r proc.Runner, bundle, id string, 
 	}
 	out := stdout.String()
 	if !strings.HasSuffix(out, "\n") {
-		return CLIRunResult{}, fmt.Errorf("trtmc run printed %q: no complete answer line", clipText(out, 200))
+		return CLIRunResult{}, fmt.Errorf("trtmc run printed %q: no complete answer line", text.Clip(out, 200))
 	}
 	res := CLIRunResult{Text: strings.TrimSuffix(out, "\n")}
 	switch m := timingRE.FindAllStringSubmatch(stderr.String(), -1); len(m) {
@@ -155,7 +157,7 @@ func (c CLISpec) RunDetect(ctx context.Context, r proc.Runner, bundle, id string
 	if err := c.run(ctx, r, argv, &stdout, &stderr); err != nil {
 		return Detections{}, err
 	}
-	data, err := evidence.ReadFile(ctx, out, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(ctx, out, fileio.MaxDocumentBytes)
 	if err != nil {
 		return Detections{}, fmt.Errorf("trtmc detect wrote no usable --output-json file: %w", err)
 	}

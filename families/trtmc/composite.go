@@ -76,29 +76,14 @@ func ruleTokens(rule string) ([]string, error) {
 		case r == '(' || r == ')':
 			out = append(out, string(r))
 			i++
-		case r == '<' || r == '>' || r == '=' || r == '!':
-			j := i + 1
-			for j < len(rs) && (rs[j] == '=' || rs[j] == '<' || rs[j] == '>') {
-				j++
-			}
-			// The operand: T, threshold, or a number.
-			for j < len(rs) && unicode.IsSpace(rs[j]) {
-				j++
-			}
-			k := j
-			for k < len(rs) && (unicode.IsLetter(rs[k]) || unicode.IsDigit(rs[k]) || rs[k] == '.' || rs[k] == '_') {
-				k++
-			}
-			operand := string(rs[j:k])
-			if operand == "" || len(out) == 0 || isRuleWord(out[len(out)-1]) || out[len(out)-1] == "(" {
+		case isComparison(r):
+			k, operand := comparisonEnd(rs, i)
+			if !operand || len(out) == 0 || isRuleWord(out[len(out)-1]) || out[len(out)-1] == "(" {
 				return nil, fmt.Errorf("a comparison %q that follows no metric name", string(rs[i:k]))
 			}
 			i = k
 		case unicode.IsLetter(r) || r == '_':
-			j := i
-			for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) || rs[j] == '_' || rs[j] == '.') {
-				j++
-			}
+			j := scanWord(rs, i+1)
 			out = append(out, string(rs[i:j]))
 			i = j
 		default:
@@ -106,6 +91,32 @@ func ruleTokens(rule string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+func isComparison(r rune) bool { return r == '<' || r == '>' || r == '=' || r == '!' }
+
+// comparisonEnd is where the comparison starting at rs[i] ends: its
+// operator, spaces, and its operand (T, threshold, or a number), and
+// whether it has an operand.
+func comparisonEnd(rs []rune, i int) (end int, operand bool) {
+	j := i + 1
+	for j < len(rs) && (rs[j] == '=' || rs[j] == '<' || rs[j] == '>') {
+		j++
+	}
+	for j < len(rs) && unicode.IsSpace(rs[j]) {
+		j++
+	}
+	k := scanWord(rs, j)
+	return k, k > j
+}
+
+// scanWord is the end of the name or number of letters, digits, "_" and
+// "." from rs[j].
+func scanWord(rs []rune, j int) int {
+	for j < len(rs) && (unicode.IsLetter(rs[j]) || unicode.IsDigit(rs[j]) || rs[j] == '_' || rs[j] == '.') {
+		j++
+	}
+	return j
 }
 
 func isRuleWord(t string) bool { return t == "AND" || t == "OR" }

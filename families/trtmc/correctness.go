@@ -15,8 +15,11 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // CorrectnessSchema is the schema of the result the correctness adapter
@@ -131,7 +134,7 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 	if err != nil {
 		return nil, err
 	}
-	before, err := evidence.FileSHA256(ctx, bundle)
+	before, err := fileio.FileSHA256(ctx, bundle)
 	if err != nil {
 		return nil, fmt.Errorf("profile %s: the served bundle: %w", o.Profile, err)
 	}
@@ -150,11 +153,12 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 		BundleSHA256: before, Metrics: map[string]float64{}, Gates: []Gate{}, Argv: o.Argv, Layout: layout}
 	switch layout {
 	case LayoutE2EResult:
+		return runE2EResult(ctx, o, res, before)
 	case LayoutQualify:
 		if err := runQualify(ctx, o, res); err != nil {
 			return nil, err
 		}
-		if after, err := evidence.FileSHA256(ctx, bundle); err != nil || after != before {
+		if after, err := fileio.FileSHA256(ctx, bundle); err != nil || after != before {
 			return nil, fmt.Errorf("profile %s: the served bundle %s changed during trtmc-qualify", o.Profile, bundle)
 		}
 		failed := res.Reasons
@@ -162,21 +166,16 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 		return finishCorrectness(o, res, failed)
 	case LayoutE2EEnv:
 		return nil, runE2EEnv(ctx, o, res)
-	default:
-		return nil, fmt.Errorf("unknown correctness layout %q (%s, %s, %s or %s)", layout, LayoutAuto, LayoutE2EResult, LayoutQualify, LayoutE2EEnv)
 	}
-	name := o.BundleName
-	if name == "" {
-		name = filepath.Base(bundle)
-	}
-	if err := os.MkdirAll(o.EngineDir, 0o755); err != nil {
-		return nil, err
-	}
-	link := filepath.Join(o.EngineDir, name)
-	if _, err := os.Lstat(link); err == nil {
-		return nil, fmt.Errorf("profile %s: %s already exists; the engine directory must hold only the served bundle", o.Profile, link)
-	}
-	if err := os.Symlink(bundle, link); err != nil {
+	return nil, fmt.Errorf("unknown correctness layout %q (%s, %s, %s or %s)", layout, LayoutAuto, LayoutE2EResult, LayoutQualify, LayoutE2EEnv)
+}
+
+// runE2EResult runs the e2e case of the e2e-result layout against the
+// served bundle (linked into the engine directory, checked unchanged
+// afterwards) and converts every result.json it wrote.
+func runE2EResult(ctx context.Context, o CorrectnessOptions, res *CorrectnessResult, before string) (*CorrectnessResult, error) {
+	link, err := linkServedBundle(o)
+	if err != nil {
 		return nil, err
 	}
 	run, runErr := o.Runner.Run(ctx, proc.Spec{Name: "e2e case", Argv: o.Argv, Dir: o.Dir, Env: o.Env,
@@ -190,7 +189,7 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 		return nil, fmt.Errorf("profile %s: %w", o.Profile, runErr)
 	}
 	// The case must have used the served bundle, unchanged.
-	if err := checkServedBundle(o.EngineDir, link, bundle, before); err != nil {
+	if err := checkServedBundle(o.EngineDir, link, o.Bundle, before); err != nil {
 		return nil, fmt.Errorf("profile %s: %w", o.Profile, err)
 	}
 	if run.ExitCode != 0 && run.ExitCode != 1 {
@@ -198,6 +197,38 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 		return nil, fmt.Errorf("profile %s: the e2e case did not run to a verdict (%s exited %d; pytest: 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected)%s",
 			o.Profile, filepath.Base(o.Argv[0]), run.ExitCode, tailNote(run.StderrTail))
 	}
+	failed, err := convertResults(o, res, run)
+	if err != nil {
+		return nil, err
+	}
+	return finishCorrectness(o, res, failed)
+}
+
+// linkServedBundle puts a symlink to the served bundle into the engine
+// directory, under the name the manifest gives it; the directory must hold
+// nothing of that name already.
+func linkServedBundle(o CorrectnessOptions) (string, error) {
+	name := o.BundleName
+	if name == "" {
+		name = filepath.Base(o.Bundle)
+	}
+	if err := os.MkdirAll(o.EngineDir, 0o755); err != nil {
+		return "", err
+	}
+	link := filepath.Join(o.EngineDir, name)
+	if _, err := os.Lstat(link); err == nil {
+		return "", fmt.Errorf("profile %s: %s already exists; the engine directory must hold only the served bundle", o.Profile, link)
+	}
+	if err := os.Symlink(o.Bundle, link); err != nil {
+		return "", err
+	}
+	return link, nil
+}
+
+// convertResults converts every result.json under the artifacts
+// directory, and fails a case of the manifest that wrote none and a
+// pytest failure no result explains.
+func convertResults(o CorrectnessOptions, res *CorrectnessResult, run proc.Result) ([]string, error) {
 	files, err := resultFiles(o.ArtifactsDir)
 	if err != nil {
 		return nil, err
@@ -223,7 +254,7 @@ func RunCorrectness(ctx context.Context, o CorrectnessOptions) (*CorrectnessResu
 	if run.ExitCode == 1 && len(failed) == 0 {
 		failed = append(failed, "pytest exited 1 (a test failed) although every result.json passed")
 	}
-	return finishCorrectness(o, res, failed)
+	return failed, nil
 }
 
 // finishCorrectness writes the result: a result without a gate is no
@@ -236,7 +267,7 @@ func finishCorrectness(o CorrectnessOptions, res *CorrectnessResult, failed []st
 	passed := len(failed) == 0
 	res.Passed = &passed
 	res.Reasons = failed
-	if err := evidence.WriteJSON(o.Out, res); err != nil {
+	if err := fileio.WriteJSON(o.Out, res); err != nil {
 		return nil, err
 	}
 	if !passed {
@@ -247,7 +278,7 @@ func finishCorrectness(o CorrectnessOptions, res *CorrectnessResult, failed []st
 
 func tailNote(tail string) string {
 	if t := strings.TrimSpace(tail); t != "" {
-		return "; last output:\n    " + strings.ReplaceAll(lastLines(t, 10), "\n", "\n    ")
+		return "; last output:\n" + text.Indent(text.LastLines(t, 10))
 	}
 	return ""
 }
@@ -271,7 +302,7 @@ func checkServedBundle(dir, link, bundle, sum string) error {
 			return fmt.Errorf("the e2e case built %s: it did not use the served bundle (is the manifest's bundle name %s?)", e.Name(), filepath.Base(link))
 		}
 	}
-	after, err := evidence.FileSHA256(context.Background(), bundle)
+	after, err := fileio.FileSHA256(context.Background(), bundle)
 	if err != nil {
 		return err
 	}
@@ -332,7 +363,7 @@ type e2eMetric struct {
 // and field; the error is for a result that is no result at all.
 func convertResult(path, root string, res *CorrectnessResult, profile string, cases []string) (CaseResult, []string, error) {
 	rel, _ := filepath.Rel(root, path)
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return CaseResult{}, nil, err
 	}
@@ -408,78 +439,111 @@ type stageMetric struct {
 	m     e2eMetric
 }
 
+// convertStage adds one stage's metrics to res and its gates to res and
+// c: every metric read and checked (readMetric), the stage's composite
+// rule evaluated over its gates (compositeRule), then each gate recorded,
+// or noted as not needed when the rule decided the stage (stageGates).
 func convertStage(rel, caseName, s string, st e2eStage, res *CorrectnessResult, c *CaseResult, fail func(string, ...any)) error {
 	metrics := map[string]stageMetric{}
 	names := slices.Sorted(maps.Keys(st.Metrics))
 	for _, m := range names {
 		field := fmt.Sprintf("%s: stages.%s.metrics.%s", rel, s, m)
-		full := caseName + "/" + s + "/" + m
-		var mr e2eMetric
-		if err := json.Unmarshal(st.Metrics[m], &mr); err != nil {
-			// Legacy form: a bare number, informational.
-			var v float64
-			if json.Unmarshal(st.Metrics[m], &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
-				res.Metrics[full] = v
-				continue
-			}
-			return fmt.Errorf("%s: not a metric {value, threshold, operator, passed}", field)
+		sm, legacy, err := readMetric(field, st.Metrics[m])
+		if err != nil {
+			return err
 		}
-		if mr.Value == nil || math.IsNaN(*mr.Value) || math.IsInf(*mr.Value, 0) {
-			return fmt.Errorf("%s: value missing or not a finite number", field)
-		}
-		res.Metrics[full] = *mr.Value
-		sm := stageMetric{value: *mr.Value, m: mr}
-		if mr.Threshold != nil {
-			if mr.Passed == nil {
-				return fmt.Errorf("%s: a thresholded metric without its outcome (passed)", field)
-			}
-			holds, ok := compare(*mr.Value, mr.Operator, *mr.Threshold)
-			if !ok {
-				return fmt.Errorf("%s: unknown operator %q", field, mr.Operator)
-			}
-			if holds != *mr.Passed {
-				return fmt.Errorf("%s: TRTMC says passed=%t but %g %s %g is %t: the result contradicts itself",
-					field, *mr.Passed, *mr.Value, mr.Operator, *mr.Threshold, holds)
-			}
-			sm.gated, sm.holds = true, holds
-		}
-		metrics[m] = sm
-	}
-	rule := strings.TrimSpace(st.CompositeRule)
-	var expr *ruleExpr
-	if !allPassRules[strings.ToLower(rule)] {
-		var err error
-		if expr, err = parseRule(rule); err != nil {
-			fail("stages.%s.composite_rule %q cannot be evaluated (%v): the harness cannot establish that the stage passes", s, rule, err)
-		} else {
-			outcome := func(n string) tri {
-				sm, ok := metrics[n]
-				if !ok || !sm.gated {
-					return triUnknown
-				}
-				if sm.holds {
-					return triTrue
-				}
-				return triFalse
-			}
-			switch expr.eval(outcome) {
-			case triFalse:
-				fail("stages.%s.composite_rule %q does not hold over the stage's gates", s, rule)
-			case triUnknown:
-				var why []string
-				for _, n := range expr.names {
-					if sm, ok := metrics[n]; !ok {
-						why = append(why, n+" is not recorded")
-					} else if !sm.gated {
-						why = append(why, n+" has no threshold")
-					}
-				}
-				fail("stages.%s.composite_rule %q cannot be established: %s", s, rule, strings.Join(why, ", "))
-			default:
-				c.Composite = append(c.Composite, CompositeStage{Stage: s, Rule: rule})
-			}
+		res.Metrics[caseName+"/"+s+"/"+m] = sm.value
+		if !legacy {
+			metrics[m] = sm
 		}
 	}
+	expr := compositeRule(s, strings.TrimSpace(st.CompositeRule), metrics, c, fail)
+	stageGates(caseName, s, names, metrics, expr, res, c, fail)
+	return nil
+}
+
+// readMetric reads one metric: {value, threshold, operator, passed}, whose
+// outcome, when it has a threshold, must be what value, operator and
+// threshold say; or, legacy, a bare finite number (informational).
+func readMetric(field string, raw json.RawMessage) (sm stageMetric, legacy bool, err error) {
+	var mr e2eMetric
+	if err := json.Unmarshal(raw, &mr); err != nil {
+		var v float64
+		if json.Unmarshal(raw, &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+			return stageMetric{value: v}, true, nil
+		}
+		return stageMetric{}, false, fmt.Errorf("%s: not a metric {value, threshold, operator, passed}", field)
+	}
+	if mr.Value == nil || math.IsNaN(*mr.Value) || math.IsInf(*mr.Value, 0) {
+		return stageMetric{}, false, fmt.Errorf("%s: value missing or not a finite number", field)
+	}
+	sm = stageMetric{value: *mr.Value, m: mr}
+	if mr.Threshold == nil {
+		return sm, false, nil
+	}
+	if mr.Passed == nil {
+		return stageMetric{}, false, fmt.Errorf("%s: a thresholded metric without its outcome (passed)", field)
+	}
+	holds, ok := compare(*mr.Value, mr.Operator, *mr.Threshold)
+	if !ok {
+		return stageMetric{}, false, fmt.Errorf("%s: unknown operator %q", field, mr.Operator)
+	}
+	if holds != *mr.Passed {
+		return stageMetric{}, false, fmt.Errorf("%s: TRTMC says passed=%t but %g %s %g is %t: the result contradicts itself",
+			field, *mr.Passed, *mr.Value, mr.Operator, *mr.Threshold, holds)
+	}
+	sm.gated, sm.holds = true, holds
+	return sm, false, nil
+}
+
+// compositeRule evaluates a stage's composite_rule over its gates (nil for
+// a rule that means "every gate passes"). A rule that holds is recorded in
+// c.Composite; one that does not hold, cannot be parsed or names a metric
+// without a gate is a failure.
+func compositeRule(s, rule string, metrics map[string]stageMetric, c *CaseResult, fail func(string, ...any)) *ruleExpr {
+	if allPassRules[strings.ToLower(rule)] {
+		return nil
+	}
+	expr, err := parseRule(rule)
+	if err != nil {
+		fail("stages.%s.composite_rule %q cannot be evaluated (%v): the harness cannot establish that the stage passes", s, rule, err)
+		return nil
+	}
+	outcome := func(n string) tri {
+		sm, ok := metrics[n]
+		if !ok || !sm.gated {
+			return triUnknown
+		}
+		if sm.holds {
+			return triTrue
+		}
+		return triFalse
+	}
+	switch expr.eval(outcome) {
+	case triFalse:
+		fail("stages.%s.composite_rule %q does not hold over the stage's gates", s, rule)
+	case triUnknown:
+		var why []string
+		for _, n := range expr.names {
+			if sm, ok := metrics[n]; !ok {
+				why = append(why, n+" is not recorded")
+			} else if !sm.gated {
+				why = append(why, n+" has no threshold")
+			}
+		}
+		fail("stages.%s.composite_rule %q cannot be established: %s", s, rule, strings.Join(why, ", "))
+	default:
+		c.Composite = append(c.Composite, CompositeStage{Stage: s, Rule: rule})
+	}
+	return expr
+}
+
+// stageGates records each metric of the stage: a gate (failed when it
+// does not hold), a passed: false without a threshold as a failure, or,
+// when the stage's composite rule decides and the gate did not hold, a
+// note on the rule that it was not needed.
+func stageGates(caseName, s string, names []string, metrics map[string]stageMetric, expr *ruleExpr, res *CorrectnessResult, c *CaseResult, fail func(string, ...any)) {
+	held := expr != nil && len(c.Composite) > 0 && c.Composite[len(c.Composite)-1].Stage == s
 	for _, m := range names {
 		sm, ok := metrics[m]
 		if !ok {
@@ -487,7 +551,6 @@ func convertStage(rel, caseName, s string, st e2eStage, res *CorrectnessResult, 
 		}
 		full := caseName + "/" + s + "/" + m
 		inRule := expr != nil && slices.Contains(expr.names, m)
-		held := expr != nil && len(c.Composite) > 0 && c.Composite[len(c.Composite)-1].Stage == s
 		switch {
 		case !sm.gated:
 			if sm.m.Passed != nil && !*sm.m.Passed && !inRule {
@@ -513,7 +576,6 @@ func convertStage(rel, caseName, s string, st e2eStage, res *CorrectnessResult, 
 			}
 		}
 	}
-	return nil
 }
 
 func compare(v float64, op string, t float64) (bool, bool) {
@@ -543,7 +605,7 @@ func orNone(s string) string {
 
 func msgNote(m string) string {
 	if m = strings.TrimSpace(m); m != "" {
-		return ": " + clipText(m, 200)
+		return ": " + text.Clip(m, 200)
 	}
 	return ""
 }

@@ -384,3 +384,36 @@ func TestCorrectnessNewerE2EFailsClosed(t *testing.T) {
 		})
 	}
 }
+
+// TestReadMetric: one metric of a stage, read closed.
+func TestReadMetric(t *testing.T) {
+	for _, tc := range []struct {
+		raw          string
+		gated, holds bool
+		legacy       bool
+		value        float64
+		err          string
+	}{
+		{raw: `0.93`, legacy: true, value: 0.93},
+		{raw: `{"value": 0.93}`, value: 0.93},
+		{raw: `{"value": 0.93, "threshold": 0.9, "operator": ">=", "passed": true}`, gated: true, holds: true, value: 0.93},
+		{raw: `{"value": 0.8, "threshold": 0.9, "operator": ">=", "passed": false}`, gated: true, value: 0.8},
+		{raw: `{"value": 0.8, "threshold": 0.9, "operator": ">=", "passed": true}`, err: "TRTMC says passed=true but 0.8 >= 0.9 is false"},
+		{raw: `{"value": 0.8, "threshold": 0.9, "operator": "~", "passed": true}`, err: `unknown operator "~"`},
+		{raw: `{"value": 0.8, "threshold": 0.9, "operator": ">="}`, err: "without its outcome"},
+		{raw: `{"threshold": 0.9}`, err: "value missing"},
+		{raw: `"high"`, err: "not a metric"},
+	} {
+		sm, legacy, err := readMetric("r.json: stages.s.metrics.m", json.RawMessage(tc.raw))
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.raw)
+			assert.ErrorContains(t, err, "r.json: stages.s.metrics.m", "the error names the field")
+			continue
+		}
+		require.NoError(t, err, tc.raw)
+		assert.Equal(t, tc.legacy, legacy, tc.raw)
+		assert.Equal(t, tc.value, sm.value, tc.raw)
+		assert.Equal(t, tc.gated, sm.gated, tc.raw)
+		assert.Equal(t, tc.holds, sm.holds, tc.raw)
+	}
+}

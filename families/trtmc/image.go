@@ -11,6 +11,8 @@ import (
 	_ "image/png"
 	"net/http"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Image is one decoded data-URL image: its exact bytes, type and size.
@@ -44,9 +46,9 @@ func DecodeDataURL(url string) (Image, error) {
 	rest, ok := strings.CutPrefix(url, "data:")
 	if !ok {
 		if strings.HasPrefix(url, "http://") || strings.HasPrefix(url, "https://") || strings.HasPrefix(url, "file:") {
-			return Image{}, fmt.Errorf("image URL %q is not a data URL: the native path never fetches", clipText(url, 60))
+			return Image{}, fmt.Errorf("image URL %q is not a data URL: the native path never fetches", text.Clip(url, 60))
 		}
-		return Image{}, fmt.Errorf("image URL is not a data URL (starts %q)", clipText(url, 30))
+		return Image{}, fmt.Errorf("image URL is not a data URL (starts %q)", text.Clip(url, 30))
 	}
 	meta, payload, ok := strings.Cut(rest, ",")
 	if !ok {
@@ -80,11 +82,4 @@ func DecodeDataURL(url string) (Image, error) {
 	}
 	im.Width, im.Height = cfg.Width, cfg.Height
 	return im, nil
-}
-
-func clipText(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	return s[:n] + "..."
 }

@@ -12,8 +12,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // TRTMC moved its family-owned correctness between two layouts, and the
@@ -118,7 +119,7 @@ func runQualify(ctx context.Context, o CorrectnessOptions, res *CorrectnessResul
 	if run.ExitCode == 2 {
 		return fmt.Errorf("profile %s: trtmc-qualify refused the run (exit 2, a QualificationError)%s", o.Profile, tailNote(run.StderrTail))
 	}
-	data, err := evidence.ReadFile(ctx, filepath.Join(out, "report.json"), evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(ctx, filepath.Join(out, "report.json"), fileio.MaxDocumentBytes)
 	if err != nil {
 		return fmt.Errorf("profile %s: trtmc-qualify wrote no usable report.json (exit %d): %w", o.Profile, run.ExitCode, err)
 	}
@@ -126,19 +127,25 @@ func runQualify(ctx context.Context, o CorrectnessOptions, res *CorrectnessResul
 }
 
 type qualifyReport struct {
-	Schema string `json:"schema_version"`
-	Kind   string `json:"kind"`
-	Status string `json:"status"`
-	Items  []struct {
-		Model      string                     `json:"model"`
-		SuiteID    string                     `json:"suite_id"`
-		CaseID     string                     `json:"case_id"`
-		GatePolicy string                     `json:"gate_policy"`
-		Execution  string                     `json:"execution"`
-		Verdict    *string                    `json:"verdict"`
-		Details    map[string]json.RawMessage `json:"details"`
-	} `json:"items"`
+	Schema string        `json:"schema_version"`
+	Kind   string        `json:"kind"`
+	Status string        `json:"status"`
+	Items  []qualifyItem `json:"items"`
 }
+
+// qualifyItem is one suite of a qualification report.
+type qualifyItem struct {
+	Model      string                     `json:"model"`
+	SuiteID    string                     `json:"suite_id"`
+	CaseID     string                     `json:"case_id"`
+	GatePolicy string                     `json:"gate_policy"`
+	Execution  string                     `json:"execution"`
+	Verdict    *string                    `json:"verdict"`
+	Details    map[string]json.RawMessage `json:"details"`
+}
+
+// qualifyFile is report.json as the result names it.
+const qualifyFile = "qualify/report.json"
 
 // readQualifyReport reads report.json closed: its schema and kind, a
 // status TRTMC defines, every item the profile's, completed, a blocking
@@ -151,19 +158,13 @@ func readQualifyReport(data []byte, o CorrectnessOptions, res *CorrectnessResult
 	if err := json.Unmarshal(data, &r); err != nil {
 		return fmt.Errorf("profile %s: report.json is not a TRTMC qualification report: %w", o.Profile, err)
 	}
-	const file = "qualify/report.json"
-	switch {
-	case r.Schema != QualifyReportSchema:
-		return fmt.Errorf("profile %s: %s: schema_version %q, want %s", o.Profile, file, r.Schema, QualifyReportSchema)
-	case r.Kind != "accuracy":
-		return fmt.Errorf("profile %s: %s: kind %q, want accuracy", o.Profile, file, r.Kind)
-	case r.Status == "error", r.Status == "empty", r.Status == "observed":
-		return fmt.Errorf("profile %s: %s: status %q: no blocking accuracy verdict (qualification_cli.py: pass, fail, error, empty, observed)", o.Profile, file, r.Status)
-	case len(r.Items) == 0:
-		return fmt.Errorf("profile %s: %s: items: none", o.Profile, file)
+	if err := r.checkHeader(o.Profile); err != nil {
+		return err
 	}
 	var failed []string
-	fail := func(format string, args ...any) { failed = append(failed, file+": "+fmt.Sprintf(format, args...)) }
+	fail := func(format string, args ...any) {
+		failed = append(failed, qualifyFile+": "+fmt.Sprintf(format, args...))
+	}
 	switch r.Status {
 	case "pass":
 	case "fail":
@@ -173,72 +174,105 @@ func readQualifyReport(data []byte, o CorrectnessOptions, res *CorrectnessResult
 	}
 	bundleNamed := false
 	for i, it := range r.Items {
-		where := fmt.Sprintf("items[%d]", i)
-		c := CaseResult{Case: it.CaseID, File: file, Status: it.Execution, Stages: map[string]string{it.SuiteID: it.Execution}}
-		if it.Verdict != nil {
-			c.Status = *it.Verdict
+		named, err := it.read(fmt.Sprintf("items[%d]", i), o.Profile, res, fail)
+		if err != nil {
+			return err
 		}
-		res.Cases = append(res.Cases, c)
-		if it.Model != o.Profile {
-			fail("%s.model is %q, not the profile %s: another model's result", where, it.Model, o.Profile)
-		}
-		if it.Execution != "completed" {
-			fail("%s.execution is %q, not completed", where, it.Execution)
-		}
-		if it.GatePolicy == "blocking" && (it.Verdict == nil || *it.Verdict != "pass") {
-			v := "none"
-			if it.Verdict != nil {
-				v = *it.Verdict
-			}
-			fail("%s.verdict is %s for a blocking suite", where, v)
-		}
-		var sum string
-		if raw, ok := it.Details["bundle_sha256"]; ok {
-			_ = json.Unmarshal(raw, &sum)
-		}
-		if sum != "" {
-			if sum != res.BundleSHA256 {
-				return fmt.Errorf("profile %s: %s: %s.details.bundle_sha256 is %s, not the served bundle's %s: it tested another bundle",
-					o.Profile, file, where, sum, res.BundleSHA256)
-			}
-			bundleNamed = true
-		}
-		var metrics map[string]json.RawMessage
-		if raw, ok := it.Details["metrics"]; ok {
-			_ = json.Unmarshal(raw, &metrics)
-		}
-		for _, m := range slices.Sorted(mapsKeys(metrics)) {
-			name := it.CaseID + "/" + it.SuiteID + "/" + m
-			var mr e2eMetric
-			if json.Unmarshal(metrics[m], &mr) != nil || mr.Value == nil {
-				var v float64
-				if json.Unmarshal(metrics[m], &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
-					res.Metrics[name] = v
-				}
-				continue
-			}
-			res.Metrics[name] = *mr.Value
-			if mr.Threshold == nil {
-				if mr.Passed != nil && !*mr.Passed {
-					fail("%s.details.metrics.%s says passed: false with no threshold", where, m)
-				}
-				continue
-			}
-			holds, ok := compare(*mr.Value, mr.Operator, *mr.Threshold)
-			if !ok || mr.Passed == nil || holds != *mr.Passed {
-				return fmt.Errorf("profile %s: %s: %s.details.metrics.%s: a gate whose outcome is missing or contradicts its value, operator and threshold", o.Profile, file, where, m)
-			}
-			res.Gates = append(res.Gates, Gate{Name: name, Value: *mr.Value, Op: mr.Operator, Threshold: *mr.Threshold, Passed: holds})
-			if !holds {
-				fail("%s %g not %s %g", name, *mr.Value, mr.Operator, *mr.Threshold)
-			}
-		}
+		bundleNamed = bundleNamed || named
 	}
 	if !bundleNamed {
 		return fmt.Errorf("profile %s: %s names no bundle it ran (no item has details.bundle_sha256): the public sources do not establish that trtmc-qualify tests an already-built bundle, so nothing shows it tested the served one (step: served bundle)",
-			o.Profile, file)
+			o.Profile, qualifyFile)
 	}
 	res.Reasons = append(res.Reasons, failed...)
+	return nil
+}
+
+// checkHeader refuses a report that is no accuracy verdict at all.
+func (r *qualifyReport) checkHeader(profile string) error {
+	switch {
+	case r.Schema != QualifyReportSchema:
+		return fmt.Errorf("profile %s: %s: schema_version %q, want %s", profile, qualifyFile, r.Schema, QualifyReportSchema)
+	case r.Kind != "accuracy":
+		return fmt.Errorf("profile %s: %s: kind %q, want accuracy", profile, qualifyFile, r.Kind)
+	case r.Status == "error", r.Status == "empty", r.Status == "observed":
+		return fmt.Errorf("profile %s: %s: status %q: no blocking accuracy verdict (qualification_cli.py: pass, fail, error, empty, observed)", profile, qualifyFile, r.Status)
+	case len(r.Items) == 0:
+		return fmt.Errorf("profile %s: %s: items: none", profile, qualifyFile)
+	}
+	return nil
+}
+
+// read adds one item to res: its case, its checks (the profile's model,
+// completed, a blocking suite passed), the bundle it names (which must be
+// the served one: named reports it) and its metrics.
+func (it *qualifyItem) read(where, profile string, res *CorrectnessResult, fail func(string, ...any)) (named bool, err error) {
+	c := CaseResult{Case: it.CaseID, File: qualifyFile, Status: it.Execution, Stages: map[string]string{it.SuiteID: it.Execution}}
+	if it.Verdict != nil {
+		c.Status = *it.Verdict
+	}
+	res.Cases = append(res.Cases, c)
+	if it.Model != profile {
+		fail("%s.model is %q, not the profile %s: another model's result", where, it.Model, profile)
+	}
+	if it.Execution != "completed" {
+		fail("%s.execution is %q, not completed", where, it.Execution)
+	}
+	if it.GatePolicy == "blocking" && (it.Verdict == nil || *it.Verdict != "pass") {
+		v := "none"
+		if it.Verdict != nil {
+			v = *it.Verdict
+		}
+		fail("%s.verdict is %s for a blocking suite", where, v)
+	}
+	var sum string
+	if raw, ok := it.Details["bundle_sha256"]; ok {
+		_ = json.Unmarshal(raw, &sum)
+	}
+	if sum != "" {
+		if sum != res.BundleSHA256 {
+			return false, fmt.Errorf("profile %s: %s: %s.details.bundle_sha256 is %s, not the served bundle's %s: it tested another bundle",
+				profile, qualifyFile, where, sum, res.BundleSHA256)
+		}
+		named = true
+	}
+	return named, it.readMetrics(where, profile, res, fail)
+}
+
+// readMetrics adds the item's details.metrics to res: a bare number is
+// informational, one with a threshold a gate whose outcome must agree with
+// its value, operator and threshold.
+func (it *qualifyItem) readMetrics(where, profile string, res *CorrectnessResult, fail func(string, ...any)) error {
+	var metrics map[string]json.RawMessage
+	if raw, ok := it.Details["metrics"]; ok {
+		_ = json.Unmarshal(raw, &metrics)
+	}
+	for _, m := range slices.Sorted(mapsKeys(metrics)) {
+		name := it.CaseID + "/" + it.SuiteID + "/" + m
+		var mr e2eMetric
+		if json.Unmarshal(metrics[m], &mr) != nil || mr.Value == nil {
+			var v float64
+			if json.Unmarshal(metrics[m], &v) == nil && !math.IsNaN(v) && !math.IsInf(v, 0) {
+				res.Metrics[name] = v
+			}
+			continue
+		}
+		res.Metrics[name] = *mr.Value
+		if mr.Threshold == nil {
+			if mr.Passed != nil && !*mr.Passed {
+				fail("%s.details.metrics.%s says passed: false with no threshold", where, m)
+			}
+			continue
+		}
+		holds, ok := compare(*mr.Value, mr.Operator, *mr.Threshold)
+		if !ok || mr.Passed == nil || holds != *mr.Passed {
+			return fmt.Errorf("profile %s: %s: %s.details.metrics.%s: a gate whose outcome is missing or contradicts its value, operator and threshold", profile, qualifyFile, where, m)
+		}
+		res.Gates = append(res.Gates, Gate{Name: name, Value: *mr.Value, Op: mr.Operator, Threshold: *mr.Threshold, Passed: holds})
+		if !holds {
+			fail("%s %g not %s %g", name, *mr.Value, mr.Operator, *mr.Threshold)
+		}
+	}
 	return nil
 }
 
@@ -301,7 +335,7 @@ func runE2EEnv(ctx context.Context, o CorrectnessOptions, res *CorrectnessResult
 	})
 	bundleStep := fmt.Sprintf("it built no %s under its tmp_path", name)
 	for _, b := range built {
-		sum, err := evidence.FileSHA256(ctx, b)
+		sum, err := fileio.FileSHA256(ctx, b)
 		if err != nil {
 			continue
 		}

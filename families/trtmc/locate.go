@@ -12,9 +12,12 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Two executables share the name trtmc-server (docs/trtmc.md "The native
@@ -111,12 +114,12 @@ func ProbePython(ctx context.Context, r proc.Runner, python string) (*PythonInfo
 		File       string `json:"file"`
 		Error      string `json:"error"`
 	}
-	line := strings.TrimSpace(lastLines(stdout.String(), 1))
+	line := strings.TrimSpace(text.LastLines(stdout.String(), 1))
 	if jerr := json.Unmarshal([]byte(line), &raw); jerr != nil || len(raw.Version) < 2 {
 		if err == nil {
-			err = fmt.Errorf("printed %q, not its version", clipText(line, 200))
+			err = fmt.Errorf("printed %q, not its version", text.Clip(line, 200))
 		}
-		if msg := strings.TrimSpace(lastLines(stderr.String(), 1)); msg != "" {
+		if msg := strings.TrimSpace(text.LastLines(stderr.String(), 1)); msg != "" {
 			// An interpreter that runs but lacks the package exits 1 with
 			// ModuleNotFoundError (a probe that cannot catch it: too old).
 			if strings.Contains(msg, "tensorrt_model_connect") {
@@ -228,7 +231,7 @@ func (e *WorkerNotFound) Error() string {
 }
 
 func identify(ctx context.Context, w *WorkerBinary) (*WorkerBinary, error) {
-	sum, err := evidence.FileSHA256(ctx, w.Path)
+	sum, err := fileio.FileSHA256(ctx, w.Path)
 	if err != nil {
 		return nil, fmt.Errorf("native worker %s: %w", w.Path, err)
 	}

@@ -7,12 +7,13 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // The native worker is found as TRTMC's control plane finds it: beside
@@ -28,7 +29,7 @@ func TestLocateWorker(t *testing.T) {
 		assert.Equal(t, in.Native, w.Path)
 		assert.Equal(t, WorkerFromPackage, w.Source)
 		assert.Equal(t, in.RuntimeRoot, w.RuntimeRoot)
-		sum, err := evidence.FileSHA256(ctx, in.Native)
+		sum, err := fileio.FileSHA256(ctx, in.Native)
 		require.NoError(t, err)
 		assert.Equal(t, sum, w.SHA256)
 	})

@@ -15,9 +15,10 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Native paths and the timing scope each gives the row's Task time.
@@ -99,47 +100,86 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 	if err != nil {
 		return meta, err
 	}
+	run := newNativeRun(out, o.Meta, meta)
+	ans, closeAns, err := startAnswerer(ctx, o, meta)
+	if err != nil {
+		return run.finish(err)
+	}
+	defer closeAns()
+	for _, q := range reqs {
+		if err := ctx.Err(); err != nil {
+			return run.finish(err)
+		}
+		if err := run.request(ctx, ans, q, wantRoute); err != nil {
+			return run.finish(err)
+		}
+	}
+	return run.finish(nil)
+}
+
+// nativeRun writes the answer lines of one run and, at its end, its
+// metadata.
+type nativeRun struct {
+	out      *os.File
+	bw       *bufio.Writer
+	enc      *json.Encoder
+	metaPath string
+	meta     *families.NativeMeta
+}
+
+func newNativeRun(out *os.File, metaPath string, meta *families.NativeMeta) *nativeRun {
 	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	write := func(r families.NativeAnswer) error {
-		if r.Error != "" {
-			meta.Errors++
-		} else {
-			meta.Answered++
-		}
-		return enc.Encode(r)
-	}
-	finish := func(runErr error) (*families.NativeMeta, error) {
-		if runErr != nil {
-			meta.Fatal = runErr.Error()
-		}
-		err := bw.Flush()
-		if err == nil {
-			err = out.Sync()
-		}
-		if cerr := out.Close(); err == nil {
-			err = cerr
-		}
-		if o.Meta != "" {
-			if merr := evidence.WriteJSON(o.Meta, meta); err == nil {
-				err = merr
-			}
-		}
-		if runErr != nil {
-			return meta, runErr
-		}
-		return meta, err
-	}
+	return &nativeRun{out: out, bw: bw, enc: enc, metaPath: metaPath, meta: meta}
+}
 
-	var ans answerer
+// write writes one answer line and counts it.
+func (n *nativeRun) write(r families.NativeAnswer) error {
+	if r.Error != "" {
+		n.meta.Errors++
+	} else {
+		n.meta.Answered++
+	}
+	return n.enc.Encode(r)
+}
+
+// finish makes the answers durable and writes the metadata (with the
+// run's fatal error, if any); runErr wins over an error of its own.
+func (n *nativeRun) finish(runErr error) (*families.NativeMeta, error) {
+	if runErr != nil {
+		n.meta.Fatal = runErr.Error()
+	}
+	err := n.bw.Flush()
+	if err == nil {
+		err = n.out.Sync()
+	}
+	if cerr := n.out.Close(); err == nil {
+		err = cerr
+	}
+	if n.metaPath != "" {
+		if merr := fileio.WriteJSON(n.metaPath, n.meta); err == nil {
+			err = merr
+		}
+	}
+	if runErr != nil {
+		return n.meta, runErr
+	}
+	return n.meta, err
+}
+
+// startAnswerer starts what answers the requests on the options' path: the
+// native worker (located as the control plane finds it unless its argv is
+// given; stopped by the returned func) or `trtmc run` per request. It
+// records in meta what it started and the timing scope of its replies.
+func startAnswerer(ctx context.Context, o NativeOptions, meta *families.NativeMeta) (answerer, func(), error) {
 	switch o.Path {
 	case PathWorker:
 		meta.TimingScope = ScopeTaskCall
 		if len(o.Worker.Argv) == 0 {
 			bin, err := LocateWorker(ctx, o.Locate)
 			if err != nil {
-				return finish(fmt.Errorf("locate the native worker: %w", err))
+				return nil, nil, fmt.Errorf("locate the native worker: %w", err)
 			}
 			meta.WorkerBinary = bin
 			o.Worker.Argv = WorkerArgv(bin, o.Bundle, o.WorkerArgs)
@@ -147,66 +187,59 @@ func RunNative(ctx context.Context, o NativeOptions) (*families.NativeMeta, erro
 		meta.Argv = o.Worker.Argv
 		w, err := StartWorker(ctx, o.Runner, o.Worker)
 		if err != nil {
-			return finish(fmt.Errorf("start the native worker: %w", err))
+			return nil, nil, fmt.Errorf("start the native worker: %w", err)
 		}
-		defer w.Close(context.WithoutCancel(ctx))
 		rd := w.Ready
 		meta.Worker = &rd
 		meta.TokenCounts = o.Task == TaskChat
 		if o.Limits.DefaultMaxNewTokens == 0 {
 			o.Limits.DefaultMaxNewTokens = rd.DefaultMaxNewTokens
 		}
-		ans = &workerAnswerer{o: o, w: w}
+		return &workerAnswerer{o: o, w: w}, func() { w.Close(context.WithoutCancel(ctx)) }, nil
 	case PathCLI:
 		meta.TimingScope = ScopeRunPrefillDecode
 		if o.Task == TaskDetect {
 			meta.TimingScope = ScopeNone
 		}
 		meta.Argv = []string{o.CLI.Trtmc}
-		ans = &cliAnswerer{o: o}
-	default:
-		return finish(fmt.Errorf("unknown native path %q (worker or cli)", o.Path))
+		return &cliAnswerer{o: o}, func() {}, nil
 	}
+	return nil, nil, fmt.Errorf("unknown native path %q (worker or cli)", o.Path)
+}
 
-	for _, q := range reqs {
-		if err := ctx.Err(); err != nil {
-			return finish(err)
-		}
-		r := families.NativeAnswer{RequestID: q.RequestID}
-		if q.Route != wantRoute {
-			r.Error = fmt.Sprintf("route %s is not this family's route %s", q.Route, wantRoute)
-			if err := write(r); err != nil {
-				return finish(err)
-			}
-			continue
-		}
-		answer, taskMS, wallMS, err := ans.answer(ctx, q)
-		var gone *WorkerGone
-		switch {
-		case errors.As(err, &gone), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
-			r.Error = err.Error()
-			if werr := write(r); werr != nil {
-				return finish(werr)
-			}
-			return finish(fmt.Errorf("request %s: %w (%d of %d requests answered)", q.RequestID, err, meta.Answered, meta.Requests))
-		case err != nil:
-			var pe *proc.ExitError
-			var re *ReplyError
-			if !errors.As(err, &pe) && !errors.As(err, &re) && !errors.As(err, new(*requestError)) {
-				// Not the request's fault: the program could not run at all.
-				r.Error = err.Error()
-				_ = write(r)
-				return finish(fmt.Errorf("request %s: %w", q.RequestID, err))
-			}
-			r.Error = err.Error()
-		default:
-			r.Answer, r.TaskMS, r.WallMS = answer, taskMS, wallMS
-		}
-		if err := write(r); err != nil {
-			return finish(err)
-		}
+// request answers one request line and writes its answer or error line.
+// A problem of the request (another route, a payload the server rejects,
+// an error reply) is its error line; the error returned ends the run: the
+// worker gone or the context ended (after the request's error line), or a
+// program that cannot run at all.
+func (n *nativeRun) request(ctx context.Context, ans answerer, q families.NativeRequest, wantRoute string) error {
+	r := families.NativeAnswer{RequestID: q.RequestID}
+	if q.Route != wantRoute {
+		r.Error = fmt.Sprintf("route %s is not this family's route %s", q.Route, wantRoute)
+		return n.write(r)
 	}
-	return finish(nil)
+	answer, taskMS, wallMS, err := ans.answer(ctx, q)
+	var gone *WorkerGone
+	switch {
+	case errors.As(err, &gone), errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		r.Error = err.Error()
+		if werr := n.write(r); werr != nil {
+			return werr
+		}
+		return fmt.Errorf("request %s: %w (%d of %d requests answered)", q.RequestID, err, n.meta.Answered, n.meta.Requests)
+	case err != nil:
+		r.Error = err.Error()
+		var pe *proc.ExitError
+		var re *ReplyError
+		if !errors.As(err, &pe) && !errors.As(err, &re) && !errors.As(err, new(*requestError)) {
+			// Not the request's fault: the program could not run at all.
+			_ = n.write(r)
+			return fmt.Errorf("request %s: %w", q.RequestID, err)
+		}
+	default:
+		r.Answer, r.TaskMS, r.WallMS = answer, taskMS, wallMS
+	}
+	return n.write(r)
 }
 
 // WorkerArgv is the native worker's command line, as the control plane
@@ -412,7 +445,7 @@ func (a *cliAnswerer) answer(ctx context.Context, q families.NativeRequest) (jso
 
 // readNativeIn reads the request lines, naming file:line on any problem.
 func readNativeIn(path string) ([]families.NativeRequest, error) {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}

@@ -48,104 +48,152 @@ var chatKeys = map[string]bool{"model": true, "messages": true, "max_tokens": tr
 // the server rejects. One user message (optionally after one system
 // message) with exactly one image and its text.
 func ParseChat(payload []byte, lim ChatLimits) (ChatCall, error) {
-	var raw map[string]json.RawMessage
-	if err := json.Unmarshal(payload, &raw); err != nil {
-		return ChatCall{}, fmt.Errorf("payload is not a JSON object: %w", err)
+	req, err := decodeChat(payload)
+	if err != nil {
+		return ChatCall{}, err
 	}
-	for k := range raw {
-		if !chatKeys[k] {
-			return ChatCall{}, fmt.Errorf("%s: extra fields not permitted (trtmc-server rejects them)", k)
-		}
+	if err := req.checkRanges(); err != nil {
+		return ChatCall{}, err
 	}
-	var req struct {
-		Messages            []json.RawMessage `json:"messages"`
-		MaxTokens           *int64            `json:"max_tokens"`
-		MaxCompletionTokens *int64            `json:"max_completion_tokens"`
-		Temperature         *float64          `json:"temperature"`
-		TopP                *float64          `json:"top_p"`
-		MinP                *float64          `json:"min_p"`
-		TopK                *int64            `json:"top_k"`
-		Seed                *int64            `json:"seed"`
-		EnableThinking      *bool             `json:"enable_thinking"`
-		N                   *int64            `json:"n"`
-		Stream              *bool             `json:"stream"`
-		Stop                json.RawMessage   `json:"stop"`
-	}
-	if err := json.Unmarshal(payload, &req); err != nil {
-		return ChatCall{}, fmt.Errorf("payload: %w", err)
-	}
-	switch {
-	case req.MaxTokens != nil && *req.MaxTokens < 1:
-		return ChatCall{}, errors.New("max_tokens must be >= 1")
-	case req.MaxCompletionTokens != nil && *req.MaxCompletionTokens < 1:
-		return ChatCall{}, errors.New("max_completion_tokens must be >= 1")
-	case req.Temperature != nil && (*req.Temperature < 0 || math.IsInf(*req.Temperature, 0) || math.IsNaN(*req.Temperature)):
-		return ChatCall{}, errors.New("temperature must be finite and >= 0")
-	case req.TopP != nil && (*req.TopP < 0 || *req.TopP > 1):
-		return ChatCall{}, errors.New("top_p must be in [0, 1]")
-	case req.MinP != nil && (*req.MinP < 0 || *req.MinP > 1):
-		return ChatCall{}, errors.New("min_p must be in [0, 1]")
-	case req.TopK != nil && *req.TopK < 0:
-		return ChatCall{}, errors.New("top_k must be >= 0")
-	case req.Seed != nil && *req.Seed < 0:
-		return ChatCall{}, errors.New("seed must be >= 0")
-	case req.N != nil && *req.N != 1:
-		return ChatCall{}, errors.New("n must be 1")
-	case req.Stream != nil && *req.Stream:
-		return ChatCall{}, errors.New("streaming is not available")
-	case len(req.Stop) > 0 && string(req.Stop) != "null":
-		return ChatCall{}, errors.New("stop is not supported")
-	case req.MaxTokens != nil && req.MaxCompletionTokens != nil:
-		return ChatCall{}, errors.New("max_tokens and max_completion_tokens are mutually exclusive")
+	if err := req.checkSupported(); err != nil {
+		return ChatCall{}, err
 	}
 	call := ChatCall{Config: map[string]any{}}
-	var err error
 	call.Prompt, call.SystemPrompt, call.Image, err = chatMessages(req.Messages)
 	if err != nil {
 		return ChatCall{}, err
 	}
-	// max_tokens = requested or the model's default; above the limit is a 400.
+	maxTokens, err := req.maxNewTokens(lim)
+	if err != nil {
+		return ChatCall{}, err
+	}
+	req.generationConfig(call.Config, maxTokens, call.SystemPrompt)
+	return call, nil
+}
+
+// chatRequest is the part of a ChatCompletionRequest the mapping reads.
+type chatRequest struct {
+	Messages            []json.RawMessage `json:"messages"`
+	MaxTokens           *int64            `json:"max_tokens"`
+	MaxCompletionTokens *int64            `json:"max_completion_tokens"`
+	Temperature         *float64          `json:"temperature"`
+	TopP                *float64          `json:"top_p"`
+	MinP                *float64          `json:"min_p"`
+	TopK                *int64            `json:"top_k"`
+	Seed                *int64            `json:"seed"`
+	EnableThinking      *bool             `json:"enable_thinking"`
+	N                   *int64            `json:"n"`
+	Stream              *bool             `json:"stream"`
+	Stop                json.RawMessage   `json:"stop"`
+}
+
+// decodeChat decodes a JSON object holding only the fields the server
+// accepts (extra="forbid").
+func decodeChat(payload []byte) (*chatRequest, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(payload, &raw); err != nil {
+		return nil, fmt.Errorf("payload is not a JSON object: %w", err)
+	}
+	for k := range raw {
+		if !chatKeys[k] {
+			return nil, fmt.Errorf("%s: extra fields not permitted (trtmc-server rejects them)", k)
+		}
+	}
+	var req chatRequest
+	if err := json.Unmarshal(payload, &req); err != nil {
+		return nil, fmt.Errorf("payload: %w", err)
+	}
+	return &req, nil
+}
+
+// checkRanges rejects a token count or sampling setting out of the range
+// the server's schema allows.
+func (r *chatRequest) checkRanges() error {
+	switch {
+	case r.MaxTokens != nil && *r.MaxTokens < 1:
+		return errors.New("max_tokens must be >= 1")
+	case r.MaxCompletionTokens != nil && *r.MaxCompletionTokens < 1:
+		return errors.New("max_completion_tokens must be >= 1")
+	case r.Temperature != nil && (*r.Temperature < 0 || math.IsInf(*r.Temperature, 0) || math.IsNaN(*r.Temperature)):
+		return errors.New("temperature must be finite and >= 0")
+	case r.TopP != nil && (*r.TopP < 0 || *r.TopP > 1):
+		return errors.New("top_p must be in [0, 1]")
+	case r.MinP != nil && (*r.MinP < 0 || *r.MinP > 1):
+		return errors.New("min_p must be in [0, 1]")
+	case r.TopK != nil && *r.TopK < 0:
+		return errors.New("top_k must be >= 0")
+	case r.Seed != nil && *r.Seed < 0:
+		return errors.New("seed must be >= 0")
+	}
+	return nil
+}
+
+// checkSupported rejects what the server does not do: several choices,
+// streaming, stop sequences, and both token limits at once.
+func (r *chatRequest) checkSupported() error {
+	switch {
+	case r.N != nil && *r.N != 1:
+		return errors.New("n must be 1")
+	case r.Stream != nil && *r.Stream:
+		return errors.New("streaming is not available")
+	case len(r.Stop) > 0 && string(r.Stop) != "null":
+		return errors.New("stop is not supported")
+	case r.MaxTokens != nil && r.MaxCompletionTokens != nil:
+		return errors.New("max_tokens and max_completion_tokens are mutually exclusive")
+	}
+	return nil
+}
+
+// maxNewTokens is the requested generation length, or the model's default;
+// above the server's limit (4096 unless set) it is a 400. 0 means unknown.
+func (r *chatRequest) maxNewTokens(lim ChatLimits) (int64, error) {
 	maxTokens := int64(lim.DefaultMaxNewTokens)
-	if req.MaxCompletionTokens != nil {
-		maxTokens = *req.MaxCompletionTokens
-	} else if req.MaxTokens != nil {
-		maxTokens = *req.MaxTokens
+	if r.MaxCompletionTokens != nil {
+		maxTokens = *r.MaxCompletionTokens
+	} else if r.MaxTokens != nil {
+		maxTokens = *r.MaxTokens
 	}
 	limit := int64(lim.MaxNewTokens)
 	if limit <= 0 {
 		limit = 4096
 	}
 	if maxTokens > limit {
-		return ChatCall{}, fmt.Errorf("requested generation exceeds %d tokens", limit)
+		return 0, fmt.Errorf("requested generation exceeds %d tokens", limit)
 	}
+	return maxTokens, nil
+}
+
+// generationConfig fills the worker's generation config (protocol.py
+// generation_config): max_new_tokens when known, the sampling settings the
+// request set, use_chat_template, and the system prompt when there is one.
+func (r *chatRequest) generationConfig(cfg map[string]any, maxTokens int64, system string) {
 	if maxTokens > 0 {
 		// Unknown only on the CLI path with no max_tokens in the request:
 		// `trtmc run` then uses the bundle's own default, as the worker would.
-		call.Config["max_new_tokens"] = maxTokens
+		cfg["max_new_tokens"] = maxTokens
 	}
-	if req.Temperature != nil {
-		call.Config["temperature"] = *req.Temperature
+	if r.Temperature != nil {
+		cfg["temperature"] = *r.Temperature
 	}
-	if req.TopP != nil {
-		call.Config["top_p"] = *req.TopP
+	if r.TopP != nil {
+		cfg["top_p"] = *r.TopP
 	}
-	if req.MinP != nil {
-		call.Config["min_p"] = *req.MinP
+	if r.MinP != nil {
+		cfg["min_p"] = *r.MinP
 	}
-	if req.TopK != nil {
-		call.Config["top_k"] = *req.TopK
+	if r.TopK != nil {
+		cfg["top_k"] = *r.TopK
 	}
-	if req.Seed != nil {
-		call.Config["seed"] = *req.Seed
+	if r.Seed != nil {
+		cfg["seed"] = *r.Seed
 	}
-	if req.EnableThinking != nil {
-		call.Config["enable_thinking"] = *req.EnableThinking
+	if r.EnableThinking != nil {
+		cfg["enable_thinking"] = *r.EnableThinking
 	}
-	call.Config["use_chat_template"] = true
-	if call.SystemPrompt != "" {
-		call.Config["system_prompt"] = call.SystemPrompt
+	cfg["use_chat_template"] = true
+	if system != "" {
+		cfg["system_prompt"] = system
 	}
-	return call, nil
 }
 
 type chatMessage struct {

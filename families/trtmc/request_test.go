@@ -119,3 +119,33 @@ func TestParseChatWithoutAKnownDefault(t *testing.T) {
 	assert.False(t, has)
 	assert.NotContains(t, chatFlags(call.Config), "--max-new-tokens")
 }
+
+// TestChatMaxNewTokens: the requested length (max_completion_tokens, else
+// max_tokens), else the model's default; the server's limit is 4096 unless
+// set; 0 when nothing says (the CLI path then keeps the bundle's default).
+func TestChatMaxNewTokens(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	for _, tc := range []struct {
+		name string
+		req  chatRequest
+		lim  ChatLimits
+		want int64
+		err  string
+	}{
+		{"default", chatRequest{}, ChatLimits{DefaultMaxNewTokens: 32}, 32, ""},
+		{"unknown", chatRequest{}, ChatLimits{}, 0, ""},
+		{"max_tokens", chatRequest{MaxTokens: n(7)}, ChatLimits{DefaultMaxNewTokens: 32}, 7, ""},
+		{"max_completion_tokens", chatRequest{MaxCompletionTokens: n(9)}, ChatLimits{DefaultMaxNewTokens: 32}, 9, ""},
+		{"server limit", chatRequest{MaxTokens: n(65)}, ChatLimits{MaxNewTokens: 64}, 0, "exceeds 64 tokens"},
+		{"default limit", chatRequest{MaxTokens: n(4097)}, ChatLimits{}, 0, "exceeds 4096 tokens"},
+		{"at the default limit", chatRequest{MaxTokens: n(4096)}, ChatLimits{}, 4096, ""},
+	} {
+		got, err := tc.req.maxNewTokens(tc.lim)
+		if tc.err != "" {
+			assert.ErrorContains(t, err, tc.err, tc.name)
+			continue
+		}
+		assert.NoError(t, err, tc.name)
+		assert.Equal(t, tc.want, got, tc.name)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
@@ -81,7 +83,7 @@ type WorkerGone struct {
 func (e *WorkerGone) Error() string {
 	msg := fmt.Sprintf("native worker %s during %s", e.Reason, e.During)
 	if t := strings.TrimSpace(e.Tail); t != "" {
-		msg += "; its last stderr lines:\n    " + strings.ReplaceAll(lastLines(t, 10), "\n", "\n    ")
+		msg += "; its last stderr lines:\n" + text.Indent(text.LastLines(t, 10))
 	}
 	return msg
 }
@@ -119,7 +121,7 @@ func StartWorker(ctx context.Context, r proc.Runner, s WorkerSpec) (*Worker, err
 	var rd Ready
 	if err := json.Unmarshal(line, &rd); err != nil || rd.Event != "ready" {
 		w.kill()
-		return nil, &WorkerGone{During: "startup", Reason: fmt.Sprintf("sent %q instead of its ready line", clipText(string(line), 200)), Tail: p.StderrTail()}
+		return nil, &WorkerGone{During: "startup", Reason: fmt.Sprintf("sent %q instead of its ready line", text.Clip(line, 200)), Tail: p.StderrTail()}
 	}
 	w.Ready = rd
 	if s.Protocol != 0 && rd.ProtocolVersion != s.Protocol {
@@ -205,7 +207,7 @@ func (w *Worker) Call(ctx context.Context, id string, req map[string]any) (json.
 		if nerr != nil {
 			return nil, nerr
 		}
-		return nil, &WorkerGone{During: id, Reason: fmt.Sprintf("stopped reading requests (%v) after %q", err, clipText(string(line), 200))}
+		return nil, &WorkerGone{During: id, Reason: fmt.Sprintf("stopped reading requests (%v) after %q", err, text.Clip(line, 200))}
 	}
 	line, err := w.next(ctx, id, w.spec.RequestTimeout)
 	if err != nil {
@@ -214,7 +216,7 @@ func (w *Worker) Call(ctx context.Context, id string, req map[string]any) (json.
 	var rep Reply
 	if err := json.Unmarshal(line, &rep); err != nil {
 		w.kill()
-		return nil, &WorkerGone{During: id, Reason: fmt.Sprintf("answered with a non-protocol line %q", clipText(string(line), 200)), Tail: w.p.StderrTail()}
+		return nil, &WorkerGone{During: id, Reason: fmt.Sprintf("answered with a non-protocol line %q", text.Clip(line, 200)), Tail: w.p.StderrTail()}
 	}
 	if rep.ID != id {
 		w.kill()
@@ -268,11 +270,3 @@ func (w *Worker) Close(ctx context.Context) proc.Result {
 }
 
 func (w *Worker) kill() { go func() { _, _ = w.p.Stop() }() }
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}

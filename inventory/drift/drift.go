@@ -15,6 +15,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
@@ -311,7 +313,7 @@ func flattenFile(ext string, data []byte, present bool) (map[string]string, stri
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.UseNumber()
 		if err := dec.Decode(&doc); err != nil {
-			return nil, specs.OneLine(err.Error())
+			return nil, text.OneLine(err.Error())
 		}
 		if _, err := dec.Token(); err != io.EOF {
 			return nil, "trailing data after the document"
@@ -319,7 +321,7 @@ func flattenFile(ext string, data []byte, present bool) (map[string]string, stri
 	} else {
 		var m map[string]any
 		if err := toml.Unmarshal(data, &m); err != nil {
-			return nil, specs.OneLine(err.Error())
+			return nil, text.OneLine(err.Error())
 		}
 		doc = m
 	}
@@ -394,7 +396,7 @@ func (r *Report) Line() string {
 	groups := strings.Join(r.Groups, ",")
 	if len(r.Changes) == 0 {
 		return fmt.Sprintf("%s: no spec drift between %s @ %s and %s @ %s in %s",
-			groups, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit), specs.Plural(len(r.Families), "family", "families"))
+			groups, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit), text.Count(len(r.Families), "family", "families"))
 	}
 	var cats []string
 	for _, c := range slices.Sorted(maps.Keys(r.ByCategory)) {
@@ -405,7 +407,7 @@ func (r *Report) Line() string {
 		verb = "differs"
 	}
 	return fmt.Sprintf("%s: %s %s between %s @ %s and %s @ %s (%s)", groups,
-		specs.Plural(len(r.Changes), "file", "files"), verb, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit),
+		text.Count(len(r.Changes), "file", "files"), verb, r.Base, specs.ShortSHA(r.BaseCommit), r.Head, specs.ShortSHA(r.HeadCommit),
 		strings.Join(cats, ", "))
 }
 

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 )
@@ -387,7 +389,7 @@ func (r *Report) Line() string {
 		}
 	}
 	parts := []string{fmt.Sprintf("%d normal (%s)", s.Normal, strings.Join(states, ", ")),
-		specs.Plural(s.Variants, "variant", "variants"), specs.Plural(s.Partials, "partial", "partials")}
+		text.Count(s.Variants, "variant", "variants"), text.Count(s.Partials, "partial", "partials")}
 	for _, kv := range []struct {
 		n    int
 		name string
@@ -398,7 +400,7 @@ func (r *Report) Line() string {
 	}
 	line := fmt.Sprintf("%s @ %s: %s; %d need action", r.Group, specs.ShortSHA(r.Commit), strings.Join(parts, ", "), s.NeedAction)
 	if len(r.Gaps) > 0 {
-		line += fmt.Sprintf("; %s without a normal profile", specs.Plural(len(r.Gaps), "checkpoint", "checkpoints"))
+		line += fmt.Sprintf("; %s without a normal profile", text.Count(len(r.Gaps), "checkpoint", "checkpoints"))
 	}
 	return line
 }

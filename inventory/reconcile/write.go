@@ -10,10 +10,13 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Proposal is what --write did with the missing profiles.
@@ -207,7 +210,7 @@ func writeProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 	}
 	doc.WriteString("profiles:\n")
 	doc.Write(text)
-	if err := evidence.WriteFileMode(out, doc.Bytes(), 0o644); err != nil {
+	if err := fileio.WriteFileMode(out, doc.Bytes(), 0o644); err != nil {
 		return nil, err
 	}
 	return &Proposal{File: out, Appended: false, Profiles: ids, Reasons: reasons}, nil
@@ -215,7 +218,7 @@ func writeProposals(r *Report, inv *inventory.Inventory, invFiles []string, know
 
 // appendToInventory returns (nil, reasons, nil) when it cannot append safely.
 func appendToInventory(r *Report, file string, knownFamily func(string) bool, defaults Defaults) (*Proposal, []string, error) {
-	old, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
+	old, err := fileio.ReadFile(context.Background(), file, fileio.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read inventory: %w", err)
 	}
@@ -244,11 +247,11 @@ func appendToInventory(r *Report, file string, knownFamily func(string) bool, de
 	if reasons := verifyAppend(file, old, updated, r.Group, ids, knownFamily); len(reasons) > 0 {
 		return nil, reasons, nil
 	}
-	if err := evidence.WriteFileMode(file, updated, info.Mode().Perm()); err != nil {
+	if err := fileio.WriteFileMode(file, updated, info.Mode().Perm()); err != nil {
 		return nil, nil, err
 	}
 	// Re-validate what is on disk now.
-	back, err := evidence.ReadFile(context.Background(), file, evidence.MaxConfigBytes)
+	back, err := fileio.ReadFile(context.Background(), file, fileio.MaxConfigBytes)
 	if err != nil {
 		return nil, nil, fmt.Errorf("re-read inventory after writing: %w", err)
 	}
@@ -261,57 +264,81 @@ func appendToInventory(r *Report, file string, knownFamily func(string) bool, de
 // insertionPoint finds the byte offset just after the last profile of the
 // group's block-style profiles list, and the indentation of its dashes.
 func insertionPoint(data []byte, group string) (int, int, string) {
+	seq, nextLine, why := profilesList(data, group)
+	if why != "" {
+		return 0, 0, why
+	}
+	lines := strings.SplitAfter(string(data), "\n")
+	last := lastListLine(lines, seq.Line, nextLine)
+	offset := 0
+	for i := 0; i < last && i < len(lines); i++ {
+		offset += len(lines[i])
+	}
+	if dash, ok := dashColumn(lines, seq); ok {
+		return offset, dash, ""
+	}
+	return 0, 0, fmt.Sprintf("cannot find the list indentation of groups.%s.profiles", group)
+}
+
+// profilesList finds the group's profiles list, which must be a non-empty
+// block list with no flow style around it, and the line of what follows it
+// in the file (0: nothing in this document's mappings).
+func profilesList(data []byte, group string) (seq *yaml.Node, nextLine int, why string) {
 	var doc yaml.Node
 	if err := yaml.Unmarshal(data, &doc); err != nil || len(doc.Content) == 0 {
-		return 0, 0, "the inventory file does not parse as YAML"
+		return nil, 0, "the inventory file does not parse as YAML"
 	}
 	root := doc.Content[0]
 	groups := mapLookup(root, "groups")
 	if groups == nil || groups.Kind != yaml.MappingNode {
-		return 0, 0, "the inventory file has no groups mapping"
+		return nil, 0, "the inventory file has no groups mapping"
 	}
-	var gnode *yaml.Node
-	nextLine := 0 // first line after the group
-	for i := 0; i+1 < len(groups.Content); i += 2 {
-		if groups.Content[i].Value == group {
-			gnode = groups.Content[i+1]
-			if i+2 < len(groups.Content) {
-				nextLine = groups.Content[i+2].Line
-			}
-		}
-	}
+	gnode, nextLine := valueAndNext(groups, group, 0)
 	if gnode == nil || gnode.Kind != yaml.MappingNode {
-		return 0, 0, fmt.Sprintf("group %s is not a mapping in the file", group)
+		return nil, 0, fmt.Sprintf("group %s is not a mapping in the file", group)
 	}
-	var seq *yaml.Node
-	for i := 0; i+1 < len(gnode.Content); i += 2 {
-		if gnode.Content[i].Value == "profiles" {
-			seq = gnode.Content[i+1]
-			if i+2 < len(gnode.Content) {
-				nextLine = gnode.Content[i+2].Line
-			}
-		}
-	}
+	seq, nextLine = valueAndNext(gnode, "profiles", nextLine)
 	if seq == nil || seq.Kind != yaml.SequenceNode || seq.Style&yaml.FlowStyle != 0 || len(seq.Content) == 0 {
-		return 0, 0, fmt.Sprintf("groups.%s.profiles is not a non-empty block list", group)
+		return nil, 0, fmt.Sprintf("groups.%s.profiles is not a non-empty block list", group)
 	}
 	if root.Style&yaml.FlowStyle != 0 || groups.Style&yaml.FlowStyle != 0 || gnode.Style&yaml.FlowStyle != 0 {
-		return 0, 0, "the inventory uses flow style around the profiles list"
+		return nil, 0, "the inventory uses flow style around the profiles list"
 	}
-	lines := strings.SplitAfter(string(data), "\n")
+	return seq, nextLine, ""
+}
+
+// valueAndNext is the value of key in mapping m and the line of the key
+// after it; next stays as given when key is the mapping's last.
+func valueAndNext(m *yaml.Node, key string, next int) (*yaml.Node, int) {
+	var val *yaml.Node
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			val = m.Content[i+1]
+			if i+2 < len(m.Content) {
+				next = m.Content[i+2].Line
+			}
+		}
+	}
+	return val, next
+}
+
+// lastListLine is the 1-based line of the list's last line: the line
+// before what follows it (the next key, a further document, or the end of
+// the file), stepping back over the blank and comment lines that precede
+// what follows.
+func lastListLine(lines []string, listLine, nextLine int) int {
 	if nextLine == 0 {
 		// Further documents or the end of the file.
 		nextLine = len(lines) + 1
 		for i, l := range lines {
-			if i+1 > seq.Line && (strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...")) {
+			if i+1 > listLine && (strings.HasPrefix(l, "---") || strings.HasPrefix(l, "...")) {
 				nextLine = i + 1
 				break
 			}
 		}
 	}
-	// Step back over blank and comment lines that precede what follows.
 	last := nextLine - 1 // 1-based line number of the candidate last line
-	for last > seq.Line {
+	for last > listLine {
 		t := strings.TrimSpace(lines[last-1])
 		if t == "" || strings.HasPrefix(t, "#") {
 			last--
@@ -319,20 +346,21 @@ func insertionPoint(data []byte, group string) (int, int, string) {
 		}
 		break
 	}
-	offset := 0
-	for i := 0; i < last && i < len(lines); i++ {
-		offset += len(lines[i])
-	}
-	dash := seq.Content[0].Column - 3 // 1-based column of the first key, "- " before it
-	if ln := lines[seq.Content[0].Line-1]; dash >= 0 && dash < len(ln) && ln[dash] == '-' {
-		return offset, dash, ""
-	}
-	// The dash of the first item: find it on the item's line.
+	return last
+}
+
+// dashColumn is the 0-based column of the list's dashes: before the first
+// item's first key, else the first dash on that item's line.
+func dashColumn(lines []string, seq *yaml.Node) (int, bool) {
 	ln := lines[seq.Content[0].Line-1]
-	if i := strings.Index(ln, "-"); i >= 0 && strings.TrimSpace(ln[:i]) == "" {
-		return offset, i, ""
+	dash := seq.Content[0].Column - 3 // 1-based column of the first key, "- " before it
+	if dash >= 0 && dash < len(ln) && ln[dash] == '-' {
+		return dash, true
 	}
-	return 0, 0, fmt.Sprintf("cannot find the list indentation of groups.%s.profiles", group)
+	if i := strings.Index(ln, "-"); i >= 0 && strings.TrimSpace(ln[:i]) == "" {
+		return i, true
+	}
+	return 0, false
 }
 
 func mapLookup(n *yaml.Node, key string) *yaml.Node {
@@ -397,7 +425,7 @@ func verifyAppend(file string, old, updated []byte, group string, ids []string, 
 	for i, id := range ids {
 		p := g.Profiles[len(g.Profiles)-len(ids)+i]
 		if p.ID != id {
-			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %s, want %s", i, inventory.Quote(p.ID), inventory.Quote(id)))
+			reasons = append(reasons, fmt.Sprintf("appended profile %d reads back as %s, want %s", i, text.Quote(p.ID), text.Quote(id)))
 		}
 	}
 	had := map[string]bool{}
@@ -407,7 +435,7 @@ func verifyAppend(file string, old, updated []byte, group string, ids []string, 
 	}
 	for _, pr := range inventory.Validate(reparsed, knownFamily) {
 		if !had[pr.Field+": "+pr.Message] {
-			reasons = append(reasons, inventory.Printable(pr.Field+": "+pr.Message))
+			reasons = append(reasons, text.Printable(pr.Field+": "+pr.Message))
 		}
 	}
 	return reasons
@@ -438,7 +466,7 @@ func refuseInvalid(r *Report, knownFamily func(string) bool, defaults Defaults) 
 			if why := entryProblem(row, knownFamily, defaults); why != "" {
 				name := row.Profile
 				if !inventory.SafeName(name) {
-					name = inventory.Quote(name)
+					name = text.Quote(name)
 				}
 				refused = append(refused, Refusal{Profile: name, Manifest: row.Manifest, Problem: why})
 				continue
@@ -486,5 +514,5 @@ func entryProblem(row Row, knownFamily func(string) bool, defaults Defaults) str
 	if mf, ok := manifestField[strings.SplitN(field, ".", 2)[0]]; ok {
 		field = mf
 	}
-	return inventory.Printable(fmt.Sprintf("%s: %s: %s", row.Manifest, field, pr.Message))
+	return text.Printable(fmt.Sprintf("%s: %s: %s", row.Manifest, field, pr.Message))
 }

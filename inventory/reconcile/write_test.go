@@ -289,3 +289,38 @@ func TestWriteRefusesEntriesTheInventoryWouldReject(t *testing.T) {
 	assert.Equal(t, before, mustRead(t, path2))
 	assert.NoFileExists(t, filepath.Join(filepath.Dir(path2), "inventory.detection.proposed.yaml"))
 }
+
+// TestInsertionPointCases: where the append goes, whatever follows the
+// list, and what is refused.
+func TestInsertionPointCases(t *testing.T) {
+	for name, tc := range map[string]struct {
+		doc, group string
+		before     string // what precedes the insertion point
+		indent     int
+		why        string
+	}{
+		"another group follows": {doc: "groups:\n  g:\n    profiles:\n      - id: a\n\n  h:\n    profiles:\n      - id: b\n", group: "g",
+			before: "      - id: a\n", indent: 6},
+		"a key follows in the group": {doc: "groups:\n  g:\n    profiles:\n    - id: a\n    # about x\n    x: 1\n", group: "g",
+			before: "    - id: a\n", indent: 4},
+		"the last group, then a document": {doc: "groups:\n  g:\n    profiles:\n    - id: a\n---\nother: 1\n", group: "g",
+			before: "    - id: a\n", indent: 4},
+		"the last group at the end": {doc: "groups:\n  h:\n    profiles:\n    - id: b\n  g:\n    profiles:\n    - id: a", group: "g",
+			before: "    - id: a", indent: 4},
+		"flow list":     {doc: "groups:\n  g:\n    profiles: [{id: a}]\n", group: "g", why: "groups.g.profiles is not a non-empty block list"},
+		"empty list":    {doc: "groups:\n  g:\n    profiles: []\n", group: "g", why: "groups.g.profiles is not a non-empty block list"},
+		"flow group":    {doc: "groups: {g: {profiles: [{id: a}]}}\n", group: "g", why: "groups.g.profiles is not a non-empty block list"},
+		"no such group": {doc: "groups:\n  g:\n    profiles:\n    - id: a\n", group: "x", why: "group x is not a mapping in the file"},
+		"no groups":     {doc: "schema: x\n", group: "g", why: "the inventory file has no groups mapping"},
+		"not YAML":      {doc: "groups: [\n", group: "g", why: "the inventory file does not parse as YAML"},
+	} {
+		at, indent, why := insertionPoint([]byte(tc.doc), tc.group)
+		if tc.why != "" {
+			assert.Equal(t, tc.why, why, name)
+			continue
+		}
+		require.Empty(t, why, name)
+		assert.True(t, strings.HasSuffix(tc.doc[:at], tc.before), "%s: inserts after %q, at %q", name, tc.before, tc.doc[:at])
+		assert.Equal(t, tc.indent, indent, name)
+	}
+}

@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"go.yaml.in/yaml/v3"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.
@@ -20,10 +20,6 @@ const ConfigSchema = "trtmc-qual/spec-groups/v1"
 
 //go:embed groups.yaml
 var defaultConfigYAML []byte
-
-// DefaultConfigYAML returns the shipped spec-groups file, for users who want
-// to copy and edit it.
-func DefaultConfigYAML() []byte { return bytes.Clone(defaultConfigYAML) }
 
 // Config maps TRTMC task strategies to groups and holds the classification
 // and drift rules. It is data (a YAML file), not code.
@@ -124,9 +120,9 @@ func LoadConfig(path string) (*Config, error) {
 	if path == "" {
 		return DefaultConfig(), nil
 	}
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxConfigBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxConfigBytes)
 	if err != nil {
-		return nil, &ConfigError{File: path, Problems: []string{evidence.ReadProblem("the spec-groups file", path, err)}}
+		return nil, &ConfigError{File: path, Problems: []string{fileio.ReadProblem("the spec-groups file", path, err)}}
 	}
 	return ParseConfig(path, data)
 }

@@ -38,7 +38,6 @@ func TestDefaultConfig(t *testing.T) {
 	} {
 		assert.Equal(t, want, c.Category(rel), rel)
 	}
-	assert.Equal(t, defaultConfigYAML, DefaultConfigYAML())
 }
 
 func TestLoadConfigFile(t *testing.T) {

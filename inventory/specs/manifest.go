@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/pelletier/go-toml/v2"
 )
 
@@ -18,7 +20,7 @@ import (
 func parseModelTOML(data []byte, fam *Family) ([]string, string) {
 	var doc map[string]any
 	if err := toml.Unmarshal(data, &doc); err != nil {
-		return nil, "malformed TOML: " + OneLine(err.Error())
+		return nil, "malformed TOML: " + text.OneLine(err.Error())
 	}
 	fam.ID, _ = doc["id"].(string)
 	fam.Plugin, _ = doc["plugin"].(string)
@@ -92,7 +94,7 @@ func decodeObject(data []byte) (map[string]any, string) {
 	dec.UseNumber()
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
-		msg := "malformed JSON: " + OneLine(err.Error())
+		msg := "malformed JSON: " + text.OneLine(err.Error())
 		if line := syntaxLine(data, err); line > 0 {
 			msg = fmt.Sprintf("line %d: %s", line, msg)
 		}

@@ -3,14 +3,10 @@ package specs
 import (
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // How spec values, parse errors and commits are shown: on one line, as the
 // reconcile, drift and ci reports print them.
-
-// OneLine folds s onto one line, its runs of white space made one space.
-func OneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // CompactJSON is v as compact JSON (fmt's %v when it is not JSON).
 func CompactJSON(v any) string {
@@ -35,12 +31,4 @@ func OrDash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// Plural is "1 one" or "n many".
-func Plural(n int, one, many string) string {
-	if n == 1 {
-		return fmt.Sprintf("%d %s", n, one)
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }

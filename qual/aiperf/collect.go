@@ -12,8 +12,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no
@@ -151,38 +152,6 @@ type Run struct {
 	Problems []Problem `json:"problems"`
 }
 
-// Complete reports whether the run has no problems.
-func (r *Run) Complete() bool { return len(r.Problems) == 0 }
-
-// Err returns nil for a complete run, else an *IncompleteError.
-func (r *Run) Err() error {
-	if r.Complete() {
-		return nil
-	}
-	return &IncompleteError{Dir: r.ArtifactDir, Problems: r.Problems}
-}
-
-// HasProblem reports whether a problem with the code was found.
-func (r *Run) HasProblem(code string) bool {
-	for _, p := range r.Problems {
-		if p.Code == code {
-			return true
-		}
-	}
-	return false
-}
-
-// Phase returns the requests of one phase, in start order.
-func (r *Run) Phase(phase string) []Request {
-	var out []Request
-	for _, q := range r.Requests {
-		if q.Phase == phase {
-			out = append(out, q)
-		}
-	}
-	return out
-}
-
 // IncompleteError lists why a run is not trusted.
 type IncompleteError struct {
 	Dir      string
@@ -250,7 +219,7 @@ func (c *collector) problem(code, format string, args ...any) {
 }
 
 func (c *collector) readyMarker() {
-	data, err := evidence.ReadFile(context.Background(), c.path(FileReadyMarker), evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), c.path(FileReadyMarker), fileio.MaxDocumentBytes)
 	if err != nil {
 		detail := FileReadyMarker + " is missing"
 		if _, perr := os.Stat(c.path(FileProcessing)); perr == nil {
@@ -401,11 +370,11 @@ func (c *collector) raw() {
 				differ = append(differ, id)
 			}
 			q.Payload = r.Payload
-			if n := r.BodyLen(); n > evidence.MaxAnswerBytes {
+			if n := r.BodyLen(); n > fileio.MaxAnswerBytes {
 				// Not kept: memory must not grow with the largest answer.
 				// The request is an error, so the row cannot qualify.
 				q.Error = &RequestError{Type: "answer_too_large", Message: fmt.Sprintf(
-					"the answer is %d bytes, over the %d MiB limit for one answer (evidence.MaxAnswerBytes); not kept", n, evidence.MaxAnswerBytes>>20)}
+					"the answer is %d bytes, over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not kept", n, fileio.MaxAnswerBytes>>20)}
 				tooLarge = append(tooLarge, id)
 			} else {
 				q.Response = r.Body()
@@ -428,8 +397,8 @@ func (c *collector) raw() {
 		return
 	}
 	if len(tooLarge) > 0 {
-		c.problem(ProblemAnswerTooLarge, "%d answer(s) over the %d MiB limit for one answer (evidence.MaxAnswerBytes), not kept, e.g. %s",
-			len(tooLarge), evidence.MaxAnswerBytes>>20, examples(tooLarge))
+		c.problem(ProblemAnswerTooLarge, "%d answer(s) over the %d MiB limit for one answer (fileio.MaxAnswerBytes), not kept, e.g. %s",
+			len(tooLarge), fileio.MaxAnswerBytes>>20, examples(tooLarge))
 	}
 	if !c.recordsOK {
 		return // without the full record set, coverage proves nothing

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // setAnswer replaces the response text of raw line i with an answer of
@@ -45,7 +45,7 @@ func setAnswer(t testing.TB, dir string, i, n int) string {
 // answer_too_large, and the row cannot qualify.
 func TestCollectAnswerTooLarge(t *testing.T) {
 	dir, meta := fixture(t, EndpointChat)
-	id := setAnswer(t, dir, 20, evidence.MaxAnswerBytes+1)
+	id := setAnswer(t, dir, 20, fileio.MaxAnswerBytes+1)
 	run, err := Collect(dir, expectFor(meta, false))
 	require.NoError(t, err)
 	assert.Contains(t, problemCodes(run), ProblemAnswerTooLarge)
@@ -56,7 +56,7 @@ func TestCollectAnswerTooLarge(t *testing.T) {
 			assert.Nil(t, q.Response, "the answer is not kept")
 			require.NotNil(t, q.Error)
 			assert.Equal(t, "answer_too_large", q.Error.Type)
-			assert.Contains(t, q.Error.Message, "over the 16 MiB limit for one answer (evidence.MaxAnswerBytes)")
+			assert.Contains(t, q.Error.Message, "over the 16 MiB limit for one answer (fileio.MaxAnswerBytes)")
 		} else {
 			assert.Nil(t, q.Error, q.RequestID)
 		}
@@ -72,7 +72,7 @@ func TestCollectLineTooLong(t *testing.T) {
 		t.Skip("writes a 65 MiB line")
 	}
 	dir, meta := fixture(t, EndpointChat)
-	setAnswer(t, dir, 7, evidence.MaxLineBytes+1)
+	setAnswer(t, dir, 7, fileio.MaxLineBytes+1)
 	run, err := Collect(dir, expectFor(meta, false))
 	require.NoError(t, err)
 	assert.Contains(t, problemCodes(run), ProblemRawInvalid)
@@ -82,7 +82,7 @@ func TestCollectLineTooLong(t *testing.T) {
 			detail = p.Detail
 		}
 	}
-	assert.Contains(t, detail, "profile_export_raw.jsonl:8: line is longer than 64 MiB, the limit for one line (evidence.MaxLineBytes)")
+	assert.Contains(t, detail, "profile_export_raw.jsonl:8: line is longer than 64 MiB, the limit for one line (fileio.MaxLineBytes)")
 }
 
 // BenchmarkCollectLargeAnswer prints the peak heap of Collect over the

@@ -14,7 +14,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // CorpusEntry is one entry of a trtmc-qual/corpus/v1 corpus.json.
@@ -65,7 +65,7 @@ func InitCorpus(dir, questions, source string, force bool) (*CorpusFile, string,
 			return nil, "", fmt.Errorf("%s and %s would both be entry %q: rename one", prev, d.Name(), id)
 		}
 		seen[id] = d.Name()
-		data, err := evidence.ReadFile(context.Background(), filepath.Join(dir, d.Name()), evidence.MaxImageBytes)
+		data, err := fileio.ReadFile(context.Background(), filepath.Join(dir, d.Name()), fileio.MaxImageBytes)
 		if err != nil {
 			return nil, "", err
 		}
@@ -88,10 +88,10 @@ func InitCorpus(dir, questions, source string, force bool) (*CorpusFile, string,
 			return nil, "", err
 		}
 	}
-	if err := evidence.WriteJSON(out, c); err != nil {
+	if err := fileio.WriteJSON(out, c); err != nil {
 		return nil, "", err
 	}
-	sum, err := evidence.FileSHA256(context.Background(), out)
+	sum, err := fileio.FileSHA256(context.Background(), out)
 	return c, sum, err
 }
 
@@ -130,7 +130,7 @@ func DecodeImage(name string, data []byte) (image.Config, error) {
 }
 
 func addQuestions(c *CorpusFile, path string) error {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return err
 	}

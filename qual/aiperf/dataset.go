@@ -21,7 +21,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Endpoint types the driver supports.
@@ -54,10 +54,10 @@ const CorpusSchemaQual = "trtmc-qual/corpus/v1"
 // in file order, with image paths resolved inside dir.
 func LoadCorpus(dir string) ([]Entry, error) {
 	path := filepath.Join(dir, "corpus.json")
-	if err := evidence.CheckDir(dir); err != nil {
+	if err := fileio.CheckDir(dir); err != nil {
 		return nil, fmt.Errorf("read corpus: %w", err)
 	}
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, fmt.Errorf("read corpus: %w", err)
 	}
@@ -249,7 +249,7 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 
 // dataURL returns data:<mime>;base64,<exact file bytes>.
 func dataURL(e Entry) (string, error) {
-	data, err := evidence.ReadFile(context.Background(), e.ImagePath, evidence.MaxImageBytes)
+	data, err := fileio.ReadFile(context.Background(), e.ImagePath, fileio.MaxImageBytes)
 	if err != nil {
 		return "", err
 	}

@@ -7,12 +7,12 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // readBufferSize is the bufio buffer for JSONL files. Lines longer than this
 // (raw records carry base64 images) are assembled in a reusable scratch
-// slice, up to evidence.MaxLineBytes: a longer line is a *ParseError naming
+// slice, up to fileio.MaxLineBytes: a longer line is a *ParseError naming
 // file, line and limit.
 const readBufferSize = 1 << 20
 
@@ -46,7 +46,7 @@ var errTruncated = errors.New("last line has no newline (file truncated?)")
 // what it keeps (json.Unmarshal does). Memory does not grow with the number
 // of lines, only with the longest line.
 func scanLines(path string, fn func(lineNo int, line []byte) error) error {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return err
 	}
@@ -67,16 +67,16 @@ func scanReader(path string, r io.Reader, bufSize int, fn func(lineNo int, line 
 		if errors.Is(err, bufio.ErrBufferFull) {
 			long = append(long[:0], line...)
 			for errors.Is(err, bufio.ErrBufferFull) {
-				if len(long) > evidence.MaxLineBytes {
-					return &ParseError{File: path, Line: lineNo + 1, Err: fmt.Errorf("line is longer than %d MiB, the limit for one line (evidence.MaxLineBytes)", evidence.MaxLineBytes>>20)}
+				if len(long) > fileio.MaxLineBytes {
+					return &ParseError{File: path, Line: lineNo + 1, Err: fmt.Errorf("line is longer than %d MiB, the limit for one line (fileio.MaxLineBytes)", fileio.MaxLineBytes>>20)}
 				}
 				line, err = br.ReadSlice('\n')
 				long = append(long, line...)
 			}
 			line = long
 		}
-		if len(trimEOL(line)) > evidence.MaxLineBytes {
-			return &ParseError{File: path, Line: lineNo + 1, Err: fmt.Errorf("line is longer than %d MiB, the limit for one line (evidence.MaxLineBytes)", evidence.MaxLineBytes>>20)}
+		if len(trimEOL(line)) > fileio.MaxLineBytes {
+			return &ParseError{File: path, Line: lineNo + 1, Err: fmt.Errorf("line is longer than %d MiB, the limit for one line (fileio.MaxLineBytes)", fileio.MaxLineBytes>>20)}
 		}
 		if err != nil && !errors.Is(err, io.EOF) {
 			return fmt.Errorf("read %s: %w", path, err)

@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // OutputEntry is one element of outputs.json (--export-outputs-json). The
@@ -127,7 +127,7 @@ func ScanInputs(path string, fn func(i int, e *InputEntry) error) error {
 // scanObject walks the top-level keys of a JSON object file, handing the
 // decoder to fn positioned at each key's value. fn must consume the value.
 func scanObject(path string, fn func(key string, dec *json.Decoder) error) error {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return err
 	}

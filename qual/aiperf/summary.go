@@ -8,7 +8,7 @@ import (
 	"fmt"
 	"sort"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // MetricStats is one metric block of profile_export_aiperf.json. AIPerf
@@ -158,22 +158,6 @@ func (s *Summary) Metric(tag string) (MetricStats, bool) {
 	return m, ok
 }
 
-// WarmupMetric looks up a warmup-phase metric block by tag.
-func (s *Summary) WarmupMetric(tag string) (MetricStats, bool) {
-	m, ok := s.WarmupMetrics[tag]
-	return m, ok
-}
-
-// MetricTags lists the profiling metric tags, sorted.
-func (s *Summary) MetricTags() []string {
-	tags := make([]string, 0, len(s.Metrics))
-	for t := range s.Metrics {
-		tags = append(tags, t)
-	}
-	sort.Strings(tags)
-	return tags
-}
-
 // scalar returns a metric's avg as an integer count (request_count and
 // friends). ok is false when the metric is absent, which AIPerf does for
 // zero-valued error counters.
@@ -198,7 +182,7 @@ var summaryFields = map[string]bool{
 // required. Any other top-level object with a "unit" string is a metric
 // block.
 func ParseSummary(path string) (*Summary, error) {
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
@@ -151,7 +153,7 @@ func (r *runner) add(s Step, start time.Time) {
 // the wiring's table (a spec-groups file's ConfigError, a bad ref, a git
 // that cannot run...).
 func (r *runner) stepError(name string, err error) Step {
-	return Step{Name: name, Status: StepError, Message: firstLine(err.Error()), Output: err.Error(), Code: r.opts.CodeOf(err)}
+	return Step{Name: name, Status: StepError, Message: text.Headline(err.Error()), Output: err.Error(), Code: r.opts.CodeOf(err)}
 }
 
 func (r *runner) loadFamilies() (*families.Config, error) {
@@ -206,7 +208,7 @@ func (r *runner) validateFamilies(fams *families.Config, famErr error) {
 	start := r.now()
 	s := Step{Name: "validate-families"}
 	if famErr != nil {
-		s.Status, s.Code, s.Message, s.Output = StepError, CodeUsage, firstLine(famErr.Error()), famErr.Error()
+		s.Status, s.Code, s.Message, s.Output = StepError, CodeUsage, text.Headline(famErr.Error()), famErr.Error()
 	} else {
 		s.Status, s.Message = StepPassed, fmt.Sprintf("%d family(ies) in %s", len(fams.Names()), r.opts.Families)
 	}
@@ -321,11 +323,4 @@ func checkedGroups(asked []string, cfg *specs.Config, inv *inventory.Inventory) 
 	}
 	slices.Sort(out)
 	return out, nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i] + " ..."
-	}
-	return s
 }

@@ -15,6 +15,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
@@ -22,7 +26,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Schema is the JSON schema of a doctor report.
@@ -281,7 +284,7 @@ func checkExecutables(ctx context.Context, o Options, used map[string]bool, add 
 			v, err := version(ctx, o.Runner, e.version)
 			if err != nil {
 				status = StatusWarn
-				detail += "; version unknown: " + firstLine(err.Error())
+				detail += "; version unknown: " + text.FirstLine(err.Error())
 			} else {
 				detail += "; " + v
 			}
@@ -309,14 +312,7 @@ func version(ctx context.Context, r proc.Runner, argv []string) (string, error) 
 	if _, err := r.Run(ctx, proc.Spec{Name: "version", Argv: argv, Stdout: &out, Stderr: &out}); err != nil {
 		return "", err
 	}
-	return firstLine(strings.TrimSpace(out.String())), nil
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
+	return text.FirstLine(strings.TrimSpace(out.String())), nil
 }
 
 func containsStr(list []string, s string) bool {
@@ -353,7 +349,7 @@ func checkCorpus(o Options, g *inventory.Group, add func(Check)) {
 		return
 	}
 	if want := g.Workload.Dataset.SHA256; want != "" {
-		if got, err := evidence.FileSHA256(context.Background(), filepath.Join(dir, "corpus.json")); err != nil || got != want {
+		if got, err := fileio.FileSHA256(context.Background(), filepath.Join(dir, "corpus.json")); err != nil || got != want {
 			add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: fmt.Sprintf("corpus.json sha256 %s, pinned %s", got, want),
 				Fix: "restore the pinned corpus or update workload.dataset.sha256 deliberately"})
 			return
@@ -401,7 +397,7 @@ func checkBundle(o Options, p *inventory.Profile, add func(Check)) {
 		add(c)
 		return
 	}
-	sum, err := evidence.FileSHA256(context.Background(), path)
+	sum, err := fileio.FileSHA256(context.Background(), path)
 	if err != nil {
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusFail, Detail: err.Error(), Fix: "make the bundle readable"})
 		return
@@ -474,7 +470,7 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 	}
 	commit, err := git("rev-parse", "HEAD")
 	if err != nil {
-		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "not a git checkout: " + firstLine(commit+" "+err.Error()),
+		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "not a git checkout: " + text.FirstLine(commit+" "+err.Error()),
 			Fix: "clone NVIDIA/TensorRT-Model-Connect there (git clone ...; git checkout <commit>)"})
 		return
 	}
@@ -495,7 +491,7 @@ func checkRepo(ctx context.Context, o Options, used map[string]bool, add func(Ch
 		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: "git status: " + err.Error(), Fix: "repair the checkout"})
 	case status != "":
 		n := len(strings.Split(status, "\n"))
-		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: fmt.Sprintf("commit %s, dirty: %d tracked file(s) differ from it (first: %s)", commit, n, firstLine(status)),
+		add(Check{Area: "repo", Subject: repo, Status: StatusFail, Detail: fmt.Sprintf("commit %s, dirty: %d tracked file(s) differ from it (first: %s)", commit, n, text.FirstLine(status)),
 			Fix: "commit or stash the changes: a qualification must name the exact sources it tested"})
 	default:
 		add(Check{Area: "repo", Subject: repo, Status: StatusOK, Detail: "commit " + commit + ", clean"})

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -23,7 +25,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 func TestMain(m *testing.M) {
@@ -131,7 +132,7 @@ groups:
         bundle: {path: bundles/none.bundle}
         status: planned
         exclusion: {reason: an L0 repro}
-`, evidence.SHA256([]byte("engine")))
+`, fileio.SHA256([]byte("engine")))
 	invPath := filepath.Join(d, "inventory.yaml")
 	require.NoError(t, os.WriteFile(invPath, []byte(inv), 0o644))
 	fams, err := families.Load("../../families/trtmc.yaml")
@@ -271,7 +272,7 @@ func TestWarningsDoNotBlock(t *testing.T) {
 	assert.True(t, r.Ready)
 	b := byArea(r, "bundle", "qwen3-vl-2b")
 	assert.Equal(t, StatusWarn, b.Status)
-	assert.Contains(t, b.Fix, "sha256: "+evidence.SHA256([]byte("engine")))
+	assert.Contains(t, b.Fix, "sha256: "+fileio.SHA256([]byte("engine")))
 	g := byArea(r, "gpu", "parallelism")
 	require.NotNil(t, g)
 	assert.Contains(t, g.Detail, "qwen3-vl-2b (4) need more GPUs than the 1 here")

@@ -19,13 +19,16 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -117,7 +120,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	}
 	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
 	if err != nil {
-		add("server", StatusFail, "could not start "+evidence.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
+		add("server", StatusFail, "could not start "+text.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
 		return
 	}
 	stopped := false
@@ -133,7 +136,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 			"read the server's log above: a flag the server lacks (trtmc-server --help), the bundle, or the worker it starts (the native binary beside tensorrt_model_connect)")
 		return
 	}
-	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, evidence.ShellJoin(argv)), "")
+	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, text.ShellJoin(argv)), "")
 
 	entries, err := aiperf.LoadCorpus(corpus)
 	if err != nil || len(entries) == 0 {
@@ -158,7 +161,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		add("request", StatusFail, "POST "+f.Route+": "+err.Error(), "read the server's log")
 		return
 	}
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, evidence.MaxAnswerBytes))
+	answer, _ := io.ReadAll(io.LimitReader(resp.Body, fileio.MaxAnswerBytes))
 	resp.Body.Close()
 	switch echo := resp.Header.Get("X-Request-ID"); {
 	case resp.StatusCode != http.StatusOK:
@@ -166,7 +169,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		if resp.StatusCode == http.StatusRequestEntityTooLarge {
 			fix = "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
 		}
-		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, clipBody(answer)), fix)
+		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, text.Clip(answer, 300)), fix)
 		return
 	case echo != id:
 		add("request id", StatusFail, fmt.Sprintf("sent X-Request-ID %s, the server answered X-Request-ID %q: it does not honour the client's id, so no request can be joined by identity (the policy of idx@ddf1735f)", id, echo),
@@ -205,7 +208,7 @@ func probeRecord(f *families.Family, path, id string, add func(subject, status, 
 	}
 	defer fh.Close()
 	sc := bufio.NewScanner(fh)
-	sc.Buffer(make([]byte, 0, 64<<10), evidence.MaxAnswerBytes)
+	sc.Buffer(make([]byte, 0, 64<<10), fileio.MaxAnswerBytes)
 	for sc.Scan() {
 		var rec map[string]json.RawMessage
 		if json.Unmarshal(sc.Bytes(), &rec) != nil {
@@ -295,11 +298,4 @@ func oneLineTail(tail, logPath string) string {
 		lines = lines[len(lines)-4:]
 	}
 	return strings.Join(lines, " | ")
-}
-
-func clipBody(b []byte) string {
-	if len(b) > 300 {
-		return string(b[:300]) + "..."
-	}
-	return string(b)
 }

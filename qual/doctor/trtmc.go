@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
@@ -155,7 +157,7 @@ func checkConsoleScript(ctx context.Context, o Options, server []*families.Famil
 	defer cancel()
 	_, herr := o.Runner.Run(hctx, proc.Spec{Name: "trtmc-server --help", Argv: []string{path, "--help"}, Stdout: &out, Stderr: &out})
 	if herr != nil {
-		add(Check{Area: "trtmc", Subject: "trtmc-server", Status: StatusFail, Detail: fmt.Sprintf("%s (%s): --help failed: %s", path, kind, firstLine(herr.Error())),
+		add(Check{Area: "trtmc", Subject: "trtmc-server", Status: StatusFail, Detail: fmt.Sprintf("%s (%s): --help failed: %s", path, kind, text.FirstLine(herr.Error())),
 			Fix: "reinstall TRTMC's serve extra (pip install '.[serve]' from the checkout): fastapi, pydantic, uvicorn"})
 		return python
 	}

@@ -4,7 +4,7 @@
 // of its stderr kept for error messages.
 //
 // Everything that starts a process in trtmc-qual goes through a Runner, so
-// tests can substitute a fake (FakeRunner, fake.go) and the lifecycle rules live in
+// tests can substitute a fake (proctest.FakeRunner) and the lifecycle rules live in
 // one place.
 package proc
 
@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // DefaultGrace is how long a child gets between its stop signal and SIGKILL.
@@ -126,7 +128,7 @@ func (e *ExitError) Error() string {
 	}
 	msg := fmt.Sprintf("%s (%s) %s", e.Name, argv0(e.Result.Argv), how)
 	if tail := strings.TrimSpace(e.Result.StderrTail); tail != "" {
-		msg += "; last output:\n" + indent(lastLines(tail, 15))
+		msg += "; last output:\n" + text.Indent(text.LastLines(tail, 15))
 	}
 	return msg
 }
@@ -147,7 +149,7 @@ type Process interface {
 	StderrTail() string
 }
 
-// Runner starts children. OS is the real one; tests use FakeRunner.
+// Runner starts children. OS is the real one; tests use proctest.FakeRunner.
 type Runner interface {
 	// Run starts the child and waits for it. Cancelling ctx stops it.
 	Run(ctx context.Context, s Spec) (Result, error)
@@ -335,18 +337,6 @@ func argv0(argv []string) string {
 		return "<empty>"
 	}
 	return argv[0]
-}
-
-func lastLines(s string, n int) string {
-	lines := strings.Split(s, "\n")
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
-	return strings.Join(lines, "\n")
-}
-
-func indent(s string) string {
-	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
 }
 
 // tailBuffer keeps the last max bytes written to it.

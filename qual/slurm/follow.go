@@ -1,7 +1,6 @@
 package slurm
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -12,11 +11,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // Problem codes of the rows the driver writes for tasks that left none of
@@ -390,7 +392,7 @@ func (f *Follower) logRef(t TaskRef) string {
 	if err != nil {
 		return s + " (none)"
 	}
-	if tail := lastLines(data, 5); tail != "" {
+	if tail := lastLogLines(data, 5); tail != "" {
 		s += "; last lines:\n" + tail
 	}
 	return s
@@ -402,7 +404,7 @@ const logTailBytes = 64 << 10
 
 // logTail reads the last max bytes of a regular file.
 func logTail(path string, max int64) ([]byte, error) {
-	f, st, err := evidence.OpenRegular(path)
+	f, st, err := fileio.OpenRegular(path)
 	if err != nil {
 		return nil, err
 	}
@@ -423,18 +425,13 @@ func max64(a, b int64) int64 {
 	return b
 }
 
-func lastLines(data []byte, n int) string {
-	lines := bytes.Split(bytes.TrimRight(data, "\n"), []byte("\n"))
-	if len(lines) > n {
-		lines = lines[len(lines)-n:]
-	}
+// lastLogLines is the last n lines of a task's log for a message: blank lines
+// dropped, each line trimmed, clipped to 300 bytes and indented.
+func lastLogLines(data []byte, n int) string {
 	var out []string
-	for _, l := range lines {
-		if s := strings.TrimSpace(string(l)); s != "" {
-			if len(s) > 300 {
-				s = s[:300] + "..."
-			}
-			out = append(out, "    "+s)
+	for _, l := range strings.Split(text.LastLines(string(data), n), "\n") {
+		if s := strings.TrimSpace(l); s != "" {
+			out = append(out, "    "+text.Clip(s, 300))
 		}
 	}
 	return strings.Join(out, "\n")

@@ -237,7 +237,7 @@ func TestSlurmBookkeepingReadsAreCapped(t *testing.T) {
 	tail, err := logTail(log, logTailBytes)
 	require.NoError(t, err)
 	assert.Len(t, tail, logTailBytes)
-	assert.Equal(t, "    last words", lastLines(tail, 1))
+	assert.Equal(t, "    last words", lastLogLines(tail, 1))
 
 	// A directory no valid group name names holds no submission.
 	out := t.TempDir()

@@ -12,8 +12,9 @@ import (
 	"sort"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // RecordSchema is the schema id of OUT/.slurm/<group>/job.json.
@@ -127,12 +128,12 @@ func ReadRecord(out, group string) (*Record, error) {
 	path := recordPath(out, group)
 	// A regular file under the cap: a FIFO or a device as the record must
 	// not hang or exhaust status.
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
 	if err != nil {
-		return nil, &RecordError{fmt.Errorf("%s: %s", path, evidence.ReadProblem("the job record", path, err))}
+		return nil, &RecordError{fmt.Errorf("%s: %s", path, fileio.ReadProblem("the job record", path, err))}
 	}
 	var r Record
 	if err := json.Unmarshal(data, &r); err != nil {
@@ -157,7 +158,7 @@ func writeRecord(r *Record) error {
 	if err := os.MkdirAll(groupDir(r.Out, r.Group), 0o755); err != nil {
 		return err
 	}
-	return evidence.WriteJSON(recordPath(r.Out, r.Group), r)
+	return fileio.WriteJSON(recordPath(r.Out, r.Group), r)
 }
 
 // RecordedGroups lists the groups with a job record under out, sorted.

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // TaskState is what Slurm says about one array task (scontrol show job -o).
@@ -117,7 +119,7 @@ func ParseShowJob(out, arrayJobID string) ([]TaskState, error) {
 		}
 		f := parseRecord(line)
 		if f["JobId"] == "" {
-			return nil, fmt.Errorf("scontrol show job: line %d: no JobId field: %q", n+1, clip(line))
+			return nil, fmt.Errorf("scontrol show job: line %d: no JobId field: %q", n+1, text.Clip(line, 200))
 		}
 		if f["ArrayJobId"] != arrayJobID {
 			continue
@@ -203,11 +205,4 @@ func parseIndexes(s string) ([]int, error) {
 		}
 	}
 	return out, nil
-}
-
-func clip(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
 }

@@ -20,12 +20,15 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // GPU request styles (Config.GPURequest).
@@ -438,7 +441,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 	if err := os.MkdirAll(filepath.Join(groupDir(rec.Out, rec.Group), "logs"), 0o755); err != nil {
 		return err
 	}
-	prev, err := evidence.ReadFile(context.Background(), recordPath(rec.Out, rec.Group), evidence.MaxDocumentBytes)
+	prev, err := fileio.ReadFile(context.Background(), recordPath(rec.Out, rec.Group), fileio.MaxDocumentBytes)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
@@ -453,7 +456,7 @@ func (e *Executor) submit(ctx context.Context, cl client, rec *Record, arrays []
 			ids[i] = p.ID
 		}
 		script := filepath.Join(groupDir(rec.Out, rec.Group), fmt.Sprintf("submit-%s-%d.sh", stamp, k+1))
-		if err := evidence.WriteFileMode(script, []byte(batchScript(rec.Group, rec.Submission, ids, e.Task)), 0o755); err != nil {
+		if err := fileio.WriteFileMode(script, []byte(batchScript(rec.Group, rec.Submission, ids, e.Task)), 0o755); err != nil {
 			return err
 		}
 		args := e.sbatchArgs(rec.Group, rec.Out, rec.Submission, a, script)
@@ -499,7 +502,7 @@ func (e *Executor) cancelSubmitted(ctx context.Context, cl client, rec *Record, 
 	}
 	path := recordPath(rec.Out, rec.Group)
 	if prev != nil {
-		_ = evidence.WriteFileMode(path, prev, 0o644)
+		_ = fileio.WriteFileMode(path, prev, 0o644)
 	} else {
 		_ = os.Remove(path)
 	}
@@ -524,7 +527,7 @@ func batchScript(group, submission string, ids []string, task []string) string {
 	b.WriteString("set -u\n")
 	b.WriteString("ids=(" + reports.ShellQuote(ids) + ")\n")
 	b.WriteString("id=${ids[${SLURM_ARRAY_TASK_ID:?not a Slurm array task}]}\n")
-	b.WriteString("export " + SubmissionEnv + "=" + evidence.ShellQuote(submission) + "\n")
+	b.WriteString("export " + SubmissionEnv + "=" + text.ShellQuote(submission) + "\n")
 	b.WriteString(`echo "trtmc-qual: Slurm task ${SLURM_ARRAY_JOB_ID}_${SLURM_ARRAY_TASK_ID}: profile $id on ${SLURMD_NODENAME:-$(hostname)}, GPUs ${SLURM_JOB_GPUS:-none}" >&2` + "\n")
 	b.WriteString("exec " + reports.ShellQuote(task) + ` --only "$id"` + "\n")
 	return b.String()

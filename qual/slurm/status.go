@@ -10,11 +10,12 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // ErrNoRecord is returned by Status for an evidence root without a Slurm
@@ -100,12 +101,12 @@ func Status(ctx context.Context, o StatusOptions) (*GroupStatus, error) {
 // submission ran with.
 func snapshotProfiles(out, group string) (map[string]*inventory.Profile, error) {
 	path := filepath.Join(out, group, reports.InventoryFile)
-	data, err := evidence.ReadFile(context.Background(), path, evidence.MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if errors.Is(err, os.ErrNotExist) {
 		return map[string]*inventory.Profile{}, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", path, evidence.ReadProblem("the inventory snapshot", path, err))
+		return nil, fmt.Errorf("%s: %s", path, fileio.ReadProblem("the inventory snapshot", path, err))
 	}
 	var ps []*inventory.Profile
 	if err := json.Unmarshal(data, &ps); err != nil {

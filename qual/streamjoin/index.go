@@ -98,7 +98,7 @@ const (
 	ansOK uint8 = iota
 	ansBad
 	ansMeaningless
-	// ansTooLarge: the answer is over evidence.MaxAnswerBytes; it is not
+	// ansTooLarge: the answer is over fileio.MaxAnswerBytes; it is not
 	// extracted, and the request is an error.
 	ansTooLarge
 	// ansWrongModel: the answer names another model than the one served.

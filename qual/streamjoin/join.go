@@ -36,7 +36,10 @@ import (
 	"runtime"
 	"slices"
 	"sort"
-	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -270,7 +273,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	if err := j.readDataset(ctx); err != nil {
 		return nil, err
 	}
-	nf, _, err := evidence.OpenRegular(files.Native)
+	nf, _, err := fileio.OpenRegular(files.Native)
 	if err != nil {
 		return nil, fileError(files.Native, err)
 	}
@@ -444,7 +447,7 @@ func (j *joiner) readNative(ctx context.Context) error {
 			case v.failed:
 				e.flags |= fNatFailed
 				if len(v.errText) > 0 {
-					j.note(v.key, "the native runner answered with an error: "+clipNote(v.errText))
+					j.note(v.key, "the native runner answered with an error: "+text.Clip(v.errText, 300))
 				}
 			case v.ans.outcome != ansOK:
 				e.flags |= fNatBad
@@ -498,15 +501,6 @@ func (j *joiner) nativeDomain(ms, wall float64) string {
 
 // wallSlack allows for the rounding of two clocks around one call.
 func wallSlack(wall float64) float64 { return 0.05 + wall*1e-3 }
-
-// clipNote keeps a note short.
-func clipNote(b []byte) string {
-	const n = 300
-	if len(b) > n {
-		return string(b[:n]) + "..."
-	}
-	return string(b)
-}
 
 // serverTask takes a request's Task time from its first server record:
 // task_ms (the reference server) or model_call_ms whose timing_scope is
@@ -669,7 +663,7 @@ func (j *joiner) readRaw(ctx context.Context) error {
 				return nil
 			}
 			e.flags |= fMismatch
-			j.note(v.key, firstLine(diff))
+			j.note(v.key, text.FirstLine(diff))
 			return j.writeMismatch(string(v.id), e.phase, httpAns.Canonical, nat.Canonical, diff)
 		}, touchLines[rawLine](j.x))
 }
@@ -682,13 +676,6 @@ func (j *joiner) note(k reqKey, text string) {
 	if len(j.notes) < maxNotes && text != "" {
 		j.notes[k] = text
 	}
-}
-
-func firstLine(s string) string {
-	if i := strings.IndexByte(s, '\n'); i >= 0 {
-		return s[:i]
-	}
-	return s
 }
 
 func (j *joiner) writeMismatch(id string, phase uint8, httpAns, natAns []byte, diff string) error {
@@ -766,7 +753,7 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 	case e.status < 200 || e.status > 299:
 		return reports.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
 	case e.ans == ansTooLarge:
-		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (evidence.MaxAnswerBytes); not extracted", evidence.MaxAnswerBytes>>20)
+		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
 	case e.ans == ansBad:
 		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
 	case e.ans == ansMeaningless:
@@ -856,86 +843,35 @@ func (j *joiner) requestID(k reqKey) string {
 	return string(b[:])
 }
 
+// finish decides every client request's status in index order, writes
+// joined.jsonl, and adds up the result: counts per phase, the measured
+// requests' times, tokens, boxes and image sizes, the Task agreement, the
+// first example of each status, and the notes the row carries.
 func (j *joiner) finish() error {
-	res := j.res
-	var counts [3]Counts
+	var t tally
 	sizes := map[[2]int32]int{}
 	var jw *bufio.Writer
 	if j.opts.Joined != nil {
 		jw = bufio.NewWriterSize(j.opts.Joined, 256<<10)
 	}
 	var line []byte
-	var agree *reports.TaskAgreement
 	for i := uint32(0); i < j.x.n; i++ {
 		e := j.x.at(i)
 		if e.flags&fClient == 0 {
-			if e.recs > 0 {
-				res.Unclaimed.ServerRecords++
-			}
-			if e.nats > 0 {
-				res.Unclaimed.NativeAnswers++
-			}
+			j.unclaimed(e)
 			continue
 		}
-		if e.flags&fNatTask != 0 {
-			// The Task source is the server's records and there was none.
-			e.taskMS = math.NaN()
-			e.flags &^= fNatTask
-		}
-		if j.opts.TaskTime == families.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
-			// The Task call is inside the request the client timed.
-			e.flags |= fTaskDomain
-			j.note(e.key, fmt.Sprintf("%s: the Task time %g ms is longer than the %g ms the client measured for this request (request_latency): not a possible Task time",
-				FileServerRecords, e.taskMS, e.httpMS))
-			e.taskMS = math.NaN()
-		}
+		j.checkTaskDomain(e)
 		status, problem := j.requestStatus(e)
-		c := &counts[e.phase]
-		c.Sent++
-		bump(c, status)
-		if status != reports.JoinMatched {
-			first := reports.RequestExample{Phase: phaseString(e.phase), Status: status}
-			if !slices.ContainsFunc(res.Examples, func(x reports.RequestExample) bool { return x.Phase == first.Phase && x.Status == status }) {
-				first.RequestID, first.Problem = j.requestID(e.key), problem
-				res.Examples = append(res.Examples, first)
-			}
-		}
+		j.account(&t, e, status, problem)
 		if jw != nil {
 			line = j.joinedLine(line[:0], e, status, problem)
 			if _, err := jw.Write(line); err != nil {
 				return fmt.Errorf("write %s: %w", FileJoined, err)
 			}
 		}
-		if status != reports.JoinMatched || e.phase != phaseMeasured {
-			continue
-		}
-		res.OutputTokens += int(e.httpTokens)
-		res.Boxes += int(e.httpBoxes)
-		res.MeasuredMatched++
-		if !math.IsNaN(e.httpMS) {
-			res.MeasuredHTTP = append(res.MeasuredHTTP, e.httpMS)
-		} else if res.HTTPMissing == "" {
-			res.HTTPMissing = j.requestID(e.key)
-		}
-		if !math.IsNaN(e.taskMS) {
-			res.MeasuredTask = append(res.MeasuredTask, e.taskMS)
-		} else if res.TaskMissing == "" {
-			res.TaskMissing = j.requestID(e.key)
-		}
-		if e.flags&fTaskCompared != 0 {
-			if agree == nil {
-				agree = &reports.TaskAgreement{Other: families.TaskTimeNative, Tolerance: j.opts.Agreement}
-			}
-			agree.Compared++
-			if e.flags&fTaskDisagree != 0 {
-				agree.Disagreeing++
-				if v, ok := j.agree[e.key]; ok && agree.Example == "" {
-					agree.Example = fmt.Sprintf("%s: server %.3f ms, native %.3f ms", j.requestID(e.key), v[0], v[1])
-				}
-			}
-		}
-		if e.imgW > 0 {
-			sizes[[2]int32{e.imgW, e.imgH}]++
+		if status == reports.JoinMatched && e.phase == phaseMeasured {
+			j.measured(&t, e, sizes)
 		}
 	}
 	if jw != nil {
@@ -943,34 +879,154 @@ func (j *joiner) finish() error {
 			return fmt.Errorf("write %s: %w", FileJoined, err)
 		}
 	}
+	j.phaseCounts(&t)
+	j.res.ImageSizes = imageSizes(j.res.ImageSizes, sizes)
+	j.res.Stats.RequestIDs = int(j.x.n)
+	j.taskScope()
+	j.res.Agreement = t.agree
+	j.finalNotes(t.agree)
+	return nil
+}
+
+// tally is what finish adds up over the client's requests besides the row
+// itself: the counts of each phase and the Task agreement.
+type tally struct {
+	counts [3]Counts
+	agree  *reports.TaskAgreement
+}
+
+// unclaimed counts a server record or native answer of an id the client
+// never sent.
+func (j *joiner) unclaimed(e *entry) {
+	if e.recs > 0 {
+		j.res.Unclaimed.ServerRecords++
+	}
+	if e.nats > 0 {
+		j.res.Unclaimed.NativeAnswers++
+	}
+}
+
+// checkTaskDomain drops a Task time the request cannot have: none from the
+// server's records when they are the source, or one longer than the
+// request the client timed (the Task call is inside it).
+func (j *joiner) checkTaskDomain(e *entry) {
+	if e.flags&fNatTask != 0 {
+		// The Task source is the server's records and there was none.
+		e.taskMS = math.NaN()
+		e.flags &^= fNatTask
+	}
+	if j.opts.TaskTime == families.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
+		e.flags |= fTaskDomain
+		j.note(e.key, fmt.Sprintf("%s: the Task time %g ms is longer than the %g ms the client measured for this request (request_latency): not a possible Task time",
+			FileServerRecords, e.taskMS, e.httpMS))
+		e.taskMS = math.NaN()
+	}
+}
+
+// account counts a request in its phase and keeps the first example of
+// each phase and status that is not matched.
+func (j *joiner) account(t *tally, e *entry, status, problem string) {
+	c := &t.counts[e.phase]
+	c.Sent++
+	bump(c, status)
+	if status == reports.JoinMatched {
+		return
+	}
+	first := reports.RequestExample{Phase: phaseString(e.phase), Status: status}
+	if !slices.ContainsFunc(j.res.Examples, func(x reports.RequestExample) bool { return x.Phase == first.Phase && x.Status == status }) {
+		first.RequestID, first.Problem = j.requestID(e.key), problem
+		j.res.Examples = append(j.res.Examples, first)
+	}
+}
+
+// measured adds a matched measured request to the row's figures: tokens,
+// boxes, HTTP and Task times (the first request without one is named),
+// the Task agreement and its image size (counted in sizes).
+func (j *joiner) measured(t *tally, e *entry, sizes map[[2]int32]int) {
+	res := j.res
+	res.OutputTokens += int(e.httpTokens)
+	res.Boxes += int(e.httpBoxes)
+	res.MeasuredMatched++
+	if !math.IsNaN(e.httpMS) {
+		res.MeasuredHTTP = append(res.MeasuredHTTP, e.httpMS)
+	} else if res.HTTPMissing == "" {
+		res.HTTPMissing = j.requestID(e.key)
+	}
+	if !math.IsNaN(e.taskMS) {
+		res.MeasuredTask = append(res.MeasuredTask, e.taskMS)
+	} else if res.TaskMissing == "" {
+		res.TaskMissing = j.requestID(e.key)
+	}
+	if e.flags&fTaskCompared != 0 {
+		j.compareTask(t, e)
+	}
+	if e.imgW > 0 {
+		sizes[[2]int32{e.imgW, e.imgH}]++
+	}
+}
+
+// compareTask counts a request whose server Task time was compared with
+// the native replay's, and keeps the first that disagrees.
+func (j *joiner) compareTask(t *tally, e *entry) {
+	if t.agree == nil {
+		t.agree = &reports.TaskAgreement{Other: families.TaskTimeNative, Tolerance: j.opts.Agreement}
+	}
+	t.agree.Compared++
+	if e.flags&fTaskDisagree == 0 {
+		return
+	}
+	t.agree.Disagreeing++
+	if v, ok := j.agree[e.key]; ok && t.agree.Example == "" {
+		t.agree.Example = fmt.Sprintf("%s: server %.3f ms, native %.3f ms", j.requestID(e.key), v[0], v[1])
+	}
+}
+
+// phaseCounts writes the counts of each phase, with the duplicates the
+// index folded away and the expected counts.
+func (j *joiner) phaseCounts(t *tally) {
 	for _, p := range j.dupPhases {
-		counts[p].Sent++
-		counts[p].Duplicates++
+		t.counts[p].Sent++
+		t.counts[p].Duplicates++
 	}
 	for _, p := range []uint8{phaseWarmup, phaseMeasured} {
-		c := counts[p]
+		c := t.counts[p]
 		c.Expected = j.opts.Expected[phaseString(p)]
-		res.ByPhase[phaseString(p)] = c
+		j.res.ByPhase[phaseString(p)] = c
 	}
+}
+
+// imageSizes appends the measured image sizes to out, by width then
+// height.
+func imageSizes(out []ImageSize, sizes map[[2]int32]int) []ImageSize {
 	for k, n := range sizes {
-		res.ImageSizes = append(res.ImageSizes, ImageSize{Width: int(k[0]), Height: int(k[1]), Count: n})
+		out = append(out, ImageSize{Width: int(k[0]), Height: int(k[1]), Count: n})
 	}
-	sort.Slice(res.ImageSizes, func(a, b int) bool {
-		x, y := res.ImageSizes[a], res.ImageSizes[b]
+	sort.Slice(out, func(a, b int) bool {
+		x, y := out[a], out[b]
 		if x.Width != y.Width {
 			return x.Width < y.Width
 		}
 		return x.Height < y.Height
 	})
-	res.Stats.RequestIDs = int(j.x.n)
+	return out
+}
+
+// taskScope says what the server's Task times time, when they are the
+// source: the call (model_call_ms) or the reference server's task_ms.
+func (j *joiner) taskScope() {
 	switch {
 	case j.opts.TaskTime != families.TaskTimeServer:
 	case j.srvKind == kindCallMS:
-		res.TaskScope = ScopeTaskCall
-	case j.srvKind == kindTaskMS && res.TaskScope == "":
-		res.TaskScope = reports.TaskScopeServer
+		j.res.TaskScope = ScopeTaskCall
+	case j.srvKind == kindTaskMS && j.res.TaskScope == "":
+		j.res.TaskScope = reports.TaskScopeServer
 	}
-	res.Agreement = agree
+}
+
+// finalNotes adds the row's notes on what its evidence holds: a family
+// without server records, and a Task agreement that failed.
+func (j *joiner) finalNotes(agree *reports.TaskAgreement) {
+	res := j.res
 	if j.opts.NoServerRecords {
 		route := "its route"
 		if j.opts.Family != nil && j.opts.Family.Route != "" {
@@ -984,7 +1040,6 @@ func (j *joiner) finish() error {
 		res.Notes = append(res.Notes, fmt.Sprintf("Task time from the server's records; the native replay's task_ms differs by more than %s on %d of %d measured requests (e.g. %s)",
 			agree.Tolerance, agree.Disagreeing, agree.Compared, agree.Example))
 	}
-	return nil
 }
 
 // joinedLine appends one joined.jsonl line (reports.JoinedLine's fields).
@@ -1035,7 +1090,7 @@ func (j *joiner) example(id string) {
 func (j *joiner) unclaimedExamples(_ context.Context) error {
 	var sf *os.File
 	if j.res.Unclaimed.ServerRecords > 0 {
-		f, _, err := evidence.OpenRegular(j.files.ServerRecords)
+		f, _, err := fileio.OpenRegular(j.files.ServerRecords)
 		if err != nil {
 			return err
 		}

@@ -12,12 +12,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -40,7 +41,7 @@ func bigAnswer(c checkpoint, i, n int) string {
 // limit, and the row cannot qualify.
 func TestJoinAnswerTooLarge(t *testing.T) {
 	c := cleanCheckpoint(t, synth.FamilyDetect)
-	id := bigAnswer(c, 10, evidence.MaxAnswerBytes+1)
+	id := bigAnswer(c, 10, fileio.MaxAnswerBytes+1)
 	opts := options(t, synth.FamilyDetect, 5, 50)
 	var joined bytes.Buffer
 	opts.Joined = &joined
@@ -54,7 +55,7 @@ func TestJoinAnswerTooLarge(t *testing.T) {
 			line = l
 		}
 	}
-	assert.Contains(t, line, "over the 16 MiB limit for one answer (evidence.MaxAnswerBytes)")
+	assert.Contains(t, line, "over the 16 MiB limit for one answer (fileio.MaxAnswerBytes)")
 }
 
 // A raw line over MaxLineBytes stops the join with an error naming file,
@@ -64,11 +65,11 @@ func TestJoinLineTooLong(t *testing.T) {
 		t.Skip("writes a 65 MiB line")
 	}
 	c := cleanCheckpoint(t, synth.FamilyDetect)
-	bigAnswer(c, 30, evidence.MaxLineBytes+1)
+	bigAnswer(c, 30, fileio.MaxLineBytes+1)
 	_, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), options(t, synth.FamilyDetect, 5, 50))
 	require.Error(t, err)
-	assert.ErrorIs(t, err, evidence.ErrTooLarge)
-	assert.Contains(t, err.Error(), filepath.Base(synth.FileRaw)+":31: line is longer than 64 MiB, the limit for one line (evidence.MaxLineBytes)")
+	assert.ErrorIs(t, err, fileio.ErrTooLarge)
+	assert.Contains(t, err.Error(), filepath.Base(synth.FileRaw)+":31: line is longer than 64 MiB, the limit for one line (fileio.MaxLineBytes)")
 }
 
 // A source that is a FIFO is refused at once instead of blocking the join.
@@ -85,7 +86,7 @@ func TestJoinRefusesAFIFO(t *testing.T) {
 	select {
 	case err := <-done:
 		require.Error(t, err)
-		assert.True(t, errors.Is(err, evidence.ErrNotRegular), "%v", err)
+		assert.True(t, errors.Is(err, fileio.ErrNotRegular), "%v", err)
 	case <-time.After(20 * time.Second):
 		t.Fatal("the join blocked on a FIFO")
 	}

@@ -83,7 +83,7 @@ func TestJoinFindsWhatTheGeneratorPlanted(t *testing.T) {
 					assert.GreaterOrEqual(t, countLines(t, mism.Bytes()), mismatched)
 					assert.Equal(t, got.Stats.ClientRecords-dupCopies(exp), countLines(t, joined.Bytes()))
 					for path, d := range got.Digests {
-						want, err := evidence.Digest(path)
+						want, err := evidence.Default().File(path)
 						require.NoError(t, err)
 						assert.Equal(t, want, d, path)
 					}

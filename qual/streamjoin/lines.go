@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"golang.org/x/sync/errgroup"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -99,7 +101,7 @@ type lineRef struct {
 // chunks as they are read (chunkSize is the digest's block size), so a
 // rejudge verifies the seal of what it parses without reading it twice.
 func scanFile[T any](ctx context.Context, path string, workers int, ws []*worker, parse lineParser[T], merge lineMerger[T], pre linePrefetcher[T], dg evidence.Digester, digest *string) (int64, error) {
-	f, _, err := evidence.OpenRegular(path) // a FIFO or a device is refused, never read
+	f, _, err := fileio.OpenRegular(path) // a FIFO or a device is refused, never read
 	if err != nil {
 		return 0, err
 	}
@@ -298,7 +300,7 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], dg evidence.Dige
 		skip = nl + 1
 	}
 	// Extend to the end of the line that straddles the chunk's end, up to
-	// evidence.MaxLineBytes (a longer line is never held whole), reading
+	// fileio.MaxLineBytes (a longer line is never held whole), reading
 	// 16 KiB first (most lines end there: the next chunk reads these bytes
 	// again) and twice as much each time after.
 	lineStart := from + int64(skip) // of the straddling line
@@ -311,7 +313,7 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], dg evidence.Dige
 	}
 	ext := int64(16 << 10)
 	for pos := from + int64(len(c.buf)); pos < size && c.buf[len(c.buf)-1] != '\n'; ext = min(2*ext, chunkSize) {
-		if pos-lineStart > evidence.MaxLineBytes {
+		if pos-lineStart > fileio.MaxLineBytes {
 			tooLong()
 			return
 		}
@@ -331,7 +333,7 @@ func readChunk[T any](f *os.File, off, size int64, c *chunk[T], dg evidence.Dige
 		pos += int64(n)
 		if nl := bytes.IndexByte(tail, '\n'); nl >= 0 {
 			c.buf = c.buf[:len(c.buf)-n+nl+1]
-			if from+int64(len(c.buf))-1-lineStart > evidence.MaxLineBytes {
+			if from+int64(len(c.buf))-1-lineStart > fileio.MaxLineBytes {
 				tooLong()
 				return
 			}
@@ -413,18 +415,18 @@ func inField(field string, err error) error {
 }
 
 // lineError is the "file:line: field: problem" error qual/aiperf uses.
-// errLineTooLong is a line past evidence.MaxLineBytes: the scan stops
+// errLineTooLong is a line past fileio.MaxLineBytes: the scan stops
 // there (the line is never held whole).
 var errLineTooLong error = lineTooLong{}
 
 type lineTooLong struct{}
 
 func (lineTooLong) Error() string {
-	return fmt.Sprintf("line is longer than %d MiB, the limit for one line (evidence.MaxLineBytes)", evidence.MaxLineBytes>>20)
+	return fmt.Sprintf("line is longer than %d MiB, the limit for one line (fileio.MaxLineBytes)", fileio.MaxLineBytes>>20)
 }
 
-// Is makes errors.Is(err, evidence.ErrTooLarge) true.
-func (lineTooLong) Is(target error) bool { return target == evidence.ErrTooLarge }
+// Is makes errors.Is(err, fileio.ErrTooLarge) true.
+func (lineTooLong) Is(target error) bool { return target == fileio.ErrTooLarge }
 
 func lineError(path string, lineNo int, err error) error {
 	var fe *fieldError

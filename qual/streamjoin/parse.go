@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // The line readers below accept and reject what encoding/json accepts and
@@ -950,7 +951,7 @@ func (w *worker) spanKey(line []byte) [2]uint64 {
 }
 
 func (w *worker) extractHTTP(body []byte) answerInfo {
-	if len(body) > evidence.MaxAnswerBytes {
+	if len(body) > fileio.MaxAnswerBytes {
 		return answerInfo{outcome: ansTooLarge}
 	}
 	var in []byte

@@ -380,7 +380,7 @@ func TestScanFileLines(t *testing.T) {
 	assert.Equal(t, int64(buf.Len()), n)
 	// The digest computed from the chunks as they were parsed is the
 	// evidence digest of the file.
-	whole, err := evidence.Digest(path)
+	whole, err := evidence.Default().File(path)
 	require.NoError(t, err)
 	assert.Equal(t, whole, digest)
 	// Also in the earlier seals' algorithm, which a rejudge of old

@@ -7,6 +7,10 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // LockFile is the name of the lock file in a group's evidence directory
@@ -49,7 +53,7 @@ func (e *LockedError) Error() string {
 	who := "another trtmc-qual run (its details could not be read)"
 	if h := e.Holder; h != nil {
 		who = fmt.Sprintf("another trtmc-qual run: pid %d on %s, started %s, command %s", h.PID, h.Host,
-			h.Started.Format(time.RFC3339), ShellJoin(h.Command))
+			h.Started.Format(time.RFC3339), text.ShellJoin(h.Command))
 	}
 	return fmt.Sprintf("%s is in use by %s; wait for it to finish, or write to another --out", e.Dir, who)
 }
@@ -63,7 +67,7 @@ func LockDir(dir string, h Holder) (*Lock, error) {
 	if err != nil {
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
 	}
-	locked, err := tryLock(f)
+	locked, err := fileio.TryLock(f)
 	if err != nil {
 		f.Close()
 		return nil, fmt.Errorf("lock %s: %w", dir, err)
@@ -94,7 +98,7 @@ func readHolder(path string) *Holder {
 	// The holder writes its details right after taking the lock; give it
 	// a moment when the file is still empty.
 	for i := 0; i < 20; i++ {
-		data, err := ReadFile(context.Background(), path, 1<<20)
+		data, err := fileio.ReadFile(context.Background(), path, 1<<20)
 		if err == nil && len(data) > 0 {
 			var h Holder
 			if json.Unmarshal(data, &h) == nil && h.PID > 0 {

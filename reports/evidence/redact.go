@@ -13,6 +13,8 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Mask is what a secret is replaced with.
@@ -380,15 +382,15 @@ func (r *Redactor) RedactFile(path string) error {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return fmt.Errorf("redact %s: %w", path, err)
 	}
-	return SyncDir(dir)
+	return fileio.SyncDir(dir)
 }
 
 // stream copies path to w with secrets redacted and reports whether any
 // was found.
 func (r *Redactor) stream(path string, w io.Writer) (bool, error) {
-	f, _, err := OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
-		if _, notRegular := err.(*NotRegularError); notRegular {
+		if _, notRegular := err.(*fileio.NotRegularError); notRegular {
 			return false, nil
 		}
 		return false, err

@@ -190,3 +190,19 @@ func BenchmarkRedactFile(b *testing.B) {
 		}
 	})
 }
+
+func TestRedactor(t *testing.T) {
+	r := NewRedactor("s3cret-token", "", "ab")
+	assert.Equal(t, "key=[REDACTED] [REDACTED]", r.String("key=s3cret-token ab"), "short secrets too")
+	assert.Equal(t, []string{"aiperf", "--api-key", "[REDACTED]", "--api-key=[REDACTED]", "-u", "x[REDACTED]"},
+		r.Argv([]string{"aiperf", "--api-key", "anything", "--api-key=other", "-u", "xs3cret-token"}))
+	var nilR *Redactor
+	assert.Equal(t, "s3cret-token", nilR.String("s3cret-token"))
+
+	dir := t.TempDir()
+	p := filepath.Join(dir, "log")
+	require.NoError(t, os.WriteFile(p, []byte("token s3cret-token here"), 0o644))
+	require.NoError(t, r.RedactTree(dir))
+	data, _ := os.ReadFile(p)
+	assert.Equal(t, "token [REDACTED] here", string(data))
+}

@@ -19,6 +19,8 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/zeebo/blake3"
 	"golang.org/x/sync/errgroup"
 )
@@ -105,7 +107,7 @@ func (d Digester) CombineBlocks(sums [][32]byte) string {
 
 // File is a file's digest.
 func (d Digester) File(path string) (string, error) {
-	f, _, err := OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return "", err
 	}
@@ -126,9 +128,6 @@ func (d Digester) File(path string) (string, error) {
 	}
 	return d.CombineBlocks(sums), nil
 }
-
-// Digest is a file's DigestAlgorithm digest.
-func Digest(path string) (string, error) { return Default().File(path) }
 
 // Digests are file digests computed elsewhere (by a parser that read the
 // files), keyed like Manifest.Files, in one algorithm.
@@ -179,7 +178,7 @@ func Seal(dir string, info map[string]any) error {
 	data = append(data, '\n')
 	sum := sha256.Sum256(data)
 	data = bytes.Replace(data, []byte(`"seal": "`+zeroSeal+`"`), []byte(`"seal": "`+hex.EncodeToString(sum[:])+`"`), 1)
-	return WriteFile(filepath.Join(dir, ManifestFile), data)
+	return fileio.WriteFile(filepath.Join(dir, ManifestFile), data)
 }
 
 // Finding is one way the evidence differs from its seal.
@@ -206,7 +205,7 @@ func (f Finding) String() string {
 // the evidence is exactly what the run sealed.
 func VerifySeal(dir string, known Digests) []Finding {
 	mpath := filepath.Join(dir, ManifestFile)
-	data, err := ReadFile(context.Background(), mpath, MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), mpath, fileio.MaxDocumentBytes)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return []Finding{{File: ManifestFile, What: "missing", Detail: "the evidence was never sealed or the seal was removed"}}
@@ -262,7 +261,7 @@ func VerifySeal(dir string, known Digests) []Finding {
 
 // ReadManifest reads and checks a sealed manifest (nil finding: sound).
 func ReadManifest(dir string) (*Manifest, *Finding) {
-	data, err := ReadFile(context.Background(), filepath.Join(dir, ManifestFile), MaxDocumentBytes)
+	data, err := fileio.ReadFile(context.Background(), filepath.Join(dir, ManifestFile), fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, &Finding{File: ManifestFile, What: "unreadable", Detail: err.Error()}
 	}

@@ -74,7 +74,7 @@ func TestDigestIsATreeOfBlocks(t *testing.T) {
 		assert.Equal(t, hex.EncodeToString(whole[:]), got, "%s: an empty file is one empty block", tc.algo)
 		assert.Equal(t, tc.none, got, "%s: the value Python computes", tc.algo)
 	}
-	got, err := Digest(p)
+	got, err := Default().File(p)
 	require.NoError(t, err)
 	b3, _ := DigesterFor(AlgoBLAKE3Tree)
 	want, _ := b3.File(p)
@@ -175,32 +175,6 @@ func TestSealFindsEveryChange(t *testing.T) {
 			assert.Contains(t, strings.Join(got, "\n"), tc.want)
 		})
 	}
-}
-
-func TestShellQuote(t *testing.T) {
-	for in, want := range map[string]string{
-		"":             "''",
-		"plain-1.0/x":  "plain-1.0/x",
-		"a b":          "'a b'",
-		"it's":         `'it'\''s'`,
-		"$HOME":        "'$HOME'",
-		"--gpus=0,1":   "--gpus=0,1",
-		"a\nb":         `$'a\nb'`, // control characters as $'...' escapes (one visible line)
-		"[REDACTED]":   "'[REDACTED]'",
-		`"$(rm -rf)"`:  `'"$(rm -rf)"'`,
-		"tab\there":    `$'tab\there'`,
-		"semi;colon":   "'semi;colon'",
-		"glob*":        "'glob*'",
-		"~/tilde":      "'~/tilde'",
-		"back`tick`":   "'back`tick`'",
-		"amp&persand":  "'amp&persand'",
-		"pipe|d":       "'pipe|d'",
-		"paren(s)":     "'paren(s)'",
-		"redirect>out": "'redirect>out'",
-	} {
-		assert.Equal(t, want, ShellQuote(in), "%q", in)
-	}
-	assert.Equal(t, "trtmc-qual run --out '/tmp/a b'", ShellJoin([]string{"trtmc-qual", "run", "--out", "/tmp/a b"}))
 }
 
 // BenchmarkBlockSum compares the seal's block digests in one run, one

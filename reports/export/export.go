@@ -39,6 +39,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -224,7 +228,7 @@ const maxShown = 25
 
 func (e *LeakError) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "refused: %d %s in what the pack would publish must not leave this host; nothing was written", len(e.Findings), plural(len(e.Findings), "thing", "things"))
+	fmt.Fprintf(&b, "refused: %d %s in what the pack would publish must not leave this host; nothing was written", len(e.Findings), text.Plural(len(e.Findings), "thing", "things"))
 	for i, f := range e.Findings {
 		if i == maxShown {
 			fmt.Fprintf(&b, "\n  ... and %d more", len(e.Findings)-maxShown)
@@ -236,13 +240,6 @@ func (e *LeakError) Error() string {
 	return b.String()
 }
 
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
-
 // Export writes the pack. On any error nothing is left at o.Output.
 func Export(ctx context.Context, o Options) (*Result, error) {
 	if o.Logs == "" {
@@ -251,80 +248,24 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	if o.LogTail <= 0 {
 		o.LogTail = DefaultLogTail
 	}
-	name, err := packName(o.Output)
-	if err != nil {
-		return nil, &InputError{err}
-	}
-	if _, err := os.Lstat(o.Output); err == nil {
-		return nil, &InputError{fmt.Errorf("%s already exists; export never overwrites a pack: remove it or name another file", o.Output)}
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return nil, err
-	}
-	outDir := filepath.Dir(o.Output)
-	if err := evidence.CheckDir(outDir); err != nil {
-		return nil, &InputError{fmt.Errorf("--output-file: %w", err)}
-	}
-	if abs, err := filepath.Abs(o.Output); err == nil {
-		for _, root := range o.Roots {
-			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
-				return nil, &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
-			}
-		}
-	}
-	rep, err := reports.Load(o.Roots, o.Group)
+	name, err := checkOutput(o)
 	if err != nil {
 		return nil, err
 	}
-	rep.Publish = o.Publish
-	var rows []*reports.Row
-	for i := range rep.Rows {
-		if rep.Rows[i].Dir() != "" {
-			rows = append(rows, &rep.Rows[i])
-		}
+	rep, rows, err := loadRows(o)
+	if err != nil {
+		return nil, err
 	}
-	if len(rows) == 0 {
-		return nil, &InputError{fmt.Errorf("group %s: no rows in %s: nothing to export (did the run finish?)", o.Group, strings.Join(o.Roots, ", "))}
-	}
-	for _, row := range rows {
-		for _, p := range row.Result.Problems {
-			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
-				return nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
-			}
-		}
-	}
-	tmp, err := os.MkdirTemp(outDir, "."+name+".tmp-*")
+	tmp, err := os.MkdirTemp(filepath.Dir(o.Output), "."+name+".tmp-*")
 	if err != nil {
 		return nil, err
 	}
 	defer os.RemoveAll(tmp)
 	stage := filepath.Join(tmp, name)
-	x := &exporter{o: o, scrub: rep.Scrubber(), stage: stage, red: evidence.NewRedactor(o.Secrets...)}
-	for _, f := range o.Forbid {
-		if f = strings.TrimSpace(f); f != "" {
-			x.forbid = append(x.forbid, strings.ToLower(f))
-		}
-	}
-	idx := &Index{Schema: IndexSchema, Group: o.Group, CreatedAt: o.Now.UTC().Truncate(time.Second), HarnessVersion: o.HarnessVersion,
-		Logs: o.Logs, Rows: []Row{}, GroupFiles: []File{}}
-	if o.Logs == LogsTail {
-		idx.LogTail = o.LogTail
-	}
-	for _, row := range rows {
-		r, err := x.row(ctx, row)
-		if err != nil {
-			return nil, err
-		}
-		idx.Rows = append(idx.Rows, *r)
-	}
-	if err := x.groupFiles(ctx, idx); err != nil {
+	x := newExporter(o, rep.Scrubber(), stage)
+	idx, err := x.index(ctx, rows)
+	if err != nil {
 		return nil, err
-	}
-	descs := reports.RootDescriptions()
-	for _, n := range x.usedRoots() {
-		idx.Roots = append(idx.Roots, IndexRoot{Name: n, Description: descs[n]})
-	}
-	if idx.Roots == nil {
-		idx.Roots = []IndexRoot{}
 	}
 	data, err := json.MarshalIndent(idx, "", "  ")
 	if err != nil {
@@ -350,6 +291,99 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 		return nil, err
 	}
 	return &Result{Path: o.Output, Rows: len(idx.Rows), Files: files, Bytes: n, Index: idx}, nil
+}
+
+// checkOutput checks where the pack goes: a new .tar.gz file in an
+// existing directory outside the evidence it packs. It returns the pack's
+// name.
+func checkOutput(o Options) (string, error) {
+	name, err := packName(o.Output)
+	if err != nil {
+		return "", &InputError{err}
+	}
+	if _, err := os.Lstat(o.Output); err == nil {
+		return "", &InputError{fmt.Errorf("%s already exists; export never overwrites a pack: remove it or name another file", o.Output)}
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	if err := fileio.CheckDir(filepath.Dir(o.Output)); err != nil {
+		return "", &InputError{fmt.Errorf("--output-file: %w", err)}
+	}
+	if abs, err := filepath.Abs(o.Output); err == nil {
+		for _, root := range o.Roots {
+			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
+				return "", &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
+			}
+		}
+	}
+	return name, nil
+}
+
+// loadRows loads the group's report and the rows that have evidence; a
+// row whose evidence changed or is malformed is refused: a pack holds only
+// sealed, intact evidence.
+func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
+	rep, err := reports.Load(o.Roots, o.Group)
+	if err != nil {
+		return nil, nil, err
+	}
+	rep.Publish = o.Publish
+	var rows []*reports.Row
+	for i := range rep.Rows {
+		if rep.Rows[i].Dir() != "" {
+			rows = append(rows, &rep.Rows[i])
+		}
+	}
+	if len(rows) == 0 {
+		return nil, nil, &InputError{fmt.Errorf("group %s: no rows in %s: nothing to export (did the run finish?)", o.Group, strings.Join(o.Roots, ", "))}
+	}
+	for _, row := range rows {
+		for _, p := range row.Result.Problems {
+			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
+				return nil, nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
+			}
+		}
+	}
+	return rep, rows, nil
+}
+
+func newExporter(o Options, scrub *reports.Scrubber, stage string) *exporter {
+	x := &exporter{o: o, scrub: scrub, stage: stage, red: evidence.NewRedactor(o.Secrets...)}
+	for _, f := range o.Forbid {
+		if f = strings.TrimSpace(f); f != "" {
+			x.forbid = append(x.forbid, strings.ToLower(f))
+		}
+	}
+	return x
+}
+
+// index stages every row and the group's files, and returns the pack's
+// index of them, with the named roots its text uses.
+func (x *exporter) index(ctx context.Context, rows []*reports.Row) (*Index, error) {
+	o := x.o
+	idx := &Index{Schema: IndexSchema, Group: o.Group, CreatedAt: o.Now.UTC().Truncate(time.Second), HarnessVersion: o.HarnessVersion,
+		Logs: o.Logs, Rows: []Row{}, GroupFiles: []File{}}
+	if o.Logs == LogsTail {
+		idx.LogTail = o.LogTail
+	}
+	for _, row := range rows {
+		r, err := x.row(ctx, row)
+		if err != nil {
+			return nil, err
+		}
+		idx.Rows = append(idx.Rows, *r)
+	}
+	if err := x.groupFiles(ctx, idx); err != nil {
+		return nil, err
+	}
+	descs := reports.RootDescriptions()
+	for _, n := range x.usedRoots() {
+		idx.Roots = append(idx.Roots, IndexRoot{Name: n, Description: descs[n]})
+	}
+	if idx.Roots == nil {
+		idx.Roots = []IndexRoot{}
+	}
+	return idx, nil
 }
 
 func packName(output string) (string, error) {
@@ -466,7 +500,7 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
 	}
-	lr, closer, err := evidence.OpenLines(ctx, from, evidence.MaxLineBytes)
+	lr, closer, err := fileio.OpenLines(ctx, from, fileio.MaxLineBytes)
 	if err != nil {
 		return err
 	}
@@ -533,7 +567,7 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 // validJSONFile reports whether a file is one JSON document, reading it
 // token by token (no copy of the document is held).
 func validJSONFile(path string) bool {
-	f, _, err := evidence.OpenRegular(path)
+	f, _, err := fileio.OpenRegular(path)
 	if err != nil {
 		return false
 	}
@@ -680,7 +714,7 @@ func (x *exporter) inventory(ctx context.Context) ([]byte, error) {
 	found := false
 	for _, root := range x.o.Roots {
 		p := filepath.Join(root, x.o.Group, reports.InventoryFile)
-		data, err := evidence.ReadFile(ctx, p, evidence.MaxDocumentBytes)
+		data, err := fileio.ReadFile(ctx, p, fileio.MaxDocumentBytes)
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
@@ -720,7 +754,7 @@ func (x *exporter) writeScanned(rel, source string, data []byte) error {
 }
 
 func (x *exporter) scanFile(rel, source, path string) error {
-	lr, closer, err := evidence.OpenLines(context.Background(), path, evidence.MaxLineBytes)
+	lr, closer, err := fileio.OpenLines(context.Background(), path, fileio.MaxLineBytes)
 	if err != nil {
 		return err
 	}
@@ -934,5 +968,5 @@ func writeTarGz(ctx context.Context, stage, name, output string, mtime time.Time
 		}
 		return 0, 0, err
 	}
-	return st.Size(), files, evidence.SyncDir(filepath.Dir(output))
+	return st.Size(), files, fileio.SyncDir(filepath.Dir(output))
 }

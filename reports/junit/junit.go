@@ -109,15 +109,6 @@ type DocSkipped struct {
 	Message string `xml:"message,attr"`
 }
 
-// Read parses a JUnit XML report.
-func Read(data []byte) (*Document, error) {
-	var d Document
-	if err := xml.Unmarshal(data, &d); err != nil {
-		return nil, err
-	}
-	return &d, nil
-}
-
 func seconds(d time.Duration) string { return fmt.Sprintf("%.3f", d.Seconds()) }
 
 // Write writes the suites as one JUnit XML document named name.

@@ -13,6 +13,7 @@ import (
 	"math"
 	"os"
 	"slices"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/internal/rng"
 )
@@ -43,7 +44,7 @@ func TaskFor(family string) (string, error) {
 	case FamilyDetect:
 		return "object_detection", nil
 	}
-	return "", fmt.Errorf("unknown family %q (valid values are %s, %s)", family, FamilyDetect, FamilyVLM)
+	return "", fmt.Errorf("unknown family %q (valid values are %s)", family, strings.Join(Families(), ", "))
 }
 
 // Colour is one palette entry: a named reference colour.

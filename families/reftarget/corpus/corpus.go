@@ -16,12 +16,12 @@ import (
 	"path/filepath"
 	"regexp"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/atomicfile"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/detect"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/imaging"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/internal/rng"
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/vlm"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Schema is the value of corpus.json's "schema" field.
@@ -97,7 +97,7 @@ func Generate(family string, count int, dir string) (*Corpus, error) {
 	if err != nil {
 		return nil, fmt.Errorf("encode corpus index: %w", err)
 	}
-	if err := atomicfile.WriteBytes(filepath.Join(dir, IndexFile), append(index, '\n')); err != nil {
+	if err := fileio.WriteFile(filepath.Join(dir, IndexFile), append(index, '\n')); err != nil {
 		return nil, fmt.Errorf("write corpus index: %w", err)
 	}
 	return c, nil

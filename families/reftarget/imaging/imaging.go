@@ -32,7 +32,8 @@ type Image struct {
 	EncodedBytes int
 }
 
-// RGB returns the colour of the pixel at (x, y).
+// RGB returns the colour of the pixel at (x, y). The detector walks Pix
+// in order; RGB is how the tests of imaging and detect read a picture.
 func (m *Image) RGB(x, y int) (r, g, b uint8) {
 	i := 3 * (y*m.Width + x)
 	return m.Pix[i], m.Pix[i+1], m.Pix[i+2]

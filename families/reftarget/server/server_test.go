@@ -271,7 +271,7 @@ func TestInferResponseMatchesTaskAndIsRecorded(t *testing.T) {
 	assert.Equal(t, "aiperf-0001", r.header.Get("X-Request-ID"))
 	assert.Equal(t, "application/json", r.header.Get("Content-Type"))
 
-	want, err := task.Answer(ts.bundle, task.RouteInfer, []byte(body))
+	want, err := task.New(ts.bundle, task.Options{}).Answer(task.RouteInfer, []byte(body))
 	require.NoError(t, err)
 	var got struct {
 		Data  json.RawMessage
@@ -332,7 +332,7 @@ func TestChatResponseAndRecord(t *testing.T) {
 	assert.Equal(t, len(strings.Fields(entries[0].Question)), got.Usage.PromptTokens)
 	assert.Equal(t, got.Usage.PromptTokens+got.Usage.CompletionTokens, got.Usage.TotalTokens)
 
-	want, err := task.Answer(ts.bundle, task.RouteChat, []byte(body))
+	want, err := task.New(ts.bundle, task.Options{}).Answer(task.RouteChat, []byte(body))
 	require.NoError(t, err)
 	assert.Contains(t, string(r.body), `"content":`+string(want.Answer)+`}`, "content bytes are the Task's answer")
 
@@ -597,7 +597,7 @@ func TestEveryNFaults(t *testing.T) {
 	t.Parallel()
 	urls, _ := images(t, bundle.FamilyDetect, 1)
 	body := inferBody(urls[0])
-	want, err := task.Answer(testBundle(t, bundle.FamilyDetect), task.RouteInfer, []byte(body))
+	want, err := task.New(testBundle(t, bundle.FamilyDetect), task.Options{}).Answer(task.RouteInfer, []byte(body))
 	require.NoError(t, err)
 	data := func(r response) string {
 		var got struct{ Data json.RawMessage }

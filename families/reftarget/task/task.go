@@ -99,11 +99,6 @@ func (e *RouteError) Error() string {
 	return fmt.Sprintf("route %q is not served by family %s (it serves %s)", e.Route, e.Family, RouteFor(e.Family))
 }
 
-// Answer runs the bundle's Task on a payload posted to route, without options.
-func Answer(b *bundle.Bundle, route string, payload []byte) (Result, error) {
-	return New(b, Options{}).Answer(route, payload)
-}
-
 // Answer runs the Task on the exact JSON body posted to route. A payload the
 // Task rejects gives a *RequestError; the Result then holds what was known.
 func (t *Task) Answer(route string, payload []byte) (Result, error) {

@@ -60,7 +60,7 @@ func TestChatAnswersFromPixels(t *testing.T) {
 	t.Parallel()
 	b := newBundle(t, bundle.FamilyVLM)
 	for _, f := range fixtures(t, bundle.FamilyVLM, 14) {
-		res, err := task.Answer(b, task.RouteChat, []byte(aiperfChat(f.entry.Question, f.url, "")))
+		res, err := task.New(b, task.Options{}).Answer(task.RouteChat, []byte(aiperfChat(f.entry.Question, f.url, "")))
 		require.NoError(t, err, f.entry.ID)
 		assert.Equal(t, f.entry.Answer, res.Text, "%s: %s", f.entry.ID, f.entry.Question)
 		assert.Equal(t, quote(res.Text), string(res.Answer))
@@ -82,7 +82,7 @@ func TestChatWarmupAndMaxTokens(t *testing.T) {
 	require.Greater(t, len(strings.Fields(f.entry.Answer)), 2)
 
 	warm := `{"messages":[{"role":"system","content":"warmup"},{"role":"user","content":[{"type":"text","text":"Describe the image."},{"type":"image_url","image_url":{"url":` + quote(f.url) + `}}]}],"model":"ref","stream":false,"max_completion_tokens":2}`
-	res, err := task.Answer(b, task.RouteChat, []byte(warm))
+	res, err := task.New(b, task.Options{}).Answer(task.RouteChat, []byte(warm))
 	require.NoError(t, err)
 	assert.True(t, res.Warmup)
 	assert.Equal(t, strings.Join(strings.Fields(f.entry.Answer)[:2], " "), res.Text)
@@ -90,7 +90,7 @@ func TestChatWarmupAndMaxTokens(t *testing.T) {
 	assert.Equal(t, 2, res.CompletionTokens)
 	assert.Equal(t, 1+3, res.PromptTokens) // "warmup" + "Describe the image."
 
-	res, err = task.Answer(b, task.RouteChat, []byte(aiperfChat("Describe the image.", f.url, `,"max_tokens":100,"temperature":0.7,"seed":3`)))
+	res, err = task.New(b, task.Options{}).Answer(task.RouteChat, []byte(aiperfChat("Describe the image.", f.url, `,"max_tokens":100,"temperature":0.7,"seed":3`)))
 	require.NoError(t, err)
 	assert.Equal(t, f.entry.Answer, res.Text)
 	assert.Equal(t, "stop", res.FinishReason)
@@ -135,7 +135,7 @@ func TestChatRejectsInvalidPayloads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := task.Answer(b, task.RouteChat, []byte(tt.body))
+			_, err := task.New(b, task.Options{}).Answer(task.RouteChat, []byte(tt.body))
 			var reqErr *task.RequestError
 			require.ErrorAs(t, err, &reqErr)
 			assert.Contains(t, reqErr.Error(), tt.wantErr)
@@ -148,7 +148,7 @@ func TestInferAnswersBoxes(t *testing.T) {
 	b := newBundle(t, bundle.FamilyDetect)
 	for _, f := range fixtures(t, bundle.FamilyDetect, 6) {
 		body := `{"input":[{"type":"image_url","url":` + quote(f.url) + `}]}`
-		res, err := task.Answer(b, task.RouteInfer, []byte(body))
+		res, err := task.New(b, task.Options{}).Answer(task.RouteInfer, []byte(body))
 		require.NoError(t, err)
 		var items []task.InferItem
 		require.NoError(t, json.Unmarshal(res.Answer, &items))
@@ -167,7 +167,7 @@ func TestInferAnswersBoxes(t *testing.T) {
 		assert.Equal(t, f.entry.Width, res.Image.Width)
 		assert.Positive(t, res.Image.Bytes)
 		// The same payload always gives the same bytes.
-		again, err := task.Answer(b, task.RouteInfer, []byte(body))
+		again, err := task.New(b, task.Options{}).Answer(task.RouteInfer, []byte(body))
 		require.NoError(t, err)
 		assert.Equal(t, string(res.Answer), string(again.Answer))
 	}
@@ -194,7 +194,7 @@ func TestInferRejectsInvalidPayloads(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := task.Answer(b, task.RouteInfer, []byte(tt.body))
+			_, err := task.New(b, task.Options{}).Answer(task.RouteInfer, []byte(tt.body))
 			var reqErr *task.RequestError
 			require.ErrorAs(t, err, &reqErr)
 			assert.Contains(t, reqErr.Error(), tt.wantErr)
@@ -204,7 +204,7 @@ func TestInferRejectsInvalidPayloads(t *testing.T) {
 
 func TestRouteMustMatchFamily(t *testing.T) {
 	t.Parallel()
-	_, err := task.Answer(newBundle(t, bundle.FamilyVLM), task.RouteInfer, []byte(`{}`))
+	_, err := task.New(newBundle(t, bundle.FamilyVLM), task.Options{}).Answer(task.RouteInfer, []byte(`{}`))
 	var routeErr *task.RouteError
 	require.True(t, errors.As(err, &routeErr))
 	assert.Contains(t, err.Error(), `route "/v1/infer" is not served by family ref-vlm`)

@@ -25,6 +25,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -870,7 +872,7 @@ func Seal(dir, group, profile string, exp *Expected) error {
 	}
 	reports.Judge(&r)
 	for name, v := range map[string]any{reports.CorrectnessFile: corr, "aiperf/" + aiperfSummary: summary, reports.ResultFile: &r} {
-		if err := evidence.WriteJSON(filepath.Join(dir, name), v); err != nil {
+		if err := fileio.WriteJSON(filepath.Join(dir, name), v); err != nil {
 			return err
 		}
 	}

@@ -1,4 +1,4 @@
-package evidence
+package fileio
 
 import (
 	"bufio"
@@ -53,7 +53,7 @@ type TooLargeError struct {
 
 func (e *TooLargeError) Error() string {
 	if e.Line > 0 {
-		return fmt.Sprintf("%s:%d: line is longer than %s, the limit for one line (evidence.MaxLineBytes)", e.Path, e.Line, humanBytes(e.Limit))
+		return fmt.Sprintf("%s:%d: line is longer than %s, the limit for one line (fileio.MaxLineBytes)", e.Path, e.Line, humanBytes(e.Limit))
 	}
 	return fmt.Sprintf("%s is larger than %s, the limit for this file", e.Path, humanBytes(e.Limit))
 }

@@ -1,4 +1,4 @@
-package evidence
+package fileio
 
 import (
 	"context"
@@ -76,7 +76,7 @@ func TestUpdateFileRefusesAChangedFile(t *testing.T) {
 
 	f, _, err := OpenRegular(path)
 	require.NoError(t, err)
-	ok, err := tryLock(f)
+	ok, err := TryLock(f)
 	require.NoError(t, err)
 	require.True(t, ok)
 	_, err = UpdateFile(context.Background(), path, 1<<20, 50*time.Millisecond, func(old []byte) ([]byte, error) { return []byte("x"), nil })

@@ -1,4 +1,4 @@
-package evidence
+package fileio
 
 import (
 	"bytes"
@@ -148,7 +148,7 @@ func (l *limitedFile) Read(p []byte) (int, error) {
 // ends); false when the deadline passed.
 func lockWait(ctx context.Context, f *os.File, deadline time.Time) (bool, error) {
 	for {
-		ok, err := tryLock(f)
+		ok, err := TryLock(f)
 		if err != nil || ok {
 			return ok, err
 		}

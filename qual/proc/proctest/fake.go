@@ -1,4 +1,9 @@
-package proc
+// Package proctest holds the test double of proc.Runner: FakeRunner, which
+// matches argv against expectations and fails on what it did not expect,
+// and FakeProcess, a started fake child. Tests only; the product never
+// imports it. The real runner's semantics are checked by proc's own tests
+// (proc_test.go's re-exec TestHelperProcess).
+package proctest
 
 import (
 	"context"
@@ -9,16 +14,18 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
-// FakeRunner is a Runner for unit tests: each expected call is an argv
+// FakeRunner is a proc.Runner for unit tests: each expected call is an argv
 // pattern (a regular expression over the argv joined by spaces) with what
 // the call does. A call that matches no expectation fails with
 // ErrUnexpectedCall, and Verify reports every unexpected call and every
 // expectation left unused, so a test sees both what the code ran that it
 // should not have and what it should have run but did not:
 //
-//	f := &proc.FakeRunner{}
+//	f := &proctest.FakeRunner{}
 //	f.Expect(`^aiperf --version$`).Stdout("aiperf 0.13.0\n")
 //	f.Expect(`^aiperf profile `).Exit(1, "boom")
 //	t.Cleanup(func() { require.NoError(t, f.Verify()) })
@@ -46,8 +53,8 @@ type FakeCall struct {
 	stdout string
 	stderr string
 	err    error
-	do     func(ctx context.Context, s Spec) (Result, error)
-	start  func(ctx context.Context, s Spec) (Process, error)
+	do     func(ctx context.Context, s proc.Spec) (proc.Result, error)
+	start  func(ctx context.Context, s proc.Spec) (proc.Process, error)
 }
 
 // Expect adds an expectation for argv matching pattern; it matches once.
@@ -78,19 +85,19 @@ func (c *FakeCall) Fail(err error) *FakeCall { c.err = err; return c }
 
 // Do makes Run call fn instead (it may write files the real program
 // would); Exit and Stdout are then ignored.
-func (c *FakeCall) Do(fn func(ctx context.Context, s Spec) (Result, error)) *FakeCall {
+func (c *FakeCall) Do(fn func(ctx context.Context, s proc.Spec) (proc.Result, error)) *FakeCall {
 	c.do = fn
 	return c
 }
 
 // OnStart makes Start call fn instead of starting a FakeProcess.
-func (c *FakeCall) OnStart(fn func(ctx context.Context, s Spec) (Process, error)) *FakeCall {
+func (c *FakeCall) OnStart(fn func(ctx context.Context, s proc.Spec) (proc.Process, error)) *FakeCall {
 	c.start = fn
 	return c
 }
 
 // match finds the expectation for argv, or records an unexpected call.
-func (f *FakeRunner) match(s Spec) (*FakeCall, error) {
+func (f *FakeRunner) match(s proc.Spec) (*FakeCall, error) {
 	line := strings.Join(s.Argv, " ")
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -106,13 +113,13 @@ func (f *FakeRunner) match(s Spec) (*FakeCall, error) {
 }
 
 // Run implements Runner.
-func (f *FakeRunner) Run(ctx context.Context, s Spec) (Result, error) {
+func (f *FakeRunner) Run(ctx context.Context, s proc.Spec) (proc.Result, error) {
 	c, err := f.match(s)
 	if err != nil {
-		return Result{Argv: s.Argv}, err
+		return proc.Result{Argv: s.Argv}, err
 	}
 	if c.err != nil {
-		return Result{Argv: s.Argv}, c.err
+		return proc.Result{Argv: s.Argv}, c.err
 	}
 	if c.do != nil {
 		return c.do(ctx, s)
@@ -121,16 +128,16 @@ func (f *FakeRunner) Run(ctx context.Context, s Spec) (Result, error) {
 }
 
 // result writes the call's output and returns how it ended.
-func (c *FakeCall) result(s Spec) (Result, error) {
+func (c *FakeCall) result(s proc.Spec) (proc.Result, error) {
 	if c.stdout != "" && s.Stdout != nil {
 		_, _ = io.WriteString(s.Stdout, c.stdout)
 	}
 	if c.stderr != "" && s.Stderr != nil {
 		_, _ = io.WriteString(s.Stderr, c.stderr)
 	}
-	r := Result{Argv: s.Argv, ExitCode: c.exit, Start: time.Now(), StderrTail: c.stderr}
+	r := proc.Result{Argv: s.Argv, ExitCode: c.exit, Start: time.Now(), StderrTail: c.stderr}
 	if c.exit != 0 {
-		return r, &ExitError{Name: s.Name, Result: r}
+		return r, &proc.ExitError{Name: s.Name, Result: r}
 	}
 	return r, nil
 }
@@ -138,7 +145,7 @@ func (c *FakeCall) result(s Spec) (Result, error) {
 // Start implements Runner: a FakeProcess that runs until it is stopped or
 // ctx ends (then it ends with the call's exit code), unless OnStart says
 // otherwise.
-func (f *FakeRunner) Start(ctx context.Context, s Spec) (Process, error) {
+func (f *FakeRunner) Start(ctx context.Context, s proc.Spec) (proc.Process, error) {
 	c, err := f.match(s)
 	if err != nil {
 		return nil, err
@@ -189,18 +196,18 @@ func (f *FakeRunner) Verify() error {
 
 // FakeProcess is a started fake child: it runs until Stop or Exit.
 type FakeProcess struct {
-	spec  Spec
+	spec  proc.Spec
 	start time.Time
 	done  chan struct{}
 	once  sync.Once
 
 	mu      sync.Mutex
-	result  Result
+	result  proc.Result
 	stopped bool
 }
 
 // NewFakeProcess returns a running fake child of s.
-func NewFakeProcess(s Spec) *FakeProcess {
+func NewFakeProcess(s proc.Spec) *FakeProcess {
 	return &FakeProcess{spec: s, start: time.Now(), done: make(chan struct{})}
 }
 
@@ -209,7 +216,7 @@ func NewFakeProcess(s Spec) *FakeProcess {
 func (p *FakeProcess) Exit(code int, stderr string) {
 	p.once.Do(func() {
 		p.mu.Lock()
-		p.result = Result{Argv: p.spec.Argv, ExitCode: code, Start: p.start, Duration: time.Since(p.start), StderrTail: stderr}
+		p.result = proc.Result{Argv: p.spec.Argv, ExitCode: code, Start: p.start, Duration: time.Since(p.start), StderrTail: stderr}
 		p.mu.Unlock()
 		close(p.done)
 	})
@@ -229,7 +236,7 @@ func (p *FakeProcess) StderrTail() string {
 }
 
 // Stop implements Process: the fake ends at once, stopped.
-func (p *FakeProcess) Stop() (Result, error) {
+func (p *FakeProcess) Stop() (proc.Result, error) {
 	p.mu.Lock()
 	select {
 	case <-p.done:
@@ -242,14 +249,14 @@ func (p *FakeProcess) Stop() (Result, error) {
 }
 
 // Wait implements Process.
-func (p *FakeProcess) Wait() (Result, error) {
+func (p *FakeProcess) Wait() (proc.Result, error) {
 	<-p.done
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	r := p.result
 	r.Stopped = p.stopped
 	if r.ExitCode != 0 && !p.stopped {
-		return r, &ExitError{Name: p.spec.Name, Result: r}
+		return r, &proc.ExitError{Name: p.spec.Name, Result: r}
 	}
 	return r, nil
 }

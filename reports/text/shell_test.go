@@ -1,4 +1,4 @@
-package evidence
+package text
 
 import (
 	"bytes"
@@ -126,4 +126,30 @@ func FuzzShellSplit(f *testing.F) {
 			}
 		}
 	})
+}
+
+func TestShellQuote(t *testing.T) {
+	for in, want := range map[string]string{
+		"":             "''",
+		"plain-1.0/x":  "plain-1.0/x",
+		"a b":          "'a b'",
+		"it's":         `'it'\''s'`,
+		"$HOME":        "'$HOME'",
+		"--gpus=0,1":   "--gpus=0,1",
+		"a\nb":         `$'a\nb'`, // control characters as $'...' escapes (one visible line)
+		"[REDACTED]":   "'[REDACTED]'",
+		`"$(rm -rf)"`:  `'"$(rm -rf)"'`,
+		"tab\there":    `$'tab\there'`,
+		"semi;colon":   "'semi;colon'",
+		"glob*":        "'glob*'",
+		"~/tilde":      "'~/tilde'",
+		"back`tick`":   "'back`tick`'",
+		"amp&persand":  "'amp&persand'",
+		"pipe|d":       "'pipe|d'",
+		"paren(s)":     "'paren(s)'",
+		"redirect>out": "'redirect>out'",
+	} {
+		assert.Equal(t, want, ShellQuote(in), "%q", in)
+	}
+	assert.Equal(t, "trtmc-qual run --out '/tmp/a b'", ShellJoin([]string{"trtmc-qual", "run", "--out", "/tmp/a b"}))
 }

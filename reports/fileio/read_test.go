@@ -1,4 +1,4 @@
-package evidence
+package fileio
 
 import (
 	"context"
@@ -104,7 +104,7 @@ func TestLineReader(t *testing.T) {
 	assert.Equal(t, []string{"ab", "cd", "", "ef<no newline>"}, got)
 	got, err = read("ab\nabc\nx\n", 2)
 	assert.Equal(t, []string{"ab"}, got)
-	assert.EqualError(t, err, "f.jsonl:2: line is longer than 2 bytes, the limit for one line (evidence.MaxLineBytes)")
+	assert.EqualError(t, err, "f.jsonl:2: line is longer than 2 bytes, the limit for one line (fileio.MaxLineBytes)")
 	_, err = read("abc", 2)
 	assert.ErrorIs(t, err, ErrTooLarge)
 	// A line far longer than the reader's buffer is refused without

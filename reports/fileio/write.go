@@ -1,8 +1,21 @@
-// Package evidence writes what a run leaves behind so that it can be
-// trusted later: every file atomically (temp file, fsync, rename, fsync of
-// the directory), secrets redacted, digests of inputs. It imports nothing
-// of the project, so every package that writes files uses it.
-package evidence
+// Package fileio is the one home of safe file I/O, a shared leaf (it
+// imports nothing of this module, so every layer and the reference target
+// may use it):
+//
+//   - atomic writes (WriteFile, WriteJSON, CreateAtomic: temp file, fsync,
+//     rename, fsync of the directory), so a reader sees the old file or the
+//     new one, never a torn one, even if the writer is killed mid-write;
+//   - safe reads: only regular files (OpenRegular, CheckRegular, CheckDir:
+//     never a FIFO or a device), each under a size cap (ReadFile with the
+//     Max*Bytes caps, LineReader for JSON Lines), stopping when the context
+//     ends; file digests (FileSHA256);
+//   - the flock (TryLock) and the locked read-modify-write of a shared file
+//     (UpdateFile).
+//
+// It lives under reports/ because the files it writes and reads are what
+// the reports are made of; reports/evidence builds the seal and redaction
+// on it.
+package fileio
 
 import (
 	"crypto/sha256"
