@@ -339,35 +339,16 @@ func (exact) Compare(h, n Answer, _ *Family) string {
 type boxesTolerance struct{}
 
 func (boxesTolerance) Compare(h, n Answer, f *Family) string {
-	if bytes.Equal(h.Canonical, n.Canonical) {
-		return ""
-	}
 	tol := 0.0
 	if f != nil {
 		tol = f.Tolerance
 	}
-	hi, err1 := parseItems(h.Canonical)
-	ni, err2 := parseItems(n.Canonical)
-	if err1 != nil || err2 != nil || len(hi) != len(ni) {
-		return exact{}.Compare(h, n, f)
-	}
-	var diffs []string
-	for i := range hi {
-		for _, label := range union(hi[i].BoundingBoxes, ni[i].BoundingBoxes) {
-			hb, nb := hi[i].BoundingBoxes[label], ni[i].BoundingBoxes[label]
-			if len(hb) != len(nb) {
-				diffs = append(diffs, fmt.Sprintf("%s: %d boxes over http, %d native", label, len(hb), len(nb)))
-				continue
-			}
-			for j := range hb {
-				d := maxAbs(hb[j], nb[j])
-				if d > tol {
-					diffs = append(diffs, fmt.Sprintf("%s[%d]: differs by %.6g > tolerance %.6g (http %+v, native %+v)", label, j, d, tol, hb[j], nb[j]))
-				}
-			}
+	return compareBoxes(h, n, f, func(label string, j int, hb, nb Box) []string {
+		if d := maxAbs(hb, nb); d > tol {
+			return []string{fmt.Sprintf("%s[%d]: differs by %.6g > tolerance %.6g (http %+v, native %+v)", label, j, d, tol, hb, nb)}
 		}
-	}
-	return strings.Join(diffs, "\n")
+		return nil
+	})
 }
 
 // boxesIoU matches detection answers box by box as TRTMC's detection
@@ -379,12 +360,29 @@ func (boxesTolerance) Compare(h, n Answer, f *Family) string {
 type boxesIoU struct{}
 
 func (boxesIoU) Compare(h, n Answer, f *Family) string {
-	if bytes.Equal(h.Canonical, n.Canonical) {
-		return ""
-	}
 	var minIoU, maxScore float64
 	if f != nil {
 		minIoU, maxScore = f.MinBoxIoU, f.MaxScoreAbsError
+	}
+	return compareBoxes(h, n, f, func(label string, j int, hb, nb Box) []string {
+		var diffs []string
+		if iou := IoU(hb, nb); iou < minIoU {
+			diffs = append(diffs, fmt.Sprintf("%s[%d]: box IoU %.4f < min_box_iou %g (http %+v, native %+v)", label, j, iou, minIoU, hb, nb))
+		}
+		if d := math.Abs(hb.Confidence - nb.Confidence); d > maxScore {
+			diffs = append(diffs, fmt.Sprintf("%s[%d]: confidence differs by %.6g > max_score_abs_error %g", label, j, d, maxScore))
+		}
+		return diffs
+	})
+}
+
+// compareBoxes is the walk both box comparators share: equal canonical
+// answers match; otherwise both must parse as the same number of items,
+// each label with as many boxes on both sides (else the exact comparison's
+// diff), and pair says what differs between the j-th boxes of a label.
+func compareBoxes(h, n Answer, f *Family, pair func(label string, j int, hb, nb Box) []string) string {
+	if bytes.Equal(h.Canonical, n.Canonical) {
+		return ""
 	}
 	hi, err1 := parseItems(h.Canonical)
 	ni, err2 := parseItems(n.Canonical)
@@ -400,12 +398,7 @@ func (boxesIoU) Compare(h, n Answer, f *Family) string {
 				continue
 			}
 			for j := range hb {
-				if iou := IoU(hb[j], nb[j]); iou < minIoU {
-					diffs = append(diffs, fmt.Sprintf("%s[%d]: box IoU %.4f < min_box_iou %g (http %+v, native %+v)", label, j, iou, minIoU, hb[j], nb[j]))
-				}
-				if d := math.Abs(hb[j].Confidence - nb[j].Confidence); d > maxScore {
-					diffs = append(diffs, fmt.Sprintf("%s[%d]: confidence differs by %.6g > max_score_abs_error %g", label, j, d, maxScore))
-				}
+				diffs = append(diffs, pair(label, j, hb[j], nb[j])...)
 			}
 		}
 	}
