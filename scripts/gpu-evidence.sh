@@ -283,7 +283,11 @@ elif fits 40; then
   for d in ref-vlm:vlm ref-detection:detection gpu:gpu gpu-again:gpu busy:gpu sigint:gpu; do
     name=${d%%:*} eg=${d#*:}
     [ -d "$W/$name/$eg" ] || continue
-    timeout "$(limit 60)" "$W/tools/bin/trtmc-qual" export --from "$W/$name" --group "$eg" \
+    # The unpacked tools and the AIPerf wrapper are roots of their own, so
+    # the published commands stay exact ("$GPU_TOOLS/bin/trtmc-qual").
+    roots=(--root "GPU_TOOLS=$W/tools")
+    [ -z "${GPU_EVIDENCE_AIPERF:-}" ] && roots+=(--root "AIPERF_BIN=$W/aiperf-bin")
+    timeout "$(limit 60)" "$W/tools/bin/trtmc-qual" export --from "$W/$name" --group "$eg" "${roots[@]}" \
       --output-file "$W/packs/$name.tar.gz" >"$W/export-$name.log" 2>&1
     rc=$?
     tail -n 2 "$W/export-$name.log"
