@@ -117,7 +117,7 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, gr.aiperf.Got
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), gr.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
 	prov.AIPerfVersionRequired = o.AIPerf.Version
-	prov.Roots = o.Provenance.Roots
+	prov.Roots, prov.HostTopDirs = o.Provenance.Roots, o.Publish.Identity.TopDirs
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", gr.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {

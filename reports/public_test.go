@@ -171,3 +171,33 @@ func FuzzScrubberText(f *testing.F) {
 		})
 	})
 }
+
+// A path under a top-level directory only the run host has (/check on a
+// CI node) is that host's path wherever the report is rendered later: the
+// row records the host's entries of /, and the scrubber uses them.
+func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
+	const leak = "/check/node7/trtmc-qual/qual/testdata/fakebin/fake-aiperf"
+	render := func(topDirs []any) string {
+		root := copyTree(t, rootA)
+		editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
+			m["command"] = text.ShellJoin([]string{"trtmc-qual", "--aiperf", leak, "run", "--group", "vlm"})
+			m["problems"] = []any{map[string]any{"stage": "aiperf", "code": "aiperf_exit", "message": "exec " + leak + ": exit 1"}}
+			if topDirs != nil {
+				m["provenance"].(map[string]any)["host_top_dirs"] = topDirs
+			}
+		})
+		g, err := Load([]string{root}, "vlm")
+		require.NoError(t, err)
+		var buf bytes.Buffer
+		require.NoError(t, Render(&buf, g, FormatMarkdown))
+		return buf.String()
+	}
+	// Without the record, a directory no host list names stays as it is
+	// (which is why every row records it).
+	assert.Contains(t, render(nil), leak)
+	md := render([]any{"bin", "check", "usr"})
+	assert.NotContains(t, md, "/check")
+	assert.NotContains(t, md, "node7")
+	assert.Contains(t, md, "--aiperf '[private]/fake-aiperf' run --group vlm")
+	assert.Contains(t, md, "exec [private]/fake-aiperf: exit 1")
+}

@@ -21,8 +21,9 @@ import (
 // roots the report was loaded from (each is $OUT), and what each row's
 // command and provenance show (its --out, the directory of its --config,
 // the virtual environment of its --aiperf; the directory of its bundle and
-// its tokenizer when no other root holds them); the host names of every
-// row and of the caller; the caller's users.
+// its tokenizer when no other root holds them); the host names and the
+// top-level directories of every row's host and of the caller; the
+// caller's users.
 func (g *GroupReport) Scrubber() *Scrubber {
 	if g.scrub != nil {
 		return g.scrub
@@ -32,6 +33,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 		roots = append(roots, Root{Name: RootOut, Path: root})
 	}
 	hosts := slices.Clone(g.Publish.Identity.Hosts)
+	topDirs := slices.Clone(g.Publish.Identity.TopDirs)
 	var derived []Root
 	for i := range g.Rows {
 		res := g.Rows[i].Result
@@ -39,6 +41,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 			continue
 		}
 		roots = append(roots, res.Provenance.Roots...)
+		topDirs = append(topDirs, res.Provenance.HostTopDirs...)
 		p, d := InferRoots(res)
 		roots, derived = append(roots, p...), append(derived, d...)
 		if res.Provenance.Host != "" {
@@ -50,7 +53,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 			roots = append(roots, d)
 		}
 	}
-	g.scrub = NewScrubber(roots, Identity{Hosts: hosts, Users: g.Publish.Identity.Users, TopDirs: g.Publish.Identity.TopDirs})
+	g.scrub = NewScrubber(roots, Identity{Hosts: hosts, Users: g.Publish.Identity.Users, TopDirs: topDirs})
 	return g.scrub
 }
 

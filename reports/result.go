@@ -429,6 +429,10 @@ type Provenance struct {
 	// trtmc-qual and TRTMC checkouts, AIPerf's environment, ...): published
 	// text writes a path under one as $NAME/rest (see reports.Scrubber).
 	Roots []Root `json:"roots,omitempty"`
+	// HostTopDirs are the directories at / of the host the row ran on:
+	// published text treats an absolute path starting with one as a path
+	// of that host, whatever host the report is rendered on later.
+	HostTopDirs []string `json:"host_top_dirs,omitempty"`
 }
 
 // NativeRun describes the native answers of a row.
