@@ -10,7 +10,8 @@
 # which the small files are kept - the group tables (results.md/csv/json),
 # the completion summary, PACK.json, every result.json and manifest.json -
 # and the summary of checks and the GPU list with the GPU machine's work
-# directory written as $W. evidence.tar.gz (the private evidence: raw logs,
+# directory written as $W, and the sampled compute processes (program base
+# names only). evidence.tar.gz (the private evidence: raw logs,
 # exact argv) is never kept.
 #
 # Before keeping a pack it is re-judged here, on another machine than the
@@ -72,7 +73,10 @@ PY
   done
 done
 if [ -f "$src/evidence.tar.gz" ] && tar -xzf "$src/evidence.tar.gz" -C "$tmp" ./samples.csv 2>/dev/null; then
-  grep ', apps, ' "$tmp/samples.csv" | gzip -9n >"$dest/compute-apps-samples.csv.gz" || true
+  # The process name nvidia-smi gives is the program's path on the GPU
+  # machine: only its base name is kept (no path of that host).
+  grep ', apps, ' "$tmp/samples.csv" | awk 'BEGIN { FS = OFS = ", " } { n = split($4, p, "/"); $4 = p[n]; print }' |
+    gzip -9n >"$dest/compute-apps-samples.csv.gz" || true
 fi
 cat "$dest/rejudge.txt" >&2
 du -sh "$dest" >&2
