@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -118,6 +119,7 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), gr.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
 	prov.AIPerfVersionRequired = o.AIPerf.Version
 	prov.Roots, prov.HostTopDirs = o.Provenance.Roots, o.Publish.Identity.TopDirs
+	prov.HostUsers = slices.Compact(slices.Sorted(slices.Values(o.Publish.Identity.Users)))
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", gr.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {

@@ -173,17 +173,20 @@ func FuzzScrubberText(f *testing.F) {
 }
 
 // A path under a top-level directory only the run host has (/check on a
-// CI node) is that host's path wherever the report is rendered later: the
-// row records the host's entries of /, and the scrubber uses them.
+// CI node), or the run's user name, is that host's wherever the report is
+// rendered later: the row records the host's entries of / and its users,
+// and the scrubber uses them.
 func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
 	const leak = "/check/node7/trtmc-qual/qual/testdata/fakebin/fake-aiperf"
 	render := func(topDirs []any) string {
 		root := copyTree(t, rootA)
 		editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
 			m["command"] = text.ShellJoin([]string{"trtmc-qual", "--aiperf", leak, "run", "--group", "vlm"})
-			m["problems"] = []any{map[string]any{"stage": "aiperf", "code": "aiperf_exit", "message": "exec " + leak + ": exit 1"}}
+			m["problems"] = []any{map[string]any{"stage": "aiperf", "code": "aiperf_exit",
+				"message": "exec " + leak + ": exit 1 (owner jqpublic)"}}
 			if topDirs != nil {
-				m["provenance"].(map[string]any)["host_top_dirs"] = topDirs
+				prov := m["provenance"].(map[string]any)
+				prov["host_top_dirs"], prov["host_users"] = topDirs, []any{"jqpublic", "root"}
 			}
 		})
 		g, err := Load([]string{root}, "vlm")
@@ -194,10 +197,13 @@ func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
 	}
 	// Without the record, a directory no host list names stays as it is
 	// (which is why every row records it).
-	assert.Contains(t, render(nil), leak)
+	before := render(nil)
+	assert.Contains(t, before, leak)
+	assert.Contains(t, before, "owner jqpublic")
 	md := render([]any{"bin", "check", "usr"})
 	assert.NotContains(t, md, "/check")
 	assert.NotContains(t, md, "node7")
+	assert.NotContains(t, md, "jqpublic")
 	assert.Contains(t, md, "--aiperf '[private]/fake-aiperf' run --group vlm")
-	assert.Contains(t, md, "exec [private]/fake-aiperf: exit 1")
+	assert.Contains(t, md, "exec [private]/fake-aiperf: exit 1 (owner "+MaskUser+")")
 }

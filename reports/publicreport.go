@@ -22,8 +22,8 @@ import (
 // command and provenance show (its --out, the directory of its --config,
 // the virtual environment of its --aiperf; the directory of its bundle and
 // its tokenizer when no other root holds them); the host names and the
-// top-level directories of every row's host and of the caller; the
-// caller's users.
+// top-level directories and the users of every row's host and of the
+// caller.
 func (g *GroupReport) Scrubber() *Scrubber {
 	if g.scrub != nil {
 		return g.scrub
@@ -33,7 +33,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 		roots = append(roots, Root{Name: RootOut, Path: root})
 	}
 	hosts := slices.Clone(g.Publish.Identity.Hosts)
-	topDirs := slices.Clone(g.Publish.Identity.TopDirs)
+	topDirs, users := slices.Clone(g.Publish.Identity.TopDirs), slices.Clone(g.Publish.Identity.Users)
 	var derived []Root
 	for i := range g.Rows {
 		res := g.Rows[i].Result
@@ -41,7 +41,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 			continue
 		}
 		roots = append(roots, res.Provenance.Roots...)
-		topDirs = append(topDirs, res.Provenance.HostTopDirs...)
+		topDirs, users = append(topDirs, res.Provenance.HostTopDirs...), append(users, res.Provenance.HostUsers...)
 		p, d := InferRoots(res)
 		roots, derived = append(roots, p...), append(derived, d...)
 		if res.Provenance.Host != "" {
@@ -53,7 +53,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 			roots = append(roots, d)
 		}
 	}
-	g.scrub = NewScrubber(roots, Identity{Hosts: hosts, Users: g.Publish.Identity.Users, TopDirs: topDirs})
+	g.scrub = NewScrubber(roots, Identity{Hosts: hosts, Users: users, TopDirs: topDirs})
 	return g.scrub
 }
 

@@ -433,6 +433,10 @@ type Provenance struct {
 	// published text treats an absolute path starting with one as a path
 	// of that host, whatever host the report is rendered on later.
 	HostTopDirs []string `json:"host_top_dirs,omitempty"`
+	// HostUsers are the user names of the run (its $USER, $LOGNAME,
+	// $SUDO_USER, the owner of $HOME): published text masks them wherever
+	// it is rendered (a published row holds them masked).
+	HostUsers []string `json:"host_users,omitempty"`
 }
 
 // NativeRun describes the native answers of a row.
