@@ -193,6 +193,19 @@ func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
 		require.NoError(t, err)
 		var buf bytes.Buffer
 		require.NoError(t, Render(&buf, g, FormatMarkdown))
+		if topDirs != nil {
+			// The published row holds the recorded users masked.
+			pub, err := g.Public()
+			require.NoError(t, err)
+			found := false
+			for _, row := range pub.Rows {
+				if row.Profile == "ref-vlm-small" {
+					found = true
+					assert.Equal(t, []string{MaskUser, "root"}, row.Result.Provenance.HostUsers)
+				}
+			}
+			assert.True(t, found, "the edited row is in the report")
+		}
 		return buf.String()
 	}
 	// Without the record, a directory no host list names stays as it is
