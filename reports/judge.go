@@ -323,13 +323,19 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			{c.Meaningless, CodeMeaningless, "no meaningful complete answer"},
 			{c.UnknownConversation, CodeUnknownConversation, "the conversation is not a line of the dataset"},
 			{c.Inconsistent, CodeInconsistent, "its evidence contradicts itself (phase, conversation, token count, the model named, or a Task time outside its domain)"},
+			{c.EchoMissing, CodeEchoMissing, "nothing shows the server answered its id (no X-Request-ID echo in AIPerf's HTTP trace)"},
+			{c.EchoMismatched, CodeEchoMismatched, "the server's answer echoes another X-Request-ID than the one sent"},
 		} {
 			if k.n > 0 {
 				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, first(p, string(k.code))))
 			}
 		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
-			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent
+			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.EchoMissing + c.EchoMismatched
+		if c.EchoProven < c.Matched {
+			out = append(out, failed(CodeEchoMissing, StageJoin, p, "%s: %d of %d matched %s have no proven X-Request-ID echo: nothing shows the server answered each id sent "+
+				"(a row of an earlier trtmc-qual, which did not read AIPerf's HTTP trace)", p, c.Matched-c.EchoProven, c.Matched, text.Plural(c.Matched, "request", "requests")))
+		}
 		switch {
 		case accounted != c.Sent:
 			out = append(out, failed(CodeCountsInconsist, StageJoin, p, "%s: %d requests sent but %d accounted for", p, c.Sent, accounted))
@@ -385,6 +391,16 @@ func judgeLatency(l Latency, m Counts) []Reason {
 		if m.Matched > 0 && (s.p.P50 == nil || s.p.P95 == nil) {
 			why = append(why, s.name+" p50/p95 missing")
 		}
+	}
+	switch s := l.HTTPSplit; {
+	case s == nil:
+		why = append(why, "the row has no HTTP split (sending, waiting, receiving): nothing explains HTTP minus Task (a row of an earlier trtmc-qual)")
+	case s.Count != m.Matched:
+		msg := fmt.Sprintf("the HTTP split has values for %d of the %d measured matched requests", s.Count, m.Matched)
+		if s.MissingExample != "" {
+			msg += " (none for request " + s.MissingExample + ")"
+		}
+		why = append(why, msg)
 	}
 	if len(why) == 0 {
 		return nil

@@ -148,6 +148,8 @@ const (
 	CodeMeaningless            Code = JoinMeaningless
 	CodeUnknownConversation    Code = JoinUnknownConversation
 	CodeInconsistent           Code = JoinInconsistent
+	CodeEchoMissing            Code = JoinEchoMissing
+	CodeEchoMismatched         Code = JoinEchoMismatched
 	CodeUnclaimedServerRecords Code = "unclaimed_server_records"
 	CodeUnclaimedNative        Code = "unclaimed_native_answers"
 	CodeUnclaimedRaw           Code = "unclaimed_raw_records"
@@ -232,11 +234,13 @@ func Codes() []CodeInfo {
 		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless (a chat answer without usage.completion_tokens included)"},
 		{CodeUnknownConversation, ClassFailed, "join", "a request's conversation_id is not a line of dataset.jsonl"},
 		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, the server's record and the HTTP answer on its completion tokens, the HTTP answer names another model than the served --model-name, or a Task time is outside its domain (negative, not of the one timing scope, longer than the call that was timed)"},
+		{CodeEchoMissing, ClassFailed, "join", "nothing shows the server answered a request's id: its answer carries no X-Request-ID, AIPerf's records hold no HTTP trace of it (--export-http-trace), or the row does not record that the echo was checked"},
+		{CodeEchoMismatched, ClassFailed, "join", "the server's answer echoes another X-Request-ID than the one sent (or the request's own header is not its record's id)"},
 		{CodeUnclaimedServerRecords, ClassFailed, "join", "the server recorded request ids the client never reported"},
 		{CodeUnclaimedNative, ClassFailed, "join", "the native runner answered request ids the client never reported"},
 		{CodeUnclaimedRaw, ClassFailed, "join", "the raw export holds request ids the records export does not"},
 		{CodeCountsInconsist, ClassFailed, "join", "the request totals are not the sum of the phases"},
-		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests (a value of the family's Task time source is missing: its percentiles are withheld)"},
+		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests (a value of the family's Task time source is missing: its percentiles are withheld), or the HTTP split that explains HTTP minus Task (AIPerf's trace: sending, waiting, receiving) is missing for one of them"},
 
 		{CodeExcluded, ClassExcluded, "inventory", "the inventory excludes the profile, with a reason"},
 	}

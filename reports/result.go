@@ -236,6 +236,15 @@ type Counts struct {
 	Meaningless         int `json:"meaningless"`
 	UnknownConversation int `json:"unknown_conversation"`
 	Inconsistent        int `json:"inconsistent"`
+	// EchoMissing and EchoMismatched are requests whose identity the
+	// server's answer does not prove (JoinEchoMissing, JoinEchoMismatched).
+	EchoMissing    int `json:"echo_missing"`
+	EchoMismatched int `json:"echo_mismatched"`
+	// EchoProven counts the requests, of any status, whose answer echoed
+	// the X-Request-ID sent, as AIPerf's HTTP trace shows it: every
+	// matched request must be among them (a row of an earlier version,
+	// which did not check the echo, has none).
+	EchoProven int `json:"echo_proven"`
 }
 
 // Add returns the element-wise sum.
@@ -247,11 +256,14 @@ func (c Counts) Add(o Counts) Counts {
 		MissingServerRecord: c.MissingServerRecord + o.MissingServerRecord,
 		Duplicates:          c.Duplicates + o.Duplicates, Meaningless: c.Meaningless + o.Meaningless,
 		UnknownConversation: c.UnknownConversation + o.UnknownConversation, Inconsistent: c.Inconsistent + o.Inconsistent,
+		EchoMissing: c.EchoMissing + o.EchoMissing, EchoMismatched: c.EchoMismatched + o.EchoMismatched, EchoProven: c.EchoProven + o.EchoProven,
 	}
 }
 
 // MissingJoins is the number of requests that could not be joined.
-func (c Counts) MissingJoins() int { return c.MissingNative + c.MissingHTTP + c.MissingServerRecord }
+func (c Counts) MissingJoins() int {
+	return c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.EchoMissing
+}
 
 // LatencySetMeasuredMatched names the one set of requests both latency
 // series cover: the measured requests whose HTTP and native answers matched.
@@ -277,6 +289,48 @@ type Latency struct {
 	// times of each measured matched request. It informs; the verdict does
 	// not depend on it (the two are different calls).
 	TaskAgreement *TaskAgreement `json:"task_agreement,omitempty"`
+	// HTTPSplit explains the HTTP series of the same set: each request's
+	// HTTP time split, at AIPerf's HTTP trace, into the client's own time,
+	// sending, waiting and receiving, and its waiting into the Task time
+	// and the rest (nil in rows of earlier versions).
+	HTTPSplit *HTTPSplit `json:"http_split,omitempty"`
+}
+
+// HTTPSplit is the HTTP time of the measured matched requests split at
+// AIPerf's HTTP trace (--export-http-trace). Per request, HTTP = client +
+// sending + waiting + receiving exactly, and waiting = Task + outside Task;
+// so the means add up the same way (HTTP mean - Task mean = client +
+// sending + outside Task + receiving), while percentiles of the parts
+// only describe each part. Every part is over the one set (Count of
+// Latency.Set's requests have a split; the parts are withheld, as the
+// latencies are, when one lacks it).
+type HTTPSplit struct {
+	Count          int    `json:"count"`
+	MissingExample string `json:"missing_example,omitempty"`
+	// HTTPMean and TaskMean are the means of the row's two series.
+	HTTPMean *float64 `json:"http_mean"`
+	TaskMean *float64 `json:"task_mean"`
+	// Client is AIPerf's time before the request's first byte was sent
+	// (request_latency minus the exchange).
+	Client SplitPart `json:"client"`
+	// Sending is from the first to the last byte of the request, a new
+	// connection's set-up included (aiohttp starts it before connecting).
+	Sending SplitPart `json:"sending"`
+	// Waiting is from the request's last byte to the answer's first byte:
+	// the server's handling, the Task call inside it, and the network.
+	Waiting SplitPart `json:"waiting"`
+	// Receiving is from the answer's first byte to its last.
+	Receiving SplitPart `json:"receiving"`
+	// OutsideTask is each request's waiting minus its Task time: the
+	// server's time around the Task call, plus the network.
+	OutsideTask SplitPart `json:"outside_task"`
+}
+
+// SplitPart is one part of the HTTP split, in milliseconds over the set.
+type SplitPart struct {
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P95  *float64 `json:"p95"`
 }
 
 // Tolerance is how far apart two times of one thing may be: AbsMS or Rel

@@ -336,7 +336,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			require.NoError(t, err)
 			for phase, n := range r.ByPhase {
 				sum := n.Matched + n.Mismatched + n.Errored + n.MissingNative + n.MissingHTTP + n.MissingServerRecord +
-					n.Duplicates + n.Meaningless + n.UnknownConversation + n.Inconsistent
+					n.Duplicates + n.Meaningless + n.UnknownConversation + n.Inconsistent + n.EchoMissing + n.EchoMismatched
 				assert.Equal(t, n.Sent, sum, "phase %s: every request in exactly one status: %+v", phase, n)
 			}
 			tc.check(t, r, mism.String())

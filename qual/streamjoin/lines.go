@@ -54,6 +54,7 @@ type worker struct {
 	spans  []span // the responses of the raw line being parsed
 	body   []byte // the response body being assembled
 	memo   *memo  // nil: extract every answer
+	trace  traceInfo // the trace of the record being parsed
 	// sessions answers EntryOf in the worker (Options.Sessions).
 	sessions *Sessions
 	// The keys of the last object of each kind read, in order: the
