@@ -121,7 +121,7 @@ var (
 			"connection_pool_wait_start_ns", "connection_pool_wait_end_ns", "tcp_connect_start_ns", "tcp_connect_end_ns",
 			"connection_reused_ns", "dns_cache_hit_ns", "dns_cache_miss_ns", "dns_lookup_start_ns", "dns_lookup_end_ns",
 			"local_ip", "local_port", "remote_ip", "remote_port", "blocked_ns", "dns_lookup_ns", "connecting_ns")
-	rawFields    = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers").
+	rawFields = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers").
 			ignoring("response_headers", "cache_bust_marker", "cache_bust_target")
 	errorFields    = newFieldSet("code", "type", "message", "cause", "cause_chain", "details")
 	metricFields   = newFieldSet("value", "unit")
