@@ -65,12 +65,13 @@ type JoinedLine struct {
 	// SendingMS, WaitingMS and ReceivingMS split the HTTP exchange at the
 	// trace's timestamps (sending includes a new connection's set-up;
 	// waiting ends at the answer's first byte); ClientMS is HTTPMS minus
-	// the three: AIPerf's own time before the first byte was sent. Null
-	// when the trace lacks a timestamp.
-	SendingMS   *float64 `json:"sending_ms"`
-	WaitingMS   *float64 `json:"waiting_ms"`
-	ReceivingMS *float64 `json:"receiving_ms"`
-	ClientMS    *float64 `json:"client_ms"`
+	// the three: AIPerf's own time before the first byte was sent. Absent
+	// when the trace lacks a timestamp (or the latency is missing), and in
+	// joined files of earlier versions.
+	SendingMS   *float64 `json:"sending_ms,omitempty"`
+	WaitingMS   *float64 `json:"waiting_ms,omitempty"`
+	ReceivingMS *float64 `json:"receiving_ms,omitempty"`
+	ClientMS    *float64 `json:"client_ms,omitempty"`
 	// Diff is set when Status is mismatched: how the answers differ.
 	Diff    string `json:"diff,omitempty"`
 	Problem string `json:"problem,omitempty"`

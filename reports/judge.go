@@ -17,6 +17,9 @@ const (
 	StageWorkload    = "workload"
 	StagePreflight   = "preflight"
 	StageAIPerf      = "aiperf"
+	StageServer      = "server"
+	// StageBundleCheck re-hashes the bundle after the run.
+	StageBundleCheck = "bundle-check"
 )
 
 // Judge is the one implementation of the qualification contract. It turns
@@ -178,6 +181,7 @@ func judgeContract(r *Result, stopped bool) []Reason {
 		out = append(out, failed(CodeBundleMismatch, StagePreflight, "",
 			"the served bundle has sha256 %q, the inventory pins %s", p.BundleSHA256, p.BundlePinnedSHA256))
 	}
+	out = append(out, judgeBundleChecks(r)...)
 	switch {
 	case p.AIPerfVersion == "" && stopped:
 	case p.AIPerfVersion != QualificationAIPerfVersion:
@@ -191,6 +195,52 @@ func judgeContract(r *Result, stopped bool) []Reason {
 			"the run required aiperf %s; qualification requires %s", p.AIPerfVersionRequired, QualificationAIPerfVersion))
 	}
 	return out
+}
+
+// judgeBundleChecks requires the bundle re-hashed, unchanged, after each
+// stage that could change it and ran: the correctness case (validation)
+// and the run (serving, the native replay). Each digest is compared with
+// the one before it, so a change is named by the stage that made it.
+func judgeBundleChecks(r *Result) []Reason {
+	p := r.Provenance
+	if p.BundleSHA256 == "" {
+		return nil // never digested (the row stopped before): nothing served
+	}
+	var out []Reason
+	before, what := p.BundleSHA256, "the one served"
+	for _, step := range []struct {
+		after, stage string
+		ran          bool
+		code         Code
+		verb         string
+	}{
+		{BundleAfterCorrectness, StageCorrectness, r.StageRan(StageCorrectness), CodeBundleChangedValidate, "validation"},
+		{BundleAfterRun, StageBundleCheck, r.StageRan(StageServer), CodeBundleChangedServing, "serving"},
+	} {
+		i := slices.IndexFunc(p.BundleChecks, func(c BundleCheck) bool { return c.After == step.after })
+		switch {
+		case i < 0 && step.ran:
+			out = append(out, failed(step.code, step.stage, "", "the bundle was not re-hashed after the %s: nothing shows %s left it unchanged (a row of an earlier trtmc-qual)",
+				bundleStepName(step.after), step.verb))
+		case i < 0:
+		case p.BundleChecks[i].Error != "":
+			out = append(out, failed(step.code, step.stage, "", "the bundle could not be re-hashed after the %s: %s", bundleStepName(step.after), p.BundleChecks[i].Error))
+		case p.BundleChecks[i].SHA256 != before:
+			out = append(out, failed(step.code, step.stage, "", "%s changed the bundle: sha256 %s before (%s), %s after the %s",
+				step.verb, before, what, p.BundleChecks[i].SHA256, bundleStepName(step.after)))
+		}
+		if i >= 0 && p.BundleChecks[i].SHA256 != "" {
+			before, what = p.BundleChecks[i].SHA256, "after the "+bundleStepName(step.after)
+		}
+	}
+	return out
+}
+
+func bundleStepName(after string) string {
+	if after == BundleAfterCorrectness {
+		return "correctness case"
+	}
+	return "run"
 }
 
 // ValidGateOps are the operators a correctness gate may use.

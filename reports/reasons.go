@@ -130,6 +130,8 @@ const (
 	CodeExplorationWorkload    Code = "exploration_workload"
 	CodeBundleNotPinned        Code = "bundle_not_pinned"
 	CodeBundleMismatch         Code = "bundle_mismatch"
+	CodeBundleChangedValidate  Code = "bundle_changed_by_validation"
+	CodeBundleChangedServing   Code = "bundle_changed_by_serving"
 	CodeAIPerfVersion          Code = "aiperf_version"
 	CodeCorrectnessNotRun      Code = "correctness_not_run"
 	CodeCorrectnessIncomplete  Code = "correctness_incomplete"
@@ -216,6 +218,8 @@ func Codes() []CodeInfo {
 		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},
 		{CodeBundleNotPinned, ClassFailed, "preflight", "the inventory pins no bundle sha256: nothing proves which bundle was served"},
 		{CodeBundleMismatch, ClassFailed, "preflight", "the served bundle's sha256 is not the pinned one"},
+		{CodeBundleChangedValidate, ClassFailed, "correctness", "validation changed the bundle: its sha256 after the correctness case differs from the one served (both named), or it was not re-hashed after it"},
+		{CodeBundleChangedServing, ClassFailed, "bundle-check", "serving changed the bundle: its sha256 after the run (serving, the native replay) differs from the one before (both named), or it was not re-hashed after it"},
 		{CodeAIPerfVersion, ClassFailed, "aiperf", "AIPerf is not the required version (a mismatch allowed by flag runs, but never qualifies)"},
 		{CodeCorrectnessNotRun, ClassFailed, "correctness", "the correctness case did not run on the served bundle"},
 		{CodeCorrectnessIncomplete, ClassFailed, "correctness", "the correctness result has no gate, or a gate lacks its value, operator, threshold or outcome"},

@@ -1131,19 +1131,19 @@ func (j *joiner) joinedLine(b []byte, e *entry, status, problem string) []byte {
 		b = append(b, name...)
 		b = append(b, '"')
 	}
-	send, wait, recv := float64(e.sendMS), float64(e.waitMS), float64(e.recvMS)
-	client := math.NaN()
-	if !math.IsNaN(send) {
-		client = e.httpMS - (send + wait + recv)
+	// The split, when the trace has one (omitted otherwise).
+	if send, wait, recv := float64(e.sendMS), float64(e.waitMS), float64(e.recvMS); !math.IsNaN(send) {
+		b = append(b, `,"sending_ms":`...)
+		b = appendMS32(b, e.sendMS)
+		b = append(b, `,"waiting_ms":`...)
+		b = appendMS32(b, e.waitMS)
+		b = append(b, `,"receiving_ms":`...)
+		b = appendMS32(b, e.recvMS)
+		if client := e.httpMS - (send + wait + recv); !math.IsNaN(client) {
+			b = append(b, `,"client_ms":`...)
+			b = appendMS(b, client)
+		}
 	}
-	b = append(b, `,"sending_ms":`...)
-	b = appendMS32(b, e.sendMS)
-	b = append(b, `,"waiting_ms":`...)
-	b = appendMS32(b, e.waitMS)
-	b = append(b, `,"receiving_ms":`...)
-	b = appendMS32(b, e.recvMS)
-	b = append(b, `,"client_ms":`...)
-	b = appendMS(b, client)
 	if problem != "" {
 		b = append(b, `,"problem":`...)
 		b = appendQuoted(b, problem)

@@ -931,13 +931,14 @@ func Seal(dir, group, profile string, exp *Expected) error {
 		Correctness: &reports.Correctness{Ran: true, Passed: true, Metrics: map[string]float64{gate.Name: gate.Value},
 			Gates: []reports.Gate{gate}, Output: reports.CorrectnessFile},
 		Provenance: reports.Provenance{HarnessVersion: "synth", AIPerfVersion: reports.QualificationAIPerfVersion,
-			AIPerfVersionRequired: reports.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []reports.Command{}},
+			AIPerfVersionRequired: reports.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []reports.Command{},
+			BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: bundle}, {After: reports.BundleAfterRun, SHA256: bundle}}},
 		Command: "synth", RunKey: "synth",
 	}
 	for _, c := range exp.ByPhase {
 		r.Requests = r.Requests.Add(c)
 	}
-	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "join"} {
+	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "bundle-check", "join"} {
 		r.Stages = append(r.Stages, reports.Stage{Name: st, Status: reports.StageOK})
 	}
 	reports.Judge(&r)
