@@ -355,7 +355,10 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 func httpSplitRows(rows []Row) []Row {
 	var out []Row
 	for _, r := range rows {
-		if r.Result != nil && r.Result.Measured() && r.Result.LatencyMS.HTTPSplit != nil {
+		if r.Result == nil || !r.Result.Measured() || r.Result.LatencyMS.HTTPSplit == nil {
+			continue
+		}
+		if r.Result.LatencyMS.HTTPSplit.Count > 0 || r.Result.RequestsByPhase[PhaseMeasured].Matched > 0 {
 			out = append(out, r)
 		}
 	}
