@@ -32,7 +32,7 @@ func good() Result {
 		Requests:        full(55),
 		RequestsByPhase: map[string]Counts{PhaseWarmup: full(5), PhaseMeasured: full(50)},
 		LatencyMS: Latency{Set: LatencySetMeasuredMatched, HTTP: Percentiles{P50: pf(3), P95: pf(5), Count: 50},
-			Task: Percentiles{P50: pf(2), P95: pf(4), Count: 50},
+			Task:      Percentiles{P50: pf(2), P95: pf(4), Count: 50},
 			HTTPSplit: &HTTPSplit{Count: 50, HTTPMean: pf(3.1), TaskMean: pf(2.1)}},
 		Correctness: &Correctness{Ran: true, Passed: true, Gates: []Gate{
 			{Name: "map_50_95", Value: 0.91, Op: ">=", Threshold: 0.5, Passed: true}}},

@@ -941,7 +941,9 @@ func Seal(dir, group, profile string, exp *Expected) error {
 	// The HTTP split a join of the written files gives (the exchange starts
 	// 25 µs into each request: see trace), in round figures.
 	f := func(v float64) *float64 { return &v }
-	part := func(mean float64) reports.SplitPart { return reports.SplitPart{Mean: f(mean), P50: f(mean), P95: f(mean * 1.5)} }
+	part := func(mean float64) reports.SplitPart {
+		return reports.SplitPart{Mean: f(mean), P50: f(mean), P95: f(mean * 1.5)}
+	}
 	r.LatencyMS.HTTPSplit = &reports.HTTPSplit{Count: exp.ByPhase[reports.PhaseMeasured].Matched, HTTPMean: f(11), TaskMean: f(8),
 		Client: part(0.025), Sending: part(0.7), Waiting: part(10.235), Receiving: part(0.04), OutsideTask: part(2.235)}
 	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "bundle-check", "join"} {
