@@ -15,10 +15,13 @@ const HeaderRequestID = "X-Request-ID"
 // AIPerf 0.13.0 writes into profile_export.jsonl with --export-http-trace
 // (common/models/trace_models.py, AioHttpTraceDataExport): the request and
 // response headers as aiohttp saw them and the wall-clock timestamps of the
-// exchange. Headers are a plain dict there (dict(CIMultiDict)): a name keeps
-// the case the peer sent it in, and a header repeated under one spelling
-// keeps its first value only. Everything else of the trace (chunk counts,
-// socket addresses, AIPerf's computed *_ns durations) is not read.
+// exchange. Headers are a plain dict there (dict() of aiohttp's
+// CIMultiDictProxy, checked with the installed aiohttp): a well-known name
+// is spelled aiohttp's way whatever case the server sent (X-Request-ID
+// among them), and a repeated header keeps its first value only — a second,
+// different X-Request-ID in an answer is not visible. Everything else of
+// the trace (chunk counts, socket addresses, AIPerf's computed *_ns
+// durations) is not read.
 type TraceData struct {
 	RequestHeaders  map[string]string `json:"request_headers,omitempty"`
 	ResponseHeaders map[string]string `json:"response_headers,omitempty"`
@@ -77,7 +80,8 @@ func ClassifyEcho(id string, traced bool, sent, echoed []string) (Echo, string) 
 }
 
 // IsRequestIDHeader reports whether a header name is X-Request-ID (header
-// names are case-insensitive; aiohttp keeps the peer's spelling).
+// names are case-insensitive; aiohttp spells this one X-Request-ID, but a
+// trace written otherwise may not).
 func IsRequestIDHeader(name string) bool { return strings.EqualFold(name, HeaderRequestID) }
 
 // Echo classifies the record's X-Request-ID echo (ClassifyEcho).
