@@ -2,7 +2,6 @@ package aiperf
 
 import (
 	"fmt"
-	"math"
 	"strings"
 )
 
@@ -108,7 +107,7 @@ func headerValues(h map[string]string) []string {
 // answer's body: the server's time, the Task call inside it, plus the
 // network) and receiving (to the body read whole). Their sum is the
 // exchange; AIPerf's request_latency adds the client's own time before the
-// exchange starts (Client, when the latency is known).
+// exchange starts (the joined line's client_ms).
 type HTTPSplit struct {
 	SendingMS, WaitingMS, ReceivingMS float64
 }
@@ -127,17 +126,4 @@ func Split(sendStart, sendEnd, recvStart, recvEnd int64) (HTTPSplit, bool) {
 	}
 	ms := func(ns int64) float64 { return float64(ns) / 1e6 }
 	return HTTPSplit{SendingMS: ms(sendEnd - sendStart), WaitingMS: ms(recvStart - sendEnd), ReceivingMS: ms(recvEnd - recvStart)}, true
-}
-
-// ExchangeMS is sending + waiting + receiving.
-func (s HTTPSplit) ExchangeMS() float64 { return s.SendingMS + s.WaitingMS + s.ReceivingMS }
-
-// ClientMS is AIPerf's request_latency minus the exchange: the time inside
-// AIPerf's HTTP client before the request's first byte (NaN when a value
-// is missing).
-func ClientMS(latencyMS float64, s HTTPSplit) float64 {
-	if math.IsNaN(latencyMS) {
-		return math.NaN()
-	}
-	return latencyMS - s.ExchangeMS()
 }
