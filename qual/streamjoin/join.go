@@ -778,22 +778,8 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
 	case e.echo != echoMatch:
 		return j.echoStatus(e)
-	case e.ans == ansTooLarge:
-		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
-	case e.ans == ansBad:
-		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
-	case e.ans == ansMeaningless:
-		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
-	case e.ans == ansWrongModel:
-		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinInconsistent, n
-		}
-		return reports.JoinInconsistent, "the HTTP answer names another model than the served --model-name"
-	case e.flags&fTokensDisagree != 0:
-		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinInconsistent, n
-		}
-		return reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens"
+	case e.ans != ansOK || e.flags&fTokensDisagree != 0:
+		return j.answerStatus(e)
 	case e.flags&fTaskDomain != 0:
 		if n, ok := j.notes[e.key]; ok {
 			return reports.JoinInconsistent, n
@@ -817,6 +803,29 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
 	}
 	return reports.JoinMatched, ""
+}
+
+// answerStatus is the status of a request whose HTTP answer is not usable
+// as it is: too large, not extractable, meaningless, naming another model,
+// or counting other tokens than the server's record.
+func (j *joiner) answerStatus(e *entry) (status, problem string) {
+	note := func(status, fallback string) (string, string) {
+		if n, ok := j.notes[e.key]; ok {
+			return status, n
+		}
+		return status, fallback
+	}
+	switch e.ans {
+	case ansTooLarge:
+		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
+	case ansBad:
+		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
+	case ansMeaningless:
+		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
+	case ansWrongModel:
+		return note(reports.JoinInconsistent, "the HTTP answer names another model than the served --model-name")
+	}
+	return note(reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens")
 }
 
 // echoStatus is the status of a request whose answer does not prove its
