@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
@@ -43,9 +44,13 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 		"harness":         o.Provenance.HarnessVersion + "@" + o.Provenance.HarnessCommit,
 	}
 	// A checkout's uncommitted changes are inputs too: the same commit with
-	// another diff is another run.
-	if len(cr.gr.checkouts) > 0 {
-		key["checkouts"] = cr.gr.checkouts
+	// another diff is another run (where the checkout sits is not).
+	var states []string
+	for _, c := range cr.gr.checkouts {
+		states = append(states, strings.Join([]string{c.Name, c.Commit, c.DiffSHA256, c.UntrackedSHA256, c.Error}, "|"))
+	}
+	if len(states) > 0 {
+		key["checkouts"] = states
 	}
 	if d := cr.gr.aiperfDist; d != nil {
 		key["aiperf_record_sha256"] = d.RecordSHA256
