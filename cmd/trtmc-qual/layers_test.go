@@ -26,6 +26,7 @@ var mayImport = map[string][]string{
 	"reports/evidence":         {"reports/fileio", "reports/text"}, // the seal, redaction, the group lock
 	"reports/junit":            nil,                                // the JUnit XML model
 	"reports/markdown":         nil,                                // Markdown tables of the reports that are not rows
+	"reports/stats":            nil,                                // intervals, drift, trials and the baseline rule (stdlib and gonum)
 	"reports/golden":           nil,                                // tests only: golden files, tree copies
 	"schemas":                  nil,                                // the JSON Schemas and their generator
 	"inventory/specs/gitread":  nil,                                // the one safe git command line, read-only
