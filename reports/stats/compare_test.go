@@ -87,8 +87,8 @@ func TestDecide(t *testing.T) {
 		{"interval touches the minimum effect", -0.5, 2, 0.02, -0.05, 0.10, Inconclusive, false},
 	} {
 		cmp := Comparison{Lower: c.lower, Upper: c.upper, RelChange: c.rel, RelLower: c.relLower, RelUpper: c.relUpper}
-		assert.Equal(t, c.want, r.decide(cmp), c.name)
-		assert.Equal(t, c.calledWithoutMinEfect, Rule{}.decide(cmp).Called(), c.name+" (no minimum effect)")
+		assert.Equal(t, c.want, r.Decide(cmp), c.name)
+		assert.Equal(t, c.calledWithoutMinEfect, Rule{}.Decide(cmp).Called(), c.name+" (no minimum effect)")
 	}
 }
 
