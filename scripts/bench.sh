@@ -21,7 +21,8 @@
 #      (BENCH_REPEAT_PROFILE, group/profile, real AIPerf): each metric's
 #      run-to-run spread (repeat_*_spread_pct), each run's figures with their
 #      intervals and drift check, and what the baseline rule of
-#      reports/stats says of every pair of these identical runs;
+#      reports/stats says of every pair of these identical runs
+#      (BENCH_REPEAT_ARGS: more flags of each run, e.g. "--gpus 0");
 #   6. the baseline rule's noise (scripts/benchtools/baseline-noise synth):
 #      latency distributions fitted to measured per-request times of
 #      reference runs (scripts/benchtools/noise/testdata/*.times.json) and to
@@ -44,7 +45,7 @@
 # checkpoint), BENCH_SCHED_RUNS (runs of that group into the same evidence
 # root, so a scheduler that learns from earlier results can; the last one
 # counts), BENCH_SLURM_REPS (runs of part 4 each way, alternating),
-# BENCH_REPEATS, BENCH_REPEAT_PROFILE, BENCH_NOISE_PAIRS,
+# BENCH_REPEATS, BENCH_REPEAT_PROFILE, BENCH_REPEAT_ARGS, BENCH_NOISE_PAIRS,
 # BENCH_NOISE_RESAMPLES (bootstrap resamples of each synthetic comparison,
 # default the rule's own), BENCH_RUN_SD, BENCH_NOISE_TRIALS,
 # BENCH_PARTS (the parts to run, default "1 2 3 4 5 6"), BENCH_KEEP=1
@@ -66,7 +67,8 @@ SLURM_REPS=${BENCH_SLURM_REPS:-2}
 MEASURED=${BENCH_MEASURED:-50}
 REPEATS=${BENCH_REPEATS:-6}
 REPEAT_PROFILE=${BENCH_REPEAT_PROFILE:-detection/ref-detect-small}
-NOISE_PAIRS=${BENCH_NOISE_PAIRS:-1000}
+read -r -a REPEAT_ARGS <<<"${BENCH_REPEAT_ARGS:-}"
+NOISE_PAIRS=${BENCH_NOISE_PAIRS:-500}
 NOISE_RESAMPLES=${BENCH_NOISE_RESAMPLES:-2000}
 # The H200's run-to-run noise: the pooled standard deviation of log p50
 # over the kept H200 runs of each reference profile (HTTP 0.084, Task 0.095;
@@ -504,7 +506,8 @@ for i in $(seq "$REPEATS"); do
   for attempt in 1 2; do
     rc=0
     rm -rf "$work/repeat/$i"
-    bin/trtmc-qual run --group "$group" --only "$profile" --out "$work/repeat/$i" --format md >/dev/null 2>"$work/repeat-$i.log" || rc=$?
+    bin/trtmc-qual run --group "$group" --only "$profile" ${REPEAT_ARGS[@]+"${REPEAT_ARGS[@]}"} --out "$work/repeat/$i" --format md \
+      >/dev/null 2>"$work/repeat-$i.log" || rc=$?
     [ "$rc" -gt 1 ] || break
     say "part 5: run $i: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$work/repeat/$i/$group"
     [ "$attempt" = 1 ] || exit 1
