@@ -13,10 +13,10 @@ import (
 // against run-to-run noise. At 10 % a 20 % higher median is still called
 // in at least 90 % of pairs wherever 50 requests can show it (the H200's
 // GPU-computed profile; 15 % drops that to about 80 %); against the
-// H200's run-to-run noise no minimum effect below 25 % keeps single runs
-// under 5 % false calls (10 %: 22 %), while three trials a side keep them
-// at 3 % on average — so trials, not a larger minimum effect, are the
-// defence (docs/reports.md).
+// H200's run-to-run noise no minimum effect up to 25 % keeps single runs
+// under 5 % false calls (10 %: 21 %, 25 %: 9 %), while three trials a side
+// keep them at 3 % on average — so trials, not a larger minimum effect, are
+// the defence (docs/reports.md).
 const DefaultMinEffect = 0.10
 
 // Decision is what the baseline rule says about a change. Times are
