@@ -74,7 +74,9 @@ type Comparison struct {
 	Lower  float64 `json:"lower"`
 	Upper  float64 `json:"upper"`
 	// RelChange is Change / BaseMedian, [RelLower, RelUpper] the interval
-	// of the difference as a share of the baseline's median.
+	// of the difference as a share of the baseline's median (its lower end
+	// can pass −100 % on a wide sample: resampled baseline medians above
+	// the observed one).
 	RelChange float64  `json:"rel_change"`
 	RelLower  float64  `json:"rel_lower"`
 	RelUpper  float64  `json:"rel_upper"`
