@@ -16,7 +16,22 @@
 #   4. a group of uneven tp=1 checkpoints (BENCH_SLOW_MS) through the local Slurm cluster (scripts/slurm-local.sh,
 #      started here when it is not running, array throttled to BENCH_SLOTS
 #      tasks) vs locally on BENCH_SLOTS slots: slurm_overhead_s, the
-#      difference of the two makespans per checkpoint.
+#      difference of the two makespans per checkpoint;
+#   5. BENCH_REPEATS back-to-back runs of one reference profile
+#      (BENCH_REPEAT_PROFILE, group/profile, real AIPerf): each metric's
+#      run-to-run spread (repeat_*_spread_pct), each run's figures with their
+#      intervals and drift check, and what the baseline rule of
+#      reports/stats says of every pair of these identical runs
+#      (BENCH_REPEAT_ARGS: more flags of each run, e.g. "--gpus 0");
+#   6. the baseline rule's noise (scripts/benchtools/baseline-noise synth):
+#      latency distributions fitted to measured per-request times of
+#      reference runs (scripts/benchtools/noise/testdata/*.times.json) and to
+#      the H200 rows of docs/evidence, BENCH_NOISE_PAIRS pairs of synthetic
+#      50-request runs per distribution and shift: false calls on
+#      same-distribution pairs (baseline_false_positive_pct), detection of a
+#      20 % higher median (baseline_detection_pct_at_20), the power curve,
+#      and the same with run-to-run noise (BENCH_RUN_SD) over
+#      BENCH_NOISE_TRIALS trials a side.
 #
 # The last lines are the figures, one `name: value` each. Knobs: BENCH_N,
 # BENCH_REPS (rounds of part 1: wc -l, report --rejudge and Python back to
@@ -30,7 +45,10 @@
 # checkpoint), BENCH_SCHED_RUNS (runs of that group into the same evidence
 # root, so a scheduler that learns from earlier results can; the last one
 # counts), BENCH_SLURM_REPS (runs of part 4 each way, alternating),
-# BENCH_PARTS (the parts to run, default "1 2 3 4"), BENCH_KEEP=1
+# BENCH_REPEATS, BENCH_REPEAT_PROFILE, BENCH_REPEAT_ARGS, BENCH_NOISE_PAIRS,
+# BENCH_NOISE_RESAMPLES (bootstrap resamples of each synthetic comparison,
+# default the rule's own), BENCH_RUN_SD, BENCH_NOISE_TRIALS,
+# BENCH_PARTS (the parts to run, default "1 2 3 4 5 6"), BENCH_KEEP=1
 # keeps the work directory, BENCH_PY_VENV (the Python baseline's venv,
 # default .bench-venv, created with the blake3 package when missing).
 set -euo pipefail
@@ -47,6 +65,16 @@ SCHED=${BENCH_SCHED:-"600:1 150:2 100:4 250:1 50:2 200:1"}
 SCHED_RUNS=${BENCH_SCHED_RUNS:-2}
 SLURM_REPS=${BENCH_SLURM_REPS:-2}
 MEASURED=${BENCH_MEASURED:-50}
+REPEATS=${BENCH_REPEATS:-6}
+REPEAT_PROFILE=${BENCH_REPEAT_PROFILE:-detection/ref-detect-small}
+read -r -a REPEAT_ARGS <<<"${BENCH_REPEAT_ARGS:-}"
+NOISE_PAIRS=${BENCH_NOISE_PAIRS:-500}
+NOISE_RESAMPLES=${BENCH_NOISE_RESAMPLES:-2000}
+# The H200's run-to-run noise: the pooled standard deviation of log p50
+# over the kept H200 runs of each reference profile (HTTP 0.084, Task 0.095;
+# docs/performance.md, part 6).
+RUN_SD=${BENCH_RUN_SD:-0.09}
+NOISE_TRIALS=${BENCH_NOISE_TRIALS:-3}
 PY=${PYTHON:-python3}
 BLAKE3_PY=1.0.11 # the Python baseline's blake3 package (its own venv: BENCH_PY_VENV)
 
@@ -60,7 +88,7 @@ trap cleanup EXIT
 say() { echo "bench: $*" >&2; }
 figures=()
 figure() { figures+=("$1: $2"); }
-PARTS=${BENCH_PARTS:-1 2 3 4}
+PARTS=${BENCH_PARTS:-1 2 3 4 5 6}
 want() { [[ " $PARTS " == *" $1 "* ]]; }
 # reasons prints the reasons of the rows under DIR that broke.
 reasons() { "$PY" - "$1" <<'EOF' >&2
@@ -75,6 +103,9 @@ EOF
 if want 1; then
   say "building the benchmark tools"
   go build -trimpath -o "$work/bin/" ./scripts/benchtools/gen-aiperf-artifacts
+fi
+if want 5 || want 6; then
+  go build -trimpath -o "$work/bin/" ./scripts/benchtools/baseline-noise
 fi
 [ -x bin/trtmc-qual ] && [ -x bin/trtmc-refserver ] || { say "bin/ is not built (make build)"; exit 2; }
 say "machine: $(nproc) CPUs ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)), $(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) / 1048576 )) GiB, load $(cut -d' ' -f1-3 /proc/loadavg); $(go version | cut -d' ' -f3), $("$PY" --version 2>&1)"
@@ -464,6 +495,39 @@ else
   say "part 4: no local Slurm cluster (scripts/slurm-local.sh start failed; it needs root or sudo): slurm_overhead_s unavailable"
 fi
 figure slurm_overhead_s "${slurm_overhead:-unavailable}"
+fi
+
+# ---------------------------------------------------------------- part 5
+if want 5; then
+group=${REPEAT_PROFILE%%/*} profile=${REPEAT_PROFILE#*/}
+say "part 5: $REPEATS back-to-back runs of $profile (group $group; real AIPerf, the reference server), load $(cut -d' ' -f1 /proc/loadavg)"
+dirs=()
+for i in $(seq "$REPEATS"); do
+  for attempt in 1 2; do
+    rc=0
+    rm -rf "$work/repeat/$i"
+    bin/trtmc-qual run --group "$group" --only "$profile" ${REPEAT_ARGS[@]+"${REPEAT_ARGS[@]}"} --out "$work/repeat/$i" --format md \
+      >/dev/null 2>"$work/repeat-$i.log" || rc=$?
+    [ "$rc" -gt 1 ] || break
+    say "part 5: run $i: trtmc-qual exited $rc (a row broke, not a measurement):"; reasons "$work/repeat/$i/$group"
+    [ "$attempt" = 1 ] || exit 1
+    say "part 5: run $i once more"
+  done
+  dirs+=("$work/repeat/$i/$group/$profile")
+done
+say "part 5: load $(cut -d' ' -f1-3 /proc/loadavg) after the runs"
+repeat_figures=$("$work/bin/baseline-noise" repeats -label "bench: part 5" "${dirs[@]}")
+while IFS= read -r line; do figures+=("$line"); done <<<"$repeat_figures"
+fi
+
+# ---------------------------------------------------------------- part 6
+if want 6; then
+fit_times=$(ls scripts/benchtools/noise/testdata/*.times.json | paste -sd,)
+fit_rows=$(find docs/evidence -name result.json -printf '%h\n' | sort | paste -sd,)
+say "part 6: the baseline rule's noise: $NOISE_PAIRS pairs a distribution and shift, $NOISE_RESAMPLES resamples, run-to-run sd $RUN_SD, $NOISE_TRIALS trials"
+noise_figures=$("$work/bin/baseline-noise" synth -label "bench: part 6" -fit-times "$fit_times" -fit-rows "$fit_rows" \
+  -pairs "$NOISE_PAIRS" -resamples "$NOISE_RESAMPLES" -run-sd "$RUN_SD" -trials "$NOISE_TRIALS")
+while IFS= read -r line; do figures+=("$line"); done <<<"$noise_figures"
 fi
 
 echo "== figures (docs/performance.md)" >&2

@@ -26,6 +26,7 @@ var mayImport = map[string][]string{
 	"reports/evidence":         {"reports/fileio", "reports/text"}, // the seal, redaction, the group lock
 	"reports/junit":            nil,                                // the JUnit XML model
 	"reports/markdown":         nil,                                // Markdown tables of the reports that are not rows
+	"reports/stats":            nil,                                // intervals, drift, trials and the baseline rule (stdlib and gonum)
 	"reports/golden":           nil,                                // tests only: golden files, tree copies
 	"schemas":                  nil,                                // the JSON Schemas and their generator
 	"inventory/specs/gitread":  nil,                                // the one safe git command line, read-only
@@ -73,8 +74,10 @@ var mayImport = map[string][]string{
 	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                      // its command
+	"scripts/benchtools/synth":                {"reports/evidence", "reports/fileio", "reports"},        // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                             // its command
+	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},           // timing noise and the baseline rule's false and true calls
+	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"}, // its command (make bench parts 5 and 6)
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
