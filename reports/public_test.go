@@ -118,7 +118,7 @@ func TestPublicReport(t *testing.T) {
 	}
 	md := string(render(t, g, FormatMarkdown))
 	assert.Contains(t, md, `--config "$HARNESS/trtmc-qual.yaml" --aiperf "$AIPERF_VENV/bin/aiperf" run --group vlm --out "$OUT"`)
-	assert.Contains(t, md, "$OUT/vlm/ref-vlm-small/server.log, repo $TRTMC_REPO/build")
+	assert.Contains(t, md, `\$OUT/vlm/ref-vlm-small/server.log, repo \$TRTMC_REPO/build`, "a reason is Markdown text (markdown.Text)")
 	// The native worker beside the installed package is named by its root
 	// (export publishes provenance.native.worker_binary through it).
 	assert.Equal(t, "$TRTMC_PACKAGE/bin/trtmc-server",
@@ -218,5 +218,5 @@ func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
 	assert.NotContains(t, md, "node7")
 	assert.NotContains(t, md, "jqpublic")
 	assert.Contains(t, md, "--aiperf '[private]/fake-aiperf' run --group vlm")
-	assert.Contains(t, md, "exec [private]/fake-aiperf: exit 1 (owner "+MaskUser+")")
+	assert.Contains(t, md, `exec \[private\]/fake-aiperf: exit 1 (owner \[user\])`, "a reason is Markdown text (markdown.Text)")
 }

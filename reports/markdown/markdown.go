@@ -10,6 +10,7 @@ package markdown
 
 import (
 	"io"
+	"regexp"
 	"strings"
 )
 
@@ -27,7 +28,7 @@ func Text(s string) string {
 	}
 	var b strings.Builder
 	b.Grow(len(s) + 8)
-	delim := listDelimiter(s)
+	block := blockMarker(s)
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
@@ -44,23 +45,32 @@ func Text(s string) string {
 			b.WriteByte('\\') // no www. autolink
 		case c == '@' && i > 0 && alnum(s[i-1]):
 			b.WriteByte('\\') // no e-mail autolink or mention
-		case i == 0 && strings.IndexByte("#>-+=", c) >= 0, i == delim:
-			b.WriteByte('\\') // no heading, quote, list item or rule
+		case i == block:
+			b.WriteByte('\\') // no heading, list item, rule or setext underline
 		}
 		b.WriteByte(c)
 	}
 	return b.String()
 }
 
-// listDelimiter is the index of the "." or ")" of an ordered list item's
-// number that s starts with ("1. ", "2) "), or -1.
-func listDelimiter(s string) int {
-	i := 0
-	for i < len(s) && i < 9 && s[i] >= '0' && s[i] <= '9' {
-		i++
-	}
-	if i > 0 && i < len(s) && (s[i] == '.' || s[i] == ')') {
-		return i
+var (
+	headingRe = regexp.MustCompile(`^#{1,6}(?:[ \t]|$)`)
+	bulletRe  = regexp.MustCompile(`^[-+](?:[ \t]|$)`)
+	orderedRe = regexp.MustCompile(`^[0-9]{1,9}[.)](?:[ \t]|$)`)
+	ruleRe    = regexp.MustCompile(`^(?:-[ \t]*){3,}$|^=+[ \t]*$`)
+)
+
+// blockMarker is the index of the character that makes s, at the start of
+// a line or of a list item, open a block — a heading's "#", a list item's
+// "-", "+" or the "." / ")" after its number, a thematic break or setext
+// underline — or -1. (">", "*", "_", "`" and "~" are escaped wherever
+// they are.)
+func blockMarker(s string) int {
+	switch {
+	case headingRe.MatchString(s), bulletRe.MatchString(s), ruleRe.MatchString(s):
+		return 0
+	case orderedRe.MatchString(s):
+		return strings.IndexAny(s, ".)")
 	}
 	return -1
 }
@@ -154,6 +164,23 @@ func Code(s string) string {
 		return fence + " " + s + " " + fence
 	}
 	return fence + s + fence
+}
+
+// CodeBlock is body as a fenced code block (info string lang, "" for
+// none): the fence is longer than any run of backticks in body, so nothing
+// in it closes the block early.
+func CodeBlock(lang, body string) string {
+	longest, run := 0, 0
+	for i := 0; i < len(body); i++ {
+		if body[i] == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", max(3, longest+1))
+	return fence + lang + "\n" + strings.TrimSuffix(body, "\n") + "\n" + fence + "\n"
 }
 
 // CodeList is the items as inline code, comma-separated; "(none)" when

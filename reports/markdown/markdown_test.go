@@ -31,7 +31,11 @@ var Hostile = []string{
 	`> quote`,
 	`- item`,
 	`1. first`,
+	`2) second`,
+	`+ plus`,
 	`---`,
+	`- - -`,
+	`===`,
 	`https://evil.example/autolink and www.evil.example`,
 	`mail me@evil.example, ping @someone`,
 	`&lt;b&gt; &amp; &#60;`,
@@ -92,6 +96,14 @@ func TestTextIsNeverMarkup(t *testing.T) {
 			assert.Equal(t, 4, strings.Count(out, "<td>")+strings.Count(out, "<th>"), "the row keeps its two cells: %s", out)
 			assert.Contains(t, html.UnescapeString(out), "<td>"+strings.TrimSpace(oneLine(s))+"</td>")
 		})
+	}
+}
+
+// What the harness writes itself reads as it is: figures, versions, names.
+func TestTextLeavesOrdinaryTextAlone(t *testing.T) {
+	for _, s := range []string{"18.97 / 21.89", "0.13.0", "answer_exact_match 0.958 ≥ 0.900 ✓", "ref-vlm-small",
+		"2 (2 mismatched)", "#123", "-5 ms", "1.5x", "needs 4 GPUs (tp4) but the run has 3 (--gpus 0,1,2); not started on fewer"} {
+		assert.Equal(t, s, Text(s))
 	}
 }
 
