@@ -35,7 +35,7 @@ func TestLeakScannerFindsEveryEncoding(t *testing.T) {
 	ls := testLeakScanner()
 	longPath := "/home/jdoe/" + strings.Repeat("abcdefghij/", 12) + "model.bin"
 	for name, tc := range map[string]struct{ line, want string }{
-		"a path of 100+ path characters (item 7)": {"load " + longPath, "absolute path outside the named roots " + longPath},
+		"a path of 100+ path characters (item 7)":  {"load " + longPath, "absolute path outside the named roots " + longPath},
 		"a path where a data URL's payload starts": {`"url": "data:image/png;base64,` + longPath + `"`, "absolute path outside the named roots " + longPath},
 		"a URL-encoded path (item 8)":              {"GET /f?p=%2Fhome%2Fjdoe%2Fx.txt", "absolute path outside the named roots (URL-encoded) /home/jdoe/x.txt"},
 		"a twice URL-encoded path":                 {"GET /f?p=%252Fdata%252Fset%252Fx", "absolute path outside the named roots (URL-encoded, URL-encoded) /data/set/x"},
