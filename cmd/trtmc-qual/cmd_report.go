@@ -274,6 +274,15 @@ func (o *reportOptions) checkOutputs() error {
 }
 
 func runReport(ctx context.Context, opts *reportOptions) error {
+	trees := append(append([]string{}, opts.From...), opts.Baseline...)
+	if err := checkOutsideEvidence("--output-file", opts.Output, trees...); err != nil {
+		return err
+	}
+	if !opts.DryRun {
+		if err := checkOutsideEvidence("--update-doc", opts.UpdateDoc, trees...); err != nil {
+			return err
+		}
+	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	var rep *reports.GroupReport
 	var err error

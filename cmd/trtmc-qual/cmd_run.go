@@ -106,7 +106,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
   trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
 
   # a nightly job: the Markdown table on stdout, JUnit for the CI system
-  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly/vlm-junit.xml
+  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly-vlm-junit.xml
 
   # the whole group across a Slurm cluster (partition etc. in trtmc-qual.yaml)
   trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
@@ -207,6 +207,9 @@ func (o *runOptions) notice() string {
 // runQualify is the run verb: the group's pipeline (runGroup), then its
 // table on stdout, the JUnit file, and the exit status from the rows.
 func runQualify(ctx context.Context, opts *runOptions) error {
+	if err := checkOutsideEvidence("--junit", opts.JUnit, opts.Out); err != nil {
+		return err
+	}
 	out, err := runGroup(ctx, opts)
 	if opts.Detach && err == nil {
 		return nil
