@@ -68,7 +68,7 @@ type checkpointRun struct {
 	pl      placement // why the slot fits the profile
 	dir     string    // its evidence directory, OUT/<group>/<profile>
 	// tmp is its children's temporary directory, inside the run's private
-	// one (tempEnv); removed when the checkpoint ends.
+	// one (TempEnv); removed when the checkpoint ends.
 	tmp string
 	// marker is this checkpoint's value of TRTMC_QUAL_CHECKPOINT.
 	marker string
@@ -329,7 +329,7 @@ func (cr *checkpointRun) survivors(stage, what string, ss []proc.Survivor) {
 }
 
 func (cr *checkpointRun) childEnv() []string {
-	env := append(append(cr.slot.Env(), markerEnv+"="+cr.marker), tempEnv(cr.tmp)...)
+	env := append(append(cr.slot.Env(), markerEnv+"="+cr.marker), TempEnv(cr.tmp)...)
 	if cr.family != nil {
 		for _, k := range sortedKeys(cr.family.Env) {
 			env = append(env, k+"="+cr.family.Env[k])

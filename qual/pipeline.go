@@ -279,7 +279,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 
 // prepareIn is prepare with the run's private temporary directory made.
 func prepareIn(ctx context.Context, opts Options, g *inventory.Group, profiles []*inventory.Profile, tmp string) (*Prepared, error) {
-	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log, Env: tempEnv(tmp)}
+	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log, Env: TempEnv(tmp)}
 	vc, err := driver.CheckVersion(ctx, opts.AIPerf.Bin, opts.AIPerf.Version, opts.AIPerf.AllowMismatch)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -393,7 +393,7 @@ func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin, tmp string) (
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Env: tempEnv(tmp), Stdout: &out}); err != nil {
+	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Env: TempEnv(tmp), Stdout: &out}); err != nil {
 		return nil, err
 	}
 	if out.Len() == 0 {

@@ -49,7 +49,7 @@ func runTemp() (string, error) {
 	return dir, nil
 }
 
-// tempEnv points a child's temporary files into dir ("" adds nothing):
+// TempEnv points a child's temporary files into dir ("" adds nothing):
 // TMPDIR (and TMP, TEMP, which some programs read instead), and AIPerf
 // 0.13.0's memory-mapped dataset — AIPERF_DATASET_MMAP_BASE_PATH, where it
 // writes aiperf_mmap_<benchmark id>/ (dataset.dat holds the whole corpus;
@@ -57,7 +57,7 @@ func runTemp() (string, error) {
 // AIPERF_DATASET_MMAP_CACHE_DIR, its cache of those files (by default
 // under ~/.cache/aiperf), as aiperf/common/environment.py of the installed
 // AIPerf 0.13.0 names them (_DatasetSettings, prefix AIPERF_DATASET_).
-func tempEnv(dir string) []string {
+func TempEnv(dir string) []string {
 	if dir == "" {
 		return nil
 	}

@@ -35,11 +35,11 @@ func TestRunTemp(t *testing.T) {
 	assert.Equal(t, os.FileMode(0o700), info.Mode().Perm())
 	assert.LessOrEqual(t, len(dir)+len("/1/tmpabcdefgh/aiperf/dataset_manager_proxy_frontend.ipc"), 107)
 	assert.NoDirExists(t, stale)
-	env := strings.Join(tempEnv(dir), "\n")
+	env := strings.Join(TempEnv(dir), "\n")
 	for _, k := range []string{"TMPDIR=", "TMP=", "TEMP=", "AIPERF_DATASET_MMAP_BASE_PATH=", "AIPERF_DATASET_MMAP_CACHE_DIR="} {
 		assert.Contains(t, env, k+dir)
 	}
-	assert.Empty(t, tempEnv(""))
+	assert.Empty(t, TempEnv(""))
 
 	long := filepath.Join(tmp, strings.Repeat("d", 40))
 	require.NoError(t, os.Mkdir(long, 0o700))
