@@ -3,6 +3,7 @@ package reports
 import (
 	"encoding/base64"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
@@ -373,39 +374,85 @@ func isText(data []byte, cut bool) bool {
 	return true
 }
 
-// credentialRes are shapes of credentials whatever their value:
-// authorisation headers and the token formats of the hubs and clouds a
-// release engineer uses. (PEM blocks, names that say a value is secret and
-// URL userinfo are found apart.)
-var credentialRes = []*regexp.Regexp{
-	regexp.MustCompile(`(?i)\b(?:authorization|proxy-authorization)["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`),
-	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}\b`),
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`),
-	regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}\b`),
-	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}\b`),
-	// URL userinfo with a password: scheme://user:password@host.
-	regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s/?#@:"'<>\\]+:[^\s/?#@"'<>\\]+@`),
+// credentialShapes are shapes of credentials whatever their value:
+// authorisation headers, the token formats of the hubs and clouds a
+// release engineer uses, and URL userinfo with a password. (PEM blocks and
+// names that say a value is secret are found apart.) A shape's regexp runs
+// only around each place its literals (lower-cased) occur — from back
+// bytes before to credentialWindow after —, which keeps the scan of large
+// files linear.
+var credentialShapes = []struct {
+	literals []string
+	back     int
+	re       *regexp.Regexp
+}{
+	{[]string{"authoriz"}, len("proxy-"), regexp.MustCompile(`(?i)\b(?:authorization|proxy-authorization)["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`)},
+	{[]string{"hf_"}, 0, regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`)},
+	{[]string{"ghp_", "gho_", "ghu_", "ghs_", "ghr_"}, 0, regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`)},
+	{[]string{"github_pat_"}, 0, regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}\b`)},
+	{[]string{"glpat-"}, 0, regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`)},
+	{[]string{"nvapi-"}, 0, regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}\b`)},
+	{[]string{"akia"}, 0, regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`)},
+	{[]string{"xox"}, 0, regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`)},
+	{[]string{"sk-"}, 0, regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}\b`)},
+	// scheme://user:password@host.
+	{[]string{"://"}, 16, regexp.MustCompile(`(?i)\b[a-z][a-z0-9+.-]{0,15}://[^\s/?#@:"'<>\\]+:[^\s/?#@"'<>\\]+@`)},
 }
 
-// secretNameRe finds a word that may name a secret, for assignedSecrets.
-var secretNameRe = regexp.MustCompile(`(?i)token|secret|passw|pwd|passphrase|credential|key`)
+// credentialWindow is how far after its literal a credential's shape is
+// looked for.
+const credentialWindow = 1024
+
+// secretWords are the words that may name a secret, for assignedSecrets.
+var secretWords = []string{"token", "secret", "passw", "pwd", "passphrase", "credential", "key"}
 
 // credentials calls fn with what may be shown of every credential in text
 // outside data-URL payloads (its start, or the name a value is assigned
 // to; never the value).
 func credentials(text string, fn func(shown string)) {
-	for _, re := range credentialRes {
-		for _, loc := range re.FindAllStringIndex(text, -1) {
-			if !InData(text, loc[0]) && !strings.Contains(text[loc[0]:loc[1]], evidence.Mask) {
-				fn(credentialShape(text[loc[0]:loc[1]]))
+	low := asciiLower(text)
+	done := map[int]bool{}
+	for _, c := range credentialShapes {
+		for _, lit := range c.literals {
+			for off := 0; ; {
+				k := strings.Index(low[off:], lit)
+				if k < 0 {
+					break
+				}
+				k += off
+				off = k + len(lit)
+				// The window starts a byte before the shape can, so \b
+				// sees the byte before it.
+				lo, hi := max(0, k-c.back-1), min(len(text), k+credentialWindow)
+				for _, loc := range c.re.FindAllStringIndex(text[lo:hi], -1) {
+					start, end := lo+loc[0], lo+loc[1]
+					if done[start] || InData(text, start) || strings.Contains(text[start:end], evidence.Mask) {
+						continue
+					}
+					done[start] = true
+					fn(credentialShape(text[start:end]))
+				}
 			}
 		}
 	}
-	assignedSecrets(text, fn)
+	assignedSecrets(text, low, fn)
+}
+
+// secretWordsAt are the positions of every secret word in low, in order.
+func secretWordsAt(low string) [][2]int {
+	var at [][2]int
+	for _, w := range secretWords {
+		for off := 0; ; {
+			k := strings.Index(low[off:], w)
+			if k < 0 {
+				break
+			}
+			at = append(at, [2]int{off + k, off + k + len(w)})
+			off += k + len(w)
+		}
+	}
+	slices.SortFunc(at, func(a, b [2]int) int { return a[0] - b[0] })
+	return at
 }
 
 // assignedSecrets finds values assigned to a name that says it is secret:
@@ -416,9 +463,9 @@ func credentials(text string, fn func(shown string)) {
 // placeholder; a name whose word is key or token alone (max_tokens,
 // token_source, run_key) takes only a value that looks random: 8
 // characters or more with letters and digits.
-func assignedSecrets(text string, fn func(string)) {
+func assignedSecrets(text, low string, fn func(string)) {
 	last := -1
-	for _, loc := range secretNameRe.FindAllStringIndex(text, -1) {
+	for _, loc := range secretWordsAt(low) {
 		start, end := loc[0], loc[1]
 		for start > 0 && isNameByte(text[start-1]) {
 			start--
