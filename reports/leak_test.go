@@ -107,3 +107,33 @@ func TestLeakScannerPEMBlocks(t *testing.T) {
 	assert.Len(t, scan(ls, `{"k": "-----BEGIN OPENSSH PRIVATE KEY-----\n`+body+`\n-----END OPENSSH PRIVATE KEY-----"}`, "next"), 1,
 		"the block ends on its line: the next line is no body")
 }
+
+// FuzzLeakScanner: any line, as any line of a file, is scanned without a
+// panic (the decoders index into what they decode), each finding names a
+// kind, and what the scrubber writes for a line holds no root path and no
+// host name in its raw form.
+func FuzzLeakScanner(f *testing.F) {
+	for _, s := range []string{`{"p": "\u002fhome\u002fjdoe\u002f"}`, "%2Fhome%2Fjdoe%2", "%252F%25", "-----BEGIN X-----",
+		"data:image/png;base64,/home/jdoe/x", b64("/scratch/x") + "=", `\ud83d\ude00 \u12`, "api_key=\"", "--api-key", "https://a:b@c",
+		"X-Api-Key:", "DB_PASSWORD=hunter2", "\\", "%", "data:;base64,"} {
+		f.Add(s)
+	}
+	ls := testLeakScanner()
+	s := testScrubber()
+	f.Fuzz(func(t *testing.T, line string) {
+		scan := ls.File()
+		for range 2 {
+			scan.Line(line, func(l Leak) {
+				if l.Kind == "" {
+					t.Fatalf("a finding without a kind in %q", line)
+				}
+			})
+		}
+		out := s.Text(line)
+		s.Spans(out, func(sp Span) {
+			if (sp.Kind == FindRoot || sp.Kind == FindHost) && !strings.Contains(out[sp.Start:sp.End], "%") {
+				t.Fatalf("%s %q left in %q (from %q)", sp.Kind, out[sp.Start:sp.End], out, line)
+			}
+		})
+	})
+}
