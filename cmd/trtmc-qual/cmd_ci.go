@@ -41,8 +41,9 @@ type ciOptions struct {
 	// Smoke qualifies a group for --smoke; nil means this build cannot, and
 	// --smoke is then a setup error.
 	Smoke SmokeFunc
-	// Out is the evidence root of --smoke's qualifications ("" without
-	// --smoke): --junit and --summary may not be written inside it.
+	// Out is the evidence root of --smoke's qualifications (OUT/ci-smoke;
+	// "" without --smoke): --junit and --summary may not be written inside
+	// it.
 	Out string
 	// Publish maps the JUnit file and the Markdown summary, which others
 	// read (the pull request, the CI system): the TRTMC checkout is
@@ -91,7 +92,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
-				opts.Out = f.Config.Out
+				opts.Out = smokeOut(f.Config.Out)
 			}
 			if runF != nil {
 				return runF(opts)

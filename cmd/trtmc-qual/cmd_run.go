@@ -400,14 +400,17 @@ const (
 	noticeSlurm    = "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)"
 )
 
+// smokeOut is where `ci --smoke` qualifies: OUT/ci-smoke.
+func smokeOut(out string) string { return filepath.Join(out, "ci-smoke") }
+
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
-// OUT/ci-smoke, passed only when every row qualifies. It reads f.Config
-// when called, after the root resolved it.
+// smokeOut, passed only when every row qualifies. It reads f.Config when
+// called, after the root resolved it.
 func smokeRun(f *factory) SmokeFunc {
 	return func(ctx context.Context, group string) (bool, string, error) {
 		opts := &runOptions{Group: group, Host: "127.0.0.1"}
 		opts.complete(f)
-		opts.Out, opts.Executor = filepath.Join(f.Config.Out, "ci-smoke"), executorLocal
+		opts.Out, opts.Executor = smokeOut(f.Config.Out), executorLocal
 		out, err := runGroup(ctx, opts)
 		if err != nil {
 			return false, "", err
