@@ -67,6 +67,9 @@ type checkpointRun struct {
 	slot    Slot      // the GPUs (or CPU slot) the scheduler gave it
 	pl      placement // why the slot fits the profile
 	dir     string    // its evidence directory, OUT/<group>/<profile>
+	// tmp is its children's temporary directory, inside the run's private
+	// one (TempEnv); removed when the checkpoint ends.
+	tmp string
 	// marker is this checkpoint's value of TRTMC_QUAL_CHECKPOINT.
 	marker string
 	res    reports.Result     // the row, filled in by every stage
@@ -167,6 +170,13 @@ func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot S
 		cr.res.EndedAt = cr.now()
 		return &cr.res
 	}
+	if err := cr.makeTemp(); err != nil {
+		cr.fail("preflight", reports.CodeEvidenceDir, err)
+		reports.Judge(&cr.res)
+		cr.res.EndedAt = cr.now()
+		return &cr.res
+	}
+	defer os.RemoveAll(cr.tmp)
 	gr.logf("%s: start on slot %s -> %s", p.ID, slot.Name, cr.dir)
 	gr.opts.Progress.begin(p.ID)
 	defer gr.opts.Progress.end(p.ID)
@@ -320,7 +330,7 @@ func (cr *checkpointRun) survivors(stage, what string, ss []proc.Survivor) {
 }
 
 func (cr *checkpointRun) childEnv() []string {
-	env := append(cr.slot.Env(), markerEnv+"="+cr.marker)
+	env := append(append(cr.slot.Env(), markerEnv+"="+cr.marker), TempEnv(cr.tmp)...)
 	if cr.family != nil {
 		for _, k := range sortedKeys(cr.family.Env) {
 			env = append(env, k+"="+cr.family.Env[k])

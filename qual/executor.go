@@ -44,10 +44,17 @@ type Prepared struct {
 	gr       *groupRun
 	// lock is the group's evidence lock (nil inside a Slurm task).
 	lock *evidence.Lock
+	// tmp is the run's private temporary directory.
+	tmp string
 }
 
-// Release gives up the group's evidence lock; the process ending does too.
-func (p *Prepared) Release() error { return p.lock.Unlock() }
+// Release removes the run's private temporary directory and gives up the
+// group's evidence lock; the process ending gives up the lock too (and the
+// next run removes the directory a killed one left).
+func (p *Prepared) Release() error {
+	os.RemoveAll(p.tmp)
+	return p.lock.Unlock()
+}
 
 // Prepare selects, checks and sets up a group run (see Prepared).
 func Prepare(ctx context.Context, opts Options) (*Prepared, error) {

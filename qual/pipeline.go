@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
@@ -265,7 +266,20 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	if opts.Hardware.Pool == nil {
 		opts.Hardware.Pool = &Pool{CPUSlots: 1}
 	}
-	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log}
+	tmp, err := runTemp()
+	if err != nil {
+		return nil, err
+	}
+	prep, err := prepareIn(ctx, opts, g, profiles, tmp)
+	if err != nil {
+		os.RemoveAll(tmp)
+	}
+	return prep, err
+}
+
+// prepareIn is prepare with the run's private temporary directory made.
+func prepareIn(ctx context.Context, opts Options, g *inventory.Group, profiles []*inventory.Profile, tmp string) (*Prepared, error) {
+	driver := &aiperf.Driver{Runner: opts.Runner, Stderr: opts.Log, Env: TempEnv(tmp)}
 	vc, err := driver.CheckVersion(ctx, opts.AIPerf.Bin, opts.AIPerf.Version, opts.AIPerf.AllowMismatch)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -294,8 +308,8 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		lock.Unlock()
 		return nil, err
 	}
-	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
-	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
+	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}, tmp: tmp}
+	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin, tmp); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
 		gr.pipFreeze, gr.pipFreezeSHA = freeze, fileio.SHA256(freeze)
@@ -305,7 +319,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	for _, n := range reports.CheckoutNotes(gr.checkouts) {
 		logf(opts.Log, "group %s: %s", opts.Group, n)
 	}
-	return &Prepared{Group: g, Profiles: profiles, gr: gr, lock: lock}, nil
+	return &Prepared{Group: g, Profiles: profiles, gr: gr, lock: lock, tmp: tmp}, nil
 }
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,
@@ -357,6 +371,11 @@ type groupRun struct {
 	aiperf aiperf.VersionCheck
 	driver *aiperf.Driver
 	ports  *portPool
+	// tmp is the run's private temporary directory (runTemp): each
+	// checkpoint's children write their temporary files under it, in a
+	// directory numbered by tmpSeq.
+	tmp    string
+	tmpSeq atomic.Int64
 	// pipFreeze is `pip freeze --all` of AIPerf's environment (kept whole in
 	// every checkpoint's evidence as pip_freeze.txt), pipFreezeSHA its sha256.
 	pipFreeze    []byte
@@ -388,7 +407,7 @@ func aiperfDistribution(ctx context.Context, bin, got string) *reports.Distribut
 // pipFreeze is `pip freeze --all` of the virtual environment AIPerf runs
 // in (the python beside the aiperf executable); an error says why there is
 // none (no venv beside it, pip failed).
-func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byte, error) {
+func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin, tmp string) ([]byte, error) {
 	bin, err := exec.LookPath(aiperfBin)
 	if err != nil {
 		return nil, err
@@ -400,7 +419,7 @@ func pipFreeze(ctx context.Context, runner proc.Runner, aiperfBin string) ([]byt
 	var out bytes.Buffer
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Stdout: &out}); err != nil {
+	if _, err := runner.Run(ctx, proc.Spec{Name: "pip-freeze", Argv: []string{python, "-m", "pip", "freeze", "--all"}, Env: TempEnv(tmp), Stdout: &out}); err != nil {
 		return nil, err
 	}
 	if out.Len() == 0 {

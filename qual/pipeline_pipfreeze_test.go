@@ -50,19 +50,19 @@ func TestPipFreeze(t *testing.T) {
 	ctx := context.Background()
 	aiperfBin := fakeVenv(t, true)
 	r := &freezeRunner{out: "aiperf==0.13.0\nnumpy==2.4.6\n"}
-	got, err := pipFreeze(ctx, r, aiperfBin)
+	got, err := pipFreeze(ctx, r, aiperfBin, "")
 	require.NoError(t, err)
 	assert.Equal(t, "aiperf==0.13.0\nnumpy==2.4.6\n", string(got), "the whole freeze, byte for byte")
 	assert.Equal(t, []string{filepath.Join(filepath.Dir(aiperfBin), "python"), "-m", "pip", "freeze", "--all"}, r.argv,
 		"the python of AIPerf's own environment")
 
 	// Broken on purpose: each of these records no freeze (and so no digest), with the cause.
-	_, err = pipFreeze(ctx, &freezeRunner{out: "x==1\n"}, fakeVenv(t, false))
+	_, err = pipFreeze(ctx, &freezeRunner{out: "x==1\n"}, fakeVenv(t, false), "")
 	assert.ErrorContains(t, err, "no python beside")
-	_, err = pipFreeze(ctx, &freezeRunner{err: errors.New("pip: exit status 1")}, aiperfBin)
+	_, err = pipFreeze(ctx, &freezeRunner{err: errors.New("pip: exit status 1")}, aiperfBin, "")
 	assert.ErrorContains(t, err, "exit status 1")
-	_, err = pipFreeze(ctx, &freezeRunner{}, aiperfBin)
+	_, err = pipFreeze(ctx, &freezeRunner{}, aiperfBin, "")
 	assert.ErrorContains(t, err, "printed nothing")
-	_, err = pipFreeze(ctx, &freezeRunner{out: "x==1\n"}, filepath.Join(t.TempDir(), "no-such-aiperf"))
+	_, err = pipFreeze(ctx, &freezeRunner{out: "x==1\n"}, filepath.Join(t.TempDir(), "no-such-aiperf"), "")
 	assert.Error(t, err)
 }

@@ -429,7 +429,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency, Seed: w.Seed,
 		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
 		Deadline:       cr.family.Timeouts.AIPerf.Or(defaultAIPerfTimeout),
-		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(),
+		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(), TempDir: cr.tmp,
 		Version: &cr.gr.aiperf,
 	}
 	if w.EndpointType == aiperf.EndpointChat {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -251,13 +252,13 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 	var buf bytes.Buffer
 	p := &printer{w: &buf}
 	h := strings.Repeat("#", min(max(o.HeadingLevel+1, 2), 6))
-	p.f("**%s.**\n\n", r.Coverage.Summary)
+	p.f("**%s.**\n\n", mdEscape(r.Coverage.Summary))
 	if b := r.Baseline; b != nil {
 		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲).\n\n",
 			b.Regressions, text.Plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct))
 	}
 	if facts := workloadFacts(r.Rows); facts != "" {
-		p.f("%s\n\n", facts)
+		p.f("%s\n\n", mdEscape(facts))
 	}
 	counted, other := splitRows(r.Rows)
 	p.table(docBlockTable(counted), "_No normal profiles._\n")
@@ -266,7 +267,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 		p.table(docBlockTable(other), "")
 	}
 	if o.Link != "" {
-		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: [full report](%s).\n", o.Link)
+		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: [full report](%s).\n", markdown.Destination(o.Link))
 	} else {
 		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: `trtmc-qual report --from \"$OUT\" --group %s -o md`, or `%s/results.md` of the evidence pack.\n", r.Group, r.Group)
 	}
@@ -286,18 +287,11 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 	p.table(cov, "_No profiles._\n")
 	if reasons := reasonRows(r.Rows); len(reasons) > 0 {
 		p.f("\n%s Reasons\n\n", h)
-		for _, row := range reasons {
-			p.f("- **%s** — %s\n", row.Profile, verdictCell(&row))
-			for _, rs := range row.Result.Reasons {
-				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, text.OneLine(rs.Message))
-			}
-		}
+		writeReasonList(p, reasons)
 	}
 	if len(r.Notes) > 0 {
 		p.f("\n%s Notes\n\n", h)
-		for _, n := range r.Notes {
-			p.f("- %s\n", text.OneLine(n))
-		}
+		writeNotes(p, r.Notes)
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n<details><summary>Reproduce (%d %s)</summary>\n", len(repro), text.Plural(len(repro), "profile", "profiles"))
@@ -305,7 +299,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 			p.f("\n%s\n", rootsNote(used, r.scrub))
 		}
 		for _, row := range repro {
-			p.f("\n**%s**\n\n", row.Profile)
+			p.f("\n**%s**\n\n", mdEscape(row.Profile))
 			writeRowCommands(p, &row, r.scrub, false)
 		}
 		p.f("\n</details>\n")

@@ -32,8 +32,16 @@ import (
 //     account name (root, runner, ...), which names nobody;
 //   - an IP address other than loopback becomes [ip].
 //
-// Long base64 runs (images inside requests) are opaque data, never
-// scanned for names: a two-letter host name occurs in them by chance.
+// Paths, host and user names are found raw and URL-encoded (a path
+// %2Fhome%2Falice%2Fx, a name after %40 or %3D); the leak scanner
+// (LeakScanner) looks for them in every other encoding too, and refuses
+// what the scrubber could not map.
+//
+// Only proven data is exempt: the base64 payload of a data URL
+// (data:image/png;base64,...), an image inside a request, is never scanned
+// for names, since a two-letter host name occurs in it by chance. A run of
+// path characters is never data, however long: a path where a payload
+// should start is still a path.
 // Text is idempotent: what it wrote maps to itself.
 
 // Names of the roots the harness knows. Others can be declared (--root
@@ -290,25 +298,51 @@ type Span struct {
 	Root string
 }
 
-// blobMin is the length of a run of base64 characters from which it is
-// data, not text.
-const blobMin = 100
+// dataMin is the shortest base64 payload of a data URL that is data: a
+// shorter one is scanned like any text.
+const dataMin = 16
 
-// InOpaqueData reports whether text[i] lies in a run of base64 characters
-// long enough to be data (an image inside a request), which Spans never
-// scans for names.
-func InOpaqueData(text string, i int) bool {
+// dataPayload finds the payload of a data URL whose "data:" starts at
+// text[i] (data:[MIME][;PARAM=V]*;base64,PAYLOAD): the start and end of
+// its run of base64 characters. Only such a payload is data.
+func dataPayload(text string, i int) (start, end int, ok bool) {
+	if !strings.HasPrefix(text[i:], "data:") {
+		return 0, 0, false
+	}
+	j := i + len("data:")
+	for j < len(text) && j-i < 256 && (isWordByte(text[j]) || strings.IndexByte("/+.;=", text[j]) >= 0) {
+		j++
+	}
+	if j >= len(text) || text[j] != ',' || !strings.HasSuffix(text[i:j], ";base64") {
+		return 0, 0, false
+	}
+	start = j + 1
+	end = start
+	for end < len(text) && isB64Byte(text[end]) {
+		end++
+	}
+	return start, end, end-start >= dataMin
+}
+
+// InData reports whether text[i] lies in the base64 payload of a data URL
+// (an image inside a request), which Spans never scans for names.
+func InData(text string, i int) bool {
 	if i < 0 || i >= len(text) || !isB64Byte(text[i]) {
 		return false
 	}
-	lo, hi := i, i
+	lo := i
 	for lo > 0 && isB64Byte(text[lo-1]) {
 		lo--
 	}
-	for hi < len(text) && isB64Byte(text[hi]) {
-		hi++
+	if lo == 0 || text[lo-1] != ',' {
+		return false
 	}
-	return hi-lo >= blobMin
+	d := strings.LastIndex(text[max(0, lo-256):lo], "data:")
+	if d < 0 {
+		return false
+	}
+	start, end, ok := dataPayload(text, max(0, lo-256)+d)
+	return ok && start == lo && i < end
 }
 
 func isWordByte(c byte) bool {
@@ -324,14 +358,15 @@ func isPathByte(c byte) bool {
 	return c > ' ' && c != 0x7f && strings.IndexByte("\"'`<>|;,()[]{}:\\*?", c) < 0
 }
 
-// pathStart reports whether an absolute path can start at text[i] ('/').
+// pathStart reports whether an absolute path can start at text[i] ('/',
+// or the %2F of a URL-encoded one).
 func pathStart(text string, i int) bool {
 	if i == 0 {
 		return true
 	}
 	p := text[i-1]
 	switch {
-	case strings.IndexByte(" \t\r\n\"'=(,[{:;`|@", p) >= 0:
+	case strings.IndexByte(" \t\r\n\"'=(,[{:;`|@&?", p) >= 0:
 		return true
 	case p == '/':
 		return strings.HasSuffix(text[:i], "://") // file:///path
@@ -352,18 +387,15 @@ func (s *Scrubber) Spans(text string, fn func(Span)) {
 	n := len(text)
 	for i := 0; i < n; {
 		c := text[i]
-		// Opaque base64 data.
-		if isB64Byte(c) && (i == 0 || !isB64Byte(text[i-1])) {
-			j := i
-			for j < n && isB64Byte(text[j]) {
-				j++
-			}
-			if j-i >= blobMin {
-				i = j
+		// The payload of a data URL is data; a path where it should start
+		// is a path.
+		if c == 'd' {
+			if next, ok := s.dataAt(text, i, fn); ok {
+				i = next
 				continue
 			}
 		}
-		if c == '/' && pathStart(text, i) {
+		if (c == '/' || encodedSlash(text, i)) && pathStart(text, i) {
 			if sp, ok := s.pathAt(text, i); ok {
 				fn(sp)
 				i = sp.End
@@ -381,7 +413,11 @@ func (s *Scrubber) Spans(text string, fn func(Span)) {
 				continue
 			}
 		}
-		if (isWordByte(c) || c == ':') && (i == 0 || !isWordByte(text[i-1]) && text[i-1] != '.' && text[i-1] != ':') {
+		if c == '%' && escapeAt(text, i) {
+			i += 3 // %XX: a word may start after it
+			continue
+		}
+		if (isWordByte(c) || c == ':') && (i == 0 || !isWordByte(text[i-1]) && text[i-1] != '.' && text[i-1] != ':' || afterEscape(text, i)) {
 			if end, ok := ipAt(text, i); ok {
 				fn(Span{Start: i, End: end, Kind: FindIP})
 				i = end
@@ -405,7 +441,88 @@ func (s *Scrubber) Spans(text string, fn func(Span)) {
 	}
 }
 
+// dataAt skips a data URL starting at text[i] and returns where to go on:
+// its payload is data, but a path where the payload should start is a
+// path (reported to fn).
+func (s *Scrubber) dataAt(text string, i int, fn func(Span)) (int, bool) {
+	start, end, ok := dataPayload(text, i)
+	if !ok {
+		return 0, false
+	}
+	if sp, ok := s.pathAt(text, start); ok {
+		fn(sp)
+		return sp.End, true
+	}
+	return end, true
+}
+
+// escapeAt reports whether text[i:] starts with a %XX escape.
+func escapeAt(text string, i int) bool {
+	return i+2 < len(text) && text[i] == '%' && isHex(text[i+1]) && isHex(text[i+2])
+}
+
+// afterEscape reports whether text[i] follows a %XX escape.
+func afterEscape(text string, i int) bool { return i >= 3 && escapeAt(text, i-3) }
+
+// encodedSlash reports whether text[i:] starts with %2F (any case).
+func encodedSlash(text string, i int) bool {
+	return i+2 < len(text) && text[i] == '%' && text[i+1] == '2' && (text[i+2] == 'F' || text[i+2] == 'f')
+}
+
+func isHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F' }
+
+func unhex(c byte) byte {
+	switch {
+	case c >= 'a':
+		return c - 'a' + 10
+	case c >= 'A':
+		return c - 'A' + 10
+	}
+	return c - '0'
+}
+
+// encodedPathAt finds a URL-encoded absolute path starting at text[i]
+// (%2F...): it is decoded as far as its bytes are path bytes, and found
+// as a raw one would be; a root's path becomes a FindRoot span over its
+// encoded form.
+func (s *Scrubber) encodedPathAt(text string, i int) (Span, bool) {
+	var dec []byte
+	var at []int // at[k]: where decoded byte k starts in text
+	j := i
+	for j < len(text) {
+		b, w := text[j], 1
+		if escapeAt(text, j) {
+			b, w = unhex(text[j+1])<<4|unhex(text[j+2]), 3
+		} else if b == '%' || b == '&' || b == '?' || b == '#' {
+			break
+		}
+		if !isPathByte(b) && b != '/' {
+			break
+		}
+		dec, at = append(dec, b), append(at, j)
+		j += w
+	}
+	at = append(at, j)
+	d := string(dec)
+	for _, r := range s.roots {
+		if strings.HasPrefix(d, r.Path) && (len(d) == len(r.Path) || d[len(r.Path)] == '/') {
+			return Span{Start: i, End: at[len(r.Path)], Kind: FindRoot, Root: r.Name}, true
+		}
+	}
+	first, _, _ := strings.Cut(strings.TrimPrefix(d, "/"), "/")
+	if first != "" && s.top[first] {
+		return Span{Start: i, End: j, Kind: FindPath}, true
+	}
+	return Span{}, false
+}
+
 func (s *Scrubber) pathAt(text string, i int) (Span, bool) {
+	if encodedSlash(text, i) {
+		return s.encodedPathAt(text, i)
+	}
+	if i >= len(text) || text[i] != '/' {
+		return Span{}, false
+	}
 	for _, r := range s.roots {
 		if strings.HasPrefix(text[i:], r.Path) && pathEnd(text, i+len(r.Path)) {
 			return Span{Start: i, End: i + len(r.Path), Kind: FindRoot, Root: r.Name}, true

@@ -48,9 +48,31 @@ func TestScrubberText(t *testing.T) {
 		assert.Equal(t, want, s.Text(in), in)
 		assert.Equal(t, s.Text(in), s.Text(s.Text(in)), "idempotent: %s", in)
 	}
-	// A long base64 run is data: a host name inside it by chance stays.
+	// The payload of a data URL is data: a host name inside it by chance
+	// stays. The same run of characters elsewhere is text (issue 32 item 7).
 	blob := strings.Repeat("QUJD", 30) + "+gpu-node-17/" + strings.Repeat("QUJD", 30)
-	assert.Equal(t, "image "+blob, s.Text("image "+blob))
+	assert.Equal(t, `"url": "data:image/png;base64,`+blob+`"`, s.Text(`"url": "data:image/png;base64,`+blob+`"`))
+	assert.Equal(t, "image "+strings.Replace(blob, "gpu-node-17", MaskHost, 1), s.Text("image "+blob))
+	// A run of path characters is never data, however long.
+	long := "/home/jdoe/" + strings.Repeat("abcdefghij/", 12) + "model.bin"
+	assert.Equal(t, "load [private]/model.bin", s.Text("load "+long))
+	assert.Equal(t, "data:image/png;base64,[private]/model.bin", s.Text("data:image/png;base64,"+long), "a path where a payload starts")
+}
+
+// URL-encoded paths and names are found as raw ones are (issue 32 item 8).
+func TestScrubberURLEncoded(t *testing.T) {
+	s := testScrubber()
+	for in, want := range map[string]string{
+		"GET /open?file=%2Fhome%2Fjdoe%2Fsecret.txt&x=1":      "GET /open?file=[private]&x=1",
+		"GET /open?file=%2fhome%2fjdoe%2fsecret.txt HTTP/1.1": "GET /open?file=[private] HTTP/1.1",
+		"out=%2Ftmp%2Fpub%2Fhome%2Falice%2Fout%2Fvlm%2Fx":     "out=$OUT%2Fvlm%2Fx",
+		"user=jdoe%40gpu-node-17&owner%3Djdoe":                "user=[user]%40[host]&owner%3D[user]",
+		"progress 50%25 done, 100%":                           "progress 50%25 done, 100%",
+		"route %2Fv1%2Finfer":                                 "route %2Fv1%2Finfer",
+	} {
+		assert.Equal(t, want, s.Text(in), in)
+		assert.Equal(t, s.Text(in), s.Text(s.Text(in)), "idempotent: %s", in)
+	}
 }
 
 // TestScrubberCommandIsExact: the published command, run in bash with the
@@ -118,7 +140,7 @@ func TestPublicReport(t *testing.T) {
 	}
 	md := string(render(t, g, FormatMarkdown))
 	assert.Contains(t, md, `--config "$HARNESS/trtmc-qual.yaml" --aiperf "$AIPERF_VENV/bin/aiperf" run --group vlm --out "$OUT"`)
-	assert.Contains(t, md, "$OUT/vlm/ref-vlm-small/server.log, repo $TRTMC_REPO/build")
+	assert.Contains(t, md, `\$OUT/vlm/ref-vlm-small/server.log, repo \$TRTMC_REPO/build`, "a reason is Markdown text (markdown.Text)")
 	// The native worker beside the installed package is named by its root
 	// (export publishes provenance.native.worker_binary through it).
 	assert.Equal(t, "$TRTMC_PACKAGE/bin/trtmc-server",
@@ -160,8 +182,8 @@ func FuzzScrubberText(f *testing.F) {
 			t.Fatalf("not idempotent: %q -> %q -> %q", in, out, again)
 		}
 		for i := 0; i < len(out); i++ {
-			if InOpaqueData(out, i) {
-				return // a base64 run is data: not scanned, by design
+			if InData(out, i) {
+				return // a data URL's payload is data: not scanned, by design
 			}
 		}
 		s.Spans(out, func(sp Span) {
@@ -218,5 +240,5 @@ func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
 	assert.NotContains(t, md, "node7")
 	assert.NotContains(t, md, "jqpublic")
 	assert.Contains(t, md, "--aiperf '[private]/fake-aiperf' run --group vlm")
-	assert.Contains(t, md, "exec [private]/fake-aiperf: exit 1 (owner "+MaskUser+")")
+	assert.Contains(t, md, `exec \[private\]/fake-aiperf: exit 1 (owner \[user\])`, "a reason is Markdown text (markdown.Text)")
 }

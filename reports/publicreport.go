@@ -153,7 +153,8 @@ func flagValue(words []string, flag string) string {
 
 // Public is the report as it may be published: every string of every row
 // mapped by the report's Scrubber (commands word by word), the rest as it
-// is. Rendering Public() of a report built from a published evidence pack
+// is, but the run host's listing of / (provenance.host_top_dirs), which is
+// never published. Rendering Public() of a report built from a published evidence pack
 // gives the same text as rendering Public() of the original.
 func (g *GroupReport) Public() (*GroupReport, error) {
 	if g.public {
@@ -171,6 +172,11 @@ func (g *GroupReport) Public() (*GroupReport, error) {
 		src := &g.Rows[i]
 		row := &out.Rows[i]
 		row.dir, row.files, row.joinedNote = src.dir, src.files, s.Text(src.joinedNote)
+		if row.Result != nil {
+			// The run host's listing of / fed the scrubber; published it
+			// would fingerprint the host.
+			row.Result.Provenance.HostTopDirs = nil
+		}
 		if src.joined != nil {
 			row.joined = make([]JoinedLine, len(src.joined))
 			for j, l := range src.joined {

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -275,10 +276,10 @@ func splitRows(rows []Row) (counted, other []Row) {
 	return counted, other
 }
 
-// mdEscape keeps a cell inside its Markdown table cell.
-func mdEscape(s string) string {
-	return strings.NewReplacer("|", `\|`, "\n", " ", "\r", " ").Replace(s)
-}
+// mdEscape is foreign text in Markdown: a table cell, a list item, a
+// heading. Nothing in it becomes markup, and it stays on its line and in
+// its cell (markdown.Text).
+func mdEscape(s string) string { return markdown.Text(s) }
 
 // notCompared is ", N not compared (...)" when rows were left out of a
 // baseline comparison because their evidence does not hold its seal.
@@ -291,8 +292,8 @@ func notCompared(b *BaselineInfo) string {
 
 func renderMarkdown(w io.Writer, r *GroupReport) error {
 	p := &printer{w: w}
-	p.f("# trtmc-qual results: %s\n\n", r.Group)
-	p.f("**%s.**\n\n", r.Coverage.Summary)
+	p.f("# trtmc-qual results: %s\n\n", mdEscape(r.Group))
+	p.f("**%s.**\n\n", mdEscape(r.Coverage.Summary))
 	if b := r.Baseline; b != nil {
 		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d %s compared%s.\n\n",
 			b.Regressions, text.Plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, text.Plural(b.Compared, "row", "rows"), notCompared(b))
@@ -316,27 +317,20 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	p.table(coverageTable(r.Rows, mdEscape), "_No profiles._\n")
 	if reasons := reasonRows(r.Rows); len(reasons) > 0 {
 		p.f("\n## Reasons\n\n")
-		for _, row := range reasons {
-			p.f("- **%s** — %s\n", row.Profile, verdictCell(&row))
-			for _, rs := range row.Result.Reasons {
-				p.f("  - %s/%s: %s\n", rs.Stage, rs.Code, text.OneLine(rs.Message))
-			}
-		}
+		writeReasonList(p, reasons)
 	}
 	if len(r.Conflicts) > 0 {
 		p.f("\n## Conflicts\n\nProfiles with results in several result roots; the run that ended last is kept.\n\n")
 		for _, c := range r.Conflicts {
-			p.f("- **%s**: kept %s\n", c.Profile, sideText(c.Kept))
+			p.f("- **%s**: kept %s\n", mdEscape(c.Profile), mdEscape(sideText(c.Kept)))
 			for _, o := range c.Others {
-				p.f("  - also %s\n", sideText(o))
+				p.f("  - also %s\n", mdEscape(sideText(o)))
 			}
 		}
 	}
 	if len(r.Notes) > 0 {
 		p.f("\n## Notes\n\n")
-		for _, n := range r.Notes {
-			p.f("- %s\n", text.OneLine(n))
-		}
+		writeNotes(p, r.Notes)
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n## Reproduce\n")
@@ -344,7 +338,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 			p.f("\n%s\n", rootsNote(used, r.scrub))
 		}
 		for _, row := range repro {
-			p.f("\n### %s\n\n", row.Profile)
+			p.f("\n### %s\n\n", mdEscape(row.Profile))
 			writeRowCommands(p, &row, r.scrub, true)
 		}
 	}
@@ -363,6 +357,23 @@ func httpSplitRows(rows []Row) []Row {
 		}
 	}
 	return out
+}
+
+// writeReasonList lists each row's reasons, every foreign word escaped.
+func writeReasonList(p *printer, rows []Row) {
+	for _, row := range rows {
+		p.f("- **%s** — %s\n", mdEscape(row.Profile), mdEscape(verdictCell(&row)))
+		for _, rs := range row.Result.Reasons {
+			p.f("  - %s/%s: %s\n", mdEscape(rs.Stage), mdEscape(string(rs.Code)), mdEscape(text.OneLine(rs.Message)))
+		}
+	}
+}
+
+// writeNotes lists the report's notes as text.
+func writeNotes(p *printer, notes []string) {
+	for _, n := range notes {
+		p.f("- %s\n", mdEscape(text.OneLine(n)))
+	}
 }
 
 // reasonRows are the rows with a result that is not qualified.

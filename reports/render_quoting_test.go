@@ -119,5 +119,5 @@ func TestRenderedTextHasNoRawControlCharacters(t *testing.T) {
 			assert.NotContains(t, out, bad, "%s lets %q out raw", f, bad)
 		}
 	}
-	assert.Contains(t, string(render(t, g, FormatMarkdown)), `\u{1b}[2J`)
+	assert.Contains(t, string(render(t, g, FormatMarkdown)), `\u{1b}\[2J`)
 }

@@ -486,7 +486,9 @@ type Provenance struct {
 	Roots []Root `json:"roots,omitempty"`
 	// HostTopDirs are the directories at / of the host the row ran on:
 	// published text treats an absolute path starting with one as a path
-	// of that host, whatever host the report is rendered on later.
+	// of that host, whatever host the report is rendered on later. Private
+	// evidence only: it fingerprints the host, so it is never published
+	// (Public and the evidence pack drop it; the pack's text is mapped).
 	HostTopDirs []string `json:"host_top_dirs,omitempty"`
 	// HostUsers are the user names of the run (its $USER, $LOGNAME,
 	// $SUDO_USER, the owner of $HOME): published text masks them wherever

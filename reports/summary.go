@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -67,16 +68,16 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 			lead = "The 1 normal profile"
 		}
 		p.f("**%s: complete.** %s in scope passed owning-family correctness and real AIPerf %s qualification (%s).\n\n",
-			r.Group, lead, strings.Join(t.versions, ", "), req)
+			mdEscape(r.Group), lead, mdEscape(strings.Join(t.versions, ", ")), req)
 	} else {
-		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** What is missing:\n\n", r.Group, qualified, considered,
+		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** What is missing:\n\n", mdEscape(r.Group), qualified, considered,
 			text.Plural(considered, "profile", "profiles"))
 		for _, m := range missing {
 			p.f("- %s\n", m)
 		}
 		p.f("\n")
 	}
-	p.f("- **Scope:** %s.\n", c.Summary)
+	p.f("- **Scope:** %s.\n", mdEscape(c.Summary))
 	p.f("- **Requests** (normal profiles in scope): %s", req)
 	if t.mismatched+t.missing+t.other > 0 {
 		p.f("; %d mismatched, %d missing joins, %d duplicate, meaningless or echoing another id", t.mismatched, t.missing, t.other)
@@ -89,18 +90,18 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 	} else {
 		p.f("\n")
 		for _, k := range t.commitOrder {
-			label := "`" + k + "`"
+			label := markdown.Code(k)
 			if k == "" {
 				label = "not recorded"
 			}
-			p.f("  - %s: %s\n", label, strings.Join(t.commits[k], ", "))
+			p.f("  - %s: %s\n", label, mdEscape(strings.Join(t.commits[k], ", ")))
 		}
 	}
 	if len(t.versions) > 0 {
-		p.f("- **AIPerf:** %s.\n", strings.Join(t.versions, ", "))
+		p.f("- **AIPerf:** %s.\n", mdEscape(strings.Join(t.versions, ", ")))
 	}
 	if len(t.hardware) > 0 {
-		p.f("- **Hardware:** %s.\n", strings.Join(t.hardware, "; "))
+		p.f("- **Hardware:** %s.\n", mdEscape(strings.Join(t.hardware, "; ")))
 	}
 	var excluded []string
 	for _, row := range r.Rows {
@@ -111,7 +112,7 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 	if len(excluded) > 0 {
 		p.f("- **Excluded, with their reasons:**\n")
 		for _, e := range excluded {
-			p.f("  - %s\n", text.OneLine(e))
+			p.f("  - %s\n", mdEscape(text.OneLine(e)))
 		}
 	}
 	_, other := splitRows(r.Rows)
@@ -122,26 +123,27 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 			if row.VariantOf != "" {
 				of = ", of " + row.VariantOf
 			}
-			p.f("  - %s (%s%s): %s\n", row.Profile, row.Kind, of, verdictCell(&row))
+			p.f("  - %s (%s%s): %s\n", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(of), mdEscape(verdictCell(&row)))
 		}
 	}
 	p.f("- **Evidence**")
 	if o.Pack != "" {
-		p.f(" (the pack `%s`; re-judge it with `tar xzf %s && trtmc-qual report --from %s --group %s --rejudge`)",
-			o.Pack, o.Pack, packDir(o.Pack), r.Group)
+		p.f(" (the pack %s; re-judge it with %s)", markdown.Code(o.Pack),
+			markdown.Code(fmt.Sprintf("tar xzf %s && trtmc-qual report --from %s --group %s --rejudge",
+				text.ShellQuote(o.Pack), text.ShellQuote(packDir(o.Pack)), r.Group)))
 	}
 	p.f(":")
 	var links []string
 	for _, row := range r.Rows {
 		if row.Evidence != "" {
-			links = append(links, fmt.Sprintf("[%s](%s)", row.Profile, joinLink(o.Link, row.Evidence)))
+			links = append(links, markdown.Link(row.Profile, joinLink(o.Link, row.Evidence)))
 		}
 	}
 	if len(links) == 0 {
 		p.f(" none.\n")
 	} else {
-		p.f(" %s; tables: [results.md](%s), [results.html](%s).\n", strings.Join(links, ", "),
-			joinLink(o.Link, r.Group+"/results.md"), joinLink(o.Link, r.Group+"/results.html"))
+		p.f(" %s; tables: %s, %s.\n", strings.Join(links, ", "),
+			markdown.Link("results.md", joinLink(o.Link, r.Group+"/results.md")), markdown.Link("results.html", joinLink(o.Link, r.Group+"/results.html")))
 	}
 	if p.err != nil {
 		return p.err
@@ -259,12 +261,12 @@ func summaryMissing(r *GroupReport, o SummaryOptions) []string {
 			}
 			why = strings.Join(parts, "; ")
 		}
-		line := fmt.Sprintf("**%s** (%s): %s", row.Profile, row.Kind, verdictCell(&row))
+		line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(verdictCell(&row)))
 		if row.Result == nil && row.Status != StatusNotRun {
 			line += " (no result in the evidence)"
 		}
 		if why != "" {
-			line += " — " + why
+			line += " — " + mdEscape(why)
 		}
 		out = append(out, line)
 	}
@@ -276,11 +278,11 @@ func summaryMissing(r *GroupReport, o SummaryOptions) []string {
 	case f == nil:
 		out = append(out, "the inventory's reconciliation with TRTMC's specs: none given (pass `--reconcile FILE` from `inventory reconcile -o json`, or `--repo \"$TRTMC_REPO\"`)")
 	case f.NeedAction > 0:
-		out = append(out, fmt.Sprintf("the inventory does not match TRTMC's specs at `%s`: %d %s need action (`inventory reconcile`)", f.Commit, f.NeedAction, text.Plural(f.NeedAction, "profile", "profiles")))
+		out = append(out, fmt.Sprintf("the inventory does not match TRTMC's specs at %s: %d %s need action (`inventory reconcile`)", markdown.Code(f.Commit), f.NeedAction, text.Plural(f.NeedAction, "profile", "profiles")))
 	case f.Head == "":
-		out = append(out, fmt.Sprintf("whether the reconciliation at `%s` is current: not checked (pass `--repo \"$TRTMC_REPO\"`)", f.Commit))
+		out = append(out, fmt.Sprintf("whether the reconciliation at %s is current: not checked (pass `--repo \"$TRTMC_REPO\"`)", markdown.Code(f.Commit)))
 	case f.Head != f.Commit:
-		out = append(out, fmt.Sprintf("a current reconciliation: the inventory was reconciled at `%s`, but `%s` is now `%s` (run `inventory reconcile` again)", f.Commit, f.Ref, f.Head))
+		out = append(out, fmt.Sprintf("a current reconciliation: the inventory was reconciled at %s, but %s is now %s (run `inventory reconcile` again)", markdown.Code(f.Commit), markdown.Code(f.Ref), markdown.Code(f.Head)))
 	}
 	return out
 }
@@ -289,15 +291,15 @@ func reconcileLine(f *ReconcileFact) string {
 	if f == nil {
 		return "reconciliation with TRTMC's specs not given."
 	}
-	s := fmt.Sprintf("reconciled against TRTMC `%s` at `%s`: %d normal %s in the specs, %d needing action",
-		orMissing(f.Ref), f.Commit, f.Normal, text.Plural(f.Normal, "profile", "profiles"), f.NeedAction)
+	s := fmt.Sprintf("reconciled against TRTMC %s at %s: %d normal %s in the specs, %d needing action",
+		markdown.Code(orMissing(f.Ref)), markdown.Code(f.Commit), f.Normal, text.Plural(f.Normal, "profile", "profiles"), f.NeedAction)
 	switch {
 	case f.Head == "":
 		s += "; whether it is current was not checked."
 	case f.Head == f.Commit:
-		s += fmt.Sprintf("; `%s` is still at that commit (current).", orMissing(f.Ref))
+		s += fmt.Sprintf("; %s is still at that commit (current).", markdown.Code(orMissing(f.Ref)))
 	default:
-		s += fmt.Sprintf("; `%s` is now at `%s` (not current).", orMissing(f.Ref), f.Head)
+		s += fmt.Sprintf("; %s is now at %s (not current).", markdown.Code(orMissing(f.Ref)), markdown.Code(f.Head))
 	}
 	return s
 }

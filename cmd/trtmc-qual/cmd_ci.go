@@ -41,6 +41,10 @@ type ciOptions struct {
 	// Smoke qualifies a group for --smoke; nil means this build cannot, and
 	// --smoke is then a setup error.
 	Smoke SmokeFunc
+	// Out is the evidence root of --smoke's qualifications (OUT/ci-smoke;
+	// "" without --smoke): --junit and --summary may not be written inside
+	// it.
+	Out string
 	// Publish maps the JUnit file and the Markdown summary, which others
 	// read (the pull request, the CI system): the TRTMC checkout is
 	// $TRTMC_REPO, the evidence root $OUT, this host's roots and names.
@@ -88,6 +92,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
+				opts.Out = smokeOut(f.Config.Out)
 			}
 			if runF != nil {
 				return runF(opts)
@@ -142,6 +147,12 @@ func (o *ciOptions) Validate() error {
 // runCI runs the job (qual/ci), then writes its reports: files
 // first, then stdout; its exit status is the largest of the steps'.
 func runCI(ctx context.Context, opts *ciOptions) error {
+	if err := checkOutsideEvidence("--junit", opts.JUnit, opts.Out); err != nil {
+		return err
+	}
+	if err := checkOutsideEvidence("--summary", opts.Summary, opts.Out); err != nil {
+		return err
+	}
 	job := ci.Run(ctx, ci.Options{
 		Repo: opts.Repo, Base: opts.Base, Head: opts.Head, Groups: opts.Groups,
 		RunSmoke: opts.RunSmoke, SmokeGroups: opts.SmokeGroups, SpecGroups: opts.SpecGroups,

@@ -59,21 +59,27 @@ re-judge joins exactly what the run joined; every other file is scrubbed line
 by line. Logs are left out unless --logs tail (the last --log-tail lines) or
 --logs full.
 
-Before anything is written, everything the pack would publish is scanned for
-what must not leave this host: absolute paths outside the named roots, the
-host names of this host and of the rows, user and home names, IP addresses
-other than loopback, the values of the configured secret variables in every
-encoding the redactor knows, credential shapes (private keys, bearer tokens,
-hub and cloud tokens), and --forbid strings. Anything found refuses the pack,
-naming file and line, and nothing is written. A row whose evidence differs
-from its seal, a group with no rows, or an existing PACK is refused too.
+Before anything is written, everything the pack would publish is scanned,
+whole (a log before --logs tail cuts it), raw and JSON-escaped, URL-encoded and
+base64-encoded, for what must not leave this host: absolute paths outside the
+named roots, the host names of this host and of the rows, user and home names,
+IP addresses other than loopback, the values of the configured secret
+variables, credentials by their shape (a value assigned to a name like
+*TOKEN*, *SECRET*, *PASSWORD*, *KEY*, *API_KEY* or X-Api-Key, URL userinfo,
+bearer and basic authorisation, PEM blocks, hub and cloud tokens), and
+--forbid strings. Anything found refuses the pack, naming file and line, and
+nothing is written. A row whose evidence differs from its seal, a group with no
+rows, an existing PACK, or a PACK that (its links resolved) lies inside a
+--from root is refused too. The pack is staged in a private directory in the
+system's temporary directory, removed when export ends, on a signal too.
 
   tar xzf PACK.tar.gz -C DIR && trtmc-qual report --from DIR/PACK --group G --rejudge
 
 re-derives the same verdicts and figures on another machine.
 
 Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
-2 usage (an existing PACK, not a .tar.gz, no rows, a missing result root).`,
+2 usage (an existing PACK, not a .tar.gz, a PACK inside the evidence, no rows,
+a missing result root).`,
 		Example: `  # the pack for the pull request, logs left out
   trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz
 

@@ -113,7 +113,8 @@ the exact evidence.
 Without --format: table on a terminal, tsv when piped. --output-file FILE writes
 the report to FILE atomically instead of stdout; the file's extension (.md,
 .csv, .json, .html, .tsv) selects the format, and must agree with --format
-when both are given.
+when both are given. FILE (and --update-doc's PAGE), its links resolved, may not
+lie inside a --from or --baseline root (exit 2): no report overwrites evidence.
 
 --update-doc PAGE rewrites, in a Markdown page of the docs or of a pull
 request, only the lines between
@@ -274,6 +275,15 @@ func (o *reportOptions) checkOutputs() error {
 }
 
 func runReport(ctx context.Context, opts *reportOptions) error {
+	trees := append(append([]string{}, opts.From...), opts.Baseline...)
+	if err := checkOutsideEvidence("--output-file", opts.Output, trees...); err != nil {
+		return err
+	}
+	if !opts.DryRun {
+		if err := checkOutsideEvidence("--update-doc", opts.UpdateDoc, trees...); err != nil {
+			return err
+		}
+	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	var rep *reports.GroupReport
 	var err error

@@ -23,7 +23,7 @@ const cliHelperEnv = "TRTMC_QUAL_TEST_AS_CLI"
 
 // TestHelperCLI is not a test: run as `TEST -test.run=^TestHelperCLI$ --
 // ARGS...` with cliHelperEnv=1, it is trtmc-qual ARGS and exits with its
-// status.
+// status, handling signals as main does.
 func TestHelperCLI(t *testing.T) {
 	if os.Getenv(cliHelperEnv) != "1" {
 		return
@@ -35,7 +35,12 @@ func TestHelperCLI(t *testing.T) {
 			break
 		}
 	}
-	os.Exit(int(run(context.Background(), nil, args, systemIO())))
+	io := systemIO()
+	sig := newInterrupts(io.ErrOut)
+	ctx, stop := sig.Start(context.Background())
+	code := run(ctx, sig, args, io)
+	stop()
+	os.Exit(int(code))
 }
 
 // cliProcess is trtmc-qual ARGS as a process of its own.

@@ -106,7 +106,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
   trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
 
   # a nightly job: the Markdown table on stdout, JUnit for the CI system
-  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly/vlm-junit.xml
+  trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly-vlm-junit.xml
 
   # the whole group across a Slurm cluster (partition etc. in trtmc-qual.yaml)
   trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
@@ -207,6 +207,9 @@ func (o *runOptions) notice() string {
 // runQualify is the run verb: the group's pipeline (runGroup), then its
 // table on stdout, the JUnit file, and the exit status from the rows.
 func runQualify(ctx context.Context, opts *runOptions) error {
+	if err := checkOutsideEvidence("--junit", opts.JUnit, opts.Out); err != nil {
+		return err
+	}
 	out, err := runGroup(ctx, opts)
 	if opts.Detach && err == nil {
 		return nil
@@ -397,14 +400,17 @@ const (
 	noticeSlurm    = "trtmc-qual: interrupted, cancelling the Slurm tasks (Ctrl-C again to force; then scancel them yourself)"
 )
 
+// smokeOut is where `ci --smoke` qualifies: OUT/ci-smoke.
+func smokeOut(out string) string { return filepath.Join(out, "ci-smoke") }
+
 // smokeRun is `trtmc-qual ci --smoke`: the run pipeline over one group into
-// OUT/ci-smoke, passed only when every row qualifies. It reads f.Config
-// when called, after the root resolved it.
+// smokeOut, passed only when every row qualifies. It reads f.Config when
+// called, after the root resolved it.
 func smokeRun(f *factory) SmokeFunc {
 	return func(ctx context.Context, group string) (bool, string, error) {
 		opts := &runOptions{Group: group, Host: "127.0.0.1"}
 		opts.complete(f)
-		opts.Out, opts.Executor = filepath.Join(f.Config.Out, "ci-smoke"), executorLocal
+		opts.Out, opts.Executor = smokeOut(f.Config.Out), executorLocal
 		out, err := runGroup(ctx, opts)
 		if err != nil {
 			return false, "", err

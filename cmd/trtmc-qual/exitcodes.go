@@ -31,7 +31,7 @@ const (
 	exitUsage       exitCode = 2   // configuration, inventory or usage error
 	exitSetup       exitCode = 3   // setup error: server, GPU or AIPerf unavailable
 	exitHarness     exitCode = 4   // harness error: a bug, an I/O failure
-	exitInterrupted exitCode = 130 // interrupted (Ctrl-C, SIGTERM)
+	exitInterrupted exitCode = 130 // interrupted (Ctrl-C, SIGTERM, SIGHUP, SIGQUIT)
 )
 
 // exitStatus is one row of the exit-status table.
@@ -55,7 +55,7 @@ func exitStatuses() []exitStatus {
 				"a Slurm submission the cluster rejected, the group's evidence directory in use by another run " +
 				"(it is named; the same command succeeds once that run ends)"},
 		{exitHarness, "harness error (a bug, an I/O failure)", "harness error (a bug, an I/O failure)"},
-		{exitInterrupted, "interrupted", "interrupted (Ctrl-C / SIGTERM; a second Ctrl-C forces)"},
+		{exitInterrupted, "interrupted", "interrupted (Ctrl-C, SIGTERM, SIGHUP — a closed terminal or lost ssh session — or SIGQUIT; a second one forces)"},
 	}
 }
 
@@ -92,7 +92,7 @@ type errorKind struct {
 // names its status itself (withCode); any other error is exit 4.
 func errorKinds() []errorKind {
 	return []errorKind{
-		{"context.Canceled", exitInterrupted, "the root context was cancelled: Ctrl-C or SIGTERM (signals.go)", isErr(context.Canceled)},
+		{"context.Canceled", exitInterrupted, "the root context was cancelled: Ctrl-C, SIGTERM, SIGHUP or SIGQUIT (signals.go)", isErr(context.Canceled)},
 
 		{"flagError", exitUsage, "a mistake on the command line: a flag, its value, a positional argument, an unknown verb or subcommand (cobra's own errors through SetFlagErrorFunc, usageArgs and unknownVerb; a group verb's unknown subcommand through groupVerb, where cobra would print the help and exit 0)", isA[*flagError]},
 		{"configError", exitUsage, "the configuration (flags, TRTMC_QUAL_* environment, config file) or the family configuration", isA[*configError]},

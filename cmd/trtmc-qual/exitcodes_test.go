@@ -200,7 +200,7 @@ func TestReportRefusesEndlessEvidence(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(root, "vlm", "x\u202e$(id)"), 0o755))
 	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "vlm", "--format", "md")
 	assert.Equal(t, exitFailed, code, errOut) // the fixture's rows are not all qualified
-	assert.Contains(t, out, `"x\u202e$(id)" is not a valid name`)
+	assert.Contains(t, out, `"x\\u202e\$(id)" is not a valid name`, "the note is Markdown text: its \\ and $ escaped")
 	noRawControl(t, out+errOut)
 }
 

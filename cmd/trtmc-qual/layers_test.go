@@ -53,14 +53,14 @@ var mayImport = map[string][]string{
 	"families":  {"reports/fileio"},                 // family configuration and answer semantics
 
 	// The row model, the specs and what compares the inventory with them.
-	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/text"},        // the one row model, Judge, renderers
-	"reports/reportstest":       {"reports"},                                                                                 // tests only: row fixtures
-	"reports/export":            {"reports", "reports/evidence", "reports/fileio", "reports/text"},                           // the public evidence pack
-	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"}, // TRTMC's manifests at a commit
-	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                            // tests only: fixture TRTMC repositories
-	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},      // the inventory against the specs
-	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},          // the specs between two commits
-	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},          // the adapters to real TRTMC
+	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
+	"reports/reportstest":       {"reports"},                                                                                              // tests only: row fixtures
+	"reports/export":            {"reports", "reports/evidence", "reports/fileio", "reports/text"},                                        // the public evidence pack
+	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},              // TRTMC's manifests at a commit
+	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                         // tests only: fixture TRTMC repositories
+	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                   // the inventory against the specs
+	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                       // the specs between two commits
+	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                       // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
 	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                        // the AIPerf 0.13.0 driver

@@ -18,11 +18,13 @@ import (
 
 // TestKeptEvidenceIsPublic: what the repository keeps of the GPU runs
 // (docs/evidence, for anyone to read) holds no absolute path of a host,
-// no IP address, and no name of this host or its users - scanned with the
-// scrubber published text goes through, every file (gzip ones unpacked).
+// no IP address, no name of this host or its users, no credential and no
+// host's listing of / (host_top_dirs) - scanned with the one leak scanner
+// every publication goes through, in every encoding, every file (gzip
+// ones unpacked).
 func TestKeptEvidenceIsPublic(t *testing.T) {
 	id := hostIdentity(os.Getenv)
-	scrub := reports.NewScrubber(nil, id)
+	leaks := reports.NewLeakScanner(reports.NewScrubber(nil, id), nil, nil)
 	files := 0
 	err := filepath.WalkDir(repoFile("docs", "evidence"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -37,9 +39,11 @@ func TestKeptEvidenceIsPublic(t *testing.T) {
 			require.NoError(t, err, path)
 		}
 		files++
+		assert.NotContains(t, string(data), "host_top_dirs", "%s: a host's listing of / is never published", path)
+		scan := leaks.File()
 		for n, line := range strings.Split(string(data), "\n") {
-			scrub.Spans(line, func(sp reports.Span) {
-				t.Errorf("%s:%d: %s %q", path, n+1, sp.Kind, line[sp.Start:sp.End])
+			scan.Line(line, func(l reports.Leak) {
+				t.Errorf("%s:%d: %s %q", path, n+1, l.Kind, l.Text)
 			})
 		}
 		return nil

@@ -223,6 +223,25 @@ func checkOutputFile(flag, path string) error {
 	return nil
 }
 
+// checkOutsideEvidence refuses a file to write (flag's value path) that
+// lies, its links resolved, inside an evidence tree the verb reads or
+// writes (--from, --baseline, the run's --out): no output overwrites a
+// sealed row or lands in a row's directory. A usage error (exit 2) naming
+// the path and the tree.
+func checkOutsideEvidence(flag, path string, trees ...string) error {
+	if path == "" {
+		return nil
+	}
+	if err := fileio.CheckOutside(path, trees...); err != nil {
+		var inside *fileio.InsideError
+		if errors.As(err, &inside) {
+			return withCode(exitUsage, fmt.Errorf("%s %w", flag, err))
+		}
+		return withCode(exitUsage, fmt.Errorf("%s %s: %w", flag, path, err))
+	}
+	return nil
+}
+
 // checkNames applies the one name check (inventory.CheckName) to a flag's
 // values: a group or profile id that could not be in a valid inventory is
 // a usage error (exit 2), quoted so nothing in it reaches the terminal raw.

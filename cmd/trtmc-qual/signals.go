@@ -11,10 +11,12 @@ import (
 )
 
 // interrupts is trtmc-qual's one signal handler, started once in main for
-// every verb. The first SIGINT or SIGTERM cancels the root context (so the
-// defers that stop servers, AIPerf and Slurm tasks run), prints the notice
-// of the verb that runs children, and gives the signals back to their
-// default action, so that a second Ctrl-C kills the process at once.
+// every verb. The first SIGINT, SIGTERM, SIGHUP (a closed terminal, a lost
+// ssh session) or SIGQUIT cancels the root context (so the defers that
+// stop servers, AIPerf and Slurm tasks, write the interrupted rows, redact
+// the evidence and remove staging and temporary directories run), prints
+// the notice of the verb that runs children, and gives the signals back to
+// their default action, so that a second Ctrl-C kills the process at once.
 //
 // Only a signal prints the notice: ending the handler (stop) without one
 // prints nothing, whatever the context's state.
@@ -40,11 +42,14 @@ func (h *interrupts) SetNotice(line string) {
 	h.mu.Unlock()
 }
 
-// Start listens for SIGINT and SIGTERM until stop is called, and returns
-// the root context that the first one cancels.
+// stopSignals are the signals that stop a verb the way Ctrl-C does.
+var stopSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT}
+
+// Start listens for stopSignals until stop is called, and returns the root
+// context that the first one cancels.
 func (h *interrupts) Start(parent context.Context) (ctx context.Context, stop func()) {
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	signal.Notify(ch, stopSignals...)
 	return h.start(parent, ch, func() { signal.Stop(ch) })
 }
 

@@ -82,3 +82,28 @@ func TestRunUnknownGroupNeverSaysInterrupted(t *testing.T) {
 		require.NotEmpty(t, h.notice, "run set its notice: the test reaches the verb")
 	}
 }
+
+// SIGHUP (a closed terminal, a lost ssh session) and SIGQUIT stop a verb
+// as SIGINT and SIGTERM do: the real handler catches each, sent to this
+// process, and cancels the root context (issue 32 item 15), so every verb
+// that writes unwinds: interrupted rows, the redaction pass, staging
+// removed.
+func TestInterruptsHangupAndQuitStopLikeTerm(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			var errOut bytes.Buffer
+			h := newInterrupts(&errOut)
+			h.SetNotice("notice")
+			ctx, stop := h.Start(context.Background())
+			defer stop()
+			require.NoError(t, syscall.Kill(os.Getpid(), sig))
+			select {
+			case <-ctx.Done():
+			case <-time.After(10 * time.Second):
+				t.Fatalf("%s did not cancel the root context", sig)
+			}
+			stop()
+			assert.Equal(t, "notice\n", errOut.String())
+		})
+	}
+}

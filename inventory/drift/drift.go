@@ -428,9 +428,9 @@ func (r *Report) TableRows() [][]string {
 // Markdown writes the drift report for a pull request.
 func (r *Report) Markdown(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "### Spec drift %s: `%s` (%s) → `%s` (%s)\n\n", strings.Join(r.Groups, ", "),
-		specs.ShortSHA(r.BaseCommit), r.Base, specs.ShortSHA(r.HeadCommit), r.Head)
-	fmt.Fprintf(&b, "**%s**\n\n", r.Line())
+	fmt.Fprintf(&b, "### Spec drift %s: %s (%s) → %s (%s)\n\n", markdown.Text(strings.Join(r.Groups, ", ")),
+		markdown.Code(specs.ShortSHA(r.BaseCommit)), markdown.Text(r.Base), markdown.Code(specs.ShortSHA(r.HeadCommit)), markdown.Text(r.Head))
+	fmt.Fprintf(&b, "**%s**\n\n", markdown.Text(r.Line()))
 	fmt.Fprintf(&b, "Families checked: %s.\n", markdown.CodeList(r.Families))
 	if _, err := io.WriteString(w, b.String()); err != nil {
 		return err
@@ -443,7 +443,8 @@ func (r *Report) Markdown(w io.Writer) error {
 	}
 	rows := make([][]string, 0, len(r.Changes))
 	for _, c := range r.Changes {
-		rows = append(rows, []string{c.Family, c.Category, c.Status, markdown.Code(c.Path), markdown.Code(c.Profile), c.Summary})
+		rows = append(rows, []string{markdown.Text(c.Family), markdown.Text(c.Category), markdown.Text(c.Status),
+			markdown.Code(c.Path), markdown.Code(c.Profile), markdown.Text(c.Summary)})
 	}
 	return markdown.Table(w, r.TableHeader(), rows)
 }

@@ -68,6 +68,9 @@ type Config struct {
 	// Env is added to the child's environment after the driver's own
 	// hermetic settings, so it can override them.
 	Env []string
+	// TempDir is where AIPerf's hermetic home (its caches) is made: the
+	// run's private directory; the system's temporary directory when "".
+	TempDir string
 	// Dataset, when set, is the written dataset: every conversation_id must
 	// map to one of its lines.
 	Dataset *Dataset

@@ -47,6 +47,9 @@ type Driver struct {
 	Runner proc.Runner
 	// Stderr receives the driver's progress lines; nil discards them.
 	Stderr io.Writer
+	// Env is added to the environment of `aiperf --version` (the run's
+	// temporary directory).
+	Env []string
 }
 
 func (d *Driver) logf(format string, args ...any) {
@@ -64,6 +67,7 @@ func (d *Driver) Version(ctx context.Context, bin string) (string, error) {
 	_, err := d.Runner.Run(ctx, proc.Spec{
 		Name:       "aiperf --version",
 		Argv:       []string{bin, "--version"},
+		Env:        d.Env,
 		Stdout:     &out,
 		StopSignal: syscall.SIGINT,
 		Grace:      5 * time.Second,
@@ -135,7 +139,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	if err := freshDir(c.ArtifactDir); err != nil {
 		return nil, err
 	}
-	home, err := os.MkdirTemp("", "trtmc-aiperf-home-")
+	home, err := os.MkdirTemp(c.TempDir, "trtmc-aiperf-home-")
 	if err != nil {
 		return nil, fmt.Errorf("aiperf: %w", err)
 	}

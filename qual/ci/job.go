@@ -5,6 +5,7 @@ package ci
 
 import (
 	"fmt"
+	"html"
 	"io"
 	"strings"
 	"time"
@@ -132,7 +133,7 @@ func (j *Job) Markdown(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "## %s: %s\n\n", j.Name, verdict)
 	if j.Repo != "" {
-		fmt.Fprintf(&b, "Specs from `%s`: base %s", j.Repo, code2(j.Base, j.BaseCommit))
+		fmt.Fprintf(&b, "Specs from %s: base %s", markdown.Code(j.Repo), code2(j.Base, j.BaseCommit))
 		if j.Head != "" {
 			fmt.Fprintf(&b, ", head %s", code2(j.Head, j.HeadCommit))
 		}
@@ -143,7 +144,7 @@ func (j *Job) Markdown(w io.Writer) error {
 	}
 	rows := make([][]string, 0, len(j.Steps))
 	for _, s := range j.Steps {
-		rows = append(rows, []string{markdown.Code(s.Name), statusMark[s.Status], s.Message})
+		rows = append(rows, []string{markdown.Code(s.Name), statusMark[s.Status], markdown.Text(s.Message)})
 	}
 	if err := markdown.Table(w, []string{"step", "result", "summary"}, rows); err != nil {
 		return err
@@ -157,7 +158,7 @@ func (j *Job) Markdown(w io.Writer) error {
 			open = " open"
 		}
 		sec := fmt.Sprintf("\n<details%s><summary><code>%s</code>: %s</summary>\n\n%s\n</details>\n",
-			open, s.Name, statusMark[s.Status], strings.TrimRight(s.Markdown, "\n")+"\n")
+			open, html.EscapeString(s.Name), statusMark[s.Status], strings.TrimRight(s.Markdown, "\n")+"\n")
 		if _, err := io.WriteString(w, sec); err != nil {
 			return err
 		}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -185,7 +186,7 @@ func (r *runner) validateInventory(fams *families.Config, famErr error) *invento
 			s.Status, s.Code = StepError, CodeUsage
 			s.Message = fmt.Sprintf("%d problem(s), first: %s", len(probs), probs[0].String())
 			s.Output = probs.Error()
-			s.Markdown = "```\n" + probs.Error() + "\n```\n"
+			s.Markdown = markdown.CodeBlock("", probs.Error())
 		case err != nil:
 			inv = nil
 			s.Status, s.Code, s.Message = StepError, CodeUsage, err.Error()

@@ -114,7 +114,14 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		return
 	}
 	defer logFile.Close()
-	var env []string
+	// The server's temporary files stay in the probe's private directory
+	// (removed when the probe ends), as a run's children's do.
+	tmp := filepath.Join(dir, "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		add("server", StatusFail, err.Error(), "free space in the temporary directory")
+		return
+	}
+	env := qual.TempEnv(tmp)
 	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
 		env = append(env, k+"="+f.Env[k])
 	}

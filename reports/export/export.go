@@ -33,7 +33,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
@@ -193,11 +192,13 @@ func (e *SealError) Error() string {
 // host.
 type Finding struct {
 	// File is the file's path in the pack; Line its 1-based line there
-	// (0 for the file's name); Source the original file.
-	File   string
-	Line   int
-	Source string
-	Kind   string
+	// (0 for the file's name, or for a line --logs tail cuts); Source the
+	// original file, and CutLine the line of Source that the tail cuts.
+	File    string
+	Line    int
+	Source  string
+	CutLine int
+	Kind    string
 	// Text is what was found (a secret is never shown).
 	Text string
 }
@@ -211,7 +212,10 @@ func (f Finding) String() string {
 	if f.Text != "" {
 		s += " " + fmt.Sprintf("%q", f.Text)
 	}
-	if f.Source != "" {
+	switch {
+	case f.CutLine > 0:
+		s += fmt.Sprintf(" (line %d of %s, which --logs tail cuts: a log is scanned whole before it is cut)", f.CutLine, f.Source)
+	case f.Source != "":
 		s += " (from " + f.Source + ")"
 	}
 	return s
@@ -256,7 +260,7 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(o.Output), "."+name+".tmp-*")
+	tmp, err := stagingDir(o)
 	if err != nil {
 		return nil, err
 	}
@@ -294,8 +298,8 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 }
 
 // checkOutput checks where the pack goes: a new .tar.gz file in an
-// existing directory outside the evidence it packs. It returns the pack's
-// name.
+// existing directory, which, its links resolved, lies outside every
+// evidence root it packs. It returns the pack's name.
 func checkOutput(o Options) (string, error) {
 	name, err := packName(o.Output)
 	if err != nil {
@@ -309,14 +313,45 @@ func checkOutput(o Options) (string, error) {
 	if err := fileio.CheckDir(filepath.Dir(o.Output)); err != nil {
 		return "", &InputError{fmt.Errorf("--output-file: %w", err)}
 	}
-	if abs, err := filepath.Abs(o.Output); err == nil {
-		for _, root := range o.Roots {
-			if r, err := filepath.Abs(filepath.Join(root, o.Group)); err == nil && strings.HasPrefix(abs, r+string(filepath.Separator)) {
-				return "", &InputError{fmt.Errorf("--output-file %s is inside the evidence it packs (%s); write the pack elsewhere", o.Output, r)}
-			}
-		}
+	if err := fileio.CheckOutside(o.Output, o.Roots...); err != nil {
+		return "", &InputError{fmt.Errorf("--output-file %w", err)}
 	}
 	return name, nil
+}
+
+// Names of what export leaves while it works: the staging directory (in
+// the system's temporary directory) and the archive being written (beside
+// the pack), each followed by the process id; RemoveStale removes those of
+// an export that was killed.
+const (
+	stagingPrefix = "trtmc-qual-export-"
+	archivePrefix = ".trtmc-qual-pack-"
+)
+
+// stagingDir makes the private directory the pack is staged in: outside
+// the directory the pack is published in and outside every evidence root
+// (the system's temporary directory, or the user's cache directory when
+// the temporary directory is where the pack goes), mode 0700, removed by
+// Export on every return — an interrupt included. What a killed export
+// left there, and beside the pack, is removed first.
+func stagingDir(o Options) (string, error) {
+	pub := filepath.Dir(o.Output)
+	fileio.RemoveStale(pub, archivePrefix)
+	bases := []string{os.TempDir()}
+	if cache, err := os.UserCacheDir(); err == nil {
+		bases = append(bases, filepath.Join(cache, "trtmc-qual"))
+	}
+	for _, base := range bases {
+		if fileio.CheckOutside(base, append([]string{pub}, o.Roots...)...) != nil {
+			continue
+		}
+		if err := os.MkdirAll(base, 0o700); err != nil {
+			continue
+		}
+		fileio.RemoveStale(base, stagingPrefix)
+		return fileio.PrivateDir(base, stagingPrefix)
+	}
+	return "", &InputError{fmt.Errorf("no private directory to stage the pack in outside %s and the evidence roots (set TMPDIR to a directory elsewhere)", pub)}
 }
 
 // loadRows loads the group's report and the rows that have evidence; a
@@ -348,13 +383,7 @@ func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
 }
 
 func newExporter(o Options, scrub *reports.Scrubber, stage string) *exporter {
-	x := &exporter{o: o, scrub: scrub, stage: stage, red: evidence.NewRedactor(o.Secrets...)}
-	for _, f := range o.Forbid {
-		if f = strings.TrimSpace(f); f != "" {
-			x.forbid = append(x.forbid, strings.ToLower(f))
-		}
-	}
-	return x
+	return &exporter{o: o, scrub: scrub, stage: stage, leaks: reports.NewLeakScanner(scrub, o.Secrets, o.Forbid)}
 }
 
 // index stages every row and the group's files, and returns the pack's
@@ -400,8 +429,7 @@ type exporter struct {
 	o        Options
 	scrub    *reports.Scrubber
 	stage    string
-	red      *evidence.Redactor
-	forbid   []string
+	leaks    *reports.LeakScanner
 	findings []Finding
 	texts    []string // samples of published text, for the roots used
 }
@@ -450,7 +478,7 @@ func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
 		case name == reports.ResultFile:
 			file.Action = ActionScrubbed
 			if err = x.copyFile(ctx, "", from, to, true, 0); err == nil {
-				err = x.nameRoots(to)
+				err = publishRow(to, x.scrub)
 			}
 			if err == nil {
 				err = x.scanFile(packPath, from, to)
@@ -493,9 +521,12 @@ func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
 }
 
 // copyFile copies from into the pack, line by line: scrubbed (Text) or
-// verbatim, the last tail lines only when tail > 0, scanning every line
-// published. A scrubbed JSON document or JSON Lines line must still be
-// valid JSON.
+// verbatim, the last tail lines only when tail > 0. Every line of the file
+// is scanned as it would be published (scrubbed or not), the lines a tail
+// cuts too: a private key's body and END line are known as such only from
+// its BEGIN line, which the tail may cut. A scrubbed JSON document or JSON
+// Lines line must still be valid JSON. packPath "" leaves the scan to the
+// caller.
 func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scrub bool, tail int) error {
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return err
@@ -511,9 +542,12 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 	}
 	defer out.Close()
 	var ring [][]byte // the last lines, for a tail
+	var found []Finding
+	scan := x.leaks.File()
 	jsonLines := strings.HasSuffix(from, ".jsonl")
 	changed := false
-	for n := 1; ; n++ {
+	lines := 0
+	for {
 		line, _, newline, err := lr.Next()
 		if errors.Is(err, io.EOF) {
 			break
@@ -521,16 +555,23 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 		if err != nil {
 			return err
 		}
+		lines++
+		n := lines
 		text := string(line)
 		if scrub {
 			mapped := x.scrub.Text(text)
 			if mapped != text {
 				changed = true
 				if jsonLines && json.Valid(line) && !json.Valid([]byte(mapped)) {
-					x.findings = append(x.findings, Finding{File: packPath, Line: n, Source: from, Kind: "scrubbing would break this JSON line"})
+					found = append(found, Finding{File: packPath, Line: n, Source: from, Kind: "scrubbing would break this JSON line"})
 				}
 			}
 			text = mapped
+		}
+		if packPath != "" {
+			scan.Line(text, func(l reports.Leak) {
+				found = append(found, Finding{File: packPath, Line: n, Source: from, Kind: l.Kind, Text: l.Text})
+			})
 		}
 		if newline {
 			text += "\n"
@@ -542,15 +583,15 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 			}
 			continue
 		}
-		if packPath != "" { // "": the caller scans the file it makes of it
-			x.scanLine(packPath, n, from, text)
-		}
 		if _, err := io.WriteString(out, text); err != nil {
 			return err
 		}
 	}
-	for i, l := range ring {
-		x.scanLine(packPath, i+1, from, string(l))
+	if tail > 0 {
+		tailLines(found, lines-len(ring))
+	}
+	x.findings = append(x.findings, found...)
+	for _, l := range ring {
 		if _, err := out.Write(l); err != nil {
 			return err
 		}
@@ -562,6 +603,19 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 		x.findings = append(x.findings, Finding{File: packPath, Source: from, Kind: "scrubbing would break this JSON document"})
 	}
 	return nil
+}
+
+// tailLines numbers findings as the pack holds a tail that starts after
+// line first of the original; a finding in a line the tail cuts is named
+// by its line in the original (CutLine).
+func tailLines(found []Finding, first int) {
+	for i := range found {
+		if found[i].Line > first {
+			found[i].Line -= first
+		} else if found[i].Line > 0 {
+			found[i].CutLine, found[i].Line = found[i].Line, 0
+		}
+	}
 }
 
 // validJSONFile reports whether a file is one JSON document, reading it
@@ -591,16 +645,19 @@ func validJSONFile(path string) bool {
 	}
 }
 
-// nameRoots records in a scrubbed result.json every root its text refers
-// to ($NAME) as {"name": NAME, "path": "$NAME"} in provenance.roots, so
-// that a report of the pack knows "$NAME/rest" is a path under a root
-// even where NAME was declared only when exporting (--root).
-func (x *exporter) nameRoots(path string) error {
+// publishRow finishes a scrubbed result.json for the pack. It records
+// every root its text refers to ($NAME) as {"name": NAME, "path": "$NAME"}
+// in provenance.roots, so that a report of the pack knows "$NAME/rest" is
+// a path under a root even where NAME was declared only when exporting
+// (--root). It drops provenance.host_top_dirs, the run host's listing of /:
+// the scrubber used it to map the evidence's paths, which the pack holds
+// mapped, and published it would fingerprint the host in every pack.
+func publishRow(path string, scrub *reports.Scrubber) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	used := x.scrub.UsedRoots(string(data))
+	used := scrub.UsedRoots(string(data))
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var doc map[string]any
@@ -608,9 +665,11 @@ func (x *exporter) nameRoots(path string) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	prov, _ := doc["provenance"].(map[string]any)
-	if prov == nil || len(used) == 0 {
+	if prov == nil {
 		return nil
 	}
+	_, changed := prov["host_top_dirs"]
+	delete(prov, "host_top_dirs")
 	have := map[string]bool{}
 	list, _ := prov["roots"].([]any)
 	for _, r := range list {
@@ -620,17 +679,18 @@ func (x *exporter) nameRoots(path string) error {
 			}
 		}
 	}
-	added := false
 	for _, n := range used {
 		if !have[n] {
 			list = append(list, map[string]any{"name": n, "path": "$" + n})
-			added = true
+			changed = true
 		}
 	}
-	if !added {
+	if !changed {
 		return nil
 	}
-	prov["roots"] = list
+	if len(list) > 0 {
+		prov["roots"] = list
+	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
 	enc.SetEscapeHTML(false)
@@ -753,12 +813,14 @@ func (x *exporter) writeScanned(rel, source string, data []byte) error {
 	return x.scanFile(rel, source, to)
 }
 
+// scanFile scans every line of a staged file with the leak scanner.
 func (x *exporter) scanFile(rel, source, path string) error {
 	lr, closer, err := fileio.OpenLines(context.Background(), path, fileio.MaxLineBytes)
 	if err != nil {
 		return err
 	}
 	defer closer.Close()
+	scan := x.leaks.File()
 	for {
 		line, n, _, err := lr.Next()
 		if errors.Is(err, io.EOF) {
@@ -767,80 +829,10 @@ func (x *exporter) scanFile(rel, source, path string) error {
 		if err != nil {
 			return err
 		}
-		x.scanLine(rel, n, source, string(line))
-	}
-}
-
-// credentialRes are shapes of credentials whatever their value: private
-// keys, bearer and basic authorisation, and the token formats of the
-// hubs and clouds a release engineer uses.
-var credentialRes = []*regexp.Regexp{
-	regexp.MustCompile(`-----BEGIN [A-Z ]*PRIVATE KEY-----`),
-	regexp.MustCompile(`(?i)\b(?:authorization|proxy-authorization)["']?\s*[:=]\s*["']?(?:bearer|basic|token)\s+[A-Za-z0-9._~+/=-]{8,}`),
-	regexp.MustCompile(`\bhf_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\bgh[pousr]_[A-Za-z0-9]{30,}\b`),
-	regexp.MustCompile(`\bgithub_pat_[A-Za-z0-9_]{40,}\b`),
-	regexp.MustCompile(`\bglpat-[A-Za-z0-9_-]{20,}\b`),
-	regexp.MustCompile(`\bnvapi-[A-Za-z0-9_-]{20,}\b`),
-	regexp.MustCompile(`\bAKIA[0-9A-Z]{16}\b`),
-	regexp.MustCompile(`\bxox[abprs]-[A-Za-z0-9-]{10,}\b`),
-	regexp.MustCompile(`\bsk-[A-Za-z0-9_-]{20,}\b`),
-}
-
-// scanLine records everything in one published line that must not leave
-// the host: a path, host, user name or IP address the scrubber knows (in a
-// scrubbed file none is left; in a verbatim one nothing was mapped), a
-// path written with escaped slashes, a secret in any encoding the
-// redactor knows, a credential's shape, a forbidden string.
-func (x *exporter) scanLine(rel string, n int, source, line string) {
-	add := func(kind, text string) {
-		x.findings = append(x.findings, Finding{File: rel, Line: n, Source: source, Kind: kind, Text: text})
-	}
-	kindOf := func(sp reports.Span) string {
-		if sp.Kind == reports.FindRoot {
-			return "absolute path (under $" + sp.Root + ") in a file published byte for byte"
-		}
-		return sp.Kind
-	}
-	seen := map[string]bool{}
-	x.scrub.Spans(line, func(sp reports.Span) {
-		seen[line[sp.Start:sp.End]] = true
-		add(kindOf(sp), line[sp.Start:sp.End])
-	})
-	if strings.Contains(line, `\/`) {
-		un := strings.ReplaceAll(line, `\/`, "/")
-		x.scrub.Spans(un, func(sp reports.Span) {
-			if !seen[un[sp.Start:sp.End]] {
-				add(kindOf(sp)+" (written with escaped slashes)", un[sp.Start:sp.End])
-			}
+		scan.Line(string(line), func(l reports.Leak) {
+			x.findings = append(x.findings, Finding{File: rel, Line: n, Source: source, Kind: l.Kind, Text: l.Text})
 		})
 	}
-	if x.red.Contains([]byte(line)) {
-		add("secret (the value of a configured secret variable, in one of its encodings)", "")
-	}
-	for _, re := range credentialRes {
-		for _, loc := range re.FindAllStringIndex(line, -1) {
-			if !reports.InOpaqueData(line, loc[0]) && !strings.Contains(line[loc[0]:loc[1]], evidence.Mask) {
-				add("credential", redactedShape(line[loc[0]:loc[1]]))
-			}
-		}
-	}
-	if len(x.forbid) > 0 {
-		low := strings.ToLower(line)
-		for _, f := range x.forbid {
-			if i := strings.Index(low, f); i >= 0 && !reports.InOpaqueData(line, i) {
-				add("forbidden string (--forbid)", line[i:i+len(f)])
-			}
-		}
-	}
-}
-
-// redactedShape shows a credential's start only.
-func redactedShape(s string) string {
-	if len(s) > 12 {
-		return s[:8] + "…"
-	}
-	return s
 }
 
 // scanNames scans the names of every file the pack holds.
@@ -851,18 +843,9 @@ func (x *exporter) scanNames() {
 		}
 		rel, _ := filepath.Rel(x.stage, p)
 		rel = filepath.ToSlash(rel)
-		var found []reports.Span
-		x.scrub.Spans("/"+rel, func(sp reports.Span) {
-			if sp.Kind != reports.FindPath { // the name itself is relative
-				found = append(found, sp)
-			}
+		x.leaks.Text(rel, func(l reports.Leak) {
+			x.findings = append(x.findings, Finding{File: rel, Kind: l.Kind + " in a file name", Text: l.Text})
 		})
-		for _, sp := range found {
-			x.findings = append(x.findings, Finding{File: rel, Kind: sp.Kind + " in a file name"})
-		}
-		if x.red.Contains([]byte(rel)) {
-			x.findings = append(x.findings, Finding{File: rel, Kind: "secret in a file name"})
-		}
 		return nil
 	})
 }
@@ -877,7 +860,7 @@ func (x *exporter) usedRoots() []string {
 // appeared meanwhile). Entries are sorted, owned by uid/gid 0 with no user
 // or group names, dated mtime: the same tree gives the same archive.
 func writeTarGz(ctx context.Context, stage, name, output string, mtime time.Time) (int64, int, error) {
-	tmp, err := os.CreateTemp(filepath.Dir(output), "."+filepath.Base(output)+".tmp-*")
+	tmp, err := os.CreateTemp(filepath.Dir(output), fileio.StaleName(archivePrefix))
 	if err != nil {
 		return 0, 0, err
 	}

@@ -195,7 +195,7 @@ func TestExportRefusesLeaks(t *testing.T) {
 		got = append(got, f.File+":"+strconv.Itoa(f.Line)+": "+f.Kind+" "+f.Text)
 	}
 	assert.Equal(t, []string{
-		"detection/ref-detect-small/correctness.log:2: absolute path outside the named roots (written with escaped slashes) /opt/cache/x",
+		"detection/ref-detect-small/correctness.log:2: absolute path outside the named roots (JSON-escaped) /opt/cache/x",
 		"detection/ref-detect-small/correctness.log:3: credential Authoriz…",
 		"detection/ref-detect-small/correctness.log:4: forbidden string (--forbid) Bluebird",
 		"detection/ref-detect-small/server_records.jsonl:1: host name gpu-node-17",
@@ -260,7 +260,7 @@ func TestExportBadInput(t *testing.T) {
 
 	_, err = Export(ctx, opts(root, filepath.Join(root, "detection", "p.tar.gz")))
 	require.ErrorAs(t, err, &in)
-	assert.Contains(t, err.Error(), "is inside the evidence it packs")
+	assert.Contains(t, err.Error(), "lies inside the evidence tree "+root)
 
 	_, err = Export(ctx, opts(root, filepath.Join(out, "d.zip")))
 	require.ErrorAs(t, err, &in)

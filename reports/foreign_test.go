@@ -1,0 +1,142 @@
+package reports
+
+import (
+	"bytes"
+	"encoding/xml"
+	"fmt"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/extension"
+	gmhtml "github.com/yuin/goldmark/renderer/html"
+)
+
+// hostileText is what a server's error body, a correctness case's gate, an
+// inventory's checkpoint or a recorded version may hold, each trying to
+// become markup where the harness writes it (issue 32, item 12).
+var hostileText = []string{
+	`<img src=x onerror=alert(1)>`,
+	`[click](https://evil.example/x) ![p](https://evil.example/p.png)`,
+	`</details></summary><script>alert(1)</script>`,
+	`<!-- trtmc-qual:vlm:end -->`,
+	"`x` | y | *z* _w_ ~~v~~ &lt;b&gt;",
+	`# heading`,
+	`https://evil.example/autolink www.evil.example me@evil.example`,
+	"line one\n- injected item\n\n<details open>",
+}
+
+// withForeignText is the vlm report of rootA with text in every field that
+// comes from outside the harness: each row's checkpoint, gate names,
+// reasons, exclusion and AIPerf version, and a note.
+func withForeignText(t *testing.T, s string) *GroupReport {
+	t.Helper()
+	g, err := Load([]string{rootA}, "vlm")
+	require.NoError(t, err)
+	for i := range g.Rows {
+		row := &g.Rows[i]
+		row.Checkpoint = s
+		if row.Status == StatusExcluded || row.Status == StatusNotRun {
+			row.Note = s
+		}
+		res := row.Result
+		if res == nil {
+			continue
+		}
+		for j := range res.Correctness.Gates {
+			res.Correctness.Gates[j].Name = s
+		}
+		for j := range res.Reasons {
+			res.Reasons[j].Message = s
+		}
+		if res.Exclusion != "" {
+			res.Exclusion = s
+		}
+		if res.Provenance.AIPerfVersion != "" {
+			res.Provenance.AIPerfVersion = s
+		}
+	}
+	g.Notes = append(g.Notes, s)
+	g.Summary = SummaryOptions{Reconcile: &ReconcileFact{Ref: s, Commit: s, Head: "abc"}, Link: "https://x.example/" + s}
+	return g
+}
+
+// gfm renders Markdown as GitHub does, raw HTML passed through.
+func gfm(t *testing.T, md string) string {
+	t.Helper()
+	var out bytes.Buffer
+	gm := goldmark.New(goldmark.WithExtensions(extension.GFM), goldmark.WithRendererOptions(gmhtml.WithUnsafe()))
+	require.NoError(t, gm.Convert([]byte(md), &out))
+	return out.String()
+}
+
+var htmlTagRe = regexp.MustCompile(`<(/?[a-zA-Z][a-zA-Z0-9]*)`)
+
+func htmlTags(page string) string {
+	var b strings.Builder
+	for _, m := range htmlTagRe.FindAllStringSubmatch(page, -1) {
+		b.WriteString(m[1] + " ")
+	}
+	return b.String()
+}
+
+// writers are every writer of published text, by name.
+func writers(t *testing.T) map[string]func(g *GroupReport) string {
+	return map[string]func(g *GroupReport) string{
+		"md (rendered)":      func(g *GroupReport) string { return gfm(t, string(render(t, g, FormatMarkdown))) },
+		"summary (rendered)": func(g *GroupReport) string { return gfm(t, string(render(t, g, FormatSummary))) },
+		"docs block (rendered)": func(g *GroupReport) string {
+			var b bytes.Buffer
+			require.NoError(t, RenderDocBlock(&b, g, DocBlockOptions{HeadingLevel: 2, Link: "https://x.example/r?a=1"}))
+			return gfm(t, b.String())
+		},
+		"html": func(g *GroupReport) string { return string(render(t, g, FormatHTML)) },
+	}
+}
+
+// Foreign text is escaped wherever it is written: with hostile text in
+// every foreign field, each published writer's output has exactly the
+// elements it has with plain text there — no tag, link, image, list item
+// or closed <details> comes from the evidence (Markdown rendered as GitHub
+// does, raw HTML passed through).
+func TestForeignTextIsNeverMarkup(t *testing.T) {
+	for name, write := range writers(t) {
+		plain := htmlTags(write(withForeignText(t, "plain words")))
+		for i, s := range hostileText {
+			t.Run(fmt.Sprintf("%s/%d", name, i), func(t *testing.T) {
+				out := write(withForeignText(t, s))
+				assert.Equal(t, plain, htmlTags(out), "elements differ with %q", s)
+			})
+		}
+	}
+}
+
+// JUnit is XML: every foreign string reads back as itself.
+func TestForeignTextInJUnit(t *testing.T) {
+	for _, s := range hostileText {
+		var b bytes.Buffer
+		require.NoError(t, withForeignText(t, s).JUnit(&b))
+		var doc struct {
+			Suites []struct {
+				Cases []struct {
+					Failure *struct {
+						Message string `xml:"message,attr"`
+					} `xml:"failure"`
+					Out string `xml:"system-out"`
+				} `xml:"testcase"`
+			} `xml:"testsuite"`
+		}
+		require.NoError(t, xml.Unmarshal(b.Bytes(), &doc), b.String())
+		found := false
+		for _, c := range doc.Suites[0].Cases {
+			if c.Failure != nil && strings.Contains(c.Failure.Message, strings.ReplaceAll(s, "\n", " ")) ||
+				strings.Contains(c.Out, "checkpoint: "+s) {
+				found = true
+			}
+		}
+		assert.True(t, found, "%q reads back from the XML", s)
+	}
+}
