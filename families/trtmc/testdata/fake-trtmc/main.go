@@ -46,6 +46,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -492,6 +493,9 @@ func python(args []string) int {
 	if len(args) >= 2 && args[len(args)-2] == "-c" {
 		return pythonC(args[len(args)-1])
 	}
+	if i := index(args, "-m"); i >= 0 && i+1 < len(args) && args[i+1] == "trtmc_server" {
+		return controlPlane(args[:i], args[i+2:])
+	}
 	if len(args) < 4 || args[0] != "-m" || args[1] != "tensorrt_model_connect.__main__" || args[2] != "build" {
 		fmt.Fprintln(os.Stderr, "fake python3: only the bundle build is played")
 		return 2
@@ -506,4 +510,49 @@ func python(args []string) int {
 	}
 	b, _ := json.Marshal(args)
 	return map[bool]int{true: 0, false: 1}[os.WriteFile(out, b, 0o644) == nil]
+}
+
+func index(args []string, s string) int {
+	for i, a := range args {
+		if a == s {
+			return i
+		}
+	}
+	return -1
+}
+
+// controlPlane plays `python3 [-I|-P] -m trtmc_server ARGS`: the
+// trtmc_server package is imported from PYTHONPATH (ignored under -I, as
+// Python does) or the interpreter's site-packages, and its __main__ runs
+// the control plane (testdata/fake-trtmc-server, built beside this
+// program), which then looks for the wheel's runtime beside the directory
+// it was imported from (cli.py packaged_runtime_root).
+func controlPlane(flags, args []string) int {
+	var path []string
+	if index(flags, "-I") < 0 && index(flags, "-E") < 0 {
+		path = filepath.SplitList(os.Getenv("PYTHONPATH"))
+	}
+	if sp := os.Getenv("FAKE_TRTMC_SITE_PACKAGES"); sp != "" {
+		path = append(path, sp)
+	}
+	parent := ""
+	for _, d := range path {
+		if _, err := os.Stat(filepath.Join(d, "trtmc_server", "__main__.py")); err == nil {
+			parent = d
+			break
+		}
+	}
+	if parent == "" {
+		fmt.Fprintf(os.Stderr, "%s: No module named trtmc_server\n", os.Args[0])
+		return 1
+	}
+	self, err := os.Executable()
+	if err != nil {
+		return 1
+	}
+	server := filepath.Join(filepath.Dir(self), "fake-trtmc-server")
+	env := append(os.Environ(), "FAKE_TRTMC_SERVER_PKG_PARENT="+parent)
+	err = syscall.Exec(server, append([]string{"trtmc-server"}, args...), env)
+	fmt.Fprintln(os.Stderr, "fake python3:", err)
+	return 1
 }
