@@ -455,7 +455,7 @@ type NativeRun struct {
 	WorkerCapabilities []string `json:"worker_capabilities,omitempty"`
 	// WorkerBinary, WorkerBinarySHA256 and WorkerBinarySource name the
 	// native worker program that answered and how it was found
-	// (--worker-binary, TRTMC_WORKER_BINARY, package, source-build).
+	// (--worker-binary, TRTMC_WORKER_BINARY, launcher, package, source-build).
 	WorkerBinary       string `json:"worker_binary,omitempty"`
 	WorkerBinarySHA256 string `json:"worker_binary_sha256,omitempty"`
 	WorkerBinarySource string `json:"worker_binary_source,omitempty"`

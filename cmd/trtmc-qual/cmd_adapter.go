@@ -446,7 +446,8 @@ func runAdapterBundle(ctx context.Context, o *adapterBundleOptions) error {
 // workerLocate resolves where the native worker is looked for: flag, then
 // environment, as every trtmc-qual setting.
 func workerLocate(getenv func(string) string, runner proc.Runner, binary, python, repo string) trtmc.LocateOptions {
-	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: runner}
+	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: runner,
+		LookPath: exec.LookPath}
 	if o.Explicit == "" {
 		o.Explicit, o.ExplicitFrom = getenv("TRTMC_WORKER_BINARY"), trtmc.WorkerFromEnv
 	}

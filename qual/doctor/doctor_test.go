@@ -325,6 +325,59 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 	}
 }
 
+// sourceBuild turns the ready host into the other install form: TRTMC
+// built from its checkout (build/trtmc-server, the launcher and its own
+// worker; build/server/python/trtmc_server) and no wheel: PATH has the
+// build first and the environment's python3, no console script.
+func sourceBuild(t *testing.T, h *host) *trtmctest.SourceBuild {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(h.repo, ".gitignore"), []byte("build/\n"), 0o644))
+	git(t, h.repo, "add", ".gitignore")
+	git(t, h.repo, "commit", "-q", "-m", "ignore the build")
+	sb := trtmctest.NewSourceBuild(t, h.repo)
+	path := strings.Replace(os.Getenv("PATH"), h.inst.Bin+string(os.PathListSeparator), "", 1)
+	t.Setenv("PATH", sb.Path()+string(os.PathListSeparator)+path)
+	for _, kv := range sb.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return sb
+}
+
+// Both install forms are a ready host: doctor names which one
+// trtmc-server on PATH is, finds the worker that server uses, and the
+// probe serves through it.
+func TestTRTMCSourceBuild(t *testing.T) {
+	h := readyHost(t)
+	sb := sourceBuild(t, h)
+	r := Run(context.Background(), h.opts)
+	assert.True(t, r.Ready, "%+v", r.Checks)
+	c := byArea(r, "trtmc", "trtmc-server")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, sb.Native+" (a source build's launcher")
+	c = byArea(r, "trtmc", "native worker")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, sb.Native+" (launcher)")
+
+	cs := Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	for _, s := range []string{"server", "request id", "answer", "record", "worker"} {
+		c := probeCheck(cs, s)
+		require.NotNil(t, c, "no probe %s check: %+v", s, cs)
+		assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	}
+	assert.Contains(t, probeCheck(cs, "worker").Detail, sb.Native+" ready")
+
+	// A launcher whose build lacks server/python: its --help fails, named.
+	require.NoError(t, os.RemoveAll(filepath.Join(sb.Build, "server")))
+	r = Run(context.Background(), h.opts)
+	c = byArea(r, "trtmc", "trtmc-server")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusFail, c.Status)
+	assert.Contains(t, c.Detail, "a native binary without server/python beside it")
+}
+
 func probeCheck(cs []Check, subject string) *Check {
 	for i := range cs {
 		if strings.HasSuffix(cs[i].Subject, ": "+subject) {

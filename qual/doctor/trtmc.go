@@ -88,7 +88,7 @@ func (o Options) repo() string {
 // locate is how the native adapter looks for the worker on this host.
 func (o Options) locate() trtmc.LocateOptions {
 	l := trtmc.LocateOptions{Explicit: o.getenv("TRTMC_WORKER_BINARY"), ExplicitFrom: trtmc.WorkerFromEnv,
-		Python: o.getenv("TRTMC_PYTHON"), Repo: o.repo(), Runner: o.Runner}
+		Python: o.getenv("TRTMC_PYTHON"), Repo: o.repo(), Runner: o.Runner, LookPath: o.LookPath}
 	return l
 }
 
@@ -145,13 +145,7 @@ func checkConsoleScript(ctx context.Context, o Options, server []*families.Famil
 	if err != nil {
 		return "" // the executable check names it, with its fix
 	}
-	kind, python := "a native binary (the frontend that execs the Python control plane; apps/server/main.cpp)", ""
-	if interp := shebang(path); interp != "" {
-		kind = "the console script of " + interp
-		if strings.HasPrefix(filepath.Base(interp), "python") {
-			python = interp
-		}
-	}
+	kind, python := serverKind(path)
 	var out bytes.Buffer
 	hctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -193,6 +187,27 @@ func checkConsoleScript(ctx context.Context, o Options, server []*families.Famil
 	add(Check{Area: "trtmc", Subject: "trtmc-server", Status: StatusOK,
 		Detail: fmt.Sprintf("%s (%s); its --help lists every flag the families pass", path, kind)})
 	return python
+}
+
+// serverKind says which install form trtmc-server on PATH is, and the
+// interpreter its control plane runs on ("" when that is PATH's python3):
+// the wheel's console script (a script naming its Python), a source
+// build's launcher (the native binary with build/server/python beside it:
+// main.cpp frontend_main runs `python3 -P -m trtmc_server ... --worker-binary
+// <itself>`, python3 from PATH), or a native binary without it (which runs
+// <its dir>/python3, else python3, with -I).
+func serverKind(path string) (kind, python string) {
+	if interp := shebang(path); interp != "" {
+		if strings.HasPrefix(filepath.Base(interp), "python") {
+			python = interp
+		}
+		return "the console script of " + interp, python
+	}
+	if trtmc.IsLauncher(path) {
+		return "a source build's launcher: the native binary, which starts python3 -P -m trtmc_server from " +
+			filepath.Join(filepath.Dir(path), "server", "python") + " with itself as the worker (apps/server/main.cpp)", ""
+	}
+	return "a native binary without server/python beside it: it starts the control plane installed for python3 -I (apps/server/main.cpp)", ""
 }
 
 // helpLists reports whether argparse help text names a flag.
