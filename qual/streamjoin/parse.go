@@ -118,11 +118,16 @@ var (
 	// serverFields: the reference server's records (task_ms) and the
 	// public trtmc-server's (records.py idx@a9ed5f69: model_call_ms with
 	// timing_scope, status the HTTP status number, no task_ms).
+	// The public records' handler_ms, admission_ms and
+	// worker_roundtrip_ms are read as numbers beside model_call_ms,
+	// streaming as one of its strings and has_system_prompt as a bool
+	// (records.py, app.py idx@a9ed5f69): a record of another type there
+	// is malformed.
 	serverFields = newFieldSet("request_id", "task_ms", "model_call_ms", "timing_scope", "image_width", "image_height", "route", "status",
-		"handler_ms", "image_bytes", "completion_tokens").
+		"handler_ms", "image_bytes", "completion_tokens", "admission_ms", "worker_roundtrip_ms", "streaming", "has_system_prompt").
 		ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
-			"input_tokens", "input_token_source", "replica", "admission_ms", "generation_config", "has_system_prompt", "setup_ms",
-			"prefill_ms", "decode_ms", "worker_roundtrip_ms", "streaming")
+			"input_tokens", "input_token_source", "replica", "generation_config", "setup_ms",
+			"prefill_ms", "decode_ms")
 	// nativeFields are families.NativeAnswer's json names, the one
 	// declaration of native_answers.jsonl (TestNativeFieldsAreNativeAnswer).
 	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms", "wall_ms")
@@ -724,6 +729,49 @@ type serverLine struct {
 	w, h           int32
 	// tokens is the record's completion_tokens (0: not counted).
 	tokens uint32
+	// handlerMS, admissionMS and roundtripMS are the public records'
+	// handler_ms (the whole request in the server), admission_ms (the
+	// replica lease) and worker_roundtrip_ms (the worker call as the
+	// control plane timed it), NaN when absent or null.
+	handlerMS, admissionMS, roundtripMS float64
+	// streaming is the record's streaming (streamingUnset when absent or
+	// null); systemPrompt its has_system_prompt.
+	streaming    uint8
+	systemPrompt bool
+}
+
+// Values of a record's streaming (app.py idx@a9ed5f69: "none" for a plain
+// answer, "buffered" for SSE of a finished answer, "incremental" for
+// deltas as they come).
+const (
+	streamingUnset uint8 = iota
+	streamingNone
+	streamingBuffered
+	streamingIncremental
+)
+
+// readStreaming reads a record's streaming: null, or one of its strings.
+func readStreaming(b []byte, i int, dst *uint8, buf *[]byte) (int, error) {
+	*buf = (*buf)[:0]
+	j, err := readOptString(b, i, buf)
+	if err != nil {
+		return j, err
+	}
+	if _, isnull := isNull(b, i); isnull {
+		*dst = streamingUnset
+		return j, nil
+	}
+	switch string(*buf) {
+	case "none":
+		*dst = streamingNone
+	case "buffered":
+		*dst = streamingBuffered
+	case "incremental":
+		*dst = streamingIncremental
+	default:
+		return j, &wantError{got: "string " + strconv.Quote(string(*buf)), want: `"none", "buffered" or "incremental"`}
+	}
+	return j, nil
 }
 
 // Timing scopes of a server record.
@@ -748,8 +796,10 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 	if o.err != nil {
 		return o.err
 	}
-	var id, scope []byte
+	var id, scope, streaming []byte
 	out.taskMS, out.callMS = math.NaN(), math.NaN()
+	out.handlerMS, out.admissionMS, out.roundtripMS = math.NaN(), math.NaN(), math.NaN()
+	out.streaming, out.systemPrompt = streamingUnset, false
 	for o.next() {
 		switch o.name {
 		case "request_id":
@@ -793,8 +843,23 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 			o.check(checkString)
 		case "status", "image_bytes":
 			o.check(checkInt)
-		case "handler_ms":
-			o.check(checkFloat)
+		case "handler_ms", "admission_ms", "worker_roundtrip_ms":
+			v := &out.handlerMS
+			switch o.name {
+			case "admission_ms":
+				v = &out.admissionMS
+			case "worker_roundtrip_ms":
+				v = &out.roundtripMS
+			}
+			var isnull bool
+			*v, o.i, isnull, o.err = readFloat(line, o.i)
+			if isnull {
+				*v = math.NaN()
+			}
+		case "streaming":
+			o.i, o.err = readStreaming(line, o.i, &out.streaming, &streaming)
+		case "has_system_prompt":
+			out.systemPrompt, o.i, o.err = readBool(line, o.i)
 		default:
 			o.skip()
 		}
