@@ -127,7 +127,7 @@ func phaseCell(r *Result, phase string) string {
 }
 
 // errorsOf is the number of requests that were answered but did not match.
-func errorsOf(c Counts) int { return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless }
+func errorsOf(c Counts) int { return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.ServerBusy }
 
 func errorsCell(c Counts) string {
 	n := errorsOf(c)
@@ -136,6 +136,7 @@ func errorsCell(c Counts) string {
 	}
 	return fmt.Sprintf("%d (%s)", n, breakdown([]part{
 		{c.Mismatched, "mismatched"}, {c.Errored, "errored"}, {c.Duplicates, "duplicate"}, {c.Meaningless, "meaningless"},
+		{c.ServerBusy, "server busy"},
 	}))
 }
 

@@ -30,6 +30,9 @@ const (
 	JoinMeaningless         = "meaningless"
 	JoinUnknownConversation = "unknown_conversation"
 	JoinInconsistent        = "inconsistent"
+	// JoinServerBusy: the server refused the request 429 server_busy (a
+	// replica busy with another request: an overlap).
+	JoinServerBusy = "server_busy"
 )
 
 // JoinedLine is one request of OUT/<group>/<profile>/joined.jsonl: the HTTP
@@ -123,7 +126,7 @@ func (l JoinedLine) validate() error {
 	}
 	switch l.Status {
 	case JoinMatched, JoinMismatched, JoinErrored, JoinMissingNative, JoinMissingHTTP,
-		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless, JoinUnknownConversation, JoinInconsistent:
+		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless, JoinUnknownConversation, JoinInconsistent, JoinServerBusy:
 	default:
 		return fmt.Errorf("request %s: unknown status %q", l.RequestID, l.Status)
 	}

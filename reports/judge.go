@@ -72,7 +72,7 @@ func Judge(r *Result) {
 		}
 		switch {
 		case r.StageRan(StageJoin):
-			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples)...)
+			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples, r.HTTPErrors)...)
 			rs = append(rs, judgeUnclaimed(r.Unclaimed)...)
 			rs = append(rs, judgeLatency(r.LatencyMS, r.RequestsByPhase[PhaseMeasured])...)
 		case !stopped:
@@ -280,7 +280,7 @@ func phaseOrder(by map[string]Counts) []string {
 	return out
 }
 
-func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) []Reason {
+func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, httpErrors []HTTPError) []Reason {
 	first := func(phase, status string) string {
 		for _, x := range examples {
 			if x.Phase == phase && x.Status == status {
@@ -288,6 +288,20 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			}
 		}
 		return ""
+	}
+	// byAnswer names the server's answers to a phase's failed requests:
+	// each status, type and code, and what it means.
+	byAnswer := func(phase string, serverBusy bool) string {
+		var parts []string
+		for _, e := range httpErrors {
+			if e.Phase == phase && (e.Code == "server_busy") == serverBusy {
+				parts = append(parts, e.String())
+			}
+		}
+		if len(parts) == 0 {
+			return ""
+		}
+		return "; the server answered " + strings.Join(parts, ", ")
 	}
 	var out []Reason
 	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
@@ -325,11 +339,22 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			{c.Inconsistent, CodeInconsistent, "its evidence contradicts itself (phase, conversation, token count, the model named, or a Task time outside its domain)"},
 		} {
 			if k.n > 0 {
-				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, first(p, string(k.code))))
+				more := ""
+				if k.code == CodeErrored {
+					more = byAnswer(p, false)
+				}
+				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, more, first(p, string(k.code))))
 			}
 		}
+		if c.ServerBusy > 0 {
+			out = append(out, Reason{Code: CodeServerBusy, Class: ClassOf(CodeServerBusy), Stage: StageJoin, Phase: p,
+				Message: fmt.Sprintf("%s: %d of %d %s refused 429 server_busy: something else sent a request to the served model at the same time "+
+					"(a second client, or a correctness case, native replay or probe overlapping the run): trtmc-server has no queue, the harness never "+
+					"overlaps its own stages, so the run was disturbed from outside; run it again alone%s",
+					p, c.ServerBusy, c.Sent, text.Plural(c.Sent, "request was", "requests were"), first(p, string(CodeServerBusy)))})
+		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
-			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent
+			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.ServerBusy
 		switch {
 		case accounted != c.Sent:
 			out = append(out, failed(CodeCountsInconsist, StageJoin, p, "%s: %d requests sent but %d accounted for", p, c.Sent, accounted))

@@ -153,6 +153,7 @@ const (
 	CodeUnclaimedRaw           Code = "unclaimed_raw_records"
 	CodeCountsInconsist        Code = "counts_inconsistent"
 	CodeLatencyIncomplete      Code = "latency_incomplete"
+	CodeServerBusy             Code = JoinServerBusy
 )
 
 // Codes is the one table of reason codes: each code's class, where it
@@ -208,6 +209,7 @@ func Codes() []CodeInfo {
 		{CodeSlurmTaskLost, ClassBroken, "slurm", "Slurm no longer knows the task and it left no row"},
 		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
 		{CodeSurvivor, ClassBroken, "", "a process the run started, or a descendant, outlived its child outside the child's process group (setsid, setpgid): found by the sweep, killed, named by pid and argv"},
+		{CodeServerBusy, ClassBroken, "join", "a request was refused 429 rate_limit_error server_busy: trtmc-server has no queue, so something else sent a request to the served model at the same time (a second client, a correctness case, a native replay or a probe overlapping the run; the harness never overlaps its own stages): the run was disturbed, run it again alone"},
 		{CodeResultMissing, ClassBroken, "evidence", "a profile's evidence directory holds no result.json (a run that did not finish, or a result moved or removed): an error row, never skipped"},
 
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},

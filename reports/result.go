@@ -72,6 +72,9 @@ type Result struct {
 	// Examples are the join's first request of each phase and status that
 	// did not match, with its problem (the reasons quote them).
 	Examples []RequestExample `json:"examples,omitempty"`
+	// HTTPErrors count the failed requests by the server's answer: status,
+	// error type and code (trtmc-server's error envelope), per phase.
+	HTTPErrors []HTTPError `json:"http_errors,omitempty"`
 	// Notes are what a reader must know about the row's evidence (the
 	// join writes them: a route without server records, Task times that
 	// disagree); they never change the verdict.
@@ -236,6 +239,10 @@ type Counts struct {
 	Meaningless         int `json:"meaningless"`
 	UnknownConversation int `json:"unknown_conversation"`
 	Inconsistent        int `json:"inconsistent"`
+	// ServerBusy counts requests the server refused 429 server_busy: its
+	// one replica was busy with a request someone else sent at the same
+	// time (trtmc-server has no queue).
+	ServerBusy int `json:"server_busy,omitempty"`
 }
 
 // Add returns the element-wise sum.
@@ -247,6 +254,7 @@ func (c Counts) Add(o Counts) Counts {
 		MissingServerRecord: c.MissingServerRecord + o.MissingServerRecord,
 		Duplicates:          c.Duplicates + o.Duplicates, Meaningless: c.Meaningless + o.Meaningless,
 		UnknownConversation: c.UnknownConversation + o.UnknownConversation, Inconsistent: c.Inconsistent + o.Inconsistent,
+		ServerBusy: c.ServerBusy + o.ServerBusy,
 	}
 }
 

@@ -3,12 +3,14 @@ package streamjoin
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math"
 	"strconv"
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 )
@@ -306,8 +308,51 @@ type clientLine struct {
 	convHash uint64
 	hasConv  bool
 	status   int32
-	// errText says what the client reported for a failed request.
+	// errText says what the client reported for a failed request; for an
+	// HTTP error, srvErr is the server's answer read from its body.
 	errText string
+	srvErr  serverError
+}
+
+// serverError is a failed request's HTTP answer as the server gave it:
+// trtmc-server's error envelope {"error": {"message", "type", "param",
+// "code"}} (app.py error_response, idx@a9ed5f69), or FastAPI's own
+// {"detail": ...} (typ "detail").
+type serverError struct {
+	typ, code, message string
+}
+
+// readServerError reads the error answer AIPerf kept as the record's
+// error message (its body text, aiohttp_client.py); zero when the body is
+// neither shape.
+func readServerError(body []byte) serverError {
+	var env struct {
+		Error *struct {
+			Message any    `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		} `json:"error"`
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return serverError{}
+	}
+	switch {
+	case env.Error != nil:
+		e := serverError{typ: env.Error.Type}
+		if c, ok := env.Error.Code.(string); ok {
+			e.code = c
+		}
+		if m, ok := env.Error.Message.(string); ok {
+			e.message = text.Clip(m, 200)
+		}
+		return e
+	case len(env.Detail) > 0:
+		var d string
+		_ = json.Unmarshal(env.Detail, &d)
+		return serverError{typ: "detail", message: text.Clip(d, 200)}
+	}
+	return serverError{}
 }
 
 func parseRecordLine(w *worker, line []byte, out *clientLine) error {
@@ -357,9 +402,12 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		out.convHash = w.sessions.hash(m.conv)
 	}
 	out.failed = eo.present || m.canceled
-	out.errText = ""
+	out.errText, out.srvErr = "", serverError{}
 	switch {
 	case eo.present:
+		if eo.status() != 0 {
+			out.srvErr = readServerError(eo.msg)
+		}
 		code := "no code"
 		if eo.codeSet {
 			code = strconv.FormatInt(eo.code, 10)
