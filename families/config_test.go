@@ -205,6 +205,10 @@ families:
 			"fam.yaml:12: families.f.max_body_bytes: is declared but the server argv does not pass {max_body_bytes}"},
 		"passed, not declared": {base(`["trtmc-server", "--max-body-bytes", "{max_body_bytes}"]`, ""),
 			"families.f.server: passes {max_body_bytes} but the family declares no max_body_bytes"},
+		"prompt limit declared, not passed": {base(`["trtmc-server", "{bundle}"]`, "    max_prompt_bytes: 1024\n"),
+			"fam.yaml:12: families.f.max_prompt_bytes: is declared but the server argv does not pass {max_prompt_bytes}"},
+		"prompt limit passed, not declared": {base(`["trtmc-server", "--max-prompt-bytes", "{max_prompt_bytes}"]`, ""),
+			"families.f.server: passes {max_prompt_bytes} but the family declares no max_prompt_bytes"},
 		"unknown server_records": {base(`["s"]`, "    server_records: sometimes\n"),
 			`fam.yaml:12: families.f.server_records: must be required or none, got "sometimes"`},
 		"unrecorded, Task time from records": {base(`["s"]`, "    server_records: none\n"),
@@ -216,12 +220,13 @@ families:
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), tt.want, name)
 	}
-	cfg, err := Parse("fam.yaml", []byte(base(`["s", "--max-body-bytes", "{max_body_bytes}"]`,
-		"    max_body_bytes: 1024\n    server_records: none\n    task_time: native\n")))
+	cfg, err := Parse("fam.yaml", []byte(base(`["s", "--max-body-bytes", "{max_body_bytes}", "--max-prompt-bytes", "{max_prompt_bytes}"]`,
+		"    max_body_bytes: 1024\n    max_prompt_bytes: 512\n    server_records: none\n    task_time: native\n")))
 	require.NoError(t, err)
 	f := cfg.Families["f"]
 	assert.False(t, f.Recorded())
 	assert.EqualValues(t, 1024, f.MaxBodyBytes)
+	assert.EqualValues(t, 512, f.MaxPromptBytes)
 	assert.Equal(t, DefaultTaskAgreement, f.Agreement())
 }
 

@@ -183,7 +183,7 @@ func Codes() []CodeInfo {
 		{CodeCorrectnessNone, ClassSetup, "correctness", "the family declares no correctness case"},
 		{CodeAIPerfSetup, ClassSetup, "aiperf", "AIPerf cannot be run (missing, wrong version, bad tokenizer)"},
 		{CodeDataset, ClassSetup, "aiperf", "the corpus cannot be read or the AIPerf dataset cannot be written"},
-		{CodeRequestTooLarge, ClassSetup, "preflight", "a corpus entry's encoded request is larger than the family's server accepts (max_body_bytes, the server's --max-body-bytes): refused, naming the entry, its size and the limit, before the server starts"},
+		{CodeRequestTooLarge, ClassSetup, "preflight", "a corpus entry's request is over one of the family's server limits (max_body_bytes, the server's --max-body-bytes; max_prompt_bytes, its --max-prompt-bytes): refused, naming the entry, its size and the limit, before the server starts"},
 		{CodeTokenizer, ClassSetup, "preflight", "the tokenizer AIPerf chat loads is missing, unloadable offline, not its pin, or another checkpoint's"},
 		{CodeListenUnchecked, ClassSetup, "server", "the addresses the server listens on cannot be checked on this host (not Linux): a row is never qualified unchecked"},
 

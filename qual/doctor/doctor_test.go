@@ -196,7 +196,8 @@ func TestReadyHost(t *testing.T) {
 	assert.Contains(t, byArea(r, "trtmc", "native worker").Detail, h.inst.Native+" (package)")
 	assert.Contains(t, byArea(r, "trtmc", "interpreter").Detail, "Python 3.12.3, tensorrt_model_connect at "+h.inst.Package)
 	assert.Equal(t, StatusOK, byArea(r, "trtmc", "server at commit").Status)
-	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "within the server's 15728640 (max_body_bytes)")
+	// Both size limits named.
+	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "bytes (entry car), limit 15728640 (--max-body-bytes); the largest prompt is 23 bytes (entry car), limit 15728640 (--max-prompt-bytes)")
 	assert.Equal(t, "doctor: ready for vlm: 18 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
 }
 
@@ -296,6 +297,8 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 			"interpreter", StatusFail, "does not import tensorrt_model_connect", "not on the public package index"},
 		"a request over the limit": {func(t *testing.T, h *host) { h.opts.Families.Families["qwen_vl"].MaxBodyBytes = 1000 },
 			"", StatusFail, "", ""},
+		"a prompt over the limit": {func(t *testing.T, h *host) { h.opts.Families.Families["qwen_vl"].MaxPromptBytes = 10 },
+			"", StatusFail, "", ""},
 		"a commit before PR #1292": {func(t *testing.T, h *host) {
 			git(t, h.repo, "rm", "-q", "-r", "apps")
 			git(t, h.repo, "commit", "-q", "-m", "before the server")
@@ -309,9 +312,13 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 				c := byArea(r, "corpus", "vlm corpus for qwen_vl")
 				require.NotNil(t, c)
 				assert.Equal(t, StatusFail, c.Status)
-				assert.Contains(t, c.Detail, "corpus entry car (car.png): its request is")
-				assert.Contains(t, c.Detail, "over the server's limit of 1000 bytes")
-				assert.Contains(t, c.Fix, "raise family qwen_vl's max_body_bytes")
+				if name == "a prompt over the limit" {
+					assert.Contains(t, c.Detail, "corpus entry car (car.png): its prompt is 23 bytes of UTF-8 text, over the server's limit of 10 bytes (--max-prompt-bytes)")
+				} else {
+					assert.Contains(t, c.Detail, "corpus entry car (car.png): its request is")
+					assert.Contains(t, c.Detail, "over the server's limit of 1000 bytes (--max-body-bytes)")
+				}
+				assert.Contains(t, c.Fix, "raise family qwen_vl's max_body_bytes / max_prompt_bytes")
 				assert.False(t, r.Ready)
 				return
 			}
@@ -435,6 +442,40 @@ func TestProbe(t *testing.T) {
 			assert.Contains(t, c.Fix, tt.fix)
 		})
 	}
+}
+
+// The probe sends the corpus's largest request, not its first: here the
+// first entry is a tiny image and the second the 640x427 one. A server
+// that counts the image into --max-prompt-bytes (whether the seeds' does
+// is not public) refuses the largest: the probe names that limit, which
+// the preflight, counting the question alone, could not.
+func TestProbeSendsTheLargestRequest(t *testing.T) {
+	h := readyHost(t)
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 8, 8))))
+	dir := filepath.Join(h.dir, "corpora", "vlm")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dot.png"), buf.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "corpus.json"), []byte(`{"schema":"trtmc-qual/corpus/v1","entries":[`+
+		`{"id":"dot","file":"dot.png","question":"What is this?"},{"id":"car","file":"car.png","question":"What colour is the car?"}]}`), 0o644))
+	h.opts.Families.Families["qwen_vl"].MaxPromptBytes = 1500
+	r := Run(context.Background(), h.opts)
+	assert.Equal(t, StatusOK, byArea(r, "corpus", "vlm corpus for qwen_vl").Status, "the questions are within the limit")
+	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "if the server counts the image into the prompt, entry car's")
+
+	cs := Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	c := probeCheck(cs, "request")
+	require.NotNil(t, c, "%+v", cs)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, "entry car, the corpus's largest request")
+
+	t.Setenv("FAKE_TRTMC_SERVER_PROMPT_IMAGE", "count")
+	cs = Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	c = probeCheck(cs, "request")
+	require.NotNil(t, c, "%+v", cs)
+	assert.Equal(t, StatusFail, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, "entry car, the corpus's largest request")
+	assert.Contains(t, c.Detail, "answered 413 (the prompt and system text are over the server's --max-prompt-bytes)")
+	assert.Contains(t, c.Fix, "raise the family's max_prompt_bytes (passed as --max-prompt-bytes)")
 }
 
 // hostileConfig gives a checkout configuration that runs a command at

@@ -29,6 +29,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -36,8 +37,10 @@ import (
 //
 //   - the family's server starts on the profile's bundle with the family's
 //     own argv and answers ready;
-//   - one request (the corpus's first entry, the body AIPerf 0.13.0 posts)
-//     with a chosen X-Request-ID is answered 200, the id echoed
+//   - one request (the corpus's largest, the body AIPerf 0.13.0 posts: the
+//     server's two size limits, --max-body-bytes and --max-prompt-bytes,
+//     are proven with it, and a 413 names which refused it) with a chosen
+//     X-Request-ID is answered 200, the id echoed
 //     (records.py RequestPolicy idx@a9ed5f69; idx@ddf1735f ignores it), and
 //     the answer extracts with the family's extractor and names the served
 //     model;
@@ -143,11 +146,19 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		add("request", StatusFail, fmt.Sprintf("no corpus entry to send: %v", err), "provide the group's corpus (trtmc-qual corpus init)")
 		return
 	}
-	body, err := aiperf.RequestBody(g.Workload.EndpointType, entries[0], p.Served(), g.Workload.Generation)
+	// The largest request, whatever the family declares: the server's
+	// answer to it is the proof.
+	sizes, err := qual.CheckRequestLimits(&families.Family{}, g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation)
 	if err != nil {
 		add("request", StatusFail, err.Error(), "fix the corpus entry")
 		return
 	}
+	body, err := aiperf.RequestBody(g.Workload.EndpointType, sizes.Largest, p.Served(), g.Workload.Generation)
+	if err != nil {
+		add("request", StatusFail, err.Error(), "fix the corpus entry")
+		return
+	}
+	what := fmt.Sprintf("entry %s, the corpus's largest request (%d bytes, prompt %d bytes)", sizes.Largest.ID, len(body), qual.PromptBytes(sizes.Largest))
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	id := "trtmc-qual-probe-" + hex.EncodeToString(rnd[:])
@@ -165,16 +176,14 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	resp.Body.Close()
 	switch echo := resp.Header.Get("X-Request-ID"); {
 	case resp.StatusCode != http.StatusOK:
-		fix := "read the server's log"
-		if resp.StatusCode == http.StatusRequestEntityTooLarge {
-			fix = "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
-		}
-		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, text.Clip(answer, 300)), fix)
+		detail, fix := refusal(resp.StatusCode, answer)
+		add("request", StatusFail, fmt.Sprintf("POST %s with %s answered %d%s: %s", f.Route, what, resp.StatusCode, detail, text.Clip(answer, 300)), fix)
 		return
 	case echo != id:
 		add("request id", StatusFail, fmt.Sprintf("sent X-Request-ID %s, the server answered X-Request-ID %q: it does not honour the client's id, so no request can be joined by identity (the policy of idx@ddf1735f)", id, echo),
 			"use a server that echoes X-Request-ID (apps/server/python/trtmc_server/records.py RequestPolicy, idx@a9ed5f69)")
 	default:
+		add("request", StatusOK, fmt.Sprintf("POST %s with %s answered 200", f.Route, what), "")
 		add("request id", StatusOK, "X-Request-ID "+id+" echoed", "")
 	}
 	reg := families.DefaultRegistry()
@@ -285,6 +294,34 @@ func probeWorker(ctx context.Context, o Options, p *inventory.Profile, f *famili
 	default:
 		add("worker", StatusOK, fmt.Sprintf("%s ready: protocol_version %d, capabilities %v", w.Path, rd.ProtocolVersion, rd.Capabilities), "")
 	}
+}
+
+// refusal reads a refused probe request's answer (trtmc-server's error
+// envelope, app.py idx@a9ed5f69): what refused it, and the fix.
+func refusal(status int, answer []byte) (detail, fix string) {
+	var env struct {
+		Error struct {
+			Message, Type string
+			Code          any
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(answer, &env)
+	code, _ := env.Error.Code.(string)
+	meaning := reports.ServerErrorMeaning(status, env.Error.Type, code, env.Error.Message)
+	if meaning != "" {
+		detail = " (" + meaning + ")"
+	}
+	switch {
+	case code == "content_too_large" && strings.Contains(env.Error.Message, reports.MsgPromptTooLarge):
+		return detail, "raise the family's max_prompt_bytes (passed as --max-prompt-bytes): this server counts more than the question into the prompt, or the question is too long"
+	case code == "content_too_large":
+		return detail, "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
+	case code == "max_tokens_exceeded":
+		return detail, "lower the workload's max_tokens to the server's --max-new-tokens, or pass a higher --max-new-tokens in the family's server argv"
+	case code == "server_busy":
+		return detail, "nothing else may send requests to this node's server while the probe runs: stop the other client"
+	}
+	return detail, "read the server's log"
 }
 
 func oneLineTail(tail, logPath string) string {

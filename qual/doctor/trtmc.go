@@ -18,6 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
@@ -258,16 +259,17 @@ func checkServerCommit(ctx context.Context, o Options, add func(Check)) {
 	add(Check{Area: "trtmc", Subject: "server at commit", Status: StatusOK, Detail: fmt.Sprintf("commit %s has %s", short(commit), serverDir)})
 }
 
-// checkRequestSizes holds each group's corpus to the body limit of every
-// family that declares one, as the run's preflight will: an entry whose
-// encoded request is over it would be refused (exit 3).
+// checkRequestSizes holds each group's corpus to the two size limits of
+// every family that declares one, as the run's preflight will: an entry
+// whose request is over either would be refused (exit 3). The detail
+// names both limits.
 func checkRequestSizes(o Options, groups []string, add func(Check)) {
 	for _, gn := range groups {
 		g := o.Inventory.Groups[gn]
 		done := map[string]bool{}
 		for _, p := range g.Profiles {
 			f := o.Families.Families[p.Family]
-			if p.Exclusion != nil || f == nil || f.MaxBodyBytes <= 0 || done[f.Name] {
+			if p.Exclusion != nil || f == nil || (f.MaxBodyBytes <= 0 && f.MaxPromptBytes <= 0) || done[f.Name] {
 				continue
 			}
 			done[f.Name] = true
@@ -276,13 +278,13 @@ func checkRequestSizes(o Options, groups []string, add func(Check)) {
 				return // the corpus check names it
 			}
 			subject := gn + " corpus for " + f.Name
-			largest, err := aiperf.CheckRequestSizes(g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation, f.MaxBodyBytes)
+			sizes, err := qual.CheckRequestLimits(f, g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation)
 			if err != nil {
 				add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: err.Error(),
-					Fix: fmt.Sprintf("use a smaller image for that entry, or raise family %s's max_body_bytes (the worker's line limit is 16 MiB)", f.Name)})
+					Fix: fmt.Sprintf("use a smaller image or question for that entry, or raise family %s's max_body_bytes / max_prompt_bytes (the worker's line limit is 16 MiB)", f.Name)})
 				continue
 			}
-			add(Check{Area: "corpus", Subject: subject, Status: StatusOK, Detail: fmt.Sprintf("the largest request is %d bytes, within the server's %d (max_body_bytes)", largest, f.MaxBodyBytes)})
+			add(Check{Area: "corpus", Subject: subject, Status: StatusOK, Detail: sizes.String()})
 		}
 	}
 }
