@@ -135,6 +135,9 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		// passed to it: trtmc-server's default is 1 MiB.
 		assert.EqualValues(t, 15<<20, f.MaxBodyBytes, name)
 		assert.Equal(t, "<max_body_bytes>", server[slices.Index(server, "--max-body-bytes")+1], name)
+		// The second limit (the prompt, default 256 KiB) raised as far.
+		assert.EqualValues(t, 15<<20, f.MaxPromptBytes, name)
+		assert.Equal(t, "<max_prompt_bytes>", server[slices.Index(server, "--max-prompt-bytes")+1], name)
 		// The worker is located, never named as trtmc-server on PATH.
 		assert.NotContains(t, f.Native, "--trtmc-server", name)
 	}
