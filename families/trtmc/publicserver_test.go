@@ -292,3 +292,20 @@ func TestSourceBuildLauncherServes(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, string(out), "No module named trtmc_server")
 }
+
+// The fixture's overlap detector: while the server's worker lives, a
+// second worker on the node (a native replay or a probe started too early)
+// exits naming the overlap. The server's worker runs in a session of its
+// own with worker.py's environment allowlist.
+func TestFakeWorkersAreExclusive(t *testing.T) {
+	in := trtmctest.New(t)
+	lock := filepath.Join(t.TempDir(), "gpu.lock")
+	srv := startProgram(t, in.ConsoleScript, []string{"FAKE_TRTMC_EXCLUSIVE=" + lock, "TRTMC_QUAL_CHECKPOINT=marker"})
+	cmd := exec.Command(in.Native, "_serve-worker", filepath.Join(t.TempDir(), "m.bundle"))
+	cmd.Env = append(os.Environ(), "FAKE_TRTMC_EXCLUSIVE="+lock)
+	out, err := cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "another native worker is running on this node")
+	resp, body := srv.postRaw(t, RouteChat, chatPayload(t, ``), "")
+	assert.Equal(t, 200, resp.StatusCode, body)
+}

@@ -84,6 +84,9 @@ func readyHost(t *testing.T) *host {
 	bin := inst.Bin
 	t.Setenv("FAKE_TRTMC_SITE_PACKAGES", inst.SitePackages)
 	d := t.TempDir()
+	// One native worker at a time on this node: the probe's server's and
+	// the probe's own never overlap (fake-trtmc-native fails otherwise).
+	t.Setenv("FAKE_TRTMC_EXCLUSIVE", filepath.Join(d, "gpu.lock"))
 	h := &host{inst: inst, dir: d, repo: filepath.Join(d, "TensorRT-Model-Connect"), bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"),
 		tokenizer: filepath.Join(d, "tokenizers", "qwen3-vl-2b")}
 	for _, dir := range []string{filepath.Dir(h.bundle), h.tokenizer, filepath.Join(d, "corpora", "vlm"), h.repo} {

@@ -48,6 +48,11 @@
 //	                 reference Task of the bundle (families/reftarget), so a real
 //	                 run can qualify end to end
 //	FAKE_WORKER_LOG  append every request line the worker reads to this file
+//	FAKE_TRTMC_EXCLUSIVE  a file the worker locks (flock, exclusive) while
+//	                 it lives: a second worker started while one lives exits
+//	                 1 naming it, so a test sees two workers on one node
+//	                 overlap (the server's and the native replay's, or the
+//	                 probe's)
 package main
 
 import (
@@ -167,7 +172,31 @@ func scenario() (kind, arg string) {
 	return kind, arg
 }
 
+// exclusive takes FAKE_TRTMC_EXCLUSIVE's lock for the worker's lifetime.
+func exclusive() error {
+	p := os.Getenv("FAKE_TRTMC_EXCLUSIVE")
+	if p == "" {
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("another native worker is running on this node (%s is locked): two workers overlap", p)
+	}
+	held = f // kept referenced: held until the process exits
+	return nil
+}
+
+var held *os.File
+
 func worker(bundlePath string) int {
+	if err := exclusive(); err != nil {
+		fmt.Fprintln(os.Stderr, "[trtmc.server.worker]", err)
+		return 1
+	}
 	out := bufio.NewWriter(os.Stdout)
 	emit := func(v any) {
 		b, _ := json.Marshal(v)

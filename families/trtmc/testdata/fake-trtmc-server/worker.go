@@ -11,10 +11,30 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
+
+// workerAllowlist is worker.py _WORKER_ENVIRONMENT_ALLOWLIST (idx@a4ba28be).
+var workerAllowlist = map[string]bool{"CONDA_PREFIX": true, "CUDA_CACHE_DISABLE": true, "CUDA_CACHE_MAXSIZE": true,
+	"CUDA_CACHE_PATH": true, "CUDA_DEVICE_ORDER": true, "CUDA_MODULE_LOADING": true, "CUDA_VISIBLE_DEVICES": true, "HOME": true,
+	"LANG": true, "LC_ALL": true, "LC_CTYPE": true, "LD_LIBRARY_PATH": true, "LOGNAME": true, "NVIDIA_DRIVER_CAPABILITIES": true,
+	"NVIDIA_VISIBLE_DEVICES": true, "OMP_NUM_THREADS": true, "PATH": true, "TMPDIR": true, "TZ": true, "USER": true,
+	"VIRTUAL_ENV": true, "XDG_CACHE_HOME": true, "XDG_CONFIG_HOME": true, "XDG_DATA_HOME": true}
+
+func workerEnvironment() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if workerAllowlist[k] || strings.HasPrefix(k, "FAKE_") {
+			env = append(env, kv)
+		}
+	}
+	return env
+}
 
 // worker is one replica: a persistent `_serve-worker` process.
 type worker struct {
@@ -46,6 +66,13 @@ func startWorker(c config, name string) (*worker, error) {
 	}
 	cmd := exec.Command(c.workerBinary, argv...)
 	cmd.Stderr = os.Stderr
+	// worker.py: start_new_session=True and env=_worker_environment(), an
+	// allowlist (CUDA_*, PATH, HOME, LD_LIBRARY_PATH, ...): the worker is
+	// in a session and process group of its own and inherits nothing else
+	// of the control plane's environment (the fixture's own FAKE_* controls
+	// excepted), and no file but its three pipes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	cmd.Env = workerEnvironment()
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
