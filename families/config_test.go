@@ -179,7 +179,8 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 	}
 	d := cfg.Families["detr"]
 	assert.Equal(t, [3]any{"boxes-iou", 0.5, 0.05}, [3]any{d.Comparator, d.MinBoxIoU, d.MaxScoreAbsError})
-	assert.Contains(t, d.Preprocessing, "fp16 bundle built at 1333x1333")
+	assert.Contains(t, d.Preprocessing, "fp16 bundle built at 796x1333 (families/detr/tests/manifests/detr-resnet-50.json idx@481eb058",
+		"the later DETR manifest, as the inventory pins it")
 	assert.Contains(t, cfg.Families["detr"].Native, "0.5")
 }
 

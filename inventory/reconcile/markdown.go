@@ -27,7 +27,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			state = "**" + state + "**"
 		}
 		rows = append(rows, []string{markdown.Code(row.Profile), row.Family, markdown.Code(row.Checkpoint), row.Kind,
-			ruleCell(row), state, row.Detail})
+			ruleCell(row), state, row.Detail, markdown.Code(manifestCell(row))})
 	}
 	if err := markdown.Table(w, r.TableHeader(), rows); err != nil {
 		return err
