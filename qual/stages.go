@@ -101,8 +101,8 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	cr.res.Provenance.BundlePath = cr.bundle
 	cr.res.Provenance.BundleSHA256 = sum
 	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
-		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
-			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
+		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("profile %s: bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+			cr.profile.ID, cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {
 		got, err := fileio.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
