@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,9 +30,15 @@ func TestOursFollowsTheServersDescendants(t *testing.T) {
 	_, err = fmt.Fscan(out, &child)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = syscall.Kill(child, syscall.SIGKILL) })
-	pg, _, ok := statOf(child)
-	require.True(t, ok)
-	require.NotEqual(t, cmd.Process.Pid, pg, "the child left the server's group")
+	// setsid(1) runs after the shell printed the pid: wait until it has.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		pg, _, ok := statOf(child)
+		require.True(t, ok)
+		if pg != cmd.Process.Pid {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the child never left the server's group")
+	}
 	cr := &checkpointRun{serverPID: cmd.Process.Pid, marker: "m"}
 	assert.True(t, cr.ours(child))
 	assert.True(t, cr.ours(cmd.Process.Pid))
