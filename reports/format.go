@@ -127,7 +127,9 @@ func phaseCell(r *Result, phase string) string {
 }
 
 // errorsOf is the number of requests that were answered but did not match.
-func errorsOf(c Counts) int { return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.ServerBusy }
+func errorsOf(c Counts) int {
+	return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.ServerBusy
+}
 
 func errorsCell(c Counts) string {
 	n := errorsOf(c)

@@ -65,10 +65,10 @@ type CorrectnessOptions struct {
 	// Revision is the profile's checkpoint revision, which a newer e2e
 	// test that validates a prebuilt bundle requires
 	// (TRTMC_E2E_CHECKPOINT_REVISION).
-	Revision string
-	Env      []string
-	Runner                             proc.Runner
-	Stdout, Stderr                     io.Writer
+	Revision       string
+	Env            []string
+	Runner         proc.Runner
+	Stdout, Stderr io.Writer
 }
 
 // Gate is one thresholded metric, as trtmc-qual's correctness result

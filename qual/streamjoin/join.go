@@ -790,13 +790,8 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinUnknownConversation, "the conversation_id is not a session_id of " + FileDataset
 	case e.flags&fInconsistent != 0:
 		return reports.JoinInconsistent, "the records and raw exports disagree on this request's phase or conversation"
-	case e.flags&fBusy != 0:
-		return reports.JoinServerBusy, "429 server_busy: the replica was busy with another request sent at the same time (" + j.notes[e.key] + ")"
 	case e.flags&fFailed != 0:
-		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinErrored, n
-		}
-		return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
+		return j.clientFailure(e)
 	case e.flags&fRawSeen == 0:
 		return reports.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
 	case e.status < 200 || e.status > 299:
@@ -840,6 +835,18 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
 	}
 	return reports.JoinMatched, ""
+}
+
+// clientFailure is the status of a request the client reported failed: a
+// 429 server_busy (an overlap) is its own, anything else errored.
+func (j *joiner) clientFailure(e *entry) (status, problem string) {
+	if e.flags&fBusy != 0 {
+		return reports.JoinServerBusy, "429 server_busy: the replica was busy with another request sent at the same time (" + j.notes[e.key] + ")"
+	}
+	if n, ok := j.notes[e.key]; ok {
+		return reports.JoinErrored, n
+	}
+	return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
 }
 
 func phaseString(p uint8) string {
