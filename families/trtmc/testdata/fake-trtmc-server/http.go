@@ -305,9 +305,8 @@ func (m *metrics) render(ready bool, busy int) string {
 // that follows the N-th arrives while another request is in flight: the
 // overlap the public server answers 429 server_busy.
 type intruder struct {
-	once            sync.Once
-	leased, refused chan struct{}
-	refusedOnce     sync.Once
+	once, leasedOnce, refusedOnce sync.Once
+	leased, refused               chan struct{}
 }
 
 const intruderPrefix = "intruder-"
@@ -340,7 +339,7 @@ func (s *server) intruderHolds(id string) {
 	if !strings.HasPrefix(id, intruderPrefix) || os.Getenv("FAKE_TRTMC_SERVER_INTRUDE") == "" {
 		return
 	}
-	close(s.intruder.leased)
+	s.intruder.leasedOnce.Do(func() { close(s.intruder.leased) })
 	select {
 	case <-s.intruder.refused:
 	case <-time.After(60 * time.Second):
