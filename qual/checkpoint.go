@@ -118,6 +118,7 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, gr.aiperf.Got
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), gr.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
 	prov.AIPerfVersionRequired = o.AIPerf.Version
+	prov.AIPerfDist, prov.Checkouts = gr.aiperfDist, slices.Clone(gr.checkouts)
 	prov.Roots, prov.HostTopDirs = o.Provenance.Roots, o.Publish.Identity.TopDirs
 	prov.HostUsers = slices.Compact(slices.Sorted(slices.Values(o.Publish.Identity.Users)))
 	cr.marker = fmt.Sprintf("%s/%s/%d/%d", gr.group.Name, p.ID, os.Getpid(), cr.res.StartedAt.UnixNano())

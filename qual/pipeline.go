@@ -300,6 +300,11 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	} else {
 		gr.pipFreeze, gr.pipFreezeSHA = freeze, fileio.SHA256(freeze)
 	}
+	gr.aiperfDist = aiperfDistribution(ctx, opts.AIPerf.Bin, vc.Got)
+	gr.checkouts = readCheckouts(ctx, opts.Runner, opts.Provenance.Roots)
+	for _, n := range reports.CheckoutNotes(gr.checkouts) {
+		logf(opts.Log, "group %s: %s", opts.Group, n)
+	}
 	return &Prepared{Group: g, Profiles: profiles, gr: gr, lock: lock}, nil
 }
 
@@ -356,7 +361,28 @@ type groupRun struct {
 	// every checkpoint's evidence as pip_freeze.txt), pipFreezeSHA its sha256.
 	pipFreeze    []byte
 	pipFreezeSHA string
-	logMu        sync.Mutex
+	// aiperfDist is AIPerf's installed distribution, checkouts the state of
+	// the run's git checkouts: read once, recorded in every row.
+	aiperfDist *reports.Distribution
+	checkouts  []reports.Checkout
+	// digests caches the digests of the servers' mapped files.
+	digests digestCache
+	logMu   sync.Mutex
+}
+
+// aiperfDistribution is the installed distribution of the aiperf that
+// runs, its METADATA and RECORD digested; its version must be the one
+// `aiperf --version` printed (got), or the row records why not.
+func aiperfDistribution(ctx context.Context, bin, got string) *reports.Distribution {
+	d, err := aiperf.FindDistInfo(ctx, bin)
+	if err != nil {
+		return &reports.Distribution{Name: "aiperf", Version: got, Error: err.Error()}
+	}
+	out := &reports.Distribution{Name: d.Name, Version: d.Version, DistInfo: d.Dir, MetadataSHA256: d.MetadataSHA256, RecordSHA256: d.RecordSHA256}
+	if got != "" && d.Version != got {
+		out.Error = fmt.Sprintf("the installed distribution is %s %s but `aiperf --version` printed %s", d.Name, d.Version, got)
+	}
+	return out
 }
 
 // pipFreeze is `pip freeze --all` of the virtual environment AIPerf runs

@@ -123,7 +123,7 @@ func assertAccounted(t *testing.T, r reports.Result) {
 	t.Helper()
 	for phase, c := range r.RequestsByPhase {
 		sum := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.Duplicates + c.Meaningless +
-			c.UnknownConversation + c.Inconsistent
+			c.UnknownConversation + c.Inconsistent + c.EchoMissing + c.EchoMismatched
 		assert.Equal(t, c.Sent, sum, "phase %s: %d sent, %d accounted for: %+v", phase, c.Sent, sum, c)
 		assert.Equal(t, c.Expected, c.Sent, "phase %s: the client reported %d of %d requests", phase, c.Sent, c.Expected)
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // env is what every end-to-end test needs: the repository, a freshly built
@@ -140,6 +141,7 @@ func TestReferenceGroupsQualify(t *testing.T) {
 				assert.Contains(t, string(freeze), "aiperf==0.13.0\n")
 				assert.Equal(t, fmt.Sprintf("%x", sha256.Sum256(freeze)), r.Provenance.PipFreezeSHA256)
 				assert.Equal(t, runtime.Version(), r.Provenance.GoVersion)
+				assertIdentityAndProvenance(t, *r, filepath.Join(out, group, r.Profile), e)
 				if r.Kind == "normal" {
 					counted++
 				}
@@ -159,6 +161,53 @@ func TestReferenceGroupsQualify(t *testing.T) {
 			assert.Equal(t, string(md), buf.String())
 		})
 	}
+}
+
+// assertIdentityAndProvenance: a qualified row proves every request's
+// identity by the server's X-Request-ID echo in AIPerf's trace, splits its
+// HTTP time, and keeps the provenance TRTMC's text_profile.py keeps.
+func assertIdentityAndProvenance(t *testing.T, r reports.Result, dir string, e e2eEnv) {
+	t.Helper()
+	for _, phase := range []string{reports.PhaseWarmup, reports.PhaseMeasured} {
+		c := r.RequestsByPhase[phase]
+		assert.Equal(t, c.Matched, c.EchoProven, "%s: every %s request's echo proven", r.Profile, phase)
+	}
+	lines, err := reports.ReadJoined(filepath.Join(dir, "joined.jsonl"))
+	require.NoError(t, err)
+	require.Len(t, lines, 55)
+	for _, l := range lines {
+		assert.Equal(t, reports.EchoMatch, l.Echo, l.RequestID)
+		require.NotNil(t, l.SendingMS, l.RequestID)
+		require.NotNil(t, l.ClientMS, l.RequestID)
+		assert.InDelta(t, *l.HTTPMS, *l.ClientMS+*l.SendingMS+*l.WaitingMS+*l.ReceivingMS, 1e-3, l.RequestID)
+		assert.GreaterOrEqual(t, *l.ClientMS, -1e-3, "AIPerf's request_latency holds the exchange: %s", l.RequestID)
+	}
+	s := r.LatencyMS.HTTPSplit
+	require.NotNil(t, s)
+	assert.Equal(t, 50, s.Count)
+	require.NotNil(t, s.HTTPMean)
+	assert.InDelta(t, *s.HTTPMean, *s.Client.Mean+*s.Sending.Mean+*s.Waiting.Mean+*s.Receiving.Mean, 1e-3)
+	argv, err := os.ReadFile(filepath.Join(dir, "aiperf", "argv.json"))
+	require.NoError(t, err)
+	assert.Contains(t, string(argv), `"--export-http-trace"`)
+
+	p := r.Provenance
+	require.NotNil(t, p.AIPerfDist)
+	assert.Empty(t, p.AIPerfDist.Error)
+	assert.Equal(t, "0.13.0", p.AIPerfDist.Version)
+	assert.Len(t, p.AIPerfDist.RecordSHA256, 64)
+	require.Len(t, p.BundleChecks, 2)
+	for _, c := range p.BundleChecks {
+		assert.Equal(t, p.BundleSHA256, c.SHA256, c.After)
+	}
+	require.NotNil(t, p.ServerLoaded)
+	require.Empty(t, p.ServerLoaded.Error)
+	ref, err := filepath.EvalSymlinks(filepath.Join(e.bin, "trtmc-refserver"))
+	require.NoError(t, err)
+	sum, err := fileio.FileSHA256(context.Background(), ref)
+	require.NoError(t, err)
+	assert.Contains(t, p.ServerLoaded.Executables, reports.FileIdentity{Path: ref, SHA256: sum}, "the server binary that served, digested")
+	assert.FileExists(t, filepath.Join(dir, reports.LoadedFile))
 }
 
 // TestFaultsAreNeverGreen runs the reference detection checkpoint against
@@ -187,6 +236,21 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 		{"drop-record-every=7", reports.VerdictFailed, "missing_server_record", func(t *testing.T, r reports.Result, _ string) {
 			assert.Equal(t, 55/7, r.Requests.MissingServerRecord)
 		}},
+		// The server's answer to every 3rd request carries no X-Request-ID:
+		// AIPerf's HTTP trace shows it, and each is a join failure of its
+		// own, warmup (request 3) counted apart from measured (6, 9 ... 54).
+		{"no-echo-every=3", reports.VerdictFailed, "echo_missing", func(t *testing.T, r reports.Result, dir string) {
+			assert.Equal(t, 1, r.RequestsByPhase[reports.PhaseWarmup].EchoMissing)
+			assert.Equal(t, 4, r.RequestsByPhase[reports.PhaseWarmup].EchoProven)
+			assert.Equal(t, 17, r.RequestsByPhase[reports.PhaseMeasured].EchoMissing)
+			assert.Equal(t, 33, r.RequestsByPhase[reports.PhaseMeasured].Matched)
+			assertEchoes(t, dir, reports.JoinEchoMissing, reports.EchoMissing, 18)
+		}},
+		{"wrong-echo-every=4", reports.VerdictFailed, "echo_mismatched", func(t *testing.T, r reports.Result, dir string) {
+			assert.Equal(t, 1, r.RequestsByPhase[reports.PhaseWarmup].EchoMismatched)
+			assert.Equal(t, 12, r.RequestsByPhase[reports.PhaseMeasured].EchoMismatched)
+			assertEchoes(t, dir, reports.JoinEchoMismatched, reports.EchoDiffers, 13)
+		}},
 	}
 	for _, c := range cases {
 		t.Run(c.fault, func(t *testing.T) {
@@ -212,6 +276,25 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			c.check(t, r, filepath.Join(out, "detection", "ref-detect-small"))
 		})
 	}
+}
+
+// assertEchoes checks joined.jsonl: n requests have the status and echo
+// given, each with its problem; every other one's echo matched.
+func assertEchoes(t *testing.T, dir, status, echo string, n int) {
+	t.Helper()
+	lines, err := reports.ReadJoined(filepath.Join(dir, "joined.jsonl"))
+	require.NoError(t, err)
+	got := 0
+	for _, l := range lines {
+		if l.Status == status {
+			got++
+			assert.Equal(t, echo, l.Echo, l.RequestID)
+			assert.Contains(t, l.Problem, "X-Request-ID", l.RequestID)
+			continue
+		}
+		assert.Equal(t, reports.EchoMatch, l.Echo, l.RequestID)
+	}
+	assert.Equal(t, n, got)
 }
 
 // syncWriter lets parallel checkpoints log into one buffer.

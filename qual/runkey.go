@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"sort"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
@@ -19,7 +20,8 @@ func profileDigest(p *inventory.Profile) string {
 
 // runKey digests every input that could change a result: the inventory
 // entry, the group's workload, the family configuration, the bundle, the
-// server binary, the AIPerf version and the harness version. --resume skips
+// server binary, the AIPerf version and its installed files (RECORD), the
+// harness version and the checkouts' state. --resume skips
 // a checkpoint only when its finished result carries the same key.
 func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 	o := cr.gr.opts
@@ -40,6 +42,18 @@ func (cr *checkpointRun) runKey(ctx context.Context) (string, error) {
 		"server_sha256":   serverSum,
 		"aiperf_version":  cr.gr.aiperf.Got,
 		"harness":         o.Provenance.HarnessVersion + "@" + o.Provenance.HarnessCommit,
+	}
+	// A checkout's uncommitted changes are inputs too: the same commit with
+	// another diff is another run (where the checkout sits is not).
+	var states []string
+	for _, c := range cr.gr.checkouts {
+		states = append(states, strings.Join([]string{c.Name, c.Commit, c.DiffSHA256, c.UntrackedSHA256, c.Error}, "|"))
+	}
+	if len(states) > 0 {
+		key["checkouts"] = states
+	}
+	if d := cr.gr.aiperfDist; d != nil {
+		key["aiperf_record_sha256"] = d.RecordSHA256
 	}
 	b, err := json.Marshal(key)
 	if err != nil {

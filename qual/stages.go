@@ -53,6 +53,9 @@ var pipeline = []stageDef{
 	{name: "stop-server", run: (*checkpointRun).stopAndCollect, always: true},
 	// native: the family's native runner over exactly the payloads sent.
 	{name: "native", run: (*checkpointRun).nativeAnswers, accounts: true},
+	// bundle-check: the served bundle digested again after every use of it
+	// (serving, the native replay); Judge fails a row whose bundle changed.
+	{name: reports.StageBundleCheck, run: (*checkpointRun).bundleCheck, always: true},
 	// join: native and HTTP answers by request identity, counted per phase.
 	{name: "join", run: (*checkpointRun).join, accounts: true},
 	// gpu-release: every child has ended; no process of the run may hold
@@ -377,6 +380,8 @@ func (cr *checkpointRun) correctness(ctx context.Context) error {
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	// Whatever the case says, it must have left the served bundle as it was.
+	cr.rehashBundle(ctx, reports.BundleAfterCorrectness)
 	out, readErr := reports.ReadCorrectness(filepath.Join(cr.dir, fileCorrectness))
 	switch {
 	case runErr != nil && res.ExitCode == 1 && readErr == nil && !out.Passed:
@@ -476,6 +481,37 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	return nil
 }
 
+// bundleCheck digests the served bundle again after the run: serving and
+// the native replay must have left it as preflight found it (Judge
+// compares the digests). Nothing to check when it was never digested.
+func (cr *checkpointRun) bundleCheck(ctx context.Context) error {
+	if cr.res.Provenance.BundleSHA256 == "" {
+		return errSkipped
+	}
+	cr.rehashBundle(ctx, reports.BundleAfterRun)
+	return ctx.Err()
+}
+
+// rehashBundle records the served bundle's digest after a stage (or why it
+// could not be taken: Judge fails the row either way unless it is the
+// digest before).
+func (cr *checkpointRun) rehashBundle(ctx context.Context, after string) {
+	c := reports.BundleCheck{After: after}
+	sum, err := fileio.FileSHA256(ctx, cr.bundle)
+	switch {
+	case ctx.Err() != nil:
+		return // interrupted: the row is incomplete anyway
+	case err != nil:
+		c.Error = err.Error()
+	default:
+		c.SHA256 = sum
+	}
+	cr.res.Provenance.BundleChecks = append(cr.res.Provenance.BundleChecks, c)
+	if c.SHA256 != cr.res.Provenance.BundleSHA256 {
+		cr.gr.logf("%s: the bundle %s after the %s: sha256 %s (before: %s) %s", cr.profile.ID, cr.bundle, after, c.SHA256, cr.res.Provenance.BundleSHA256, c.Error)
+	}
+}
+
 // joinCounts are AIPerf findings about single requests, which the join
 // counts per phase instead of failing the stage.
 var joinCounts = map[string]bool{
@@ -490,11 +526,14 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 	// A server may open more sockets while it serves: check again before
 	// stopping it (it is still running only if no earlier stage broke).
 	var listenErr error
-	if cr.server != nil && cr.stageErr == nil {
+	if cr.server != nil {
 		select {
 		case <-cr.server.Done():
 		default:
-			listenErr = cr.checkListen("before stopping")
+			cr.recordLoaded(ctx)
+			if cr.stageErr == nil {
+				listenErr = cr.checkListen("before stopping")
+			}
 		}
 	}
 	cr.stopServer()

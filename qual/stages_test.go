@@ -38,8 +38,8 @@ func TestPipelineOrder(t *testing.T) {
 			accounts = append(accounts, st.name)
 		}
 	}
-	assert.Equal(t, []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "join", "gpu-release"}, names)
-	assert.Equal(t, []string{"stop-server", "gpu-release"}, always)
+	assert.Equal(t, []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "bundle-check", "join", "gpu-release"}, names)
+	assert.Equal(t, []string{"stop-server", "bundle-check", "gpu-release"}, always)
 	assert.Equal(t, []string{"native", "join"}, accounts)
 }
 

@@ -128,7 +128,7 @@ func phaseCell(r *Result, phase string) string {
 
 // errorsOf is the number of requests that were answered but did not match.
 func errorsOf(c Counts) int {
-	return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.ServerBusy
+	return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.EchoMismatched + c.ServerBusy
 }
 
 func errorsCell(c Counts) string {
@@ -138,6 +138,7 @@ func errorsCell(c Counts) string {
 	}
 	return fmt.Sprintf("%d (%s)", n, breakdown([]part{
 		{c.Mismatched, "mismatched"}, {c.Errored, "errored"}, {c.Duplicates, "duplicate"}, {c.Meaningless, "meaningless"},
+		{c.EchoMismatched, "echo differs"},
 		{c.ServerBusy, "server busy"},
 	}))
 }
@@ -148,7 +149,7 @@ func missingCell(c Counts) string {
 		return "0"
 	}
 	return fmt.Sprintf("%d (%s)", n, breakdown([]part{
-		{c.MissingNative, "native"}, {c.MissingHTTP, "HTTP"}, {c.MissingServerRecord, "server record"},
+		{c.MissingNative, "native"}, {c.MissingHTTP, "HTTP"}, {c.MissingServerRecord, "server record"}, {c.EchoMissing, "echo"},
 	}))
 }
 
@@ -289,4 +290,28 @@ func rootsNote(used []string, s *Scrubber) string {
 		}
 	}
 	return "Paths are relative to named roots; set them before running: " + strings.Join(parts, "; ") + "."
+}
+
+// SplitText explains a row's HTTP minus Task from its HTTP split: the
+// means, which add up (HTTP = client + sending + waiting + receiving,
+// waiting = Task + outside Task), then each part's p50/p95. "" when the
+// row has no split to show.
+func SplitText(l Latency, matched int) string {
+	s := l.HTTPSplit
+	if s == nil {
+		return ""
+	}
+	if s.Count < matched || s.HTTPMean == nil {
+		msg := fmt.Sprintf("HTTP split withheld: %d of %d measured matched requests have one", s.Count, matched)
+		if s.MissingExample != "" {
+			msg += " (none for " + s.MissingExample + ")"
+		}
+		return msg
+	}
+	pp := func(p SplitPart) string { return fmtMS(p.P50) + "/" + fmtMS(p.P95) }
+	return fmt.Sprintf("HTTP %s ms = client %s + sending %s + waiting %s + receiving %s; waiting = Task %s + %s outside the Task call "+
+		"(means over %d measured matched %s); p50/p95: client %s, sending %s, waiting %s, receiving %s, outside Task %s ms",
+		fmtMS(s.HTTPMean), fmtMS(s.Client.Mean), fmtMS(s.Sending.Mean), fmtMS(s.Waiting.Mean), fmtMS(s.Receiving.Mean),
+		fmtMS(s.TaskMean), fmtMS(s.OutsideTask.Mean), s.Count, text.Plural(s.Count, "request", "requests"),
+		pp(s.Client), pp(s.Sending), pp(s.Waiting), pp(s.Receiving), pp(s.OutsideTask))
 }

@@ -327,6 +327,9 @@ func writeMeasured(b *strings.Builder, row *Row, res *Result) {
 	writeMismatches(b, row, diffs)
 	writeProblems(b, problems)
 	p("<h4>Latency</h4>\n")
+	if s := SplitText(res.LatencyMS, res.RequestsByPhase[PhaseMeasured].Matched); s != "" {
+		p("<p class=\"split\">%s</p>\n", e(s))
+	}
 	if len(lines) == 0 {
 		p("<p class=\"note\">No per-request evidence (%s): nothing to plot.</p>\n", e(orMissing(row.joinedNote)))
 		return

@@ -33,6 +33,22 @@ const (
 	// JoinServerBusy: the server refused the request 429 server_busy (a
 	// replica busy with another request: an overlap).
 	JoinServerBusy = "server_busy"
+	// JoinEchoMissing: nothing shows the server answered this request's
+	// id: its answer carries no X-Request-ID, or AIPerf's records hold no
+	// HTTP trace of it (--export-http-trace).
+	JoinEchoMissing = "echo_missing"
+	// JoinEchoMismatched: the server's answer echoes another X-Request-ID
+	// than the one sent.
+	JoinEchoMismatched = "echo_mismatched"
+)
+
+// Echo values of a joined line: what AIPerf's HTTP trace shows of the
+// server's X-Request-ID echo (qual/aiperf's ClassifyEcho).
+const (
+	EchoMatch   = "match"
+	EchoNoTrace = "no_trace"
+	EchoMissing = "missing"
+	EchoDiffers = "differs"
 )
 
 // JoinedLine is one request of OUT/<group>/<profile>/joined.jsonl: the HTTP
@@ -45,6 +61,20 @@ type JoinedLine struct {
 	TaskMS    *float64 `json:"task_ms"`
 	Status    string   `json:"status"`
 	StartNS   int64    `json:"start_ns"`
+	// Echo is what AIPerf's HTTP trace shows of the server's X-Request-ID
+	// echo: match, missing, differs or no_trace ("" in joined files of
+	// earlier versions).
+	Echo string `json:"echo,omitempty"`
+	// SendingMS, WaitingMS and ReceivingMS split the HTTP exchange at the
+	// trace's timestamps (sending includes a new connection's set-up;
+	// waiting ends at the answer's first byte); ClientMS is HTTPMS minus
+	// the three: AIPerf's own time before the first byte was sent. Absent
+	// when the trace lacks a timestamp (or the latency is missing), and in
+	// joined files of earlier versions.
+	SendingMS   *float64 `json:"sending_ms,omitempty"`
+	WaitingMS   *float64 `json:"waiting_ms,omitempty"`
+	ReceivingMS *float64 `json:"receiving_ms,omitempty"`
+	ClientMS    *float64 `json:"client_ms,omitempty"`
 	// Diff is set when Status is mismatched: how the answers differ.
 	Diff    string `json:"diff,omitempty"`
 	Problem string `json:"problem,omitempty"`
@@ -126,7 +156,8 @@ func (l JoinedLine) validate() error {
 	}
 	switch l.Status {
 	case JoinMatched, JoinMismatched, JoinErrored, JoinMissingNative, JoinMissingHTTP,
-		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless, JoinUnknownConversation, JoinInconsistent, JoinServerBusy:
+		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless, JoinUnknownConversation, JoinInconsistent,
+		JoinEchoMissing, JoinEchoMismatched, JoinServerBusy:
 	default:
 		return fmt.Errorf("request %s: unknown status %q", l.RequestID, l.Status)
 	}

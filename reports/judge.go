@@ -17,6 +17,9 @@ const (
 	StageWorkload    = "workload"
 	StagePreflight   = "preflight"
 	StageAIPerf      = "aiperf"
+	StageServer      = "server"
+	// StageBundleCheck re-hashes the bundle after the run.
+	StageBundleCheck = "bundle-check"
 )
 
 // Judge is the one implementation of the qualification contract. It turns
@@ -178,6 +181,7 @@ func judgeContract(r *Result, stopped bool) []Reason {
 		out = append(out, failed(CodeBundleMismatch, StagePreflight, "",
 			"the served bundle has sha256 %q, the inventory pins %s", p.BundleSHA256, p.BundlePinnedSHA256))
 	}
+	out = append(out, judgeBundleChecks(r)...)
 	switch {
 	case p.AIPerfVersion == "" && stopped:
 	case p.AIPerfVersion != QualificationAIPerfVersion:
@@ -191,6 +195,52 @@ func judgeContract(r *Result, stopped bool) []Reason {
 			"the run required aiperf %s; qualification requires %s", p.AIPerfVersionRequired, QualificationAIPerfVersion))
 	}
 	return out
+}
+
+// judgeBundleChecks requires the bundle re-hashed, unchanged, after each
+// stage that could change it and ran: the correctness case (validation)
+// and the run (serving, the native replay). Each digest is compared with
+// the one before it, so a change is named by the stage that made it.
+func judgeBundleChecks(r *Result) []Reason {
+	p := r.Provenance
+	if p.BundleSHA256 == "" {
+		return nil // never digested (the row stopped before): nothing served
+	}
+	var out []Reason
+	before, what := p.BundleSHA256, "the one served"
+	for _, step := range []struct {
+		after, stage string
+		ran          bool
+		code         Code
+		verb         string
+	}{
+		{BundleAfterCorrectness, StageCorrectness, r.StageRan(StageCorrectness), CodeBundleChangedValidate, "validation"},
+		{BundleAfterRun, StageBundleCheck, r.StageRan(StageServer), CodeBundleChangedServing, "serving"},
+	} {
+		i := slices.IndexFunc(p.BundleChecks, func(c BundleCheck) bool { return c.After == step.after })
+		switch {
+		case i < 0 && step.ran:
+			out = append(out, failed(step.code, step.stage, "", "the bundle was not re-hashed after the %s: nothing shows %s left it unchanged (a row of an earlier trtmc-qual)",
+				bundleStepName(step.after), step.verb))
+		case i < 0:
+		case p.BundleChecks[i].Error != "":
+			out = append(out, failed(step.code, step.stage, "", "the bundle could not be re-hashed after the %s: %s", bundleStepName(step.after), p.BundleChecks[i].Error))
+		case p.BundleChecks[i].SHA256 != before:
+			out = append(out, failed(step.code, step.stage, "", "%s changed the bundle: sha256 %s before (%s), %s after the %s",
+				step.verb, before, what, p.BundleChecks[i].SHA256, bundleStepName(step.after)))
+		}
+		if i >= 0 && p.BundleChecks[i].SHA256 != "" {
+			before, what = p.BundleChecks[i].SHA256, "after the "+bundleStepName(step.after)
+		}
+	}
+	return out
+}
+
+func bundleStepName(after string) string {
+	if after == BundleAfterCorrectness {
+		return "correctness case"
+	}
+	return "run"
 }
 
 // ValidGateOps are the operators a correctness gate may use.
@@ -337,6 +387,8 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, 
 			{c.Meaningless, CodeMeaningless, "no meaningful complete answer"},
 			{c.UnknownConversation, CodeUnknownConversation, "the conversation is not a line of the dataset"},
 			{c.Inconsistent, CodeInconsistent, "its evidence contradicts itself (phase, conversation, token count, the model named, or a Task time outside its domain)"},
+			{c.EchoMissing, CodeEchoMissing, "nothing shows the server answered its id (no X-Request-ID echo in AIPerf's HTTP trace)"},
+			{c.EchoMismatched, CodeEchoMismatched, "the server's answer echoes another X-Request-ID than the one sent"},
 		} {
 			if k.n > 0 {
 				more := ""
@@ -354,7 +406,11 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, 
 					p, c.ServerBusy, c.Sent, text.Plural(c.Sent, "request was", "requests were"), first(p, string(CodeServerBusy)))})
 		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
-			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.ServerBusy
+			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.EchoMissing + c.EchoMismatched + c.ServerBusy
+		if c.EchoProven < c.Matched {
+			out = append(out, failed(CodeEchoMissing, StageJoin, p, "%s: %d of %d matched %s have no proven X-Request-ID echo: nothing shows the server answered each id sent "+
+				"(a row of an earlier trtmc-qual, which did not read AIPerf's HTTP trace)", p, c.Matched-c.EchoProven, c.Matched, text.Plural(c.Matched, "request", "requests")))
+		}
 		switch {
 		case accounted != c.Sent:
 			out = append(out, failed(CodeCountsInconsist, StageJoin, p, "%s: %d requests sent but %d accounted for", p, c.Sent, accounted))
@@ -410,6 +466,16 @@ func judgeLatency(l Latency, m Counts) []Reason {
 		if m.Matched > 0 && (s.p.P50 == nil || s.p.P95 == nil) {
 			why = append(why, s.name+" p50/p95 missing")
 		}
+	}
+	switch s := l.HTTPSplit; {
+	case s == nil:
+		why = append(why, "the row has no HTTP split (sending, waiting, receiving): nothing explains HTTP minus Task (a row of an earlier trtmc-qual)")
+	case s.Count != m.Matched:
+		msg := fmt.Sprintf("the HTTP split has values for %d of the %d measured matched requests", s.Count, m.Matched)
+		if s.MissingExample != "" {
+			msg += " (none for request " + s.MissingExample + ")"
+		}
+		why = append(why, msg)
 	}
 	if len(why) == 0 {
 		return nil

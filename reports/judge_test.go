@@ -17,7 +17,7 @@ import (
 )
 
 func full(expected int) Counts {
-	return Counts{Expected: expected, Sent: expected, Matched: expected}
+	return Counts{Expected: expected, Sent: expected, Matched: expected, EchoProven: expected}
 }
 
 func pf(v float64) *float64 { return &v }
@@ -32,10 +32,12 @@ func good() Result {
 		Requests:        full(55),
 		RequestsByPhase: map[string]Counts{PhaseWarmup: full(5), PhaseMeasured: full(50)},
 		LatencyMS: Latency{Set: LatencySetMeasuredMatched, HTTP: Percentiles{P50: pf(3), P95: pf(5), Count: 50},
-			Task: Percentiles{P50: pf(2), P95: pf(4), Count: 50}},
+			Task:      Percentiles{P50: pf(2), P95: pf(4), Count: 50},
+			HTTPSplit: &HTTPSplit{Count: 50, HTTPMean: pf(3.1), TaskMean: pf(2.1)}},
 		Correctness: &Correctness{Ran: true, Passed: true, Gates: []Gate{
 			{Name: "map_50_95", Value: 0.91, Op: ">=", Threshold: 0.5, Passed: true}}},
-		Provenance: Provenance{AIPerfVersion: "0.13.0", AIPerfVersionRequired: "0.13.0", BundleSHA256: "aa", BundlePinnedSHA256: "aa"},
+		Provenance: Provenance{AIPerfVersion: "0.13.0", AIPerfVersionRequired: "0.13.0", BundleSHA256: "aa", BundlePinnedSHA256: "aa",
+			BundleChecks: []BundleCheck{{After: BundleAfterCorrectness, SHA256: "aa"}, {After: BundleAfterRun, SHA256: "aa"}}},
 		Stages: []Stage{{Name: "preflight", Status: StageOK}, {Name: "correctness", Status: StageOK},
 			{Name: "aiperf", Status: StageOK}, {Name: "join", Status: StageOK}},
 	}
@@ -49,10 +51,15 @@ func codes(rs []Reason) []Code {
 	return out
 }
 
+// setMeasured sets the measured counts (every answered request's echo
+// proven unless c says how many were) and the latency counts to match.
 func setMeasured(r *Result, c Counts) {
+	if c.EchoProven == 0 {
+		c.EchoProven = c.Matched
+	}
 	r.RequestsByPhase[PhaseMeasured] = c
 	r.Requests = c.Add(r.RequestsByPhase[PhaseWarmup])
-	r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count = c.Matched, c.Matched
+	r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count, r.LatencyMS.HTTPSplit.Count = c.Matched, c.Matched, c.Matched
 }
 
 func TestJudge(t *testing.T) {
@@ -72,14 +79,17 @@ func TestJudge(t *testing.T) {
 			r.Workload = Workload{Warmup: 1, Measured: 12, Concurrency: 1}
 			r.RequestsByPhase = map[string]Counts{PhaseWarmup: full(1), PhaseMeasured: full(12)}
 			r.Requests = full(13)
-			r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count = 12, 12
+			r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count, r.LatencyMS.HTTPSplit.Count = 12, 12, 12
 		}, VerdictFailed, []Code{CodeExplorationWorkload}},
 		{"concurrency 2", func(r *Result) { r.Workload.Concurrency = 2 }, VerdictFailed, []Code{CodeExplorationWorkload}},
 		{"no workload recorded", func(r *Result) { r.Workload = Workload{} }, VerdictFailed, []Code{CodeExplorationWorkload}},
 
 		// The bundle and AIPerf.
 		{"no pinned bundle", func(r *Result) { r.Provenance.BundlePinnedSHA256 = "" }, VerdictFailed, []Code{CodeBundleNotPinned}},
-		{"served bundle differs from the pin", func(r *Result) { r.Provenance.BundleSHA256 = "bb" }, VerdictFailed, []Code{CodeBundleMismatch}},
+		{"served bundle differs from the pin", func(r *Result) {
+			r.Provenance.BundleSHA256 = "bb"
+			r.Provenance.BundleChecks[0].SHA256, r.Provenance.BundleChecks[1].SHA256 = "bb", "bb"
+		}, VerdictFailed, []Code{CodeBundleMismatch}},
 		{"no served digest", func(r *Result) { r.Provenance.BundleSHA256 = "" }, VerdictFailed, []Code{CodeBundleMismatch}},
 		{"aiperf mismatch allowed by flag", func(r *Result) {
 			r.Provenance.AIPerfVersion, r.Provenance.AIPerfVersionMismatch = "0.14.0", "allowed"
@@ -106,16 +116,56 @@ func TestJudge(t *testing.T) {
 		{"one mismatch", func(r *Result) { setMeasured(r, Counts{Expected: 50, Sent: 50, Matched: 49, Mismatched: 1}) },
 			VerdictFailed, []Code{CodeMismatched}},
 		{"warmup errors count too", func(r *Result) {
-			r.RequestsByPhase[PhaseWarmup] = Counts{Expected: 5, Sent: 5, Matched: 4, Errored: 1}
-			r.Requests = Counts{Expected: 55, Sent: 55, Matched: 54, Errored: 1}
+			r.RequestsByPhase[PhaseWarmup] = Counts{Expected: 5, Sent: 5, Matched: 4, Errored: 1, EchoProven: 4}
+			r.Requests = Counts{Expected: 55, Sent: 55, Matched: 54, Errored: 1, EchoProven: 54}
 		}, VerdictFailed, []Code{CodeErrored}},
 		{"short of expected", func(r *Result) { setMeasured(r, Counts{Expected: 50, Sent: 49, Matched: 49}) },
 			VerdictFailed, []Code{CodeShortCount}},
 		{"every failure kind", func(r *Result) {
-			setMeasured(r, Counts{Expected: 50, Sent: 50, Matched: 41, Mismatched: 1, Errored: 1, MissingNative: 1,
-				MissingHTTP: 1, MissingServerRecord: 1, Duplicates: 1, Meaningless: 1, UnknownConversation: 1, Inconsistent: 1})
+			setMeasured(r, Counts{Expected: 50, Sent: 50, Matched: 39, Mismatched: 1, Errored: 1, MissingNative: 1,
+				MissingHTTP: 1, MissingServerRecord: 1, Duplicates: 1, Meaningless: 1, UnknownConversation: 1, Inconsistent: 1,
+				EchoMissing: 1, EchoMismatched: 1})
 		}, VerdictFailed, []Code{CodeMismatched, CodeErrored, CodeMissingNative, CodeMissingHTTP, CodeMissingServerRec,
-			CodeDuplicate, CodeMeaningless, CodeUnknownConversation, CodeInconsistent}},
+			CodeDuplicate, CodeMeaningless, CodeUnknownConversation, CodeInconsistent, CodeEchoMissing, CodeEchoMismatched}},
+
+		// Identity: the X-Request-ID echo of every request, warmup included.
+		{"an echo missing in warmup", func(r *Result) {
+			r.RequestsByPhase[PhaseWarmup] = Counts{Expected: 5, Sent: 5, Matched: 4, EchoMissing: 1, EchoProven: 4}
+			r.Requests = r.RequestsByPhase[PhaseWarmup].Add(r.RequestsByPhase[PhaseMeasured])
+		}, VerdictFailed, []Code{CodeEchoMissing}},
+		{"another id echoed", func(r *Result) {
+			setMeasured(r, Counts{Expected: 50, Sent: 50, Matched: 49, EchoMismatched: 1})
+		}, VerdictFailed, []Code{CodeEchoMismatched}},
+		{"a row without proven echoes (an earlier version)", func(r *Result) {
+			r.RequestsByPhase[PhaseWarmup] = full(5)
+			w := r.RequestsByPhase[PhaseWarmup]
+			w.EchoProven = 0
+			r.RequestsByPhase[PhaseWarmup] = w
+			r.Requests = w.Add(r.RequestsByPhase[PhaseMeasured])
+		}, VerdictFailed, []Code{CodeEchoMissing}},
+		{"fewer proven echoes than matches", func(r *Result) {
+			setMeasured(r, Counts{Expected: 50, Sent: 50, Matched: 50, EchoProven: 49})
+		}, VerdictFailed, []Code{CodeEchoMissing}},
+
+		// The bundle, re-hashed after validation and after the run.
+		{"validation changed the bundle", func(r *Result) {
+			r.Provenance.BundleChecks[0].SHA256, r.Provenance.BundleChecks[1].SHA256 = "cc", "cc"
+		}, VerdictFailed, []Code{CodeBundleChangedValidate}},
+		{"serving changed the bundle", func(r *Result) {
+			r.Stages = append(r.Stages, Stage{Name: StageServer, Status: StageOK})
+			r.Provenance.BundleChecks[1].SHA256 = "cc"
+		}, VerdictFailed, []Code{CodeBundleChangedServing}},
+		{"a change by validation is not blamed on serving too", func(r *Result) {
+			r.Stages = append(r.Stages, Stage{Name: StageServer, Status: StageOK})
+			r.Provenance.BundleChecks[0].SHA256, r.Provenance.BundleChecks[1].SHA256 = "cc", "cc"
+		}, VerdictFailed, []Code{CodeBundleChangedValidate}},
+		{"no re-hash after the run of a row that served", func(r *Result) {
+			r.Stages = append(r.Stages, Stage{Name: StageServer, Status: StageOK})
+			r.Provenance.BundleChecks = r.Provenance.BundleChecks[:1]
+		}, VerdictFailed, []Code{CodeBundleChangedServing}},
+		{"the re-hash failed", func(r *Result) {
+			r.Provenance.BundleChecks[0] = BundleCheck{After: BundleAfterCorrectness, Error: "permission denied"}
+		}, VerdictFailed, []Code{CodeBundleChangedValidate}},
 		{"statuses do not add up", func(r *Result) { setMeasured(r, Counts{Expected: 50, Sent: 50, Matched: 48}) },
 			VerdictFailed, []Code{CodeCountsInconsist}},
 		{"no measured phase", func(r *Result) {
@@ -131,6 +181,8 @@ func TestJudge(t *testing.T) {
 		{"HTTP over another set than Task", func(r *Result) { r.LatencyMS.HTTP.Count = 55 }, VerdictFailed, []Code{CodeLatencyIncomplete}},
 		{"no stated set", func(r *Result) { r.LatencyMS.Set = "" }, VerdictFailed, []Code{CodeLatencyIncomplete}},
 		{"Task p95 missing", func(r *Result) { r.LatencyMS.Task.P95 = nil }, VerdictFailed, []Code{CodeLatencyIncomplete}},
+		{"no HTTP split (an earlier version)", func(r *Result) { r.LatencyMS.HTTPSplit = nil }, VerdictFailed, []Code{CodeLatencyIncomplete}},
+		{"a request without its split", func(r *Result) { r.LatencyMS.HTTPSplit.Count = 49 }, VerdictFailed, []Code{CodeLatencyIncomplete}},
 
 		// Problems recorded by the stages.
 		{"a broken stage is an error", func(r *Result) {

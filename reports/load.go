@@ -241,6 +241,9 @@ func (l *loader) entry(root, gdir string, e fs.DirEntry) error {
 // order: the candidate that ended last wins, a disagreeing other is a
 // conflict, and a row's notes become the report's.
 func (l *loader) rows() error {
+	// Checkouts that are not their commit, each said once with its rows.
+	var checkouts []string
+	checkoutRows := map[string][]string{}
 	ids := map[string]bool{}
 	for id := range l.inv {
 		ids[id] = true
@@ -270,7 +273,16 @@ func (l *loader) rows() error {
 			for _, n := range row.Result.Notes {
 				l.g.Notes = append(l.g.Notes, id+": "+n)
 			}
+			for _, n := range CheckoutNotes(row.Result.Provenance.Checkouts) {
+				if !slices.Contains(checkouts, n) {
+					checkouts = append(checkouts, n)
+				}
+				checkoutRows[n] = append(checkoutRows[n], id)
+			}
 		}
+	}
+	for _, n := range checkouts {
+		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s (%s)", n, strings.Join(checkoutRows[n], ", ")))
 	}
 	return nil
 }

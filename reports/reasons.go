@@ -130,6 +130,8 @@ const (
 	CodeExplorationWorkload    Code = "exploration_workload"
 	CodeBundleNotPinned        Code = "bundle_not_pinned"
 	CodeBundleMismatch         Code = "bundle_mismatch"
+	CodeBundleChangedValidate  Code = "bundle_changed_by_validation"
+	CodeBundleChangedServing   Code = "bundle_changed_by_serving"
 	CodeAIPerfVersion          Code = "aiperf_version"
 	CodeCorrectnessNotRun      Code = "correctness_not_run"
 	CodeCorrectnessIncomplete  Code = "correctness_incomplete"
@@ -148,6 +150,8 @@ const (
 	CodeMeaningless            Code = JoinMeaningless
 	CodeUnknownConversation    Code = JoinUnknownConversation
 	CodeInconsistent           Code = JoinInconsistent
+	CodeEchoMissing            Code = JoinEchoMissing
+	CodeEchoMismatched         Code = JoinEchoMismatched
 	CodeUnclaimedServerRecords Code = "unclaimed_server_records"
 	CodeUnclaimedNative        Code = "unclaimed_native_answers"
 	CodeUnclaimedRaw           Code = "unclaimed_raw_records"
@@ -216,6 +220,8 @@ func Codes() []CodeInfo {
 		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},
 		{CodeBundleNotPinned, ClassFailed, "preflight", "the inventory pins no bundle sha256: nothing proves which bundle was served"},
 		{CodeBundleMismatch, ClassFailed, "preflight", "the served bundle's sha256 is not the pinned one"},
+		{CodeBundleChangedValidate, ClassFailed, "correctness", "validation changed the bundle: its sha256 after the correctness case differs from the one served (both named), or it was not re-hashed after it"},
+		{CodeBundleChangedServing, ClassFailed, "bundle-check", "serving changed the bundle: its sha256 after the run (serving, the native replay) differs from the one before (both named), or it was not re-hashed after it"},
 		{CodeAIPerfVersion, ClassFailed, "aiperf", "AIPerf is not the required version (a mismatch allowed by flag runs, but never qualifies)"},
 		{CodeCorrectnessNotRun, ClassFailed, "correctness", "the correctness case did not run on the served bundle"},
 		{CodeCorrectnessIncomplete, ClassFailed, "correctness", "the correctness result has no gate, or a gate lacks its value, operator, threshold or outcome"},
@@ -234,11 +240,13 @@ func Codes() []CodeInfo {
 		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless (a chat answer without usage.completion_tokens included)"},
 		{CodeUnknownConversation, ClassFailed, "join", "a request's conversation_id is not a line of dataset.jsonl"},
 		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, the server's record and the HTTP answer on its completion tokens, the HTTP answer names another model than the served --model-name, or a Task time is outside its domain (negative, not of the one timing scope, longer than the call that was timed)"},
+		{CodeEchoMissing, ClassFailed, "join", "nothing shows the server answered a request's id: its answer carries no X-Request-ID, AIPerf's records hold no HTTP trace of it (--export-http-trace), or the row does not record that the echo was checked"},
+		{CodeEchoMismatched, ClassFailed, "join", "the server's answer echoes another X-Request-ID than the one sent (or the request's own header is not its record's id)"},
 		{CodeUnclaimedServerRecords, ClassFailed, "join", "the server recorded request ids the client never reported"},
 		{CodeUnclaimedNative, ClassFailed, "join", "the native runner answered request ids the client never reported"},
 		{CodeUnclaimedRaw, ClassFailed, "join", "the raw export holds request ids the records export does not"},
 		{CodeCountsInconsist, ClassFailed, "join", "the request totals are not the sum of the phases"},
-		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests (a value of the family's Task time source is missing: its percentiles are withheld)"},
+		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests (a value of the family's Task time source is missing: its percentiles are withheld), or the HTTP split that explains HTTP minus Task (AIPerf's trace: sending, waiting, receiving) is missing for one of them"},
 
 		{CodeExcluded, ClassExcluded, "inventory", "the inventory excludes the profile, with a reason"},
 	}

@@ -159,8 +159,10 @@ func csvHeader() []string {
 		"precision", "parallelism", "bundle_sha256", "correctness", "gates",
 		"warmup_sent", "warmup_expected", "measured_sent", "measured_expected",
 		"expected", "sent", "matched", "mismatched", "errored", "duplicates", "meaningless",
-		"missing_native", "missing_http", "missing_server_record",
-		"http_p50_ms", "http_p95_ms", "task_p50_ms", "task_p95_ms", "images_per_sec",
+		"missing_native", "missing_http", "missing_server_record", "echo_missing", "echo_mismatched",
+		"http_p50_ms", "http_p95_ms", "task_p50_ms", "task_p95_ms",
+		"http_mean_ms", "task_mean_ms", "client_mean_ms", "sending_mean_ms", "waiting_mean_ms", "receiving_mean_ms", "outside_task_mean_ms",
+		"images_per_sec",
 		"output_tokens", "boxes", "aiperf_version",
 		"hardware_scope", "hardware_mismatch", "gpu_count", "gpu_names", "gpu_uuids", "gpu_driver", "cuda_version",
 		"gpu_memory_total_mib", "gpu_clock_sm_mhz", "gpu_clock_max_sm_mhz", "gpu_power_limit_w", "gpu_mig_mode",
@@ -223,12 +225,19 @@ func csvValues(row *Row) map[string]string {
 	c := res.Requests
 	for k, n := range map[string]int{"expected": c.Expected, "sent": c.Sent, "matched": c.Matched,
 		"mismatched": c.Mismatched, "errored": c.Errored, "duplicates": c.Duplicates, "meaningless": c.Meaningless,
-		"missing_native": c.MissingNative, "missing_http": c.MissingHTTP, "missing_server_record": c.MissingServerRecord} {
+		"missing_native": c.MissingNative, "missing_http": c.MissingHTTP, "missing_server_record": c.MissingServerRecord,
+		"echo_missing": c.EchoMissing, "echo_mismatched": c.EchoMismatched} {
 		v[k] = strconv.Itoa(n)
 	}
 	v["correctness"], v["gates"] = correctnessWord(res.Correctness), gatesPlain(res.Correctness)
 	v["http_p50_ms"], v["http_p95_ms"] = fmtPlain(res.LatencyMS.HTTP.P50), fmtPlain(res.LatencyMS.HTTP.P95)
 	v["task_p50_ms"], v["task_p95_ms"] = fmtPlain(res.LatencyMS.Task.P50), fmtPlain(res.LatencyMS.Task.P95)
+	if s := res.LatencyMS.HTTPSplit; s != nil {
+		v["http_mean_ms"], v["task_mean_ms"] = fmtPlain(s.HTTPMean), fmtPlain(s.TaskMean)
+		v["client_mean_ms"], v["sending_mean_ms"] = fmtPlain(s.Client.Mean), fmtPlain(s.Sending.Mean)
+		v["waiting_mean_ms"], v["receiving_mean_ms"] = fmtPlain(s.Waiting.Mean), fmtPlain(s.Receiving.Mean)
+		v["outside_task_mean_ms"] = fmtPlain(s.OutsideTask.Mean)
+	}
 	v["images_per_sec"] = fmtPlain(res.ImagesPerSec)
 	v["output_tokens"], v["boxes"] = optInt(res.OutputTokens), optInt(res.Boxes)
 	v["aiperf_version"], v["source_commit"] = res.Provenance.AIPerfVersion, res.Provenance.SourceCommit
@@ -296,6 +305,13 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## Variants and partial profiles (not counted)\n\n")
 		p.table(resultsTable(other, true, mdEscape), "")
 	}
+	if split := httpSplitRows(r.Rows); len(split) > 0 {
+		p.f("\n## HTTP minus Task\n\n")
+		p.f("Each measured matched request's HTTP time split at AIPerf's HTTP trace: the client's own time before the first byte, sending (a new connection's set-up included), waiting (the server, the Task call inside it, and the network) and receiving.\n\n")
+		for _, row := range split {
+			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[PhaseMeasured].Matched)))
+		}
+	}
 	p.f("\n## Coverage\n\n")
 	p.table(coverageTable(r.Rows, mdEscape), "_No profiles._\n")
 	if reasons := reasonRows(r.Rows); len(reasons) > 0 {
@@ -333,6 +349,20 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		}
 	}
 	return p.err
+}
+
+// httpSplitRows are the measured rows with an HTTP split to show.
+func httpSplitRows(rows []Row) []Row {
+	var out []Row
+	for _, r := range rows {
+		if r.Result == nil || !r.Result.Measured() || r.Result.LatencyMS.HTTPSplit == nil {
+			continue
+		}
+		if r.Result.LatencyMS.HTTPSplit.Count > 0 || r.Result.RequestsByPhase[PhaseMeasured].Matched > 0 {
+			out = append(out, r)
+		}
+	}
+	return out
 }
 
 // reasonRows are the rows with a result that is not qualified.

@@ -103,7 +103,7 @@ func TestMarkdownShowsWhatReviewersCheck(t *testing.T) {
 		"answer_exact_match 0.625 ≥ 0.900 ✗",
 		"excluded: needs two GPUs; the qualification host has one",
 		"| ref-vlm-tiny ", // not-run row present
-		"2 (2 mismatched)",
+		"3 (2 mismatched, 1 echo differs)",
 		"1 (1 server record)",
 		"30/50", // interrupted measured phase
 		"trtmc-qual run --group vlm --profile ref-vlm-small --out out/demo",

@@ -239,6 +239,16 @@ type Counts struct {
 	Meaningless         int `json:"meaningless"`
 	UnknownConversation int `json:"unknown_conversation"`
 	Inconsistent        int `json:"inconsistent"`
+	// EchoMissing and EchoMismatched are requests whose identity the
+	// server's answer does not prove (JoinEchoMissing, JoinEchoMismatched).
+	// (Omitted when 0, as in rows of earlier versions.)
+	EchoMissing    int `json:"echo_missing,omitempty"`
+	EchoMismatched int `json:"echo_mismatched,omitempty"`
+	// EchoProven counts the requests, of any status, whose answer echoed
+	// the X-Request-ID sent, as AIPerf's HTTP trace shows it: every
+	// matched request must be among them (a row of an earlier version,
+	// which did not check the echo, has none).
+	EchoProven int `json:"echo_proven,omitempty"`
 	// ServerBusy counts requests the server refused 429 server_busy: its
 	// one replica was busy with a request someone else sent at the same
 	// time (trtmc-server has no queue).
@@ -254,12 +264,15 @@ func (c Counts) Add(o Counts) Counts {
 		MissingServerRecord: c.MissingServerRecord + o.MissingServerRecord,
 		Duplicates:          c.Duplicates + o.Duplicates, Meaningless: c.Meaningless + o.Meaningless,
 		UnknownConversation: c.UnknownConversation + o.UnknownConversation, Inconsistent: c.Inconsistent + o.Inconsistent,
+		EchoMissing: c.EchoMissing + o.EchoMissing, EchoMismatched: c.EchoMismatched + o.EchoMismatched, EchoProven: c.EchoProven + o.EchoProven,
 		ServerBusy: c.ServerBusy + o.ServerBusy,
 	}
 }
 
 // MissingJoins is the number of requests that could not be joined.
-func (c Counts) MissingJoins() int { return c.MissingNative + c.MissingHTTP + c.MissingServerRecord }
+func (c Counts) MissingJoins() int {
+	return c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.EchoMissing
+}
 
 // LatencySetMeasuredMatched names the one set of requests both latency
 // series cover: the measured requests whose HTTP and native answers matched.
@@ -285,6 +298,48 @@ type Latency struct {
 	// times of each measured matched request. It informs; the verdict does
 	// not depend on it (the two are different calls).
 	TaskAgreement *TaskAgreement `json:"task_agreement,omitempty"`
+	// HTTPSplit explains the HTTP series of the same set: each request's
+	// HTTP time split, at AIPerf's HTTP trace, into the client's own time,
+	// sending, waiting and receiving, and its waiting into the Task time
+	// and the rest (nil in rows of earlier versions).
+	HTTPSplit *HTTPSplit `json:"http_split,omitempty"`
+}
+
+// HTTPSplit is the HTTP time of the measured matched requests split at
+// AIPerf's HTTP trace (--export-http-trace). Per request, HTTP = client +
+// sending + waiting + receiving exactly, and waiting = Task + outside Task;
+// so the means add up the same way (HTTP mean - Task mean = client +
+// sending + outside Task + receiving), while percentiles of the parts
+// only describe each part. Every part is over the one set (Count of
+// Latency.Set's requests have a split; the parts are withheld, as the
+// latencies are, when one lacks it).
+type HTTPSplit struct {
+	Count          int    `json:"count"`
+	MissingExample string `json:"missing_example,omitempty"`
+	// HTTPMean and TaskMean are the means of the row's two series.
+	HTTPMean *float64 `json:"http_mean"`
+	TaskMean *float64 `json:"task_mean"`
+	// Client is AIPerf's time before the request's first byte was sent
+	// (request_latency minus the exchange).
+	Client SplitPart `json:"client"`
+	// Sending is from the first to the last byte of the request, a new
+	// connection's set-up included (aiohttp starts it before connecting).
+	Sending SplitPart `json:"sending"`
+	// Waiting is from the request's last byte to the answer's first byte:
+	// the server's handling, the Task call inside it, and the network.
+	Waiting SplitPart `json:"waiting"`
+	// Receiving is from the answer's first byte to its last.
+	Receiving SplitPart `json:"receiving"`
+	// OutsideTask is each request's waiting minus its Task time: the
+	// server's time around the Task call, plus the network.
+	OutsideTask SplitPart `json:"outside_task"`
+}
+
+// SplitPart is one part of the HTTP split, in milliseconds over the set.
+type SplitPart struct {
+	Mean *float64 `json:"mean"`
+	P50  *float64 `json:"p50"`
+	P95  *float64 `json:"p95"`
 }
 
 // Tolerance is how far apart two times of one thing may be: AbsMS or Rel
@@ -445,6 +500,115 @@ type Provenance struct {
 	// $SUDO_USER, the owner of $HOME): published text masks them wherever
 	// it is rendered (a published row holds them masked).
 	HostUsers []string `json:"host_users,omitempty"`
+
+	// Checkouts are the git checkouts of the run's programs (the
+	// harness's, $TRTMC_REPO's), each with its commit and digests of what
+	// its work tree adds to it: a dirty tree is visible, never silent.
+	Checkouts []Checkout `json:"checkouts,omitempty"`
+	// AIPerfDist is AIPerf's installed distribution, beside its version:
+	// the digests of its dist-info METADATA and RECORD (RECORD lists the
+	// sha256 of every installed file).
+	AIPerfDist *Distribution `json:"aiperf_dist,omitempty"`
+	// ServerLoaded is every executable and shared library the server's
+	// process group had mapped while it served (the native worker and
+	// TRTMC's runtime libraries among them), with their digests.
+	ServerLoaded *LoadedFiles `json:"server_loaded,omitempty"`
+	// BundleChecks are the served bundle digested again after each stage
+	// that could change it: after the correctness case and after the run
+	// (serving and the native replay). A digest other than the one before
+	// fails the row.
+	BundleChecks []BundleCheck `json:"bundle_checks,omitempty"`
+}
+
+// Checkout is a git checkout as the run found it.
+type Checkout struct {
+	// Name is the root's name (HARNESS, TRTMC: Root names).
+	Name   string `json:"name"`
+	Path   string `json:"path"`
+	Commit string `json:"commit,omitempty"`
+	// Dirty is set when tracked files differ from Commit or untracked
+	// files exist.
+	Dirty bool `json:"dirty"`
+	// ChangedFiles are the tracked files that differ from Commit (staged
+	// or not); DiffSHA256 is the sha256 of `git diff --binary HEAD`
+	// ("" when none differ).
+	ChangedFiles int    `json:"changed_files"`
+	DiffSHA256   string `json:"diff_sha256,omitempty"`
+	// UntrackedFiles are the files git neither tracks nor ignores;
+	// UntrackedSHA256 digests their names and contents ("" when none).
+	UntrackedFiles  int    `json:"untracked_files"`
+	UntrackedSHA256 string `json:"untracked_sha256,omitempty"`
+	// Error says why the checkout could not be read (not a git checkout,
+	// git failed, too much untracked data): nothing about it is proven.
+	Error string `json:"error,omitempty"`
+}
+
+// Distribution is an installed Python distribution (a dist-info
+// directory).
+type Distribution struct {
+	Name     string `json:"name"`
+	Version  string `json:"version"`
+	DistInfo string `json:"dist_info"`
+	// MetadataSHA256 and RecordSHA256 are the sha256 of its METADATA and
+	// RECORD files.
+	MetadataSHA256 string `json:"metadata_sha256,omitempty"`
+	RecordSHA256   string `json:"record_sha256,omitempty"`
+	Error          string `json:"error,omitempty"`
+}
+
+// LoadedFiles are the files a server's process group had mapped.
+type LoadedFiles struct {
+	// File is the evidence file (relative to the row's directory) listing
+	// every one with its size and sha256; SHA256 is that file's digest.
+	File   string `json:"file,omitempty"`
+	SHA256 string `json:"sha256,omitempty"`
+	Count  int    `json:"count"`
+	// Executables are the programs the group's processes ran (the server,
+	// its native worker), Native the loaded libraries of TRTMC's own
+	// (libtrtmc*), each with its sha256.
+	Executables []FileIdentity `json:"executables,omitempty"`
+	Native      []FileIdentity `json:"native,omitempty"`
+	// Error says why the mappings could not be read (not Linux, the
+	// server had exited).
+	Error string `json:"error,omitempty"`
+}
+
+// LoadedListSchema is the schema id of the server's loaded files list.
+const LoadedListSchema = "trtmc-qual/server-loaded/v1"
+
+// LoadedFile is the name of that list in a row's evidence directory.
+const LoadedFile = "server_loaded.json"
+
+// LoadedList is OUT/<group>/<profile>/server_loaded.json: every file the
+// server's process group had mapped while it served, with its digest.
+type LoadedList struct {
+	Schema string       `json:"schema"`
+	Files  []LoadedPath `json:"files"`
+}
+
+// LoadedPath is one mapped file.
+type LoadedPath struct {
+	Path   string `json:"path"`
+	Size   int64  `json:"size"`
+	SHA256 string `json:"sha256,omitempty"`
+	// Executable: a process of the group runs it.
+	Executable bool `json:"executable,omitempty"`
+	// Deleted: the file was deleted (or replaced) while mapped.
+	Deleted bool   `json:"deleted,omitempty"`
+	Error   string `json:"error,omitempty"`
+}
+
+// Bundle checks (BundleCheck.After).
+const (
+	BundleAfterCorrectness = "correctness"
+	BundleAfterRun         = "run"
+)
+
+// BundleCheck is the served bundle digested again after a stage.
+type BundleCheck struct {
+	After  string `json:"after"`
+	SHA256 string `json:"sha256,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // NativeRun describes the native answers of a row.

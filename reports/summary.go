@@ -79,7 +79,7 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 	p.f("- **Scope:** %s.\n", c.Summary)
 	p.f("- **Requests** (normal profiles in scope): %s", req)
 	if t.mismatched+t.missing+t.other > 0 {
-		p.f("; %d mismatched, %d missing joins, %d duplicate or meaningless", t.mismatched, t.missing, t.other)
+		p.f("; %d mismatched, %d missing joins, %d duplicate, meaningless or echoing another id", t.mismatched, t.missing, t.other)
 	}
 	p.f(".\n")
 	p.f("- **Inventory:** %s\n", reconcileLine(o.Reconcile))
@@ -224,7 +224,7 @@ func summaryTotals(rows []Row) totals {
 		t.errored += c.Errored
 		t.mismatched += c.Mismatched
 		t.missing += c.MissingJoins()
-		t.other += c.Duplicates + c.Meaningless + c.ServerBusy
+		t.other += c.Duplicates + c.Meaningless + c.EchoMismatched + c.ServerBusy
 	}
 	slices.SortStableFunc(t.commitOrder, func(a, b string) int {
 		switch {

@@ -89,6 +89,6 @@ func TestSummaryNeverReadsAsAPass(t *testing.T) {
 	assert.True(t, strings.HasPrefix(s, "**vlm: NOT complete — 1 of 5 normal profiles in scope qualified.**"), s)
 	assert.Contains(t, s, "- **ref-vlm-tiny** (normal): not-run — planned; no result in the evidence")
 	assert.Contains(t, s, "  - ref-vlm-xl (normal): needs two GPUs; the qualification host has one")
-	assert.Contains(t, s, "130 measured + 15 warmup requests; 142 of 145 requests with complete native/HTTP matches")
+	assert.Contains(t, s, "130 measured + 15 warmup requests; 141 of 145 requests with complete native/HTTP matches")
 	assert.Contains(t, s, "  - not recorded: ref-vlm-large")
 }

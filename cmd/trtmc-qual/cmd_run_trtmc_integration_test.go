@@ -659,8 +659,9 @@ func TestTRTMCServerDefaultBodyLimit(t *testing.T) {
 }
 
 // A server that ignores the incoming X-Request-ID (idx@ddf1735f's policy)
-// makes a join by identity impossible: its records are the server's own
-// ids, so every request lacks its record and the records are unclaimed.
+// makes a join by identity impossible: every answer echoes the server's
+// own id, which AIPerf's HTTP trace shows (echo_mismatched, warmup and
+// measured), and its records are under those ids, unclaimed.
 func TestTRTMCServerThatIgnoresRequestIDs(t *testing.T) {
 	h := getHarness(t)
 	tr := setupTRTMCRun(t, h)
@@ -668,13 +669,15 @@ func TestTRTMCServerThatIgnoresRequestIDs(t *testing.T) {
 	r := tr.run(t, h)
 	assert.Equal(t, 1, tr.code, tr.output)
 	assert.Equal(t, reports.VerdictFailed, r.Verdict)
-	assert.Equal(t, 55, r.Requests.MissingServerRecord)
+	assert.Equal(t, 5, r.RequestsByPhase[reports.PhaseWarmup].EchoMismatched)
+	assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].EchoMismatched)
+	assert.Zero(t, r.Requests.EchoProven)
 	assert.Equal(t, 55, r.Unclaimed.ServerRecords)
 	codes := map[reports.Code]bool{}
 	for _, rs := range r.Reasons {
 		codes[rs.Code] = true
 	}
-	assert.True(t, codes[reports.CodeMissingServerRec] && codes[reports.CodeUnclaimedServerRecords], "%+v", r.Reasons)
+	assert.True(t, codes[reports.CodeEchoMismatched] && codes[reports.CodeUnclaimedServerRecords], "%+v", r.Reasons)
 }
 
 func readFile(t *testing.T, p string) string {

@@ -64,7 +64,7 @@ var mayImport = map[string][]string{
 	// The pipeline and what runs it.
 	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                        // the AIPerf 0.13.0 driver
 	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports"},                                                                           // the one join
-	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "families", "reports"},                              // the pipeline, scheduling, rejudge
+	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports"},   // the pipeline, scheduling, rejudge
 	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                            // the Slurm executor
 	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},                // host checks
 	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"}, // the premerge job

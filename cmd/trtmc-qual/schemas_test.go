@@ -45,6 +45,7 @@ var schemaDocs = []schemas.Doc{
 	{Name: "native-requests", Title: "OUT/<group>/<profile>/native_requests.jsonl: one payload the native runner answers", Type: reflect.TypeFor[families.NativeRequest](), Lines: true},
 	{Name: "native-answers", Title: "OUT/<group>/<profile>/native_answers.jsonl: one native answer (what `adapter native` writes and a family's native runner must write)", Type: reflect.TypeFor[families.NativeAnswer](), Lines: true},
 	{Name: "native-meta", Title: "OUT/<group>/<profile>/native_meta.json: which native path answered and what task_ms measures (" + families.NativeMetaSchema + ")", Type: reflect.TypeFor[families.NativeMeta]()},
+	{Name: "server-loaded", Title: "OUT/<group>/<profile>/server_loaded.json: every file the server's process group had mapped while it served, with its sha256 (" + reports.LoadedListSchema + ")", Type: reflect.TypeFor[reports.LoadedList]()},
 	{Name: "lock", Title: "OUT/<group>/.lock: the run that holds the group's evidence directory", Type: reflect.TypeFor[evidence.Holder]()},
 	{Name: "corpus", Title: "DIR/corpus.json written by `corpus init` (" + aiperf.CorpusSchemaQual + ")", Type: reflect.TypeFor[aiperf.CorpusFile]()},
 	{Name: "bundle-receipt", Title: "BUNDLE.receipt.json written by `adapter bundle` (" + trtmc.ReceiptSchema + ")", Type: reflect.TypeFor[trtmc.Receipt]()},

@@ -208,6 +208,10 @@ func Argv(c Config) []string {
 		"--random-seed", strconv.Itoa(c.Seed),
 		"--artifact-dir", c.ArtifactDir,
 		"--export-level", "raw",
+		// Each record's trace_data: the response headers (the server's
+		// X-Request-ID echo, the join's proof of identity) and the
+		// send / wait / receive timestamps of the HTTP exchange.
+		"--export-http-trace",
 		"--ui-type", "none",
 		"--no-server-metrics",
 	)

@@ -47,6 +47,7 @@ func TestArgvChat(t *testing.T) {
 		"--random-seed", "7",
 		"--artifact-dir", "/w/artifacts",
 		"--export-level", "raw",
+		"--export-http-trace",
 		"--ui-type", "none",
 		"--no-server-metrics",
 		"--no-gpu-telemetry",

@@ -98,6 +98,9 @@ type Request struct {
 	Error        *RequestError `json:"error,omitempty"`
 	OutputTokens *int          `json:"output_tokens,omitempty"`
 	Cancelled    bool          `json:"cancelled,omitempty"`
+	// Echo is whether the server's answer echoed the X-Request-ID sent
+	// (ClassifyEcho over the record's trace_data).
+	Echo Echo `json:"echo"`
 }
 
 // Body is a response body. It is []byte underneath (pass it wherever a
@@ -300,6 +303,7 @@ func (c *collector) records() {
 			Error:          r.Error,
 			Cancelled:      m.Cancelled(),
 		}
+		q.Echo, _ = r.Echo()
 		if m.TurnIndex != nil {
 			q.TurnIndex = *m.TurnIndex
 		}

@@ -478,10 +478,11 @@ func TestCollectGolden(t *testing.T) {
 				Status                     int
 				Failed, HasPayload         bool
 				HasLatency                 bool
+				Echo                       Echo
 			}
 			var rows []row
 			for _, q := range run.Requests {
-				rows = append(rows, row{q.Phase, q.ConversationID, q.EntryID, q.HTTPStatus, q.Error != nil, len(q.Payload) > 0, q.LatencyMs != nil})
+				rows = append(rows, row{q.Phase, q.ConversationID, q.EntryID, q.HTTPStatus, q.Error != nil, len(q.Payload) > 0, q.LatencyMs != nil, q.Echo})
 			}
 			// Within a phase the order is completion-dependent; sort for the golden.
 			sortRows := func(rs []row) {

@@ -354,6 +354,9 @@ func TestIntegrationProfile(t *testing.T) {
 				assert.Equal(t, fileSize[q.EntryID], len(payloadImage(t, q.Payload)), "payload image of %s", q.RequestID)
 				assert.Equal(t, 200, q.HTTPStatus)
 				assert.NotEmpty(t, q.Response)
+				// --export-http-trace: the server's X-Request-ID echo is in
+				// the record, warmup included.
+				assert.Equal(t, EchoMatch, q.Echo, "echo of %s (%s)", q.RequestID, q.Phase)
 				if q.Phase == PhaseProfiling {
 					require.NotNil(t, q.LatencyMs)
 					lat = append(lat, *q.LatencyMs)

@@ -97,6 +97,8 @@ type RecordLine struct {
 	Metadata RecordMetadata         `json:"metadata"`
 	Metrics  map[string]MetricValue `json:"metrics"`
 	Error    *RequestError          `json:"error,omitempty"`
+	// TraceData is the request's HTTP trace (--export-http-trace).
+	TraceData *TraceData `json:"trace_data,omitempty"`
 }
 
 // Metric returns a numeric metric of the record.

@@ -4,6 +4,9 @@ import (
 	"encoding/binary"
 	"hash/maphash"
 	"math"
+
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // reqKey identifies a request id in 16 bytes: a canonical lowercase UUID
@@ -106,7 +109,7 @@ const (
 	ansWrongModel
 )
 
-// entry is everything the join keeps per request id: 112 bytes, whatever
+// entry is everything the join keeps per request id: 128 bytes, whatever
 // the payload and answer sizes, plus an 8-byte slot in the id table.
 type entry struct {
 	key       reqKey
@@ -133,6 +136,48 @@ type entry struct {
 	phase      uint8
 	ans        uint8
 	flags      uint16
+	// echo is what the client's HTTP trace shows of the server's
+	// X-Request-ID echo (echoNone until a client record claims the id).
+	echo uint8
+	// sendMS, waitMS and recvMS split the HTTP exchange (NaN: no split);
+	// float32 keeps the entry at 128 bytes (7 significant digits).
+	sendMS, waitMS, recvMS float32
+}
+
+// Echo outcomes (entry.echo), aiperf.Echo's values.
+const (
+	echoNone uint8 = iota
+	echoMatch
+	echoNoTrace
+	echoMissing
+	echoDiffers
+)
+
+func echoCode(e aiperf.Echo) uint8 {
+	switch e {
+	case aiperf.EchoMatch:
+		return echoMatch
+	case aiperf.EchoNoTrace:
+		return echoNoTrace
+	case aiperf.EchoMissing:
+		return echoMissing
+	}
+	return echoDiffers
+}
+
+// echoName is the joined line's echo value.
+func echoName(c uint8) string {
+	switch c {
+	case echoMatch:
+		return reports.EchoMatch
+	case echoNoTrace:
+		return reports.EchoNoTrace
+	case echoMissing:
+		return reports.EchoMissing
+	case echoDiffers:
+		return reports.EchoDiffers
+	}
+	return ""
 }
 
 func bump8(p *uint8) {
@@ -217,6 +262,8 @@ func (x *index) get(k reqKey) *entry {
 	e = x.at(i)
 	e.key = k
 	e.taskMS, e.httpMS, e.natOff, e.session = math.NaN(), math.NaN(), -1, -1
+	nan := float32(math.NaN())
+	e.sendMS, e.waitMS, e.recvMS = nan, nan, nan
 	return e
 }
 

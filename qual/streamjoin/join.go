@@ -37,6 +37,7 @@ import (
 	"runtime"
 	"slices"
 	"sort"
+	"strconv"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
@@ -159,6 +160,10 @@ type Result struct {
 	// HTTPMissing and TaskMissing are a matched measured request without
 	// that latency, when there is one.
 	HTTPMissing, TaskMissing string `json:"-"`
+	// Split holds, for the same set, each request's HTTP time split at
+	// AIPerf's trace (SplitMissing: the first request without one).
+	Split        SplitSeries `json:"-"`
+	SplitMissing string      `json:"-"`
 	// TaskSource and TaskScope are Options.TaskTime and the scope of
 	// its values (Options.TaskScope, or what the server's records carry).
 	TaskSource, TaskScope string `json:"-"`
@@ -187,6 +192,15 @@ type Result struct {
 	// in DigestAlgorithm.
 	Digests         map[string]string `json:"-"`
 	DigestAlgorithm string            `json:"-"`
+}
+
+// SplitSeries are the parts of the measured matched requests' HTTP time,
+// one value per request that has a split (aiperf.HTTPSplit), in ms.
+type SplitSeries struct {
+	Client, Sending, Waiting, Receiving []float64
+	// OutsideTask is waiting minus the request's Task time (only where
+	// both are there).
+	OutsideTask []float64
 }
 
 // Stats describe the input.
@@ -224,6 +238,8 @@ type joiner struct {
 	// agree keeps the two Task times of a few requests whose server and
 	// native values disagree (for the row's example).
 	agree map[reqKey][2]float64
+	// echoNotes say what was wrong with a few requests' X-Request-ID echo.
+	echoNotes map[reqKey]string
 	// srvKind is what the server's records time: 0 nothing yet,
 	// kindTaskMS, kindCallMS.
 	srvKind uint8
@@ -296,8 +312,8 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	default:
 		return nil, fmt.Errorf("streamjoin: unknown Task time source %q", opts.TaskTime)
 	}
-	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{}, agree: map[reqKey][2]float64{}, dg: dg,
-		httpErrs: map[httpErrKey]int{},
+	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{}, agree: map[reqKey][2]float64{},
+		echoNotes: map[reqKey]string{}, httpErrs: map[httpErrKey]int{}, dg: dg,
 		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}, DigestAlgorithm: dg.Name(),
 			TaskSource: opts.TaskTime, TaskScope: opts.TaskScope}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
@@ -625,6 +641,13 @@ func (j *joiner) readRecords(ctx context.Context) error {
 					e.flags |= fBusy
 				}
 			}
+			e.echo = echoCode(v.echo)
+			if v.echoText != "" && len(j.echoNotes) < maxNotes {
+				j.echoNotes[v.key] = v.echoText
+			}
+			if v.splitOK {
+				e.sendMS, e.waitMS, e.recvMS = float32(v.split.SendingMS), float32(v.split.WaitingMS), float32(v.split.ReceivingMS)
+			}
 			if e.session >= 0 && j.sessions.claim(e.session) {
 				e.flags |= fConvDup
 			}
@@ -796,22 +819,10 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
 	case e.status < 200 || e.status > 299:
 		return reports.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
-	case e.ans == ansTooLarge:
-		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
-	case e.ans == ansBad:
-		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
-	case e.ans == ansMeaningless:
-		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
-	case e.ans == ansWrongModel:
-		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinInconsistent, n
-		}
-		return reports.JoinInconsistent, "the HTTP answer names another model than the served --model-name"
-	case e.flags&fTokensDisagree != 0:
-		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinInconsistent, n
-		}
-		return reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens"
+	case e.echo != echoMatch:
+		return j.echoStatus(e)
+	case e.ans != ansOK || e.flags&fTokensDisagree != 0:
+		return j.answerStatus(e)
 	case e.flags&fTaskDomain != 0:
 		if n, ok := j.notes[e.key]; ok {
 			return reports.JoinInconsistent, n
@@ -849,6 +860,42 @@ func (j *joiner) clientFailure(e *entry) (status, problem string) {
 	return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
 }
 
+// answerStatus is the status of a request whose HTTP answer is not usable
+// as it is: too large, not extractable, meaningless, naming another model,
+// or counting other tokens than the server's record.
+func (j *joiner) answerStatus(e *entry) (status, problem string) {
+	note := func(status, fallback string) (string, string) {
+		if n, ok := j.notes[e.key]; ok {
+			return status, n
+		}
+		return status, fallback
+	}
+	switch e.ans {
+	case ansTooLarge:
+		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
+	case ansBad:
+		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
+	case ansMeaningless:
+		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
+	case ansWrongModel:
+		return note(reports.JoinInconsistent, "the HTTP answer names another model than the served --model-name")
+	}
+	return note(reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens")
+}
+
+// echoStatus is the status of a request whose answer does not prove its
+// identity: no X-Request-ID echo (or no trace at all), or another id.
+func (j *joiner) echoStatus(e *entry) (status, problem string) {
+	status, problem = reports.JoinEchoMissing, "nothing in AIPerf's HTTP trace shows the server answered this request's X-Request-ID"
+	if e.echo == echoDiffers {
+		status, problem = reports.JoinEchoMismatched, "the server's answer echoes another X-Request-ID than the one sent"
+	}
+	if n, ok := j.echoNotes[e.key]; ok {
+		problem = n
+	}
+	return status, problem
+}
+
 func phaseString(p uint8) string {
 	if p == phaseWarmup {
 		return PhaseWarmup
@@ -878,6 +925,10 @@ func bump(c *Counts, status string) {
 		c.UnknownConversation++
 	case reports.JoinInconsistent:
 		c.Inconsistent++
+	case reports.JoinEchoMissing:
+		c.EchoMissing++
+	case reports.JoinEchoMismatched:
+		c.EchoMismatched++
 	case reports.JoinServerBusy:
 		c.ServerBusy++
 	}
@@ -987,6 +1038,9 @@ func (j *joiner) account(t *tally, e *entry, status, problem string) {
 	c := &t.counts[e.phase]
 	c.Sent++
 	bump(c, status)
+	if e.echo == echoMatch {
+		c.EchoProven++
+	}
 	if status == reports.JoinMatched {
 		return
 	}
@@ -1015,11 +1069,33 @@ func (j *joiner) measured(t *tally, e *entry, sizes map[[2]int32]int) {
 	} else if res.TaskMissing == "" {
 		res.TaskMissing = j.requestID(e.key)
 	}
+	j.measuredSplit(e)
 	if e.flags&fTaskCompared != 0 {
 		j.compareTask(t, e)
 	}
 	if e.imgW > 0 {
 		sizes[[2]int32{e.imgW, e.imgH}]++
+	}
+}
+
+// measuredSplit adds a matched measured request's HTTP split to the
+// row's (the first request without one is named).
+func (j *joiner) measuredSplit(e *entry) {
+	res := j.res
+	send, wait, recv := float64(e.sendMS), float64(e.waitMS), float64(e.recvMS)
+	if math.IsNaN(send) || math.IsNaN(e.httpMS) {
+		if res.SplitMissing == "" {
+			res.SplitMissing = j.requestID(e.key)
+		}
+		return
+	}
+	s := &res.Split
+	s.Client = append(s.Client, e.httpMS-(send+wait+recv))
+	s.Sending = append(s.Sending, send)
+	s.Waiting = append(s.Waiting, wait)
+	s.Receiving = append(s.Receiving, recv)
+	if !math.IsNaN(e.taskMS) {
+		s.OutsideTask = append(s.OutsideTask, wait-e.taskMS)
 	}
 }
 
@@ -1116,6 +1192,24 @@ func (j *joiner) joinedLine(b []byte, e *entry, status, problem string) []byte {
 	b = append(b, status...)
 	b = append(b, `","start_ns":`...)
 	b = fmt.Appendf(b, "%d", e.startNs)
+	if name := echoName(e.echo); name != "" {
+		b = append(b, `,"echo":"`...)
+		b = append(b, name...)
+		b = append(b, '"')
+	}
+	// The split, when the trace has one (omitted otherwise).
+	if send, wait, recv := float64(e.sendMS), float64(e.waitMS), float64(e.recvMS); !math.IsNaN(send) {
+		b = append(b, `,"sending_ms":`...)
+		b = appendMS32(b, e.sendMS)
+		b = append(b, `,"waiting_ms":`...)
+		b = appendMS32(b, e.waitMS)
+		b = append(b, `,"receiving_ms":`...)
+		b = appendMS32(b, e.recvMS)
+		if client := e.httpMS - (send + wait + recv); !math.IsNaN(client) {
+			b = append(b, `,"client_ms":`...)
+			b = appendMS(b, client)
+		}
+	}
 	if problem != "" {
 		b = append(b, `,"problem":`...)
 		b = appendQuoted(b, problem)
@@ -1134,6 +1228,15 @@ func appendMS(b []byte, v float64) []byte {
 	}
 	q, _ := json.Marshal(v)
 	return append(b, q...)
+}
+
+// appendMS32 appends a float32 value with the digits float32 holds.
+func appendMS32(b []byte, v float32) []byte {
+	f := float64(v)
+	if math.IsNaN(f) || math.IsInf(f, 0) {
+		return append(b, "null"...)
+	}
+	return strconv.AppendFloat(b, f, 'g', -1, 32)
 }
 
 func (j *joiner) example(id string) {
@@ -1209,7 +1312,8 @@ func (res *Result) Apply(r *reports.Result) {
 	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
 		HTTP:       percentiles(res.MeasuredHTTP, res.MeasuredMatched, res.HTTPMissing, aiperf.LatencyPercentilesMs),
 		Task:       percentiles(res.MeasuredTask, res.MeasuredMatched, res.TaskMissing, aiperf.Percentiles),
-		TaskSource: res.TaskSource, TaskScope: res.TaskScope, TaskAgreement: res.Agreement}
+		TaskSource: res.TaskSource, TaskScope: res.TaskScope, TaskAgreement: res.Agreement,
+		HTTPSplit: res.httpSplit()}
 	r.Notes = slices.Clone(res.Notes)
 	r.OutputTokens, r.Boxes = nil, nil
 	if r.Answers.EndpointType == aiperf.EndpointChat {
@@ -1219,6 +1323,34 @@ func (res *Result) Apply(r *reports.Result) {
 		n := res.Boxes
 		r.Boxes = &n
 	}
+}
+
+// httpSplit summarises the split over the set: every part withheld when a
+// request of the set has none (or a value of either latency is missing).
+func (res *Result) httpSplit() *reports.HTTPSplit {
+	s := res.Split
+	out := &reports.HTTPSplit{Count: len(s.Sending), MissingExample: res.SplitMissing}
+	n := res.MeasuredMatched
+	if n == 0 || len(s.Sending) < n || len(res.MeasuredHTTP) < n || len(res.MeasuredTask) < n || len(s.OutsideTask) < n {
+		return out
+	}
+	out.HTTPMean, out.TaskMean = mean(res.MeasuredHTTP), mean(res.MeasuredTask)
+	part := func(v []float64) reports.SplitPart {
+		ps := aiperf.Percentiles(v, 50, 95)
+		return reports.SplitPart{Mean: mean(v), P50: &ps[0], P95: &ps[1]}
+	}
+	out.Client, out.Sending, out.Waiting, out.Receiving = part(s.Client), part(s.Sending), part(s.Waiting), part(s.Receiving)
+	out.OutsideTask = part(s.OutsideTask)
+	return out
+}
+
+func mean(v []float64) *float64 {
+	var sum float64
+	for _, x := range v {
+		sum += x
+	}
+	m := sum / float64(len(v))
+	return &m
 }
 
 // percentiles summarises a series of the set of n requests; a series with

@@ -60,8 +60,9 @@ func judged(t *testing.T, c checkpoint, opts streamjoin.Options) (*streamjoin.Re
 	row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
 		Answers:     reports.AnswerSemantics{EndpointType: opts.Family.EndpointType},
 		Correctness: &reports.Correctness{Ran: true, Passed: true, Gates: []reports.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
-		Provenance:  reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x"},
-		Stages:      []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
+		Provenance: reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
+			BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: "x"}}},
+		Stages: []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
 	res.Apply(&row)
 	reports.Judge(&row)
 	return res, &row, mism.String()

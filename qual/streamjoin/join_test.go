@@ -337,7 +337,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			require.NoError(t, err)
 			for phase, n := range r.ByPhase {
 				sum := n.Matched + n.Mismatched + n.Errored + n.MissingNative + n.MissingHTTP + n.MissingServerRecord +
-					n.Duplicates + n.Meaningless + n.UnknownConversation + n.Inconsistent + n.ServerBusy
+					n.Duplicates + n.Meaningless + n.UnknownConversation + n.Inconsistent + n.EchoMissing + n.EchoMismatched + n.ServerBusy
 				assert.Equal(t, n.Sent, sum, "phase %s: every request in exactly one status: %+v", phase, n)
 			}
 			tc.check(t, r, mism.String())
@@ -345,8 +345,9 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
 				Answers:     reports.AnswerSemantics{EndpointType: "image_retrieval"},
 				Correctness: &reports.Correctness{Ran: true, Passed: true, Gates: []reports.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
-				Provenance:  reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x"},
-				Stages:      []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
+				Provenance: reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
+					BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: "x"}}},
+				Stages: []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
 			r.Apply(&row)
 			reports.Judge(&row)
 			if tc.name == "clean" {

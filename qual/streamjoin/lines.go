@@ -51,9 +51,10 @@ type worker struct {
 	// served is the model name the server was started with: a chat
 	// answer must name it (Options.ServedModel; "" checks nothing).
 	served string
-	spans  []span // the responses of the raw line being parsed
-	body   []byte // the response body being assembled
-	memo   *memo  // nil: extract every answer
+	spans  []span    // the responses of the raw line being parsed
+	body   []byte    // the response body being assembled
+	memo   *memo     // nil: extract every answer
+	trace  traceInfo // the trace of the record being parsed
 	// sessions answers EntryOf in the worker (Options.Sessions).
 	sessions *Sessions
 	// The keys of the last object of each kind read, in order: the

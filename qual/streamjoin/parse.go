@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 )
 
 // The line readers below accept and reject what encoding/json accepts and
@@ -110,8 +112,18 @@ var (
 		"x_correlation_id", "worker_id", "record_processor_id", "phase_name", "phase_kind").
 		ignoring("profiling_index", "context_overflow_skip", "agent_depth", "root_correlation_id", "parent_correlation_id",
 			"source_trace_id", "source_outer_idx", "source_inner_idx", "source_kind")
-	recordFields = newFieldSet("metadata", "metrics", "error").ignoring("trace_data", "spec_decode_acceptance")
-	rawFields    = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers").
+	recordFields = newFieldSet("metadata", "metrics", "error", "trace_data").ignoring("spec_decode_acceptance")
+	// traceFields are qual/aiperf's TraceData; the ignored keys are the
+	// rest of AIPerf 0.13.0's AioHttpTraceDataExport.
+	traceFields = newFieldSet("request_headers", "response_headers", "request_send_start_ns", "request_send_end_ns",
+		"response_receive_start_ns", "response_receive_end_ns").
+		ignoring("trace_type", "request_headers_sent_ns", "request_chunks", "request_chunks_count", "request_bytes_total",
+			"response_status_code", "response_reason", "response_headers_received_ns", "response_chunks", "response_chunks_count",
+			"response_bytes_total", "error_timestamp_ns", "sending_ns", "waiting_ns", "receiving_ns", "duration_ns",
+			"connection_pool_wait_start_ns", "connection_pool_wait_end_ns", "tcp_connect_start_ns", "tcp_connect_end_ns",
+			"connection_reused_ns", "dns_cache_hit_ns", "dns_cache_miss_ns", "dns_lookup_start_ns", "dns_lookup_end_ns",
+			"local_ip", "local_port", "remote_ip", "remote_port", "blocked_ns", "dns_lookup_ns", "connecting_ns")
+	rawFields = newFieldSet("metadata", "status", "error", "responses", "payload", "start_perf_ns", "request_headers").
 			ignoring("response_headers", "cache_bust_marker", "cache_bust_target")
 	errorFields    = newFieldSet("code", "type", "message", "cause", "cause_chain", "details")
 	metricFields   = newFieldSet("value", "unit")
@@ -303,10 +315,17 @@ type clientLine struct {
 	convHash uint64
 	hasConv  bool
 	status   int32
-	// errText says what the client reported for a failed request; for an
-	// HTTP error, srvErr is the server's answer read from its body.
+	// errText says what the client reported for a failed request.
 	errText string
-	srvErr  serverError
+	// echo is what the record's HTTP trace shows of the server's
+	// X-Request-ID echo (echoText says what was wrong), split its HTTP
+	// exchange (ok: the trace has the four timestamps in order).
+	echo     aiperf.Echo
+	echoText string
+	split    aiperf.HTTPSplit
+	splitOK  bool
+	// srvErr is a failed request's HTTP answer, read from its body.
+	srvErr serverError
 }
 
 // serverError is a failed request's HTTP answer as the server gave it:
@@ -350,6 +369,65 @@ func readServerError(body []byte) serverError {
 	return serverError{}
 }
 
+// traceInfo is what the join reads of a record's trace_data.
+type traceInfo struct {
+	present      bool
+	sent, echoed []string // the values of every X-Request-ID header
+	ts           [4]int64 // send start, send end, receive start, receive end
+	has          [4]bool
+}
+
+// traceTimes are the timestamp fields of traceInfo.ts, in order.
+var traceTimes = [4]string{"request_send_start_ns", "request_send_end_ns", "response_receive_start_ns", "response_receive_end_ns"}
+
+// parseTrace reads trace_data as encoding/json decodes it into
+// *aiperf.TraceData: null is no trace; the header maps keep every
+// X-Request-ID value (a null value is "").
+func parseTrace(b []byte, i int, t *traceInfo) (int, error) {
+	if j, isnull := isNull(b, i); isnull {
+		*t = traceInfo{}
+		return j, nil
+	}
+	o := walkObject(b, i, traceFields)
+	if o.err == nil {
+		t.present = true
+	}
+	for o.next() {
+		switch o.name {
+		case "request_headers":
+			o.i, o.err = readRequestIDs(b, o.i, &t.sent)
+		case "response_headers":
+			o.i, o.err = readRequestIDs(b, o.i, &t.echoed)
+		case "":
+			o.skip()
+		default:
+			k := slices.Index(traceTimes[:], o.name)
+			var isnull bool
+			t.ts[k], o.i, isnull, o.err = readInt64(b, o.i)
+			t.has[k] = !isnull
+		}
+	}
+	return o.end()
+}
+
+// readRequestIDs reads a header map (map[string]string; null is none) and
+// sets *ids to the values of its X-Request-ID headers, in any case.
+func readRequestIDs(b []byte, i int, ids *[]string) (int, error) {
+	*ids = (*ids)[:0]
+	o := walkNullable(b, i, nil)
+	for o.next() {
+		key, err := decodeKey(o.key)
+		if err != nil || !aiperf.IsRequestIDHeader(string(key)) {
+			o.check(checkString)
+			continue
+		}
+		var v []byte
+		o.str(&v)
+		*ids = append(*ids, string(v))
+	}
+	return o.end()
+}
+
 func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 	o := walkObject(line, 0, recordFields)
 	if o.err != nil {
@@ -357,12 +435,16 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 	}
 	var m metaFields
 	var eo errorObj
+	tr := &w.trace
+	*tr = traceInfo{sent: tr.sent[:0], echoed: tr.echoed[:0]}
 	hasMetrics := false
 	out.latencyMS = math.NaN()
 	for o.next() {
 		switch o.name {
 		case "metadata":
 			o.i, o.err = parseMetadata(line, o.i, &m, &w.guessMeta)
+		case "trace_data":
+			o.i, o.err = parseTrace(line, o.i, tr)
 		case "metrics":
 			var isnull bool
 			if o.i, isnull = isNull(line, o.i); isnull {
@@ -412,6 +494,11 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		out.errText = "cancelled by the client"
 	}
 	out.status = eo.status()
+	out.echo, out.echoText = aiperf.ClassifyEcho(string(m.id), tr.present, tr.sent, tr.echoed)
+	out.split, out.splitOK = aiperf.HTTPSplit{}, tr.has == [4]bool{true, true, true, true}
+	if out.splitOK {
+		out.split, out.splitOK = aiperf.Split(tr.ts[0], tr.ts[1], tr.ts[2], tr.ts[3])
+	}
 	return nil
 }
 

@@ -185,6 +185,19 @@ func checkRecordWith(t *testing.T, w *worker, line, body []byte, want *aiperf.Re
 		status = int32(*e.Code)
 	}
 	assert.Equal(t, status, got.status)
+	wantEcho, wantText := want.Echo()
+	assert.Equal(t, wantEcho, got.echo, "echo of %q", line)
+	assert.Equal(t, wantText, got.echoText)
+	var split aiperf.HTTPSplit
+	ok = false
+	if td := want.TraceData; td != nil && td.RequestSendStartNs != nil && td.RequestSendEndNs != nil &&
+		td.ResponseReceiveStartNs != nil && td.ResponseReceiveEndNs != nil {
+		split, ok = aiperf.Split(*td.RequestSendStartNs, *td.RequestSendEndNs, *td.ResponseReceiveStartNs, *td.ResponseReceiveEndNs)
+	}
+	assert.Equal(t, ok, got.splitOK, "split of %q", line)
+	if ok {
+		assert.Equal(t, split, got.split)
+	}
 }
 
 // checkRawLine asserts that parseRawLine agrees with aiperf.ScanRaw.
@@ -328,6 +341,16 @@ var recordSeeds = []string{
 	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling"},"metrics":{"request_latency":{"value":1e400}},"error":{"code":42}}`,
 	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"profiling","session_num":1.5},"metrics":{}}`,
 	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"bogus"},"metrics":{}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":null}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"response_headers":null,"request_headers":{"X-Request-ID":"a"}}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"response_headers":{"x-request-id":"a","Date":"d"},"request_send_start_ns":10,"request_send_end_ns":20,"response_receive_start_ns":30,"response_receive_end_ns":45}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"Response_Headers":{"X-Request-\u0049D":"b"},"request_send_start_ns":10,"request_send_end_ns":null}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"response_headers":{"X-Request-ID":null}}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"response_headers":{"X-Request-ID":5}}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"request_send_start_ns":1.5}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":{"request_send_start_ns":30,"request_send_end_ns":20,"response_receive_start_ns":30,"response_receive_end_ns":45,"sending_ns":-10}}`,
+	`{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{},"trace_data":[1]}`,
 }
 
 var rawSeeds = []string{

@@ -20,17 +20,27 @@ func Qualified(r *reports.Result) {
 	m := reports.Counts{Expected: r.Workload.Measured, Sent: r.Workload.Measured, Matched: r.Workload.Measured}
 	r.RequestsByPhase = map[string]reports.Counts{reports.PhaseWarmup: w, reports.PhaseMeasured: m}
 	r.Requests = w.Add(m)
+	w.EchoProven, m.EchoProven = w.Matched, m.Matched
+	r.RequestsByPhase = map[string]reports.Counts{reports.PhaseWarmup: w, reports.PhaseMeasured: m}
+	r.Requests = w.Add(m)
+	part := func(mean, p50, p95 float64) reports.SplitPart {
+		return reports.SplitPart{Mean: f64(mean), P50: f64(p50), P95: f64(p95)}
+	}
 	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
 		HTTP: reports.Percentiles{P50: f64(3), P95: f64(5), Count: m.Matched},
-		Task: reports.Percentiles{P50: f64(2), P95: f64(4), Count: m.Matched}}
+		Task: reports.Percentiles{P50: f64(2), P95: f64(4), Count: m.Matched},
+		HTTPSplit: &reports.HTTPSplit{Count: m.Matched, HTTPMean: f64(3.2), TaskMean: f64(2.1),
+			Client: part(0.05, 0.05, 0.08), Sending: part(0.15, 0.14, 0.3), Waiting: part(2.95, 2.8, 4.6),
+			Receiving: part(0.05, 0.04, 0.07), OutsideTask: part(0.85, 0.8, 1.1)}}
 	r.Correctness = &reports.Correctness{Ran: true, Passed: true,
 		Gates: []reports.Gate{{Name: "accuracy", Value: 1, Op: ">=", Threshold: 0.9, Passed: true}}}
 	sum := "0000000000000000000000000000000000000000000000000000000000000000"
 	r.Provenance.BundleSHA256, r.Provenance.BundlePinnedSHA256 = sum, sum
+	r.Provenance.BundleChecks = []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: sum}, {After: reports.BundleAfterRun, SHA256: sum}}
 	r.Provenance.AIPerfVersion = reports.QualificationAIPerfVersion
 	r.Provenance.AIPerfVersionRequired = reports.QualificationAIPerfVersion
 	r.Stages = nil
-	for _, s := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "join"} {
+	for _, s := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "bundle-check", "join"} {
 		r.Stages = append(r.Stages, reports.Stage{Name: s, Status: reports.StageOK})
 	}
 	r.Problems = nil
@@ -47,7 +57,7 @@ func WithVerdict(r *reports.Result, v string) {
 		m.Matched, m.Mismatched = m.Matched-1, 1
 		r.RequestsByPhase[reports.PhaseMeasured] = m
 		r.Requests = r.RequestsByPhase[reports.PhaseWarmup].Add(m)
-		r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count = m.Matched, m.Matched
+		r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count, r.LatencyMS.HTTPSplit.Count = m.Matched, m.Matched, m.Matched
 	case reports.VerdictError:
 		r.Problems = []reports.Problem{{Stage: "aiperf", Code: reports.CodeAIPerfFailed, Message: "aiperf failed (test row)"}}
 	case reports.VerdictInterrupted:

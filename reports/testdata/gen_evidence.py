@@ -76,7 +76,11 @@ def requests(pid, n_warm, n_meas, base_task, overhead, seed, statuses=None, sent
             task += rng.uniform(2.0, 5.0)
         http = task + overhead + rng.uniform(0.0, 1.2)
         line = {"request_id": "req-%s-%04d" % (pid, i + 1), "entry_id": "img-%04d" % (i % 24), "phase": phase,
-                "http_ms": round(http, 3), "task_ms": round(task, 3), "status": "matched", "start_ns": t}
+                "http_ms": round(http, 3), "task_ms": round(task, 3), "status": "matched", "start_ns": t, "echo": "match"}
+        # The HTTP split at AIPerf's trace: client + sending + waiting + receiving = http.
+        client, sending, receiving = 0.035, round(rng.uniform(0.08, 0.3), 3), round(rng.uniform(0.01, 0.05), 3)
+        line.update({"sending_ms": sending, "waiting_ms": round(http - client - sending - receiving, 3),
+                     "receiving_ms": receiving, "client_ms": client})
         if phase == "measured" and mi in statuses:
             st, text = statuses[mi]
             line["status"] = st
@@ -89,6 +93,12 @@ def requests(pid, n_warm, n_meas, base_task, overhead, seed, statuses=None, sent
             if st == "errored":
                 line["http_ms"] = None
                 line["task_ms"] = None
+                for k in ("sending_ms", "waiting_ms", "receiving_ms", "client_ms"):
+                    del line[k]
+            if st == "echo_missing":
+                line["echo"] = "missing"
+            if st == "echo_mismatched":
+                line["echo"] = "differs"
         lines.append(line)
         t += int((http + 2.0 + rng.uniform(0, 1.0)) * 1e6)
     return lines
@@ -99,7 +109,7 @@ def counts(lines, expected_w, expected_m):
     for phase, exp in (("warmup", expected_w), ("measured", expected_m)):
         c = {"expected": exp, "sent": 0, "matched": 0, "mismatched": 0, "errored": 0, "missing_native": 0,
              "missing_http": 0, "missing_server_record": 0, "duplicates": 0, "meaningless": 0,
-             "unknown_conversation": 0, "inconsistent": 0}
+             "unknown_conversation": 0, "inconsistent": 0, "echo_missing": 0, "echo_mismatched": 0, "echo_proven": 0}
         for l in lines:
             if l["phase"] != phase:
                 continue
@@ -107,8 +117,11 @@ def counts(lines, expected_w, expected_m):
             key = {"matched": "matched", "mismatched": "mismatched", "errored": "errored",
                    "missing_native": "missing_native", "missing_http": "missing_http",
                    "missing_server_record": "missing_server_record", "duplicate": "duplicates",
-                   "meaningless": "meaningless"}[l["status"]]
+                   "meaningless": "meaningless", "echo_missing": "echo_missing",
+                   "echo_mismatched": "echo_mismatched"}[l["status"]]
             c[key] += 1
+            if l.get("echo") == "match":
+                c["echo_proven"] += 1
         out[phase] = c
     total = {k: out["warmup"][k] + out["measured"][k] for k in out["warmup"]}
     return total, out
@@ -122,6 +135,7 @@ def result(p, group, verdict, lines, started, ended, root_out, expected=(5, 50),
     # One set for both series: the measured requests that matched.
     http = [l["http_ms"] for l in meas if l["status"] == "matched"]
     task = [l["task_ms"] for l in meas if l["status"] == "matched"]
+    matched = [l for l in meas if l["status"] == "matched"]
     span_ms = 0
     if len(meas) > 1:
         span_ms = (meas[-1]["start_ns"] - meas[0]["start_ns"]) / 1e6 + (meas[-1]["http_ms"] or 0)
@@ -165,7 +179,8 @@ def result(p, group, verdict, lines, started, ended, root_out, expected=(5, 50),
         "requests": total, "requests_by_phase": by,
         "unclaimed": {"server_records": 0, "native_answers": 0, "raw_records": 0},
         "latency_ms": {"set": "measured_matched", "http": {"p50": percentile(http, 0.5), "p95": percentile(http, 0.95), "count": len(http)},
-                       "task": {"p50": percentile(task, 0.5), "p95": percentile(task, 0.95), "count": len(task)}},
+                       "task": {"p50": percentile(task, 0.5), "p95": percentile(task, 0.95), "count": len(task)},
+                       "http_split": http_split(matched)},
         "images_per_sec": ips,
         "image_sizes": [{"width": 96, "height": 64, "count": 28}, {"width": 128, "height": 96, "count": 27}] if lines else None,
         "correctness": corr,
@@ -185,6 +200,13 @@ def result(p, group, verdict, lines, started, ended, root_out, expected=(5, 50),
             "bundle_sha256": p["bundle"]["sha256"], "inventory_entry_sha256": sha(pid + "inv"),
             "dataset_sha256": sha(p["family"] + "corpus"), "host": "qual-host-1",
             "commands": commands,
+            "checkouts": [{"name": "HARNESS", "path": "/src/trtmc-qual", "commit": commit("harness"), "dirty": False,
+                           "changed_files": 0, "untracked_files": 0},
+                          {"name": "TRTMC_REPO", "path": "/src/trtmc", "commit": commit("trtmc"), "dirty": False,
+                           "changed_files": 0, "untracked_files": 0}],
+            "aiperf_dist": {"name": "aiperf", "version": "0.13.0", "dist_info": "/venv/lib/python3.11/site-packages/aiperf-0.13.0.dist-info",
+                            "metadata_sha256": sha("aiperf-metadata"), "record_sha256": sha("aiperf-record")},
+            "bundle_checks": [{"after": "correctness", "sha256": p["bundle"]["sha256"]}, {"after": "run", "sha256": p["bundle"]["sha256"]}],
         },
         "command": "trtmc-qual run --group %s --profile %s --out %s" % (group, pid, root_out),
         "run_key": sha(pid + run_key_seed + "runkey"),
@@ -202,6 +224,25 @@ def result(p, group, verdict, lines, started, ended, root_out, expected=(5, 50),
     if exclusion:
         r["exclusion"] = exclusion
     return r, argv
+
+
+def mean(vals):
+    return round(sum(vals) / len(vals), 3) if vals else None
+
+
+def http_split(matched):
+    """The row's HTTP split over the measured matched requests."""
+    out = {"count": len(matched), "http_mean": None, "task_mean": None}
+    parts = {"client": "client_ms", "sending": "sending_ms", "waiting": "waiting_ms", "receiving": "receiving_ms"}
+    for name, key in parts.items():
+        vals = [l[key] for l in matched]
+        out[name] = {"mean": mean(vals), "p50": percentile(vals, 0.5), "p95": percentile(vals, 0.95)}
+    outside = [round(l["waiting_ms"] - l["task_ms"], 3) for l in matched]
+    out["outside_task"] = {"mean": mean(outside), "p50": percentile(outside, 0.5), "p95": percentile(outside, 0.95)}
+    if matched:
+        out["http_mean"] = mean([l["http_ms"] for l in matched])
+        out["task_mean"] = mean([l["task_ms"] for l in matched])
+    return out
 
 
 def with_gpus(r, n, start_index=0):
@@ -303,7 +344,8 @@ def main():
 
     lines = requests("ref-vlm-base", 5, 50, 14.7, 3.4, 2, statuses={
         11: ("mismatched", MISMATCH_DIFF_1), 37: ("mismatched", MISMATCH_DIFF_2),
-        42: ("missing_server_record", "no record with this request id in server-records.jsonl")})
+        42: ("missing_server_record", "no record with this request id in server-records.jsonl"),
+        45: ("echo_mismatched", 'the server\'s answer echoes X-Request-ID "req-5d2f90c1", not the id sent')})
     r, argv = result(base, "vlm", "failed", lines, "2026-11-30T08:16:00Z", "2026-11-30T08:16:52Z", out)
     write("a", "vlm", "ref-vlm-base", r, lines, argv)
     # A previous run set aside: must be ignored.
@@ -390,6 +432,9 @@ def main():
     write("gpu", "detection", "ref-detect-small", with_gpus(r, 1), lines, argv)
     lines = requests("ref-detect-small-tp2", 5, 50, 5.1, 8.0, 42)
     r, argv = result(gtp2, "detection", "qualified", lines, "2026-12-01T09:00:00Z", "2026-12-01T09:00:29Z", out_g)
+    # Run from a TRTMC checkout with local edits: visible, never silent.
+    r["provenance"]["checkouts"][1].update({"dirty": True, "changed_files": 2, "diff_sha256": sha("trtmc-diff"),
+                                            "untracked_files": 1, "untracked_sha256": sha("trtmc-untracked")})
     write("gpu", "detection", "ref-detect-small-tp2", with_gpus(r, 2, 1), lines, argv)
     # The tp=4 variant needs more GPUs than the run has: never started.
     r, argv = result(gtp4, "detection", "not-run", [], "2026-12-01T09:00:00Z", "2026-12-01T09:00:00Z", out_g,

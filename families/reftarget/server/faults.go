@@ -23,12 +23,18 @@ type Faults struct {
 	WrongAnswerEvery int  // every Nth inference request's HTTP answer is corrupted
 	DropRecordEvery  int  // every Nth inference request writes no record
 	IgnoreSIGTERM    bool // SIGTERM and SIGINT are ignored
+	// NoEchoEvery and WrongEchoEvery: every Nth inference request's answer
+	// carries no X-Request-ID header, or another id than the one it served
+	// (its record keeps the right one), as a proxy or a server that ignores
+	// the header would answer.
+	NoEchoEvery    int
+	WrongEchoEvery int
 }
 
 // FaultNames lists the fault names ParseFaults accepts.
 func FaultNames() []string {
 	return []string{"startup-fail", "startup-delay=SECONDS", "never-ready", "crash-after=N", "hang-after=N",
-		"slow-ms=N", "http-500-every=N", "wrong-answer-every=N", "drop-record-every=N", "ignore-sigterm"}
+		"slow-ms=N", "http-500-every=N", "wrong-answer-every=N", "drop-record-every=N", "no-echo-every=N", "wrong-echo-every=N", "ignore-sigterm"}
 }
 
 // ParseFaults parses comma-separated fault specs; several specs (from the flag
@@ -100,6 +106,10 @@ func (f *Faults) set(item string) error {
 		return count(&f.WrongAnswerEvery, 1)
 	case "drop-record-every":
 		return count(&f.DropRecordEvery, 1)
+	case "no-echo-every":
+		return count(&f.NoEchoEvery, 1)
+	case "wrong-echo-every":
+		return count(&f.WrongEchoEvery, 1)
 	}
 	return fmt.Errorf("unknown fault %q", name)
 }

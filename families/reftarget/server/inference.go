@@ -70,8 +70,23 @@ func (s *Server) handleInference(w http.ResponseWriter, r *http.Request) {
 	if rep.status == http.StatusTooManyRequests {
 		w.Header().Set("Retry-After", "1")
 	}
+	s.echoFaults(w, seq, rec.RequestID)
 	writeBody(w, rep.status, rep.body)
 	s.log.Info("request", "request_id", rec.RequestID, "route", rec.Route, "status", rep.status, "handler_ms", rec.HandlerMs)
+}
+
+// echoFaults applies no-echo-every and wrong-echo-every to the answer's
+// X-Request-ID header (the record keeps the id served).
+func (s *Server) echoFaults(w http.ResponseWriter, seq int64, id string) {
+	switch f := s.cfg.Faults; {
+	case every(f.NoEchoEvery, seq):
+		s.log.Warn("fault_no_echo", "fault", "no-echo-every", "request_id", id)
+		w.Header().Del("X-Request-ID")
+	case every(f.WrongEchoEvery, seq):
+		other := newRequestID()
+		s.log.Warn("fault_wrong_echo", "fault", "wrong-echo-every", "request_id", id, "echoed", other)
+		w.Header().Set("X-Request-ID", other)
+	}
 }
 
 // infer validates the request, queues it for the worker, waits for the Task

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -644,6 +645,29 @@ func TestEveryNFaults(t *testing.T) {
 		assert.Equal(t, ids[0], recs[0].RequestID)
 		assert.Equal(t, ids[2], recs[1].RequestID)
 	})
+	t.Run("no-echo-every and wrong-echo-every", func(t *testing.T) {
+		t.Parallel()
+		ts := start(t, bundle.FamilyDetect, func(c *server.Config) { c.Faults.NoEchoEvery, c.Faults.WrongEchoEvery = 2, 3 })
+		var echoes [][]string
+		var sent []string
+		for i := range 4 {
+			id := fmt.Sprintf("echo-test-%d", i)
+			sent = append(sent, id)
+			r := ts.do(http.MethodPost, task.RouteInfer, body, map[string]string{"X-Request-ID": id})
+			require.Equal(t, http.StatusOK, r.status)
+			echoes = append(echoes, r.header.Values("X-Request-ID"))
+		}
+		assert.Equal(t, []string{sent[0]}, echoes[0])
+		assert.Empty(t, echoes[1], "request 2: no echo")
+		require.Len(t, echoes[2], 1)
+		assert.NotEqual(t, sent[2], echoes[2][0], "request 3: another id")
+		assert.Empty(t, echoes[3], "request 4: no echo (no-echo-every wins)")
+		recs := ts.readRecords()
+		require.Len(t, recs, 4)
+		for i, r := range recs {
+			assert.Equal(t, sent[i], r.RequestID, "the record keeps the id served")
+		}
+	})
 	t.Run("crash-after", func(t *testing.T) {
 		t.Parallel()
 		ts := start(t, bundle.FamilyDetect, func(c *server.Config) { c.Faults.Crash, c.Faults.CrashAfter = true, 1 })
@@ -677,19 +701,19 @@ func TestChatWrongAnswer(t *testing.T) {
 
 func TestParseFaults(t *testing.T) {
 	t.Parallel()
-	f, err := server.ParseFaults("startup-delay=0.25, never-ready,crash-after=0", "slow-ms=5,http-500-every=3,wrong-answer-every=4,drop-record-every=5,hang-after=7,ignore-sigterm,startup-fail")
+	f, err := server.ParseFaults("startup-delay=0.25, never-ready,crash-after=0", "slow-ms=5,http-500-every=3,wrong-answer-every=4,drop-record-every=5,hang-after=7,ignore-sigterm,startup-fail,no-echo-every=6,wrong-echo-every=8")
 	require.NoError(t, err)
 	assert.Equal(t, server.Faults{
 		StartupFail: true, StartupDelay: 250 * time.Millisecond, NeverReady: true,
 		Crash: true, CrashAfter: 0, Hang: true, HangAfter: 7, SlowMs: 5,
-		HTTP500Every: 3, WrongAnswerEvery: 4, DropRecordEvery: 5, IgnoreSIGTERM: true,
+		HTTP500Every: 3, WrongAnswerEvery: 4, DropRecordEvery: 5, IgnoreSIGTERM: true, NoEchoEvery: 6, WrongEchoEvery: 8,
 	}, f)
 
 	none, err := server.ParseFaults("", " , ")
 	require.NoError(t, err)
 	assert.Equal(t, server.Faults{}, none)
 
-	for _, bad := range []string{"explode", "crash-after", "crash-after=x", "http-500-every=0", "never-ready=1", "startup-delay=-1", "slow-ms=-3"} {
+	for _, bad := range []string{"explode", "crash-after", "crash-after=x", "http-500-every=0", "never-ready=1", "startup-delay=-1", "slow-ms=-3", "no-echo-every=0", "wrong-echo-every"} {
 		_, err := server.ParseFaults(bad)
 		assert.Error(t, err, bad)
 	}

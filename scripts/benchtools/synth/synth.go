@@ -119,13 +119,17 @@ const (
 	fUnknownConversation
 	fDupClientRecord
 	fOrphan // an extra server record no client request claims
+	// fNoEcho and fWrongEcho: the answer carries no X-Request-ID header,
+	// or echoes another id, in the record's HTTP trace.
+	fNoEcho
+	fWrongEcho
 	nFaults
 )
 
 var faultWeights = [nFaults]int{
 	fHTTP500: 20, fCancelled: 5, fTransport: 5, fMismatch: 10, fReformatted: 5, fMeaningless: 5,
 	fBadBody: 3, fNoServerRecord: 5, fDupServerRecord: 5, fNoNative: 5, fNativeError: 5,
-	fUnknownConversation: 5, fDupClientRecord: 2, fOrphan: 5,
+	fUnknownConversation: 5, fDupClientRecord: 2, fOrphan: 5, fNoEcho: 5, fWrongEcho: 5,
 }
 
 type entry struct {
@@ -433,6 +437,13 @@ func (g *gen) expected() *Expected {
 		case fDupClientRecord:
 			c.Sent++
 			c.Duplicates += 2
+		case fNoEcho:
+			c.EchoMissing++
+		case fWrongEcho:
+			c.EchoMismatched++
+		}
+		if r.echoes() {
+			c.EchoProven++ // the first copy of a duplicate is the request
 		}
 		exp.ByPhase[phase] = c
 	}
@@ -720,6 +731,63 @@ func (g *gen) errorJSON(r *request) string {
 	return ""
 }
 
+// echoes reports whether the request's answer echoes its id: every answer
+// but the echo faults', and no answer at all for a transport error or a
+// cancellation.
+func (r *request) echoes() bool {
+	return r.fault != fNoEcho && r.fault != fWrongEcho && r.fault != fTransport && r.fault != fCancelled
+}
+
+// trace appends the record's trace_data as AIPerf 0.13.0 writes it with
+// --export-http-trace (the fields the join reads, and a few others): the
+// exchange starts 25 µs into request_latency and ends with it.
+func (g *gen) trace(b []byte, r *request) []byte {
+	lat := int64(r.latencyMS * 1e6)
+	sendStart := r.start + 25_000
+	sendEnd := sendStart + 150_000 + lat/20
+	recvEnd := r.start + lat
+	recvStart := recvEnd - 40_000
+	b = append(b, `{"trace_type":"aiohttp","request_send_start_ns":`...)
+	b = strconv.AppendInt(b, sendStart, 10)
+	b = append(b, `,"request_headers":{"Host":"127.0.0.1:40313","User-Agent":"aiperf/0.13.0","X-Request-ID":"`...)
+	b = append(b, r.id...)
+	b = append(b, `","X-Correlation-ID":"`...)
+	b = append(b, r.corr...)
+	b = append(b, `","Accept":"application/json","Content-Type":"application/json","X-Session-Affinity":"<redacted>"},"request_chunks":[],"request_send_end_ns":`...)
+	b = strconv.AppendInt(b, sendEnd, 10)
+	b = append(b, `,"request_chunks_count":1`...)
+	if r.fault == fTransport || r.fault == fCancelled {
+		return append(b, `,"response_chunks":[],"response_chunks_count":0,"response_bytes_total":0,"sending_ns":`+"0}"...)
+	}
+	status := "200,\"response_reason\":\"OK\""
+	if r.fault == fHTTP500 {
+		status = "500,\"response_reason\":\"Internal Server Error\""
+	}
+	b = append(b, `,"response_status_code":`+status+`,"response_receive_start_ns":`...)
+	b = strconv.AppendInt(b, recvStart, 10)
+	b = append(b, `,"response_headers":{"Content-Length":"555","Content-Type":"application/json"`...)
+	switch r.fault {
+	case fNoEcho:
+	case fWrongEcho:
+		b = append(b, `,"X-Request-ID":"req-`...)
+		b = append(b, strings.ReplaceAll(r.id, "-", "")...)
+		b = append(b, '"')
+	default:
+		b = append(b, `,"X-Request-ID":"`...)
+		b = append(b, r.id...)
+		b = append(b, '"')
+	}
+	b = append(b, `,"Date":"Fri, 04 Dec 2026 22:37:48 GMT"},"response_chunks":[],"response_chunks_count":1,"response_receive_end_ns":`...)
+	b = strconv.AppendInt(b, recvEnd, 10)
+	b = append(b, `,"sending_ns":`...)
+	b = strconv.AppendInt(b, sendEnd-sendStart, 10)
+	b = append(b, `,"waiting_ns":`...)
+	b = strconv.AppendInt(b, recvStart-sendEnd, 10)
+	b = append(b, `,"receiving_ns":0,"duration_ns":`...)
+	b = strconv.AppendInt(b, recvEnd-sendStart, 10)
+	return append(b, '}')
+}
+
 func (g *gen) writeRecords(w *bufio.Writer) error {
 	for _, i := range g.order(8) {
 		r := &g.reqs[i]
@@ -738,6 +806,8 @@ func (g *gen) writeRecords(w *bufio.Writer) error {
 			} else {
 				b = g.metrics(b, r)
 			}
+			b = append(b, `,"trace_data":`...)
+			b = g.trace(b, r)
 			b = append(b, "}\n"...)
 			g.line = b
 			if _, err := w.Write(b); err != nil {
@@ -861,13 +931,22 @@ func Seal(dir, group, profile string, exp *Expected) error {
 		Correctness: &reports.Correctness{Ran: true, Passed: true, Metrics: map[string]float64{gate.Name: gate.Value},
 			Gates: []reports.Gate{gate}, Output: reports.CorrectnessFile},
 		Provenance: reports.Provenance{HarnessVersion: "synth", AIPerfVersion: reports.QualificationAIPerfVersion,
-			AIPerfVersionRequired: reports.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []reports.Command{}},
+			AIPerfVersionRequired: reports.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []reports.Command{},
+			BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: bundle}, {After: reports.BundleAfterRun, SHA256: bundle}}},
 		Command: "synth", RunKey: "synth",
 	}
 	for _, c := range exp.ByPhase {
 		r.Requests = r.Requests.Add(c)
 	}
-	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "join"} {
+	// The HTTP split a join of the written files gives (the exchange starts
+	// 25 µs into each request: see trace), in round figures.
+	f := func(v float64) *float64 { return &v }
+	part := func(mean float64) reports.SplitPart {
+		return reports.SplitPart{Mean: f(mean), P50: f(mean), P95: f(mean * 1.5)}
+	}
+	r.LatencyMS.HTTPSplit = &reports.HTTPSplit{Count: exp.ByPhase[reports.PhaseMeasured].Matched, HTTPMean: f(11), TaskMean: f(8),
+		Client: part(0.025), Sending: part(0.7), Waiting: part(10.235), Receiving: part(0.04), OutsideTask: part(2.235)}
+	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "bundle-check", "join"} {
 		r.Stages = append(r.Stages, reports.Stage{Name: st, Status: reports.StageOK})
 	}
 	reports.Judge(&r)
