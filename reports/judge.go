@@ -339,20 +339,6 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, 
 		}
 		return ""
 	}
-	// byAnswer names the server's answers to a phase's failed requests:
-	// each status, type and code, and what it means.
-	byAnswer := func(phase string, serverBusy bool) string {
-		var parts []string
-		for _, e := range httpErrors {
-			if e.Phase == phase && (e.Code == "server_busy") == serverBusy {
-				parts = append(parts, e.String())
-			}
-		}
-		if len(parts) == 0 {
-			return ""
-		}
-		return "; the server answered " + strings.Join(parts, ", ")
-	}
 	var out []Reason
 	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
 		if _, ok := by[p]; !ok {
@@ -393,17 +379,13 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, 
 			if k.n > 0 {
 				more := ""
 				if k.code == CodeErrored {
-					more = byAnswer(p, false)
+					more = serverAnswers(httpErrors, p)
 				}
 				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, more, first(p, string(k.code))))
 			}
 		}
 		if c.ServerBusy > 0 {
-			out = append(out, Reason{Code: CodeServerBusy, Class: ClassOf(CodeServerBusy), Stage: StageJoin, Phase: p,
-				Message: fmt.Sprintf("%s: %d of %d %s refused 429 server_busy: something else sent a request to the served model at the same time "+
-					"(a second client, or a correctness case, native replay or probe overlapping the run): trtmc-server has no queue, the harness never "+
-					"overlaps its own stages, so the run was disturbed from outside; run it again alone%s",
-					p, c.ServerBusy, c.Sent, text.Plural(c.Sent, "request was", "requests were"), first(p, string(CodeServerBusy)))})
+			out = append(out, serverBusyReason(p, c, first(p, string(CodeServerBusy))))
 		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
 			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.EchoMissing + c.EchoMismatched + c.ServerBusy
@@ -423,6 +405,32 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, 
 			total.Sent, total.Matched, sum.Sent, sum.Matched))
 	}
 	return out
+}
+
+// serverAnswers names the server's answers to a phase's errored requests:
+// each status, type and code, and what it means (a 429 server_busy is its
+// own reason).
+func serverAnswers(httpErrors []HTTPError, phase string) string {
+	var parts []string
+	for _, e := range httpErrors {
+		if e.Phase == phase && e.Code != "server_busy" {
+			parts = append(parts, e.String())
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; the server answered " + strings.Join(parts, ", ")
+}
+
+// serverBusyReason is a phase's requests refused 429 server_busy: an
+// overlap, which the harness never causes itself.
+func serverBusyReason(p string, c Counts, first string) Reason {
+	return Reason{Code: CodeServerBusy, Class: ClassOf(CodeServerBusy), Stage: StageJoin, Phase: p,
+		Message: fmt.Sprintf("%s: %d of %d %s refused 429 server_busy: something else sent a request to the served model at the same time "+
+			"(a second client, or a correctness case, native replay or probe overlapping the run): trtmc-server has no queue, the harness never "+
+			"overlaps its own stages, so the run was disturbed from outside; run it again alone%s",
+			p, c.ServerBusy, c.Sent, text.Plural(c.Sent, "request was", "requests were"), first)}
 }
 
 func judgeUnclaimed(u Unclaimed) []Reason {

@@ -111,21 +111,12 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		return
 	}
 	logPath := filepath.Join(dir, "server.log")
-	logFile, err := os.Create(logPath)
+	srv, closeLog, err := startProbeServer(ctx, o, f, argv, logPath)
 	if err != nil {
-		add("server", StatusFail, err.Error(), "free space in the temporary directory")
+		add("server", StatusFail, err.Error(), "put the family's server program on PATH, with space in the temporary directory")
 		return
 	}
-	defer logFile.Close()
-	var env []string
-	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
-		env = append(env, k+"="+f.Env[k])
-	}
-	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
-	if err != nil {
-		add("server", StatusFail, "could not start "+text.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
-		return
-	}
+	defer closeLog()
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -141,24 +132,11 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	}
 	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, text.ShellJoin(argv)), "")
 
-	entries, err := aiperf.LoadCorpus(corpus)
-	if err != nil || len(entries) == 0 {
-		add("request", StatusFail, fmt.Sprintf("no corpus entry to send: %v", err), "provide the group's corpus (trtmc-qual corpus init)")
-		return
-	}
-	// The largest request, whatever the family declares: the server's
-	// answer to it is the proof.
-	sizes, err := qual.CheckRequestLimits(&families.Family{}, g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation)
+	body, what, err := largestRequest(g, p, corpus)
 	if err != nil {
-		add("request", StatusFail, err.Error(), "fix the corpus entry")
+		add("request", StatusFail, err.Error(), "provide the group's corpus (trtmc-qual corpus init) and fix its entries")
 		return
 	}
-	body, err := aiperf.RequestBody(g.Workload.EndpointType, sizes.Largest, p.Served(), g.Workload.Generation)
-	if err != nil {
-		add("request", StatusFail, err.Error(), "fix the corpus entry")
-		return
-	}
-	what := fmt.Sprintf("entry %s, the corpus's largest request (%d bytes, prompt %d bytes)", sizes.Largest.ID, len(body), qual.PromptBytes(sizes.Largest))
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
 	id := "trtmc-qual-probe-" + hex.EncodeToString(rnd[:])
@@ -186,22 +164,70 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		add("request", StatusOK, fmt.Sprintf("POST %s with %s answered 200", f.Route, what), "")
 		add("request id", StatusOK, "X-Request-ID "+id+" echoed", "")
 	}
-	reg := families.DefaultRegistry()
-	if ex, ok := reg.Extractors[f.Extractor]; ok {
-		a, err := ex.FromHTTP(answer)
-		switch {
-		case err != nil:
-			add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
-		case ex.NotMeaningful(a, f) != "":
-			add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
-		case a.NamesModel && a.Model != p.Served():
-			add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
-		default:
-			add("answer", StatusOK, "extracts with "+f.Extractor+", complete and meaningful", "")
-		}
-	}
+	probeAnswer(f, p, answer, add)
 	stop() // the records are complete once the server is gone
 	probeRecord(f, filepath.Join(dir, qual.RecordsFile), id, add)
+}
+
+// startProbeServer starts the family's server with its environment, its
+// output to logPath.
+func startProbeServer(ctx context.Context, o Options, f *families.Family, argv []string, logPath string) (proc.Process, func(), error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	var env []string
+	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
+		env = append(env, k+"="+f.Env[k])
+	}
+	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
+	if err != nil {
+		logFile.Close()
+		return nil, nil, fmt.Errorf("could not start %s: %w", text.ShellJoin(argv), err)
+	}
+	return srv, func() { logFile.Close() }, nil
+}
+
+// largestRequest is the body AIPerf 0.13.0 posts for the corpus's
+// largest request, whatever the family declares (the server's answer to
+// it is the proof of both size limits), and how to name it.
+func largestRequest(g *inventory.Group, p *inventory.Profile, corpus string) ([]byte, string, error) {
+	entries, err := aiperf.LoadCorpus(corpus)
+	if err == nil && len(entries) == 0 {
+		err = fmt.Errorf("%s holds no entry", corpus)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("no corpus entry to send: %w", err)
+	}
+	sizes, err := qual.CheckRequestLimits(&families.Family{}, g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := aiperf.RequestBody(g.Workload.EndpointType, sizes.Largest, p.Served(), g.Workload.Generation)
+	if err != nil {
+		return nil, "", err
+	}
+	return body, fmt.Sprintf("entry %s, the corpus's largest request (%d bytes, prompt %d bytes)", sizes.Largest.ID, len(body), qual.PromptBytes(sizes.Largest)), nil
+}
+
+// probeAnswer checks the probe's answer with the family's extractor:
+// complete, meaningful, naming the served model.
+func probeAnswer(f *families.Family, p *inventory.Profile, answer []byte, add func(subject, status, detail, fix string)) {
+	ex, ok := families.DefaultRegistry().Extractors[f.Extractor]
+	if !ok {
+		return
+	}
+	a, err := ex.FromHTTP(answer)
+	switch {
+	case err != nil:
+		add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
+	case ex.NotMeaningful(a, f) != "":
+		add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
+	case a.NamesModel && a.Model != p.Served():
+		add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
+	default:
+		add("answer", StatusOK, "extracts with "+f.Extractor+", complete and meaningful", "")
+	}
 }
 
 func probeRecord(f *families.Family, path, id string, add func(subject, status, detail, fix string)) {

@@ -880,6 +880,24 @@ const (
 	streamingIncremental
 )
 
+// readTime reads one of the record's handler_ms, admission_ms and
+// worker_roundtrip_ms (a number; null is NaN).
+func (out *serverLine) readTime(name string, b []byte, i int) (int, error) {
+	v := &out.handlerMS
+	switch name {
+	case "admission_ms":
+		v = &out.admissionMS
+	case "worker_roundtrip_ms":
+		v = &out.roundtripMS
+	}
+	f, next, isnull, err := readFloat(b, i)
+	*v = f
+	if isnull {
+		*v = math.NaN()
+	}
+	return next, err
+}
+
 // readStreaming reads a record's streaming: null, or one of its strings.
 func readStreaming(b []byte, i int, dst *uint8, buf *[]byte) (int, error) {
 	*buf = (*buf)[:0]
@@ -974,18 +992,7 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 		case "status", "image_bytes":
 			o.check(checkInt)
 		case "handler_ms", "admission_ms", "worker_roundtrip_ms":
-			v := &out.handlerMS
-			switch o.name {
-			case "admission_ms":
-				v = &out.admissionMS
-			case "worker_roundtrip_ms":
-				v = &out.roundtripMS
-			}
-			var isnull bool
-			*v, o.i, isnull, o.err = readFloat(line, o.i)
-			if isnull {
-				*v = math.NaN()
-			}
+			o.i, o.err = out.readTime(o.name, line, o.i)
 		case "streaming":
 			o.i, o.err = readStreaming(line, o.i, &out.streaming, &streaming)
 		case "has_system_prompt":

@@ -217,28 +217,7 @@ func (s *server) execute(q *chatRequest, body []byte, prompt, system string, img
 		s.metrics.finish(routeChat, rep.status, queueS, inferenceS, nil)
 		return errReply(rep)
 	}
-	timings := map[string]float64{}
-	for k, v := range map[string]*float64{"setup_ms": res.SetupMS, "prefill_ms": res.PrefillMS, "decode_ms": res.DecodeMS} {
-		timings[k] = 0
-		if v != nil {
-			timings[k] = *v
-		}
-		rec[k] = timings[k]
-	}
-	if res.ModelCallMS != nil {
-		rec["model_call_ms"] = *res.ModelCallMS
-	}
-	rec["worker_roundtrip_ms"] = inferenceS * 1000
-	rec["completion_tokens"] = *res.CompletionTokens
-	rec["completion_token_source"] = "native_task"
-	rec["timing_scope"] = "unavailable"
-	if res.TimingScope != nil {
-		rec["timing_scope"] = *res.TimingScope
-	}
-	rec["streaming"] = "none"
-	if q.stream() {
-		rec["streaming"] = "buffered" // this worker does not stream (registry.supports_streaming)
-	}
+	timings := res.record(rec, inferenceS, q.stream())
 	s.metrics.finish(routeChat, 200, queueS, inferenceS, timings)
 	s.served.Add(1)
 	s.maybeIntrude(routeChat, body)
@@ -265,6 +244,37 @@ type generateResult struct {
 	DecodeMS         *float64 `json:"decode_ms"`
 	ModelCallMS      *float64 `json:"model_call_ms"`
 	TimingScope      *string  `json:"timing_scope"`
+}
+
+// record is execute's context.update after the worker answered: the
+// timings (extract_result: setup, prefill, decode, 0 when absent),
+// model_call_ms, worker_roundtrip_ms, the token count and its source, the
+// timing scope and the streaming mode ("buffered": this worker does not
+// stream, registry.supports_streaming).
+func (res generateResult) record(rec map[string]any, inferenceS float64, stream bool) map[string]float64 {
+	timings := map[string]float64{}
+	for k, v := range map[string]*float64{"setup_ms": res.SetupMS, "prefill_ms": res.PrefillMS, "decode_ms": res.DecodeMS} {
+		timings[k] = 0
+		if v != nil {
+			timings[k] = *v
+		}
+		rec[k] = timings[k]
+	}
+	if res.ModelCallMS != nil {
+		rec["model_call_ms"] = *res.ModelCallMS
+	}
+	rec["worker_roundtrip_ms"] = inferenceS * 1000
+	rec["completion_tokens"] = *res.CompletionTokens
+	rec["completion_token_source"] = "native_task"
+	rec["timing_scope"] = "unavailable"
+	if res.TimingScope != nil {
+		rec["timing_scope"] = *res.TimingScope
+	}
+	rec["streaming"] = "none"
+	if stream {
+		rec["streaming"] = "buffered"
+	}
+	return timings
 }
 
 // generate is the worker call and extract_result, with execute's mapping
