@@ -882,18 +882,18 @@ const (
 
 // readTime reads one of the record's handler_ms, admission_ms and
 // worker_roundtrip_ms (a number; null is NaN).
-func (out *serverLine) readTime(name string, b []byte, i int) (int, error) {
-	v := &out.handlerMS
+func (v *serverLine) readTime(name string, b []byte, i int) (int, error) {
+	dst := &v.handlerMS
 	switch name {
 	case "admission_ms":
-		v = &out.admissionMS
+		dst = &v.admissionMS
 	case "worker_roundtrip_ms":
-		v = &out.roundtripMS
+		dst = &v.roundtripMS
 	}
 	f, next, isnull, err := readFloat(b, i)
-	*v = f
+	*dst = f
 	if isnull {
-		*v = math.NaN()
+		*dst = math.NaN()
 	}
 	return next, err
 }
