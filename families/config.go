@@ -101,6 +101,13 @@ type Family struct {
 	// server starts, a corpus entry whose encoded request would be larger
 	// is refused. 0: the server states no limit.
 	MaxBodyBytes int64 `yaml:"max_body_bytes" json:"max_body_bytes,omitempty"`
+	// MaxPromptBytes is the server's second size limit: the prompt and
+	// system text in UTF-8 (trtmc-server --max-prompt-bytes, default 256
+	// KiB: a larger prompt is a 413 "prompt exceeds the server limit",
+	// app.py execute idx@a9ed5f69). The server argv passes it as
+	// {max_prompt_bytes}; before any server starts, a corpus entry whose
+	// prompt would be larger is refused. 0: the server states no limit.
+	MaxPromptBytes int64 `yaml:"max_prompt_bytes" json:"max_prompt_bytes,omitempty"`
 	// Preprocessing describes how the family prepares an image before the
 	// Task sees it (resize, letterbox, normalisation); every row records it.
 	Preprocessing string `yaml:"preprocessing" json:"preprocessing,omitempty"`
@@ -189,7 +196,7 @@ func (d Duration) Or(def time.Duration) time.Duration {
 // parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
 	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",
-	"tokenizer", "families_dir", "tp", "max_body_bytes"}
+	"tokenizer", "families_dir", "tp", "max_body_bytes", "max_prompt_bytes"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
 
@@ -443,22 +450,27 @@ func (c *familyCheck) timeSources() {
 	}
 }
 
-// bodyLimit: a declared max_body_bytes and the server argv's
-// {max_body_bytes} go together, so the server enforces the limit the
-// harness states.
+// bodyLimit: each declared size limit (max_body_bytes, max_prompt_bytes)
+// and the server argv's placeholder of the same name go together, so the
+// server enforces the limit the harness states.
 func (c *familyCheck) bodyLimit() {
 	f, field := c.f, c.field
-	usesLimit := false
-	for _, a := range f.Server {
-		usesLimit = usesLimit || strings.Contains(a, "{max_body_bytes}")
-	}
-	switch {
-	case f.MaxBodyBytes < 0:
-		c.add(c.keyAt("max_body_bytes"), field+".max_body_bytes", "must be > 0")
-	case f.MaxBodyBytes > 0 && !usesLimit:
-		c.add(c.keyAt("max_body_bytes"), field+".max_body_bytes", "is declared but the server argv does not pass {max_body_bytes}: the server would keep its own limit")
-	case f.MaxBodyBytes == 0 && usesLimit:
-		c.add(c.keyAt("server"), field+".server", "passes {max_body_bytes} but the family declares no max_body_bytes")
+	for _, l := range []struct {
+		key   string
+		value int64
+	}{{"max_body_bytes", f.MaxBodyBytes}, {"max_prompt_bytes", f.MaxPromptBytes}} {
+		usesLimit := false
+		for _, a := range f.Server {
+			usesLimit = usesLimit || strings.Contains(a, "{"+l.key+"}")
+		}
+		switch {
+		case l.value < 0:
+			c.add(c.keyAt(l.key), field+"."+l.key, "must be > 0")
+		case l.value > 0 && !usesLimit:
+			c.add(c.keyAt(l.key), field+"."+l.key, "is declared but the server argv does not pass {"+l.key+"}: the server would keep its own limit")
+		case l.value == 0 && usesLimit:
+			c.add(c.keyAt("server"), field+".server", "passes {"+l.key+"} but the family declares no "+l.key)
+		}
 	}
 }
 

@@ -135,6 +135,9 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		// passed to it: trtmc-server's default is 1 MiB.
 		assert.EqualValues(t, 15<<20, f.MaxBodyBytes, name)
 		assert.Equal(t, "<max_body_bytes>", server[slices.Index(server, "--max-body-bytes")+1], name)
+		// The second limit (the prompt, default 256 KiB) raised as far.
+		assert.EqualValues(t, 15<<20, f.MaxPromptBytes, name)
+		assert.Equal(t, "<max_prompt_bytes>", server[slices.Index(server, "--max-prompt-bytes")+1], name)
 		// The worker is located, never named as trtmc-server on PATH.
 		assert.NotContains(t, f.Native, "--trtmc-server", name)
 	}
@@ -176,7 +179,8 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 	}
 	d := cfg.Families["detr"]
 	assert.Equal(t, [3]any{"boxes-iou", 0.5, 0.05}, [3]any{d.Comparator, d.MinBoxIoU, d.MaxScoreAbsError})
-	assert.Contains(t, d.Preprocessing, "fp16 bundle built at 1333x1333")
+	assert.Contains(t, d.Preprocessing, "fp16 bundle built at 796x1333 (families/detr/tests/manifests/detr-resnet-50.json idx@481eb058",
+		"the later DETR manifest, as the inventory pins it")
 	assert.Contains(t, cfg.Families["detr"].Native, "0.5")
 }
 
@@ -205,6 +209,10 @@ families:
 			"fam.yaml:12: families.f.max_body_bytes: is declared but the server argv does not pass {max_body_bytes}"},
 		"passed, not declared": {base(`["trtmc-server", "--max-body-bytes", "{max_body_bytes}"]`, ""),
 			"families.f.server: passes {max_body_bytes} but the family declares no max_body_bytes"},
+		"prompt limit declared, not passed": {base(`["trtmc-server", "{bundle}"]`, "    max_prompt_bytes: 1024\n"),
+			"fam.yaml:12: families.f.max_prompt_bytes: is declared but the server argv does not pass {max_prompt_bytes}"},
+		"prompt limit passed, not declared": {base(`["trtmc-server", "--max-prompt-bytes", "{max_prompt_bytes}"]`, ""),
+			"families.f.server: passes {max_prompt_bytes} but the family declares no max_prompt_bytes"},
 		"unknown server_records": {base(`["s"]`, "    server_records: sometimes\n"),
 			`fam.yaml:12: families.f.server_records: must be required or none, got "sometimes"`},
 		"unrecorded, Task time from records": {base(`["s"]`, "    server_records: none\n"),
@@ -216,12 +224,13 @@ families:
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), tt.want, name)
 	}
-	cfg, err := Parse("fam.yaml", []byte(base(`["s", "--max-body-bytes", "{max_body_bytes}"]`,
-		"    max_body_bytes: 1024\n    server_records: none\n    task_time: native\n")))
+	cfg, err := Parse("fam.yaml", []byte(base(`["s", "--max-body-bytes", "{max_body_bytes}", "--max-prompt-bytes", "{max_prompt_bytes}"]`,
+		"    max_body_bytes: 1024\n    max_prompt_bytes: 512\n    server_records: none\n    task_time: native\n")))
 	require.NoError(t, err)
 	f := cfg.Families["f"]
 	assert.False(t, f.Recorded())
 	assert.EqualValues(t, 1024, f.MaxBodyBytes)
+	assert.EqualValues(t, 512, f.MaxPromptBytes)
 	assert.Equal(t, DefaultTaskAgreement, f.Agreement())
 }
 

@@ -70,8 +70,10 @@ type NativeWorkerReady struct {
 
 // NativeWorkerBinary is the native worker program a run used: its path,
 // sha256 and where it was found ("--worker-binary", "TRTMC_WORKER_BINARY",
-// "package": beside the tensorrt_model_connect package of the TRTMC
-// interpreter, "source-build": $TRTMC_REPO/build), and for a wheel's
+// "launcher": the native trtmc-server on PATH, a source build's launcher
+// and its own server's worker, "package": beside the
+// tensorrt_model_connect package of the TRTMC interpreter,
+// "source-build": $TRTMC_REPO/build), and for a wheel's
 // worker the runtime root (the package's bin directory) it was given.
 type NativeWorkerBinary struct {
 	Path        string `json:"path"`

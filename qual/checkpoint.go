@@ -375,7 +375,8 @@ func (v Vars) Map() map[string]string {
 		"self": v.Self, "profile": p.ID, "checkpoint": p.Checkpoint, "revision": p.Revision,
 		"tokenizer":    v.Tokenizer,
 		"families_dir": familiesDir(v.Families), "tp": strconv.Itoa(max(p.Parallelism.TP, 1)),
-		"max_body_bytes": strconv.FormatInt(v.Family.MaxBodyBytes, 10),
+		"max_body_bytes":   strconv.FormatInt(v.Family.MaxBodyBytes, 10),
+		"max_prompt_bytes": strconv.FormatInt(v.Family.MaxPromptBytes, 10),
 	}
 }
 

@@ -264,8 +264,12 @@ func mib(v *int) string {
 }
 
 // ours reports whether pid belongs to this checkpoint: it carries the
-// checkpoint's marker in its environment, or it is in the process group of
-// one of the checkpoint's children (the server's, while it runs).
+// checkpoint's marker in its environment, or it or one of its ancestors is
+// in the process group of the server while it runs. The ancestry matters:
+// trtmc-server's control plane starts each native worker in a session of
+// its own with an allowlisted environment (worker.py idx@a4ba28be:
+// start_new_session, _worker_environment), so the worker that holds the
+// GPU carries neither the marker nor the server's group, only its parent.
 func (cr *checkpointRun) ours(pid int) bool {
 	if env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid)); err == nil {
 		want := []byte(markerEnv + "=" + cr.marker)
@@ -276,28 +280,36 @@ func (cr *checkpointRun) ours(pid int) bool {
 		}
 	}
 	if cr.serverPID > 0 {
-		if pg, ok := pgidOf(pid); ok && pg == cr.serverPID {
-			return true
+		for p, depth := pid, 0; p > 1 && depth < 64; depth++ {
+			pg, ppid, ok := statOf(p)
+			if !ok {
+				break
+			}
+			if pg == cr.serverPID || p == cr.serverPID {
+				return true
+			}
+			p = ppid
 		}
 	}
 	return false
 }
 
-// pgidOf reads a process's group from /proc/PID/stat.
-func pgidOf(pid int) (int, bool) {
+// statOf reads a process's group and parent from /proc/PID/stat.
+func statOf(pid int) (pgid, ppid int, ok bool) {
 	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return 0, false
+		return 0, 0, false
 	}
 	// pid (comm) state ppid pgrp ...; comm may hold spaces and parentheses.
 	i := bytes.LastIndexByte(data, ')')
 	if i < 0 {
-		return 0, false
+		return 0, 0, false
 	}
 	f := strings.Fields(string(data[i+1:]))
 	if len(f) < 3 {
-		return 0, false
+		return 0, 0, false
 	}
 	pg, err := strconv.Atoi(f[2])
-	return pg, err == nil
+	pp, perr := strconv.Atoi(f[1])
+	return pg, pp, err == nil && perr == nil
 }

@@ -104,8 +104,8 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	cr.res.Provenance.BundlePath = cr.bundle
 	cr.res.Provenance.BundleSHA256 = sum
 	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
-		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
-			cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
+		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("profile %s: bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+			cr.profile.ID, cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {
 		got, err := fileio.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
@@ -143,12 +143,12 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 }
 
 // checkRequestSizes refuses, before the server starts, a corpus entry
-// whose encoded request (the body AIPerf will post) is larger than the
-// family's server accepts (max_body_bytes): trtmc-server answers 413 above
-// --max-body-bytes (app.py _BodyLimitMiddleware, idx@a9ed5f69).
+// whose request (the body AIPerf will post) is over one of the family's
+// server limits, naming which: trtmc-server answers 413 above
+// --max-body-bytes and above --max-prompt-bytes (app.py idx@a9ed5f69;
+// limits.go). The log names both limits.
 func (cr *checkpointRun) checkRequestSizes() error {
-	limit := cr.family.MaxBodyBytes
-	if limit <= 0 {
+	if cr.family.MaxBodyBytes <= 0 && cr.family.MaxPromptBytes <= 0 {
 		return nil
 	}
 	w := cr.gr.group.Workload
@@ -156,17 +156,17 @@ func (cr *checkpointRun) checkRequestSizes() error {
 	if err != nil {
 		return stageFailure(reports.CodeDataset, err)
 	}
-	largest, err := aiperf.CheckRequestSizes(w.EndpointType, entries, cr.profile.Served(), w.Generation, limit)
-	var tl *aiperf.RequestTooLargeError
+	sizes, err := CheckRequestLimits(cr.family, w.EndpointType, entries, cr.profile.Served(), w.Generation)
 	switch {
-	case errors.As(err, &tl):
-		return stageFailure(reports.CodeRequestTooLarge, fmt.Errorf("profile %s: %w; family %s passes --max-body-bytes %d (max_body_bytes in %s): "+
-			"use a smaller image for that entry, or raise the family's limit (the native worker's line limit is 16 MiB)",
-			cr.profile.ID, err, cr.family.Name, limit, cr.gr.opts.Families.File))
+	case IsOverLimit(err):
+		return stageFailure(reports.CodeRequestTooLarge, fmt.Errorf("profile %s: %w; family %s passes --max-body-bytes %d and --max-prompt-bytes %d "+
+			"(max_body_bytes, max_prompt_bytes in %s): use a smaller image or question for that entry, or raise the family's limit "+
+			"(the native worker's line limit is 16 MiB)", cr.profile.ID, err, cr.family.Name, cr.family.MaxBodyBytes, cr.family.MaxPromptBytes,
+			cr.gr.opts.Families.File))
 	case err != nil:
 		return stageFailure(reports.CodeDataset, err)
 	}
-	cr.gr.logf("%s: the largest request is %d bytes, within the server's %d", cr.profile.ID, largest, limit)
+	cr.gr.logf("%s: %s", cr.profile.ID, sizes)
 	return nil
 }
 

@@ -6,6 +6,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -182,4 +184,51 @@ func TestResume(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(e.opts.Out, "g", "p", "aiperf.log"), []byte("added later\n"), 0o644))
 	e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"only"}, r.ran, "changed evidence")
+}
+
+// No stage overlaps another on the served model (issue 33): trtmc-server
+// has no queue, so a request sent while another is in flight is refused
+// 429 server_busy. The pipeline runs its stages one at a time; the served
+// model is up from "server" to "stop-server"; only "aiperf" sends it
+// requests; the native replay (its own worker on the bundle) starts after
+// "stop-server". A stage run concurrently with another, or moved across
+// those bounds, fails this test. (End to end, the strict fake TRTMC
+// refuses an overlap with 429 and locks its workers exclusively:
+// TestTRTMCFamilyEndToEnd qualifies only if nothing overlapped.)
+func TestNoStageOverlapsTheServedModel(t *testing.T) {
+	idx := map[string]int{}
+	for i, st := range pipeline {
+		idx[st.name] = i
+	}
+	requests := []string{"aiperf"} // the only stage that sends the served model requests
+	for _, name := range requests {
+		assert.Greater(t, idx[name], idx["server"], "%s runs after the server is ready", name)
+		assert.Less(t, idx[name], idx["stop-server"], "%s runs before the server stops", name)
+	}
+	assert.Less(t, idx["correctness"], idx["aiperf"], "the correctness case ends before the measured requests start")
+	assert.Greater(t, idx["native"], idx["stop-server"], "the native replay starts its worker once the server's is gone")
+
+	var inFlight, most atomic.Int32
+	var order []string
+	stages := make([]stageDef, len(pipeline))
+	for i, st := range pipeline {
+		st.run = func(*checkpointRun, context.Context) error {
+			n := inFlight.Add(1)
+			for m := most.Load(); n > m && !most.CompareAndSwap(m, n); m = most.Load() {
+			}
+			order = append(order, st.name)
+			runtime.Gosched()
+			inFlight.Add(-1)
+			return nil
+		}
+		stages[i] = st
+	}
+	e, p := stageEnv(t, stages)
+	e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.EqualValues(t, 1, most.Load(), "two stages ran at once")
+	names := make([]string, len(pipeline))
+	for i, st := range pipeline {
+		names[i] = st.name
+	}
+	assert.Equal(t, names, order)
 }

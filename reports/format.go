@@ -128,7 +128,7 @@ func phaseCell(r *Result, phase string) string {
 
 // errorsOf is the number of requests that were answered but did not match.
 func errorsOf(c Counts) int {
-	return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.EchoMismatched
+	return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.EchoMismatched + c.ServerBusy
 }
 
 func errorsCell(c Counts) string {
@@ -139,6 +139,7 @@ func errorsCell(c Counts) string {
 	return fmt.Sprintf("%d (%s)", n, breakdown([]part{
 		{c.Mismatched, "mismatched"}, {c.Errored, "errored"}, {c.Duplicates, "duplicate"}, {c.Meaningless, "meaningless"},
 		{c.EchoMismatched, "echo differs"},
+		{c.ServerBusy, "server busy"},
 	}))
 }
 

@@ -30,6 +30,9 @@ const (
 	JoinMeaningless         = "meaningless"
 	JoinUnknownConversation = "unknown_conversation"
 	JoinInconsistent        = "inconsistent"
+	// JoinServerBusy: the server refused the request 429 server_busy (a
+	// replica busy with another request: an overlap).
+	JoinServerBusy = "server_busy"
 	// JoinEchoMissing: nothing shows the server answered this request's
 	// id: its answer carries no X-Request-ID, or AIPerf's records hold no
 	// HTTP trace of it (--export-http-trace).
@@ -154,7 +157,7 @@ func (l JoinedLine) validate() error {
 	switch l.Status {
 	case JoinMatched, JoinMismatched, JoinErrored, JoinMissingNative, JoinMissingHTTP,
 		JoinMissingServerRecord, JoinDuplicate, JoinMeaningless, JoinUnknownConversation, JoinInconsistent,
-		JoinEchoMissing, JoinEchoMismatched:
+		JoinEchoMissing, JoinEchoMismatched, JoinServerBusy:
 	default:
 		return fmt.Errorf("request %s: unknown status %q", l.RequestID, l.Status)
 	}

@@ -75,7 +75,7 @@ func Judge(r *Result) {
 		}
 		switch {
 		case r.StageRan(StageJoin):
-			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples)...)
+			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples, r.HTTPErrors)...)
 			rs = append(rs, judgeUnclaimed(r.Unclaimed)...)
 			rs = append(rs, judgeLatency(r.LatencyMS, r.RequestsByPhase[PhaseMeasured])...)
 		case !stopped:
@@ -330,7 +330,7 @@ func phaseOrder(by map[string]Counts) []string {
 	return out
 }
 
-func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) []Reason {
+func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample, httpErrors []HTTPError) []Reason {
 	first := func(phase, status string) string {
 		for _, x := range examples {
 			if x.Phase == phase && x.Status == status {
@@ -377,11 +377,18 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			{c.EchoMismatched, CodeEchoMismatched, "the server's answer echoes another X-Request-ID than the one sent"},
 		} {
 			if k.n > 0 {
-				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, first(p, string(k.code))))
+				more := ""
+				if k.code == CodeErrored {
+					more = serverAnswers(httpErrors, p)
+				}
+				out = append(out, failed(k.code, StageJoin, p, "%s: %d of %d %s: %s%s%s", p, k.n, c.Sent, text.Plural(c.Sent, "request", "requests"), k.what, more, first(p, string(k.code))))
 			}
 		}
+		if c.ServerBusy > 0 {
+			out = append(out, serverBusyReason(p, c, first(p, string(CodeServerBusy))))
+		}
 		accounted := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord +
-			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.EchoMissing + c.EchoMismatched
+			c.Duplicates + c.Meaningless + c.UnknownConversation + c.Inconsistent + c.EchoMissing + c.EchoMismatched + c.ServerBusy
 		if c.EchoProven < c.Matched {
 			out = append(out, failed(CodeEchoMissing, StageJoin, p, "%s: %d of %d matched %s have no proven X-Request-ID echo: nothing shows the server answered each id sent "+
 				"(a row of an earlier trtmc-qual, which did not read AIPerf's HTTP trace)", p, c.Matched-c.EchoProven, c.Matched, text.Plural(c.Matched, "request", "requests")))
@@ -398,6 +405,32 @@ func judgeCounts(total Counts, by map[string]Counts, examples []RequestExample) 
 			total.Sent, total.Matched, sum.Sent, sum.Matched))
 	}
 	return out
+}
+
+// serverAnswers names the server's answers to a phase's errored requests:
+// each status, type and code, and what it means (a 429 server_busy is its
+// own reason).
+func serverAnswers(httpErrors []HTTPError, phase string) string {
+	var parts []string
+	for _, e := range httpErrors {
+		if e.Phase == phase && e.Code != "server_busy" {
+			parts = append(parts, e.String())
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "; the server answered " + strings.Join(parts, ", ")
+}
+
+// serverBusyReason is a phase's requests refused 429 server_busy: an
+// overlap, which the harness never causes itself.
+func serverBusyReason(p string, c Counts, first string) Reason {
+	return Reason{Code: CodeServerBusy, Class: ClassOf(CodeServerBusy), Stage: StageJoin, Phase: p,
+		Message: fmt.Sprintf("%s: %d of %d %s refused 429 server_busy: something else sent a request to the served model at the same time "+
+			"(a second client, or a correctness case, native replay or probe overlapping the run): trtmc-server has no queue, the harness never "+
+			"overlaps its own stages, so the run was disturbed from outside; run it again alone%s",
+			p, c.ServerBusy, c.Sent, text.Plural(c.Sent, "request was", "requests were"), first)}
 }
 
 func judgeUnclaimed(u Unclaimed) []Reason {

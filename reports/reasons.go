@@ -157,6 +157,7 @@ const (
 	CodeUnclaimedRaw           Code = "unclaimed_raw_records"
 	CodeCountsInconsist        Code = "counts_inconsistent"
 	CodeLatencyIncomplete      Code = "latency_incomplete"
+	CodeServerBusy             Code = JoinServerBusy
 )
 
 // Codes is the one table of reason codes: each code's class, where it
@@ -186,7 +187,7 @@ func Codes() []CodeInfo {
 		{CodeCorrectnessNone, ClassSetup, "correctness", "the family declares no correctness case"},
 		{CodeAIPerfSetup, ClassSetup, "aiperf", "AIPerf cannot be run (missing, wrong version, bad tokenizer)"},
 		{CodeDataset, ClassSetup, "aiperf", "the corpus cannot be read or the AIPerf dataset cannot be written"},
-		{CodeRequestTooLarge, ClassSetup, "preflight", "a corpus entry's encoded request is larger than the family's server accepts (max_body_bytes, the server's --max-body-bytes): refused, naming the entry, its size and the limit, before the server starts"},
+		{CodeRequestTooLarge, ClassSetup, "preflight", "a corpus entry's request is over one of the family's server limits (max_body_bytes, the server's --max-body-bytes; max_prompt_bytes, its --max-prompt-bytes): refused, naming the entry, its size and the limit, before the server starts"},
 		{CodeTokenizer, ClassSetup, "preflight", "the tokenizer AIPerf chat loads is missing, unloadable offline, not its pin, or another checkpoint's"},
 		{CodeListenUnchecked, ClassSetup, "server", "the addresses the server listens on cannot be checked on this host (not Linux): a row is never qualified unchecked"},
 
@@ -212,6 +213,7 @@ func Codes() []CodeInfo {
 		{CodeSlurmTaskLost, ClassBroken, "slurm", "Slurm no longer knows the task and it left no row"},
 		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
 		{CodeSurvivor, ClassBroken, "", "a process the run started, or a descendant, outlived its child outside the child's process group (setsid, setpgid): found by the sweep, killed, named by pid and argv"},
+		{CodeServerBusy, ClassBroken, "join", "a request was refused 429 rate_limit_error server_busy: trtmc-server has no queue, so something else sent a request to the served model at the same time (a second client, a correctness case, a native replay or a probe overlapping the run; the harness never overlaps its own stages): the run was disturbed, run it again alone"},
 		{CodeResultMissing, ClassBroken, "evidence", "a profile's evidence directory holds no result.json (a run that did not finish, or a result moved or removed): an error row, never skipped"},
 
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},

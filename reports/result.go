@@ -72,6 +72,9 @@ type Result struct {
 	// Examples are the join's first request of each phase and status that
 	// did not match, with its problem (the reasons quote them).
 	Examples []RequestExample `json:"examples,omitempty"`
+	// HTTPErrors count the failed requests by the server's answer: status,
+	// error type and code (trtmc-server's error envelope), per phase.
+	HTTPErrors []HTTPError `json:"http_errors,omitempty"`
 	// Notes are what a reader must know about the row's evidence (the
 	// join writes them: a route without server records, Task times that
 	// disagree); they never change the verdict.
@@ -246,6 +249,10 @@ type Counts struct {
 	// matched request must be among them (a row of an earlier version,
 	// which did not check the echo, has none).
 	EchoProven int `json:"echo_proven,omitempty"`
+	// ServerBusy counts requests the server refused 429 server_busy: its
+	// one replica was busy with a request someone else sent at the same
+	// time (trtmc-server has no queue).
+	ServerBusy int `json:"server_busy,omitempty"`
 }
 
 // Add returns the element-wise sum.
@@ -258,6 +265,7 @@ func (c Counts) Add(o Counts) Counts {
 		Duplicates:          c.Duplicates + o.Duplicates, Meaningless: c.Meaningless + o.Meaningless,
 		UnknownConversation: c.UnknownConversation + o.UnknownConversation, Inconsistent: c.Inconsistent + o.Inconsistent,
 		EchoMissing: c.EchoMissing + o.EchoMissing, EchoMismatched: c.EchoMismatched + o.EchoMismatched, EchoProven: c.EchoProven + o.EchoProven,
+		ServerBusy: c.ServerBusy + o.ServerBusy,
 	}
 }
 
@@ -621,7 +629,7 @@ type NativeRun struct {
 	WorkerCapabilities []string `json:"worker_capabilities,omitempty"`
 	// WorkerBinary, WorkerBinarySHA256 and WorkerBinarySource name the
 	// native worker program that answered and how it was found
-	// (--worker-binary, TRTMC_WORKER_BINARY, package, source-build).
+	// (--worker-binary, TRTMC_WORKER_BINARY, launcher, package, source-build).
 	WorkerBinary       string `json:"worker_binary,omitempty"`
 	WorkerBinarySHA256 string `json:"worker_binary_sha256,omitempty"`
 	WorkerBinarySource string `json:"worker_binary_source,omitempty"`

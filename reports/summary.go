@@ -226,7 +226,7 @@ func summaryTotals(rows []Row) totals {
 		t.errored += c.Errored
 		t.mismatched += c.Mismatched
 		t.missing += c.MissingJoins()
-		t.other += c.Duplicates + c.Meaningless + c.EchoMismatched
+		t.other += c.Duplicates + c.Meaningless + c.EchoMismatched + c.ServerBusy
 	}
 	slices.SortStableFunc(t.commitOrder, func(a, b string) int {
 		switch {

@@ -204,6 +204,9 @@ type adapterCorrectnessOptions struct {
 	Layout, Family, QualifyProgram, QualifyEnvironment           string
 	TRTMCBinary, RuntimeRoot, ModelDir                           string
 	Python, WorkerBinary                                         string
+	// Revision is the profile's checkpoint revision (a newer e2e test
+	// that validates a prebuilt bundle requires it).
+	Revision string
 }
 
 // Validate checks the flags: the required ones, the command after --,
@@ -281,6 +284,7 @@ command could not be started.`,
 	fl.StringVar(&o.ModelDir, "model-dir", "", "TRTMC_<FAMILY>_MODEL_DIR for the newer e2e test (default that variable)")
 	fl.StringVar(&o.Python, "python", "", "the TRTMC interpreter (default $TRTMC_PYTHON, else python3)")
 	fl.StringVar(&o.WorkerBinary, "worker-binary", "", "the native worker, whose directory is the runtime root (default $TRTMC_WORKER_BINARY)")
+	fl.StringVar(&o.Revision, "revision", "", "the profile's checkpoint revision: TRTMC_E2E_CHECKPOINT_REVISION for a newer e2e test that validates the served bundle")
 	return cmd
 }
 
@@ -296,6 +300,7 @@ func runAdapterCorrectness(ctx context.Context, o *adapterCorrectnessOptions) er
 		QualifyEnvironment: orEnv(o.Getenv, o.QualifyEnvironment, "TRTMC_QUALIFY_ENVIRONMENT"),
 		TRTMCBinary:        orEnv(o.Getenv, o.TRTMCBinary, "TRTMC_BINARY"),
 		RuntimeRoot:        orEnv(o.Getenv, o.RuntimeRoot, "TRTMC_RUNTIME_ROOT"),
+		Revision:           o.Revision,
 	}
 	if o.Family != "" {
 		co.ModelDir = orEnv(o.Getenv, o.ModelDir, "TRTMC_"+strings.ToUpper(o.Family)+"_MODEL_DIR")
@@ -446,7 +451,8 @@ func runAdapterBundle(ctx context.Context, o *adapterBundleOptions) error {
 // workerLocate resolves where the native worker is looked for: flag, then
 // environment, as every trtmc-qual setting.
 func workerLocate(getenv func(string) string, runner proc.Runner, binary, python, repo string) trtmc.LocateOptions {
-	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: runner}
+	o := trtmc.LocateOptions{Explicit: binary, ExplicitFrom: trtmc.WorkerFromFlag, Python: python, Repo: repo, Runner: runner,
+		LookPath: exec.LookPath}
 	if o.Explicit == "" {
 		o.Explicit, o.ExplicitFrom = getenv("TRTMC_WORKER_BINARY"), trtmc.WorkerFromEnv
 	}

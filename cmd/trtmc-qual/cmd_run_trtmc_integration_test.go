@@ -47,6 +47,11 @@ import (
 type trtmcRun struct {
 	dir, bundle, corpus, refCorpus, argvLog, out string
 	inst                                         *trtmctest.Install
+	// repo is TRTMC_REPO, a git repository in one of TRTMC's layouts
+	// (trtmcCheckout); src, when set, is a source build in it that
+	// replaces the wheel (inst) on PATH.
+	repo string
+	src  *trtmctest.SourceBuild
 	// tokenizerPin and bundlePath edit the inventory entry.
 	tokenizerPin, bundlePath string
 	env                      []string
@@ -77,11 +82,62 @@ func setupTRTMCRun(t *testing.T, h harness) *trtmcRun {
 		require.NoError(t, err, string(out))
 	}
 	writeTRTMCCorpus(t, r.refCorpus, r.corpus)
-	// A checkout in TRTMC's older layout: the family's e2e case exists there.
-	e2e := filepath.Join(d, "TensorRT-Model-Connect", "tests", "e2e", "models", "qwen_vl", "test_qwen_vl_e2e.py")
-	require.NoError(t, os.MkdirAll(filepath.Dir(e2e), 0o755))
-	require.NoError(t, os.WriteFile(e2e, []byte("# the e2e case (played by the fake pytest)\n"), 0o644))
+	r.repo = trtmcCheckout(t, filepath.Join(d, "TensorRT-Model-Connect"), layoutOlder)
 	return r
+}
+
+// TRTMC's two layouts of a checkout (docs/trtmc.md "Both layouts").
+const (
+	layoutOlder = "older" // tests/e2e/models/<f>: MODEL.toml, manifests, test_<f>_e2e.py
+	layoutNewer = "newer" // families/<f>/tests: manifests, qualification/<profile>.accuracy.yaml
+)
+
+// qwen3VL2BCases are the testcases of the fixture's qwen3-vl-2b manifest:
+// the correctness adapter looks them up at the checkout's HEAD (through
+// git, as reconcile reads) and requires a result for each.
+var qwen3VL2BCases = []string{"qwen3-vl-2b-chart", "qwen3-vl-2b-scene"}
+
+// trtmcCheckout builds a TRTMC checkout as a git repository (one commit;
+// build/ ignored, where a source build goes) holding the qwen_vl family's
+// qwen3-vl-2b manifest in the layout given, and its correctness case: the
+// older layout's e2e test, or the newer layout's qualification profile.
+// Synthetic files carrying the facts the harness reads, not TRTMC's.
+func trtmcCheckout(t *testing.T, dir, layout string) string {
+	t.Helper()
+	tcs := make([]map[string]any, len(qwen3VL2BCases))
+	for i, c := range qwen3VL2BCases {
+		tcs[i] = map[string]any{"name": c, "prompt": "Describe the image.", "test_image": "data/test_img.jpeg"}
+	}
+	m := map[string]any{"name": "qwen3-vl-2b", "hf_id": "Qwen/Qwen3-VL-2B-Instruct", "bundle": "qwen3-vl-2b.bundle", "family": "qwen_vl",
+		"precision": "bf16", "testcases": tcs}
+	files := map[string]string{".gitignore": "build/\n"}
+	switch layout {
+	case layoutOlder:
+		m["task_strategy"], m["runtime_strategy"] = "vision_language_generation", "qwen_vl_vision_language"
+		files["tests/e2e/models/qwen_vl/MODEL.toml"] = "id = \"qwen_vl\"\nplugin = \"qwen_vl\"\ntest_manifests = [\"manifests/qwen3-vl-2b.json\"]\n"
+		files["tests/e2e/models/qwen_vl/test_qwen_vl_e2e.py"] = "# the e2e case (played by the fake pytest)\n"
+		files["tests/e2e/models/qwen_vl/manifests/qwen3-vl-2b.json"] = ""
+	case layoutNewer:
+		m["task"], m["tensor_parallel_size"], m["max_sequence_length"] = "vision_language_generation", 1, 4096
+		files["families/qwen_vl/tests/manifests/qwen3-vl-2b.json"] = ""
+		files["families/qwen_vl/tests/qualification/qwen3-vl-2b.accuracy.yaml"] = "schema_version: trtmc.qualification/v1\nmodel: qwen3-vl-2b\nkind: accuracy\n"
+		files["families/qwen_vl/tests/test_e2e.py"] = "# the newer e2e test (played by the fake pytest)\n"
+	}
+	data, err := json.MarshalIndent(m, "", "  ")
+	require.NoError(t, err)
+	for p, body := range files {
+		if strings.HasSuffix(p, "qwen3-vl-2b.json") {
+			body = string(data) + "\n"
+		}
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, p), []byte(body), 0o644))
+	}
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "qwen_vl in the " + layout + " layout"}} {
+		cmd := exec.Command("git", append([]string{"-C", dir, "-c", "user.name=t", "-c", "user.email=t@t"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		require.NoError(t, err, string(out))
+	}
+	return dir
 }
 
 // writeTRTMCCorpus writes the corpus a release engineer provides
@@ -167,15 +223,23 @@ groups:
 		"--inventory", invPath, "--families", r.familiesFile(h),
 		"--aiperf", h.aiperf, "--format", "tsv")
 	cmd.Dir = r.dir
+	// The wheel's programs first on PATH, or a source build's.
+	first, installEnv := r.inst.Bin, r.inst.Env()
+	if r.src != nil {
+		first, installEnv = r.src.Path(), r.src.Env()
+	}
 	cmd.Env = append(cleanEnv(),
-		"PATH="+r.inst.Bin+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+
+		"PATH="+first+string(os.PathListSeparator)+filepath.Join(h.root, "qual", "testdata", "bin")+
 			string(os.PathListSeparator)+os.Getenv("PATH"),
 		"FAKE_NVIDIA_SMI_PYTHON="+py, "FAKE_NVIDIA_SMI_FIXTURE=h200x1", "FAKE_NVIDIA_SMI_SESSION="+r.dir,
 		// The native worker the control plane starts holds the GPU.
 		"FAKE_GPU_HOLD=2048:_serve-worker",
+		// One native worker at a time on the node: the server's, then
+		// the native replay's (fake-trtmc-native fails on an overlap).
+		"FAKE_TRTMC_EXCLUSIVE="+filepath.Join(r.dir, "gpu.lock"),
 		"FAKE_REFSERVER="+h.refserver, "FAKE_PYTEST=ref", "FAKE_CORPUS="+r.refCorpus, "FAKE_TRTMC_LOG="+r.argvLog,
-		"TRTMC_REPO="+filepath.Join(r.dir, "TensorRT-Model-Connect"), "TRTMC_BUNDLE_DIR=", "TRTMC_WORKER_BINARY=", "TRTMC_PYTHON=")
-	cmd.Env = append(cmd.Env, r.inst.Env()...)
+		"TRTMC_REPO="+r.repo, "TRTMC_BUNDLE_DIR=", "TRTMC_WORKER_BINARY=", "TRTMC_PYTHON=")
+	cmd.Env = append(cmd.Env, installEnv...)
 	cmd.Env = append(cmd.Env, r.env...)
 	timer := time.AfterFunc(8*time.Minute, func() { _ = cmd.Process.Kill() })
 	defer timer.Stop()
@@ -240,16 +304,21 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	worker := []string{"trtmc-server(native)", "_serve-worker", tr.bundle, "--runtime-root", tr.inst.RuntimeRoot}
 	assert.Equal(t, [][]string{worker, worker}, byProgram["trtmc-server(native)"])
 
-	// Correctness: TRTMC's result.json converted, every gate with its value,
-	// operator, threshold and outcome, on the served bundle.
+	// Correctness: TRTMC's result.json of every testcase of the profile's
+	// manifest, which the adapter read at the checkout's HEAD (a git
+	// repository), converted: every gate with its value, operator,
+	// threshold and outcome, on the served bundle.
 	require.NotNil(t, r.Correctness)
 	assert.True(t, r.Correctness.Passed)
-	require.Len(t, r.Correctness.Gates, 1)
-	g := r.Correctness.Gates[0]
-	assert.Equal(t, "qwen3-vl-2b/reference_check/accuracy", g.Name)
-	assert.Equal(t, ">=", g.Op)
-	assert.Equal(t, 0.9, g.Threshold)
-	assert.True(t, g.Passed)
+	require.Len(t, r.Correctness.Gates, len(qwen3VL2BCases))
+	for i, g := range r.Correctness.Gates {
+		assert.Equal(t, qwen3VL2BCases[i]+"/reference_check/accuracy", g.Name)
+		assert.Equal(t, ">=", g.Op)
+		assert.Equal(t, 0.9, g.Threshold)
+		assert.True(t, g.Passed)
+	}
+	assert.NotContains(t, readFile(t, filepath.Join(tr.out, "vlm", "qwen3-vl-2b", "correctness.log")), "cannot be read",
+		"the manifest's testcases were read, not guessed")
 
 	// Native: the worker path, the native binary beside the package, by
 	// path and sha256; output size the Task's own token counts; the images
@@ -316,7 +385,21 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 		assert.Positive(t, per[name], "the run wrote a %s document (%v)", name, per)
 	}
 	assert.FileExists(t, filepath.Join(out, "native_meta.json"))
-	assert.FileExists(t, filepath.Join(out, "correctness", "artifacts", "qwen3-vl-2b", "result.json"))
+	for _, c := range qwen3VL2BCases {
+		assert.FileExists(t, filepath.Join(out, "correctness", "artifacts", c, "result.json"))
+	}
+	// The records are the current public server's: no 429 (nothing
+	// overlapped), streaming a string, has_system_prompt a bool, the
+	// replica <model>-1, generation_config as the request set it.
+	for _, l := range strings.Split(strings.TrimSpace(readFile(t, filepath.Join(out, "server_records.jsonl"))), "\n") {
+		var rec map[string]any
+		require.NoError(t, json.Unmarshal([]byte(l), &rec))
+		assert.EqualValues(t, 200, rec["status"], l)
+		assert.Equal(t, "none", rec["streaming"], l)
+		assert.Equal(t, false, rec["has_system_prompt"], l)
+		assert.Equal(t, "qwen3-vl-2b-1", rec["replica"], l)
+		assert.Equal(t, map[string]any{"max_new_tokens": 32.0, "temperature": 0.0, "use_chat_template": true}, rec["generation_config"], l)
+	}
 
 	// needs_gpu: the served model held memory on the slot's GPU while
 	// serving, and every hygiene check passed and is in the row.
@@ -332,7 +415,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	// $TRTMC_REPO; nothing of this host is left to refuse.
 	pack := filepath.Join(t.TempDir(), "vlm.tar.gz")
 	export := exec.Command(h.qual, "export", "--from", tr.out, "--group", "vlm", "--output-file", pack)
-	export.Env = append(cleanEnv(), "TRTMC_REPO="+filepath.Join(tr.dir, "TensorRT-Model-Connect"))
+	export.Env = append(cleanEnv(), "TRTMC_REPO="+tr.repo)
 	eout, err := export.CombinedOutput()
 	require.NoError(t, err, "%s", eout)
 	unpacked := t.TempDir()
@@ -372,7 +455,10 @@ func TestTRTMCFamilyBadInput(t *testing.T) {
 			edit: func(t *testing.T, tr *trtmcRun) {
 				tr.bundlePath = filepath.Join(tr.dir, "bundles", "absent", "qwen3-vl-2b.bundle")
 			},
-			stage: "preflight", want: []string{"profile qwen3-vl-2b: bundle", "is missing and its manifest cannot be read"},
+			// The checkout holds the profile's manifest: the family's
+			// prepare builds the missing bundle from it, and the build is
+			// not the pinned bundle.
+			stage: "preflight", want: []string{"profile qwen3-vl-2b: bundle", "not the bundle that was qualified"},
 			kept: []string{"prepare-bundle.log"},
 		},
 		"tokenizer that does not match": {
@@ -387,7 +473,7 @@ func TestTRTMCFamilyBadInput(t *testing.T) {
 		"correctness output without metrics": {
 			edit:  func(t *testing.T, tr *trtmcRun) { tr.env = append(tr.env, "FAKE_PYTEST=no-metrics") },
 			stage: "correctness", want: []string{"profile qwen3-vl-2b: correctness output without metrics"},
-			kept: []string{"correctness.log", "correctness/artifacts/qwen3-vl-2b/result.json"},
+			kept: []string{"correctness.log", "correctness/artifacts/qwen3-vl-2b-chart/result.json"},
 		},
 		// The server version of idx@ddf1735f has no --records: argparse
 		// exits 2 on the flag at startup.
@@ -424,6 +510,113 @@ func TestTRTMCFamilyBadInput(t *testing.T) {
 	}
 }
 
+// Something else sends the served model a request while the run's is in
+// flight (here a second client the strict fake plays, overlapping the
+// request after the 10th): trtmc-server has no queue and refuses the
+// run's request 429 rate_limit_error server_busy with Retry-After: 1. The
+// row names the overlap as its own reason (an error: the run was
+// disturbed, never a qualification outcome), and the stranger's request
+// is the server record no client claims.
+func TestTRTMCOverlapIsServerBusy(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.env = append(tr.env, "FAKE_TRTMC_SERVER_INTRUDE=10")
+	r := tr.run(t, h)
+	assert.NotEqual(t, 0, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictError, r.Verdict, "%+v", r.Reasons)
+	// At least the request that met the stranger's in flight; how many
+	// more arrive while it is served is the timing of two clients.
+	busy := r.Requests.ServerBusy
+	assert.Positive(t, busy, "%+v", r.Requests)
+	assert.Equal(t, 55-busy, r.Requests.Matched, "%+v", r.Requests)
+	assert.Equal(t, 1, r.Unclaimed.ServerRecords)
+	assert.Equal(t, []string{"intruder-10"}, r.Unclaimed.Examples)
+	var reason *reports.Reason
+	for i := range r.Reasons {
+		if r.Reasons[i].Code == reports.CodeServerBusy {
+			reason = &r.Reasons[i]
+		}
+	}
+	require.NotNil(t, reason, "%+v", r.Reasons)
+	assert.Equal(t, reports.ClassBroken, reason.Class)
+	assert.Contains(t, reason.Message, "refused 429 server_busy: something else sent a request to the served model at the same time")
+	assert.Contains(t, reason.Message, "rate_limit_error", "the first example quotes the server's answer")
+	require.Len(t, r.HTTPErrors, 1)
+	assert.Equal(t, reports.HTTPError{Phase: reports.PhaseMeasured, Status: 429, Type: "rate_limit_error", Code: "server_busy",
+		Message: "all model worker replicas are busy", Count: busy}, r.HTTPErrors[0])
+}
+
+// The prompt limit (--max-prompt-bytes) is the server's second: a family
+// limit below the corpus's longest question refuses the run before
+// anything starts, naming the entry, the size and the limit.
+func TestTRTMCPromptOverTheLimitIsRefusedBeforeTheServer(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.editFamilies(t, h, "max_prompt_bytes: 15728640", "max_prompt_bytes: 16")
+	r := tr.run(t, h)
+	assert.Equal(t, 3, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictError, r.Verdict)
+	require.NotEmpty(t, r.Reasons)
+	assert.Equal(t, reports.CodeRequestTooLarge, r.Reasons[0].Code, "%+v", r.Reasons)
+	for _, w := range []string{"profile qwen3-vl-2b", "its prompt is", "bytes of UTF-8 text, over the server's limit of 16 bytes (--max-prompt-bytes)",
+		"passes --max-body-bytes 15728640 and --max-prompt-bytes 16"} {
+		assert.Contains(t, r.Reasons[0].Message, w)
+	}
+	assert.NoFileExists(t, tr.argvLog, "no TRTMC program was started")
+}
+
+// The other install form: TRTMC built from its checkout, no wheel. The
+// shipped family's `trtmc-server` is then build/trtmc-server, the native
+// launcher, which starts the control plane (python3 -P -m trtmc_server
+// from build/server/python) with itself as the worker; the native replay
+// finds that same binary. The row qualifies and names it.
+func TestTRTMCSourceBuildQualifies(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.src = trtmctest.NewSourceBuild(t, tr.repo)
+	r := tr.run(t, h)
+	require.Equal(t, 0, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
+	require.NotNil(t, r.Provenance.Native)
+	assert.Equal(t, tr.src.Native, r.Provenance.Native.WorkerBinary)
+	assert.Equal(t, "launcher", r.Provenance.Native.WorkerBinarySource)
+	assert.Equal(t, tr.src.Native, r.Provenance.ServerBinary, "the server command is the launcher")
+	var python, controlPlane []string
+	for _, l := range strings.Split(strings.TrimSpace(readFile(t, tr.argvLog)), "\n") {
+		var a []string
+		require.NoError(t, json.Unmarshal([]byte(l), &a))
+		switch a[0] {
+		case "python3":
+			if slices.Contains(a, "trtmc_server") {
+				python = a
+			}
+		case "trtmc-server":
+			controlPlane = a
+		}
+	}
+	assert.Equal(t, []string{"python3", "-P", "-m", "trtmc_server", tr.bundle, "--model-name", "qwen3-vl-2b"}, python[:7])
+	assert.Equal(t, []string{"--worker-binary", tr.src.Native}, controlPlane[len(controlPlane)-2:])
+}
+
+// A checkout in TRTMC's newer layout: the family-owned qualification
+// (trtmc-qualify run --kind accuracy) is the correctness case, and its
+// report names the bundle it ran, the served one: the row qualifies.
+func TestTRTMCNewerLayoutQualifies(t *testing.T) {
+	h := getHarness(t)
+	tr := setupTRTMCRun(t, h)
+	tr.repo = trtmcCheckout(t, filepath.Join(tr.dir, "TensorRT-Model-Connect-newer"), layoutNewer)
+	env := filepath.Join(tr.dir, "qualify-env.yaml")
+	require.NoError(t, os.WriteFile(env, []byte("name: gb300\n"), 0o644))
+	tr.env = append(tr.env, "TRTMC_QUALIFY_ENVIRONMENT="+env, "FAKE_QUALIFY=bundle", "FAKE_QUALIFY_BUNDLE="+tr.bundle)
+	r := tr.run(t, h)
+	require.Equal(t, 0, tr.code, tr.output)
+	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
+	require.NotNil(t, r.Correctness)
+	require.Len(t, r.Correctness.Gates, 1)
+	assert.Equal(t, "public-vqa-100/vqa/answer_accuracy", r.Correctness.Gates[0].Name)
+	assert.NotContains(t, readFile(t, filepath.Join(tr.out, "vlm", "qwen3-vl-2b", "correctness.log")), "cannot be read")
+}
+
 // A corpus entry whose encoded request is over the family's server limit
 // is refused before anything starts, naming the entry, its size and the
 // limit: exit 3, no TRTMC program started.
@@ -448,8 +641,8 @@ func TestTRTMCRequestOverTheLimitIsRefusedBeforeTheServer(t *testing.T) {
 func TestTRTMCServerDefaultBodyLimit(t *testing.T) {
 	h := getHarness(t)
 	tr := setupTRTMCRun(t, h)
-	tr.editFamilies(t, h, `,
-             "--max-body-bytes", "{max_body_bytes}"]`, "]")
+	tr.editFamilies(t, h, `"--max-body-bytes", "{max_body_bytes}",
+             `, "")
 	data := readFile(t, tr.families)
 	require.NoError(t, os.WriteFile(tr.families, []byte(strings.ReplaceAll(data, "    max_body_bytes: 15728640\n", "")), 0o644))
 	r := tr.run(t, h)
@@ -461,7 +654,8 @@ func TestTRTMCServerDefaultBodyLimit(t *testing.T) {
 	for _, rs := range r.Reasons {
 		msgs = append(msgs, rs.Message)
 	}
-	assert.Contains(t, strings.Join(msgs, "\n"), "413")
+	assert.Contains(t, strings.Join(msgs, "\n"), "4 × 413 invalid_request_error content_too_large (the request body is over the server's --max-body-bytes)",
+		"the reason names the server's answer and the limit")
 }
 
 // A server that ignores the incoming X-Request-ID (idx@ddf1735f's policy)

@@ -62,9 +62,13 @@ type CorrectnessOptions struct {
 	// TRTMCBinary, RuntimeRoot and ModelDir are the newer e2e test's
 	// TRTMC_BINARY, TRTMC_RUNTIME_ROOT and TRTMC_<FAMILY>_MODEL_DIR.
 	TRTMCBinary, RuntimeRoot, ModelDir string
-	Env                                []string
-	Runner                             proc.Runner
-	Stdout, Stderr                     io.Writer
+	// Revision is the profile's checkpoint revision, which a newer e2e
+	// test that validates a prebuilt bundle requires
+	// (TRTMC_E2E_CHECKPOINT_REVISION).
+	Revision       string
+	Env            []string
+	Runner         proc.Runner
+	Stdout, Stderr io.Writer
 }
 
 // Gate is one thresholded metric, as trtmc-qual's correctness result

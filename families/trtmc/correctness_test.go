@@ -385,6 +385,47 @@ func TestCorrectnessNewerE2EFailsClosed(t *testing.T) {
 	}
 }
 
+// A newer family whose tests validate a prebuilt bundle (text families:
+// TRTMC_E2E_BUNDLE, TRTMC_E2E_PROFILE, TRTMC_E2E_CHECKPOINT_REVISION,
+// idx@6aa3968c) is given the served bundle that way: the served-bundle
+// step is then established (it built none of its own), and it still fails
+// closed on its metrics; without a pinned revision it cannot be run on the
+// served bundle at all (step: inputs); a revision other than the
+// manifest's fails the test.
+func TestCorrectnessNewerE2EOnThePrebuiltBundle(t *testing.T) {
+	const rev = "89644892aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa"
+	setup := func(t *testing.T, revision string) CorrectnessOptions {
+		o := correctnessOpts(t)
+		newerCheckout(t, &o, false, true)
+		dir := filepath.Join(o.Dir, "families", "qwen_vl", "tests")
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "test_prebuilt_validation.py"), []byte("# reads TRTMC_E2E_BUNDLE\n"), 0o644))
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, "manifests"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, "manifests", "qwen3-vl-2b.json"),
+			[]byte(`{"name":"qwen3-vl-2b","hf_revision":"`+rev+`","testcases":[{"name":"qwen3-vl-2b"}]}`), 0o644))
+		o.TRTMCBinary, o.RuntimeRoot, o.ModelDir, o.Revision = "trtmc", t.TempDir(), t.TempDir(), revision
+		return o
+	}
+	o := setup(t, rev)
+	_, err := RunCorrectness(context.Background(), o)
+	require.Error(t, err)
+	assert.ErrorContains(t, err, "passed on the served bundle (given as TRTMC_E2E_BUNDLE, with TRTMC_E2E_PROFILE and TRTMC_E2E_CHECKPOINT_REVISION "+rev+")")
+	assert.ErrorContains(t, err, "step: metrics")
+	assert.NotContains(t, err.Error(), "step: served bundle")
+	entries, _ := os.ReadDir(filepath.Join(o.ArtifactsDir, "basetemp"))
+	assert.Empty(t, entries, "it built no bundle of its own")
+
+	o = setup(t, "")
+	_, err = RunCorrectness(context.Background(), o)
+	assert.ErrorContains(t, err, "the inventory pins no revision for the profile")
+	assert.ErrorContains(t, err, "step: inputs")
+
+	o = setup(t, strings.Repeat("b", 40))
+	_, err = RunCorrectness(context.Background(), o)
+	assert.ErrorContains(t, err, "failed (pytest exit 1)")
+	_, statErr := os.Stat(o.Out)
+	assert.True(t, os.IsNotExist(statErr), "never a result the row qualifies on")
+}
+
 // TestReadMetric: one metric of a stage, read closed.
 func TestReadMetric(t *testing.T) {
 	for _, tc := range []struct {

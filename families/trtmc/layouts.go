@@ -30,7 +30,11 @@ import (
 //     test `families/<f>/tests/test_e2e.py` (idx@9777fef7), which reads
 //     TRTMC_BINARY, TRTMC_RUNTIME_ROOT and TRTMC_<FAMILY>_MODEL_DIR, builds
 //     its own bundle in pytest's tmp_path and asserts its thresholds
-//     without writing them down.
+//     without writing them down. Where the family's tests validate a
+//     prebuilt bundle instead (text families: TRTMC_E2E_BUNDLE,
+//     TRTMC_E2E_PROFILE, TRTMC_E2E_CHECKPOINT_REVISION; text_profile.py
+//     idx@a9ed5f69, families/gpt2/tests/test_prebuilt_validation.py
+//     idx@6aa3968c), the served bundle is passed that way.
 //
 // Where the public sources cannot establish a step — that the newer
 // cases tested the served bundle, or what their metrics were — the
@@ -308,6 +312,13 @@ func runE2EEnv(ctx context.Context, o CorrectnessOptions, res *CorrectnessResult
 	base := filepath.Join(o.ArtifactsDir, "basetemp")
 	argv := []string{"pytest", newerE2E(o), "--e2e-model", o.Profile, "--basetemp", base}
 	env := append(append([]string{}, o.Env...), "TRTMC_BINARY="+o.TRTMCBinary, "TRTMC_RUNTIME_ROOT="+o.RuntimeRoot, envName+"="+o.ModelDir)
+	prebuilt, err := acceptsPrebuilt(o)
+	if err != nil {
+		return err
+	}
+	if prebuilt {
+		env = append(env, prebuiltEnv+"="+o.Bundle, "TRTMC_E2E_PROFILE="+o.Profile, "TRTMC_E2E_CHECKPOINT_REVISION="+o.Revision)
+	}
 	res.Source, res.Argv = "trtmc-e2e-families-test", argv
 	run, err := o.Runner.Run(ctx, proc.Spec{Name: "e2e case", Argv: argv, Dir: o.Dir, Env: env, Stdout: o.Stdout, Stderr: o.Stderr})
 	if ctx.Err() != nil {
@@ -334,6 +345,14 @@ func runE2EEnv(ctx context.Context, o CorrectnessOptions, res *CorrectnessResult
 		return nil
 	})
 	bundleStep := fmt.Sprintf("it built no %s under its tmp_path", name)
+	if prebuilt && len(built) == 0 && run.ExitCode == 0 {
+		// The test took the served bundle (prebuiltEnv) and validated it
+		// against the profile and the exact checkpoint revision: that
+		// step is established; its metrics still are not.
+		return fmt.Errorf("profile %s: %s passed on the served bundle (given as %s, with TRTMC_E2E_PROFILE and TRTMC_E2E_CHECKPOINT_REVISION %s), "+
+			"but it asserts its thresholds (families/%s/tests/thresholds/<case>.json) without recording their values, so there is no gate to judge (step: metrics)",
+			o.Profile, newerE2E(o), prebuiltEnv, o.Revision, o.Family)
+	}
 	for _, b := range built {
 		sum, err := fileio.FileSHA256(ctx, b)
 		if err != nil {
@@ -347,4 +366,31 @@ func runE2EEnv(ctx context.Context, o CorrectnessOptions, res *CorrectnessResult
 	}
 	return fmt.Errorf("profile %s: %s %s (pytest exit %d), but it asserts its thresholds (families/%s/tests/thresholds/<case>.json) without recording their values, so there is no gate to judge (step: metrics); and %s (step: served bundle)",
 		o.Profile, newerE2E(o), outcome, run.ExitCode, o.Family, bundleStep)
+}
+
+// prebuiltEnv names the bundle a newer text family's e2e test validates
+// instead of building its own.
+const prebuiltEnv = "TRTMC_E2E_BUNDLE"
+
+// acceptsPrebuilt reports whether the family's newer e2e test validates a
+// prebuilt bundle (its tests read TRTMC_E2E_BUNDLE: the text families'
+// _validation_bundle, idx@6aa3968c), and refuses to run one without the
+// checkpoint revision it requires (it asserts the exact revision,
+// TRTMC_E2E_CHECKPOINT_REVISION).
+func acceptsPrebuilt(o CorrectnessOptions) (bool, error) {
+	dir := filepath.Join(o.Dir, "families", o.Family, "tests")
+	files, _ := filepath.Glob(filepath.Join(dir, "*.py"))
+	for _, f := range files {
+		data, err := fileio.ReadFile(context.Background(), f, fileio.MaxDocumentBytes)
+		if err != nil || !strings.Contains(string(data), prebuiltEnv) {
+			continue
+		}
+		if o.Revision == "" {
+			return true, fmt.Errorf("profile %s: the family's e2e tests validate a prebuilt bundle (%s reads %s) only with its exact checkpoint revision, "+
+				"and the inventory pins no revision for the profile: pin it (revision:) so the served bundle can be tested (step: inputs)",
+				o.Profile, filepath.Join("families", o.Family, "tests", filepath.Base(f)), prebuiltEnv)
+		}
+		return true, nil
+	}
+	return false, nil
 }

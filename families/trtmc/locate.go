@@ -30,8 +30,12 @@ import (
 // packaged_runtime_root): tensorrt_model_connect/bin/trtmc-server beside
 // its package, where libtrtmc_runtime.so and libtrtmc_backend_trt.so must
 // be too, or a hidden --worker-binary. A source build leaves it at
-// build/trtmc-server. LocateWorker finds it the same way, and never takes
-// a script for it.
+// build/trtmc-server, and there the native binary is also the server
+// command: run without `_serve-worker` it is a launcher (main.cpp
+// frontend_main) that starts the control plane with `--worker-binary
+// <itself>`. So a native trtmc-server first on PATH serves with itself as
+// the worker. LocateWorker finds the worker the server on this PATH uses,
+// the same way, and never takes a script for it.
 
 // Where a worker binary was found (WorkerBinary.Source).
 const (
@@ -39,6 +43,9 @@ const (
 	WorkerFromEnv     = "TRTMC_WORKER_BINARY"
 	WorkerFromPackage = "package"
 	WorkerFromBuild   = "source-build"
+	// WorkerFromLauncher: the native trtmc-server first on PATH, a source
+	// build's launcher, which is its own server's worker.
+	WorkerFromLauncher = "launcher"
 )
 
 // NativeWorkerName is the native binary's file name.
@@ -60,8 +67,12 @@ type LocateOptions struct {
 	// tensorrt_model_connect package holds the wheel's binaries).
 	Python string
 	// Repo is the TRTMC checkout ($TRTMC_REPO): build/trtmc-server.
-	Repo   string
-	Runner proc.Runner
+	Repo string
+	// LookPath finds trtmc-server on the PATH the server is started with
+	// (nil: not looked at): a native binary there is a source build's
+	// launcher and its own worker; the console script is skipped.
+	LookPath func(string) (string, error)
+	Runner   proc.Runner
 }
 
 // PythonInfo is what the TRTMC interpreter says about itself.
@@ -143,11 +154,13 @@ func ProbePython(ctx context.Context, r proc.Runner, python string) (*PythonInfo
 type WorkerBinary = families.NativeWorkerBinary
 
 // LocateWorker finds the native worker: a configured path first (it must
-// be the native binary), else beside the tensorrt_model_connect package
-// that the TRTMC interpreter imports (the wheel's bin/, with both DSOs),
-// else $TRTMC_REPO/build/trtmc-server. Never trtmc-server from PATH: that
-// is the console script. The error lists everywhere it looked, with the
-// fix.
+// be the native binary); else trtmc-server on PATH when it is the native
+// binary (a source build's launcher, whose server runs it as the worker);
+// else beside the tensorrt_model_connect package that the TRTMC
+// interpreter imports (the wheel's bin/, with both DSOs, the worker the
+// console script's control plane starts); else
+// $TRTMC_REPO/build/trtmc-server. The console script on PATH is never
+// taken. The error lists everywhere it looked, with the fix.
 func LocateWorker(ctx context.Context, o LocateOptions) (*WorkerBinary, error) {
 	if o.Explicit != "" {
 		from := o.ExplicitFrom
@@ -164,6 +177,11 @@ func LocateWorker(ctx context.Context, o LocateOptions) (*WorkerBinary, error) {
 		return identify(ctx, &WorkerBinary{Path: p, Source: from})
 	}
 	var looked []string
+	if w, note := launcherOnPath(o.LookPath); w != nil {
+		return identify(ctx, w)
+	} else if note != "" {
+		looked = append(looked, note)
+	}
 	if o.Runner != nil {
 		py, err := ProbePython(ctx, o.Runner, o.Python)
 		switch {
@@ -204,6 +222,40 @@ func LocateWorker(ctx context.Context, o LocateOptions) (*WorkerBinary, error) {
 		looked = append(looked, "no TRTMC checkout (TRTMC_REPO) for build/"+NativeWorkerName)
 	}
 	return nil, &WorkerNotFound{Looked: looked}
+}
+
+// launcherOnPath is the native trtmc-server first on PATH, if it is one;
+// note says what was there otherwise ("" when nothing was looked at).
+func launcherOnPath(lookPath func(string) (string, error)) (*WorkerBinary, string) {
+	if lookPath == nil {
+		return nil, ""
+	}
+	p, err := lookPath(NativeWorkerName)
+	if err != nil {
+		return nil, "no " + NativeWorkerName + " on PATH"
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return nil, err.Error()
+	}
+	if resolved, err := filepath.EvalSymlinks(abs); err == nil {
+		abs = resolved // the launcher passes /proc/self/exe, resolved
+	}
+	switch err := CheckNativeBinary(abs); {
+	case errors.Is(err, ErrScript):
+		return nil, "" // the console script: its worker is the package's
+	case err != nil:
+		return nil, fmt.Sprintf("%s on PATH: %v", abs, err)
+	}
+	return &WorkerBinary{Path: abs, Source: WorkerFromLauncher}, ""
+}
+
+// IsLauncher reports whether path is a source build's launcher: a native
+// trtmc-server with server/python/trtmc_server beside it (main.cpp
+// frontend_main then runs `python3 -P -m trtmc_server` from there).
+func IsLauncher(path string) bool {
+	fi, err := os.Stat(filepath.Join(filepath.Dir(path), "server", "python", "trtmc_server"))
+	return err == nil && fi.IsDir()
 }
 
 // ErrNoWorker is a native worker that is missing or is not one (a setup

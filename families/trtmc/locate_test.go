@@ -56,6 +56,26 @@ func TestLocateWorker(t *testing.T) {
 		assert.Equal(t, WorkerFromBuild, w.Source)
 		assert.Empty(t, w.RuntimeRoot, "a source build's worker finds its runtime root itself")
 	})
+	t.Run("the console script on PATH: its worker is the package's", func(t *testing.T) {
+		in := trtmctest.OnPath(t)
+		w, err := LocateWorker(ctx, LocateOptions{Runner: proc.OS{}, LookPath: exec.LookPath})
+		require.NoError(t, err)
+		assert.Equal(t, in.Native, w.Path)
+		assert.Equal(t, WorkerFromPackage, w.Source)
+	})
+	t.Run("a source build's launcher on PATH is its own worker", func(t *testing.T) {
+		in := trtmctest.OnPath(t) // a wheel too: the server on PATH decides
+		sb := trtmctest.NewSourceBuild(t, t.TempDir())
+		t.Setenv("PATH", sb.Build+string(os.PathListSeparator)+os.Getenv("PATH"))
+		w, err := LocateWorker(ctx, LocateOptions{Runner: proc.OS{}, LookPath: exec.LookPath})
+		require.NoError(t, err)
+		assert.Equal(t, sb.Native, w.Path)
+		assert.NotEqual(t, in.Native, w.Path)
+		assert.Equal(t, WorkerFromLauncher, w.Source)
+		assert.Empty(t, w.RuntimeRoot, "the launcher's control plane passes no runtime root")
+		assert.True(t, IsLauncher(w.Path))
+		assert.False(t, IsLauncher(in.Native))
+	})
 	t.Run("nowhere", func(t *testing.T) {
 		trtmctest.OnPath(t)
 		t.Setenv("FAKE_TRTMC_SITE_PACKAGES", "")

@@ -84,6 +84,7 @@ type chatRequest struct {
 	EnableThinking      *bool             `json:"enable_thinking"`
 	N                   *int64            `json:"n"`
 	Stream              *bool             `json:"stream"`
+	StreamOptions       json.RawMessage   `json:"stream_options"`
 	Stop                json.RawMessage   `json:"stop"`
 }
 
@@ -129,13 +130,16 @@ func (r *chatRequest) checkRanges() error {
 }
 
 // checkSupported rejects what the server does not do: several choices,
-// streaming, stop sequences, and both token limits at once.
+// stream_options without stream, stop sequences, and both token limits at
+// once. stream=true is served (app.py idx@a9ed5f69: buffered SSE of the
+// same text, or incremental deltas that must join to it), so it maps to
+// the same native call.
 func (r *chatRequest) checkSupported() error {
 	switch {
 	case r.N != nil && *r.N != 1:
 		return errors.New("n must be 1")
-	case r.Stream != nil && *r.Stream:
-		return errors.New("streaming is not available")
+	case len(r.StreamOptions) > 0 && string(r.StreamOptions) != "null" && (r.Stream == nil || !*r.Stream):
+		return errors.New("stream_options requires stream=true")
 	case len(r.Stop) > 0 && string(r.Stop) != "null":
 		return errors.New("stop is not supported")
 	case r.MaxTokens != nil && r.MaxCompletionTokens != nil:

@@ -57,6 +57,12 @@ func TestParseChatMapsControlsAsTheServerDoes(t *testing.T) {
 
 	// A system message becomes the worker's system_prompt.
 	sys := strings.Replace(string(chatPayload(t, `,"max_tokens":4`)), `"messages":[`, `"messages":[{"role":"system","content":"Answer briefly."},`, 1)
+	// stream=true is served (buffered SSE, app.py idx@a9ed5f69): the same call.
+	streamed, err := ParseChat([]byte(strings.Replace(string(chatPayload(t, `,"max_tokens":32`)), `"stream":false`, `"stream":true`, 1)), lim)
+	require.NoError(t, err)
+	plain, err := ParseChat(chatPayload(t, `,"max_tokens":32`), lim)
+	require.NoError(t, err)
+	assert.Equal(t, plain.Config, streamed.Config)
 	call, err = ParseChat([]byte(sys), lim)
 	require.NoError(t, err)
 	assert.Equal(t, "Answer briefly.", call.SystemPrompt)
@@ -68,7 +74,7 @@ func TestParseChatRejectsWhatTheServerRejects(t *testing.T) {
 	for name, tt := range map[string]struct{ body, want string }{
 		"unknown field":    {string(chatPayload(t, `,"logprobs":true`)), "logprobs: extra fields not permitted"},
 		"n":                {string(chatPayload(t, `,"n":2`)), "n must be 1"},
-		"stream":           {strings.Replace(string(chatPayload(t, ``)), `"stream":false`, `"stream":true`, 1), "streaming is not available"},
+		"stream_options":   {string(chatPayload(t, `,"stream_options":{"include_usage":true}`)), "stream_options requires stream=true"},
 		"stop":             {string(chatPayload(t, `,"stop":["x"]`)), "stop is not supported"},
 		"both max":         {string(chatPayload(t, `,"max_tokens":2,"max_completion_tokens":2`)), "mutually exclusive"},
 		"over the limit":   {string(chatPayload(t, `,"max_tokens":65`)), "exceeds 64 tokens"},

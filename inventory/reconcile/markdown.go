@@ -27,7 +27,7 @@ func (r *Report) Markdown(w io.Writer) error {
 			state = "**" + state + "**"
 		}
 		rows = append(rows, []string{markdown.Code(row.Profile), markdown.Text(row.Family), markdown.Code(row.Checkpoint), markdown.Text(row.Kind),
-			markdown.Text(ruleCell(row)), state, markdown.Text(row.Detail)})
+			markdown.Text(ruleCell(row)), state, markdown.Text(row.Detail), markdown.Code(manifestCell(row))})
 	}
 	if err := markdown.Table(w, r.TableHeader(), rows); err != nil {
 		return err

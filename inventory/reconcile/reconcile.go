@@ -59,6 +59,9 @@ type Row struct {
 	// profile's file:line.
 	Manifest  string `json:"manifest,omitempty"`
 	Inventory string `json:"inventory,omitempty"`
+	// ManifestBlob is the git object id of the manifest as read: which
+	// version of it the row was reconciled against.
+	ManifestBlob string `json:"manifest_blob,omitempty"`
 }
 
 // FieldDiff is one field on which the inventory and the spec disagree.
@@ -174,7 +177,7 @@ func groupProfiles(r *Report, inv *inventory.Inventory, group string) *invGroup 
 func (g *invGroup) specRow(cfg *specs.Config, r *Report, c *specs.Classified) Row {
 	row := Row{Profile: c.Name, Family: c.Family, Checkpoint: c.Checkpoint, Kind: c.Class.Kind,
 		Rule: c.Class.Rule, Reason: c.Class.Reason, Of: c.Class.Of, Revision: c.Revision,
-		Precision: c.EffectivePrecision(cfg), Bundle: c.Bundle, Task: c.TaskStrategy, Manifest: c.Path}
+		Precision: c.EffectivePrecision(cfg), Bundle: c.Bundle, Task: c.TaskStrategy, Manifest: c.Path, ManifestBlob: c.Blob}
 	if row.Family == "" {
 		row.Family = c.Dir
 	}
@@ -273,7 +276,7 @@ func (g *invGroup) staleRows(snap *specs.Snapshot, group string) []Row {
 			Reason: "kind as recorded in the inventory", Revision: p.Revision, Precision: p.Precision,
 			Bundle: path.Base(p.Bundle.Path), Inventory: p.Where("id"), State: StateStale, NeedsAction: true}
 		if m, ok := others[p.ID]; ok {
-			row.Manifest = m.Path
+			row.Manifest, row.ManifestBlob = m.Path, m.Blob
 			ts, key := m.TaskStrategy, m.TaskKey
 			if m.Group != "" {
 				row.Detail = fmt.Sprintf("its manifest is in group %s (%s %s), not %s", m.Group, key, ts, group)
@@ -407,7 +410,19 @@ func (r *Report) Line() string {
 
 // TableHeader and TableRows are the tabular form of the rows.
 func (r *Report) TableHeader() []string {
-	return []string{"profile", "family", "checkpoint", "kind", "rule", "state", "detail"}
+	return []string{"profile", "family", "checkpoint", "kind", "rule", "state", "detail", "manifest read"}
+}
+
+// manifestCell names the manifest a row was reconciled against and its
+// version: path@blob (the file's git object id, 12 digits).
+func manifestCell(row Row) string {
+	if row.Manifest == "" {
+		return "-"
+	}
+	if row.ManifestBlob == "" {
+		return row.Manifest
+	}
+	return row.Manifest + "@" + row.ManifestBlob[:min(12, len(row.ManifestBlob))]
 }
 
 // TableRows returns one cell slice per row. The rule cell is the rule id
@@ -416,7 +431,7 @@ func (r *Report) TableRows() [][]string {
 	out := make([][]string, 0, len(r.Rows))
 	for _, row := range r.Rows {
 		out = append(out, []string{row.Profile, row.Family, specs.OrDash(row.Checkpoint), row.Kind,
-			ruleCell(row), row.State, row.Detail})
+			ruleCell(row), row.State, row.Detail, manifestCell(row)})
 	}
 	return out
 }

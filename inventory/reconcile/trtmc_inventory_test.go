@@ -139,3 +139,64 @@ func TestShippedTRTMCInventoryReconciles(t *testing.T) {
 	assert.Contains(t, states["qwen3-vl-8b"], "missing")
 	assert.Equal(t, 2, r.Summary.NeedAction)
 }
+
+// detrManifest is families/detr/tests/manifests/detr-resnet-50.json in
+// TRTMC's newer layout, in its two stored versions (idx@018ef2c9: fp32,
+// input_size 800; idx@481eb058, the later: fp16 at 796x1333, testcase
+// score_threshold 0.5): the facts reconcile reads, not TRTMC's file.
+func detrManifest(later bool) string {
+	build := `"precision": "fp32", "input_size": 800`
+	tc := `{"name": "detr-resnet-50", "premerge": true, "test_image": "data/test_img.jpeg"}`
+	if later {
+		build = `"precision": "fp16", "image_height": 796, "image_width": 1333`
+		tc = `{"name": "detr-resnet-50", "premerge": true, "test_image": "data/test_img.jpeg", "score_threshold": 0.5}`
+	}
+	return `{"name": "detr-resnet-50", "hf_id": "facebook/detr-resnet-50", "hf_revision": "1d5f47bd3bdd2c4bbfa585418ffe6da5028b4c0b",
+  "bundle": "detr-resnet-50.bundle", "family": "detr", "task": "object_detection", ` + build + `,
+  "testcases": [` + tc + `], "tensor_parallel_size": 1, "max_sequence_length": 1}
+`
+}
+
+// The shipped detection inventory pins the later DETR manifest: reconciled
+// against it, detr-resnet-50 is ok; against the earlier one, its precision
+// drifts. Either way the row names the manifest version it read (the
+// file's git object id), so a reader sees which one it was.
+func TestShippedDETRPinsTheLaterManifest(t *testing.T) {
+	inv, err := inventory.Load([]string{"../trtmc-detection.yaml"}, nil)
+	require.NoError(t, err)
+	dir := t.TempDir()
+	specstest.RunGit(t, dir, "init", "-q", "-b", "main")
+	p := filepath.Join(dir, "families", "detr", "tests", "manifests", "detr-resnet-50.json")
+	require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o755))
+	cfg := specs.DefaultConfig()
+	src := specs.Source{Git: gitread.CLI{Repo: dir}, Config: cfg, Repo: "TensorRT-Model-Connect"}
+	rowAt := func(later bool) Row {
+		require.NoError(t, os.WriteFile(p, []byte(detrManifest(later)), 0o644))
+		specstest.RunGit(t, dir, "add", ".")
+		specstest.RunGit(t, dir, "commit", "-q", "-m", "detr manifest")
+		snap, err := src.Read(context.Background(), "main")
+		require.NoError(t, err)
+		for _, row := range Reconcile(cfg, snap, inv, "detection").Rows {
+			if row.Profile == "detr-resnet-50" {
+				return row
+			}
+		}
+		t.Fatal("no detr-resnet-50 row")
+		return Row{}
+	}
+	earlier := rowAt(false)
+	assert.Equal(t, StateDrift, earlier.State)
+	assert.Contains(t, earlier.Detail, "precision: inventory fp16, spec fp32")
+	later := rowAt(true)
+	assert.Equal(t, StateOK, later.State, later.Detail)
+	for _, r := range []struct {
+		row     Row
+		version string
+	}{{earlier, detrManifest(false)}, {later, detrManifest(true)}} {
+		assert.Equal(t, "families/detr/tests/manifests/detr-resnet-50.json", r.row.Manifest)
+		assert.Equal(t, specs.BlobID([]byte(r.version)), r.row.ManifestBlob)
+	}
+	assert.NotEqual(t, earlier.ManifestBlob, later.ManifestBlob)
+	assert.Equal(t, specstest.RunGit(t, dir, "rev-parse", "main:families/detr/tests/manifests/detr-resnet-50.json"), later.ManifestBlob,
+		"the blob id is git's own")
+}

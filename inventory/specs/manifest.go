@@ -2,6 +2,8 @@ package specs
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -62,7 +64,7 @@ func ParseManifest(l Layout, p, dir string, data []byte) (*Manifest, string) {
 	if msg != "" {
 		return nil, msg
 	}
-	m := &Manifest{Path: p, Dir: dir, Layout: l.Name, TaskKey: l.TaskKey, Raw: raw, BlobLen: len(data)}
+	m := &Manifest{Path: p, Dir: dir, Layout: l.Name, TaskKey: l.TaskKey, Raw: raw, BlobLen: len(data), Blob: BlobID(data)}
 	mr := &manifestReader{m: m, raw: raw, pos: positions(data), newer: l.Name == LayoutFamilies}
 	m.Name = mr.str("name", true)
 	m.Bundle = mr.str("bundle", true)
@@ -314,4 +316,13 @@ func intOf(v any) int {
 		return x
 	}
 	return 0
+}
+
+// BlobID is git's object id of a file's bytes (SHA-1 of "blob <size>\x00"
+// and the bytes), the id `git hash-object` prints.
+func BlobID(data []byte) string {
+	h := sha1.New()
+	fmt.Fprintf(h, "blob %d\x00", len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
 }

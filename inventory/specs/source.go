@@ -74,6 +74,10 @@ type Manifest struct {
 	Dir     string `json:"family_dir"`
 	Listed  bool   `json:"listed"`
 	BlobLen int    `json:"-"`
+	// Blob is the git object id of the manifest's bytes as read (the
+	// version of the file: `git log --find-object` finds the commits that
+	// hold it; two versions of one manifest differ here).
+	Blob string `json:"blob,omitempty"`
 	// Layout is the layout the manifest was read in (LayoutE2EModels or
 	// LayoutFamilies); TaskKey is the key its task came from there.
 	Layout  string `json:"layout"`

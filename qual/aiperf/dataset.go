@@ -393,21 +393,3 @@ func (e *RequestTooLargeError) Error() string {
 	return fmt.Sprintf("corpus entry %s (%s): its request is %d bytes once encoded (the image as a base64 data URL), over the server's limit of %d bytes (--max-body-bytes): the server would answer 413",
 		e.Entry, filepath.Base(e.Image), e.Size, e.Limit)
 }
-
-// CheckRequestSizes holds every entry's encoded request to a server's body
-// limit, before anything is sent. It returns the largest request's size.
-func CheckRequestSizes(endpointType string, entries []Entry, model string, extra map[string]any, limit int64) (int64, error) {
-	var largest int64
-	for _, e := range entries {
-		b, err := RequestBody(endpointType, e, model, extra)
-		if err != nil {
-			return largest, err
-		}
-		n := int64(len(b))
-		largest = max(largest, n)
-		if limit > 0 && n > limit {
-			return largest, &RequestTooLargeError{Entry: e.ID, Image: e.ImagePath, Size: n, Limit: limit}
-		}
-	}
-	return largest, nil
-}

@@ -84,6 +84,9 @@ func readyHost(t *testing.T) *host {
 	bin := inst.Bin
 	t.Setenv("FAKE_TRTMC_SITE_PACKAGES", inst.SitePackages)
 	d := t.TempDir()
+	// One native worker at a time on this node: the probe's server's and
+	// the probe's own never overlap (fake-trtmc-native fails otherwise).
+	t.Setenv("FAKE_TRTMC_EXCLUSIVE", filepath.Join(d, "gpu.lock"))
 	h := &host{inst: inst, dir: d, repo: filepath.Join(d, "TensorRT-Model-Connect"), bundle: filepath.Join(d, "bundles", "qwen3-vl-2b.bundle"),
 		tokenizer: filepath.Join(d, "tokenizers", "qwen3-vl-2b")}
 	for _, dir := range []string{filepath.Dir(h.bundle), h.tokenizer, filepath.Join(d, "corpora", "vlm"), h.repo} {
@@ -196,7 +199,8 @@ func TestReadyHost(t *testing.T) {
 	assert.Contains(t, byArea(r, "trtmc", "native worker").Detail, h.inst.Native+" (package)")
 	assert.Contains(t, byArea(r, "trtmc", "interpreter").Detail, "Python 3.12.3, tensorrt_model_connect at "+h.inst.Package)
 	assert.Equal(t, StatusOK, byArea(r, "trtmc", "server at commit").Status)
-	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "within the server's 15728640 (max_body_bytes)")
+	// Both size limits named.
+	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "bytes (entry car), limit 15728640 (--max-body-bytes); the largest prompt is 23 bytes (entry car), limit 15728640 (--max-prompt-bytes)")
 	assert.Equal(t, "doctor: ready for vlm: 18 ok, 0 warning(s), 0 problem(s), 1 skipped", r.Summary())
 }
 
@@ -296,6 +300,8 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 			"interpreter", StatusFail, "does not import tensorrt_model_connect", "not on the public package index"},
 		"a request over the limit": {func(t *testing.T, h *host) { h.opts.Families.Families["qwen_vl"].MaxBodyBytes = 1000 },
 			"", StatusFail, "", ""},
+		"a prompt over the limit": {func(t *testing.T, h *host) { h.opts.Families.Families["qwen_vl"].MaxPromptBytes = 10 },
+			"", StatusFail, "", ""},
 		"a commit before PR #1292": {func(t *testing.T, h *host) {
 			git(t, h.repo, "rm", "-q", "-r", "apps")
 			git(t, h.repo, "commit", "-q", "-m", "before the server")
@@ -309,9 +315,13 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 				c := byArea(r, "corpus", "vlm corpus for qwen_vl")
 				require.NotNil(t, c)
 				assert.Equal(t, StatusFail, c.Status)
-				assert.Contains(t, c.Detail, "corpus entry car (car.png): its request is")
-				assert.Contains(t, c.Detail, "over the server's limit of 1000 bytes")
-				assert.Contains(t, c.Fix, "raise family qwen_vl's max_body_bytes")
+				if name == "a prompt over the limit" {
+					assert.Contains(t, c.Detail, "corpus entry car (car.png): its prompt is 23 bytes of UTF-8 text, over the server's limit of 10 bytes (--max-prompt-bytes)")
+				} else {
+					assert.Contains(t, c.Detail, "corpus entry car (car.png): its request is")
+					assert.Contains(t, c.Detail, "over the server's limit of 1000 bytes (--max-body-bytes)")
+				}
+				assert.Contains(t, c.Fix, "raise family qwen_vl's max_body_bytes / max_prompt_bytes")
 				assert.False(t, r.Ready)
 				return
 			}
@@ -323,6 +333,59 @@ func TestTRTMCContractWithoutAGPU(t *testing.T) {
 			assert.Equal(t, tt.status != StatusFail, r.Ready)
 		})
 	}
+}
+
+// sourceBuild turns the ready host into the other install form: TRTMC
+// built from its checkout (build/trtmc-server, the launcher and its own
+// worker; build/server/python/trtmc_server) and no wheel: PATH has the
+// build first and the environment's python3, no console script.
+func sourceBuild(t *testing.T, h *host) *trtmctest.SourceBuild {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(h.repo, ".gitignore"), []byte("build/\n"), 0o644))
+	git(t, h.repo, "add", ".gitignore")
+	git(t, h.repo, "commit", "-q", "-m", "ignore the build")
+	sb := trtmctest.NewSourceBuild(t, h.repo)
+	path := strings.Replace(os.Getenv("PATH"), h.inst.Bin+string(os.PathListSeparator), "", 1)
+	t.Setenv("PATH", sb.Path()+string(os.PathListSeparator)+path)
+	for _, kv := range sb.Env() {
+		k, v, _ := strings.Cut(kv, "=")
+		t.Setenv(k, v)
+	}
+	return sb
+}
+
+// Both install forms are a ready host: doctor names which one
+// trtmc-server on PATH is, finds the worker that server uses, and the
+// probe serves through it.
+func TestTRTMCSourceBuild(t *testing.T) {
+	h := readyHost(t)
+	sb := sourceBuild(t, h)
+	r := Run(context.Background(), h.opts)
+	assert.True(t, r.Ready, "%+v", r.Checks)
+	c := byArea(r, "trtmc", "trtmc-server")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, sb.Native+" (a source build's launcher")
+	c = byArea(r, "trtmc", "native worker")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, sb.Native+" (launcher)")
+
+	cs := Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	for _, s := range []string{"server", "request id", "answer", "record", "worker"} {
+		c := probeCheck(cs, s)
+		require.NotNil(t, c, "no probe %s check: %+v", s, cs)
+		assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	}
+	assert.Contains(t, probeCheck(cs, "worker").Detail, sb.Native+" ready")
+
+	// A launcher whose build lacks server/python: its --help fails, named.
+	require.NoError(t, os.RemoveAll(filepath.Join(sb.Build, "server")))
+	r = Run(context.Background(), h.opts)
+	c = byArea(r, "trtmc", "trtmc-server")
+	require.NotNil(t, c)
+	assert.Equal(t, StatusFail, c.Status)
+	assert.Contains(t, c.Detail, "a native binary without server/python beside it")
 }
 
 func probeCheck(cs []Check, subject string) *Check {
@@ -382,6 +445,40 @@ func TestProbe(t *testing.T) {
 			assert.Contains(t, c.Fix, tt.fix)
 		})
 	}
+}
+
+// The probe sends the corpus's largest request, not its first: here the
+// first entry is a tiny image and the second the 640x427 one. A server
+// that counts the image into --max-prompt-bytes (whether the seeds' does
+// is not public) refuses the largest: the probe names that limit, which
+// the preflight, counting the question alone, could not.
+func TestProbeSendsTheLargestRequest(t *testing.T) {
+	h := readyHost(t)
+	var buf bytes.Buffer
+	require.NoError(t, png.Encode(&buf, image.NewRGBA(image.Rect(0, 0, 8, 8))))
+	dir := filepath.Join(h.dir, "corpora", "vlm")
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "dot.png"), buf.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "corpus.json"), []byte(`{"schema":"trtmc-qual/corpus/v1","entries":[`+
+		`{"id":"dot","file":"dot.png","question":"What is this?"},{"id":"car","file":"car.png","question":"What colour is the car?"}]}`), 0o644))
+	h.opts.Families.Families["qwen_vl"].MaxPromptBytes = 1500
+	r := Run(context.Background(), h.opts)
+	assert.Equal(t, StatusOK, byArea(r, "corpus", "vlm corpus for qwen_vl").Status, "the questions are within the limit")
+	assert.Contains(t, byArea(r, "corpus", "vlm corpus for qwen_vl").Detail, "if the server counts the image into the prompt, entry car's")
+
+	cs := Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	c := probeCheck(cs, "request")
+	require.NotNil(t, c, "%+v", cs)
+	assert.Equal(t, StatusOK, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, "entry car, the corpus's largest request")
+
+	t.Setenv("FAKE_TRTMC_SERVER_PROMPT_IMAGE", "count")
+	cs = Probe(context.Background(), h.opts, "qwen3-vl-2b")
+	c = probeCheck(cs, "request")
+	require.NotNil(t, c, "%+v", cs)
+	assert.Equal(t, StatusFail, c.Status, "%+v", c)
+	assert.Contains(t, c.Detail, "entry car, the corpus's largest request")
+	assert.Contains(t, c.Detail, "answered 413 (the prompt and system text are over the server's --max-prompt-bytes)")
+	assert.Contains(t, c.Fix, "raise the family's max_prompt_bytes (passed as --max-prompt-bytes)")
 }
 
 // hostileConfig gives a checkout configuration that runs a command at

@@ -29,6 +29,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -36,8 +37,10 @@ import (
 //
 //   - the family's server starts on the profile's bundle with the family's
 //     own argv and answers ready;
-//   - one request (the corpus's first entry, the body AIPerf 0.13.0 posts)
-//     with a chosen X-Request-ID is answered 200, the id echoed
+//   - one request (the corpus's largest, the body AIPerf 0.13.0 posts: the
+//     server's two size limits, --max-body-bytes and --max-prompt-bytes,
+//     are proven with it, and a 413 names which refused it) with a chosen
+//     X-Request-ID is answered 200, the id echoed
 //     (records.py RequestPolicy idx@a9ed5f69; idx@ddf1735f ignores it), and
 //     the answer extracts with the family's extractor and names the served
 //     model;
@@ -108,28 +111,12 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		return
 	}
 	logPath := filepath.Join(dir, "server.log")
-	logFile, err := os.Create(logPath)
+	srv, closeLog, err := startProbeServer(ctx, o, f, argv, logPath)
 	if err != nil {
-		add("server", StatusFail, err.Error(), "free space in the temporary directory")
+		add("server", StatusFail, err.Error(), "put the family's server program on PATH, with space in the temporary directory")
 		return
 	}
-	defer logFile.Close()
-	// The server's temporary files stay in the probe's private directory
-	// (removed when the probe ends), as a run's children's do.
-	tmp := filepath.Join(dir, "tmp")
-	if err := os.Mkdir(tmp, 0o700); err != nil {
-		add("server", StatusFail, err.Error(), "free space in the temporary directory")
-		return
-	}
-	env := qual.TempEnv(tmp)
-	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
-		env = append(env, k+"="+f.Env[k])
-	}
-	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
-	if err != nil {
-		add("server", StatusFail, "could not start "+text.ShellJoin(argv)+": "+err.Error(), "put the family's server program on PATH")
-		return
-	}
+	defer closeLog()
 	stopped := false
 	stop := func() {
 		if !stopped {
@@ -145,14 +132,9 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	}
 	add("server", StatusOK, fmt.Sprintf("%s ready on 127.0.0.1:%d (%s)", argv[0], port, text.ShellJoin(argv)), "")
 
-	entries, err := aiperf.LoadCorpus(corpus)
-	if err != nil || len(entries) == 0 {
-		add("request", StatusFail, fmt.Sprintf("no corpus entry to send: %v", err), "provide the group's corpus (trtmc-qual corpus init)")
-		return
-	}
-	body, err := aiperf.RequestBody(g.Workload.EndpointType, entries[0], p.Served(), g.Workload.Generation)
+	body, what, err := largestRequest(g, p, corpus)
 	if err != nil {
-		add("request", StatusFail, err.Error(), "fix the corpus entry")
+		add("request", StatusFail, err.Error(), "provide the group's corpus (trtmc-qual corpus init) and fix its entries")
 		return
 	}
 	var rnd [8]byte
@@ -172,34 +154,87 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	resp.Body.Close()
 	switch echo := resp.Header.Get("X-Request-ID"); {
 	case resp.StatusCode != http.StatusOK:
-		fix := "read the server's log"
-		if resp.StatusCode == http.StatusRequestEntityTooLarge {
-			fix = "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
-		}
-		add("request", StatusFail, fmt.Sprintf("POST %s (%d bytes) answered %d: %s", f.Route, len(body), resp.StatusCode, text.Clip(answer, 300)), fix)
+		detail, fix := refusal(resp.StatusCode, answer)
+		add("request", StatusFail, fmt.Sprintf("POST %s with %s answered %d%s: %s", f.Route, what, resp.StatusCode, detail, text.Clip(answer, 300)), fix)
 		return
 	case echo != id:
 		add("request id", StatusFail, fmt.Sprintf("sent X-Request-ID %s, the server answered X-Request-ID %q: it does not honour the client's id, so no request can be joined by identity (the policy of idx@ddf1735f)", id, echo),
 			"use a server that echoes X-Request-ID (apps/server/python/trtmc_server/records.py RequestPolicy, idx@a9ed5f69)")
 	default:
+		add("request", StatusOK, fmt.Sprintf("POST %s with %s answered 200", f.Route, what), "")
 		add("request id", StatusOK, "X-Request-ID "+id+" echoed", "")
 	}
-	reg := families.DefaultRegistry()
-	if ex, ok := reg.Extractors[f.Extractor]; ok {
-		a, err := ex.FromHTTP(answer)
-		switch {
-		case err != nil:
-			add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
-		case ex.NotMeaningful(a, f) != "":
-			add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
-		case a.NamesModel && a.Model != p.Served():
-			add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
-		default:
-			add("answer", StatusOK, "extracts with "+f.Extractor+", complete and meaningful", "")
-		}
-	}
+	probeAnswer(f, p, answer, add)
 	stop() // the records are complete once the server is gone
 	probeRecord(f, filepath.Join(dir, qual.RecordsFile), id, add)
+}
+
+// startProbeServer starts the family's server with its environment, its
+// output to logPath.
+func startProbeServer(ctx context.Context, o Options, f *families.Family, argv []string, logPath string) (proc.Process, func(), error) {
+	logFile, err := os.Create(logPath)
+	if err != nil {
+		return nil, nil, err
+	}
+	// The server's temporary files stay in the probe's private directory
+	// (removed when the probe ends), as a run's children's do.
+	tmp := filepath.Join(filepath.Dir(logPath), "tmp")
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		logFile.Close()
+		return nil, nil, err
+	}
+	env := qual.TempEnv(tmp)
+	for _, k := range slices.Sorted(maps.Keys(f.Env)) {
+		env = append(env, k+"="+f.Env[k])
+	}
+	srv, err := o.Runner.Start(ctx, proc.Spec{Name: "server", Argv: argv, Env: env, Stdout: logFile, Stderr: logFile, Grace: 10 * time.Second})
+	if err != nil {
+		logFile.Close()
+		return nil, nil, fmt.Errorf("could not start %s: %w", text.ShellJoin(argv), err)
+	}
+	return srv, func() { logFile.Close() }, nil
+}
+
+// largestRequest is the body AIPerf 0.13.0 posts for the corpus's
+// largest request, whatever the family declares (the server's answer to
+// it is the proof of both size limits), and how to name it.
+func largestRequest(g *inventory.Group, p *inventory.Profile, corpus string) ([]byte, string, error) {
+	entries, err := aiperf.LoadCorpus(corpus)
+	if err == nil && len(entries) == 0 {
+		err = fmt.Errorf("%s holds no entry", corpus)
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("no corpus entry to send: %w", err)
+	}
+	sizes, err := qual.CheckRequestLimits(&families.Family{}, g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation)
+	if err != nil {
+		return nil, "", err
+	}
+	body, err := aiperf.RequestBody(g.Workload.EndpointType, sizes.Largest, p.Served(), g.Workload.Generation)
+	if err != nil {
+		return nil, "", err
+	}
+	return body, fmt.Sprintf("entry %s, the corpus's largest request (%d bytes, prompt %d bytes)", sizes.Largest.ID, len(body), qual.PromptBytes(sizes.Largest)), nil
+}
+
+// probeAnswer checks the probe's answer with the family's extractor:
+// complete, meaningful, naming the served model.
+func probeAnswer(f *families.Family, p *inventory.Profile, answer []byte, add func(subject, status, detail, fix string)) {
+	ex, ok := families.DefaultRegistry().Extractors[f.Extractor]
+	if !ok {
+		return
+	}
+	a, err := ex.FromHTTP(answer)
+	switch {
+	case err != nil:
+		add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
+	case ex.NotMeaningful(a, f) != "":
+		add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
+	case a.NamesModel && a.Model != p.Served():
+		add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
+	default:
+		add("answer", StatusOK, "extracts with "+f.Extractor+", complete and meaningful", "")
+	}
 }
 
 func probeRecord(f *families.Family, path, id string, add func(subject, status, detail, fix string)) {
@@ -292,6 +327,34 @@ func probeWorker(ctx context.Context, o Options, p *inventory.Profile, f *famili
 	default:
 		add("worker", StatusOK, fmt.Sprintf("%s ready: protocol_version %d, capabilities %v", w.Path, rd.ProtocolVersion, rd.Capabilities), "")
 	}
+}
+
+// refusal reads a refused probe request's answer (trtmc-server's error
+// envelope, app.py idx@a9ed5f69): what refused it, and the fix.
+func refusal(status int, answer []byte) (detail, fix string) {
+	var env struct {
+		Error struct {
+			Message, Type string
+			Code          any
+		} `json:"error"`
+	}
+	_ = json.Unmarshal(answer, &env)
+	code, _ := env.Error.Code.(string)
+	meaning := reports.ServerErrorMeaning(status, env.Error.Type, code, env.Error.Message)
+	if meaning != "" {
+		detail = " (" + meaning + ")"
+	}
+	switch {
+	case code == "content_too_large" && strings.Contains(env.Error.Message, reports.MsgPromptTooLarge):
+		return detail, "raise the family's max_prompt_bytes (passed as --max-prompt-bytes): this server counts more than the question into the prompt, or the question is too long"
+	case code == "content_too_large":
+		return detail, "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"
+	case code == "max_tokens_exceeded":
+		return detail, "lower the workload's max_tokens to the server's --max-new-tokens, or pass a higher --max-new-tokens in the family's server argv"
+	case code == "server_busy":
+		return detail, "nothing else may send requests to this node's server while the probe runs: stop the other client"
+	}
+	return detail, "read the server's log"
 }
 
 func oneLineTail(tail, logPath string) string {

@@ -18,6 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
@@ -88,7 +89,7 @@ func (o Options) repo() string {
 // locate is how the native adapter looks for the worker on this host.
 func (o Options) locate() trtmc.LocateOptions {
 	l := trtmc.LocateOptions{Explicit: o.getenv("TRTMC_WORKER_BINARY"), ExplicitFrom: trtmc.WorkerFromEnv,
-		Python: o.getenv("TRTMC_PYTHON"), Repo: o.repo(), Runner: o.Runner}
+		Python: o.getenv("TRTMC_PYTHON"), Repo: o.repo(), Runner: o.Runner, LookPath: o.LookPath}
 	return l
 }
 
@@ -145,13 +146,7 @@ func checkConsoleScript(ctx context.Context, o Options, server []*families.Famil
 	if err != nil {
 		return "" // the executable check names it, with its fix
 	}
-	kind, python := "a native binary (the frontend that execs the Python control plane; apps/server/main.cpp)", ""
-	if interp := shebang(path); interp != "" {
-		kind = "the console script of " + interp
-		if strings.HasPrefix(filepath.Base(interp), "python") {
-			python = interp
-		}
-	}
+	kind, python := serverKind(path)
 	var out bytes.Buffer
 	hctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -193,6 +188,27 @@ func checkConsoleScript(ctx context.Context, o Options, server []*families.Famil
 	add(Check{Area: "trtmc", Subject: "trtmc-server", Status: StatusOK,
 		Detail: fmt.Sprintf("%s (%s); its --help lists every flag the families pass", path, kind)})
 	return python
+}
+
+// serverKind says which install form trtmc-server on PATH is, and the
+// interpreter its control plane runs on ("" when that is PATH's python3):
+// the wheel's console script (a script naming its Python), a source
+// build's launcher (the native binary with build/server/python beside it:
+// main.cpp frontend_main runs `python3 -P -m trtmc_server ... --worker-binary
+// <itself>`, python3 from PATH), or a native binary without it (which runs
+// <its dir>/python3, else python3, with -I).
+func serverKind(path string) (kind, python string) {
+	if interp := shebang(path); interp != "" {
+		if strings.HasPrefix(filepath.Base(interp), "python") {
+			python = interp
+		}
+		return "the console script of " + interp, python
+	}
+	if trtmc.IsLauncher(path) {
+		return "a source build's launcher: the native binary, which starts python3 -P -m trtmc_server from " +
+			filepath.Join(filepath.Dir(path), "server", "python") + " with itself as the worker (apps/server/main.cpp)", ""
+	}
+	return "a native binary without server/python beside it: it starts the control plane installed for python3 -I (apps/server/main.cpp)", ""
 }
 
 // helpLists reports whether argparse help text names a flag.
@@ -243,16 +259,17 @@ func checkServerCommit(ctx context.Context, o Options, add func(Check)) {
 	add(Check{Area: "trtmc", Subject: "server at commit", Status: StatusOK, Detail: fmt.Sprintf("commit %s has %s", short(commit), serverDir)})
 }
 
-// checkRequestSizes holds each group's corpus to the body limit of every
-// family that declares one, as the run's preflight will: an entry whose
-// encoded request is over it would be refused (exit 3).
+// checkRequestSizes holds each group's corpus to the two size limits of
+// every family that declares one, as the run's preflight will: an entry
+// whose request is over either would be refused (exit 3). The detail
+// names both limits.
 func checkRequestSizes(o Options, groups []string, add func(Check)) {
 	for _, gn := range groups {
 		g := o.Inventory.Groups[gn]
 		done := map[string]bool{}
 		for _, p := range g.Profiles {
 			f := o.Families.Families[p.Family]
-			if p.Exclusion != nil || f == nil || f.MaxBodyBytes <= 0 || done[f.Name] {
+			if p.Exclusion != nil || f == nil || (f.MaxBodyBytes <= 0 && f.MaxPromptBytes <= 0) || done[f.Name] {
 				continue
 			}
 			done[f.Name] = true
@@ -261,13 +278,13 @@ func checkRequestSizes(o Options, groups []string, add func(Check)) {
 				return // the corpus check names it
 			}
 			subject := gn + " corpus for " + f.Name
-			largest, err := aiperf.CheckRequestSizes(g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation, f.MaxBodyBytes)
+			sizes, err := qual.CheckRequestLimits(f, g.Workload.EndpointType, entries, p.Served(), g.Workload.Generation)
 			if err != nil {
 				add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: err.Error(),
-					Fix: fmt.Sprintf("use a smaller image for that entry, or raise family %s's max_body_bytes (the worker's line limit is 16 MiB)", f.Name)})
+					Fix: fmt.Sprintf("use a smaller image or question for that entry, or raise family %s's max_body_bytes / max_prompt_bytes (the worker's line limit is 16 MiB)", f.Name)})
 				continue
 			}
-			add(Check{Area: "corpus", Subject: subject, Status: StatusOK, Detail: fmt.Sprintf("the largest request is %d bytes, within the server's %d (max_body_bytes)", largest, f.MaxBodyBytes)})
+			add(Check{Area: "corpus", Subject: subject, Status: StatusOK, Detail: sizes.String()})
 		}
 	}
 }

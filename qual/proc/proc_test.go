@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/signal"
 	"strconv"
@@ -179,4 +180,20 @@ func TestWaitReadyDeadline(t *testing.T) {
 	var nr *NotReadyError
 	require.ErrorAs(t, err, &nr)
 	assert.Contains(t, nr.LastStatus, "connection refused")
+}
+
+// A server that answers but is not ready (trtmc-server's 503 with its
+// body) is waited for, and the deadline's error quotes its last answer.
+func TestWaitReadyQuotesANotReadyAnswer(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"status":"not_ready","degraded":false}`))
+	}))
+	defer srv.Close()
+	p := startReady(t, context.Background(), helper("sleep"))
+	defer func() { _, _ = p.Stop() }()
+	_, err := WaitReady(context.Background(), p, srv.URL+"/health/ready", 200*time.Millisecond)
+	var nr *NotReadyError
+	require.ErrorAs(t, err, &nr)
+	assert.Equal(t, `503 Service Unavailable {"status":"not_ready","degraded":false}`, nr.LastStatus)
 }

@@ -3,7 +3,9 @@ package proc
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"strings"
 	"time"
 )
 
@@ -41,11 +43,18 @@ func WaitReady(ctx context.Context, p Process, url string, timeout time.Duration
 		}
 		resp, err := client.Do(req)
 		if err == nil {
+			// A server that answers but is not ready says why in its body
+			// (trtmc-server: 503 {"status":"not_ready","degraded":...},
+			// app.py idx@a9ed5f69): keep it.
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 256))
 			_ = resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				return time.Since(start), nil
 			}
 			last = resp.Status
+			if b := strings.TrimSpace(string(body)); b != "" {
+				last += " " + strings.Join(strings.Fields(b), " ")
+			}
 		} else if ctx.Err() == nil {
 			// A probe cut short by our own deadline says nothing about the
 			// server; keep what the last complete probe saw (e.g. 503).

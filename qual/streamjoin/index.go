@@ -94,6 +94,7 @@ const (
 	fTaskDomain   // a Task time of this request is outside its domain (its note says which)
 	fTaskCompared // the server's and the native Task times were both there and compared
 	fTaskDisagree // ... and differ by more than the stated tolerance
+	fBusy         // the server refused it 429 server_busy (an overlap)
 )
 
 // HTTP answer outcomes (entry.ans).

@@ -21,6 +21,7 @@ package streamjoin
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/hex"
 	"encoding/json"
@@ -182,6 +183,8 @@ type Result struct {
 	// Examples are the first request of each phase and status that is
 	// not matched, with what was wrong with it.
 	Examples []reports.RequestExample `json:"examples"`
+	// HTTPErrors count the failed requests by the server's answer.
+	HTTPErrors []reports.HTTPError `json:"http_errors,omitempty"`
 	// Mismatches is how many lines went to Options.Mismatches.
 	Mismatches int   `json:"mismatches"`
 	Stats      Stats `json:"stats"`
@@ -240,7 +243,43 @@ type joiner struct {
 	// srvKind is what the server's records time: 0 nothing yet,
 	// kindTaskMS, kindCallMS.
 	srvKind uint8
-	res     *Result
+	// httpErrs counts the failed requests by the server's answer (at most
+	// maxHTTPErrorKinds kinds, the rest under the last).
+	httpErrs map[httpErrKey]int
+	res      *Result
+}
+
+// httpErrKey is one kind of server answer to a failed request.
+type httpErrKey struct {
+	phase  uint8
+	status int32
+	srv    serverError
+}
+
+// maxHTTPErrorKinds bounds the kinds of server answers a row lists.
+const maxHTTPErrorKinds = 16
+
+// countHTTPError counts one failed request's server answer.
+func (j *joiner) countHTTPError(phase uint8, status int32, srv serverError) {
+	k := httpErrKey{phase, status, srv}
+	if _, ok := j.httpErrs[k]; !ok && len(j.httpErrs) >= maxHTTPErrorKinds {
+		k.srv = serverError{typ: "other", message: "(more kinds of error than the row lists)"}
+	}
+	j.httpErrs[k]++
+}
+
+// httpErrors are the counts in a stable order: phase, status, type, code.
+func (j *joiner) httpErrors() []reports.HTTPError {
+	var out []reports.HTTPError
+	for k, n := range j.httpErrs {
+		out = append(out, reports.HTTPError{Phase: phaseString(k.phase), Status: int(k.status), Type: k.srv.typ, Code: k.srv.code,
+			Message: k.srv.message, Count: n})
+	}
+	slices.SortFunc(out, func(a, b reports.HTTPError) int {
+		return cmp.Or(cmp.Compare(b.Phase, a.Phase), cmp.Compare(a.Status, b.Status), cmp.Compare(a.Type, b.Type),
+			cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
+	})
+	return out
 }
 
 // What the server's records time.
@@ -274,7 +313,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 		return nil, fmt.Errorf("streamjoin: unknown Task time source %q", opts.TaskTime)
 	}
 	j := &joiner{opts: opts, files: files, h: newHasher(), ids: map[reqKey]string{}, notes: map[reqKey]string{}, agree: map[reqKey][2]float64{},
-		echoNotes: map[reqKey]string{}, dg: dg,
+		echoNotes: map[reqKey]string{}, httpErrs: map[httpErrKey]int{}, dg: dg,
 		res: &Result{ByPhase: map[string]Counts{}, Digests: map[string]string{}, DigestAlgorithm: dg.Name(),
 			TaskSource: opts.TaskTime, TaskScope: opts.TaskScope}}
 	j.exact = opts.Comparator == families.DefaultRegistry().Comparators["exact"]
@@ -320,6 +359,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	}
 	slices.Sort(j.examples)
 	j.res.Unclaimed.Examples = j.examples[:min(len(j.examples), maxExamples)]
+	j.res.HTTPErrors = j.httpErrors()
 	return j.res, nil
 }
 
@@ -594,6 +634,12 @@ func (j *joiner) readRecords(ctx context.Context) error {
 			if v.failed {
 				e.flags |= fFailed
 				j.note(v.key, v.errText)
+				if v.status != 0 {
+					j.countHTTPError(v.phase, v.status, v.srvErr)
+				}
+				if v.status == 429 && v.srvErr.code == "server_busy" {
+					e.flags |= fBusy
+				}
 			}
 			e.echo = echoCode(v.echo)
 			if v.echoText != "" && len(j.echoNotes) < maxNotes {
@@ -768,10 +814,7 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 	case e.flags&fInconsistent != 0:
 		return reports.JoinInconsistent, "the records and raw exports disagree on this request's phase or conversation"
 	case e.flags&fFailed != 0:
-		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinErrored, n
-		}
-		return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
+		return j.clientFailure(e)
 	case e.flags&fRawSeen == 0:
 		return reports.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
 	case e.status < 200 || e.status > 299:
@@ -803,6 +846,18 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		return reports.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
 	}
 	return reports.JoinMatched, ""
+}
+
+// clientFailure is the status of a request the client reported failed: a
+// 429 server_busy (an overlap) is its own, anything else errored.
+func (j *joiner) clientFailure(e *entry) (status, problem string) {
+	if e.flags&fBusy != 0 {
+		return reports.JoinServerBusy, "429 server_busy: the replica was busy with another request sent at the same time (" + j.notes[e.key] + ")"
+	}
+	if n, ok := j.notes[e.key]; ok {
+		return reports.JoinErrored, n
+	}
+	return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
 }
 
 // answerStatus is the status of a request whose HTTP answer is not usable
@@ -874,6 +929,8 @@ func bump(c *Counts, status string) {
 		c.EchoMissing++
 	case reports.JoinEchoMismatched:
 		c.EchoMismatched++
+	case reports.JoinServerBusy:
+		c.ServerBusy++
 	}
 }
 
@@ -1250,6 +1307,7 @@ func (res *Result) Apply(r *reports.Result) {
 	r.Requests = total
 	r.Unclaimed = res.Unclaimed
 	r.Examples = res.Examples
+	r.HTTPErrors = res.HTTPErrors
 	r.ImageSizes = res.ImageSizes
 	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
 		HTTP:       percentiles(res.MeasuredHTTP, res.MeasuredMatched, res.HTTPMissing, aiperf.LatencyPercentilesMs),

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -336,7 +337,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			require.NoError(t, err)
 			for phase, n := range r.ByPhase {
 				sum := n.Matched + n.Mismatched + n.Errored + n.MissingNative + n.MissingHTTP + n.MissingServerRecord +
-					n.Duplicates + n.Meaningless + n.UnknownConversation + n.Inconsistent + n.EchoMissing + n.EchoMismatched
+					n.Duplicates + n.Meaningless + n.UnknownConversation + n.Inconsistent + n.EchoMissing + n.EchoMismatched + n.ServerBusy
 				assert.Equal(t, n.Sent, sum, "phase %s: every request in exactly one status: %+v", phase, n)
 			}
 			tc.check(t, r, mism.String())
@@ -357,4 +358,81 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			}
 		})
 	}
+}
+
+// serverError is trtmc-server's error answer as AIPerf keeps it: the HTTP
+// status, the reason phrase as its type, the body text as its message
+// (aiohttp_client.py; app.py error_response idx@a9ed5f69).
+func serverError(status int, phrase, typ, code, msg string) map[string]any {
+	body, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": typ, "param": nil, "code": code}})
+	return map[string]any{"code": status, "type": phrase, "message": string(body)}
+}
+
+// The server's error answers are told apart: a 429 server_busy is an
+// overlap, its own status and reason (the row is an error: the run was
+// disturbed); every other failed request is errored, and the reason names
+// the server's status, type and code and what each means (the two 413s
+// apart, max_tokens_exceeded).
+func TestJoinNamesTheServersErrors(t *testing.T) {
+	c := cleanCheckpoint(t, synth.FamilyDetect)
+	answers := map[int]map[string]any{
+		20: serverError(429, "Too Many Requests", "rate_limit_error", "server_busy", "all model worker replicas are busy"),
+		21: serverError(413, "Request Entity Too Large", "invalid_request_error", "content_too_large", "prompt exceeds the server limit"),
+		22: serverError(413, "Request Entity Too Large", "invalid_request_error", "content_too_large", "request body exceeds limit"),
+		23: serverError(400, "Bad Request", "invalid_request_error", "max_tokens_exceeded", "requested generation exceeds 4096 tokens"),
+		24: serverError(503, "Service Unavailable", "server_error", "worker_crashed", "The model worker is unavailable"),
+		25: {"code": 404, "type": "Not Found", "message": `{"detail":"Not Found"}`},
+	}
+	failedIDs := map[any]int{}
+	c.edit(synth.FileRecords, func(ls []map[string]any) []map[string]any {
+		for i, e := range answers {
+			ls[i]["error"], ls[i]["metrics"] = e, map[string]any{}
+			failedIDs[meta(ls[i])["x_request_id"]] = e["code"].(int)
+		}
+		return ls
+	})
+	c.edit(synth.FileRaw, func(ls []map[string]any) []map[string]any {
+		for _, l := range ls {
+			if st, ok := failedIDs[meta(l)["x_request_id"]]; ok {
+				l["status"], l["responses"] = st, []any{}
+			}
+		}
+		return ls
+	})
+	r, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), options(t, synth.FamilyDetect, 5, 50))
+	require.NoError(t, err)
+	m := r.ByPhase[reports.PhaseMeasured]
+	assert.Equal(t, 1, m.ServerBusy)
+	assert.Equal(t, 5, m.Errored)
+	assert.Equal(t, 44, m.Matched)
+	require.Len(t, r.HTTPErrors, 6)
+	codes := map[string]int{}
+	for _, e := range r.HTTPErrors {
+		codes[fmt.Sprintf("%d %s %s", e.Status, e.Type, e.Code)] += e.Count
+	}
+	assert.Equal(t, map[string]int{"429 rate_limit_error server_busy": 1, "413 invalid_request_error content_too_large": 2,
+		"400 invalid_request_error max_tokens_exceeded": 1, "503 server_error worker_crashed": 1, "404 detail ": 1}, codes)
+
+	row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+		Answers:     reports.AnswerSemantics{EndpointType: "image_retrieval"},
+		Correctness: &reports.Correctness{Ran: true, Passed: true, Gates: []reports.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
+		Provenance:  reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x"},
+		Stages:      []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
+	r.Apply(&row)
+	reports.Judge(&row)
+	assert.Equal(t, reports.VerdictError, row.Verdict, "an overlap disturbed the run: %+v", row.Reasons)
+	byCode := map[reports.Code]string{}
+	for _, rs := range row.Reasons {
+		byCode[rs.Code] = rs.Message
+	}
+	require.Contains(t, byCode, reports.CodeServerBusy)
+	assert.Contains(t, byCode[reports.CodeServerBusy], "measured: 1 of 50 requests were refused 429 server_busy: something else sent a request to the served model at the same time")
+	require.Contains(t, byCode, reports.CodeErrored)
+	for _, want := range []string{"1 × 413 invalid_request_error content_too_large (the prompt and system text are over the server's --max-prompt-bytes)",
+		"1 × 413 invalid_request_error content_too_large (the request body is over the server's --max-body-bytes)",
+		"1 × 400 invalid_request_error max_tokens_exceeded (max_tokens is above the server's --max-new-tokens)",
+		"1 × 503 server_error worker_crashed (the native worker crashed)", "1 × 404 detail (the route does not exist on this server)"} {
+		assert.Contains(t, byCode[reports.CodeErrored], want)
+	}
+	assert.NotContains(t, byCode[reports.CodeErrored], "server_busy", "the overlap is its own reason")
 }

@@ -3,6 +3,7 @@ package streamjoin
 import (
 	"bytes"
 	"encoding/binary"
+	"encoding/json"
 	"errors"
 	"math"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
@@ -130,11 +132,16 @@ var (
 	// serverFields: the reference server's records (task_ms) and the
 	// public trtmc-server's (records.py idx@a9ed5f69: model_call_ms with
 	// timing_scope, status the HTTP status number, no task_ms).
+	// The public records' handler_ms, admission_ms and
+	// worker_roundtrip_ms are read as numbers beside model_call_ms,
+	// streaming as one of its strings and has_system_prompt as a bool
+	// (records.py, app.py idx@a9ed5f69): a record of another type there
+	// is malformed.
 	serverFields = newFieldSet("request_id", "task_ms", "model_call_ms", "timing_scope", "image_width", "image_height", "route", "status",
-		"handler_ms", "image_bytes", "completion_tokens").
+		"handler_ms", "image_bytes", "completion_tokens", "admission_ms", "worker_roundtrip_ms", "streaming", "has_system_prompt").
 		ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
-			"input_tokens", "input_token_source", "replica", "admission_ms", "generation_config", "has_system_prompt", "setup_ms",
-			"prefill_ms", "decode_ms", "worker_roundtrip_ms", "streaming")
+			"input_tokens", "input_token_source", "replica", "generation_config", "setup_ms",
+			"prefill_ms", "decode_ms")
 	// nativeFields are families.NativeAnswer's json names, the one
 	// declaration of native_answers.jsonl (TestNativeFieldsAreNativeAnswer).
 	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms", "wall_ms")
@@ -158,11 +165,6 @@ func checkString(b []byte, i int) (int, error) {
 
 func checkInt(b []byte, i int) (int, error) {
 	_, next, _, err := readInt64(b, i)
-	return next, err
-}
-
-func checkFloat(b []byte, i int) (int, error) {
-	_, next, _, err := readFloat(b, i)
 	return next, err
 }
 
@@ -322,6 +324,49 @@ type clientLine struct {
 	echoText string
 	split    aiperf.HTTPSplit
 	splitOK  bool
+	// srvErr is a failed request's HTTP answer, read from its body.
+	srvErr serverError
+}
+
+// serverError is a failed request's HTTP answer as the server gave it:
+// trtmc-server's error envelope {"error": {"message", "type", "param",
+// "code"}} (app.py error_response, idx@a9ed5f69), or FastAPI's own
+// {"detail": ...} (typ "detail").
+type serverError struct {
+	typ, code, message string
+}
+
+// readServerError reads the error answer AIPerf kept as the record's
+// error message (its body text, aiohttp_client.py); zero when the body is
+// neither shape.
+func readServerError(body []byte) serverError {
+	var env struct {
+		Error *struct {
+			Message any    `json:"message"`
+			Type    string `json:"type"`
+			Code    any    `json:"code"`
+		} `json:"error"`
+		Detail json.RawMessage `json:"detail"`
+	}
+	if json.Unmarshal(body, &env) != nil {
+		return serverError{}
+	}
+	switch {
+	case env.Error != nil:
+		e := serverError{typ: env.Error.Type}
+		if c, ok := env.Error.Code.(string); ok {
+			e.code = c
+		}
+		if m, ok := env.Error.Message.(string); ok {
+			e.message = text.Clip(m, 200)
+		}
+		return e
+	case len(env.Detail) > 0:
+		var d string
+		_ = json.Unmarshal(env.Detail, &d)
+		return serverError{typ: "detail", message: text.Clip(d, 200)}
+	}
+	return serverError{}
 }
 
 // traceInfo is what the join reads of a record's trace_data.
@@ -434,9 +479,12 @@ func parseRecordLine(w *worker, line []byte, out *clientLine) error {
 		out.convHash = w.sessions.hash(m.conv)
 	}
 	out.failed = eo.present || m.canceled
-	out.errText = ""
+	out.errText, out.srvErr = "", serverError{}
 	switch {
 	case eo.present:
+		if eo.status() != 0 {
+			out.srvErr = readServerError(eo.msg)
+		}
 		code := "no code"
 		if eo.codeSet {
 			code = strconv.FormatInt(eo.code, 10)
@@ -811,6 +859,67 @@ type serverLine struct {
 	w, h           int32
 	// tokens is the record's completion_tokens (0: not counted).
 	tokens uint32
+	// handlerMS, admissionMS and roundtripMS are the public records'
+	// handler_ms (the whole request in the server), admission_ms (the
+	// replica lease) and worker_roundtrip_ms (the worker call as the
+	// control plane timed it), NaN when absent or null.
+	handlerMS, admissionMS, roundtripMS float64
+	// streaming is the record's streaming (streamingUnset when absent or
+	// null); systemPrompt its has_system_prompt.
+	streaming    uint8
+	systemPrompt bool
+}
+
+// Values of a record's streaming (app.py idx@a9ed5f69: "none" for a plain
+// answer, "buffered" for SSE of a finished answer, "incremental" for
+// deltas as they come).
+const (
+	streamingUnset uint8 = iota
+	streamingNone
+	streamingBuffered
+	streamingIncremental
+)
+
+// readTime reads one of the record's handler_ms, admission_ms and
+// worker_roundtrip_ms (a number; null is NaN).
+func (v *serverLine) readTime(name string, b []byte, i int) (int, error) {
+	dst := &v.handlerMS
+	switch name {
+	case "admission_ms":
+		dst = &v.admissionMS
+	case "worker_roundtrip_ms":
+		dst = &v.roundtripMS
+	}
+	f, next, isnull, err := readFloat(b, i)
+	*dst = f
+	if isnull {
+		*dst = math.NaN()
+	}
+	return next, err
+}
+
+// readStreaming reads a record's streaming: null, or one of its strings.
+func readStreaming(b []byte, i int, dst *uint8, buf *[]byte) (int, error) {
+	*buf = (*buf)[:0]
+	j, err := readOptString(b, i, buf)
+	if err != nil {
+		return j, err
+	}
+	if _, isnull := isNull(b, i); isnull {
+		*dst = streamingUnset
+		return j, nil
+	}
+	switch string(*buf) {
+	case "none":
+		*dst = streamingNone
+	case "buffered":
+		*dst = streamingBuffered
+	case "incremental":
+		*dst = streamingIncremental
+	default:
+		return j, &wantError{got: "string " + strconv.Quote(string(*buf)), want: `"none", "buffered" or "incremental"`}
+	}
+	return j, nil
 }
 
 // Timing scopes of a server record.
@@ -835,8 +944,10 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 	if o.err != nil {
 		return o.err
 	}
-	var id, scope []byte
+	var id, scope, streaming []byte
 	out.taskMS, out.callMS = math.NaN(), math.NaN()
+	out.handlerMS, out.admissionMS, out.roundtripMS = math.NaN(), math.NaN(), math.NaN()
+	out.streaming, out.systemPrompt = streamingUnset, false
 	for o.next() {
 		switch o.name {
 		case "request_id":
@@ -880,8 +991,12 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 			o.check(checkString)
 		case "status", "image_bytes":
 			o.check(checkInt)
-		case "handler_ms":
-			o.check(checkFloat)
+		case "handler_ms", "admission_ms", "worker_roundtrip_ms":
+			o.i, o.err = out.readTime(o.name, line, o.i)
+		case "streaming":
+			o.i, o.err = readStreaming(line, o.i, &out.streaming, &streaming)
+		case "has_system_prompt":
+			out.systemPrompt, o.i, o.err = readBool(line, o.i)
 		default:
 			o.skip()
 		}

@@ -249,6 +249,9 @@ func TestServerLineGuesses(t *testing.T) {
 		`{"request_id":"e" ,"route" : "/v1/infer","task_ms":3,"completion_tokens":-1}`,
 		`{"request_id":"f","route":"/v1/infer","model":"m","status":200,"handler_ms":1.5,"queue_ms":0,"task_ms":0.8,"image_bytes":10,"image_width":4,"image_height":3,"warmup_marker":false,"prompt_tokens":0,"completion_tokens":7,"extra":[1,{"a":"b"}]}`,
 		`{"request_id":"g","route":"/v1/infer","model":"m","status":200,"handler_ms":1.5,"queue_ms":0,"task_ms":0.8,"image_bytes":10,"image_width":4,"image_height":3,"warmup_marker":false,"prompt_tokens":0,"completion_tokens":`,
+		publicRecord,
+		strings.Replace(publicRecord, `"streaming":"none"`, `"streaming":false`, 1),
+		strings.Replace(publicRecord, `"has_system_prompt":true`, `"has_system_prompt":"yes"`, 1),
 	}
 	read := func(w *worker, line string) string {
 		var out serverLine
@@ -256,7 +259,8 @@ func TestServerLineGuesses(t *testing.T) {
 		if err := parseServerLineID(w, []byte(line), &out, &id); err != nil {
 			return "error: " + err.Error()
 		}
-		return fmt.Sprintf("%q %v %d %d %d", id, out.taskMS, out.w, out.h, out.tokens)
+		return fmt.Sprintf("%q %v %d %d %d %v %v %v %d %v", id, out.taskMS, out.w, out.h, out.tokens, out.handlerMS, out.admissionMS,
+			out.roundtripMS, out.streaming, out.systemPrompt)
 	}
 	for _, line := range lines {
 		want := read(testWorker(nil), line)
@@ -266,6 +270,53 @@ func TestServerLineGuesses(t *testing.T) {
 			assert.Equal(t, want, read(w, line), "%s after %s", line, prime)
 			assert.Equal(t, want, read(w, line), "%s twice after %s", line, prime)
 		}
+	}
+}
+
+// publicRecord is a record as the public trtmc-server writes it
+// (records.py, app.py idx@a9ed5f69), for AIPerf's warmup system message.
+const publicRecord = `{"request_id":"p","route":"/v1/chat/completions","model":"m","replica":"m-1","input_tokens":null,` +
+	`"input_token_source":"unavailable","completion_tokens":7,"completion_token_source":"native_task","admission_ms":0.02,` +
+	`"generation_config":{"max_new_tokens":32,"min_p":0.05,"enable_thinking":false,"use_chat_template":true},` +
+	`"has_system_prompt":true,"setup_ms":0,"prefill_ms":1.5,"decode_ms":4,"model_call_ms":5.5,"timing_scope":"public_task_call_wall",` +
+	`"worker_roundtrip_ms":6.25,"streaming":"none","status":200,"handler_ms":7.5}`
+
+// The public records' timing fields beside model_call_ms, streaming and
+// has_system_prompt are read with their types; a record of another type
+// there (streaming as a bool, an unknown streaming mode, a string for a
+// time or a flag) is malformed, naming the field.
+func TestServerRecordFieldsAreTyped(t *testing.T) {
+	var out serverLine
+	require.NoError(t, parseServerLine(testWorker(nil), []byte(publicRecord), &out))
+	assert.Equal(t, 7.5, out.handlerMS)
+	assert.Equal(t, 0.02, out.admissionMS)
+	assert.Equal(t, 6.25, out.roundtripMS)
+	assert.Equal(t, 5.5, out.callMS)
+	assert.Equal(t, streamingNone, out.streaming)
+	assert.True(t, out.systemPrompt)
+	for _, mode := range []struct {
+		text string
+		want uint8
+	}{{`"buffered"`, streamingBuffered}, {`"incremental"`, streamingIncremental}, {`null`, streamingUnset}} {
+		require.NoError(t, parseServerLine(testWorker(nil), []byte(strings.Replace(publicRecord, `"streaming":"none"`, `"streaming":`+mode.text, 1)), &out))
+		assert.Equal(t, mode.want, out.streaming, mode.text)
+	}
+	// A record of the reference server, without these fields: NaN, unset.
+	require.NoError(t, parseServerLine(testWorker(nil), []byte(`{"request_id":"r","task_ms":1}`), &out))
+	assert.True(t, math.IsNaN(out.handlerMS) && math.IsNaN(out.admissionMS) && math.IsNaN(out.roundtripMS))
+	assert.Equal(t, streamingUnset, out.streaming)
+	assert.False(t, out.systemPrompt)
+	for name, tt := range map[string]struct{ old, new, field string }{
+		"streaming as a bool":        {`"streaming":"none"`, `"streaming":false`, "streaming"},
+		"an unknown streaming":       {`"streaming":"none"`, `"streaming":"sse"`, "streaming"},
+		"has_system_prompt a string": {`"has_system_prompt":true`, `"has_system_prompt":"true"`, "has_system_prompt"},
+		"handler_ms a string":        {`"handler_ms":7.5`, `"handler_ms":"7.5"`, "handler_ms"},
+		"admission_ms a bool":        {`"admission_ms":0.02`, `"admission_ms":true`, "admission_ms"},
+		"worker_roundtrip_ms a list": {`"worker_roundtrip_ms":6.25`, `"worker_roundtrip_ms":[6.25]`, "worker_roundtrip_ms"},
+	} {
+		err := parseServerLine(testWorker(nil), []byte(strings.Replace(publicRecord, tt.old, tt.new, 1)), &out)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), tt.field, name)
 	}
 }
 

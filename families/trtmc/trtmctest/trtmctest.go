@@ -12,6 +12,10 @@
 //     testdata/fake-trtmc (the CLI, TRTMC's e2e cases, the TRTMC
 //     environment's interpreter, the family-owned qualification CLI).
 //
+// SourceBuild lays out the other install form: a checkout built from
+// source, whose build/trtmc-server is the native binary and the launcher
+// of the control plane.
+//
 // They are test fixtures only; nothing in the product points at them.
 package trtmctest
 
@@ -103,7 +107,9 @@ func New(t testing.TB) *Install {
 		mustDo(t, os.MkdirAll(d, 0o755))
 	}
 	mustDo(t, os.WriteFile(filepath.Join(in.Package, "__init__.py"), []byte("# fake\n"), 0o644))
-	mustDo(t, os.WriteFile(filepath.Join(in.SitePackages, "trtmc_server", "cli.py"), []byte("# fake\n"), 0o644))
+	for _, f := range []string{"__init__.py", "__main__.py", "cli.py"} {
+		mustDo(t, os.WriteFile(filepath.Join(in.SitePackages, "trtmc_server", f), []byte("# fake\n"), 0o644))
+	}
 	for _, so := range []string{"libtrtmc_runtime.so", "libtrtmc_backend_trt.so"} {
 		mustDo(t, os.WriteFile(filepath.Join(in.RuntimeRoot, so), []byte("\x7fELF fake DSO\n"), 0o644))
 	}
@@ -159,3 +165,58 @@ func copyFile(from, to string) error {
 }
 
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
+
+// SourceBuild is TRTMC built from its checkout instead of installed as a
+// wheel: Repo/build/trtmc-server is the native binary (testdata/fake-trtmc-
+// native), both the JSONL worker and the launcher (apps/server/main.cpp
+// idx@0f958bfb frontend_main: with build/server/python/trtmc_server beside
+// it, it runs `python3 -P -m trtmc_server ARGS --worker-binary ITSELF` with
+// that directory on PYTHONPATH); build/server/python/trtmc_server is the
+// control plane's package; build/trtmc the CLI. The TRTMC environment
+// (Bin: python3, pytest, trtmc-qualify) has tensorrt_model_connect
+// importable (an editable install of the checkout) but no wheel: no console
+// script, no tensorrt_model_connect/bin.
+type SourceBuild struct {
+	Repo, Build string
+	// Native is Build/trtmc-server: the worker and the server command.
+	Native string
+	// Bin holds the environment's python3 and pytest (no trtmc-server).
+	Bin, SitePackages string
+}
+
+// Env is the environment the build's programs need (where the fake
+// interpreter's site-packages are).
+func (sb *SourceBuild) Env() []string {
+	return []string{"FAKE_TRTMC_SITE_PACKAGES=" + sb.SitePackages}
+}
+
+// Path puts the build first (so trtmc-server is the launcher), then Bin.
+func (sb *SourceBuild) Path() string {
+	return sb.Build + string(os.PathListSeparator) + sb.Bin
+}
+
+// NewSourceBuild builds the fakes into repo/build as a source build lays
+// them out (repo is the TRTMC checkout, a git repository or not).
+func NewSourceBuild(t testing.TB, repo string) *SourceBuild {
+	t.Helper()
+	src := build(t)
+	root := t.TempDir()
+	sb := &SourceBuild{Repo: repo, Build: filepath.Join(repo, "build"), Bin: filepath.Join(root, "env", "bin"),
+		SitePackages: filepath.Join(root, "env", "lib", "python3.12", "site-packages")}
+	sb.Native = filepath.Join(sb.Build, "trtmc-server")
+	pkg := filepath.Join(sb.Build, "server", "python", "trtmc_server")
+	for _, d := range []string{sb.Bin, pkg, filepath.Join(sb.SitePackages, "tensorrt_model_connect"), filepath.Join(sb.Build, "models")} {
+		mustDo(t, os.MkdirAll(d, 0o755))
+	}
+	for _, f := range []string{"__init__.py", "__main__.py", "cli.py"} {
+		mustDo(t, os.WriteFile(filepath.Join(pkg, f), []byte("# fake\n"), 0o644))
+	}
+	mustDo(t, os.WriteFile(filepath.Join(sb.SitePackages, "tensorrt_model_connect", "__init__.py"), []byte("# fake (editable)\n"), 0o644))
+	mustDo(t, copyFile(filepath.Join(src, "fake-trtmc-native"), sb.Native))
+	mustDo(t, os.Symlink(filepath.Join(src, "fake-trtmc"), filepath.Join(sb.Build, "trtmc")))
+	mustDo(t, writeScript(filepath.Join(sb.Bin, "python3"), "exec "+shQuote(filepath.Join(src, "fake-trtmc"))+` python3 "$@"`))
+	for _, n := range []string{"pytest", "trtmc-qualify"} {
+		mustDo(t, os.Symlink(filepath.Join(src, "fake-trtmc"), filepath.Join(sb.Bin, n)))
+	}
+	return sb
+}

@@ -9,10 +9,16 @@
 //     BUNDLE [--runtime-root D] [--runtime-cache P] [--kv-cache-size N]
 //     [--cuda-graphs]` is the worker; an unknown option, a missing value or
 //     a non-positive --kv-cache-size is "trtmc-server: <what>" on stderr and
-//     exit status 1. Without `_serve-worker` the binary is a frontend that
-//     execs the Python control plane (`python3 -I -m trtmc_server ARGS
-//     --worker-binary SELF`); this fixture does not play that frontend and
-//     says so (exit 127), so a harness that starts it that way fails loudly.
+//     exit status 1. Without `_serve-worker` the binary is the frontend
+//     (frontend_main) that execs the Python control plane with itself as
+//     the worker: resolved from /proc/self/exe; when
+//     <its dir>/server/python/trtmc_server is a directory (a source build,
+//     build/trtmc-server) it prepends <its dir>/server/python to PYTHONPATH
+//     and runs `python3 -P -m trtmc_server ARGS --worker-binary SELF`
+//     (python3 from PATH); otherwise `<its dir>/python3` when that exists,
+//     else python3, with -I. A failed exec is "trtmc-server: failed to
+//     start Python control plane: ..." and exit 127. So a source build's
+//     `build/trtmc-server BUNDLE --model-name N ...` is a server command.
 //   - apps/server/native_worker.cpp (idx@0772b486; protocol 1 at
 //     idx@ddf1735f): the JSONL worker. First line {"event":"ready",
 //     "protocol_version":2,"capabilities":[...],"default_max_new_tokens":N};
@@ -42,6 +48,11 @@
 //	                 reference Task of the bundle (families/reftarget), so a real
 //	                 run can qualify end to end
 //	FAKE_WORKER_LOG  append every request line the worker reads to this file
+//	FAKE_TRTMC_EXCLUSIVE  a file the worker locks (flock, exclusive) while
+//	                 it lives: a second worker started while one lives exits
+//	                 1 naming it, so a test sees two workers on one node
+//	                 overlap (the server's and the native replay's, or the
+//	                 probe's)
 package main
 
 import (
@@ -52,9 +63,11 @@ import (
 	_ "image/jpeg"
 	_ "image/png"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
@@ -71,8 +84,41 @@ func main() {
 		}
 		os.Exit(code)
 	}
-	fmt.Fprintln(os.Stderr, "trtmc-server: fake native binary: the frontend mode (apps/server/main.cpp frontend_main, which execs the Python control plane) is not played by this fixture")
-	os.Exit(127)
+	os.Exit(frontend(os.Args[1:]))
+}
+
+// frontend is main.cpp frontend_main: exec the Python control plane with
+// this binary as its worker.
+func frontend(args []string) int {
+	self, err := os.Executable()
+	if err == nil {
+		self, err = filepath.EvalSymlinks(self)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "trtmc-server: cannot resolve the trtmc-server executable")
+		return 1
+	}
+	dir := filepath.Dir(self)
+	source := filepath.Join(dir, "server", "python")
+	python, isolation := "python3", "-I"
+	if fi, err := os.Stat(filepath.Join(source, "trtmc_server")); err == nil && fi.IsDir() {
+		pp := source
+		if old := os.Getenv("PYTHONPATH"); old != "" {
+			pp += ":" + old
+		}
+		os.Setenv("PYTHONPATH", pp)
+		isolation = "-P"
+	} else if _, err := os.Stat(filepath.Join(dir, "python3")); err == nil {
+		python = filepath.Join(dir, "python3")
+	}
+	argv := append([]string{python, isolation, "-m", "trtmc_server"}, args...)
+	argv = append(argv, "--worker-binary", self)
+	path, err := exec.LookPath(python)
+	if err == nil {
+		err = syscall.Exec(path, argv, os.Environ())
+	}
+	fmt.Fprintln(os.Stderr, "trtmc-server: failed to start Python control plane:", err)
+	return 127
 }
 
 func logArgv() {
@@ -126,7 +172,31 @@ func scenario() (kind, arg string) {
 	return kind, arg
 }
 
+// exclusive takes FAKE_TRTMC_EXCLUSIVE's lock for the worker's lifetime.
+func exclusive() error {
+	p := os.Getenv("FAKE_TRTMC_EXCLUSIVE")
+	if p == "" {
+		return nil
+	}
+	f, err := os.OpenFile(p, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		f.Close()
+		return fmt.Errorf("another native worker is running on this node (%s is locked): two workers overlap", p)
+	}
+	held = f // kept referenced: held until the process exits
+	return nil
+}
+
+var held *os.File
+
 func worker(bundlePath string) int {
+	if err := exclusive(); err != nil {
+		fmt.Fprintln(os.Stderr, "[trtmc.server.worker]", err)
+		return 1
+	}
 	out := bufio.NewWriter(os.Stdout)
 	emit := func(v any) {
 		b, _ := json.Marshal(v)
