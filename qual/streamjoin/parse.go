@@ -141,7 +141,7 @@ func checkString(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, errEnd
 	}
-	return 0, &wantError{got: kindOf(b[i]), want: "string"}
+	return 0, typeError(b, i, "string")
 }
 
 func checkInt(b []byte, i int) (int, error) {
