@@ -119,10 +119,10 @@ var (
 	// public trtmc-server's (records.py idx@a9ed5f69: model_call_ms with
 	// timing_scope, status the HTTP status number, no task_ms).
 	serverFields = newFieldSet("request_id", "task_ms", "model_call_ms", "timing_scope", "image_width", "image_height", "route", "status",
-		"handler_ms", "image_bytes", "completion_tokens").
+		"handler_ms", "worker_roundtrip_ms", "image_bytes", "completion_tokens").
 		ignoring("model", "queue_ms", "warmup_marker", "prompt_tokens", "token_source", "error_type", "completion_token_source",
 			"input_tokens", "input_token_source", "replica", "admission_ms", "generation_config", "has_system_prompt", "setup_ms",
-			"prefill_ms", "decode_ms", "worker_roundtrip_ms", "streaming")
+			"prefill_ms", "decode_ms", "streaming")
 	// nativeFields are families.NativeAnswer's json names, the one
 	// declaration of native_answers.jsonl (TestNativeFieldsAreNativeAnswer).
 	nativeFields = newFieldSet("request_id", "answer", "error", "task_ms", "wall_ms")
@@ -719,11 +719,29 @@ type serverLine struct {
 	// scope is its timing_scope (scopeNone, scopeTaskCall or scopeOther,
 	// scopeText then holding it).
 	taskMS, callMS float64
-	scope          uint8
+	// handlerMS and roundtripMS are the record's enclosing timings of the
+	// Task call (handler_ms: the request's handler; worker_roundtrip_ms:
+	// the round trip to the worker that made the call), NaN when absent
+	// or null: a Task time is never longer than either.
+	handlerMS, roundtripMS float64
+	scope                  uint8
 	scopeText      string
 	w, h           int32
 	// tokens is the record's completion_tokens (0: not counted).
 	tokens uint32
+}
+
+// timing is the field of a server record's timing of that name.
+func (v *serverLine) timing(name string) *float64 {
+	switch name {
+	case "model_call_ms":
+		return &v.callMS
+	case "handler_ms":
+		return &v.handlerMS
+	case "worker_roundtrip_ms":
+		return &v.roundtripMS
+	}
+	return &v.taskMS
 }
 
 // Timing scopes of a server record.
@@ -749,16 +767,13 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 		return o.err
 	}
 	var id, scope []byte
-	out.taskMS, out.callMS = math.NaN(), math.NaN()
+	out.taskMS, out.callMS, out.handlerMS, out.roundtripMS = math.NaN(), math.NaN(), math.NaN(), math.NaN()
 	for o.next() {
 		switch o.name {
 		case "request_id":
 			o.str(&id)
-		case "task_ms", "model_call_ms":
-			v := &out.taskMS
-			if o.name == "model_call_ms" {
-				v = &out.callMS
-			}
+		case "task_ms", "model_call_ms", "handler_ms", "worker_roundtrip_ms":
+			v := out.timing(o.name)
 			var isnull bool
 			*v, o.i, isnull, o.err = readFloat(line, o.i)
 			if isnull {
@@ -793,8 +808,6 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 			o.check(checkString)
 		case "status", "image_bytes":
 			o.check(checkInt)
-		case "handler_ms":
-			o.check(checkFloat)
 		default:
 			o.skip()
 		}
