@@ -725,8 +725,8 @@ type serverLine struct {
 	// or null: a Task time is never longer than either.
 	handlerMS, roundtripMS float64
 	scope                  uint8
-	scopeText      string
-	w, h           int32
+	scopeText              string
+	w, h                   int32
 	// tokens is the record's completion_tokens (0: not counted).
 	tokens uint32
 }
