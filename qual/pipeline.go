@@ -9,6 +9,7 @@ package qual
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -290,11 +291,12 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 			return nil, err
 		}
 	}
-	if err := fileio.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+	snapshot, err := writeSnapshot(groupDir, g.Profiles)
+	if err != nil {
 		lock.Unlock()
 		return nil, err
 	}
-	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}}
+	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}, snapshotSHA: snapshot}
 	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
@@ -356,7 +358,27 @@ type groupRun struct {
 	// every checkpoint's evidence as pip_freeze.txt), pipFreezeSHA its sha256.
 	pipFreeze    []byte
 	pipFreezeSHA string
-	logMu        sync.Mutex
+	// snapshotSHA is the sha256 of the inventory snapshot the run wrote
+	// (OUT/<group>/inventory.json); every row records it.
+	snapshotSHA string
+	logMu       sync.Mutex
+}
+
+// writeSnapshot writes the group's inventory snapshot,
+// OUT/<group>/inventory.json (reports.InventoryFile), atomically, and
+// returns the sha256 of its bytes: each row of the run records it
+// (provenance.inventory_snapshot_sha256), so that the latest row of an
+// evidence root seals the snapshot beside it.
+func writeSnapshot(groupDir string, profiles []*inventory.Profile) (string, error) {
+	data, err := json.MarshalIndent(profiles, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("inventory snapshot: %w", err)
+	}
+	data = append(data, '\n')
+	if err := fileio.WriteFile(filepath.Join(groupDir, reports.InventoryFile), data); err != nil {
+		return "", err
+	}
+	return fileio.SHA256(data), nil
 }
 
 // pipFreeze is `pip freeze --all` of the virtual environment AIPerf runs

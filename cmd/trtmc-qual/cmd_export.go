@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/export"
 )
@@ -39,6 +41,9 @@ type exportOptions struct {
 	SpecGroups     string
 	Now            func() time.Time
 	HarnessVersion string
+	// Families is the family configuration the rows are re-derived by
+	// before anything is published ("": the shipped one).
+	Families string
 }
 
 func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
@@ -89,7 +94,7 @@ Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
 			}
 			opts.Publish = publicOptions(f.Config, f.Getenv, opts.declared)
 			opts.Secrets = secretValues(f.Config.Secrets, f.Getenv)
-			opts.SpecGroups, opts.Now, opts.HarnessVersion = f.Config.SpecGroups, f.Now, f.Version
+			opts.SpecGroups, opts.Now, opts.HarnessVersion, opts.Families = f.Config.SpecGroups, f.Now, f.Version, f.Config.Families
 			if runF != nil {
 				return runF(opts)
 			}
@@ -108,6 +113,7 @@ Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
 	addFileFlag(cmd, &opts.Reconcile, "reconcile", "the group's `inventory reconcile -o json` output, for the pack's summary.md", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout, for the summary's reconciliation (see report -o summary)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with --repo: the ref the inventory must be current with")
+	fl.String("families", "", "the family configuration the rows are re-derived by before they are published (default: the one shipped with trtmc-qual)")
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
 	return cmd
@@ -159,6 +165,17 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	fact, err := summaryReconcile(ctx, ropts)
 	if err != nil {
 		return err
+	}
+	// What is published is what the evidence gives: every row re-derived
+	// by the family configuration, and the pack refused when a row's
+	// stored verdict or figures are not the re-derived ones.
+	fams, err := judgingFamilies(opts.Families)
+	if err != nil {
+		return err
+	}
+	if _, _, err := qual.Publishable(ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group, Families: fams,
+		Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion, NoJoined: true, NoWrite: true}); err != nil {
+		return publicationError(err)
 	}
 	res, err := export.Export(ctx, export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
 		Logs: opts.Logs, LogTail: opts.LogTail, Publish: opts.Publish, Secrets: opts.Secrets, Forbid: opts.Forbid,

@@ -73,8 +73,8 @@ var mayImport = map[string][]string{
 	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                      // its command
+	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                   // its command
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},

@@ -796,7 +796,7 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		if n, ok := j.notes[e.key]; ok {
 			return reports.JoinInconsistent, n
 		}
-		return reports.JoinInconsistent, "a Task time of this request is outside its domain (negative, of another timing scope, or longer than the call that was timed)"
+		return reports.JoinInconsistent, "a Task time of this request is outside its domain (not above zero, of another timing scope, or longer than a timing that encloses it)"
 	case e.recs == 0 && !j.opts.NoServerRecords:
 		return reports.JoinMissingServerRecord, "the server has no record of this request id"
 	case e.nats == 0:
