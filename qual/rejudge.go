@@ -166,9 +166,6 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 	known := evidence.Digests{Algorithm: evidence.DigestAlgorithm, Files: map[string]string{}}
 	if m, f := evidence.ReadManifest(dir); f == nil {
 		known.Algorithm = m.Algorithm
-		if evidence.Retired(m.Algorithm) {
-			n.Notes = append(n.Notes, fmt.Sprintf("the evidence is sealed with the retired %s: re-judged from its raw artifacts, never trusted as stored", m.Algorithm))
-		}
 	}
 	if judged && n.StageRan(reports.StageJoin) {
 		res, err := joinRow(ctx, dir, &n, by.reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
@@ -202,6 +199,9 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 		}
 	}
 	reports.CheckSeal(&n, dir, known)
+	if m, f := evidence.ReadManifest(dir); f == nil && evidence.Retired(m.Algorithm) {
+		n.Notes = append(n.Notes, fmt.Sprintf("the evidence is sealed with the retired %s: re-judged from its raw artifacts, never trusted as stored", m.Algorithm))
+	}
 	return &n
 }
 
