@@ -82,7 +82,7 @@ func rowJSON(t *testing.T, out string) *reports.Result {
 	return rep.Rows[0].Result
 }
 
-func codesOf(r *reports.Result) []reports.Code {
+func reasonCodesOf(r *reports.Result) []reports.Code {
 	var out []reports.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
@@ -113,15 +113,15 @@ func TestRejudgeTakesCriteriaFromTheConfiguration(t *testing.T) {
 				assert.Equal(t, exitFailed, code)
 				r := rowJSON(t, out)
 				assert.Equal(t, reports.VerdictError, r.Verdict, "a row under the retired seal is never trusted as stored")
-				assert.Contains(t, codesOf(r), reports.CodeSealLegacy)
+				assert.Contains(t, reasonCodesOf(r), reports.CodeSealLegacy)
 			}
 			code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "detection", "--rejudge", "-o", "json")
 			assert.Equal(t, exitFailed, code, errOut)
 			r := rowJSON(t, out)
 			assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
 			assert.Equal(t, 5, r.Requests.Mismatched, "judged with the configuration's tolerance 0")
-			assert.Contains(t, codesOf(r), reports.CodeCriteriaDiffer)
-			assert.Contains(t, codesOf(r), reports.CodeMismatched)
+			assert.Contains(t, reasonCodesOf(r), reports.CodeCriteriaDiffer)
+			assert.Contains(t, reasonCodesOf(r), reports.CodeMismatched)
 			assert.Equal(t, float64(0), r.Answers.Tolerance, "the re-judged row shows the criteria it was judged by")
 			found := false
 			for _, x := range r.Reasons {
@@ -209,7 +209,7 @@ func TestRetiredSealIsReJudgedNeverTrusted(t *testing.T) {
 	assert.Equal(t, exitFailed, code)
 	r := rowJSON(t, out)
 	assert.Equal(t, reports.VerdictError, r.Verdict)
-	assert.Equal(t, []reports.Code{reports.CodeSealLegacy}, codesOf(r))
+	assert.Equal(t, []reports.Code{reports.CodeSealLegacy}, reasonCodesOf(r))
 
 	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "detection", "--rejudge", "-o", "json")
 	assert.Equal(t, exitOK, code, errOut)
