@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"path/filepath"
 	"testing"
 	"time"
@@ -93,13 +92,4 @@ func editStored(t *testing.T, root, group, profile string, edit func(*reports.Re
 	edit(r)
 	require.NoError(t, fileio.WriteJSON(filepath.Join(dir, reports.ResultFile), r))
 	require.NoError(t, evidence.Seal(dir, map[string]any{"harness_version": "test"}))
-}
-
-// reconcileFile writes a saved reconciliation of group at commit.
-func reconcileFile(t *testing.T, group, commit string) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "reconcile.json")
-	require.NoError(t, fileio.WriteFile(path, []byte(fmt.Sprintf(
-		`{"schema":"trtmc-qual/reconcile/v1","group":%q,"ref":"main","commit":%q,"summary":{"normal":1,"need_action":0}}`, group, commit))))
-	return path
 }

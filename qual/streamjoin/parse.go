@@ -149,11 +149,6 @@ func checkInt(b []byte, i int) (int, error) {
 	return next, err
 }
 
-func checkFloat(b []byte, i int) (int, error) {
-	_, next, _, err := readFloat(b, i)
-	return next, err
-}
-
 // checkStringMap checks a map[string]string (request_headers).
 func checkStringMap(b []byte, i int) (int, error) {
 	o := walkNullable(b, i, nil)
