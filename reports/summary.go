@@ -46,10 +46,12 @@ func (f *ReconcileFact) Current() bool {
 }
 
 // renderSummary writes the completion summary. It never reads as a pass
-// unless every counted, non-excluded normal profile qualified, no row of
-// any kind failed, broke, was interrupted or not run (the coverage rule,
-// coverage.ok), and the inventory's reconciliation is given and current;
-// otherwise it opens with what is missing.
+// unless the group is proven complete (Incomplete is empty: the sealed
+// inventory snapshot, every counted, non-excluded normal profile of it
+// qualified by a row bound to its entry, no row of any kind failed, broke,
+// was interrupted or not run, the inventory's reconciliation given and
+// current), and then names the source commits the rows cover; otherwise
+// it opens with what is missing.
 func renderSummary(w io.Writer, r *GroupReport) error {
 	o := r.Summary
 	var buf bytes.Buffer

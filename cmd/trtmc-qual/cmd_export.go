@@ -64,6 +64,12 @@ re-judge joins exactly what the run joined; every other file is scrubbed line
 by line. Logs are left out unless --logs tail (the last --log-tail lines) or
 --logs full.
 
+Before anything is packed, every row is re-derived from its raw artifacts by
+the family configuration (--families FILE, else the one shipped with
+trtmc-qual), as report --rejudge does: a row whose stored verdict or figures
+differ from the re-derived ones refuses the pack (exit 1). The pack's rows
+record the pack's own inventory snapshot where the original's held theirs.
+
 Before anything is written, everything the pack would publish is scanned for
 what must not leave this host: absolute paths outside the named roots, the
 host names of this host and of the rows, user and home names, IP addresses
@@ -77,7 +83,8 @@ from its seal, a group with no rows, or an existing PACK is refused too.
 
 re-derives the same verdicts and figures on another machine.
 
-Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
+Exit status: 0 written, 1 refused (a leak, a row whose evidence changed, a
+stored figure that is not the re-derived one),
 2 usage (an existing PACK, not a .tar.gz, no rows, a missing result root).`,
 		Example: `  # the pack for the pull request, logs left out
   trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz

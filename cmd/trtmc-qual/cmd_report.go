@@ -100,7 +100,17 @@ native answers; correctness.json; AIPerf's summary — never from joined.jsonl
 or stored counts, re-applies the verdict rules, writes result.rejudged.json
 beside each result.json (which is never modified) and reports the re-judged
 rows. A missing or malformed artifact makes its row an error naming file,
-line and field. --baseline compares each row's HTTP and Task p50
+line and field. The criteria a rejudge judges by (tolerances, comparators,
+labels, the Task time source...) come from the family configuration
+(--families FILE, else the one shipped with trtmc-qual) and the served model
+from the row's inventory entry, never from the row: a stored criterion that
+differs is itself a finding (criteria_differ). A row sealed with the retired
+sha256-tree-1mib is never trusted as stored (seal_legacy), only re-judged.
+
+What is published to others (-o summary, --update-doc) is made from the rows
+re-derived that way (nothing written beside the evidence), and refused (exit
+1, nothing written) when a row's stored verdict or figures differ from the
+re-derived ones. --baseline compares each row's HTTP and Task p50
 with an earlier run and marks increases beyond --regression-threshold percent.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
@@ -110,8 +120,10 @@ normal profiles qualified of those in scope, requests, matches, client errors,
 the inventory's reconciled TRTMC commit — --reconcile FILE from inventory
 reconcile -o json, checked against --repo's --ref, or reconciled now with
 --repo alone — each row's own source commit, AIPerf and hardware, exclusions,
-links into the evidence pack (--link BASE); a group that is not complete
-opens with what is missing). md, html and summary are published text: paths
+links into the evidence pack (--link BASE); complete only with the sealed
+inventory snapshot in the evidence and every normal profile of it in scope
+qualified by a row run for its entry, naming the source commits the rows
+cover; a group that is not complete opens with what is missing). md, html and summary are published text: paths
 are written relative to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
 --root NAME=DIR), host and user names never appear; csv, json and table keep
 the exact evidence.
