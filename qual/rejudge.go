@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -152,48 +153,29 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 	n.Requests, n.Unclaimed = reports.Counts{Expected: w.Warmup + w.Measured}, reports.Unclaimed{}
 	n.RequestsByPhase = map[string]reports.Counts{PhaseWarmup: {Expected: w.Warmup}, PhaseMeasured: {Expected: w.Measured}}
 	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = reports.Latency{}, nil, nil, nil, nil
-	// The criteria come from the configuration, never from the row: for a
-	// row whose answers were joined (one that never joined any judged
-	// nothing by them).
-	judged := true
-	if n.StageRan(reports.StageJoin) {
-		var found []reports.Problem
-		judged, found = criteriaFromConfiguration(&n, by.families, by.entry)
-		n.Problems = append(n.Problems, found...)
-	}
 	// The join digests what it parses in the manifest's algorithm, so the
 	// seal check need not read those files again.
 	known := evidence.Digests{Algorithm: evidence.DigestAlgorithm, Files: map[string]string{}}
 	if m, f := evidence.ReadManifest(dir); f == nil {
 		known.Algorithm = m.Algorithm
 	}
-	if judged && n.StageRan(reports.StageJoin) {
-		res, err := joinRow(ctx, dir, &n, by.reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
-		if err != nil {
-			broken("rejudge", fmt.Errorf("join: %w", err))
-		} else {
-			known.Algorithm = res.DigestAlgorithm
-			for p, d := range res.Digests {
-				if rel, err := filepath.Rel(dir, p); err == nil {
-					known.Files[filepath.ToSlash(rel)] = d
-				}
-			}
+	joined := false
+	if derives(stored, reports.StageJoin, reports.CodeJoinInput) {
+		// The criteria come from the configuration, never from the row
+		// (a row that never joined judged nothing by them).
+		judged, found := criteriaFromConfiguration(&n, by.families, by.entry)
+		n.Problems = append(n.Problems, found...)
+		if judged {
+			joined = rederiveJoin(ctx, dir, &n, by.reg, &known, broken)
 		}
 	}
-	if n.StageRan(reports.StageAIPerf) {
-		s, err := aiperf.ParseSummary(filepath.Join(dir, dirAIPerf, aiperf.FileSummary))
-		if err != nil {
-			broken("rejudge", err)
-		} else if m, ok := s.Metric("request_throughput"); ok && m.Avg != nil {
-			v := *m.Avg
-			n.ImagesPerSec = &v
-		}
-	}
-	if n.StageRan(reports.StageCorrectness) {
+	n.ImagesPerSec = rederiveThroughput(dir, &n, joined, broken)
+	if derives(stored, reports.StageCorrectness, reports.CodeCorrectnessOutput) {
 		c, err := reports.ReadCorrectness(filepath.Join(dir, fileCorrectness))
 		if err != nil {
 			broken("rejudge", err)
-			n.Correctness = nil
+			// As the correctness stage records a result it cannot read.
+			n.Correctness = &reports.Correctness{Output: fileCorrectness, Error: "no valid result file"}
 		} else {
 			n.Correctness = c
 		}
@@ -203,6 +185,58 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 		n.Notes = append(n.Notes, fmt.Sprintf("the evidence is sealed with the retired %s: re-judged from its raw artifacts, never trusted as stored", m.Algorithm))
 	}
 	return &n
+}
+
+// derives reports whether a rejudge re-derives what a stage of the stored
+// row produced: the stage ran, or it broke on an artifact the rejudge
+// reads again (its problem, code, is one of those re-derived: dropped, it
+// must be found again, never lost), exactly as the run derived it.
+func derives(stored *reports.Result, stage string, code reports.Code) bool {
+	return stored.StageRan(stage) || slices.ContainsFunc(stored.Problems, func(p reports.Problem) bool { return p.Code == code })
+}
+
+// rederiveJoin runs the one join over the row's raw artifacts into n,
+// recording in known the digests it computed; a join that fails breaks
+// the row. It reports whether the join succeeded.
+func rederiveJoin(ctx context.Context, dir string, n *reports.Result, reg families.Registry, known *evidence.Digests, broken func(string, error)) bool {
+	res, err := joinRow(ctx, dir, n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
+	if err != nil {
+		broken("rejudge", fmt.Errorf("join: %w", err))
+		return false
+	}
+	known.Algorithm = res.DigestAlgorithm
+	for p, d := range res.Digests {
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			known.Files[filepath.ToSlash(rel)] = d
+		}
+	}
+	return true
+}
+
+// rederiveThroughput is the row's images/s as the run derives it: AIPerf's
+// request_throughput from its summary, once the join succeeded. A summary
+// the AIPerf stage passed must parse (else the row breaks); one of an
+// AIPerf stage that recorded a problem is read when it is there.
+func rederiveThroughput(dir string, n *reports.Result, joined bool, broken func(string, error)) *float64 {
+	path := filepath.Join(dir, dirAIPerf, aiperf.FileSummary)
+	ran := n.StageRan(reports.StageAIPerf)
+	if !ran {
+		if _, err := os.Lstat(path); err != nil || !joined {
+			return nil
+		}
+	}
+	s, err := aiperf.ParseSummary(path)
+	if err != nil {
+		if ran {
+			broken("rejudge", err)
+		}
+		return nil
+	}
+	if m, ok := s.Metric("request_throughput"); ok && m.Avg != nil && joined {
+		v := *m.Avg
+		return &v
+	}
+	return nil
 }
 
 // criteriaFromConfiguration sets the row's judging criteria — its route

@@ -203,6 +203,7 @@ func TestNoGreenFromBadData(t *testing.T) {
 			o := h.run(t, row.sc(t, h), 3*time.Minute)
 			assertNoOrphans(t, o)
 			assertEvidenceSound(t, o.out, false)
+			assertPublishable(t, o)
 			r := o.result(t, "detection", "ref-detect-small")
 			dir := filepath.Join(o.out, "detection", "ref-detect-small")
 			t.Logf("exit %d, verdict %s, reasons %+v", o.code, r.Verdict, r.Reasons)
