@@ -6,7 +6,12 @@
 // validation error names file, line and field.
 package inventory
 
-import "fmt"
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+)
 
 // Schema is the value of the top-level `schema` key this package reads.
 const Schema = "trtmc-qual/inventory/v1"
@@ -151,6 +156,15 @@ func (p *Profile) Served() string {
 		return p.ModelName
 	}
 	return p.ID
+}
+
+// Digest is the sha256 of the profile as JSON: the identity of the
+// inventory entry a row was run for (provenance.inventory_entry_sha256).
+// A profile read back from OUT/<group>/inventory.json, the snapshot the
+// run wrote, has the same digest as the one the run loaded.
+func (p *Profile) Digest() string {
+	b, _ := json.Marshal(p)
+	return fileio.SHA256(b)
 }
 
 // Where returns "file:line" for a field of the profile (or the profile).

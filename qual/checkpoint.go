@@ -116,11 +116,12 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 		cr.res.Route = cr.family.Route
 		cr.res.Answers = semantics(cr.family)
 		cr.res.Answers.ServedModel = cr.profile.Served()
+		cr.res.Provenance.FamilyCriteriaSHA256 = cr.family.Criteria().Digest()
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, gr.aiperf.Got
 	prov.Host, prov.PipFreezeSHA256, prov.GoVersion, prov.Slurm = hostname(), gr.pipFreezeSHA, runtime.Version(), o.Provenance.Slurm
-	prov.AIPerfVersionRequired = o.AIPerf.Version
+	prov.AIPerfVersionRequired, prov.InventorySnapshotSHA256 = o.AIPerf.Version, gr.snapshotSHA
 	prov.AIPerfDist, prov.Checkouts = gr.aiperfDist, slices.Clone(gr.checkouts)
 	prov.Roots, prov.HostTopDirs = o.Provenance.Roots, o.Publish.Identity.TopDirs
 	prov.HostUsers = slices.Compact(slices.Sorted(slices.Values(o.Publish.Identity.Users)))

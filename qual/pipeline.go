@@ -9,6 +9,7 @@ package qual
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -304,11 +305,12 @@ func prepareIn(ctx context.Context, opts Options, g *inventory.Group, profiles [
 			return nil, err
 		}
 	}
-	if err := fileio.WriteJSON(filepath.Join(groupDir, "inventory.json"), g.Profiles); err != nil {
+	snapshot, err := writeSnapshot(groupDir, g.Profiles)
+	if err != nil {
 		lock.Unlock()
 		return nil, err
 	}
-	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}, tmp: tmp}
+	gr := &groupRun{opts: opts, group: g, aiperf: vc, driver: driver, ports: &portPool{used: map[int]bool{}}, tmp: tmp, snapshotSHA: snapshot}
 	if freeze, err := pipFreeze(ctx, opts.Runner, opts.AIPerf.Bin, tmp); err != nil {
 		logf(opts.Log, "group %s: pip freeze of AIPerf's environment not recorded: %v", opts.Group, err)
 	} else {
@@ -386,7 +388,10 @@ type groupRun struct {
 	checkouts  []reports.Checkout
 	// digests caches the digests of the servers' mapped files.
 	digests digestCache
-	logMu   sync.Mutex
+	// snapshotSHA is the sha256 of the inventory snapshot the run wrote
+	// (OUT/<group>/inventory.json); every row records it.
+	snapshotSHA string
+	logMu       sync.Mutex
 }
 
 // aiperfDistribution is the installed distribution of the aiperf that
@@ -402,6 +407,23 @@ func aiperfDistribution(ctx context.Context, bin, got string) *reports.Distribut
 		out.Error = fmt.Sprintf("the installed distribution is %s %s but `aiperf --version` printed %s", d.Name, d.Version, got)
 	}
 	return out
+}
+
+// writeSnapshot writes the group's inventory snapshot,
+// OUT/<group>/inventory.json (reports.InventoryFile), atomically, and
+// returns the sha256 of its bytes: each row of the run records it
+// (provenance.inventory_snapshot_sha256), so that the latest row of an
+// evidence root seals the snapshot beside it.
+func writeSnapshot(groupDir string, profiles []*inventory.Profile) (string, error) {
+	data, err := json.MarshalIndent(profiles, "", "  ")
+	if err != nil {
+		return "", fmt.Errorf("inventory snapshot: %w", err)
+	}
+	data = append(data, '\n')
+	if err := fileio.WriteFile(filepath.Join(groupDir, reports.InventoryFile), data); err != nil {
+		return "", err
+	}
+	return fileio.SHA256(data), nil
 }
 
 // pipFreeze is `pip freeze --all` of the virtual environment AIPerf runs

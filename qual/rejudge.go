@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"time"
@@ -11,6 +12,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -21,17 +23,27 @@ type RejudgeOptions struct {
 	// Roots are the result roots (OUT directories).
 	Roots []string
 	Group string
-	// Registry resolves the answer semantics recorded in each row.
+	// Families is the family configuration the criteria are taken from
+	// (tolerances, comparators, labels...): never from the row judged. A
+	// row whose family it lacks, or whose stored criteria differ from it,
+	// is not qualified (criteria_differ). nil: no configuration, no row
+	// can qualify.
+	Families *families.Config
+	// Registry resolves the extractors and comparators the criteria name.
 	Registry       families.Registry
 	Now            time.Time
 	HarnessVersion string
 	// NoJoined skips reading joined.jsonl for the report (only HTML plots it).
 	NoJoined bool
+	// NoWrite writes nothing beside the evidence (no result.rejudged.json):
+	// the re-derivation a publication checks its figures against.
+	NoWrite bool
 }
 
 // rederived are the problem codes a rejudge derives afresh: a stored one is
 // dropped, and found again if it still holds.
-var rederived = []reports.Code{reports.CodeJoinInput, reports.CodeCorrectnessOutput, reports.CodeEvidenceChanged, reports.CodeEvidenceMalformed}
+var rederived = []reports.Code{reports.CodeJoinInput, reports.CodeCorrectnessOutput, reports.CodeEvidenceChanged, reports.CodeEvidenceMalformed,
+	reports.CodeCriteriaDiffer, reports.CodeSealLegacy, reports.CodeInventoryUnbound}
 
 // Rejudge re-derives every current row of a group from its raw artifacts
 // and re-applies the verdict rules: the counts, unclaimed ids, latencies,
@@ -56,12 +68,15 @@ var rederived = []reports.Code{reports.CodeJoinInput, reports.CodeCorrectnessOut
 // reports.ErrNoEvidence), an interruption or a file that cannot be written.
 func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
 	var written []string
-	derive := func(dir, group, profile string) (*reports.Result, error) {
-		n := rejudgeRow(ctx, dir, group, profile, o.Registry)
+	derive := func(dir, group, profile string, entry *inventory.Profile) (*reports.Result, error) {
+		n := rejudgeRow(ctx, dir, group, profile, judgeBy{o.Families, o.Registry, entry})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
 		n.Rejudged = &reports.Rejudge{At: o.Now.UTC(), HarnessVersion: o.HarnessVersion, OriginalVerdict: n.Rejudged.OriginalVerdict}
+		if o.NoWrite {
+			return n, nil
+		}
 		data, err := json.MarshalIndent(n, "", "  ")
 		if err != nil {
 			return nil, fmt.Errorf("rejudge %s: %w", dir, err)
@@ -77,9 +92,41 @@ func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []str
 	return rep, written, err
 }
 
+// Publishable is a group's report as a publication shows it (`export`,
+// `report --update-doc`, `report -o summary`): every row re-derived from
+// its raw artifacts by the family configuration's criteria (Rejudge, which
+// writes nothing beside the evidence when o.NoWrite), checked against the
+// rows as stored: a row whose stored verdict or figures are not the
+// re-derived ones refuses the publication (*reports.FigureError), so a
+// figure edited and resealed is never published. It returns the
+// re-derived report and the files Rejudge wrote.
+func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
+	stored, err := reports.LoadWith(o.Roots, o.Group, reports.LoadOptions{NoJoined: true})
+	if err != nil {
+		return nil, nil, err
+	}
+	derived, written, err := Rejudge(ctx, o)
+	if err != nil {
+		return nil, written, err
+	}
+	if err := reports.CheckRederived(stored, derived); err != nil {
+		return nil, written, err
+	}
+	return derived, written, nil
+}
+
+// judgeBy is what a rejudge judges a row by, none of it from the row: the
+// family configuration, the registry of extractors and comparators, and
+// the inventory snapshot entry the row is shown for (nil: none).
+type judgeBy struct {
+	families *families.Config
+	reg      families.Registry
+	entry    *inventory.Profile
+}
+
 // rejudgeRow re-derives one row (see Rejudge). Rejudged.OriginalVerdict is
 // set; the rest of Rejudged is the caller's.
-func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Registry) *reports.Result {
+func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *reports.Result {
 	path := filepath.Join(dir, reports.ResultFile)
 	data, err := fileio.ReadFile(ctx, path, fileio.MaxDocumentBytes)
 	var stored *reports.Result
@@ -100,7 +147,11 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Re
 	}
 	// Nothing derived is kept: what the artifacts no longer give, the row
 	// does not have.
-	n.Requests, n.RequestsByPhase, n.Unclaimed = reports.Counts{}, map[string]reports.Counts{}, reports.Unclaimed{}
+	// What the workload expects is the workload's (as run writes it before
+	// anything ran); what was sent and how it went, only the join says.
+	w := n.Workload
+	n.Requests, n.Unclaimed = reports.Counts{Expected: w.Warmup + w.Measured}, reports.Unclaimed{}
+	n.RequestsByPhase = map[string]reports.Counts{PhaseWarmup: {Expected: w.Warmup}, PhaseMeasured: {Expected: w.Measured}}
 	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = reports.Latency{}, nil, nil, nil, nil
 	// The join digests what it parses in the manifest's algorithm, so the
 	// seal check need not read those files again.
@@ -108,37 +159,146 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, reg families.Re
 	if m, f := evidence.ReadManifest(dir); f == nil {
 		known.Algorithm = m.Algorithm
 	}
-	if n.StageRan(reports.StageJoin) {
-		res, err := joinRow(ctx, dir, &n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
-		if err != nil {
-			broken("rejudge", fmt.Errorf("join: %w", err))
-		} else {
-			known.Algorithm = res.DigestAlgorithm
-			for p, d := range res.Digests {
-				if rel, err := filepath.Rel(dir, p); err == nil {
-					known.Files[filepath.ToSlash(rel)] = d
-				}
-			}
+	joined := false
+	if derives(stored, reports.StageJoin, reports.CodeJoinInput) {
+		// The criteria come from the configuration, never from the row
+		// (a row that never joined judged nothing by them).
+		judged, found := criteriaFromConfiguration(&n, by.families, by.entry)
+		n.Problems = append(n.Problems, found...)
+		if judged {
+			joined = rederiveJoin(ctx, dir, &n, by.reg, &known, broken)
 		}
 	}
-	if n.StageRan(reports.StageAIPerf) {
-		s, err := aiperf.ParseSummary(filepath.Join(dir, dirAIPerf, aiperf.FileSummary))
-		if err != nil {
-			broken("rejudge", err)
-		} else if m, ok := s.Metric("request_throughput"); ok && m.Avg != nil {
-			v := *m.Avg
-			n.ImagesPerSec = &v
-		}
-	}
-	if n.StageRan(reports.StageCorrectness) {
+	n.ImagesPerSec = rederiveThroughput(dir, &n, joined, broken)
+	if derives(stored, reports.StageCorrectness, reports.CodeCorrectnessOutput) {
 		c, err := reports.ReadCorrectness(filepath.Join(dir, fileCorrectness))
 		if err != nil {
 			broken("rejudge", err)
-			n.Correctness = nil
+			// As the correctness stage records a result it cannot read.
+			n.Correctness = &reports.Correctness{Output: fileCorrectness, Error: "no valid result file"}
 		} else {
 			n.Correctness = c
 		}
 	}
 	reports.CheckSeal(&n, dir, known)
+	if m, f := evidence.ReadManifest(dir); f == nil && evidence.Retired(m.Algorithm) {
+		n.Notes = append(n.Notes, fmt.Sprintf("the evidence is sealed with the retired %s: re-judged from its raw artifacts, never trusted as stored", m.Algorithm))
+	}
 	return &n
+}
+
+// derives reports whether a rejudge re-derives what a stage of the stored
+// row produced: the stage ran, or it broke on an artifact the rejudge
+// reads again (its problem, code, is one of those re-derived: dropped, it
+// must be found again, never lost), exactly as the run derived it.
+func derives(stored *reports.Result, stage string, code reports.Code) bool {
+	return stored.StageRan(stage) || slices.ContainsFunc(stored.Problems, func(p reports.Problem) bool { return p.Code == code })
+}
+
+// rederiveJoin runs the one join over the row's raw artifacts into n,
+// recording in known the digests it computed; a join that fails breaks
+// the row. It reports whether the join succeeded.
+func rederiveJoin(ctx context.Context, dir string, n *reports.Result, reg families.Registry, known *evidence.Digests, broken func(string, error)) bool {
+	res, err := joinRow(ctx, dir, n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
+	if err != nil {
+		broken("rejudge", fmt.Errorf("join: %w", err))
+		return false
+	}
+	known.Algorithm = res.DigestAlgorithm
+	for p, d := range res.Digests {
+		if rel, err := filepath.Rel(dir, p); err == nil {
+			known.Files[filepath.ToSlash(rel)] = d
+		}
+	}
+	return true
+}
+
+// rederiveThroughput is the row's images/s as the run derives it: AIPerf's
+// request_throughput from its summary, once the join succeeded. A summary
+// the AIPerf stage passed must parse (else the row breaks); one of an
+// AIPerf stage that recorded a problem is read when it is there.
+func rederiveThroughput(dir string, n *reports.Result, joined bool, broken func(string, error)) *float64 {
+	path := filepath.Join(dir, dirAIPerf, aiperf.FileSummary)
+	ran := n.StageRan(reports.StageAIPerf)
+	if !ran {
+		if _, err := os.Lstat(path); err != nil || !joined {
+			return nil
+		}
+	}
+	s, err := aiperf.ParseSummary(path)
+	if err != nil {
+		if ran {
+			broken("rejudge", err)
+		}
+		return nil
+	}
+	if m, ok := s.Metric("request_throughput"); ok && m.Avg != nil && joined {
+		v := *m.Avg
+		return &v
+	}
+	return nil
+}
+
+// criteriaFromConfiguration sets the row's judging criteria — its route
+// and answer semantics: extractor, comparator, tolerances, labels, the
+// reading of a null finish_reason, the Task time source, server records,
+// the Task agreement — from its family in the configuration, and its
+// served model from the inventory snapshot entry it is shown for (the
+// row's own when there is none). What the row stored is only compared:
+// every criterion that differs, a criteria digest the row pins that is
+// not the configuration's, a served model that is not the entry's, and a
+// family the configuration lacks are findings (criteria_differ). judged
+// is false when there is no family to judge by: the join then does not
+// run, and nothing is derived.
+func criteriaFromConfiguration(r *reports.Result, fams *families.Config, entry *inventory.Profile) (judged bool, found []reports.Problem) {
+	file := "the family configuration"
+	var fam *families.Family
+	if fams != nil {
+		file, fam = fams.File, fams.Families[r.Family]
+	}
+	finding := func(format string, args ...any) {
+		found = append(found, reports.Problem{Stage: "rejudge", Code: reports.CodeCriteriaDiffer, Message: fmt.Sprintf(format, args...)})
+	}
+	if fam == nil {
+		finding("%s has no family %q: a row is judged by its family's criteria in the configuration, never by those it stores (pass --families)", file, r.Family)
+		return false, found
+	}
+	want := fam.Criteria()
+	if pin := r.Provenance.FamilyCriteriaSHA256; pin != "" && pin != want.Digest() {
+		finding("the row was run with criteria of digest %s; family %s in %s has criteria of digest %s", shortDigest(pin), r.Family, file, shortDigest(want.Digest()))
+	}
+	for _, d := range storedCriteria(r).Differences(want) {
+		finding("the row stores %s (family %s, %s): it is judged by the configuration's", d, r.Family, file)
+	}
+	served := r.Answers.ServedModel
+	if served == "" {
+		served = r.Profile // rows written before the field: the default served name
+	}
+	if entry != nil && entry.Served() != served {
+		finding("the row stores served model %q; its inventory entry serves %q: it is judged by the entry's", served, entry.Served())
+		served = entry.Served()
+	}
+	r.Route, r.Answers = fam.Route, semantics(fam)
+	r.Answers.ServedModel = served
+	return true, found
+}
+
+// storedCriteria are the criteria a row stores (route and answers), as
+// families.Criteria, its unset fields read as the join reads them.
+func storedCriteria(r *reports.Result) families.Criteria {
+	a := r.Answers
+	agreement := families.DefaultTaskAgreement
+	if a.TaskAgreement != nil {
+		agreement = families.Tolerance{AbsMS: a.TaskAgreement.AbsMS, Rel: a.TaskAgreement.Rel}
+	}
+	return families.Criteria{Route: r.Route, EndpointType: a.EndpointType, Extractor: a.Extractor, Comparator: a.Comparator,
+		Tolerance: a.Tolerance, MinBoxIoU: a.MinBoxIoU, MaxScoreAbsError: a.MaxScoreAbsError, Labels: a.Labels,
+		FinishReasonNull: a.FinishReasonNull, TaskTime: a.TaskTime, ServerRecords: a.ServerRecords, TaskAgreement: agreement}
+}
+
+func shortDigest(d string) string {
+	if len(d) > 12 {
+		return d[:12]
+	}
+	return d
 }

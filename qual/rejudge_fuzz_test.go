@@ -80,7 +80,7 @@ func TestPristineEvidenceQualifies(t *testing.T) {
 	files, _ := pristineEvidence(t)
 	root := t.TempDir()
 	writeTree(t, filepath.Join(root, "g", "p"), files)
-	r := rejudgeRow(context.Background(), filepath.Join(root, "g", "p"), "g", "p", families.DefaultRegistry())
+	r := rejudgeRow(context.Background(), filepath.Join(root, "g", "p"), "g", "p", shippedJudge(t))
 	if r.Verdict != reports.VerdictQualified {
 		t.Fatalf("pristine evidence rejudges as %s: %+v", r.Verdict, r.Reasons)
 	}
@@ -139,7 +139,7 @@ func FuzzRejudgeTamper(f *testing.F) {
 			t.Fatal(err)
 		}
 		writeTree(t, dir, files)
-		r := rejudgeRow(context.Background(), dir, "g", "p", families.DefaultRegistry())
+		r := rejudgeRow(context.Background(), dir, "g", "p", shippedJudge(t))
 		if changed && r.Verdict == reports.VerdictQualified {
 			t.Fatalf("%s edited (op %d at %d, %q): rejudge still qualifies", name, op%6, at, data)
 		}
@@ -147,4 +147,15 @@ func FuzzRejudgeTamper(f *testing.F) {
 			t.Fatalf("unchanged evidence rejudges as %s: %+v", r.Verdict, r.Reasons)
 		}
 	})
+}
+
+// shippedJudge judges by the shipped family configuration, as `report
+// --rejudge` does without --families.
+func shippedJudge(t testing.TB) judgeBy {
+	t.Helper()
+	fams, err := families.Shipped()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return judgeBy{families: fams, reg: families.DefaultRegistry()}
 }

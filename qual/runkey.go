@@ -13,10 +13,7 @@ import (
 )
 
 // profileDigest is the sha256 of the inventory entry as JSON.
-func profileDigest(p *inventory.Profile) string {
-	b, _ := json.Marshal(p)
-	return fileio.SHA256(b)
-}
+func profileDigest(p *inventory.Profile) string { return p.Digest() }
 
 // runKey digests every input that could change a result: the inventory
 // entry, the group's workload, the family configuration, the bundle, the

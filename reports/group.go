@@ -98,7 +98,20 @@ type Row struct {
 	// evidence files the HTML report links to that exist there.
 	dir   string
 	files []evidenceLink
+	// bound says the row was run for the snapshot entry it is shown for
+	// (bindRow); holdsSnapshot that it records the snapshot of its own
+	// root as that snapshot is.
+	bound, holdsSnapshot bool
 }
+
+// Bound reports whether the row's result was run for exactly the
+// inventory snapshot entry it is shown for (its entry digest and bundle
+// pin); false without a snapshot entry or a result.
+func (r *Row) Bound() bool { return r.bound }
+
+// HoldsSnapshot reports whether the row records the inventory snapshot
+// of its own root as the snapshot is (provenance.inventory_snapshot_sha256).
+func (r *Row) HoldsSnapshot() bool { return r.holdsSnapshot }
 
 // Reproduce is how to regenerate a row: the trtmc-qual invocation that ran
 // it, and the exact AIPerf argv it recorded (secrets redacted).
@@ -112,15 +125,19 @@ type Reproduce struct {
 type Coverage struct {
 	// InventorySnapshot says whether OUT/<group>/inventory.json was found;
 	// without it only profiles with results are listed.
-	InventorySnapshot bool  `json:"inventory_snapshot"`
-	Counted           Tally `json:"counted"`
-	NotCounted        Tally `json:"not_counted"`
+	InventorySnapshot bool `json:"inventory_snapshot"`
+	// InventorySnapshotSealed says whether every snapshot found is the one
+	// its root's latest run wrote (the sha256 the latest row records).
+	InventorySnapshotSealed bool  `json:"inventory_snapshot_sealed,omitempty"`
+	Counted                 Tally `json:"counted"`
+	NotCounted              Tally `json:"not_counted"`
 	// Summary is the sentence a reviewer checks, e.g.
 	// "9 of 9 normal profiles qualified".
 	Summary string `json:"summary"`
-	// OK is true when every counted, non-excluded normal profile is
-	// aiperf-qualified and no row at all failed, broke, was interrupted or
-	// was not run.
+	// OK is true when the sealed inventory snapshot is in the evidence,
+	// every counted, non-excluded normal profile is aiperf-qualified (by a
+	// row bound to its snapshot entry: a row that is not is an error row)
+	// and no row at all failed, broke, was interrupted or was not run.
 	OK bool `json:"ok"`
 }
 
@@ -222,7 +239,7 @@ func (g *GroupReport) summarize() {
 	excluded := c.Counted.ByStatus[StatusExcluded]
 	considered := c.Counted.Total - excluded
 	qualified := c.Counted.ByStatus[StatusQualified]
-	if considered == 0 || qualified != considered {
+	if considered == 0 || qualified != considered || !c.InventorySnapshot || !c.InventorySnapshotSealed {
 		ok = false
 	}
 	c.OK = ok
@@ -243,6 +260,12 @@ func (g *GroupReport) summarize() {
 	}
 	if n := c.NotCounted.Total; n > 0 {
 		fmt.Fprintf(&b, "; %d variant or partial %s listed separately, not counted", n, text.Plural(n, "profile", "profiles"))
+	}
+	switch {
+	case !c.InventorySnapshot:
+		b.WriteString("; no inventory snapshot, so profiles that never ran cannot be counted")
+	case !c.InventorySnapshotSealed:
+		b.WriteString("; the inventory snapshot is not the one the latest run wrote (see the notes)")
 	}
 	c.Summary = b.String()
 }

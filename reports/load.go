@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
@@ -88,7 +89,9 @@ type LoadOptions struct {
 	// filters as the plain load. A file it writes (result.rejudged.json) is
 	// never read back: the rows come from the derivation made here and now,
 	// not from a file the seal does not cover.
-	Rederive func(dir, group, profile string) (*Result, error)
+	// entry is the inventory snapshot entry the row is shown for (nil
+	// without one): the rejudge takes the served model from it.
+	Rederive func(dir, group, profile string, entry *inventory.Profile) (*Result, error)
 	// NoJoined skips reading joined.jsonl (only the HTML renderer plots
 	// it; at a million requests it is large).
 	NoJoined bool
@@ -133,6 +136,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	if err := l.rows(); err != nil {
 		return nil, err
 	}
+	l.sealSnapshots()
 	l.g.summarize()
 	return l.g, nil
 }
@@ -146,6 +150,14 @@ type loader struct {
 	cands   map[string][]candidate
 	inv     map[string]*inventory.Profile
 	invRoot map[string]string // the root whose snapshot gave inv[id]
+	// snaps are the roots that hold a snapshot, with its file's sha256.
+	snaps []rootSnapshot
+}
+
+// rootSnapshot is one root's inventory snapshot: where it is and the
+// sha256 of its bytes.
+type rootSnapshot struct {
+	root, path, sha string
 }
 
 // root reads one result root: its group directory (which must exist), its
@@ -183,12 +195,14 @@ func (l *loader) root(root string) error {
 // snapshot merges the root's inventory snapshot: the first root's profile
 // is used, and a later one that differs is a note.
 func (l *loader) snapshot(root, gdir string) error {
-	profiles, found, err := readInventorySnapshot(filepath.Join(gdir, InventoryFile), l.group)
+	path := filepath.Join(gdir, InventoryFile)
+	profiles, sha, found, err := readInventorySnapshot(path, l.group)
 	if err != nil {
 		return err
 	}
 	if found {
 		l.g.Coverage.InventorySnapshot = true
+		l.snaps = append(l.snaps, rootSnapshot{root: root, path: path, sha: sha})
 	}
 	for _, p := range profiles {
 		if prev, ok := l.inv[p.ID]; ok {
@@ -229,7 +243,7 @@ func (l *loader) entry(root, gdir string, e fs.DirEntry) error {
 		return nil
 	}
 	dir := filepath.Join(gdir, e.Name())
-	res, err := loadRow(dir, l.group, e.Name(), l.opts.Rederive)
+	res, err := loadRow(dir, l.group, e.Name(), l.inv[e.Name()], l.opts.Rederive)
 	if err != nil {
 		return err
 	}
@@ -268,6 +282,18 @@ func (l *loader) rows() error {
 		if l.g.Coverage.InventorySnapshot && p == nil {
 			row.Note = joinNote(row.Note, "not in the inventory snapshot")
 		}
+		if p != nil && row.Result != nil {
+			row.bound = bindRow(row.Result, p, filepath.Join(l.invRoot[id], l.group, InventoryFile))
+			row.Status, row.Note = statusFor(p, row.Result)
+			row.Verdict = row.Result.Verdict
+		}
+		if win != nil {
+			for _, sn := range l.snaps {
+				if sn.root == win.root && win.res.Provenance.InventorySnapshotSHA256 == sn.sha {
+					row.holdsSnapshot = true
+				}
+			}
+		}
 		l.g.Rows = append(l.g.Rows, row)
 		if row.Result != nil {
 			for _, n := range row.Result.Notes {
@@ -285,6 +311,72 @@ func (l *loader) rows() error {
 		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s (%s)", n, strings.Join(checkoutRows[n], ", ")))
 	}
 	return nil
+}
+
+// bindRow holds a row to the inventory snapshot entry it is shown for
+// (merged roots included: the entry is the first root's that has the id):
+// the row must have been run for exactly that entry — its recorded entry
+// digest is the entry's, and the bundle it was pinned to is the one the
+// entry pins. A row that was not becomes an error row
+// (inventory_unbound), never qualified for an entry it was not run for.
+// A row that records no entry (an error row of evidence that cannot be
+// read) is left as it is. It reports whether the row is bound.
+func bindRow(r *Result, p *inventory.Profile, snapshot string) bool {
+	pin := r.Provenance.InventoryEntrySHA256
+	if pin == "" && r.Verdict != VerdictQualified {
+		return false
+	}
+	var why []string
+	if want := p.Digest(); pin != want {
+		why = append(why, fmt.Sprintf("it records inventory entry %s, the snapshot's entry is %s", orMissing(short(pin)), short(want)))
+	}
+	if got := r.Provenance.BundlePinnedSHA256; got != p.Bundle.SHA256 {
+		why = append(why, fmt.Sprintf("it was run for bundle %s, the snapshot's entry pins %s", orMissing(short(got)), orMissing(short(p.Bundle.SHA256))))
+	}
+	if len(why) == 0 {
+		return true
+	}
+	r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeInventoryUnbound,
+		Message: fmt.Sprintf("the row was not run for the inventory entry it is shown for (%s, profile %s): %s", snapshot, p.ID, strings.Join(why, "; "))})
+	Judge(r)
+	return false
+}
+
+// sealSnapshots checks that each root's inventory snapshot is the one its
+// latest run wrote: the snapshot's sha256 must be what the latest row of
+// the root with intact evidence records (provenance.inventory_snapshot_sha256).
+// A snapshot edited since, or one no row records, is not sealed, and a
+// note says why; Coverage.InventorySnapshotSealed is set when every
+// snapshot is.
+func (l *loader) sealSnapshots() {
+	sealed := len(l.snaps) > 0
+	for _, sn := range l.snaps {
+		// The latest row that records a snapshot; among rows that ended
+		// at the same time, one that records this snapshot.
+		var latest *Result
+		for _, id := range sortedKeys(l.cands) {
+			for _, c := range l.cands[id] {
+				r := c.res
+				if c.root != sn.root || r.Provenance.InventorySnapshotSHA256 == "" || !r.EvidenceIntact() {
+					continue
+				}
+				if latest == nil || r.EndedAt.After(latest.EndedAt) ||
+					r.EndedAt.Equal(latest.EndedAt) && r.Provenance.InventorySnapshotSHA256 == sn.sha {
+					latest = r
+				}
+			}
+		}
+		switch {
+		case latest == nil:
+			sealed = false
+			l.g.Notes = append(l.g.Notes, fmt.Sprintf("the inventory snapshot %s is not sealed: no row of %s with intact evidence records the snapshot its run wrote (rows of an earlier version record none)", sn.path, sn.root))
+		case latest.Provenance.InventorySnapshotSHA256 != sn.sha:
+			sealed = false
+			l.g.Notes = append(l.g.Notes, fmt.Sprintf("the inventory snapshot %s is not the one the latest run wrote: its sha256 is %s, the latest row (%s, ended %s) records %s",
+				sn.path, short(sn.sha), latest.Profile, latest.EndedAt.UTC().Format(time.RFC3339), short(latest.Provenance.InventorySnapshotSHA256)))
+		}
+	}
+	l.g.Coverage.InventorySnapshotSealed = sealed
 }
 
 func joinNote(a, b string) string {
@@ -396,7 +488,7 @@ func firstNonEmpty(a, b string) string {
 // loadRow is one profile directory's row for LoadWith: re-derived when
 // asked, else read and checked by ReadRow; a directory without result.json
 // is an error row (result_missing), never skipped.
-func loadRow(dir, group, profile string, rederive func(dir, group, profile string) (*Result, error)) (*Result, error) {
+func loadRow(dir, group, profile string, entry *inventory.Profile, rederive func(dir, group, profile string, entry *inventory.Profile) (*Result, error)) (*Result, error) {
 	missing := func() *Result {
 		return BrokenResult(group, profile, CodeResultMissing, fmt.Sprintf("%s has no %s: a run that did not finish (or is still running), "+
 			"or a result that was moved or removed; nothing in the directory is shown", dir, ResultFile))
@@ -405,7 +497,7 @@ func loadRow(dir, group, profile string, rederive func(dir, group, profile strin
 		return missing(), nil
 	}
 	if rederive != nil {
-		return rederive(dir, group, profile)
+		return rederive(dir, group, profile, entry)
 	}
 	r, err := ReadRow(dir, group, profile)
 	if err == nil && r == nil {
@@ -422,8 +514,11 @@ func loadRow(dir, group, profile string, rederive func(dir, group, profile strin
 // the row's facts. A result.json that is malformed, or that is not a
 // regular file under its cap, is an error row naming it
 // (evidence_malformed); evidence that differs from its seal adds
-// evidence_changed. (nil, nil) when the directory holds no result.json.
-// The error is for I/O failures, never for the evidence's content.
+// evidence_changed; evidence sealed with the retired sha256-tree-1mib
+// adds seal_legacy: such a row is never trusted as it is stored, only
+// re-judged (`report --rejudge`). (nil, nil) when the directory holds no
+// result.json. The error is for I/O failures, never for the evidence's
+// content.
 func ReadRow(dir, group, profile string) (*Result, error) {
 	path := filepath.Join(dir, ResultFile)
 	data, err := readEvidence(path)
@@ -444,6 +539,11 @@ func ReadRow(dir, group, profile string) (*Result, error) {
 		return nil, err
 	}
 	CheckSeal(r, dir, evidence.Digests{})
+	if m, f := evidence.ReadManifest(dir); f == nil && evidence.Retired(m.Algorithm) {
+		r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeSealLegacy, Message: fmt.Sprintf(
+			"the evidence is sealed with the retired %s (a seal anyone can recompute with a few lines of hashlib): its stored verdict and figures are not trusted as they are; `report --rejudge` re-derives them from the raw artifacts, by the family configuration's criteria", m.Algorithm)})
+		Judge(r)
+	}
 	return r, nil
 }
 
@@ -563,33 +663,51 @@ func lineOfKey(data []byte, key string) int {
 	return lineAt(data, int64(loc[0]))
 }
 
+// SnapshotPins are what a row records of an inventory snapshot's bytes:
+// the snapshot's sha256 and each entry's digest, by profile id (what
+// export records in the rows of a pack, whose snapshot it scrubbed).
+func SnapshotPins(data []byte) (snapshot string, entries map[string]string, err error) {
+	var profiles []*inventory.Profile
+	if err := json.Unmarshal(data, &profiles); err != nil {
+		return "", nil, err
+	}
+	entries = map[string]string{}
+	for _, p := range profiles {
+		if p != nil {
+			entries[p.ID] = p.Digest()
+		}
+	}
+	return fileio.SHA256(data), entries, nil
+}
+
 // readInventorySnapshot reads OUT/<group>/inventory.json, a JSON list of
-// inventory profiles; found is false when the file does not exist.
-func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, found bool, err error) {
+// inventory profiles, and the sha256 of its bytes; found is false when the
+// file does not exist.
+func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, sha string, found bool, err error) {
 	data, err := readEvidence(path)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, false, nil
+		return nil, "", false, nil
 	}
 	if err != nil {
-		return nil, false, err
+		return nil, "", false, err
 	}
 	if err := json.Unmarshal(data, &profiles); err != nil {
-		return nil, true, decodeError(path, data, err)
+		return nil, "", true, decodeError(path, data, err)
 	}
 	var out []*inventory.Profile
 	for i, p := range profiles {
 		if p == nil || p.ID == "" {
-			return nil, true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
+			return nil, "", true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
 		}
 		if err := inventory.CheckName(p.ID); err != nil {
-			return nil, true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: err}
+			return nil, "", true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: err}
 		}
 		if p.Group != "" && p.Group != group {
 			continue
 		}
 		out = append(out, p)
 	}
-	return out, true, nil
+	return out, fileio.SHA256(data), true, nil
 }
 
 // readAIPerfArgv returns the recorded AIPerf argv: aiperf/argv.json when

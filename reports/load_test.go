@@ -64,8 +64,19 @@ func TestLoadWithoutInventorySnapshot(t *testing.T) {
 	assert.Contains(t, g.Notes[0], "no inventory snapshot")
 	assert.Equal(t, StatusExcluded, rowOf(t, g, "ref-detect-large").Status)
 	assert.Equal(t, "checkpoint licence does not allow CI redistribution", rowOf(t, g, "ref-detect-large").Note)
-	assert.Equal(t, "1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted", g.Coverage.Summary)
-	assert.True(t, g.Coverage.OK)
+	assert.Equal(t, "1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted; no inventory snapshot, so profiles that never ran cannot be counted", g.Coverage.Summary)
+	assert.False(t, g.Coverage.OK, "without the snapshot nothing proves that every profile ran (issue 32 item 1)")
+
+	// The same rows with the snapshot they were run for: OK.
+	c, err := Load([]string{rootComplete}, "detection")
+	require.NoError(t, err)
+	assert.True(t, c.Coverage.InventorySnapshot)
+	assert.True(t, c.Coverage.InventorySnapshotSealed)
+	assert.Equal(t, "1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted", c.Coverage.Summary)
+	assert.True(t, c.Coverage.OK)
+	for _, r := range c.Rows {
+		assert.True(t, r.Bound(), r.Profile)
+	}
 }
 
 func TestLoadMergesRootsLatestWins(t *testing.T) {

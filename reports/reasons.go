@@ -125,6 +125,10 @@ const (
 	// No green row, third pass (issue 25).
 	CodeResultMissing Code = "result_missing"
 	CodeSurvivor      Code = "survivor"
+	// Publication read closed (issue 32).
+	CodeInventoryUnbound Code = "inventory_unbound"
+	CodeSealLegacy       Code = "seal_legacy"
+	CodeCriteriaDiffer   Code = "criteria_differ"
 
 	// Derived by Judge from the data.
 	CodeExplorationWorkload    Code = "exploration_workload"
@@ -214,6 +218,9 @@ func Codes() []CodeInfo {
 		{CodeEvidenceMalformed, ClassBroken, "rejudge", "an artifact rejudge re-derives from is missing or malformed (file, line, field named)"},
 		{CodeSurvivor, ClassBroken, "", "a process the run started, or a descendant, outlived its child outside the child's process group (setsid, setpgid): found by the sweep, killed, named by pid and argv"},
 		{CodeServerBusy, ClassBroken, "join", "a request was refused 429 rate_limit_error server_busy: trtmc-server has no queue, so something else sent a request to the served model at the same time (a second client, a correctness case, a native replay or a probe overlapping the run; the harness never overlaps its own stages): the run was disturbed, run it again alone"},
+		{CodeSealLegacy, ClassBroken, "evidence", "the evidence is sealed with the retired sha256-tree-1mib: its stored verdict and figures are not trusted as they are (`report --rejudge` re-derives them)"},
+		{CodeCriteriaDiffer, ClassBroken, "rejudge", "a judging criterion the row stores (route, extractor, comparator, tolerance, labels, Task time source, served model...) or its criteria digest differs from the family configuration's or the inventory entry's, or the configuration has no such family: the row is re-judged by the configuration, never by itself, and the difference is itself a finding"},
+		{CodeInventoryUnbound, ClassBroken, "evidence", "the row was not run for the inventory snapshot entry it is shown for (another entry digest or bundle pin, e.g. a row of another root's inventory when roots are merged): never qualified for it"},
 		{CodeResultMissing, ClassBroken, "evidence", "a profile's evidence directory holds no result.json (a run that did not finish, or a result moved or removed): an error row, never skipped"},
 
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},
@@ -239,7 +246,7 @@ func Codes() []CodeInfo {
 		{CodeDuplicate, ClassFailed, "join", "a request id appears more than once in a source, or two requests used one dataset line"},
 		{CodeMeaningless, ClassFailed, "join", "a request's HTTP answer is incomplete or meaningless (a chat answer without usage.completion_tokens included)"},
 		{CodeUnknownConversation, ClassFailed, "join", "a request's conversation_id is not a line of dataset.jsonl"},
-		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, the server's record and the HTTP answer on its completion tokens, the HTTP answer names another model than the served --model-name, or a Task time is outside its domain (negative, not of the one timing scope, longer than the call that was timed)"},
+		{CodeInconsistent, ClassFailed, "join", "the records and raw exports disagree on a request's phase or conversation, the server's record and the HTTP answer on its completion tokens, the HTTP answer names another model than the served --model-name, or a Task time is outside its domain (not above zero, not of the one timing scope, longer than a timing of its own record that encloses the call — handler_ms, worker_roundtrip_ms — or than the call that was timed)"},
 		{CodeEchoMissing, ClassFailed, "join", "nothing shows the server answered a request's id: its answer carries no X-Request-ID, AIPerf's records hold no HTTP trace of it (--export-http-trace), or the row does not record that the echo was checked"},
 		{CodeEchoMismatched, ClassFailed, "join", "the server's answer echoes another X-Request-ID than the one sent (or the request's own header is not its record's id)"},
 		{CodeUnclaimedServerRecords, ClassFailed, "join", "the server recorded request ids the client never reported"},

@@ -18,6 +18,7 @@ const (
 	rootA        = "testdata/evidence/a"        // vlm: every kind of row; detection: no inventory snapshot
 	rootB        = "testdata/evidence/b"        // a later partial re-run of vlm
 	rootBaseline = "testdata/evidence/baseline" // an earlier, faster vlm run
+	rootComplete = "testdata/evidence/complete" // detection: every normal profile in scope qualified, its sealed snapshot
 )
 
 func render(t *testing.T, g *GroupReport, format string) []byte {

@@ -449,8 +449,19 @@ type Provenance struct {
 	BundlePath            string `json:"bundle_path"`
 	BundleSHA256          string `json:"bundle_sha256"`
 	// BundlePinnedSHA256 is the inventory's pin ("" when it pins none).
-	BundlePinnedSHA256   string `json:"bundle_pinned_sha256"`
+	BundlePinnedSHA256 string `json:"bundle_pinned_sha256"`
+	// InventoryEntrySHA256 is the digest of the inventory entry the row
+	// was run for (inventory.Profile.Digest): a row stands only for the
+	// snapshot entry with this digest.
 	InventoryEntrySHA256 string `json:"inventory_entry_sha256"`
+	// InventorySnapshotSHA256 is the sha256 of the group's inventory
+	// snapshot (OUT/<group>/inventory.json) as the row's run wrote it: the
+	// latest row of a root seals the snapshot beside it.
+	InventorySnapshotSHA256 string `json:"inventory_snapshot_sha256,omitempty"`
+	// FamilyCriteriaSHA256 is the digest of the judging criteria of the
+	// row's family as its run had them (families.Criteria): a rejudge takes
+	// its criteria from the family configuration, and holds it to this pin.
+	FamilyCriteriaSHA256 string `json:"family_criteria_sha256,omitempty"`
 	DatasetSHA256        string `json:"dataset_sha256"`
 	// SourceCommit is the measurement source commit (the TRTMC commit the
 	// bundle was built from), when known.

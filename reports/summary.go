@@ -47,10 +47,12 @@ func (f *ReconcileFact) Current() bool {
 }
 
 // renderSummary writes the completion summary. It never reads as a pass
-// unless every counted, non-excluded normal profile qualified, no row of
-// any kind failed, broke, was interrupted or not run (the coverage rule,
-// coverage.ok), and the inventory's reconciliation is given and current;
-// otherwise it opens with what is missing.
+// unless the group is proven complete (Incomplete is empty: the sealed
+// inventory snapshot, every counted, non-excluded normal profile of it
+// qualified by a row bound to its entry, no row of any kind failed, broke,
+// was interrupted or not run, the inventory's reconciliation given and
+// current), and then names the source commits the rows cover; otherwise
+// it opens with what is missing.
 func renderSummary(w io.Writer, r *GroupReport) error {
 	o := r.Summary
 	var buf bytes.Buffer
@@ -59,7 +61,7 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 	considered := c.Counted.Total - c.Counted.ByStatus[StatusExcluded]
 	qualified := c.Counted.ByStatus[StatusQualified]
 	t := summaryTotals(r.Rows)
-	missing := summaryMissing(r, o)
+	missing := Incomplete(r)
 	req := fmt.Sprintf("%d measured + %d warmup requests; %s; %s",
 		t.measured, t.warmup, matchesText(t.matched, t.measured+t.warmup), clientErrors(t.errored))
 	if len(missing) == 0 {
@@ -67,8 +69,8 @@ func renderSummary(w io.Writer, r *GroupReport) error {
 		if considered == 1 {
 			lead = "The 1 normal profile"
 		}
-		p.f("**%s: complete.** %s in scope passed owning-family correctness and real AIPerf %s qualification (%s).\n\n",
-			mdEscape(r.Group), lead, mdEscape(strings.Join(t.versions, ", ")), req)
+		p.f("**%s: complete.** %s in scope passed owning-family correctness and real AIPerf %s qualification (%s). %s\n\n",
+			mdEscape(r.Group), lead, mdEscape(strings.Join(t.versions, ", ")), req, commitsSentence(t, o.Reconcile))
 	} else {
 		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** What is missing:\n\n", mdEscape(r.Group), qualified, considered,
 			text.Plural(considered, "profile", "profiles"))
@@ -242,12 +244,57 @@ func summaryTotals(rows []Row) totals {
 	return t
 }
 
-// summaryMissing lists what keeps the group from complete: every row that
-// is not qualified and not excluded (variants and partials too, as the
-// coverage rule says), no normal profile at all, and a reconciliation
-// that is missing or not current.
+// commitsSentence names the TRTMC source commits the counted rows were
+// measured at, each with its profiles (a row that records none is said to),
+// and the commit the inventory was reconciled at: a complete group never
+// leaves unsaid which commits its rows cover.
+func commitsSentence(t totals, f *ReconcileFact) string {
+	var parts []string
+	for _, k := range t.commitOrder {
+		c := "`" + k + "`"
+		if k == "" {
+			c = "a commit not recorded"
+		}
+		parts = append(parts, fmt.Sprintf("%s (%s)", c, strings.Join(t.commits[k], ", ")))
+	}
+	var s string
+	switch len(parts) {
+	case 0:
+		s = "No row records its TRTMC source commit."
+	case 1:
+		s = "Measured at TRTMC source commit " + parts[0] + "."
+	default:
+		s = fmt.Sprintf("Measured at %d TRTMC source commits: %s.", len(parts), strings.Join(parts, "; "))
+	}
+	if f != nil {
+		s += fmt.Sprintf(" The inventory was reconciled with TRTMC's specs at `%s`.", f.Commit)
+	}
+	return s
+}
+
+// Incomplete lists what keeps a group from complete, for its completion
+// summary (r.Summary says what it knows beyond the rows); empty when the
+// group is complete. Complete means proven complete: the sealed inventory
+// snapshot in the evidence (without it a planned profile that never ran
+// cannot be seen), every normal profile of the snapshot in scope with a
+// qualified row bound to its snapshot entry (a row that is not bound is
+// an error row, inventory_unbound), no row of any kind failed, broken,
+// interrupted or not run (the coverage rule), at least one normal profile
+// in scope, and the inventory's reconciliation given and current. `report
+// -o summary` exits 1 when anything is missing.
+func Incomplete(r *GroupReport) []string {
+	return summaryMissing(r, r.Summary)
+}
+
+// summaryMissing lists what keeps the group from complete (Incomplete).
 func summaryMissing(r *GroupReport, o SummaryOptions) []string {
 	var out []string
+	switch {
+	case !r.Coverage.InventorySnapshot:
+		out = append(out, fmt.Sprintf("the inventory snapshot (`%s/%s`): not in the evidence, so a planned profile that never ran cannot be seen (every `run` writes it; run the group again)", r.Group, InventoryFile))
+	case !r.Coverage.InventorySnapshotSealed:
+		out = append(out, fmt.Sprintf("a sealed inventory snapshot: `%s/%s` is not the one the latest run wrote, or no row records it (see the notes; run the group again)", r.Group, InventoryFile))
+	}
 	for _, row := range r.Rows {
 		switch row.Status {
 		case StatusQualified, StatusExcluded:

@@ -20,15 +20,17 @@ var currentFact = &ReconcileFact{Ref: "main", Commit: "a832817e6ed9603b100bbff25
 // excluded with its reason, a variant apart, the reconciliation current:
 // the summary reads as complete and states the seeds' facts.
 func TestSummaryCompleteGroup(t *testing.T) {
-	g, err := Load([]string{rootA}, "detection")
+	g, err := Load([]string{rootComplete}, "detection")
 	require.NoError(t, err)
 	s := summaryOf(t, g, currentFact)
-	assert.True(t, strings.HasPrefix(s, "**detection: complete.** The 1 normal profile in scope passed owning-family correctness and real AIPerf 0.13.0 qualification (50 measured + 5 warmup requests; all 55 complete native/HTTP matches; zero client errors).\n"), s)
+	assert.True(t, strings.HasPrefix(s, "**detection: complete.** The 1 normal profile in scope passed owning-family correctness and real AIPerf 0.13.0 qualification (50 measured + 5 warmup requests; all 55 complete native/HTTP matches; zero client errors). "+
+		"Measured at TRTMC source commit `e82d4d98b889bbd7e787fb302db9128504081d27` (ref-detect-small). The inventory was reconciled with TRTMC's specs at `a832817e6ed9603b100bbff25dce3f04c65beaca`.\n"), s)
+	assert.Empty(t, Incomplete(g))
 	for _, want := range []string{
 		"reconciled against TRTMC `main` at `a832817e6ed9603b100bbff25dce3f04c65beaca`: 2 normal profiles in the specs, 0 needing action; `main` is still at that commit (current).",
 		"  - `e82d4d98b889bbd7e787fb302db9128504081d27`: ref-detect-small\n",
 		"- **Excluded, with their reasons:**\n  - ref-detect-large (normal): checkpoint licence does not allow CI redistribution\n",
-		"- **Variants and partial profiles** (listed apart, never counted):\n  - ref-detect-small-tp2 (variant): qualified\n",
+		"- **Variants and partial profiles** (listed apart, never counted):\n  - ref-detect-small-tp2 (variant, of ref-detect-small): qualified\n",
 		"- **Hardware:** 1× NVIDIA H200 (h200); 2× NVIDIA H200 (h200).",
 		"`tar xzf detection-pack.tar.gz && trtmc-qual report --from detection-pack --group detection --rejudge`",
 		"[ref-detect-small](detection/ref-detect-small)",
@@ -43,7 +45,7 @@ func TestSummaryCompleteGroup(t *testing.T) {
 // NOT complete and names what is missing.
 func TestSummaryNeverReadsAsAPass(t *testing.T) {
 	load := func() *GroupReport {
-		g, err := Load([]string{rootA}, "detection")
+		g, err := Load([]string{rootComplete}, "detection")
 		require.NoError(t, err)
 		return g
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/export"
 )
@@ -39,6 +41,9 @@ type exportOptions struct {
 	SpecGroups     string
 	Now            func() time.Time
 	HarnessVersion string
+	// Families is the family configuration the rows are re-derived by
+	// before anything is published ("": the shipped one).
+	Families string
 }
 
 func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
@@ -59,6 +64,12 @@ re-judge joins exactly what the run joined; every other file is scrubbed line
 by line. Logs are left out unless --logs tail (the last --log-tail lines) or
 --logs full.
 
+Before anything is packed, every row is re-derived from its raw artifacts by
+the family configuration (--families FILE, else the one shipped with
+trtmc-qual), as report --rejudge does: a row whose stored verdict or figures
+differ from the re-derived ones refuses the pack (exit 1). The pack's rows
+record the pack's own inventory snapshot where the original's held theirs.
+
 Before anything is written, everything the pack would publish is scanned,
 whole (a log before --logs tail cuts it), raw and JSON-escaped, URL-encoded and
 base64-encoded, for what must not leave this host: absolute paths outside the
@@ -77,9 +88,9 @@ system's temporary directory, removed when export ends, on a signal too.
 
 re-derives the same verdicts and figures on another machine.
 
-Exit status: 0 written, 1 refused (a leak, a row whose evidence changed),
-2 usage (an existing PACK, not a .tar.gz, a PACK inside the evidence, no rows,
-a missing result root).`,
+Exit status: 0 written, 1 refused (a leak, a row whose evidence changed, a
+stored figure that is not the re-derived one), 2 usage (an existing PACK, not a
+.tar.gz, a PACK inside the evidence, no rows, a missing result root).`,
 		Example: `  # the pack for the pull request, logs left out
   trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz
 
@@ -95,7 +106,7 @@ a missing result root).`,
 			}
 			opts.Publish = publicOptions(f.Config, f.Getenv, opts.declared)
 			opts.Secrets = secretValues(f.Config.Secrets, f.Getenv)
-			opts.SpecGroups, opts.Now, opts.HarnessVersion = f.Config.SpecGroups, f.Now, f.Version
+			opts.SpecGroups, opts.Now, opts.HarnessVersion, opts.Families = f.Config.SpecGroups, f.Now, f.Version, f.Config.Families
 			if runF != nil {
 				return runF(opts)
 			}
@@ -114,6 +125,7 @@ a missing result root).`,
 	addFileFlag(cmd, &opts.Reconcile, "reconcile", "the group's `inventory reconcile -o json` output, for the pack's summary.md", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout, for the summary's reconciliation (see report -o summary)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with --repo: the ref the inventory must be current with")
+	fl.String("families", "", "the family configuration the rows are re-derived by before they are published (default: the one shipped with trtmc-qual)")
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
 	return cmd
@@ -160,11 +172,27 @@ func secretValues(names []string, getenv func(string) string) []string {
 }
 
 func runExport(ctx context.Context, opts *exportOptions) error {
+	// Where the pack goes is a usage question, answered before any row is
+	// re-derived: a pack inside the evidence is refused at once (exit 2).
+	if err := export.CheckOutput(opts.Output, opts.From); err != nil {
+		return withCode(exitUsage, err)
+	}
 	ropts := &reportOptions{From: opts.From, Group: opts.Group, Reconcile: opts.Reconcile,
 		Repo: opts.Repo, Ref: opts.Ref, SpecGroups: opts.SpecGroups}
 	fact, err := summaryReconcile(ctx, ropts)
 	if err != nil {
 		return err
+	}
+	// What is published is what the evidence gives: every row re-derived
+	// by the family configuration, and the pack refused when a row's
+	// stored verdict or figures are not the re-derived ones.
+	fams, err := judgingFamilies(opts.Families)
+	if err != nil {
+		return err
+	}
+	if _, _, err := qual.Publishable(ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group, Families: fams,
+		Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion, NoJoined: true, NoWrite: true}); err != nil {
+		return publicationError(err)
 	}
 	res, err := export.Export(ctx, export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
 		Logs: opts.Logs, LogTail: opts.LogTail, Publish: opts.Publish, Secrets: opts.Secrets, Forbid: opts.Forbid,

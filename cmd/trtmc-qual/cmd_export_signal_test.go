@@ -17,12 +17,13 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
-// bigLogRoot is a copy of evidence root a whose ref-detect-small row holds
-// a server.log large enough for an export with --logs full to take a
-// while, sealed again.
+// bigLogRoot is a publishable evidence root (publishableRoot: export
+// re-derives every row before it stages anything) whose ref-detect-small
+// row holds a server.log large enough for an export with --logs full to
+// take a while, sealed again.
 func bigLogRoot(t *testing.T) string {
 	t.Helper()
-	root := copiedRoot(t, "a")
+	root := publishableRoot(t, "ref-detect-small")
 	dir := filepath.Join(root, "detection", "ref-detect-small")
 	f, err := os.Create(filepath.Join(dir, "server.log"))
 	require.NoError(t, err)

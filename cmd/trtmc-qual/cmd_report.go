@@ -21,6 +21,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 type reportOptions struct {
@@ -49,6 +50,10 @@ type reportOptions struct {
 	// SpecGroups is the spec-groups file for reconciling now.
 	SpecGroups string
 	Rejudge    bool
+	// Families is the family configuration a rejudge and a publication
+	// (--update-doc, -o summary) take the judging criteria from ("": the
+	// configuration shipped with the harness), never from the rows.
+	Families string
 	// Baseline are the result roots of an earlier run to compare p50s with.
 	Baseline     []string
 	ThresholdPct float64
@@ -95,7 +100,17 @@ native answers; correctness.json; AIPerf's summary — never from joined.jsonl
 or stored counts, re-applies the verdict rules, writes result.rejudged.json
 beside each result.json (which is never modified) and reports the re-judged
 rows. A missing or malformed artifact makes its row an error naming file,
-line and field. --baseline compares each row's HTTP and Task p50
+line and field. The criteria a rejudge judges by (tolerances, comparators,
+labels, the Task time source...) come from the family configuration
+(--families FILE, else the one shipped with trtmc-qual) and the served model
+from the row's inventory entry, never from the row: a stored criterion that
+differs is itself a finding (criteria_differ). A row sealed with the retired
+sha256-tree-1mib is never trusted as stored (seal_legacy), only re-judged.
+
+What is published to others (-o summary, --update-doc) is made from the rows
+re-derived that way (nothing written beside the evidence), and refused (exit
+1, nothing written) when a row's stored verdict or figures differ from the
+re-derived ones. --baseline compares each row's HTTP and Task p50
 with an earlier run and marks increases beyond --regression-threshold percent.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
@@ -105,8 +120,10 @@ normal profiles qualified of those in scope, requests, matches, client errors,
 the inventory's reconciled TRTMC commit — --reconcile FILE from inventory
 reconcile -o json, checked against --repo's --ref, or reconciled now with
 --repo alone — each row's own source commit, AIPerf and hardware, exclusions,
-links into the evidence pack (--link BASE); a group that is not complete
-opens with what is missing). md, html and summary are published text: paths
+links into the evidence pack (--link BASE); complete only with the sealed
+inventory snapshot in the evidence and every normal profile of it in scope
+qualified by a row run for its entry, naming the source commits the rows
+cover; a group that is not complete opens with what is missing). md, html and summary are published text: paths
 are written relative to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
 --root NAME=DIR), host and user names never appear; csv, json and table keep
 the exact evidence.
@@ -134,9 +151,11 @@ changes nothing. --dry-run prints the unified diff to stdout and writes
 nothing. A missing, doubled or misordered marker is an error naming the line
 (exit 2).
 
-Exit status: 0 when every counted normal profile is qualified, 1 when any row
-failed, broke (malformed or changed evidence included), was interrupted or was
-not run, 2 for usage errors (an unknown format, a missing result root, a page
+Exit status: 0 when every counted normal profile is qualified (and the sealed
+inventory snapshot is in the evidence), 1 when any row failed, broke (malformed
+or changed evidence included), was interrupted or was not run, or the snapshot
+is missing or not sealed — with -o summary, 0 only when the summary says
+complete and 1 whenever it says NOT complete —, 2 for usage errors (an unknown format, a missing result root, a page
 that is missing or too large), 3 when --update-doc's page is busy or changed
 during the update, 4 when a file cannot be written or read for a reason other
 than its content.`,
@@ -166,7 +185,7 @@ than its content.`,
 			}
 			opts.Publish = publicOptions(f.Config, f.Getenv, opts.declared)
 			opts.Now, opts.HarnessVersion, opts.Getenv = f.Now, f.Version, f.Getenv
-			opts.SpecGroups = f.Config.SpecGroups
+			opts.SpecGroups, opts.Families = f.Config.SpecGroups, f.Config.Families
 			if runF != nil {
 				return runF(opts)
 			}
@@ -191,6 +210,7 @@ than its content.`,
 	fl.StringVar(&opts.Repo, "repo", "", "with -o summary: the TRTMC checkout: whether the reconciled commit is --ref's head (or, without --reconcile, reconcile the evidence's inventory now)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with -o summary --repo: the ref the inventory must be current with")
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
+	fl.String("families", "", "with --rejudge, --update-doc and -o summary: the family configuration the rows are judged by (default: the one shipped with trtmc-qual)")
 	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
 	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct, "percent p50 increase over --baseline marked as a regression")
 	addRootFlag(cmd, &opts.Roots)
@@ -285,29 +305,9 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 		}
 	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
-	var rep *reports.GroupReport
-	var err error
-	if opts.Rejudge {
-		// The join's index is about 150 bytes a request (no payloads, no
-		// answers); a soft limit keeps the collector from letting garbage
-		// double that at a million requests. GOMEMLIMIT overrides it.
-		if opts.Getenv("GOMEMLIMIT") == "" {
-			debug.SetMemoryLimit(rejudgeMemoryLimit)
-		}
-		// The report is built from the rows re-derived now, never from the
-		// result.rejudged.json files written beside them (outside the seal).
-		var written []string
-		rep, written, err = qual.Rejudge(ctx, qual.RejudgeOptions{Roots: opts.From, Group: opts.Group,
-			Registry: families.DefaultRegistry(), Now: opts.Now(), HarnessVersion: opts.HarnessVersion, NoJoined: format != reports.FormatHTML})
-		if err != nil {
-			return evidenceError(err)
-		}
-		fmt.Fprintf(opts.IO.ErrOut, "report: re-judged %d result(s); originals kept, re-judged copies in %s\n", len(written), reports.RejudgedFile)
-	} else {
-		rep, err = reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{NoJoined: format != reports.FormatHTML})
-		if err != nil {
-			return evidenceError(err)
-		}
+	rep, err := reportRows(ctx, opts, format)
+	if err != nil {
+		return err
 	}
 	rep.Publish = opts.Publish
 	if format == reports.FormatSummary {
@@ -347,10 +347,90 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 	if n := len(rep.Conflicts); n > 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "report: %d profile(s) have conflicting results in several roots; the latest run of each is shown\n", n)
 	}
+	if format == reports.FormatSummary {
+		// The summary's own verdict is the exit status: NOT complete is 1,
+		// whatever is missing (a row, the sealed snapshot, a current
+		// reconciliation).
+		if missing := reports.Incomplete(rep); len(missing) > 0 {
+			return withCode(exitFailed, fmt.Errorf("group %s: NOT complete: %d %s missing (the summary lists %s)", rep.Group,
+				len(missing), text.Plural(len(missing), "thing", "things"), text.Plural(len(missing), "it", "them")))
+		}
+		return nil
+	}
 	if !rep.Coverage.OK {
 		return withCode(exitFailed, fmt.Errorf("group %s: %s", rep.Group, rep.Coverage.Summary))
 	}
 	return nil
+}
+
+// reportRows are the rows the report shows: as stored (each checked
+// against its seal); with --rejudge, re-derived from the raw artifacts;
+// for what is published to others (--update-doc, -o summary), re-derived
+// and checked against the stored rows — a row whose stored verdict or
+// figures differ refuses the publication, exit 1. A rejudge and a
+// publication take the judging criteria from the family configuration
+// (--families, else the shipped one), never from the rows.
+func reportRows(ctx context.Context, opts *reportOptions, format string) (*reports.GroupReport, error) {
+	publishing := format == reports.FormatSummary || opts.UpdateDoc != ""
+	if !opts.Rejudge && !publishing {
+		rep, err := reports.LoadWith(opts.From, opts.Group, reports.LoadOptions{NoJoined: format != reports.FormatHTML})
+		if err != nil {
+			return nil, evidenceError(err)
+		}
+		return rep, nil
+	}
+	fams, err := judgingFamilies(opts.Families)
+	if err != nil {
+		return nil, err
+	}
+	// The join's index is about 150 bytes a request (no payloads, no
+	// answers); a soft limit keeps the collector from letting garbage
+	// double that at a million requests. GOMEMLIMIT overrides it.
+	if opts.Getenv("GOMEMLIMIT") == "" {
+		debug.SetMemoryLimit(rejudgeMemoryLimit)
+	}
+	// The report is built from the rows re-derived now, never from the
+	// result.rejudged.json files written beside them (outside the seal).
+	ro := qual.RejudgeOptions{Roots: opts.From, Group: opts.Group, Families: fams, Registry: families.DefaultRegistry(),
+		Now: opts.Now(), HarnessVersion: opts.HarnessVersion, NoJoined: format != reports.FormatHTML, NoWrite: !opts.Rejudge}
+	var rep *reports.GroupReport
+	var written []string
+	if publishing {
+		rep, written, err = qual.Publishable(ctx, ro)
+	} else {
+		rep, written, err = qual.Rejudge(ctx, ro)
+	}
+	if err != nil {
+		return nil, publicationError(err)
+	}
+	if opts.Rejudge {
+		fmt.Fprintf(opts.IO.ErrOut, "report: re-judged %d result(s); originals kept, re-judged copies in %s\n", len(written), reports.RejudgedFile)
+	}
+	return rep, nil
+}
+
+// judgingFamilies is the family configuration a rejudge or a publication
+// judges rows by: the one named (--families, TRTMC_QUAL_FAMILIES, the
+// config file), else the one shipped with the harness.
+func judgingFamilies(file string) (*families.Config, error) {
+	if file != "" {
+		return loadFamilies(file)
+	}
+	fams, err := families.Shipped()
+	if err != nil {
+		return nil, err // a harness built with a broken shipped configuration
+	}
+	return fams, nil
+}
+
+// publicationError gives a publication's refusal its status: stored
+// figures that are not the re-derived ones are the evidence's fault (1).
+func publicationError(err error) error {
+	var fe *reports.FigureError
+	if errors.As(err, &fe) {
+		return withCode(exitFailed, err)
+	}
+	return evidenceError(err)
 }
 
 // docLockWait is how long --update-doc waits for another update of the

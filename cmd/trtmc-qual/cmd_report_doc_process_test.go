@@ -15,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 // cliHelperEnv makes this test binary act as trtmc-qual (TestHelperCLI),
@@ -60,6 +62,8 @@ func TestReportUpdateDocConcurrentProcesses(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
+	root := publishableRoot(t, "ref-detect-small")
+	addPublishable(t, root, "vlm", synth.FamilyVLM, "ref-vlm-small")
 	dir := t.TempDir()
 	page := filepath.Join(dir, "qualification.md")
 	const stale = "# Qualified checkpoints\n\n## VLM\n\n<!-- trtmc-qual:vlm:begin -->\nstale vlm\n<!-- trtmc-qual:vlm:end -->\n\n" +
@@ -68,9 +72,9 @@ func TestReportUpdateDocConcurrentProcesses(t *testing.T) {
 	require.NoError(t, os.WriteFile(page, []byte(stale), 0o644))
 	codes := map[string]int{}
 	for _, g := range []string{"vlm", "detection"} {
-		code, _, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", g, "--update-doc", page)
+		code, _, errOut := runCLI(t, nil, "report", "--from", root, "--group", g, "--update-doc", page)
 		require.Contains(t, errOut, "updated block "+g)
-		codes[g] = int(code) // the group's verdict: vlm of root a is not all qualified
+		codes[g] = int(code) // the group's verdict
 	}
 	want, err := os.ReadFile(page)
 	require.NoError(t, err)
@@ -84,7 +88,7 @@ func TestReportUpdateDocConcurrentProcesses(t *testing.T) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				cmd := cliProcess("report", "--from", evidenceRoot("a"), "--group", g, "--update-doc", page)
+				cmd := cliProcess("report", "--from", root, "--group", g, "--update-doc", page)
 				var stderr bytes.Buffer
 				cmd.Stderr = &stderr
 				err := cmd.Run()
@@ -129,9 +133,10 @@ func BenchmarkReportUpdateDocDryRunHugePage(b *testing.B) {
 	if err := os.WriteFile(page, doc.Bytes(), 0o644); err != nil {
 		b.Fatal(err)
 	}
+	root := publishableRoot(b, "ref-detect-small")
 	var peak int64
 	for b.Loop() {
-		cmd := cliProcess("report", "--from", evidenceRoot("a"), "--group", "detection", "--update-doc", page, "--dry-run")
+		cmd := cliProcess("report", "--from", root, "--group", "detection", "--update-doc", page, "--dry-run")
 		cmd.Stdout = io.Discard
 		var stderr bytes.Buffer
 		cmd.Stderr = &stderr

@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -125,12 +126,18 @@ func TestReportRunDirect(t *testing.T) {
 	streams, out, _ := testIO()
 	opts := &reportOptions{IO: streams, From: []string{evidenceRoot("a")}, Group: "detection", Format: reports.FormatMarkdown,
 		Now: time.Now, Getenv: func(string) string { return "" }}
-	require.NoError(t, runReport(context.Background(), opts))
+	err := runReport(context.Background(), opts)
+	assert.Equal(t, exitFailed, codeFor(err), "no inventory snapshot: nothing proves every profile ran")
 	assert.Equal(t, goldenFile(t, "detection.md"), out.String())
+
+	streams, _, _ = testIO()
+	opts.IO, opts.From = streams, []string{evidenceRoot("complete")}
+	require.NoError(t, runReport(context.Background(), opts))
+	opts.From = []string{evidenceRoot("a")}
 
 	streams, out, _ = testIO()
 	opts.IO, opts.Group = streams, "vlm"
-	err := runReport(context.Background(), opts)
+	err = runReport(context.Background(), opts)
 	assert.Equal(t, exitFailed, codeFor(err), "the vlm evidence has rows that did not qualify")
 	assert.Equal(t, goldenFile(t, "vlm.md"), out.String())
 }
@@ -157,17 +164,30 @@ func TestReportPrintsResultsMarkdown(t *testing.T) {
 }
 
 func TestReportAllFormatsMatchGoldens(t *testing.T) {
-	for _, f := range []string{"md", "csv", "json", "html", "table", "tsv", "summary"} {
+	for _, f := range []string{"md", "csv", "json", "html", "table", "tsv"} {
 		t.Run(f, func(t *testing.T) {
 			_, out, _ := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", f)
 			assert.Equal(t, goldenFile(t, "vlm."+f), out)
 		})
 	}
+	// The summary is published text: the hand-made rows have no raw
+	// artifacts to re-derive them from, so it is refused (its rendering
+	// is reports.TestGoldenVLMAllFormats').
+	code, out, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", "summary")
+	assert.Equal(t, exitFailed, code)
+	assert.Empty(t, out)
+	assert.Contains(t, errOut, "refused: group vlm: ")
+	assert.Contains(t, errOut, "ref-vlm-small: verdict: stored qualified, re-derived error")
 }
 
 func TestReportExitZeroWhenQualified(t *testing.T) {
-	code, out, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "--format", "md")
+	code, out, errOut := runCLI(t, nil, "report", "--from", evidenceRoot("complete"), "--group", "detection", "--format", "md")
 	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "**1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted.**")
+
+	// The same rows without their snapshot (issue 32 item 1): exit 1.
+	code, out, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "--format", "md")
+	assert.Equal(t, exitFailed, code, errOut)
 	assert.Equal(t, goldenFile(t, "detection.md"), out)
 }
 
@@ -298,22 +318,34 @@ func TestReportSummary(t *testing.T) {
 		require.NoError(t, os.WriteFile(rec, []byte(`{"schema":"trtmc-qual/reconcile/v1","group":"`+group+`","ref":"main","commit":"`+head+`","summary":{"normal":1,"need_action":0}}`), 0o644))
 	}
 	write("detection")
-	args := []string{"report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "summary", "--reconcile", rec, "--repo", repo}
+	root := publishableRoot(t, "ref-detect-small")
+	args := []string{"report", "--from", root, "--group", "detection", "-o", "summary", "--reconcile", rec, "--repo", repo}
 	code, out, errOut := runCLI(t, nil, args...)
 	assert.Equal(t, exitOK, code, errOut)
 	assert.True(t, strings.HasPrefix(out, "**detection: complete.**"), out)
 	assert.Contains(t, out, "`main` is still at that commit (current)")
 
 	gitRun("commit", "-q", "--allow-empty", "-m", "two")
-	code, out, _ = runCLI(t, nil, args...)
-	assert.Equal(t, exitOK, code, "the rows' status is the exit status")
+	code, out, errOut = runCLI(t, nil, args...)
+	assert.Equal(t, exitFailed, code, "NOT complete exits 1, whatever is missing (here: a current reconciliation)")
+	assert.Contains(t, errOut, "group detection: NOT complete: 1 thing missing")
 	assert.True(t, strings.HasPrefix(out, "**detection: NOT complete"), out)
 	assert.Contains(t, out, "but `main` is now `"+gitRun("rev-parse", "HEAD")+"`")
+
+	// The same rows without their inventory snapshot (issue 32 item 1): NOT
+	// complete, exit 1.
+	bare := filepath.Join(t.TempDir(), "out")
+	golden.CopyTree(t, filepath.Join(root, "detection"), filepath.Join(bare, "detection"))
+	require.NoError(t, os.Remove(filepath.Join(bare, "detection", "inventory.json")))
+	code, out, _ = runCLI(t, nil, "report", "--from", bare, "--group", "detection", "-o", "summary", "--reconcile", rec)
+	assert.Equal(t, exitFailed, code)
+	assert.True(t, strings.HasPrefix(out, "**detection: NOT complete"), out)
+	assert.Contains(t, out, "the inventory snapshot (`detection/inventory.json`): not in the evidence")
 
 	// Into a .md file: the summary is Markdown.
 	file := filepath.Join(t.TempDir(), "summary.md")
 	code, _, errOut = runCLI(t, nil, append(args, "--output-file", file)...)
-	assert.Equal(t, exitOK, code, errOut)
+	assert.Equal(t, exitFailed, code, errOut)
 	written, err := os.ReadFile(file)
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(written), "**detection: NOT complete"))

@@ -203,6 +203,7 @@ func TestNoGreenFromBadData(t *testing.T) {
 			o := h.run(t, row.sc(t, h), 3*time.Minute)
 			assertNoOrphans(t, o)
 			assertEvidenceSound(t, o.out, false)
+			assertPublishable(t, o)
 			r := o.result(t, "detection", "ref-detect-small")
 			dir := filepath.Join(o.out, "detection", "ref-detect-small")
 			t.Logf("exit %d, verdict %s, reasons %+v", o.code, r.Verdict, r.Reasons)
@@ -224,7 +225,9 @@ func TestNoGreenFromBadData(t *testing.T) {
 			}
 			// The stored row is what plain report and rejudge say too.
 			for _, rejudge := range []bool{false, true} {
-				rep, code := h.report(t, o.out, rejudge)
+				// Judged by the run's own family configuration, as a
+				// rejudge must be (the scenario may change a criterion).
+				rep, code := h.report(t, o.out, rejudge, filepath.Join(o.config, "families.yaml"))
 				assert.Equal(t, 1, code, "report (rejudge %v) exit status", rejudge)
 				got := rep.row(t, "ref-detect-small")
 				assert.NotEqual(t, reports.VerdictQualified, got.Verdict, "report (rejudge %v)", rejudge)
@@ -259,12 +262,16 @@ func (g groupJSON) row(t *testing.T, id string) reports.Result {
 	return reports.Result{}
 }
 
-// report runs bin/trtmc-qual report (--rejudge) over out's detection group.
-func (h harness) report(t *testing.T, out string, rejudge bool) (groupJSON, int) {
+// report runs bin/trtmc-qual report (--rejudge) over out's detection
+// group; a rejudge judges by families ("": the shipped configuration).
+func (h harness) report(t *testing.T, out string, rejudge bool, families string) (groupJSON, int) {
 	t.Helper()
 	args := []string{"report", "--from", out, "--group", "detection", "--format", "json"}
 	if rejudge {
 		args = append(args, "--rejudge")
+	}
+	if families != "" {
+		args = append(args, "--families", families)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
@@ -435,7 +442,7 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 	control := filepath.Join(t.TempDir(), "out")
 	require.NoError(t, os.CopyFS(control, os.DirFS(o.out)))
 	for _, rejudge := range []bool{false, true} {
-		rep, code := h.report(t, control, rejudge)
+		rep, code := h.report(t, control, rejudge, "")
 		assert.Equal(t, 0, code, "untouched evidence, rejudge %v", rejudge)
 		r := rep.row(t, "ref-detect-small")
 		assert.Equal(t, reports.VerdictQualified, r.Verdict, "%+v", r.Reasons)
@@ -451,7 +458,7 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 			dir := filepath.Join(out, "detection", "ref-detect-small")
 			tc.edit(t, dir)
 			for _, rejudge := range []bool{false, true} {
-				rep, code := h.report(t, out, rejudge)
+				rep, code := h.report(t, out, rejudge, "")
 				assert.Equal(t, 1, code, "rejudge %v: exit 1, never 4", rejudge)
 				r := rep.row(t, "ref-detect-small")
 				assert.Equal(t, reports.VerdictError, r.Verdict, "rejudge %v: %+v", rejudge, r.Reasons)

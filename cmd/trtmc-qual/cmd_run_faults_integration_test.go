@@ -47,6 +47,7 @@ func TestReliabilityMatrix(t *testing.T) {
 			assert.Equal(t, row.exit, o.code, "exit status")
 			assertNoOrphans(t, o)
 			assertEvidenceSound(t, o.out, false)
+			assertPublishable(t, o)
 			if row.verdict == "" {
 				if row.check != nil {
 					row.check(t, o, reports.Result{}, "")

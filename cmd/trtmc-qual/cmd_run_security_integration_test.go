@@ -57,6 +57,7 @@ func TestSecretsNeverReachEvidence(t *testing.T) {
 	require.Equal(t, 0, o.code, "the token reached AIPerf: every request was authorised")
 	assertNoOrphans(t, o)
 	assertEvidenceSound(t, o.out, false)
+	assertPublishable(t, o)
 	r := o.result(t, "detection", "ref-detect-small")
 	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 	assert.Equal(t, 55, r.Requests.Matched)

@@ -138,9 +138,14 @@ func TestVersionFlag(t *testing.T) {
 // run's; every verb that uses the inventory or AIPerf flags has them.
 func TestHelpOnlyShowsTheVerbsFlags(t *testing.T) {
 	runOnly := []string{"--aiperf ", "--aiperf-version", "--allow-aiperf-version-mismatch", "--tokenizer", "--bin-dir", "--inventory", "--families"}
-	for _, verb := range [][]string{{"version"}, {"completion"}, {"completion", "bash"}, {"report"}} {
+	for _, verb := range [][]string{{"version"}, {"completion"}, {"completion", "bash"}, {"report"}, {"export"}} {
 		_, out, _ := runCLI(t, nil, append(verb, "--help")...)
 		for _, f := range runOnly {
+			if f == "--families" && (verb[0] == "report" || verb[0] == "export") {
+				// What a rejudge and a publication judge by (issue 32 item 4).
+				assert.Contains(t, out, f, "%v --help", verb)
+				continue
+			}
 			assert.NotContains(t, out, f, "%v --help", verb)
 		}
 		assert.Contains(t, out, "--config", "%v --help: the one global flag", verb)

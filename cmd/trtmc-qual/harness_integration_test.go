@@ -30,7 +30,9 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.yaml.in/yaml/v3"
 
+	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
@@ -502,6 +504,26 @@ func assertEvidenceSound(t *testing.T, out string, allowTemp bool) {
 		got, err := os.ReadFile(md)
 		require.NoError(t, err)
 		assert.Equal(t, buf.String(), string(got), "%s is not the table of the stored results", md)
+	}
+}
+
+// assertPublishable: the rows an honest run stored are the rows a
+// re-derivation by the run's own family configuration gives, so every
+// publication of them (export, --update-doc, -o summary) goes through —
+// a broken, failed or interrupted row included (issue 32 item 5: a
+// publication refuses only stored figures that are not the evidence's).
+func assertPublishable(t *testing.T, o outcome) {
+	t.Helper()
+	fams, err := families.Load(filepath.Join(o.config, "families.yaml"))
+	require.NoError(t, err)
+	entries, _ := os.ReadDir(o.out)
+	for _, g := range entries {
+		if !g.IsDir() || strings.HasPrefix(g.Name(), ".") {
+			continue
+		}
+		_, _, err := qual.Publishable(context.Background(), qual.RejudgeOptions{Roots: []string{o.out}, Group: g.Name(), Families: fams,
+			Registry: families.DefaultRegistry(), Now: time.Now(), NoJoined: true, NoWrite: true})
+		assert.NoError(t, err, "group %s: the stored rows are not the re-derived ones", g.Name())
 	}
 }
 

@@ -74,10 +74,10 @@ var mayImport = map[string][]string{
 	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"reports/evidence", "reports/fileio", "reports"},        // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                             // its command
-	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},           // timing noise and the baseline rule's false and true calls
-	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"}, // its command (make bench parts 5 and 6)
+	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                   // its command
+	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                 // timing noise and the baseline rule's false and true calls
+	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},       // its command (make bench parts 5 and 6)
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},

@@ -77,6 +77,7 @@ func TestCtrlCInEachStage(t *testing.T) {
 			assert.Contains(t, o.stderr, "interrupted, stopping servers and AIPerf (Ctrl-C again to force)")
 			assertNoOrphans(t, o)
 			assertEvidenceSound(t, o.out, false)
+			assertPublishable(t, o)
 			r := o.result(t, "detection", "ref-detect-small")
 			assert.Equal(t, reports.VerdictInterrupted, r.Verdict)
 			rs := reasonWith(t, r, "interrupted")

@@ -318,9 +318,23 @@ func (p *osProcess) Wait() (Result, error) {
 	return r, nil
 }
 
-// GroupAlive reports whether any process of the process group pgid exists.
-// The harness uses it to confirm, not assume, that a child is gone.
-func GroupAlive(pgid int) bool {
+// GroupAlive reports whether a process of the process group pgid is still
+// alive: a member that runs, not a zombie. The harness uses it to confirm,
+// not assume, that a child's group is gone. A zombie is dead, but it keeps
+// its group in existence until its parent reaps it: a server wrapper that
+// SIGKILLs its child and exits at once leaves one, re-parented to this
+// process (the subreaper). So the check reaps the group's zombies that are
+// its own children, and waits up to reapWait for a member that is dying
+// (its SIGKILL delivered, its zombie not yet made) before it calls the
+// group alive (issue 32 item 17).
+func GroupAlive(pgid int) bool { return groupAlive(pgid, reapWait) }
+
+// reapWait bounds how long GroupAlive waits for a dying group.
+const reapWait = 2 * time.Second
+
+// signalable reports whether the process group pgid exists (zombies
+// included): what kill(-pgid, 0) says.
+func signalable(pgid int) bool {
 	err := syscall.Kill(-pgid, 0)
 	return err == nil || errors.Is(err, syscall.EPERM)
 }

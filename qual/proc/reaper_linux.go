@@ -193,6 +193,47 @@ func sweep(pgid int, m marks) []Survivor {
 	}
 }
 
+// groupAlive is GroupAlive, waiting at most wait: a member of the group
+// that is not a zombie is alive; the group's zombies whose parent is this
+// process are reaped (the group's leader, the child, was reaped by its
+// Wait, so each is a descendant re-parented here, never another child's
+// exec.Cmd); a zombie of another parent is dead and holds nothing. When
+// /proc cannot be read, only the signal can tell, and a group that exists
+// at the deadline is alive.
+func groupAlive(pgid int, wait time.Duration) bool {
+	self := os.Getpid()
+	deadline := time.Now().Add(wait)
+	pause := time.Millisecond
+	for {
+		if !signalable(pgid) {
+			return false
+		}
+		procs := scanProcs()
+		live := len(procs) == 0 // nothing readable: trust the signal
+		for _, p := range procs {
+			if p.pgrp != pgid {
+				continue
+			}
+			if p.state == 'Z' || p.state == 'X' {
+				if p.ppid == self {
+					var ws syscall.WaitStatus
+					_, _ = syscall.Wait4(p.pid, &ws, syscall.WNOHANG, nil)
+				}
+				continue
+			}
+			live = true
+		}
+		if !live {
+			return false
+		}
+		if time.Now().After(deadline) {
+			return true
+		}
+		time.Sleep(pause)
+		pause = min(2*pause, 50*time.Millisecond)
+	}
+}
+
 // childMarks makes the marks of a new child: its token for the
 // environment, and a pipe whose read end it inherits as an extra file.
 // Nothing is ever written to the pipe (its write end is closed at once), so

@@ -5,6 +5,7 @@ package proc
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -151,4 +152,43 @@ func BenchmarkSweepNothingLeft(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(n), "procs")
+}
+
+// The orphan check waits for reaped children before it calls a group
+// alive (issue 32 item 17): a zombie of the group whose parent is this
+// process keeps kill(-pgid, 0) answering "exists" until it is reaped, and
+// was taken for a live orphan. GroupAlive reaps it and says the group is
+// gone; a member that runs is still alive.
+func TestGroupAliveReapsTheGroupsZombies(t *testing.T) {
+	// A zombie of our own, alone in its process group: its parent (this
+	// test) never waits for it.
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, cmd.Start())
+	pgid := cmd.Process.Pid
+	require.NoError(t, syscall.Kill(pgid, syscall.SIGKILL))
+	require.Eventually(t, func() bool { return !alive(pgid) }, 5*time.Second, time.Millisecond)
+	require.True(t, signalable(pgid), "the zombie holds its group: the signal alone calls it alive")
+	assert.False(t, GroupAlive(pgid), "a group of zombies is not alive")
+	_, err := os.Stat(filepath.Join("/proc", strconv.Itoa(pgid)))
+	assert.True(t, os.IsNotExist(err), "the zombie was reaped")
+
+	// A member that runs is alive, however long the check waits.
+	live := exec.Command("sleep", "30")
+	live.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	require.NoError(t, live.Start())
+	t.Cleanup(func() { _ = live.Process.Kill(); _ = live.Wait() })
+	assert.True(t, groupAlive(live.Process.Pid, 50*time.Millisecond))
+}
+
+// The issue's case, through the runner: a server wrapper SIGKILLs its
+// child and exits at once, again and again; the check never reports the
+// group alive.
+func TestGroupAliveAfterAWrapperKillsItsChild(t *testing.T) {
+	for i := range 20 {
+		p, err := OS{}.Start(context.Background(), sh("sleep 30 & kill -KILL $!; exit 0"))
+		require.NoError(t, err)
+		_, _ = p.Wait()
+		assert.False(t, GroupAlive(p.Pid()), "try %d: a false orphan", i)
+	}
 }

@@ -3,8 +3,10 @@ package slurm
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -19,6 +21,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 )
 
@@ -301,9 +304,25 @@ func (f *fakeSlurm) writeRow(profile, verdict, job string) {
 	f.writeRowAs(profile, verdict, job, sub)
 }
 
-// writeRowAs writes the row of a task of submission sub ("" = none).
+// writeRowAs writes the row of a task of submission sub ("" = none). As
+// the task's own run does, it is the row of the profile's entry in the
+// group's inventory snapshot (which the driver wrote, and the task's run
+// writes again, the same), and records the snapshot.
 func (f *fakeSlurm) writeRowAs(profile, verdict, job, sub string) {
-	r := qual.BaseResult(f.group, nil, &inventory.Profile{ID: profile})
+	entry := &inventory.Profile{ID: profile}
+	snapshot := ""
+	if data, err := os.ReadFile(filepath.Join(f.out, f.group, reports.InventoryFile)); err == nil {
+		var list []*inventory.Profile
+		require.NoError(f.t, json.Unmarshal(data, &list))
+		for _, p := range list {
+			if p.ID == profile {
+				entry = p
+			}
+		}
+		snapshot = fileio.SHA256(data)
+	}
+	r := qual.BaseResult(f.group, nil, entry)
+	r.Provenance.InventorySnapshotSHA256 = snapshot
 	reportstest.WithVerdict(&r, verdict)
 	r.Command = "trtmc-qual run --only " + profile
 	aj, ti, _ := strings.Cut(job, "_")

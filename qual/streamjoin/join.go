@@ -487,7 +487,9 @@ func (j *joiner) readNative(ctx context.Context) error {
 				return nil
 			}
 			e.natOff = off
-			if !math.IsNaN(v.taskMS) {
+			// An error line's task_ms times nothing (it is never a
+			// figure): only an answer's is held to its domain.
+			if !math.IsNaN(v.taskMS) && !v.failed {
 				if why := j.nativeDomain(v.taskMS, v.wallMS); why != "" {
 					e.flags |= fTaskDomain
 					j.note(v.key, why)
@@ -542,12 +544,12 @@ func (j *joiner) readServer(ctx context.Context) error {
 }
 
 // nativeDomain says why a native task_ms is not a possible Task time: it
-// is negative, or longer than the call the runner timed (wall_ms) or the
-// whole native stage the harness timed. "" when it is in its domain.
+// is not above zero, or longer than the call the runner timed (wall_ms) or
+// the whole native stage the harness timed. "" when it is in its domain.
 func (j *joiner) nativeDomain(ms, wall float64) string {
 	switch {
-	case ms < 0 || math.IsInf(ms, 0):
-		return fmt.Sprintf("%s: task_ms %g is not a time (negative or not finite)", FileNative, ms)
+	case !(ms > 0) || math.IsInf(ms, 0):
+		return fmt.Sprintf("%s: task_ms %g is not a time (zero, negative or not finite)", FileNative, ms)
 	case !math.IsNaN(wall) && ms > wall+wallSlack(wall):
 		return fmt.Sprintf("%s: task_ms %g is longer than the %g ms the native runner measured for the call (wall_ms): not a possible Task time", FileNative, ms, wall)
 	case j.opts.NativeWallMS > 0 && ms > j.opts.NativeWallMS:
@@ -558,6 +560,23 @@ func (j *joiner) nativeDomain(ms, wall float64) string {
 
 // wallSlack allows for the rounding of two clocks around one call.
 func wallSlack(wall float64) float64 { return 0.05 + wall*1e-3 }
+
+// outsideEnvelope says why a record's Task time val (of field) cannot be
+// inside the timings of the same record that enclose the Task call: the
+// handler's (handler_ms) and the worker round trip's (worker_roundtrip_ms).
+// An absent enclosing timing bounds nothing. "" when it is inside both.
+func (v *serverLine) outsideEnvelope(val float64, field string) string {
+	for _, b := range [...]struct {
+		name string
+		ms   float64
+	}{{"handler_ms", v.handlerMS}, {"worker_roundtrip_ms", v.roundtripMS}} {
+		if !math.IsNaN(b.ms) && !(val <= b.ms+wallSlack(b.ms)) {
+			return fmt.Sprintf("%s: %s %g is longer than the same record's %s %g, which encloses the Task call: not a possible Task time",
+				FileServerRecords, field, val, b.name, b.ms)
+		}
+	}
+	return ""
+}
 
 // serverTask takes a request's Task time from its first server record:
 // task_ms (the reference server) or model_call_ms whose timing_scope is
@@ -594,9 +613,14 @@ func (j *joiner) serverTask(e *entry, v *serverLine) {
 		e.flags |= fTaskDomain
 		j.note(e.key, FileServerRecords+": the records mix task_ms and model_call_ms: their Task times are not of one kind")
 		return
-	case val < 0 || math.IsInf(val, 0):
+	case !(val > 0) || math.IsInf(val, 0):
 		e.flags |= fTaskDomain
-		j.note(e.key, fmt.Sprintf("%s: %s %g is not a time (negative or not finite)", FileServerRecords, field, val))
+		j.note(e.key, fmt.Sprintf("%s: %s %g is not a time (zero, negative or not finite)", FileServerRecords, field, val))
+		return
+	}
+	if why := v.outsideEnvelope(val, field); why != "" {
+		e.flags |= fTaskDomain
+		j.note(e.key, why)
 		return
 	}
 	e.taskMS = val
@@ -827,7 +851,7 @@ func (j *joiner) requestStatus(e *entry) (status, problem string) {
 		if n, ok := j.notes[e.key]; ok {
 			return reports.JoinInconsistent, n
 		}
-		return reports.JoinInconsistent, "a Task time of this request is outside its domain (negative, of another timing scope, or longer than the call that was timed)"
+		return reports.JoinInconsistent, "a Task time of this request is outside its domain (not above zero, of another timing scope, or longer than a timing that encloses it)"
 	case e.recs == 0 && !j.opts.NoServerRecords:
 		return reports.JoinMissingServerRecord, "the server has no record of this request id"
 	case e.nats == 0:

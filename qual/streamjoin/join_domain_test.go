@@ -33,14 +33,17 @@ func publicRecords(c checkpoint) {
 			l["model_call_ms"], l["timing_scope"] = l["task_ms"], "public_task_call_wall"
 			delete(l, "task_ms")
 			l["generation_config"] = map[string]any{"max_new_tokens": 32, "use_chat_template": true}
-			l["completion_token_source"], l["streaming"], l["worker_roundtrip_ms"] = "native_task", "none", 1.5
+			// The worker's round trip is inside the handler and holds the call.
+			l["completion_token_source"], l["streaming"], l["worker_roundtrip_ms"] = "native_task", "none", l["handler_ms"]
 		}
 		return ls
 	})
 }
 
-// Every Task time has a domain (issue 25 item 7): finite, non-negative,
-// of the one timing scope, and no longer than the call that was timed.
+// Every Task time has a domain (issue 25 item 7; issue 32 item 6): finite,
+// above zero, of the one timing scope, no longer than the timings of its
+// own record that enclose the call (handler_ms, worker_roundtrip_ms) and
+// no longer than the call that was timed.
 // A value outside it is never a figure: the request is inconsistent,
 // naming the file, the field and the bound; the row does not qualify.
 func TestTaskTimesHaveADomain(t *testing.T) {
@@ -51,7 +54,35 @@ func TestTaskTimesHaveADomain(t *testing.T) {
 	}{
 		"server: longer than the client's request": {families.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 3.6e6)
+			setByID(c, synth.FileServer, v, "handler_ms", 3.7e6)
 		}, "server_records.jsonl: the Task time 3.6e+06 ms is longer than the"},
+		// Issue 32 item 6: a Task time is above zero and inside the
+		// timings of its own record that enclose the call.
+		"server: zero": {families.TaskTimeServer, func(c checkpoint, v string) {
+			setByID(c, synth.FileServer, v, "task_ms", 0)
+		}, "server_records.jsonl: task_ms 0 is not a time (zero, negative or not finite)"},
+		"server: model_call_ms zero": {families.TaskTimeServer, func(c checkpoint, v string) {
+			publicRecords(c)
+			setByID(c, synth.FileServer, v, "model_call_ms", 0)
+		}, "server_records.jsonl: model_call_ms 0 is not a time"},
+		"server: longer than its record's handler_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+			setByID(c, synth.FileServer, v, "handler_ms", 0.2)
+		}, "is longer than the same record's handler_ms 0.2, which encloses the Task call"},
+		"server: model_call_ms longer than its record's handler_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+			publicRecords(c)
+			setByID(c, synth.FileServer, v, "model_call_ms", 9)
+			setByID(c, synth.FileServer, v, "handler_ms", 5)
+			setByID(c, synth.FileServer, v, "worker_roundtrip_ms", nil)
+		}, "server_records.jsonl: model_call_ms 9 is longer than the same record's handler_ms 5"},
+		"server: model_call_ms longer than its record's worker_roundtrip_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+			publicRecords(c)
+			setByID(c, synth.FileServer, v, "model_call_ms", 2)
+			setByID(c, synth.FileServer, v, "handler_ms", 10)
+			setByID(c, synth.FileServer, v, "worker_roundtrip_ms", 1.5)
+		}, "server_records.jsonl: model_call_ms 2 is longer than the same record's worker_roundtrip_ms 1.5"},
+		"native: zero": {families.TaskTimeNative, func(c checkpoint, v string) {
+			setByID(c, synth.FileNative, v, "task_ms", 0)
+		}, "native_answers.jsonl: task_ms 0 is not a time"},
 		"server: 1e300": {families.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 1e300)
 		}, "is longer than the"},
@@ -213,3 +244,27 @@ func TestNativeErrorNamesItsCause(t *testing.T) {
 }
 
 func removeFile(c checkpoint, name string) error { return os.Remove(filepath.Join(c.dir, name)) }
+
+// An enclosing timing a record does not carry bounds nothing (records of
+// servers that write neither handler_ms nor worker_roundtrip_ms, or null):
+// the clean run still qualifies, its Task figures the records' own.
+func TestAbsentEnclosingTimingsBoundNothing(t *testing.T) {
+	c := cleanCheckpoint(t, synth.FamilyVLM)
+	publicRecords(c)
+	c.edit(synth.FileServer, func(ls []map[string]any) []map[string]any {
+		for i, l := range ls {
+			if i%2 == 0 {
+				delete(l, "handler_ms")
+				delete(l, "worker_roundtrip_ms")
+			} else {
+				l["handler_ms"], l["worker_roundtrip_ms"] = nil, nil
+			}
+		}
+		return ls
+	})
+	opts := options(t, synth.FamilyVLM, 5, 50)
+	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
+	res, row, _ := judged(t, c, opts)
+	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Len(t, res.MeasuredTask, 50)
+}

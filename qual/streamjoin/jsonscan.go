@@ -36,6 +36,34 @@ type wantError struct {
 
 func (e *wantError) Error() string { return fmt.Sprintf("got JSON %s, want %s", e.got, e.want) }
 
+// notJSON is the error of what is at b[i] when it begins no JSON value:
+// NaN, Infinity and -Infinity (what Python's json.dumps writes for a float
+// nan or inf unless allow_nan=False) named as what they are, anything else
+// as the character it is. nil when a JSON value (of any kind) begins there.
+func notJSON(b []byte, i int) error {
+	for _, lit := range []string{"NaN", "-Infinity", "Infinity"} {
+		if bytes.HasPrefix(b[i:], []byte(lit)) {
+			return fmt.Errorf("invalid JSON: %s is not a JSON number (JSON has no NaN or Infinity; Python's json.dumps writes them unless allow_nan=False)", lit)
+		}
+	}
+	switch c := b[i]; {
+	case c == '"', c == '{', c == '[', c == 't', c == 'f', c == 'n', c == '-', c >= '0' && c <= '9':
+		return nil
+	default:
+		return fmt.Errorf("invalid JSON: %s does not begin a JSON value", strconv.QuoteRune(rune(c)))
+	}
+}
+
+// typeError is the error of a value at b[i] that is not of the kind
+// wanted: invalid JSON when no JSON value begins there (notJSON), else a
+// wantError naming the kind it is.
+func typeError(b []byte, i int, want string) error {
+	if err := notJSON(b, i); err != nil {
+		return err
+	}
+	return &wantError{got: kindOf(b[i]), want: want}
+}
+
 func kindOf(c byte) string {
 	switch c {
 	case '"':
@@ -204,10 +232,10 @@ func skipValue(b []byte, i int) (int, error) {
 	case 'n':
 		return literal(b, i, "null")
 	default:
-		if c == '-' || (c >= '0' && c <= '9') {
-			return numberEnd(b, i), nil
+		if err := notJSON(b, i); err != nil {
+			return 0, err
 		}
-		return 0, errSyntax
+		return numberEnd(b, i), nil
 	}
 }
 
@@ -246,7 +274,7 @@ func containerOpen(b []byte, i int, open, close byte, want string) (next int, em
 		return 0, false, errEnd
 	}
 	if b[i] != open {
-		return 0, false, &wantError{got: kindOf(b[i]), want: want}
+		return 0, false, typeError(b, i, want)
 	}
 	i = skipWS(b, i+1)
 	if i < len(b) && b[i] == close {
@@ -374,7 +402,7 @@ func (o *fields) next() bool {
 	if o.in {
 		o.in = false
 		if o.err != nil {
-			o.err = inField(o.name, o.err)
+			o.err = inField(o.field(), o.err)
 			return false
 		}
 		if o.i, o.more, o.err = objectNext(o.b, o.i); o.err != nil {
@@ -401,6 +429,20 @@ func (o *fields) next() bool {
 	o.guess.learn(o.n, o.b[at:o.i], o.name)
 	o.n++
 	return true
+}
+
+// field names the current member in an error: its field's name, or for a
+// member the set does not read, its key when that is a plain word.
+func (o *fields) field() string {
+	if o.name != "" || len(o.key) > 64 {
+		return o.name
+	}
+	for _, c := range o.key {
+		if !(c == '_' || c == '-' || c == '.' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+			return ""
+		}
+	}
+	return string(o.key)
 }
 
 // keyGuess holds the keys of the last object of one kind a worker read,
@@ -523,7 +565,7 @@ func stringValue(b []byte, i int) (raw, q []byte, next int, isnull bool, err err
 		return nil, nil, next, true, err
 	}
 	if b[i] != '"' {
-		return nil, nil, 0, false, &wantError{got: kindOf(b[i]), want: "string"}
+		return nil, nil, 0, false, typeError(b, i, "string")
 	}
 	end, simple, err := scanString(b, i)
 	if err != nil {
@@ -701,7 +743,10 @@ func readNumber(b []byte, i int) (num []byte, next int, isnull bool, err error) 
 		return nil, next, true, err
 	}
 	if c != '-' && (c < '0' || c > '9') {
-		return nil, 0, false, &wantError{got: kindOf(c), want: "number"}
+		return nil, 0, false, typeError(b, i, "number")
+	}
+	if err := notJSON(b, i); err != nil { // -Infinity
+		return nil, 0, false, err
 	}
 	end := numberEnd(b, i)
 	return b[i:end], end, false, nil
@@ -780,7 +825,7 @@ func readBool(b []byte, i int) (v bool, next int, err error) {
 		next, err = literal(b, i, "null")
 		return false, next, err
 	}
-	return false, 0, &wantError{got: kindOf(b[i]), want: "bool"}
+	return false, 0, typeError(b, i, "bool")
 }
 
 // lineEnd checks that nothing but whitespace follows the top-level value.

@@ -160,7 +160,7 @@ func checkString(b []byte, i int) (int, error) {
 	if i >= len(b) {
 		return 0, errEnd
 	}
-	return 0, &wantError{got: kindOf(b[i]), want: "string"}
+	return 0, typeError(b, i, "string")
 }
 
 func checkInt(b []byte, i int) (int, error) {
@@ -862,7 +862,9 @@ type serverLine struct {
 	// handlerMS, admissionMS and roundtripMS are the public records'
 	// handler_ms (the whole request in the server), admission_ms (the
 	// replica lease) and worker_roundtrip_ms (the worker call as the
-	// control plane timed it), NaN when absent or null.
+	// control plane timed it), NaN when absent or null. handler_ms and
+	// worker_roundtrip_ms enclose the Task call: a Task time is never
+	// longer than either.
 	handlerMS, admissionMS, roundtripMS float64
 	// streaming is the record's streaming (streamingUnset when absent or
 	// null); systemPrompt its has_system_prompt.
@@ -922,6 +924,15 @@ func readStreaming(b []byte, i int, dst *uint8, buf *[]byte) (int, error) {
 	return j, nil
 }
 
+// timing is the field of a server record's timing of that name.
+func (v *serverLine) timing(name string) *float64 {
+	switch name {
+	case "model_call_ms":
+		return &v.callMS
+	}
+	return &v.taskMS
+}
+
 // Timing scopes of a server record.
 const (
 	scopeNone uint8 = iota
@@ -953,10 +964,7 @@ func parseServerLineID(w *worker, line []byte, out *serverLine, idOut *string) e
 		case "request_id":
 			o.str(&id)
 		case "task_ms", "model_call_ms":
-			v := &out.taskMS
-			if o.name == "model_call_ms" {
-				v = &out.callMS
-			}
+			v := out.timing(o.name)
 			var isnull bool
 			*v, o.i, isnull, o.err = readFloat(line, o.i)
 			if isnull {

@@ -604,3 +604,48 @@ func TestStringEndEscapes(t *testing.T) {
 		assert.Equal(t, want, got, "%q", b)
 	}
 }
+
+// TestNonJSONNumbersAreInvalidJSON (issue 32 item 16): NaN, Infinity and
+// -Infinity — what Python's json.dumps writes for a float nan or inf by
+// default — are not JSON; wherever they stand, read or skipped, the join
+// names them invalid JSON with file, line and field (it used to say "got
+// JSON number, want number"). Other bytes that begin no value are named
+// by the character.
+func TestNonJSONNumbersAreInvalidJSON(t *testing.T) {
+	dir := t.TempDir()
+	files := Files{Dataset: filepath.Join(dir, "d.jsonl"), Records: filepath.Join(dir, "r.jsonl"), Raw: filepath.Join(dir, "raw.jsonl"),
+		ServerRecords: filepath.Join(dir, "s.jsonl"), Native: filepath.Join(dir, "n.jsonl")}
+	write := func(path string, lines ...string) {
+		require.NoError(t, os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	}
+	reg := families.DefaultRegistry()
+	opts := Options{Extractor: reg.Extractors["openai-chat-text"], Comparator: reg.Comparators["exact"]}
+	good := func() {
+		write(files.Dataset, `{"session_id":"c","image":"data:,"}`)
+		write(files.Native, `{"request_id":"a","answer":"x","task_ms":1}`)
+		write(files.ServerRecords, `{"request_id":"a","task_ms":1}`)
+		write(files.Records, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"metrics":{}}`)
+		write(files.Raw, `{"metadata":{"x_request_id":"a","conversation_id":"c","benchmark_phase":"warmup"},"status":200}`)
+	}
+	const why = " is not a JSON number (JSON has no NaN or Infinity; Python's json.dumps writes them unless allow_nan=False)"
+	for _, tc := range []struct {
+		file *string
+		line string
+		want string
+	}{
+		{&files.ServerRecords, `{"request_id":"a","task_ms":NaN}`, "s.jsonl:1: task_ms: invalid JSON: NaN" + why},
+		{&files.ServerRecords, `{"request_id":"a","model_call_ms":Infinity,"timing_scope":"public_task_call_wall"}`, "s.jsonl:1: model_call_ms: invalid JSON: Infinity" + why},
+		{&files.ServerRecords, `{"request_id":"a","task_ms":-Infinity}`, "s.jsonl:1: task_ms: invalid JSON: -Infinity" + why},
+		{&files.ServerRecords, `{"request_id":"a","task_ms":1,"handler_ms":NaN}`, "s.jsonl:1: handler_ms: invalid JSON: NaN" + why},
+		{&files.ServerRecords, `{"request_id":"a","task_ms":1,"queue_ms":NaN}`, "s.jsonl:1: queue_ms: invalid JSON: NaN" + why},
+		{&files.Native, `{"request_id":"a","answer":"x","task_ms":NaN}`, "n.jsonl:1: task_ms: invalid JSON: NaN" + why},
+		{&files.Native, `{"request_id":"a","answer":"x","wall_ms":Infinity}`, "n.jsonl:1: wall_ms: invalid JSON: Infinity" + why},
+		{&files.ServerRecords, `{"request_id":"a","image_width":NaN}`, "s.jsonl:1: image_width: invalid JSON: NaN" + why},
+		{&files.ServerRecords, `{"request_id":"a","task_ms":1,"route":x}`, "s.jsonl:1: route: invalid JSON: 'x' does not begin a JSON value"},
+	} {
+		good()
+		write(*tc.file, tc.line)
+		_, err := Join(context.Background(), files, opts)
+		assert.EqualError(t, err, tc.want, tc.line)
+	}
+}

@@ -47,9 +47,16 @@ const (
 	// evidence.
 	AlgoBLAKE3Tree = "blake3-tree-1mib"
 	// AlgoSHA256Tree is SHA-256 over the SHA-256 of each block: the seals
-	// of earlier versions, still verified.
+	// of earlier versions. Retired: nothing new is sealed with it; it is
+	// still verified (a changed file is still found), but a row sealed
+	// with it is never trusted as it is stored, only re-judged (Retired).
 	AlgoSHA256Tree = "sha256-tree-1mib"
 )
+
+// Retired reports whether a manifest's digest algorithm is retired: its
+// evidence is verified, but its stored verdict and figures are not
+// trusted as they are (reports.ReadRow: seal_legacy).
+func Retired(algo string) bool { return algo == AlgoSHA256Tree }
 
 // DigestAlgorithm is the algorithm Seal writes.
 const DigestAlgorithm = AlgoBLAKE3Tree

@@ -297,6 +297,14 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	return &Result{Path: o.Output, Rows: len(idx.Rows), Files: files, Bytes: n, Index: idx}, nil
 }
 
+// CheckOutput is checkOutput for a caller that checks the pack's place
+// before anything slower (export re-derives every row first): a usage
+// error (*InputError) when the pack may not go there.
+func CheckOutput(output string, roots []string) error {
+	_, err := checkOutput(Options{Output: output, Roots: roots})
+	return err
+}
+
 // checkOutput checks where the pack goes: a new .tar.gz file in an
 // existing directory, which, its links resolved, lies outside every
 // evidence root it packs. It returns the pack's name.
@@ -395,6 +403,9 @@ func (x *exporter) index(ctx context.Context, rows []*reports.Row) (*Index, erro
 	if o.Logs == LogsTail {
 		idx.LogTail = o.LogTail
 	}
+	if err := x.snapshot(ctx); err != nil {
+		return nil, err
+	}
 	for _, row := range rows {
 		r, err := x.row(ctx, row)
 		if err != nil {
@@ -432,6 +443,65 @@ type exporter struct {
 	leaks    *reports.LeakScanner
 	findings []Finding
 	texts    []string // samples of published text, for the roots used
+	// inv is the pack's inventory snapshot (scrubbed; nil: none), invSHA
+	// its sha256 and invEntries each entry's digest: what the pack's rows
+	// record of it (repin).
+	inv        []byte
+	invSHA     string
+	invEntries map[string]string
+}
+
+// snapshot makes the pack's inventory snapshot and its digests.
+func (x *exporter) snapshot(ctx context.Context) error {
+	inv, err := x.inventory(ctx)
+	if err != nil || inv == nil {
+		return err
+	}
+	x.inv = inv
+	if x.invSHA, x.invEntries, err = reports.SnapshotPins(inv); err != nil {
+		return fmt.Errorf("the pack's inventory snapshot: %w", err)
+	}
+	return nil
+}
+
+// repin makes a row's record of the inventory snapshot the pack's own
+// (the pack's snapshot is scrubbed, so its bytes and its entries' digests
+// are not the run's): the entry digest where the row was run for the
+// entry it is shown for, the snapshot's where the row recorded its root's
+// snapshot as it was. A row that did neither keeps what it recorded, and
+// stands for nothing in the pack either.
+func (x *exporter) repin(path string, row *reports.Row) error {
+	if x.inv == nil || (!row.Bound() && !row.HoldsSnapshot()) {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var doc map[string]any
+	if err := dec.Decode(&doc); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	prov, _ := doc["provenance"].(map[string]any)
+	if prov == nil {
+		return nil
+	}
+	if row.Bound() {
+		prov["inventory_entry_sha256"] = x.invEntries[row.Profile]
+	}
+	if row.HoldsSnapshot() {
+		prov["inventory_snapshot_sha256"] = x.invSHA
+	}
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
 }
 
 func isLog(rel string) bool {
@@ -479,6 +549,9 @@ func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
 			file.Action = ActionScrubbed
 			if err = x.copyFile(ctx, "", from, to, true, 0); err == nil {
 				err = publishRow(to, x.scrub)
+			}
+			if err == nil {
+				err = x.repin(to, row)
 			}
 			if err == nil {
 				err = x.scanFile(packPath, from, to)
@@ -705,11 +778,7 @@ func publishRow(path string, scrub *reports.Scrubber) error {
 // tables and summary rendered from the pack's own evidence.
 func (x *exporter) groupFiles(ctx context.Context, idx *Index) error {
 	g := x.o.Group
-	inv, err := x.inventory(ctx)
-	if err != nil {
-		return err
-	}
-	if inv != nil {
+	if inv := x.inv; inv != nil {
 		if err := x.writeScanned(g+"/"+reports.InventoryFile, "", inv); err != nil {
 			return err
 		}

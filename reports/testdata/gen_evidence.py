@@ -7,7 +7,9 @@ OUT/<group>/inventory.json. Deterministic: re-running gives the same bytes.
 Run from the repository root:  python3 reports/testdata/gen_evidence.py
 It writes the facts of each row (problems, counts, correctness, stages...);
 then `go test ./reports -run TestFixturesAreJudged -update` lets Judge write
-each row's verdict and reasons and seals every evidence directory
+each row's verdict and reasons, records in each row the inventory entry and
+snapshot it was run for (their digests, computed by the Go code that the
+loader checks them with), and seals every evidence directory
 (manifest.json); then `go test ./reports -update` and review the golden diff.
 """
 import copy
@@ -396,6 +398,24 @@ def main():
                      exclusion="checkpoint licence does not allow CI redistribution")
     r["provenance"]["commands"] = []
     write("a", "detection", "ref-detect-large", r, None, argv, argv_file=False)
+
+    # ---------------- complete: detection, every normal profile in scope qualified ----------------
+    # The same rows as root a's detection, with the inventory snapshot they
+    # were run for (the excluded profile excluded there too).
+    dlarge_x = profile("ref-detect-large", "ref-detect", group="detection",
+                       exclusion="checkpoint licence does not allow CI redistribution")
+    write_inventory("complete", "detection", [dsmall, dlarge_x, dtp2])
+    lines = requests("ref-detect-small", 5, 50, 7.5, 8.3, 6)
+    r, argv = result(dsmall, "detection", "qualified", lines, "2026-11-30T09:00:00Z", "2026-11-30T09:00:31Z", out)
+    write("complete", "detection", "ref-detect-small", with_gpus(r, 1), lines, argv)
+    lines = requests("ref-detect-small-tp2", 5, 50, 5.1, 8.0, 7)
+    r, argv = result(dtp2, "detection", "qualified", lines, "2026-11-30T09:01:00Z", "2026-11-30T09:01:29Z", out)
+    write("complete", "detection", "ref-detect-small-tp2", with_gpus(r, 2, 1), lines, argv)
+    r, argv = result(dlarge_x, "detection", "excluded", [], "2026-11-30T09:02:00Z", "2026-11-30T09:02:00Z", out,
+                     correctness="not-run", output_tokens=False, stages=[],
+                     exclusion="checkpoint licence does not allow CI redistribution")
+    r["provenance"]["commands"] = []
+    write("complete", "detection", "ref-detect-large", r, None, argv, argv_file=False)
 
     # ---------------- root b: a later partial re-run of vlm ----------------
     write_inventory("b", "vlm", inv)

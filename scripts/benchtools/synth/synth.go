@@ -27,6 +27,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
@@ -163,7 +164,9 @@ type request struct {
 	fault          fault
 }
 
-var labels = []string{"blue_disc", "blue_square", "green_disc", "green_square", "red_disc", "red_square", "yellow_disc", "yellow_square"}
+// labels is ref-detect's label space as families/families.yaml lists it:
+// a rejudge takes it from there, and holds the row's to it.
+var labels = []string{"red_square", "green_square", "blue_square", "yellow_square", "red_disc", "green_disc", "blue_disc", "yellow_disc"}
 
 // Write generates the artifacts into dir and returns what a join must find.
 func Write(dir string, cfg Config) (*Expected, error) {
@@ -950,12 +953,45 @@ func Seal(dir, group, profile string, exp *Expected) error {
 		r.Stages = append(r.Stages, reports.Stage{Name: st, Status: reports.StageOK})
 	}
 	reports.Judge(&r)
+	entry := &inventory.Profile{ID: profile, Checkpoint: r.Checkpoint, Family: cfg.Family, Kind: r.Kind, Precision: r.Precision,
+		Parallelism: inventory.Parallelism{TP: 1}, Bundle: inventory.Bundle{Path: "synth.bundle", SHA256: bundle},
+		Controls: []string{}, Gaps: []string{}, Hardware: []string{"cpu"}, Status: inventory.StatusPlanned, Group: group}
+	snap, err := addToSnapshot(filepath.Dir(dir), entry)
+	if err != nil {
+		return err
+	}
+	r.Provenance.InventoryEntrySHA256, r.Provenance.InventorySnapshotSHA256 = entry.Digest(), snap
 	for name, v := range map[string]any{reports.CorrectnessFile: corr, "aiperf/" + aiperfSummary: summary, reports.ResultFile: &r} {
 		if err := fileio.WriteJSON(filepath.Join(dir, name), v); err != nil {
 			return err
 		}
 	}
 	return evidence.Seal(dir, map[string]any{"harness_version": "synth"})
+}
+
+// addToSnapshot adds entry to the inventory snapshot of the group directory
+// (OUT/<group>/inventory.json, written as `run` writes it; an entry of the
+// same id is replaced) and returns the snapshot's sha256, which the row
+// records as a run's rows do: the latest row seals the snapshot.
+func addToSnapshot(groupDir string, entry *inventory.Profile) (string, error) {
+	path := filepath.Join(groupDir, reports.InventoryFile)
+	var list []*inventory.Profile
+	if data, err := os.ReadFile(path); err == nil {
+		if err := json.Unmarshal(data, &list); err != nil {
+			return "", fmt.Errorf("synth: %s: %w", path, err)
+		}
+	}
+	list = slices.DeleteFunc(list, func(p *inventory.Profile) bool { return p.ID == entry.ID })
+	list = append(list, entry)
+	data, err := json.MarshalIndent(list, "", "  ")
+	if err != nil {
+		return "", err
+	}
+	data = append(data, '\n')
+	if err := fileio.WriteFile(path, data); err != nil {
+		return "", err
+	}
+	return fileio.SHA256(data), nil
 }
 
 // aiperfSummary is AIPerf's summary file name (qual/aiperf.FileSummary).

@@ -343,7 +343,9 @@ func answer(ref *task.Task, op string, req map[string]any, nosize bool) (map[str
 				tokens = int(n)
 			}
 		}
-		call := float64(time.Since(start).Microseconds()) / 1000
+		// As the worker's steady clock: a call never takes 0 ms (issue 32
+		// item 6); microseconds would round a fast fake's call to 0.
+		call := float64(time.Since(start).Nanoseconds()) / 1e6
 		return map[string]any{"text": text, "completion_tokens": tokens, "setup_ms": 0.0, "prefill_ms": call / 2,
 			"decode_ms": call / 2, "model_call_ms": call, "timing_scope": "public_task_call_wall"}, nil
 	case "detect":
@@ -351,7 +353,7 @@ func answer(ref *task.Task, op string, req map[string]any, nosize bool) (map[str
 			w, h = 0, 0
 		}
 		d := detections(w, h)
-		d["model_call_ms"] = float64(time.Since(start).Microseconds()) / 1000
+		d["model_call_ms"] = float64(time.Since(start).Nanoseconds()) / 1e6
 		d["timing_scope"] = "public_task_call_wall"
 		return d, nil
 	}
