@@ -241,7 +241,7 @@ func TestBrowserShowsHTMLReport(t *testing.T) {
 	base := byKey["p-ref-vlm-base plot-timeline"]
 	assert.Equal(t, 55, base.HTTP)
 	assert.Equal(t, 54, base.Task, "the request without a server record has no Task time")
-	assert.Equal(t, 3, base.Bad, "two mismatches and a missing server record are marked")
+	assert.Equal(t, 4, base.Bad, "two mismatches, a missing server record and an echo of another id are marked")
 	assert.Equal(t, 35, byKey["p-ref-vlm-medium plot-timeline"].HTTP, "the interrupted run's requests")
 
 	// The first screen at 1400 px, as a person opens the page: the
