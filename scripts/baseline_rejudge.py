@@ -27,12 +27,29 @@ LABELS = ["red_square", "green_square", "blue_square", "yellow_square",
           "red_disc", "green_disc", "blue_disc", "yellow_disc"]
 BOX_KEYS = {"x_min", "y_min", "x_max", "y_max", "confidence"}
 STATUSES = ["matched", "mismatched", "errored", "missing_native", "missing_http",
-            "missing_server_record", "duplicates", "meaningless", "unknown_conversation", "inconsistent"]
+            "missing_server_record", "duplicates", "meaningless", "unknown_conversation", "inconsistent",
+            "echo_missing", "echo_mismatched", "echo_proven"]
 BLOCK = 1 << 20
 
 
 class Bad(Exception):
     """An answer that cannot be extracted."""
+
+
+def echo_of(rid, trace):
+    """The X-Request-ID echo of a record's HTTP trace (AIPerf 0.13.0
+    --export-http-trace): "match", "missing" (no trace, or no echo) or
+    "mismatched" (another id sent or echoed)."""
+    if trace is None:
+        return "missing"
+    def values(headers):
+        return [v for k, v in (headers or {}).items() if k.lower() == "x-request-id"]
+    if any(v != rid for v in values(trace.get("request_headers"))):
+        return "mismatched"
+    echoed = values(trace.get("response_headers"))
+    if not echoed:
+        return "missing"
+    return "match" if all(v == rid for v in echoed) else "mismatched"
 
 
 def lines(path):
@@ -273,7 +290,8 @@ def main():
             conv_dup = sessions[conv]
             sessions[conv] = True
         requests[rid] = {"conv": conv, "phase": phase, "conv_dup": conv_dup,
-                         "failed": err is not None or bool(m.get("was_cancelled")), "status": status}
+                         "failed": err is not None or bool(m.get("was_cancelled")), "status": status,
+                         "echo": echo_of(rid, r.get("trace_data"))}
 
     raw = {}
     raws = defaultdict(int)
@@ -295,6 +313,8 @@ def main():
     for rid, q in requests.items():
         c = counts[q["phase"]]
         c["sent"] += 1
+        if q["echo"] == "match":
+            c["echo_proven"] += 1  # counted whatever the request's status, as the join does
         recs, nats = records.get(rid, []), natives.get(rid, [])
         if copies[rid] > 1 or raws[rid] > 1 or len(recs) > 1 or len(nats) > 1 or q["conv_dup"]:
             c["duplicates"] += 1
@@ -318,6 +338,9 @@ def main():
             continue
         if not 200 <= status <= 299:
             c["errored"] += 1
+            continue
+        if q["echo"] != "match":
+            c["echo_" + q["echo"]] += 1
             continue
         try:
             ans = boxes_http(body) if detect else chat_http(body)

@@ -51,6 +51,6 @@ bench_out=$(BENCH_PARTS=$parts BENCH_N=2000 BENCH_REPS=1 BENCH_MEASURED=5 BENCH_
   BENCH_SCHED_RUNS=1 BENCH_SLOW_MS="20 50" BENCH_SLURM_REPS=1 BENCH_REPEATS=2 BENCH_NOISE_PAIRS=20 \
   BENCH_NOISE_RESAMPLES=200 scripts/bench.sh)
 for figure in $figures; do
-  grep -q "^$figure: [0-9]" <<<"$bench_out" || { echo "test: make bench printed no $figure" >&2; exit 1; }
+  grep -qE "^$figure: -?[0-9]" <<<"$bench_out" || { echo "test: make bench printed no $figure" >&2; exit 1; }
 done
 scripts/fuzz.sh "${FUZZTIME:-10000x}"
