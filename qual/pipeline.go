@@ -29,9 +29,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )

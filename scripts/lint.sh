@@ -3,7 +3,7 @@
 # sets), deadcode (a function no program or test reaches, and product code
 # only tests reach: see below), gocyclo (no function above 30), and the macOS
 # build: report, inventory and ci must build and work there (the Linux-only
-# process code sits behind build tags in qual/proc). staticcheck, deadcode
+# process code sits behind build tags in families/proc). staticcheck, deadcode
 # and gocyclo are pinned in go.mod's tool directives (go tool NAME); staticcheck.conf
 # says which checks run. Any finding fails.
 set -euo pipefail

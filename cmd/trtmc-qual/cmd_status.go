@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )

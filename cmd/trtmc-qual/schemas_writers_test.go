@@ -14,9 +14,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"

@@ -14,9 +14,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // BundleOptions locate or build one profile's bundle.

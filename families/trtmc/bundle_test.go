@@ -14,10 +14,10 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // fixtureRepo is a git repository shaped like TRTMC with one VLM family.

@@ -19,7 +19,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // CLISpec runs one `trtmc run` / `trtmc detect` process per request: the

@@ -14,7 +14,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // TRTMC moved its family-owned correctness between two layouts, and the

@@ -17,7 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // Two executables share the name trtmc-server (docs/trtmc.md "The native

@@ -18,7 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // Native paths and the timing scope each gives the row's Task time.

@@ -15,7 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // MaxWorkerLine is the worker protocol's line limit (16 MiB,

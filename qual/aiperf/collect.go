@@ -14,7 +14,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // SetupError means AIPerf cannot be used at all (not installed, not

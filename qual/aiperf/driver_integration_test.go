@@ -31,7 +31,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 var regenFixtures = flag.Bool("regen-fixtures", false, "copy the integration runs' artifacts into testdata/")

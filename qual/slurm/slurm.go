@@ -5,7 +5,7 @@
 // scontrol, turns every task that ended without a row of its own into an
 // error or not-run row naming its Slurm job, and writes the group tables.
 // Every Slurm command goes through the harness's exec interface
-// (qual/proc.Runner), so tests drive it with a fake cluster.
+// (families/proc.Runner), so tests drive it with a fake cluster.
 package slurm
 
 import (
@@ -25,9 +25,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 

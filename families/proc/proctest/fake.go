@@ -15,7 +15,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 )
 
 // FakeRunner is a proc.Runner for unit tests: each expected call is an argv

@@ -6,6 +6,12 @@
 // Everything that starts a process in trtmc-qual goes through a Runner, so
 // tests can substitute a fake (proctest.FakeRunner) and the lifecycle rules live in
 // one place.
+//
+// It lives under families/ because what it runs are the programs a family
+// declares (servers, native workers, correctness commands) and AIPerf; it is
+// a leaf (stdlib and reports/text only), so both the adapters of
+// families/trtmc and the pipeline under qual/ import it with every arrow
+// pointing down.
 package proc
 
 import (
