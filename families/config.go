@@ -3,7 +3,7 @@
 // started (argv templates from families.yaml), and how an HTTP answer and a
 // native answer are extracted, checked for meaningful content and compared.
 //
-// The reference models themselves live in families/reftarget and are used only by
+// The reference models themselves live in families/reference-target and are used only by
 // the trtmc-refserver binary; the harness never imports them.
 package families
 
@@ -192,7 +192,7 @@ func (d Duration) Or(def time.Duration) time.Duration {
 
 // Placeholders every argv template may use.
 // {families_dir} is the directory of the family configuration (family code
-// shipped beside it, e.g. families/reftarget/gpu); {tp} is the profile's tensor
+// shipped beside it, e.g. families/reference-target/gpu); {tp} is the profile's tensor
 // parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
 	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",

@@ -36,17 +36,17 @@ var mayImport = map[string][]string{
 	// The reference target (trtmc-refserver and the GPU family): a program
 	// of its own, importing nothing of the harness but the shared leaves;
 	// its own leaves first.
-	"families/reftarget/imaging":      nil,       // image decoding and drawing
-	"families/reftarget/internal/rng": nil,       // its deterministic random numbers
-	"families/reftarget/bundle":       reftarget, // bundle files
-	"families/reftarget/check":        reftarget, // the correctness case
-	"families/reftarget/corpus":       reftarget, // corpus generation
-	"families/reftarget/detect":       reftarget, // the tiny detector
-	"families/reftarget/native":       reftarget, // the native runner
-	"families/reftarget/server":       reftarget, // the HTTP server (trtmc-server's contract)
-	"families/reftarget/task":         reftarget, // the Task both paths call
-	"families/reftarget/vlm":          reftarget, // the tiny VLM
-	"cmd/trtmc-refserver":             reftarget, // its wiring
+	"families/reference-target/imaging":      nil,             // image decoding and drawing
+	"families/reference-target/internal/rng": nil,             // its deterministic random numbers
+	"families/reference-target/bundle":       referenceTarget, // bundle files
+	"families/reference-target/check":        referenceTarget, // the correctness case
+	"families/reference-target/corpus":       referenceTarget, // corpus generation
+	"families/reference-target/detect":       referenceTarget, // the tiny detector
+	"families/reference-target/native":       referenceTarget, // the native runner
+	"families/reference-target/server":       referenceTarget, // the HTTP server (trtmc-server's contract)
+	"families/reference-target/task":         referenceTarget, // the Task both paths call
+	"families/reference-target/vlm":          referenceTarget, // the tiny VLM
+	"cmd/trtmc-refserver":                    referenceTarget, // its wiring
 
 	// Configuration.
 	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
@@ -83,9 +83,9 @@ var mayImport = map[string][]string{
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/proc", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
 }
 
-// reftarget is what a package of the reference target may import: itself
+// referenceTarget is what a package of the reference target may import: itself
 // and the shared leaves.
-var reftarget = []string{"families/reftarget/...", "reports/fileio", "reports/text"}
+var referenceTarget = []string{"families/reference-target/...", "reports/fileio", "reports/text"}
 
 // modulePackages returns each package of the module (module-relative) with
 // the module packages it imports directly (not counting tests).
