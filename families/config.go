@@ -19,6 +19,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 
 	"go.yaml.in/yaml/v3"
@@ -39,7 +40,8 @@ type Family struct {
 	Name string `yaml:"-" json:"name"`
 	// Task is the native Task (task strategy) the family serves.
 	Task string `yaml:"task" json:"task"`
-	// EndpointType is the AIPerf endpoint type (chat, image_retrieval).
+	// EndpointType is the AIPerf endpoint type, a registered one
+	// (inventory/endpoint: chat, image_retrieval).
 	EndpointType string `yaml:"endpoint_type" json:"endpoint_type"`
 	// Route is the HTTP route AIPerf posts to.
 	Route string `yaml:"route" json:"route"`
@@ -371,8 +373,8 @@ func (c *familyCheck) required() {
 	if f.Route == "" || !strings.HasPrefix(f.Route, "/") {
 		c.add(f.Line, field+".route", "must be an absolute path like /v1/infer")
 	}
-	if f.EndpointType != "chat" && f.EndpointType != "image_retrieval" {
-		c.add(f.Line, field+".endpoint_type", "must be chat or image_retrieval, got %q", f.EndpointType)
+	if _, ok := endpoint.Lookup(f.EndpointType); !ok {
+		c.add(f.Line, field+".endpoint_type", "must be %s, got %q", endpoint.OneOf(endpoint.Plain), f.EndpointType)
 	}
 	for i, e := range f.Executables {
 		if strings.TrimSpace(e.Name) == "" {

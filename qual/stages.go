@@ -19,6 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -114,7 +115,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 		}
 	}
 	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
-	if cr.gr.group.Workload.EndpointType == aiperf.EndpointChat {
+	if endpoint.NeedsTokenizer(cr.gr.group.Workload.EndpointType) {
 		if err := cr.resolveTokenizer(); err != nil {
 			return stageFailure(reports.CodeTokenizer, err)
 		}
@@ -432,7 +433,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(), TempDir: cr.tmp,
 		Version: &cr.gr.aiperf,
 	}
-	if w.EndpointType == aiperf.EndpointChat {
+	if endpoint.NeedsTokenizer(w.EndpointType) {
 		cfg.Tokenizer = cr.tokenizer
 	}
 	cfg.GPUTelemetry = telemetryCollector(cr.slot)

@@ -40,6 +40,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -360,7 +361,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	want := map[int]bool{}
 	for _, e := range entries {
-		b, err := aiperf.RequestBody(aiperf.EndpointChat, e, "qwen3-vl-2b", map[string]any{"max_tokens": 32, "temperature": 0})
+		b, err := aiperf.RequestBody(endpoint.Chat, e, "qwen3-vl-2b", map[string]any{"max_tokens": 32, "temperature": 0})
 		require.NoError(t, err)
 		want[len(b)] = true
 	}

@@ -29,9 +29,10 @@ var mayImport = map[string][]string{
 	"reports/stats":            nil,                                // intervals, drift, trials and the baseline rule (stdlib and gonum)
 	"reports/golden":           nil,                                // tests only: golden files, tree copies
 	"schemas":                  nil,                                // the JSON Schemas and their generator
-	"inventory/specs/gitread":  nil,                                // the one safe git command line, read-only
-	"families/proc":            {"reports/text"},                   // child processes, the subreaper and its sweep
-	"families/trtmc/trtmctest": nil,                                // tests only: the strict fake TRTMC programs
+	"inventory/specs/gitread":  nil,
+	"inventory/endpoint":       nil,              // the AIPerf endpoint types as plug-ins, registered once each                                // the one safe git command line, read-only
+	"families/proc":            {"reports/text"}, // child processes, the subreaper and its sweep
+	"families/trtmc/trtmctest": nil,              // tests only: the strict fake TRTMC programs
 
 	// The reference target (trtmc-refserver and the GPU family): a program
 	// of its own, importing nothing of the harness but the shared leaves;
@@ -49,8 +50,8 @@ var mayImport = map[string][]string{
 	"cmd/trtmc-refserver":                    referenceTarget, // its wiring
 
 	// Configuration.
-	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
-	"families":  {"reports/fileio"},                 // family configuration and answer semantics
+	"inventory": {"reports/fileio", "reports/text", "inventory/endpoint"}, // the inventory: schema, loading, validation
+	"families":  {"reports/fileio", "inventory/endpoint"},                 // family configuration and answer semantics
 
 	// The row model, the specs and what compares the inventory with them.
 	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
@@ -63,21 +64,21 @@ var mayImport = map[string][]string{
 	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                   // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
-	"qual/aiperf":     {"families/proc", "reports/fileio"},                                                                                                                                      // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports"},                                                                             // the one join
-	"qual":            {"qual/aiperf", "families/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports"}, // the pipeline, scheduling, rejudge
-	"qual/slurm":      {"qual", "families/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                          // the Slurm executor
-	"qual/doctor":     {"qual", "qual/aiperf", "families/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},              // host checks
-	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},   // the premerge job
+	"qual/aiperf":     {"families/proc", "reports/fileio", "inventory/endpoint"},                                                                                                                                      // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "inventory/endpoint"},                                                                             // the one join
+	"qual":            {"qual/aiperf", "families/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "inventory/endpoint"}, // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "families/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                                                // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "families/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "inventory/endpoint"},              // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                         // the premerge job
 
 	// Tests only: the test double of proc.Runner.
 	"families/proc/proctest": {"families/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                   // its command
-	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                 // timing noise and the baseline rule's false and true calls
-	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},       // its command (make bench parts 5 and 6)
+	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports", "inventory/endpoint"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                                         // its command
+	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                                       // timing noise and the baseline rule's false and true calls
+	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},                             // its command (make bench parts 5 and 6)
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/proc", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 // SetupError means AIPerf cannot be used at all (not installed, not
@@ -260,7 +261,7 @@ func checkInputs(c Config) error {
 	} else if st.IsDir() {
 		return &ConfigError{Err: fmt.Errorf("input file: %s is a directory", c.InputFile)}
 	}
-	if c.EndpointType == EndpointChat {
+	if endpoint.NeedsTokenizer(c.EndpointType) {
 		if _, err := os.Stat(filepath.Join(c.Tokenizer, "tokenizer.json")); err != nil {
 			return &SetupError{Op: "tokenizer", Err: fmt.Errorf("%s has no tokenizer.json (run scripts/setup-venv.sh): %w", c.Tokenizer, err)}
 		}
