@@ -142,6 +142,9 @@ type ProvenanceOptions struct {
 type Outcome struct {
 	Group   string
 	Results []*reports.Result
+	// Submitted are the jobs an executor submitted and did not follow
+	// (run --executor slurm --detach): their ids, for the caller to print.
+	Submitted []string
 }
 
 // SetupError is a problem that stops the whole run before any checkpoint

@@ -127,6 +127,21 @@ type Executor struct {
 
 var _ qual.Executor = (*Executor)(nil)
 
+// OnThisHost implements qual.Executor: the checkpoints run on the nodes
+// Slurm gives the tasks, each task on the GPUs Slurm allocates it.
+func (*Executor) OnThisHost() bool { return false }
+
+// EvidenceRoot is the evidence root of a Slurm submission, shared by the
+// driver and its tasks: the configured slurm.out (slurmOut) unless --out
+// was given on the command line, else the configured out. `run
+// --executor slurm` and `status` resolve it here.
+func EvidenceRoot(out, slurmOut string, outGiven bool) string {
+	if slurmOut != "" && !outGiven {
+		return slurmOut
+	}
+	return out
+}
+
 // ActiveError is a new submission refused because an earlier one of the
 // same group into the same evidence root still has tasks queued or
 // running: two runs would write the same evidence directories. A usage
@@ -238,7 +253,7 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	}
 	if e.Detach {
 		logf(opts.Log, "detached: follow with `trtmc-qual status --out %s --group %s --wait`", out, group)
-		return &qual.Outcome{Group: group}, nil
+		return &qual.Outcome{Group: group, Submitted: e.JobIDs}, nil
 	}
 
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
