@@ -167,60 +167,20 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 	if n <= 0 {
 		return nil, fmt.Errorf("write dataset: line count %d, want > 0", n)
 	}
-	if len(entries) == 0 {
-		return nil, errors.New("write dataset: no corpus entries")
+	urls, err := entryURLs(entries)
+	if err != nil {
+		return nil, err
 	}
-	seen := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		if e.ID == "" {
-			return nil, fmt.Errorf("write dataset: entry with image %q has no id", e.ImagePath)
-		}
-		if seen[e.ID] {
-			return nil, fmt.Errorf("write dataset: duplicate entry id %q", e.ID)
-		}
-		seen[e.ID] = true
-	}
-	// Encode each image once; lines reuse it.
-	urls := make([]string, len(entries))
-	for i, e := range entries {
-		u, err := dataURL(e)
-		if err != nil {
-			return nil, fmt.Errorf("write dataset: entry %s: %w", e.ID, err)
-		}
-		urls[i] = u
-	}
-
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("write dataset: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	h := sha256.New()
-	bw := bufio.NewWriter(io.MultiWriter(tmp, h))
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	ds := &Dataset{Path: path, EndpointType: endpointType, Sessions: make([]Session, 0, n)}
-	uses := make([]int, len(entries))
-	for _, e := range entries {
-		if p := typ.CheckEntry(e.Question); p != nil {
-			return nil, fmt.Errorf("write dataset: corpus entry %s %s: %s", e.ID, p.Problem, p.Need)
-		}
-	}
-	for i := range n {
-		j := i % len(entries)
-		e := entries[j]
-		line := DatasetLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j],
-			Text: typ.LineText(endpoint.Request{Image: urls[j], Question: e.Question})}
-		uses[j]++
-		if err := enc.Encode(line); err != nil {
-			tmp.Close()
-			return nil, fmt.Errorf("write dataset %s: %w", path, err)
-		}
-		ds.Sessions = append(ds.Sessions, Session{SessionID: line.SessionID, EntryID: e.ID})
-	}
-	if err := bw.Flush(); err != nil {
+	ds, err := writeDatasetLines(io.MultiWriter(tmp, h), path, typ, entries, urls, n)
+	if err != nil {
 		tmp.Close()
-		return nil, fmt.Errorf("write dataset %s: %w", path, err)
+		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
@@ -237,6 +197,63 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 	if len(ds.bySession) != n {
 		// Cannot happen: ids are unique and "#<k>" splits at the last '#'.
 		return nil, fmt.Errorf("write dataset: %d distinct session ids for %d lines", len(ds.bySession), n)
+	}
+	return ds, nil
+}
+
+// entryURLs checks the entries' ids (present, unique) and encodes each
+// image once, as a data URL; the lines reuse them.
+func entryURLs(entries []Entry) ([]string, error) {
+	if len(entries) == 0 {
+		return nil, errors.New("write dataset: no corpus entries")
+	}
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.ID == "" {
+			return nil, fmt.Errorf("write dataset: entry with image %q has no id", e.ImagePath)
+		}
+		if seen[e.ID] {
+			return nil, fmt.Errorf("write dataset: duplicate entry id %q", e.ID)
+		}
+		seen[e.ID] = true
+	}
+	urls := make([]string, len(entries))
+	for i, e := range entries {
+		u, err := dataURL(e)
+		if err != nil {
+			return nil, fmt.Errorf("write dataset: entry %s: %w", e.ID, err)
+		}
+		urls[i] = u
+	}
+	return urls, nil
+}
+
+// writeDatasetLines writes the n lines to w, each entry first held to what the
+// endpoint type needs of it, and returns the dataset they make.
+func writeDatasetLines(w io.Writer, path string, typ endpoint.Type, entries []Entry, urls []string, n int) (*Dataset, error) {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	ds := &Dataset{Path: path, EndpointType: typ.Name(), Sessions: make([]Session, 0, n)}
+	uses := make([]int, len(entries))
+	for _, e := range entries {
+		if p := typ.CheckEntry(e.Question); p != nil {
+			return nil, fmt.Errorf("write dataset: corpus entry %s %s: %s", e.ID, p.Problem, p.Need)
+		}
+	}
+	for i := range n {
+		j := i % len(entries)
+		e := entries[j]
+		line := DatasetLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j],
+			Text: typ.LineText(endpoint.Request{Image: urls[j], Question: e.Question})}
+		uses[j]++
+		if err := enc.Encode(line); err != nil {
+			return nil, fmt.Errorf("write dataset %s: %w", path, err)
+		}
+		ds.Sessions = append(ds.Sessions, Session{SessionID: line.SessionID, EntryID: e.ID})
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("write dataset %s: %w", path, err)
 	}
 	return ds, nil
 }
