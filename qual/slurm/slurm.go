@@ -186,33 +186,10 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	defer prep.Release() // the group's evidence lock, held while this driver submits and follows
 	cl := client{runner: e.Runner, dir: e.Config.CommandsDir}
 	group := prep.Group.Name
-
-	// An earlier submission's tasks still queued or running refuse a new
-	// submission; --resume adopts them all (selected or not: the new
-	// record replaces the old one, and nothing of the group may run
-	// unrecorded).
-	var live []TaskRef
-	if prev, err := ReadRecord(out, group); err != nil {
+	live, err := liveTasks(ctx, cl, out, group, opts.Resume)
+	if err != nil {
 		return nil, err
-	} else if prev != nil {
-		active, err := activeTasks(ctx, cl, prev.Tasks)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &qual.SetupError{Err: fmt.Errorf("query the earlier submission's tasks: %w", err)}
-		}
-		if len(active) > 0 && !opts.Resume {
-			ids := make([]string, len(active))
-			for i, t := range active {
-				ids[i] = t.ID()
-			}
-			return nil, &ActiveError{Group: group, Out: out, Tasks: ids}
-		}
-		live = active
 	}
-
-	results := map[string]*reports.Result{}
 	nonce, err := newSubmission()
 	if err != nil {
 		return nil, err
@@ -226,6 +203,52 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 		rec.Tasks = append(rec.Tasks, t)
 		adopted[t.Profile] = true
 	}
+	results, toRun := selectToRun(prep, adopted, opts)
+	arrays, err := e.plan(toRun, opts.Families)
+	if err != nil {
+		return nil, &qual.UsageError{Err: err}
+	}
+	if err := e.submit(ctx, cl, rec, arrays, opts.Log); err != nil {
+		return nil, err
+	}
+	if e.Detach {
+		logf(opts.Log, "detached: follow with `trtmc-qual status --out %s --group %s --wait`", out, group)
+		return &qual.Outcome{Group: group, Submitted: e.JobIDs}, nil
+	}
+	return e.follow(ctx, prep, rec, results, opts)
+}
+
+// liveTasks are the tasks of an earlier submission of the group into out
+// that Slurm still has queued or running. They refuse a new submission;
+// --resume adopts them all (selected or not: the new record replaces the
+// old one, and nothing of the group may run unrecorded).
+func liveTasks(ctx context.Context, cl client, out, group string, resume bool) ([]TaskRef, error) {
+	prev, err := ReadRecord(out, group)
+	if err != nil || prev == nil {
+		return nil, err
+	}
+	active, err := activeTasks(ctx, cl, prev.Tasks)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &qual.SetupError{Err: fmt.Errorf("query the earlier submission's tasks: %w", err)}
+	}
+	if len(active) > 0 && !resume {
+		ids := make([]string, len(active))
+		for i, t := range active {
+			ids[i] = t.ID()
+		}
+		return nil, &ActiveError{Group: group, Out: out, Tasks: ids}
+	}
+	return active, nil
+}
+
+// selectToRun sorts the selected profiles: adopted ones are left to their
+// task, an excluded one gets its row at once, a finished one with the
+// same run key is kept with --resume; the rest are submitted.
+func selectToRun(prep *qual.Prepared, adopted map[string]bool, opts qual.Options) (map[string]*reports.Result, []*inventory.Profile) {
+	results := map[string]*reports.Result{}
 	var toRun []*inventory.Profile
 	for _, p := range prep.Profiles {
 		switch {
@@ -243,26 +266,19 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 			toRun = append(toRun, p)
 		}
 	}
+	return results, toRun
+}
 
-	arrays, err := e.plan(toRun, opts.Families)
-	if err != nil {
-		return nil, &qual.UsageError{Err: err}
-	}
-	if err := e.submit(ctx, cl, rec, arrays, opts.Log); err != nil {
-		return nil, err
-	}
-	if e.Detach {
-		logf(opts.Log, "detached: follow with `trtmc-qual status --out %s --group %s --wait`", out, group)
-		return &qual.Outcome{Group: group, Submitted: e.JobIDs}, nil
-	}
-
+// follow follows every task of the submission to its end, then writes the
+// group's tables; the outcome holds the selected profiles' rows.
+func (e *Executor) follow(ctx context.Context, prep *qual.Prepared, rec *Record, results map[string]*reports.Result, opts qual.Options) (*qual.Outcome, error) {
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
 		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true, RowExits: e.RowExits}
 	settled, ferr := f.Follow(ctx)
 	for k, v := range settled {
 		results[k] = v
 	}
-	outcome := &qual.Outcome{Group: group}
+	outcome := &qual.Outcome{Group: prep.Group.Name}
 	for _, p := range prep.Profiles {
 		if r := results[p.ID]; r != nil {
 			outcome.Results = append(outcome.Results, r)
