@@ -94,12 +94,8 @@ const (
 	executorSlurm = "slurm"
 )
 
-func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
-	flags := &runFlags{}
-	cmd := &cobra.Command{
-		Use:   "run --group G",
-		Short: "Qualify every checkpoint of a model group",
-		Long: `Qualify every checkpoint of a group: start the family's native server, run its
+// runLong is newRunCmd's help text.
+const runLong = `Qualify every checkpoint of a group: start the family's native server, run its
 correctness case on the served bundle, drive AIPerf (warmup + measured requests),
 run the native Task over exactly the payloads sent, join native and HTTP answers
 by request identity, and write OUT/<group>/<profile>/result.json with its
@@ -125,8 +121,10 @@ the reason (docs/gpu.md).
 
 Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
 broke, 3 when a server, GPU or AIPerf was unavailable, a profile could not be run
-on this host (or Slurm rejected the job), 130 when interrupted.`,
-		Example: `  # the reference target, from the repository root
+on this host (or Slurm rejected the job), 130 when interrupted.`
+
+// runExample are newRunCmd's examples.
+const runExample = `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
@@ -136,8 +134,16 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
   trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly-vlm-junit.xml
 
   # the whole group across a Slurm cluster (partition etc. in trtmc-qual.yaml)
-  trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
-		Args: cobra.NoArgs,
+  trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`
+
+func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
+	flags := &runFlags{}
+	cmd := &cobra.Command{
+		Use:     "run --group G",
+		Short:   "Qualify every checkpoint of a model group",
+		Long:    runLong,
+		Example: runExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts := flags.toOptions(f, cmd.Flags().Changed)
 			if err := opts.Validate(); err != nil {
