@@ -19,10 +19,10 @@ import (
 	"time"
 	"unicode"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.

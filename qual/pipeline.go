@@ -24,16 +24,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Options configure one `trtmc-qual run --group G`.

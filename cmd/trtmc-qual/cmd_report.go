@@ -11,8 +11,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -21,6 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 

@@ -33,8 +33,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -43,6 +41,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 type trtmcRun struct {

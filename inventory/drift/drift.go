@@ -15,13 +15,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Schema names the JSON document `inventory drift` prints.

@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no

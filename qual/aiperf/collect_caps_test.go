@@ -11,11 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // setAnswer replaces the response text of raw line i with an answer of

@@ -14,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -25,6 +23,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 func TestMain(m *testing.M) {
