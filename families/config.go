@@ -3,7 +3,7 @@
 // started (argv templates from families.yaml), and how an HTTP answer and a
 // native answer are extracted, checked for meaningful content and compared.
 //
-// The reference models themselves live in families/reftarget and are used only by
+// The reference models themselves live in families/reference-target and are used only by
 // the trtmc-refserver binary; the harness never imports them.
 package families
 
@@ -19,9 +19,10 @@ import (
 	"time"
 	"unicode"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.
@@ -39,7 +40,8 @@ type Family struct {
 	Name string `yaml:"-" json:"name"`
 	// Task is the native Task (task strategy) the family serves.
 	Task string `yaml:"task" json:"task"`
-	// EndpointType is the AIPerf endpoint type (chat, image_retrieval).
+	// EndpointType is the AIPerf endpoint type, a registered one
+	// (inventory/endpoint: chat, image_retrieval).
 	EndpointType string `yaml:"endpoint_type" json:"endpoint_type"`
 	// Route is the HTTP route AIPerf posts to.
 	Route string `yaml:"route" json:"route"`
@@ -192,7 +194,7 @@ func (d Duration) Or(def time.Duration) time.Duration {
 
 // Placeholders every argv template may use.
 // {families_dir} is the directory of the family configuration (family code
-// shipped beside it, e.g. families/reftarget/gpu); {tp} is the profile's tensor
+// shipped beside it, e.g. families/reference-target/gpu); {tp} is the profile's tensor
 // parallelism (a bundle built for it).
 var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "records", "corpus", "out",
 	"correctness_out", "native_in", "native_out", "precision", "seed", "profile", "checkpoint", "revision",
@@ -371,8 +373,8 @@ func (c *familyCheck) required() {
 	if f.Route == "" || !strings.HasPrefix(f.Route, "/") {
 		c.add(f.Line, field+".route", "must be an absolute path like /v1/infer")
 	}
-	if f.EndpointType != "chat" && f.EndpointType != "image_retrieval" {
-		c.add(f.Line, field+".endpoint_type", "must be chat or image_retrieval, got %q", f.EndpointType)
+	if _, ok := endpoint.Lookup(f.EndpointType); !ok {
+		c.add(f.Line, field+".endpoint_type", "must be %s, got %q", endpoint.OneOf(endpoint.Plain), f.EndpointType)
 	}
 	for i, e := range f.Executables {
 		if strings.TrimSpace(e.Name) == "" {

@@ -20,7 +20,7 @@ func TestShippedFamiliesLoad(t *testing.T) {
 	assert.False(t, f.NeedsGPU)
 	g := cfg.Families["ref-vlm-gpu"]
 	assert.True(t, g.NeedsGPU, "the GPU family never runs on a CPU slot")
-	assert.Contains(t, g.Server, "{families_dir}/reftarget/gpu/run.py")
+	assert.Contains(t, g.Server, "{families_dir}/reference-target/gpu/run.py")
 }
 
 func TestParseReportsEveryProblem(t *testing.T) {

@@ -31,12 +31,6 @@ const (
 	StatusAIPerfQualified = "aiperf-qualified"
 )
 
-// Endpoint types of AIPerf that trtmc-qual drives.
-const (
-	EndpointChat           = "chat"
-	EndpointImageRetrieval = "image_retrieval"
-)
-
 // Inventory is one or more inventory files merged.
 type Inventory struct {
 	Schema string            `yaml:"schema" json:"schema"`
@@ -56,6 +50,7 @@ type Group struct {
 
 // Workload is what every profile of a group is measured with.
 type Workload struct {
+	// EndpointType is a registered AIPerf endpoint type (inventory/endpoint).
 	EndpointType string `yaml:"endpoint_type" json:"endpoint_type"`
 	Warmup       int    `yaml:"warmup" json:"warmup"`
 	Measured     int    `yaml:"measured" json:"measured"`

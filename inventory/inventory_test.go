@@ -11,12 +11,11 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 func knownFamily(name string) bool { return name == "ref-vlm" || name == "ref-detect" }

@@ -12,11 +12,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Problem is one thing wrong with an inventory, located precisely.
@@ -122,21 +121,7 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		line := 0
-		msg := err.Error()
-		if m := yamlLine.FindStringSubmatch(msg); m != nil {
-			fmt.Sscanf(m[1], "%d", &line)
-			msg = m[2]
-			// yaml.v3 reports an unclosed flow collection at its opening
-			// line counted from zero; make it the 1-based opening line.
-			if strings.HasPrefix(msg, "did not find expected ',' or") {
-				line++
-				msg += " (unclosed flow collection opened here)"
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			msg = "empty document"
-		}
+		line, msg := syntaxError(err)
 		add(line, "", "yaml syntax: %s", strings.TrimPrefix(msg, "yaml: "))
 		return probs
 	}
@@ -163,51 +148,82 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		return probs
 	}
 	for i := 0; i+1 < len(groupsNode.Content); i += 2 {
-		keyN, valN := groupsNode.Content[i], groupsNode.Content[i+1]
-		name := keyN.Value
-		field := "groups." + name
-		if !SafeName(name) {
-			field = "groups." + text.Quote(name)
+		parseGroup(inv, path, groupsNode.Content[i], groupsNode.Content[i+1], add)
+	}
+	return probs
+}
+
+// syntaxError is the line and message of a YAML syntax error.
+func syntaxError(err error) (line int, msg string) {
+	msg = err.Error()
+	if m := yamlLine.FindStringSubmatch(msg); m != nil {
+		fmt.Sscanf(m[1], "%d", &line)
+		msg = m[2]
+		// yaml.v3 reports an unclosed flow collection at its opening
+		// line counted from zero; make it the 1-based opening line.
+		if strings.HasPrefix(msg, "did not find expected ',' or") {
+			line++
+			msg += " (unclosed flow collection opened here)"
 		}
-		if _, dup := inv.Groups[name]; dup {
-			add(keyN.Line, field, "group %+q is defined twice", name)
-			continue
-		}
-		if valN.Kind != yaml.MappingNode {
-			add(valN.Line, field, "must be a mapping")
-			continue
-		}
-		checkKeys(valN, reflect.TypeOf(Group{}), field, add)
-		g := &Group{}
-		if err := valN.Decode(g); err != nil {
-			addDecodeError(add, valN.Line, field, err)
-		}
-		g.Name, g.File, g.Line = name, path, keyN.Line
-		g.Profiles = nil
-		if pn := mapValue(valN, "profiles"); pn != nil {
-			if pn.Kind != yaml.SequenceNode {
-				add(pn.Line, field+".profiles", "must be a list")
-			} else {
-				for j, item := range pn.Content {
-					pfield := fmt.Sprintf("%s.profiles[%d]", field, j)
-					if item.Kind != yaml.MappingNode {
-						add(item.Line, pfield, "must be a mapping")
-						continue
-					}
-					checkKeys(item, reflect.TypeOf(Profile{}), pfield, add)
-					p := &Profile{}
-					if err := item.Decode(p); err != nil {
-						addDecodeError(add, item.Line, pfield, err)
-					}
-					p.Group, p.File, p.Line = name, path, item.Line
-					p.FieldLines = fieldLines(item, "")
+	}
+	if errors.Is(err, io.EOF) {
+		msg = "empty document"
+	}
+	return line, msg
+}
+
+// parseGroup decodes one group (its key and value nodes) into inv, with
+// its profiles and their positions.
+func parseGroup(inv *Inventory, path string, keyN, valN *yaml.Node, add func(int, string, string, ...any)) {
+	name := keyN.Value
+	field := "groups." + name
+	if !SafeName(name) {
+		field = "groups." + text.Quote(name)
+	}
+	if _, dup := inv.Groups[name]; dup {
+		add(keyN.Line, field, "group %+q is defined twice", name)
+		return
+	}
+	if valN.Kind != yaml.MappingNode {
+		add(valN.Line, field, "must be a mapping")
+		return
+	}
+	checkKeys(valN, reflect.TypeOf(Group{}), field, add)
+	g := &Group{}
+	if err := valN.Decode(g); err != nil {
+		addDecodeError(add, valN.Line, field, err)
+	}
+	g.Name, g.File, g.Line = name, path, keyN.Line
+	g.Profiles = nil
+	if pn := mapValue(valN, "profiles"); pn != nil {
+		if pn.Kind != yaml.SequenceNode {
+			add(pn.Line, field+".profiles", "must be a list")
+		} else {
+			for j, item := range pn.Content {
+				if p := parseProfile(name, path, fmt.Sprintf("%s.profiles[%d]", field, j), item, add); p != nil {
 					g.Profiles = append(g.Profiles, p)
 				}
 			}
 		}
-		inv.Groups[name] = g
 	}
-	return probs
+	inv.Groups[name] = g
+}
+
+// parseProfile decodes one profile of group name (nil when it is not a
+// mapping).
+func parseProfile(name, path, pfield string, item *yaml.Node, add func(int, string, string, ...any)) *Profile {
+	if item.Kind != yaml.MappingNode {
+		add(item.Line, pfield, "must be a mapping")
+		return nil
+	}
+	checkKeys(item, reflect.TypeOf(Profile{}), pfield, add)
+	p := &Profile{}
+	if err := item.Decode(p); err != nil {
+		addDecodeError(add, item.Line, pfield, err)
+	}
+	p.Group, p.File, p.Line = name, path, item.Line
+	p.FieldLines = fieldLines(item, "")
+	return p
 }
 
 func addDecodeError(add func(int, string, string, ...any), line int, field string, err error) {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -69,8 +70,9 @@ func (v *validator) group(gname string, g *Group) {
 // checkWorkload checks the workload every profile of a group is measured
 // with.
 func checkWorkload(w Workload, gadd addFunc) {
-	if w.EndpointType != EndpointChat && w.EndpointType != EndpointImageRetrieval {
-		gadd(".workload.endpoint_type", "must be %+q or %+q, got %+q", EndpointChat, EndpointImageRetrieval, w.EndpointType)
+	typ, known := endpoint.Lookup(w.EndpointType)
+	if !known {
+		gadd(".workload.endpoint_type", "must be %s, got %+q", endpoint.OneOf(func(n string) string { return fmt.Sprintf("%+q", n) }), w.EndpointType)
 	}
 	if w.Warmup < 0 {
 		gadd(".workload.warmup", "must be >= 0")
@@ -90,8 +92,8 @@ func checkWorkload(w Workload, gadd addFunc) {
 	if w.Dataset.SHA256 != "" && !sha256Hex.MatchString(w.Dataset.SHA256) {
 		gadd(".workload.dataset.sha256", "must be 64 lowercase hex characters")
 	}
-	if w.EndpointType == EndpointImageRetrieval && len(w.Generation) > 0 {
-		gadd(".workload.generation", "image_retrieval takes no generation controls")
+	if known && !typ.TakesGeneration() && len(w.Generation) > 0 {
+		gadd(".workload.generation", "%s takes no generation controls", typ.Name())
 	}
 }
 

@@ -7,12 +7,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Executor runs the selected checkpoints of a group somewhere — on this
@@ -22,8 +21,16 @@ import (
 // same pipeline, so a row is a row wherever it ran. A qualification outcome
 // (failed rows) is not an error; the error is for setup problems, I/O
 // failures and interruption, as for Run.
+//
+// The seam also answers what the assembly of a group run (RunBuilder)
+// needs of this host: OnThisHost says whether checkpoints run on this
+// host's slots, so the GPU selection is probed into Options.Hardware.Pool,
+// or where the executor places them (Slurm allocates each task its GPUs).
+// An executor that submits and returns (Slurm's --detach) names what it
+// submitted in Outcome.Submitted.
 type Executor interface {
 	Run(ctx context.Context, opts Options) (*Outcome, error)
+	OnThisHost() bool
 }
 
 // Local runs every checkpoint on this host, each on its own GPUs (tp x cp
@@ -32,6 +39,9 @@ type Local struct{}
 
 // Run implements Executor.
 func (Local) Run(ctx context.Context, opts Options) (*Outcome, error) { return Run(ctx, opts) }
+
+// OnThisHost implements Executor: the checkpoints run on this host's slots.
+func (Local) OnThisHost() bool { return true }
 
 // Prepared is a group run checked and set up for an executor that runs its
 // checkpoints elsewhere: the profiles are selected, AIPerf is checked and

@@ -10,9 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // GPU hygiene (docs/gpu.md): before timing every GPU of the slot is idle;

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 )
 
@@ -32,7 +33,7 @@ func TestCheckRequestLimits(t *testing.T) {
 	}
 	entries := []aiperf.Entry{entry("small", 4, strings.Repeat("é", 30)), entry("large", 400, "Short?")}
 	f := &families.Family{MaxBodyBytes: 1 << 20, MaxPromptBytes: 1 << 10}
-	s, err := CheckRequestLimits(f, aiperf.EndpointChat, entries, "m", nil)
+	s, err := CheckRequestLimits(f, endpoint.Chat, entries, "m", nil)
 	require.NoError(t, err)
 	assert.Equal(t, "large", s.Largest.ID)
 	assert.EqualValues(t, 60, s.LargestPrompt, "UTF-8 bytes, not characters")
@@ -41,14 +42,14 @@ func TestCheckRequestLimits(t *testing.T) {
 	assert.Contains(t, s.String(), "the largest prompt is 60 bytes (entry small), limit 1024 (--max-prompt-bytes)")
 
 	f.MaxPromptBytes = 59
-	_, err = CheckRequestLimits(f, aiperf.EndpointChat, entries, "m", nil)
+	_, err = CheckRequestLimits(f, endpoint.Chat, entries, "m", nil)
 	var pe *PromptTooLargeError
 	require.ErrorAs(t, err, &pe)
 	assert.True(t, IsOverLimit(err))
 	assert.Contains(t, err.Error(), "corpus entry small (small.png): its prompt is 60 bytes of UTF-8 text, over the server's limit of 59 bytes (--max-prompt-bytes)")
 
 	f.MaxPromptBytes, f.MaxBodyBytes = 0, s.LargestBody-1
-	_, err = CheckRequestLimits(f, aiperf.EndpointChat, entries, "m", nil)
+	_, err = CheckRequestLimits(f, endpoint.Chat, entries, "m", nil)
 	var be *aiperf.RequestTooLargeError
 	require.ErrorAs(t, err, &be)
 	assert.Equal(t, "large", be.Entry)

@@ -24,16 +24,14 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Options configure one `trtmc-qual run --group G`.
@@ -142,6 +140,9 @@ type ProvenanceOptions struct {
 type Outcome struct {
 	Group   string
 	Results []*reports.Result
+	// Submitted are the jobs an executor submitted and did not follow
+	// (run --executor slurm --detach): their ids, for the caller to print.
+	Submitted []string
 }
 
 // SetupError is a problem that stops the whole run before any checkpoint

@@ -10,13 +10,12 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Pool is what a run schedules its checkpoints on: the GPUs --gpus

@@ -12,15 +12,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 type stageDef struct {
@@ -114,7 +113,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 		}
 	}
 	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
-	if cr.gr.group.Workload.EndpointType == aiperf.EndpointChat {
+	if endpoint.NeedsTokenizer(cr.gr.group.Workload.EndpointType) {
 		if err := cr.resolveTokenizer(); err != nil {
 			return stageFailure(reports.CodeTokenizer, err)
 		}
@@ -405,37 +404,11 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 			return err
 		}
 	}
-	entries, err := aiperf.LoadCorpus(cr.corpus)
+	ds, err := cr.writeDataset()
 	if err != nil {
-		return stageFailure(reports.CodeDataset, err)
+		return err
 	}
-	ds, err := aiperf.WriteDataset(filepath.Join(cr.dir, fileDataset), w.EndpointType, entries, w.Warmup+w.Measured)
-	if err != nil {
-		return stageFailure(reports.CodeDataset, err)
-	}
-	cr.dataset = ds
-	cr.res.Provenance.DatasetSHA256 = ds.SHA256
-	sizes, err := aiperf.ImageSizes(entries, w.Warmup+w.Measured)
-	if err != nil {
-		return stageFailure(reports.CodeDataset, err)
-	}
-	for _, s := range sizes {
-		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
-	}
-	cfg := aiperf.Config{
-		Bin: o.AIPerf.Bin, ExpectedVersion: o.AIPerf.Version, AllowVersionMismatch: o.AIPerf.AllowMismatch,
-		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Security.Host, cr.port), Model: cr.profile.Served(),
-		InputFile: ds.Path, ArtifactDir: filepath.Join(cr.dir, dirAIPerf),
-		Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency, Seed: w.Seed,
-		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
-		Deadline:       cr.family.Timeouts.AIPerf.Or(defaultAIPerfTimeout),
-		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(), TempDir: cr.tmp,
-		Version: &cr.gr.aiperf,
-	}
-	if w.EndpointType == aiperf.EndpointChat {
-		cfg.Tokenizer = cr.tokenizer
-	}
-	cfg.GPUTelemetry = telemetryCollector(cr.slot)
+	cfg := cr.aiperfConfig(ds)
 	records := filepath.Join(cr.dir, fileRecords)
 	o.Progress.requests(cr.profile.ID, w.Warmup+w.Measured, func() int { return countLines(records) })
 	run, err := cr.gr.driver.Run(ctx, cfg)
@@ -456,8 +429,59 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		}
 		return stageFailure(reports.CodeAIPerfFailed, err)
 	}
-	// A server that died during the run makes every later request fail;
-	// that is a broken stage, not a qualification outcome.
+	return cr.aiperfTrusted(run)
+}
+
+// writeDataset writes the dataset AIPerf sends (one line per request, the
+// workload's endpoint type's) and records its digest and image sizes.
+func (cr *checkpointRun) writeDataset() (*aiperf.Dataset, error) {
+	w := cr.gr.group.Workload
+	entries, err := aiperf.LoadCorpus(cr.corpus)
+	if err != nil {
+		return nil, stageFailure(reports.CodeDataset, err)
+	}
+	ds, err := aiperf.WriteDataset(filepath.Join(cr.dir, fileDataset), w.EndpointType, entries, w.Warmup+w.Measured)
+	if err != nil {
+		return nil, stageFailure(reports.CodeDataset, err)
+	}
+	cr.dataset = ds
+	cr.res.Provenance.DatasetSHA256 = ds.SHA256
+	sizes, err := aiperf.ImageSizes(entries, w.Warmup+w.Measured)
+	if err != nil {
+		return nil, stageFailure(reports.CodeDataset, err)
+	}
+	for _, s := range sizes {
+		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
+	}
+	return ds, nil
+}
+
+// aiperfConfig is the AIPerf run of this checkpoint over the dataset.
+func (cr *checkpointRun) aiperfConfig(ds *aiperf.Dataset) aiperf.Config {
+	o := cr.gr.opts
+	w := cr.gr.group.Workload
+	cfg := aiperf.Config{
+		Bin: o.AIPerf.Bin, ExpectedVersion: o.AIPerf.Version, AllowVersionMismatch: o.AIPerf.AllowMismatch,
+		EndpointType: w.EndpointType, URL: fmt.Sprintf("http://%s:%d", o.Security.Host, cr.port), Model: cr.profile.Served(),
+		InputFile: ds.Path, ArtifactDir: filepath.Join(cr.dir, dirAIPerf),
+		Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency, Seed: w.Seed,
+		RequestTimeout: time.Duration(w.RequestTimeoutS * float64(time.Second)),
+		Deadline:       cr.family.Timeouts.AIPerf.Or(defaultAIPerfTimeout),
+		ExtraInputs:    w.Generation, Dataset: ds, Env: cr.childEnv(), APIKey: cr.serveToken(), TempDir: cr.tmp,
+		Version: &cr.gr.aiperf,
+	}
+	if endpoint.NeedsTokenizer(w.EndpointType) {
+		cfg.Tokenizer = cr.tokenizer
+	}
+	cfg.GPUTelemetry = telemetryCollector(cr.slot)
+	return cfg
+}
+
+// aiperfTrusted breaks the stage when the run cannot be trusted: the
+// server died during it (every later request fails: a broken stage, not a
+// qualification outcome), or AIPerf's exports have a problem the join
+// does not count per request (errored, duplicate, missing).
+func (cr *checkpointRun) aiperfTrusted(run *aiperf.Run) error {
 	select {
 	case <-cr.server.Done():
 		res, werr := cr.server.Wait()
@@ -467,8 +491,6 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 		return stageFailure(reports.CodeServerDied, fmt.Errorf("the server exited during the AIPerf run: %w", werr))
 	default:
 	}
-	// Per-request findings are counted by the join (errored, duplicate,
-	// missing); anything else means the exports cannot be trusted.
 	var fatal []aiperf.Problem
 	for _, p := range run.Problems {
 		if !joinCounts[p.Code] {

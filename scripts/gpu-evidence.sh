@@ -248,7 +248,7 @@ fi
 if ! step tests; then :
 elif fits 90; then
   say "tests: the GPU family's Python tests on the GPU"
-  TRTMC_REFSERVER=$W/tools/bin/trtmc-refserver timeout "$(limit 150)" python3 -m unittest discover -s families/reftarget/gpu/tests -t families/reftarget/gpu/tests -v >"$W/tests.log" 2>&1
+  TRTMC_REFSERVER=$W/tools/bin/trtmc-refserver timeout "$(limit 150)" python3 -m unittest discover -s families/reference-target/gpu/tests -t families/reference-target/gpu/tests -v >"$W/tests.log" 2>&1
   rc=$?
   note "INFO: tests: $(grep -E '^(Ran|OK|FAILED)' "$W/tests.log" | xargs); skipped: $(grep -c 'skipped' "$W/tests.log")"
   grep -E 'skipped|FAIL|ERROR' "$W/tests.log" | head -8 >>"$summary"

@@ -17,7 +17,7 @@ scripts/lint.sh
 # The GPU reference family's Python: the HTTP layer, payload rules and bundle
 # format run everywhere; its model tests skip visibly without torch and a GPU
 # (scripts/gpu-evidence.sh runs them on the H200 machine).
-"$venv/bin/python" -m unittest discover -s families/reftarget/gpu/tests -t families/reftarget/gpu/tests
+"$venv/bin/python" -m unittest discover -s families/reference-target/gpu/tests -t families/reference-target/gpu/tests
 # The Slurm executor's integration tests run through a real local cluster,
 # started here and stopped when the tests end (scripts/slurm-local.sh); a
 # cluster that was already running is used and left running.

@@ -8,14 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 type exportOptions struct {
@@ -46,12 +45,8 @@ type exportOptions struct {
 	Families string
 }
 
-func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
-	opts := &exportOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "export --from OUT --group G --output-file PACK.tar.gz",
-		Short: "Write a group's public evidence pack, scrubbed, sealed again and checked for leaks",
-		Long: `Write a group's public evidence pack: every file a re-judge needs, the run
+// exportLong is newExportCmd's help text.
+const exportLong = `Write a group's public evidence pack: every file a re-judge needs, the run
 host's paths mapped to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
 --root NAME=DIR), host and user names removed, sealed again over what it holds
 (each row's manifest.json and PACK.json record the original seal it came from
@@ -90,13 +85,23 @@ re-derives the same verdicts and figures on another machine.
 
 Exit status: 0 written, 1 refused (a leak, a row whose evidence changed, a
 stored figure that is not the re-derived one), 2 usage (an existing PACK, not a
-.tar.gz, a PACK inside the evidence, no rows, a missing result root).`,
-		Example: `  # the pack for the pull request, logs left out
+.tar.gz, a PACK inside the evidence, no rows, a missing result root).`
+
+// exportExample are newExportCmd's examples.
+const exportExample = `  # the pack for the pull request, logs left out
   trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz
 
   # logs cut to their last 50 lines; a bundle store outside the checkout named
-  trtmc-qual export --from out/trtmc --group vlm --output-file vlm.tar.gz --logs tail --log-tail 50 --root BUNDLES=/data/bundles`,
-		Args: cobra.NoArgs,
+  trtmc-qual export --from out/trtmc --group vlm --output-file vlm.tar.gz --logs tail --log-tail 50 --root BUNDLES=/data/bundles`
+
+func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
+	opts := &exportOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:     "export --from OUT --group G --output-file PACK.tar.gz",
+		Short:   "Write a group's public evidence pack, scrubbed, sealed again and checked for leaks",
+		Long:    exportLong,
+		Example: exportExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if err := opts.Validate(); err != nil {
 				return err

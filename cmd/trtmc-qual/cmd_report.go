@@ -11,8 +11,6 @@ import (
 	"runtime/debug"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -21,6 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -80,12 +79,8 @@ var reportFormats = formats(reports.FormatAuto, reports.GroupFormats()...)
 // rejudgeMemoryLimit is the Go runtime's soft memory limit during a rejudge.
 const rejudgeMemoryLimit = 200 << 20
 
-func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
-	opts := &reportOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "report --group G [--from OUT ...]",
-		Short: "Regenerate a group's result tables from stored evidence",
-		Long: `Regenerate a group's result tables from stored evidence alone, without running
+// reportLong is newReportCmd's help text.
+const reportLong = `Regenerate a group's result tables from stored evidence alone, without running
 anything: the group table, the coverage matrix and a reproducible command per
 row. The output is byte-identical to the OUT/<group>/results.* that run wrote
 for the same evidence.
@@ -158,8 +153,10 @@ is missing or not sealed — with -o summary, 0 only when the summary says
 complete and 1 whenever it says NOT complete —, 2 for usage errors (an unknown format, a missing result root, a page
 that is missing or too large), 3 when --update-doc's page is busy or changed
 during the update, 4 when a file cannot be written or read for a reason other
-than its content.`,
-		Example: `  # the Markdown to paste into a pull request
+than its content.`
+
+// reportExample are newReportCmd's examples.
+const reportExample = `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --format md
 
   # merge two campaigns, latest run of each checkpoint wins
@@ -173,8 +170,16 @@ than its content.`,
   trtmc-qual report --from out/demo --group vlm -o summary --reconcile vlm-reconcile.json --repo "$TRTMC_REPO"
 
   # re-apply the verdict rules to stored evidence, compare with last month
-  trtmc-qual report --from out/demo --group vlm --rejudge --baseline out/old --format md`,
-		Args: cobra.NoArgs,
+  trtmc-qual report --from out/demo --group vlm --rejudge --baseline out/old --format md`
+
+func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
+	opts := &reportOptions{IO: f.IO}
+	cmd := &cobra.Command{
+		Use:     "report --group G [--from OUT ...]",
+		Short:   "Regenerate a group's result tables from stored evidence",
+		Long:    reportLong,
+		Example: reportExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			opts.OutputGiven, opts.OutputFileGiven = cmd.Flags().Changed("output"), cmd.Flags().Changed("output-file")
 			if err := opts.Validate(); err != nil {

@@ -6,26 +6,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 )
 
 // runOptions are the run verb's: the flags, the resolved configuration
-// and what the pipeline needs of this process. The wiring fills them
-// (complete), Validate checks them together, and runQualify runs them; no
-// cobra and no factory below.
+// and what the pipeline needs of this process. toOptions fills them,
+// Validate checks them together, and runQualify runs them; no cobra and no
+// factory below.
 type runOptions struct {
 	IO     *IOStreams
 	Runner proc.Runner
@@ -34,7 +30,7 @@ type runOptions struct {
 	// Version and Commit are the harness's, recorded in every row.
 	Version, Commit string
 	// Config is the resolved configuration (flags > environment > file >
-	// defaults); Out, GPUs and Executor below start from it.
+	// defaults); Out, GPUs and Executor below come from it.
 	Config *Config
 	// Publish is what the published tables map: this host's roots and
 	// identity.
@@ -58,6 +54,37 @@ type runOptions struct {
 	GPUsGiven bool
 }
 
+// runFlags are run's flags that are not configuration keys, as cobra
+// parses them (kubectl's WaitFlags). The flags that are keys (--out,
+// --gpus, --executor, --allow-*, the inventory and AIPerf flags) are
+// resolved with the environment and the config file into Config
+// (config.go); toOptions is the one place both become runOptions.
+type runFlags struct {
+	Group  string
+	Only   []string
+	Resume bool
+	Host   string
+	Format string
+	JUnit  string
+	Detach bool
+}
+
+// toOptions is the one resolution of run's values: the flags, the
+// resolved configuration and what the run needs of this process. given
+// says whether a flag was given on the command line. `ci --smoke` runs
+// through it too.
+func (fl *runFlags) toOptions(f *factory, given func(flag string) bool) *runOptions {
+	c := f.Config
+	o := &runOptions{IO: f.IO, Runner: f.Runner, Now: f.Now, Getenv: f.Getenv, Version: f.Version, Commit: f.Commit, Config: c,
+		Publish: publicOptions(c, f.Getenv, nil),
+		Group:   fl.Group, Only: fl.Only, Resume: fl.Resume, Host: fl.Host, Format: fl.Format, JUnit: fl.JUnit, Detach: fl.Detach,
+		Out: c.Out, GPUs: c.GPUs, Executor: c.Executor, GPUsGiven: given("gpus")}
+	if o.Executor == executorSlurm {
+		o.Out = slurm.EvidenceRoot(c.Out, c.Slurm.Out, given("out"))
+	}
+	return o
+}
+
 // runFormats are run's -o/--format values.
 var runFormats = formats(reports.FormatAuto, "table", "tsv", "md", "csv", "json")
 
@@ -67,12 +94,8 @@ const (
 	executorSlurm = "slurm"
 )
 
-func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
-	opts := &runOptions{IO: f.IO}
-	cmd := &cobra.Command{
-		Use:   "run --group G",
-		Short: "Qualify every checkpoint of a model group",
-		Long: `Qualify every checkpoint of a group: start the family's native server, run its
+// runLong is newRunCmd's help text.
+const runLong = `Qualify every checkpoint of a group: start the family's native server, run its
 correctness case on the served bundle, drive AIPerf (warmup + measured requests),
 run the native Task over exactly the payloads sent, join native and HTTP answers
 by request identity, and write OUT/<group>/<profile>/result.json with its
@@ -98,8 +121,10 @@ the reason (docs/gpu.md).
 
 Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
 broke, 3 when a server, GPU or AIPerf was unavailable, a profile could not be run
-on this host (or Slurm rejected the job), 130 when interrupted.`,
-		Example: `  # the reference target, from the repository root
+on this host (or Slurm rejected the job), 130 when interrupted.`
+
+// runExample are newRunCmd's examples.
+const runExample = `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
@@ -109,14 +134,18 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
   trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly-vlm-junit.xml
 
   # the whole group across a Slurm cluster (partition etc. in trtmc-qual.yaml)
-  trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`,
-		Args: cobra.NoArgs,
+  trtmc-qual run --group vlm --executor slurm --out /lustre/qual/out`
+
+func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
+	flags := &runFlags{}
+	cmd := &cobra.Command{
+		Use:     "run --group G",
+		Short:   "Qualify every checkpoint of a model group",
+		Long:    runLong,
+		Example: runExample,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			opts.complete(f)
-			if opts.Executor == executorSlurm && f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
-				opts.Out = f.Config.Slurm.Out
-			}
-			opts.GPUsGiven = cmd.Flags().Changed("gpus")
+			opts := flags.toOptions(f, cmd.Flags().Changed)
 			if err := opts.Validate(); err != nil {
 				return err
 			}
@@ -128,16 +157,16 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVarP(&opts.Group, "group", "g", "", "the model group to qualify (required)")
-	fl.StringSliceVar(&opts.Only, "only", nil, "only these profile ids")
+	fl.StringVarP(&flags.Group, "group", "g", "", "the model group to qualify (required)")
+	fl.StringSliceVar(&flags.Only, "only", nil, "only these profile ids")
 	fl.String("out", "out", "evidence root directory")
 	fl.String("gpus", "", `GPU indexes or UUIDs ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists; a profile holds tp x cp of them`)
 	fl.Bool("allow-hardware-mismatch", false, "run profiles whose inventory hardware scope does not match the GPUs (recorded; such rows never qualify)")
-	fl.BoolVar(&opts.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
-	fl.StringVar(&opts.Host, "host", "127.0.0.1", "address servers bind to")
+	fl.BoolVar(&flags.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
+	fl.StringVar(&flags.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
-	addFormatFlag(cmd, &opts.Format, runFormats)
-	addFileFlag(cmd, &opts.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
+	addFormatFlag(cmd, &flags.Format, runFormats)
+	addFileFlag(cmd, &flags.JUnit, "junit", "also write a JUnit XML report to this file: one test case per profile", "xml")
 	addInventoryFlags(fl)
 	addAIPerfFlags(fl)
 	markInputFiles(cmd)
@@ -146,21 +175,11 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	completeGPUsFlag(cmd, f)
 	_ = cmd.MarkFlagDirname("out")
 	fl.String("executor", executorLocal, "where checkpoints run: local (this host) or slurm (one array task per profile; see docs/slurm.md)")
-	fl.BoolVar(&opts.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with `trtmc-qual status`")
+	fl.BoolVar(&flags.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with `trtmc-qual status`")
 	_ = cmd.RegisterFlagCompletionFunc("executor", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{executorLocal + "\tthis host's GPU slots", executorSlurm + "\tone Slurm array task per profile"}, cobra.ShellCompDirectiveNoFileComp
 	})
 	return cmd
-}
-
-// complete fills what the run needs of this process and the resolved
-// configuration (f.Config, set by the root's PersistentPreRunE): the
-// verb's wiring and `ci --smoke` both run through it.
-func (o *runOptions) complete(f *factory) {
-	o.IO, o.Runner, o.Now, o.Getenv = f.IO, f.Runner, f.Now, f.Getenv
-	o.Version, o.Commit, o.Config = f.Version, f.Commit, f.Config
-	o.Publish = publicOptions(f.Config, f.Getenv, nil)
-	o.Out, o.GPUs, o.Executor = f.Config.Out, f.Config.GPUs, f.Config.Executor
 }
 
 // Validate checks the flags and the configuration together: a group and
@@ -265,64 +284,48 @@ func writeRunJUnit(opts *runOptions, rep *reports.GroupReport, runErr error) err
 	return nil
 }
 
-// runGroup runs the pipeline over one group with the resolved
-// configuration, through the configured executor.
+// runGroup runs the pipeline over one group through the configured
+// executor: the inventory, the GPU selection and the executor are
+// resolved here, the run itself is assembled by qual.RunBuilder.
 func runGroup(ctx context.Context, opts *runOptions) (*qual.Outcome, error) {
 	c := opts.Config
 	inv, fams, err := loadInventory(c.Inventory, c.Families)
 	if err != nil {
 		return nil, err
 	}
-	probe := qual.NvidiaSMI{Runner: opts.Runner}
-	gpus, err := runGPUs(ctx, opts, probe)
+	gpus, err := runGPUs(ctx, opts, qual.NvidiaSMI{Runner: opts.Runner})
 	if err != nil {
 		return nil, err
 	}
-	var pool *qual.Pool
-	if opts.Executor != executorSlurm { // Slurm tasks use the GPUs Slurm allocates them (--gpus slurm)
-		if pool, err = qual.NewPool(ctx, probe, gpus); err != nil {
-			if src := c.Source("gpus"); src != "gpus" {
-				err = fmt.Errorf("%s %w", src, err) // where the selection came from
-			}
-			return nil, err
-		}
-	}
-	secrets := runSecrets(opts)
-	self, err := os.Executable()
-	if err != nil {
-		return nil, fmt.Errorf("locate the trtmc-qual executable for {self}: %w", err)
-	}
-	// Stage lines and the progress display share stderr through one
-	// writer, so they never glue to each other.
-	prog := qual.NewProgress(opts.IO.ErrOut, opts.IO.ErrTTY, opts.Now)
-	defer prog.Close()
-	qopts := qual.Options{
-		Inventory: inv, Families: fams, Registry: families.DefaultRegistry(),
-		Group: opts.Group, Only: opts.Only, Out: opts.Out, BinDir: c.BinDir, Self: self,
-		AIPerf: qual.AIPerfOptions{Bin: c.AIPerf, Version: c.AIPerfVersion,
-			AllowMismatch: c.AllowMismatch, Tokenizer: c.Tokenizer},
-		Hardware: qual.HardwareOptions{Pool: pool, AllowMismatch: c.AllowHardwareMismatch, Probe: probe},
-		Security: qual.SecurityOptions{Host: opts.Host, AllowNonLoopback: c.AllowNonLoopback, Secrets: secrets,
-			SecretEnv: c.Secrets, ServeToken: opts.Getenv(qual.ServeTokenEnv)},
-		Provenance: qual.ProvenanceOptions{HarnessVersion: opts.Version, HarnessCommit: opts.Commit,
-			Slurm: slurm.TaskFromEnv(opts.Getenv), Command: reproCommand(opts), Roots: runRoots(opts)},
-		Publish: opts.Publish,
-		Resume:  opts.Resume, Runner: opts.Runner, Log: prog, Progress: prog, Now: opts.Now,
-	}
-	if opts.Executor != executorSlurm {
-		return qual.Local{}.Run(ctx, qopts)
-	}
-	ex, err := slurmExecutor(opts)
+	exec, err := runExecutor(opts)
 	if err != nil {
 		return nil, err
 	}
-	out, err := ex.Run(ctx, qopts)
-	if err == nil && opts.Detach {
-		for _, id := range ex.JobIDs {
+	b := &qual.RunBuilder{Inventory: inv, Families: fams, Group: opts.Group, Only: opts.Only, Out: opts.Out, Resume: opts.Resume,
+		BinDir: c.BinDir, AIPerf: qual.AIPerfOptions{Bin: c.AIPerf, Version: c.AIPerfVersion, AllowMismatch: c.AllowMismatch, Tokenizer: c.Tokenizer},
+		GPUs: gpus, AllowHardwareMismatch: c.AllowHardwareMismatch, Host: opts.Host, AllowNonLoopback: c.AllowNonLoopback,
+		SecretEnv: c.Secrets, Command: reproArgv(opts), Roots: hostRoots(c, opts.Getenv), Publish: opts.Publish,
+		Slurm: slurm.TaskFromEnv(opts.Getenv), Version: opts.Version, Commit: opts.Commit,
+		Runner: opts.Runner, Getenv: opts.Getenv, Now: opts.Now, ErrOut: opts.IO.ErrOut, ErrTTY: opts.IO.ErrTTY}
+	if src := c.Source("gpus"); src != "gpus" {
+		b.GPUsSource = src
+	}
+	out, err := b.Run(ctx, exec)
+	if err == nil {
+		for _, id := range out.Submitted {
 			fmt.Fprintln(opts.IO.Out, id)
 		}
 	}
 	return out, err
+}
+
+// runExecutor is where the group's checkpoints run (config key
+// `executor`): this host, or Slurm.
+func runExecutor(opts *runOptions) (qual.Executor, error) {
+	if opts.Executor == executorSlurm {
+		return slurmExecutor(opts)
+	}
+	return qual.Local{}, nil
 }
 
 // runGPUs is the GPU selection: --gpus slurm is the GPUs Slurm allocated
@@ -339,22 +342,6 @@ func runGPUs(ctx context.Context, opts *runOptions, probe qual.NvidiaSMI) (strin
 		fmt.Fprintf(opts.IO.ErrOut, "trtmc-qual: --gpus slurm: %s\n", note)
 	}
 	return sel, nil
-}
-
-// runSecrets are the values of the configured secret variables, which
-// never reach the evidence; a short one is warned about.
-func runSecrets(opts *runOptions) []string {
-	secrets := []string{}
-	for _, name := range opts.Config.Secrets {
-		if v := opts.Getenv(name); v != "" {
-			secrets = append(secrets, v)
-			if len(v) < shortSecret {
-				fmt.Fprintf(opts.IO.ErrOut, "trtmc-qual: warning: secret %s is only %d characters long; it is redacted everywhere, "+
-					"which can also mask unrelated text of the evidence that happens to equal it\n", name, len(v))
-			}
-		}
-	}
-	return secrets
 }
 
 // slurmExecutor builds the Slurm executor from the configuration: each
@@ -384,16 +371,6 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
 }
 
-// runRoots are the named roots a run records in every row
-// (provenance.roots): its evidence root and this host's roots.
-func runRoots(opts *runOptions) []reports.Root {
-	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(opts.Config, opts.Getenv)...)
-}
-
-// shortSecret is the length under which a secret's redaction is likely to
-// mask unrelated text too; the run warns about it.
-const shortSecret = 8
-
 // The lines the first signal prints while children run.
 const (
 	noticeChildren = "trtmc-qual: interrupted, stopping servers and AIPerf (Ctrl-C again to force)"
@@ -408,8 +385,7 @@ func smokeOut(out string) string { return filepath.Join(out, "ci-smoke") }
 // called, after the root resolved it.
 func smokeRun(f *factory) SmokeFunc {
 	return func(ctx context.Context, group string) (bool, string, error) {
-		opts := &runOptions{Group: group, Host: "127.0.0.1"}
-		opts.complete(f)
+		opts := (&runFlags{Group: group, Host: "127.0.0.1"}).toOptions(f, func(string) bool { return false })
 		opts.Out, opts.Executor = smokeOut(f.Config.Out), executorLocal
 		out, err := runGroup(ctx, opts)
 		if err != nil {
@@ -449,11 +425,11 @@ func runVerdictError(results []*reports.Result) error {
 	return nil
 }
 
-// reproCommand is the command that reproduces a run: every flag and
+// reproArgv is the command line that reproduces a run: every flag and
 // TRTMC_QUAL_* setting that shaped it, resolved (the config file is named
-// too; what it set is in it), shell-quoted so that pasting it runs exactly
-// this. Secret values are redacted by the caller's redactor.
-func reproCommand(opts *runOptions) string {
+// too; what it set is in it). qual.CommandLine puts the environment that
+// shaped the children before it and quotes it.
+func reproArgv(opts *runOptions) []string {
 	argv := append([]string{"trtmc-qual"}, shapingFlags(opts.Config)...)
 	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
 	if opts.GPUs != "" {
@@ -462,26 +438,7 @@ func reproCommand(opts *runOptions) string {
 	if opts.Host != "" && opts.Host != "127.0.0.1" {
 		argv = append(argv, "--host", opts.Host)
 	}
-	argv = append(argv, shapingRunFlags(opts.Config)...)
-	cmd := text.ShellJoin(argv)
-	// The environment that shaped the children beside the flags above
-	// (which already carry the resolved TRTMC_QUAL_* values). A secret is
-	// never written: the command takes it from the caller's environment.
-	var env []string
-	for _, name := range reproEnv {
-		v := opts.Getenv(name)
-		switch {
-		case v == "":
-		case slices.Contains(opts.Config.Secrets, name):
-			env = append(env, name+`="$`+name+`"`)
-		default:
-			env = append(env, name+"="+text.ShellQuote(v))
-		}
-	}
-	if len(env) > 0 {
-		cmd = strings.Join(env, " ") + " " + cmd
-	}
-	return cmd
+	return append(argv, shapingRunFlags(opts.Config)...)
 }
 
 // shapingFlags are the global flags for every setting of c that shapes a
@@ -534,7 +491,3 @@ func absPath(p string) string {
 	}
 	return p
 }
-
-// reproEnv are environment variables outside the flags that change what a
-// run does; their values (secrets redacted) go into the reproduce command.
-var reproEnv = []string{"TRTMC_SERVE_TOKEN", "TRTMC_REFSERVER_FAULT", "CUDA_VISIBLE_DEVICES"}

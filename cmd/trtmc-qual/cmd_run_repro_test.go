@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/qual"
 )
 
 // TestReproCommandCarriesEverything: every flag and setting that shaped a
@@ -33,4 +35,11 @@ func TestReproCommandCarriesEverything(t *testing.T) {
 		"run", "--group", "vlm", "--out", "/out/it's here", "--gpus", "0,1", "--host", "0.0.0.0",
 		"--allow-hardware-mismatch", "--allow-non-loopback",
 	}, "\n")+"\n", string(out))
+}
+
+// reproCommand is the reproduce command a run records: run's flags
+// (reproArgv) with the environment before them, as qual.RunBuilder
+// assembles it.
+func reproCommand(o *runOptions) string {
+	return qual.CommandLine(reproArgv(o), o.Getenv, o.Config.Secrets)
 }

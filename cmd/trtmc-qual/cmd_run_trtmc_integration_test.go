@@ -33,15 +33,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 type trtmcRun struct {
@@ -360,7 +360,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	require.NoError(t, err)
 	want := map[int]bool{}
 	for _, e := range entries {
-		b, err := aiperf.RequestBody(aiperf.EndpointChat, e, "qwen3-vl-2b", map[string]any{"max_tokens": 32, "temperature": 0})
+		b, err := aiperf.RequestBody(endpoint.Chat, e, "qwen3-vl-2b", map[string]any{"max_tokens": 32, "temperature": 0})
 		require.NoError(t, err)
 		want[len(b)] = true
 	}

@@ -11,7 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 )
@@ -65,10 +65,7 @@ interrupted.`,
 			if err := opts.Validate(); err != nil {
 				return err
 			}
-			opts.Out = f.Config.Out
-			if f.Config.Slurm.Out != "" && !cmd.Flags().Changed("out") {
-				opts.Out = f.Config.Slurm.Out
-			}
+			opts.Out = slurm.EvidenceRoot(f.Config.Out, f.Config.Slurm.Out, cmd.Flags().Changed("out"))
 			opts.Runner, opts.Now = f.Runner, f.Now
 			opts.CommandsDir, opts.Poll = f.Config.Slurm.CommandsDir, f.Config.Slurm.PollInterval
 			if runF != nil {

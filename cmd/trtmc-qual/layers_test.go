@@ -29,28 +29,29 @@ var mayImport = map[string][]string{
 	"reports/stats":            nil,                                // intervals, drift, trials and the baseline rule (stdlib and gonum)
 	"reports/golden":           nil,                                // tests only: golden files, tree copies
 	"schemas":                  nil,                                // the JSON Schemas and their generator
-	"inventory/specs/gitread":  nil,                                // the one safe git command line, read-only
-	"qual/proc":                {"reports/text"},                   // child processes, the subreaper and its sweep
-	"families/trtmc/trtmctest": nil,                                // tests only: the strict fake TRTMC programs
+	"inventory/specs/gitread":  nil,
+	"inventory/endpoint":       nil,              // the AIPerf endpoint types as plug-ins, registered once each                                // the one safe git command line, read-only
+	"families/proc":            {"reports/text"}, // child processes, the subreaper and its sweep
+	"families/trtmc/trtmctest": nil,              // tests only: the strict fake TRTMC programs
 
 	// The reference target (trtmc-refserver and the GPU family): a program
 	// of its own, importing nothing of the harness but the shared leaves;
 	// its own leaves first.
-	"families/reftarget/imaging":      nil,       // image decoding and drawing
-	"families/reftarget/internal/rng": nil,       // its deterministic random numbers
-	"families/reftarget/bundle":       reftarget, // bundle files
-	"families/reftarget/check":        reftarget, // the correctness case
-	"families/reftarget/corpus":       reftarget, // corpus generation
-	"families/reftarget/detect":       reftarget, // the tiny detector
-	"families/reftarget/native":       reftarget, // the native runner
-	"families/reftarget/server":       reftarget, // the HTTP server (trtmc-server's contract)
-	"families/reftarget/task":         reftarget, // the Task both paths call
-	"families/reftarget/vlm":          reftarget, // the tiny VLM
-	"cmd/trtmc-refserver":             reftarget, // its wiring
+	"families/reference-target/imaging":      nil,             // image decoding and drawing
+	"families/reference-target/internal/rng": nil,             // its deterministic random numbers
+	"families/reference-target/bundle":       referenceTarget, // bundle files
+	"families/reference-target/check":        referenceTarget, // the correctness case
+	"families/reference-target/corpus":       referenceTarget, // corpus generation
+	"families/reference-target/detect":       referenceTarget, // the tiny detector
+	"families/reference-target/native":       referenceTarget, // the native runner
+	"families/reference-target/server":       referenceTarget, // the HTTP server (trtmc-server's contract)
+	"families/reference-target/task":         referenceTarget, // the Task both paths call
+	"families/reference-target/vlm":          referenceTarget, // the tiny VLM
+	"cmd/trtmc-refserver":                    referenceTarget, // its wiring
 
 	// Configuration.
-	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
-	"families":  {"reports/fileio"},                 // family configuration and answer semantics
+	"inventory": {"reports/fileio", "reports/text", "inventory/endpoint"}, // the inventory: schema, loading, validation
+	"families":  {"reports/fileio", "inventory/endpoint"},                 // family configuration and answer semantics
 
 	// The row model, the specs and what compares the inventory with them.
 	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
@@ -60,32 +61,32 @@ var mayImport = map[string][]string{
 	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                         // tests only: fixture TRTMC repositories
 	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                   // the inventory against the specs
 	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                       // the specs between two commits
-	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                       // the adapters to real TRTMC
+	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                   // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
-	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                        // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports"},                                                                           // the one join
-	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports"},   // the pipeline, scheduling, rejudge
-	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                            // the Slurm executor
-	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},                // host checks
-	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"}, // the premerge job
+	"qual/aiperf":     {"families/proc", "reports/fileio", "inventory/endpoint"},                                                                                                                                      // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "inventory/endpoint"},                                                                             // the one join
+	"qual":            {"qual/aiperf", "families/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "inventory/endpoint"}, // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "families/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                                                // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "families/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "inventory/endpoint"},              // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                         // the premerge job
 
 	// Tests only: the test double of proc.Runner.
-	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
+	"families/proc/proctest": {"families/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                   // its command
-	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                 // timing noise and the baseline rule's false and true calls
-	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},       // its command (make bench parts 5 and 6)
+	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports", "inventory/endpoint"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                                         // its command
+	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                                       // timing noise and the baseline rule's false and true calls
+	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},                             // its command (make bench parts 5 and 6)
 
 	// The wiring.
-	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
+	"cmd/trtmc-qual": {"inventory/...", "families", "families/proc", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
 }
 
-// reftarget is what a package of the reference target may import: itself
+// referenceTarget is what a package of the reference target may import: itself
 // and the shared leaves.
-var reftarget = []string{"families/reftarget/...", "reports/fileio", "reports/text"}
+var referenceTarget = []string{"families/reference-target/...", "reports/fileio", "reports/text"}
 
 // modulePackages returns each package of the module (module-relative) with
 // the module packages it imports directly (not counting tests).
@@ -171,7 +172,7 @@ func TestLeavesImportNothingOfOurs(t *testing.T) {
 }
 
 // TestNothingBelowQualReachesUp checks with `go list -deps` that no package
-// outside qual/ and cmd/ depends on qual/, except on the leaf qual/proc.
+// outside qual/ and cmd/ depends on qual/, not even indirectly.
 func TestNothingBelowQualReachesUp(t *testing.T) {
 	module, imports := modulePackages(t)
 	for pkg := range imports {
@@ -182,9 +183,54 @@ func TestNothingBelowQualReachesUp(t *testing.T) {
 		require.NoError(t, err, pkg)
 		for _, dep := range strings.Fields(string(out)) {
 			rel := strings.TrimPrefix(dep, module+"/")
-			if (rel == "qual" || strings.HasPrefix(rel, "qual/")) && rel != "qual/proc" {
+			if rel == "qual" || strings.HasPrefix(rel, "qual/") {
 				t.Errorf("%s depends on %s: a lower layer reaches up into qual", pkg, rel)
 			}
+		}
+	}
+}
+
+// floors are the top-level folders as floors of the house, bottom up: a
+// package imports only from its own floor or one below (the tools under
+// scripts/ stand beside the product and may import any of it).
+var floors = map[string]int{"reports": 1, "schemas": 1, "inventory": 2, "families": 3, "qual": 4, "cmd": 5, "scripts": 6}
+
+// pendingUp are the arrows known to run up, each with the work that
+// removes it; the test fails when one is gone, so the list cannot go stale.
+var pendingUp = map[[2]string]string{
+	{"reports", "inventory"}: "issue 34 part A: the row carries what it needs of the inventory as its own types",
+}
+
+func floorOf(t *testing.T, pkg string) (string, int) {
+	t.Helper()
+	top, _, _ := strings.Cut(pkg, "/")
+	f, ok := floors[top]
+	require.True(t, ok, "%s: top-level folder %q has no floor in layers_test.go", pkg, top)
+	return top, f
+}
+
+// TestEveryArrowPointsDown checks that no direct import runs from a
+// top-level folder up to a higher one.
+func TestEveryArrowPointsDown(t *testing.T) {
+	_, imports := modulePackages(t)
+	seen := map[[2]string]bool{}
+	for pkg, imps := range imports {
+		from, ff := floorOf(t, pkg)
+		for _, imp := range imps {
+			to, ft := floorOf(t, imp)
+			if ft <= ff {
+				continue
+			}
+			arrow := [2]string{from, to}
+			seen[arrow] = true
+			if _, ok := pendingUp[arrow]; !ok {
+				t.Errorf("%s imports %s: an arrow from floor %s up to %s", pkg, imp, from, to)
+			}
+		}
+	}
+	for arrow, why := range pendingUp {
+		if !seen[arrow] {
+			t.Errorf("%s → %s no longer runs up (%s): drop it from pendingUp", arrow[0], arrow[1], why)
 		}
 	}
 }

@@ -14,9 +14,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -96,7 +97,7 @@ func TestSchemasValidateWriters(t *testing.T) {
 	set.validate(t, "corpus", "corpus init", data)
 	entries, err := aiperf.LoadCorpus(corpus)
 	require.NoError(t, err)
-	for _, ep := range []string{aiperf.EndpointChat, aiperf.EndpointImageRetrieval} {
+	for _, ep := range []string{endpoint.Chat, endpoint.ImageRetrieval} {
 		path := filepath.Join(t.TempDir(), "dataset.jsonl")
 		_, err := aiperf.WriteDataset(path, ep, entries, 5)
 		require.NoError(t, err)

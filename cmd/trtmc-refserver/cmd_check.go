@@ -5,10 +5,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/check"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/corpus"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/check"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/corpus"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/task"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 

@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/corpus"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/corpus"
 )
 
 type corpusOptions struct {

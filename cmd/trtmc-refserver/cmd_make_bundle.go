@@ -5,7 +5,7 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/bundle"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 

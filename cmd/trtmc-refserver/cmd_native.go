@@ -6,9 +6,9 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/native"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/native"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/task"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 

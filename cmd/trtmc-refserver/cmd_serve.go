@@ -9,8 +9,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/server"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/server"
 )
 
 // Environment variables serve reads.

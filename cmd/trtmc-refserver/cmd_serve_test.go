@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/server"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/server"
 )
 
 func testDeps(env map[string]string) (deps, *bytes.Buffer, *bytes.Buffer) {

@@ -7,7 +7,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/server"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/server"
 )
 
 // Exit codes of trtmc-refserver, a program of its own (trtmc-qual's table

@@ -9,15 +9,14 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // fixtureRepo is a git repository shaped like TRTMC with one VLM family.

@@ -15,11 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // CLISpec runs one `trtmc run` / `trtmc detect` process per request: the

@@ -15,11 +15,9 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // CorrectnessSchema is the schema of the result the correctness adapter

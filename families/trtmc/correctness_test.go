@@ -13,8 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 func correctnessOpts(t *testing.T) CorrectnessOptions {

@@ -12,9 +12,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // TRTMC moved its family-owned correctness between two layouts, and the

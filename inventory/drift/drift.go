@@ -15,13 +15,12 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/pelletier/go-toml/v2"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Schema names the JSON document `inventory drift` prints.
@@ -242,23 +241,7 @@ func summarize(ch gitread.FileChange, before, after map[string][]byte) string {
 	}
 	var keyChanges []string
 	if path.Base(ch.Path) == "MODEL.toml" {
-		added, removed := listDiff(listOf(fa, "test_manifests"), listOf(fb, "test_manifests"))
-		for _, x := range added {
-			keyChanges = append(keyChanges, "test_manifests +"+x)
-		}
-		for _, x := range removed {
-			keyChanges = append(keyChanges, "test_manifests -"+x)
-		}
-		for k := range fa {
-			if strings.HasPrefix(k, "test_manifests[") {
-				delete(fa, k)
-			}
-		}
-		for k := range fb {
-			if strings.HasPrefix(k, "test_manifests[") {
-				delete(fb, k)
-			}
-		}
+		keyChanges = manifestListChanges(fa, fb)
 	}
 	if !aok || !bok {
 		// Added or deleted: the line count says it; name the file's identity.
@@ -270,6 +253,44 @@ func summarize(ch gitread.FileChange, before, after map[string][]byte) string {
 		}
 		return lines
 	}
+	keyChanges = append(keyChanges, keyDiff(fa, fb)...)
+	if len(keyChanges) == 0 {
+		return lines + "; formatting only (no key changed)"
+	}
+	more := ""
+	if len(keyChanges) > maxKeyChanges {
+		more = fmt.Sprintf(" (+%d more)", len(keyChanges)-maxKeyChanges)
+		keyChanges = keyChanges[:maxKeyChanges]
+	}
+	return lines + "; " + strings.Join(keyChanges, "; ") + more
+}
+
+// manifestListChanges are MODEL.toml's test_manifests added and removed,
+// as whole entries; their indexed keys are then dropped from both
+// flattened documents, so a reordered list is not a list of key changes.
+func manifestListChanges(fa, fb map[string]string) []string {
+	var keyChanges []string
+	added, removed := listDiff(listOf(fa, "test_manifests"), listOf(fb, "test_manifests"))
+	for _, x := range added {
+		keyChanges = append(keyChanges, "test_manifests +"+x)
+	}
+	for _, x := range removed {
+		keyChanges = append(keyChanges, "test_manifests -"+x)
+	}
+	for _, m := range []map[string]string{fa, fb} {
+		for k := range m {
+			if strings.HasPrefix(k, "test_manifests[") {
+				delete(m, k)
+			}
+		}
+	}
+	return keyChanges
+}
+
+// keyDiff names every key that changed, was removed or was added between
+// two flattened documents, in key order.
+func keyDiff(fa, fb map[string]string) []string {
+	var keyChanges []string
 	keys := map[string]bool{}
 	for k := range fa {
 		keys[k] = true
@@ -289,15 +310,7 @@ func summarize(ch gitread.FileChange, before, after map[string][]byte) string {
 			keyChanges = append(keyChanges, fmt.Sprintf("%s added: %s", k, clip(vb)))
 		}
 	}
-	if len(keyChanges) == 0 {
-		return lines + "; formatting only (no key changed)"
-	}
-	more := ""
-	if len(keyChanges) > maxKeyChanges {
-		more = fmt.Sprintf(" (+%d more)", len(keyChanges)-maxKeyChanges)
-		keyChanges = keyChanges[:maxKeyChanges]
-	}
-	return lines + "; " + strings.Join(keyChanges, "; ") + more
+	return keyChanges
 }
 
 // flattenFile flattens a JSON or TOML document into dotted keys with JSON

@@ -60,8 +60,6 @@ func Classify(cfg *Config, snap *Snapshot, group string) []*Classified {
 		}
 		return all[i].Name < all[j].Name
 	})
-	eligible := func(c *Classified) bool { return c.Listed && len(c.Problems) == 0 }
-
 	// 1. Rules that decide on the manifest alone.
 	var candidates []*Classified
 	for _, c := range all {
@@ -75,65 +73,8 @@ func Classify(cfg *Config, snap *Snapshot, group string) []*Classified {
 		}
 		candidates = append(candidates, c)
 	}
-
 	// 2. One normal profile per checkpoint among the eligible candidates.
-	byCheckpoint := map[string][]*Classified{}
-	var order []string
-	for _, c := range candidates {
-		if !eligible(c) {
-			continue
-		}
-		if _, seen := byCheckpoint[c.Checkpoint]; !seen {
-			order = append(order, c.Checkpoint)
-		}
-		byCheckpoint[c.Checkpoint] = append(byCheckpoint[c.Checkpoint], c)
-	}
-	normalOf := map[string]*Classified{}
-	for _, ckpt := range order {
-		group := byCheckpoint[ckpt]
-		sort.SliceStable(group, func(i, j int) bool {
-			vi, vj := cfg.variantName(group[i].Manifest), cfg.variantName(group[j].Manifest)
-			if vi != vj {
-				return !vi
-			}
-			if len(group[i].Name) != len(group[j].Name) {
-				return len(group[i].Name) < len(group[j].Name)
-			}
-			return group[i].Name < group[j].Name
-		})
-		n := group[0]
-		pinned := false
-		if want, ok := cfg.Classify.NormalProfiles[ckpt]; ok {
-			for i, c := range group {
-				if c.Name == want {
-					n, pinned = c, true
-					group[0], group[i] = group[i], group[0]
-					break
-				}
-			}
-		}
-		normalOf[ckpt] = n
-		if len(group) == 1 {
-			n.Class = Classification{Kind: inventory.KindNormal, Rule: RuleOnlyProfile,
-				Reason: "the only full profile of its checkpoint"}
-			continue
-		}
-		others := make([]string, 0, len(group)-1)
-		for _, o := range group[1:] {
-			others = append(others, o.Name)
-		}
-		n.Class = Classification{Kind: inventory.KindNormal, Rule: RuleChosen,
-			Reason: fmt.Sprintf("chosen among %d full profiles of its checkpoint (no variant suffix, then shortest name); others: %s",
-				len(group), strings.Join(others, ", "))}
-		if pinned {
-			n.Class.Rule = RulePinned
-			n.Class.Reason = fmt.Sprintf("pinned by classify.normal_profiles among %d full profiles of its checkpoint; others: %s",
-				len(group), strings.Join(others, ", "))
-		}
-		for _, o := range group[1:] {
-			o.Class = sameCheckpoint(cfg, o.Manifest, n.Manifest)
-		}
-	}
+	normalOf := chooseNormals(cfg, candidates)
 	// Unlisted or invalid candidates: classified against the normal ones.
 	for _, c := range candidates {
 		if eligible(c) {
@@ -156,6 +97,81 @@ func Classify(cfg *Config, snap *Snapshot, group string) []*Classified {
 		}
 	}
 	return all
+}
+
+// eligible: a listed manifest without problems, which may be its
+// checkpoint's normal profile.
+func eligible(c *Classified) bool { return c.Listed && len(c.Problems) == 0 }
+
+// chooseNormals picks one normal profile per checkpoint among the
+// eligible candidates (in the order their checkpoints first appear) and
+// classifies the others of each checkpoint against it.
+func chooseNormals(cfg *Config, candidates []*Classified) map[string]*Classified {
+	byCheckpoint := map[string][]*Classified{}
+	var order []string
+	for _, c := range candidates {
+		if !eligible(c) {
+			continue
+		}
+		if _, seen := byCheckpoint[c.Checkpoint]; !seen {
+			order = append(order, c.Checkpoint)
+		}
+		byCheckpoint[c.Checkpoint] = append(byCheckpoint[c.Checkpoint], c)
+	}
+	normalOf := map[string]*Classified{}
+	for _, ckpt := range order {
+		normalOf[ckpt] = chooseNormal(cfg, ckpt, byCheckpoint[ckpt])
+	}
+	return normalOf
+}
+
+// chooseNormal classifies the eligible full profiles of one checkpoint:
+// the one classify.normal_profiles pins, else the first without a
+// variant suffix, then by the shortest name, is normal; the others are
+// classified against it.
+func chooseNormal(cfg *Config, ckpt string, group []*Classified) *Classified {
+	sort.SliceStable(group, func(i, j int) bool {
+		vi, vj := cfg.variantName(group[i].Manifest), cfg.variantName(group[j].Manifest)
+		if vi != vj {
+			return !vi
+		}
+		if len(group[i].Name) != len(group[j].Name) {
+			return len(group[i].Name) < len(group[j].Name)
+		}
+		return group[i].Name < group[j].Name
+	})
+	n := group[0]
+	pinned := false
+	if want, ok := cfg.Classify.NormalProfiles[ckpt]; ok {
+		for i, c := range group {
+			if c.Name == want {
+				n, pinned = c, true
+				group[0], group[i] = group[i], group[0]
+				break
+			}
+		}
+	}
+	if len(group) == 1 {
+		n.Class = Classification{Kind: inventory.KindNormal, Rule: RuleOnlyProfile,
+			Reason: "the only full profile of its checkpoint"}
+		return n
+	}
+	others := make([]string, 0, len(group)-1)
+	for _, o := range group[1:] {
+		others = append(others, o.Name)
+	}
+	n.Class = Classification{Kind: inventory.KindNormal, Rule: RuleChosen,
+		Reason: fmt.Sprintf("chosen among %d full profiles of its checkpoint (no variant suffix, then shortest name); others: %s",
+			len(group), strings.Join(others, ", "))}
+	if pinned {
+		n.Class.Rule = RulePinned
+		n.Class.Reason = fmt.Sprintf("pinned by classify.normal_profiles among %d full profiles of its checkpoint; others: %s",
+			len(group), strings.Join(others, ", "))
+	}
+	for _, o := range group[1:] {
+		o.Class = sameCheckpoint(cfg, o.Manifest, n.Manifest)
+	}
+	return n
 }
 
 // Gap is a checkpoint of the group with no normal profile: only variant or

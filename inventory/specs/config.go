@@ -10,9 +10,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.

@@ -9,9 +9,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // MODEL.toml and manifest parsing: a file that is not what it should be

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 // DefaultVersion is the AIPerf version trtmc-qual is written against.
@@ -33,14 +35,15 @@ type Config struct {
 	ExpectedVersion      string
 	AllowVersionMismatch bool
 
-	EndpointType string // EndpointChat or EndpointImageRetrieval
+	EndpointType string // a registered endpoint type (inventory/endpoint)
 	URL          string // base URL, e.g. http://127.0.0.1:8000
 	Model        string
 	InputFile    string // the single_turn JSONL from WriteDataset
 	// ArtifactDir must not exist or be empty: every run gets a fresh one.
 	ArtifactDir string
 	// Tokenizer is a local Hugging Face tokenizer directory; required for
-	// chat, forbidden for image_retrieval (AIPerf rejects it).
+	// a type that needs one (chat), forbidden for the others
+	// (image_retrieval: AIPerf rejects it).
 	Tokenizer string
 
 	Warmup      int // warmup requests (0: no warmup phase)
@@ -99,19 +102,18 @@ func (c *Config) Validate() error {
 	if c.Bin == "" {
 		add("bin: empty")
 	}
-	switch c.EndpointType {
-	case EndpointChat:
-		if c.Tokenizer == "" {
-			add("tokenizer: chat needs a local tokenizer directory (the model hub is unreachable)")
-		} else if !filepath.IsAbs(c.Tokenizer) {
-			add("tokenizer: %q must be an absolute path (AIPerf treats other names as hub ids)", c.Tokenizer)
-		}
-	case EndpointImageRetrieval:
+	typ, known := endpoint.Lookup(c.EndpointType)
+	switch {
+	case !known:
+		add("endpoint type: %q, want %s", c.EndpointType, endpoint.OneOf(endpoint.Plain))
+	case !typ.NeedsTokenizer():
 		if c.Tokenizer != "" {
-			add("tokenizer: must be empty for image_retrieval (AIPerf rejects tokenizer flags there)")
+			add("tokenizer: must be empty for %s (AIPerf rejects tokenizer flags there)", typ.Name())
 		}
-	default:
-		add("endpoint type: %q, want %s or %s", c.EndpointType, EndpointChat, EndpointImageRetrieval)
+	case c.Tokenizer == "":
+		add("tokenizer: %s needs a local tokenizer directory (the model hub is unreachable)", typ.Name())
+	case !filepath.IsAbs(c.Tokenizer):
+		add("tokenizer: %q must be an absolute path (AIPerf treats other names as hub ids)", c.Tokenizer)
 	}
 	if c.URL == "" {
 		add("url: empty")
@@ -226,8 +228,8 @@ func Argv(c Config) []string {
 	argv = append(argv,
 		"--request-timeout-seconds", strconv.FormatFloat(c.requestTimeout().Seconds(), 'f', -1, 64),
 	)
-	if c.EndpointType == EndpointChat && c.Tokenizer != "" {
-		argv = append(argv, "--tokenizer", c.Tokenizer)
+	if typ, ok := endpoint.Lookup(c.EndpointType); ok {
+		argv = append(argv, typ.Argv(c.Tokenizer)...)
 	}
 	if extra, _ := extraInputsJSON(c.ExtraInputs); extra != "" {
 		argv = append(argv, "--extra-inputs", extra)

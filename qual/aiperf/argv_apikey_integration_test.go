@@ -18,7 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 // resolveScript resolves AIPerf's configuration the way `aiperf profile`
@@ -60,10 +61,10 @@ func TestKeyConfigResolvesLikeAPIKeyFlag(t *testing.T) {
 		DriverArgv []string `json:"driver_argv"`
 	}
 	var reqs []request
-	for _, endpoint := range []string{EndpointChat, EndpointImageRetrieval} {
+	for _, ep := range []string{endpoint.Chat, endpoint.ImageRetrieval} {
 		for _, key := range []string{"serve-token-9f8e7d", "12345", "true", `a"b\c d`, "\u00e9-\u043a\u043b\u044e\u0447"} {
 			dir := t.TempDir()
-			c := itConfig(e, refTarget{url: "http://127.0.0.1:9", model: "m"}, endpoint,
+			c := itConfig(e, refTarget{url: "http://127.0.0.1:9", model: "m"}, ep,
 				filepath.Join(dir, "dataset.jsonl"), filepath.Join(dir, "aiperf"), nil)
 			c.APIKey = key
 			require.NoError(t, os.WriteFile(c.InputFile, []byte("{}\n"), 0o644))
@@ -102,13 +103,13 @@ func TestKeyConfigResolvesLikeAPIKeyFlag(t *testing.T) {
 func TestKeyNeverInArgv(t *testing.T) {
 	e := itEnv(t)
 	key := "serve-token-" + strconv.FormatInt(time.Now().UnixNano(), 36) + `"\q`
-	tgt := startRefserverEnv(t, e, EndpointImageRetrieval, "", []string{"TRTMC_SERVE_TOKEN=" + key})
+	tgt := startRefserverEnv(t, e, endpoint.ImageRetrieval, "", []string{"TRTMC_SERVE_TOKEN=" + key})
 	entries, err := LoadCorpus(tgt.corpus)
 	require.NoError(t, err)
 	work := t.TempDir()
-	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), EndpointImageRetrieval, entries, itWarmup+itMeasured)
+	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), endpoint.ImageRetrieval, entries, itWarmup+itMeasured)
 	require.NoError(t, err)
-	cfg := itConfig(e, tgt, EndpointImageRetrieval, ds.Path, filepath.Join(work, "aiperf"), ds)
+	cfg := itConfig(e, tgt, endpoint.ImageRetrieval, ds.Path, filepath.Join(work, "aiperf"), ds)
 	cfg.APIKey = key
 
 	var mu sync.Mutex

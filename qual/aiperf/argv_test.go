@@ -7,12 +7,14 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
-func baseConfig(endpoint string) Config {
+func baseConfig(ep string) Config {
 	c := Config{
 		Bin:          "/venv/bin/aiperf",
-		EndpointType: endpoint,
+		EndpointType: ep,
 		URL:          "http://127.0.0.1:8000",
 		Model:        "ref-vlm",
 		InputFile:    "/w/dataset.jsonl",
@@ -22,14 +24,14 @@ func baseConfig(endpoint string) Config {
 		Concurrency:  4,
 		Seed:         7,
 	}
-	if endpoint == EndpointChat {
+	if ep == endpoint.Chat {
 		c.Tokenizer = "/repo/.venv/tokenizer"
 	}
 	return c
 }
 
 func TestArgvChat(t *testing.T) {
-	c := baseConfig(EndpointChat)
+	c := baseConfig(endpoint.Chat)
 	c.RequestTimeout = 90 * time.Second
 	c.ExtraInputs = map[string]any{"temperature": 0, "max_tokens": 16, "seed": 3, "stop": []string{"<&>"}}
 	require.NoError(t, c.Validate())
@@ -60,7 +62,7 @@ func TestArgvChat(t *testing.T) {
 }
 
 func TestArgvImageRetrieval(t *testing.T) {
-	c := baseConfig(EndpointImageRetrieval)
+	c := baseConfig(endpoint.ImageRetrieval)
 	c.Warmup = 0
 	c.RequestTimeout = 1500 * time.Millisecond
 	c.OutputsJSON = true
@@ -95,7 +97,7 @@ func TestValidate(t *testing.T) {
 	}{
 		{"chat without tokenizer", func(c *Config) { c.Tokenizer = "" }, "chat needs a local tokenizer"},
 		{"relative tokenizer", func(c *Config) { c.Tokenizer = "tok" }, "must be an absolute path"},
-		{"tokenizer for image_retrieval", func(c *Config) { c.EndpointType = EndpointImageRetrieval }, "must be empty for image_retrieval"},
+		{"tokenizer for image_retrieval", func(c *Config) { c.EndpointType = endpoint.ImageRetrieval }, "must be empty for image_retrieval"},
 		{"other endpoint", func(c *Config) { c.EndpointType = "embeddings" }, `endpoint type: "embeddings"`},
 		{"no bin", func(c *Config) { c.Bin = "" }, "bin: empty"},
 		{"no url", func(c *Config) { c.URL = "" }, "url: empty"},
@@ -113,7 +115,7 @@ func TestValidate(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			c := baseConfig(EndpointChat)
+			c := baseConfig(endpoint.Chat)
 			tc.modify(&c)
 			err := c.Validate()
 			var ce *ConfigError
@@ -130,7 +132,7 @@ func TestValidate(t *testing.T) {
 // TestArgvGPUTelemetry: a GPU slot turns AIPerf's NVML collector on in
 // place of --no-gpu-telemetry; an unknown collector is a config error.
 func TestArgvGPUTelemetry(t *testing.T) {
-	c := baseConfig(EndpointImageRetrieval)
+	c := baseConfig(endpoint.ImageRetrieval)
 	c.GPUTelemetry = GPUTelemetryPyNVML
 	require.NoError(t, c.Validate())
 	joined := strings.Join(Argv(c), " ")

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 // benchFile repeats the lines of a fixture export until it is about size
@@ -27,7 +29,7 @@ func benchFile(b *testing.B, fixtureName, file string, size int) string {
 }
 
 func BenchmarkScanRecords(b *testing.B) {
-	path := benchFile(b, EndpointChat, FileRecords, 32<<20)
+	path := benchFile(b, endpoint.Chat, FileRecords, 32<<20)
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
 	b.ReportAllocs()
@@ -40,7 +42,7 @@ func BenchmarkScanRecords(b *testing.B) {
 }
 
 func BenchmarkScanRaw(b *testing.B) {
-	path := benchFile(b, EndpointImageRetrieval, FileRaw, 32<<20)
+	path := benchFile(b, endpoint.ImageRetrieval, FileRaw, 32<<20)
 	st, _ := os.Stat(path)
 	b.SetBytes(st.Size())
 	b.ReportAllocs()

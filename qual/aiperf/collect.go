@@ -12,9 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 )
 
 // Artifact file names in an AIPerf 0.13.0 artifact directory (no
@@ -342,50 +341,12 @@ func (c *collector) records() {
 }
 
 func (c *collector) raw() {
-	// The merged export; if AIPerf left only its per-processor shards
-	// (raw_unmerged is already named), read those so failed runs still show
-	// what was sent.
-	paths := []string{c.path(FileRaw)}
-	name := FileRaw
-	if _, err := os.Stat(paths[0]); errors.Is(err, fs.ErrNotExist) {
-		if shards, _ := filepath.Glob(filepath.Join(c.dir, DirRawShards, "raw_records_*.jsonl")); len(shards) > 0 {
-			sort.Strings(shards)
-			paths, name = shards, DirRawShards+"/"
-		}
-	}
-	seen := make(map[string]bool, len(c.run.Requests))
-	var dups, unknown, differ, tooLarge []string
+	paths, name := c.rawPaths()
+	sc := &rawScan{seen: make(map[string]bool, len(c.run.Requests))}
 	var err error
 	for _, path := range paths {
 		err = ScanRaw(path, func(_ int, r *RawLine) error {
-			id := r.Metadata.XRequestID
-			if seen[id] {
-				dups = append(dups, id)
-				return nil
-			}
-			seen[id] = true
-			i, ok := c.byID[id]
-			if !ok {
-				unknown = append(unknown, id)
-				return nil
-			}
-			q := &c.run.Requests[i]
-			if r.Metadata.ConversationID != q.ConversationID || r.Metadata.BenchmarkPhase != q.Phase {
-				differ = append(differ, id)
-			}
-			q.Payload = r.Payload
-			if n := r.BodyLen(); n > fileio.MaxAnswerBytes {
-				// Not kept: memory must not grow with the largest answer.
-				// The request is an error, so the row cannot qualify.
-				q.Error = &RequestError{Type: "answer_too_large", Message: fmt.Sprintf(
-					"the answer is %d bytes, over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not kept", n, fileio.MaxAnswerBytes>>20)}
-				tooLarge = append(tooLarge, id)
-			} else {
-				q.Response = r.Body()
-			}
-			if r.Status != nil {
-				q.HTTPStatus = *r.Status
-			}
+			c.rawLine(sc, r)
 			return nil
 		})
 		if err != nil {
@@ -400,30 +361,92 @@ func (c *collector) raw() {
 		c.problem(ProblemRawInvalid, "%v", err)
 		return
 	}
-	if len(tooLarge) > 0 {
+	if len(sc.tooLarge) > 0 {
 		c.problem(ProblemAnswerTooLarge, "%d answer(s) over the %d MiB limit for one answer (fileio.MaxAnswerBytes), not kept, e.g. %s",
-			len(tooLarge), fileio.MaxAnswerBytes>>20, examples(tooLarge))
+			len(sc.tooLarge), fileio.MaxAnswerBytes>>20, examples(sc.tooLarge))
 	}
 	if !c.recordsOK {
 		return // without the full record set, coverage proves nothing
 	}
+	c.rawCoverage(name, sc)
+}
+
+// rawPaths are the raw export's files: the merged export or, if AIPerf
+// left only its per-processor shards (raw_unmerged is already named),
+// those, so failed runs still show what was sent; name is how problems
+// name them.
+func (c *collector) rawPaths() (paths []string, name string) {
+	paths, name = []string{c.path(FileRaw)}, FileRaw
+	if _, err := os.Stat(paths[0]); errors.Is(err, fs.ErrNotExist) {
+		if shards, _ := filepath.Glob(filepath.Join(c.dir, DirRawShards, "raw_records_*.jsonl")); len(shards) > 0 {
+			sort.Strings(shards)
+			paths, name = shards, DirRawShards+"/"
+		}
+	}
+	return paths, name
+}
+
+// rawScan is what reading the raw export found: the ids seen, and those
+// seen twice, unknown to the records, disagreeing with them, or whose
+// answer was too large to keep.
+type rawScan struct {
+	seen                            map[string]bool
+	dups, unknown, differ, tooLarge []string
+}
+
+// rawLine joins one raw record to its request: the payload sent, the
+// answer (unless too large to keep) and the HTTP status.
+func (c *collector) rawLine(sc *rawScan, r *RawLine) {
+	id := r.Metadata.XRequestID
+	if sc.seen[id] {
+		sc.dups = append(sc.dups, id)
+		return
+	}
+	sc.seen[id] = true
+	i, ok := c.byID[id]
+	if !ok {
+		sc.unknown = append(sc.unknown, id)
+		return
+	}
+	q := &c.run.Requests[i]
+	if r.Metadata.ConversationID != q.ConversationID || r.Metadata.BenchmarkPhase != q.Phase {
+		sc.differ = append(sc.differ, id)
+	}
+	q.Payload = r.Payload
+	if n := r.BodyLen(); n > fileio.MaxAnswerBytes {
+		// Not kept: memory must not grow with the largest answer.
+		// The request is an error, so the row cannot qualify.
+		q.Error = &RequestError{Type: "answer_too_large", Message: fmt.Sprintf(
+			"the answer is %d bytes, over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not kept", n, fileio.MaxAnswerBytes>>20)}
+		sc.tooLarge = append(sc.tooLarge, id)
+	} else {
+		q.Response = r.Body()
+	}
+	if r.Status != nil {
+		q.HTTPStatus = *r.Status
+	}
+}
+
+// rawCoverage holds the raw export to the records: every record once, no
+// other, agreeing on conversation and phase.
+func (c *collector) rawCoverage(name string, sc *rawScan) {
 	var missing []string
 	for _, q := range c.run.Requests {
-		if !seen[q.RequestID] {
+		if !sc.seen[q.RequestID] {
 			missing = append(missing, q.RequestID)
 		}
 	}
 	if len(missing) > 0 {
 		c.problem(ProblemRawMismatch, "%s lacks %d of %d records, e.g. %s", name, len(missing), len(c.run.Requests), examples(missing))
 	}
-	if len(dups) > 0 {
-		c.problem(ProblemRawMismatch, "%s: %d x_request_id(s) appear more than once, e.g. %s", name, len(dups), examples(dups))
+	if len(sc.dups) > 0 {
+		c.problem(ProblemRawMismatch, "%s: %d x_request_id(s) appear more than once, e.g. %s", name, len(sc.dups), examples(sc.dups))
 	}
-	if len(unknown) > 0 {
-		c.problem(ProblemRawMismatch, "%s has %d record(s) not in %s, e.g. %s", name, len(unknown), FileRecords, examples(unknown))
+	if len(sc.unknown) > 0 {
+		c.problem(ProblemRawMismatch, "%s has %d record(s) not in %s, e.g. %s", name, len(sc.unknown), FileRecords, examples(sc.unknown))
 	}
-	if len(differ) > 0 {
-		c.problem(ProblemRawMismatch, "%s and %s disagree on conversation or phase for %d record(s), e.g. %s", name, FileRecords, len(differ), examples(differ))
+	if len(sc.differ) > 0 {
+		c.problem(ProblemRawMismatch, "%s and %s disagree on conversation or phase for %d record(s), e.g. %s", name, FileRecords, len(sc.differ), examples(sc.differ))
 	}
 }
 

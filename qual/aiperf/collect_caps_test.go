@@ -11,10 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // setAnswer replaces the response text of raw line i with an answer of
@@ -44,7 +45,7 @@ func setAnswer(t testing.TB, dir string, i, n int) string {
 // is not kept: its request is an error naming the limit, the run records
 // answer_too_large, and the row cannot qualify.
 func TestCollectAnswerTooLarge(t *testing.T) {
-	dir, meta := fixture(t, EndpointChat)
+	dir, meta := fixture(t, endpoint.Chat)
 	id := setAnswer(t, dir, 20, fileio.MaxAnswerBytes+1)
 	run, err := Collect(dir, expectFor(meta, false))
 	require.NoError(t, err)
@@ -71,7 +72,7 @@ func TestCollectLineTooLong(t *testing.T) {
 	if testing.Short() {
 		t.Skip("writes a 65 MiB line")
 	}
-	dir, meta := fixture(t, EndpointChat)
+	dir, meta := fixture(t, endpoint.Chat)
 	setAnswer(t, dir, 7, fileio.MaxLineBytes+1)
 	run, err := Collect(dir, expectFor(meta, false))
 	require.NoError(t, err)
@@ -95,7 +96,7 @@ func BenchmarkCollectLargeAnswer(b *testing.B) {
 		size int
 	}{{"baseline", 0}, {"answer-150MB", 150 << 20}, {"answer-40MB", 40 << 20}} {
 		b.Run(c.name, func(b *testing.B) {
-			dir, meta := fixture(b, EndpointChat)
+			dir, meta := fixture(b, endpoint.Chat)
 			if c.size > 0 {
 				setAnswer(b, dir, 20, c.size)
 			}

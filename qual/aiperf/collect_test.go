@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
@@ -40,8 +41,8 @@ func TestCollectRealFixtures(t *testing.T) {
 		name    string
 		outputs bool
 	}{
-		{EndpointChat, true},
-		{EndpointImageRetrieval, false},
+		{endpoint.Chat, true},
+		{endpoint.ImageRetrieval, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir, meta := fixture(t, tc.name)
@@ -94,7 +95,7 @@ func TestCollectRealFixtures(t *testing.T) {
 			}
 
 			switch tc.name {
-			case EndpointChat:
+			case endpoint.Chat:
 				for _, q := range prof {
 					require.NotNil(t, q.ResponseText)
 					assert.Contains(t, string(q.Response), `"chat.completion"`)
@@ -104,7 +105,7 @@ func TestCollectRealFixtures(t *testing.T) {
 				for _, q := range warm {
 					assert.Nil(t, q.ResponseText, "outputs.json 1.0 has no warmup")
 				}
-			case EndpointImageRetrieval:
+			case endpoint.ImageRetrieval:
 				for _, q := range prof {
 					assert.Contains(t, string(q.Response), `"bounding_boxes"`)
 					assert.Nil(t, q.OutputTokens)
@@ -440,7 +441,7 @@ func TestCollectDamaged(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			dir, meta := fixture(t, EndpointChat)
+			dir, meta := fixture(t, endpoint.Chat)
 			tc.damage(t, dir)
 			run, err := Collect(dir, expectFor(meta, true))
 			require.NoError(t, err)
@@ -468,10 +469,10 @@ func TestCollectMissingDir(t *testing.T) {
 // TestCollectGolden pins a stable projection of what Collect makes of each
 // real fixture (ids vary between regenerations; structure must not).
 func TestCollectGolden(t *testing.T) {
-	for _, name := range []string{EndpointChat, EndpointImageRetrieval, "all_failed"} {
+	for _, name := range []string{endpoint.Chat, endpoint.ImageRetrieval, "all_failed"} {
 		t.Run(name, func(t *testing.T) {
 			dir, meta := fixture(t, name)
-			run, err := Collect(dir, expectFor(meta, name == EndpointChat))
+			run, err := Collect(dir, expectFor(meta, name == endpoint.Chat))
 			require.NoError(t, err)
 			type row struct {
 				Phase, Conversation, Entry string

@@ -16,6 +16,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 func writeImages(t *testing.T, dir string) {
@@ -70,10 +72,10 @@ func TestInitCorpus(t *testing.T) {
 	c, _, err = InitCorpus(det, "", "", false)
 	require.NoError(t, err)
 	assert.Empty(t, c.Entries[0].Question)
-	ds, err := WriteDataset(filepath.Join(t.TempDir(), "d.jsonl"), EndpointImageRetrieval, mustLoad(t, det), 3)
+	ds, err := WriteDataset(filepath.Join(t.TempDir(), "d.jsonl"), endpoint.ImageRetrieval, mustLoad(t, det), 3)
 	require.NoError(t, err)
 	assert.Len(t, ds.Sessions, 3)
-	_, err = WriteDataset(filepath.Join(t.TempDir(), "d.jsonl"), EndpointChat, mustLoad(t, det), 3)
+	_, err = WriteDataset(filepath.Join(t.TempDir(), "d.jsonl"), endpoint.Chat, mustLoad(t, det), 3)
 	assert.ErrorContains(t, err, "has no question: a vision-language corpus needs one question per image")
 }
 

@@ -21,13 +21,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-)
-
-// Endpoint types the driver supports.
-const (
-	EndpointChat           = "chat"
-	EndpointImageRetrieval = "image_retrieval"
 )
 
 // Entry is one corpus item as the dataset writer needs it.
@@ -157,76 +152,35 @@ func SessionID(entryID string, k int) string { return entryID + "#" + strconv.It
 // in order (line i uses entries[i % len(entries)]), each with a unique
 // session_id "<entry id>#<k>" where k counts earlier uses of that entry.
 // Images are data URLs of the exact file bytes: AIPerf re-encodes local
-// paths, and sends data URLs untouched. For chat, the line's text is the
-// entry's question; image_retrieval lines carry no text.
+// paths, and sends data URLs untouched. The line's text is the endpoint
+// type's (endpoint.Type.LineText: chat's is the entry's question,
+// image_retrieval lines carry none), and every entry is first held to what
+// the type needs of it (endpoint.Type.CheckEntry).
 //
 // With n = warmup + measured requests and AIPerf's sequential sampling,
 // every request gets its own line, and its conversation_id names it.
 func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, error) {
-	if endpointType != EndpointChat && endpointType != EndpointImageRetrieval {
-		return nil, fmt.Errorf("write dataset: unsupported endpoint type %q (want %s or %s)", endpointType, EndpointChat, EndpointImageRetrieval)
+	typ, ok := endpoint.Lookup(endpointType)
+	if !ok {
+		return nil, fmt.Errorf("write dataset: unsupported endpoint type %q (want %s)", endpointType, endpoint.OneOf(endpoint.Plain))
 	}
 	if n <= 0 {
 		return nil, fmt.Errorf("write dataset: line count %d, want > 0", n)
 	}
-	if len(entries) == 0 {
-		return nil, errors.New("write dataset: no corpus entries")
+	urls, err := entryURLs(entries)
+	if err != nil {
+		return nil, err
 	}
-	seen := make(map[string]bool, len(entries))
-	for _, e := range entries {
-		if e.ID == "" {
-			return nil, fmt.Errorf("write dataset: entry with image %q has no id", e.ImagePath)
-		}
-		if seen[e.ID] {
-			return nil, fmt.Errorf("write dataset: duplicate entry id %q", e.ID)
-		}
-		seen[e.ID] = true
-	}
-	// Encode each image once; lines reuse it.
-	urls := make([]string, len(entries))
-	for i, e := range entries {
-		u, err := dataURL(e)
-		if err != nil {
-			return nil, fmt.Errorf("write dataset: entry %s: %w", e.ID, err)
-		}
-		urls[i] = u
-	}
-
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
 		return nil, fmt.Errorf("write dataset: %w", err)
 	}
 	defer os.Remove(tmp.Name()) // no-op after the rename
 	h := sha256.New()
-	bw := bufio.NewWriter(io.MultiWriter(tmp, h))
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	ds := &Dataset{Path: path, EndpointType: endpointType, Sessions: make([]Session, 0, n)}
-	uses := make([]int, len(entries))
-	if endpointType == EndpointChat {
-		for _, e := range entries {
-			if strings.TrimSpace(e.Question) == "" {
-				return nil, fmt.Errorf("write dataset: corpus entry %s has no question: a vision-language corpus needs one question per image", e.ID)
-			}
-		}
-	}
-	for i := range n {
-		j := i % len(entries)
-		e := entries[j]
-		line := DatasetLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j]}
-		uses[j]++
-		if endpointType == EndpointChat {
-			line.Text = e.Question
-		}
-		if err := enc.Encode(line); err != nil {
-			tmp.Close()
-			return nil, fmt.Errorf("write dataset %s: %w", path, err)
-		}
-		ds.Sessions = append(ds.Sessions, Session{SessionID: line.SessionID, EntryID: e.ID})
-	}
-	if err := bw.Flush(); err != nil {
+	ds, err := writeDatasetLines(io.MultiWriter(tmp, h), path, typ, entries, urls, n)
+	if err != nil {
 		tmp.Close()
-		return nil, fmt.Errorf("write dataset %s: %w", path, err)
+		return nil, err
 	}
 	if err := tmp.Sync(); err != nil {
 		tmp.Close()
@@ -243,6 +197,63 @@ func WriteDataset(path, endpointType string, entries []Entry, n int) (*Dataset, 
 	if len(ds.bySession) != n {
 		// Cannot happen: ids are unique and "#<k>" splits at the last '#'.
 		return nil, fmt.Errorf("write dataset: %d distinct session ids for %d lines", len(ds.bySession), n)
+	}
+	return ds, nil
+}
+
+// entryURLs checks the entries' ids (present, unique) and encodes each
+// image once, as a data URL; the lines reuse them.
+func entryURLs(entries []Entry) ([]string, error) {
+	if len(entries) == 0 {
+		return nil, errors.New("write dataset: no corpus entries")
+	}
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.ID == "" {
+			return nil, fmt.Errorf("write dataset: entry with image %q has no id", e.ImagePath)
+		}
+		if seen[e.ID] {
+			return nil, fmt.Errorf("write dataset: duplicate entry id %q", e.ID)
+		}
+		seen[e.ID] = true
+	}
+	urls := make([]string, len(entries))
+	for i, e := range entries {
+		u, err := dataURL(e)
+		if err != nil {
+			return nil, fmt.Errorf("write dataset: entry %s: %w", e.ID, err)
+		}
+		urls[i] = u
+	}
+	return urls, nil
+}
+
+// writeDatasetLines writes the n lines to w, each entry first held to what the
+// endpoint type needs of it, and returns the dataset they make.
+func writeDatasetLines(w io.Writer, path string, typ endpoint.Type, entries []Entry, urls []string, n int) (*Dataset, error) {
+	bw := bufio.NewWriter(w)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	ds := &Dataset{Path: path, EndpointType: typ.Name(), Sessions: make([]Session, 0, n)}
+	uses := make([]int, len(entries))
+	for _, e := range entries {
+		if p := typ.CheckEntry(e.Question); p != nil {
+			return nil, fmt.Errorf("write dataset: corpus entry %s %s: %s", e.ID, p.Problem, p.Need)
+		}
+	}
+	for i := range n {
+		j := i % len(entries)
+		e := entries[j]
+		line := DatasetLine{SessionID: SessionID(e.ID, uses[j]), Image: urls[j],
+			Text: typ.LineText(endpoint.Request{Image: urls[j], Question: e.Question})}
+		uses[j]++
+		if err := enc.Encode(line); err != nil {
+			return nil, fmt.Errorf("write dataset %s: %w", path, err)
+		}
+		ds.Sessions = append(ds.Sessions, Session{SessionID: line.SessionID, EntryID: e.ID})
+	}
+	if err := bw.Flush(); err != nil {
+		return nil, fmt.Errorf("write dataset %s: %w", path, err)
 	}
 	return ds, nil
 }
@@ -318,68 +329,20 @@ func ImageSizes(entries []Entry, n int) ([]ImageSize, error) {
 	return out, nil
 }
 
-// RequestBody is the body AIPerf 0.13.0 posts for one corpus entry
-// (docs/aiperf.md, "What the installed 0.13.0 does": a chat body's keys in
-// the order messages, model, stream, then the extra inputs; one user
-// message of a text part and an image_url part, no warmup marker; an
-// image_retrieval body {"input":[{"type":"image_url","url":...}]}),
-// compact JSON as AIPerf writes it. Its length is what a server's body
-// limit is held against.
+// RequestBody is the body AIPerf 0.13.0 posts for one corpus entry, as
+// its endpoint type writes it (endpoint.Type.Body; docs/aiperf.md, "What
+// the installed 0.13.0 does"), the image a data URL of the file's exact
+// bytes. Its length is what a server's body limit is held against.
 func RequestBody(endpointType string, e Entry, model string, extra map[string]any) ([]byte, error) {
 	url, err := dataURL(e)
 	if err != nil {
 		return nil, fmt.Errorf("entry %s: %w", e.ID, err)
 	}
-	var out []byte
-	enc2 := func(v any) ([]byte, error) {
-		var b strings.Builder
-		e := json.NewEncoder(&b)
-		e.SetEscapeHTML(false)
-		if err := e.Encode(v); err != nil {
-			return nil, err
-		}
-		return []byte(strings.TrimSuffix(b.String(), "\n")), nil
+	typ, ok := endpoint.Lookup(endpointType)
+	if !ok {
+		return nil, fmt.Errorf("unsupported endpoint type %q", endpointType)
 	}
-	switch endpointType {
-	case EndpointImageRetrieval:
-		return enc2(map[string]any{"input": []any{map[string]any{"type": "image_url", "url": url}}})
-	case EndpointChat:
-		type part struct {
-			Type     string          `json:"type"`
-			Text     *string         `json:"text,omitempty"`
-			ImageURL *map[string]any `json:"image_url,omitempty"`
-		}
-		q := e.Question
-		msgs, err := enc2([]any{map[string]any{"role": "user", "content": []part{{Type: "text", Text: &q},
-			{Type: "image_url", ImageURL: &map[string]any{"url": url}}}}})
-		if err != nil {
-			return nil, err
-		}
-		m, err := enc2(model)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, `{"messages":`...)
-		out = append(out, msgs...)
-		out = append(out, `,"model":`...)
-		out = append(out, m...)
-		out = append(out, `,"stream":false`...)
-		keys := make([]string, 0, len(extra))
-		for k := range extra {
-			keys = append(keys, k)
-		}
-		sort.Strings(keys)
-		for _, k := range keys {
-			kb, _ := enc2(k)
-			vb, err := enc2(extra[k])
-			if err != nil {
-				return nil, fmt.Errorf("extra input %s: %w", k, err)
-			}
-			out = append(append(append(append(out, ','), kb...), ':'), vb...)
-		}
-		return append(out, '}'), nil
-	}
-	return nil, fmt.Errorf("unsupported endpoint type %q", endpointType)
+	return typ.Body(endpoint.Request{Image: url, Question: e.Question}, model, extra)
 }
 
 // RequestTooLargeError is a corpus entry whose encoded request is larger

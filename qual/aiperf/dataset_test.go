@@ -18,6 +18,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 // Small whole images: the dataset writer decodes what it sends.
@@ -95,7 +97,7 @@ func TestLoadCorpus(t *testing.T) {
 func TestWriteDatasetChat(t *testing.T) {
 	_, entries := corpusDir(t)
 	path := filepath.Join(t.TempDir(), "chat.jsonl")
-	ds, err := WriteDataset(path, EndpointChat, entries, 5)
+	ds, err := WriteDataset(path, endpoint.Chat, entries, 5)
 	require.NoError(t, err)
 
 	lines := readJSONL(t, path)
@@ -136,7 +138,7 @@ func TestWriteDatasetChat(t *testing.T) {
 	assert.False(t, ok)
 
 	// Deterministic: the same inputs give the same bytes.
-	ds2, err := WriteDataset(filepath.Join(t.TempDir(), "again.jsonl"), EndpointChat, entries, 5)
+	ds2, err := WriteDataset(filepath.Join(t.TempDir(), "again.jsonl"), endpoint.Chat, entries, 5)
 	require.NoError(t, err)
 	assert.Equal(t, ds.SHA256, ds2.SHA256)
 }
@@ -144,7 +146,7 @@ func TestWriteDatasetChat(t *testing.T) {
 func TestWriteDatasetImageRetrieval(t *testing.T) {
 	_, entries := corpusDir(t)
 	path := filepath.Join(t.TempDir(), "ir.jsonl")
-	ds, err := WriteDataset(path, EndpointImageRetrieval, entries, 55)
+	ds, err := WriteDataset(path, endpoint.ImageRetrieval, entries, 55)
 	require.NoError(t, err)
 	lines := readJSONL(t, path)
 	require.Len(t, lines, 55)
@@ -177,17 +179,17 @@ func TestWriteDatasetErrors(t *testing.T) {
 		err      string
 	}{
 		{"bad endpoint", "completions", entries, 1, `unsupported endpoint type "completions"`},
-		{"zero lines", EndpointChat, entries, 0, "line count 0"},
-		{"no entries", EndpointChat, nil, 1, "no corpus entries"},
-		{"duplicate id", EndpointChat, []Entry{entries[0], entries[0]}, 1, `duplicate entry id "img-0000"`},
-		{"empty id", EndpointChat, []Entry{{ImagePath: entries[0].ImagePath}}, 1, "has no id"},
-		{"missing image", EndpointChat, []Entry{{ID: "a", ImagePath: filepath.Join(dir, "nope.png"), MIME: "image/png"}}, 1, "no such file"},
-		{"mime disagrees with content", EndpointChat, []Entry{{ID: "a", ImagePath: gif, MIME: "image/png"}}, 1, `mime "image/png" but content sniffs as image/gif`},
-		{"not an image", EndpointChat, []Entry{{ID: "a", ImagePath: txt}}, 1, "no mime given and content sniffs as text/plain"},
-		{"non-image mime", EndpointChat, []Entry{{ID: "a", ImagePath: txt, MIME: "text/plain"}}, 1, `mime "text/plain" is not an image type`},
-		{"empty image", EndpointChat, []Entry{{ID: "a", ImagePath: empty, MIME: "image/png"}}, 1, "is empty"},
+		{"zero lines", endpoint.Chat, entries, 0, "line count 0"},
+		{"no entries", endpoint.Chat, nil, 1, "no corpus entries"},
+		{"duplicate id", endpoint.Chat, []Entry{entries[0], entries[0]}, 1, `duplicate entry id "img-0000"`},
+		{"empty id", endpoint.Chat, []Entry{{ImagePath: entries[0].ImagePath}}, 1, "has no id"},
+		{"missing image", endpoint.Chat, []Entry{{ID: "a", ImagePath: filepath.Join(dir, "nope.png"), MIME: "image/png"}}, 1, "no such file"},
+		{"mime disagrees with content", endpoint.Chat, []Entry{{ID: "a", ImagePath: gif, MIME: "image/png"}}, 1, `mime "image/png" but content sniffs as image/gif`},
+		{"not an image", endpoint.Chat, []Entry{{ID: "a", ImagePath: txt}}, 1, "no mime given and content sniffs as text/plain"},
+		{"non-image mime", endpoint.Chat, []Entry{{ID: "a", ImagePath: txt, MIME: "text/plain"}}, 1, `mime "text/plain" is not an image type`},
+		{"empty image", endpoint.Chat, []Entry{{ID: "a", ImagePath: empty, MIME: "image/png"}}, 1, "is empty"},
 		// A pinned corpus whose image was cut afterwards: what is sent decodes.
-		{"truncated image", EndpointChat, []Entry{{ID: "a", ImagePath: cut, MIME: "image/png"}}, 1, "cut.png: the png image does not decode"},
+		{"truncated image", endpoint.Chat, []Entry{{ID: "a", ImagePath: cut, MIME: "image/png"}}, 1, "cut.png: the png image does not decode"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -199,7 +201,7 @@ func TestWriteDatasetErrors(t *testing.T) {
 		})
 	}
 	t.Run("sniffed mime when none given", func(t *testing.T) {
-		ds, err := WriteDataset(out, EndpointImageRetrieval, []Entry{{ID: "a", ImagePath: entries[1].ImagePath}}, 1)
+		ds, err := WriteDataset(out, endpoint.ImageRetrieval, []Entry{{ID: "a", ImagePath: entries[1].ImagePath}}, 1)
 		require.NoError(t, err)
 		assert.Contains(t, readJSONL(t, ds.Path)[0]["image"], "data:image/jpeg;base64,")
 	})
@@ -210,7 +212,7 @@ func TestSessionIDsNeverCollide(t *testing.T) {
 	dir, _ := corpusDir(t)
 	img := filepath.Join(dir, "img-0000.png")
 	entries := []Entry{{ID: "a", ImagePath: img}, {ID: "a#1", ImagePath: img}, {ID: "a#0", ImagePath: img}}
-	ds, err := WriteDataset(filepath.Join(t.TempDir(), "d.jsonl"), EndpointImageRetrieval, entries, 9)
+	ds, err := WriteDataset(filepath.Join(t.TempDir(), "d.jsonl"), endpoint.ImageRetrieval, entries, 9)
 	require.NoError(t, err)
 	seen := map[string]bool{}
 	for _, s := range ds.Sessions {

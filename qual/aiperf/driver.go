@@ -14,7 +14,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 // SetupError means AIPerf cannot be used at all (not installed, not
@@ -124,17 +125,9 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	if err := checkInputs(c); err != nil {
 		return nil, err
 	}
-	var vc VersionCheck
-	if c.Version != nil {
-		vc = *c.Version
-	} else {
-		var err error
-		if vc, err = d.CheckVersion(ctx, c.Bin, c.expectedVersion(), c.AllowVersionMismatch); err != nil {
-			return nil, err
-		}
-	}
-	if vc.MismatchAllowed {
-		d.logf("version %s differs from the expected %s; running anyway as allowed", vc.Got, vc.Want)
+	vc, err := d.version(ctx, c)
+	if err != nil {
+		return nil, err
 	}
 	if err := freshDir(c.ArtifactDir); err != nil {
 		return nil, err
@@ -144,28 +137,17 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 		return nil, fmt.Errorf("aiperf: %w", err)
 	}
 	defer os.RemoveAll(home)
-
-	stdout, err := os.Create(filepath.Join(c.ArtifactDir, FileStdout))
+	stdout, stderr, err := openLogs(c.ArtifactDir)
 	if err != nil {
-		return nil, fmt.Errorf("aiperf: %w", err)
+		return nil, err
 	}
 	defer stdout.Close()
-	stderr, err := os.Create(filepath.Join(c.ArtifactDir, FileStderr))
-	if err != nil {
-		return nil, fmt.Errorf("aiperf: %w", err)
-	}
 	defer stderr.Close()
 
 	argv := Argv(c)
-	env := append(hermeticEnv(home), c.Env...)
-	switch {
-	case KeyViaEnv(c):
-		if err := os.WriteFile(KeyConfigFile(c), KeyConfig(c), 0o644); err != nil {
-			return nil, fmt.Errorf("aiperf: %w", err)
-		}
-		env = append(env, APIKeyEnv+"="+c.APIKey, apiKeyEnvEnd+"=")
-	case c.APIKey != "":
-		d.logf("the API key (or the input path) holds $, { or }, which AIPerf's config file would expand: passing it as --api-key, visible in AIPerf's argv while it runs")
+	env, err := d.env(c, home)
+	if err != nil {
+		return nil, err
 	}
 	run := &Run{
 		Argv:                   Redacted(argv),
@@ -174,16 +156,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 		ExpectedVersion:        vc.Want,
 		ArtifactDir:            c.ArtifactDir,
 	}
-	runCtx := ctx
-	if c.Deadline > 0 {
-		var cancel context.CancelFunc
-		runCtx, cancel = context.WithTimeout(ctx, c.Deadline)
-		defer cancel()
-	}
-	d.logf("profiling %s (%s, %d warmup + %d measured, concurrency %d) into %s",
-		c.URL, c.EndpointType, c.Warmup, c.Measured, c.Concurrency, c.ArtifactDir)
-	start := time.Now()
-	res, err := d.Runner.Run(runCtx, proc.Spec{
+	res, err := d.profile(ctx, c, proc.Spec{
 		Name:       "aiperf",
 		Argv:       argv,
 		Env:        env,
@@ -192,22 +165,15 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 		StopSignal: syscall.SIGINT, // AIPerf writes its results on SIGINT, not SIGTERM
 		Grace:      c.grace(),
 	})
-	var exitErr *proc.ExitError
-	switch {
-	case err == nil, errors.As(err, &exitErr):
-	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
-		return nil, &SetupError{Op: "start " + c.Bin, Err: err}
-	default:
-		return nil, fmt.Errorf("aiperf: %w", err)
+	if err != nil {
+		return nil, err
 	}
 	run.ExitCode = res.ExitCode
 	run.ProcessDuration = res.Duration
 	run.Survivors = res.Survivors
-	d.logf("exited with status %d after %s", res.ExitCode, time.Since(start).Round(time.Millisecond))
 
 	waited := waitFinal(ctx, c.ArtifactDir, res.ExitCode == 0 && !res.Stopped, c.finalizeWait())
 	d.logf("exports settled after %s", waited.Round(time.Millisecond))
-
 	collected, err := Collect(c.ArtifactDir, Expect{
 		Warmup:      c.Warmup,
 		Measured:    c.Measured,
@@ -222,7 +188,93 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	run.Summary = collected.Summary
 	run.Requests = collected.Requests
 	run.Outputs = collected.Outputs
+	run.Problems = append(exitProblems(ctx, c, res), collected.Problems...)
+	if err := ctx.Err(); err != nil {
+		return run, err
+	}
+	return run, nil
+}
 
+// version is the run's AIPerf version check: the group's when it did one
+// (c.Version), else `aiperf --version` now. A mismatch that is allowed is
+// logged.
+func (d *Driver) version(ctx context.Context, c Config) (VersionCheck, error) {
+	vc := VersionCheck{}
+	if c.Version != nil {
+		vc = *c.Version
+	} else {
+		var err error
+		if vc, err = d.CheckVersion(ctx, c.Bin, c.expectedVersion(), c.AllowVersionMismatch); err != nil {
+			return vc, err
+		}
+	}
+	if vc.MismatchAllowed {
+		d.logf("version %s differs from the expected %s; running anyway as allowed", vc.Got, vc.Want)
+	}
+	return vc, nil
+}
+
+// openLogs creates AIPerf's stdout and stderr files in its artifact
+// directory.
+func openLogs(dir string) (stdout, stderr *os.File, err error) {
+	stdout, err = os.Create(filepath.Join(dir, FileStdout))
+	if err != nil {
+		return nil, nil, fmt.Errorf("aiperf: %w", err)
+	}
+	stderr, err = os.Create(filepath.Join(dir, FileStderr))
+	if err != nil {
+		stdout.Close()
+		return nil, nil, fmt.Errorf("aiperf: %w", err)
+	}
+	return stdout, stderr, nil
+}
+
+// env is AIPerf's environment: hermetic, then the caller's, then the API
+// key through the environment and the config file KeyConfig writes — or,
+// when the key cannot go that way, a note that it is in argv.
+func (d *Driver) env(c Config, home string) ([]string, error) {
+	env := append(hermeticEnv(home), c.Env...)
+	switch {
+	case KeyViaEnv(c):
+		if err := os.WriteFile(KeyConfigFile(c), KeyConfig(c), 0o644); err != nil {
+			return nil, fmt.Errorf("aiperf: %w", err)
+		}
+		env = append(env, APIKeyEnv+"="+c.APIKey, apiKeyEnvEnd+"=")
+	case c.APIKey != "":
+		d.logf("the API key (or the input path) holds $, { or }, which AIPerf's config file would expand: passing it as --api-key, visible in AIPerf's argv while it runs")
+	}
+	return env, nil
+}
+
+// profile runs `aiperf profile` under the run's deadline. AIPerf exiting
+// with a status is not an error (the caller records it); one that cannot
+// start is a *SetupError.
+func (d *Driver) profile(ctx context.Context, c Config, spec proc.Spec) (proc.Result, error) {
+	runCtx := ctx
+	if c.Deadline > 0 {
+		var cancel context.CancelFunc
+		runCtx, cancel = context.WithTimeout(ctx, c.Deadline)
+		defer cancel()
+	}
+	d.logf("profiling %s (%s, %d warmup + %d measured, concurrency %d) into %s",
+		c.URL, c.EndpointType, c.Warmup, c.Measured, c.Concurrency, c.ArtifactDir)
+	start := time.Now()
+	res, err := d.Runner.Run(runCtx, spec)
+	var exitErr *proc.ExitError
+	switch {
+	case err == nil, errors.As(err, &exitErr):
+	case errors.Is(err, exec.ErrNotFound), errors.Is(err, fs.ErrNotExist), errors.Is(err, fs.ErrPermission):
+		return res, &SetupError{Op: "start " + c.Bin, Err: err}
+	default:
+		return res, fmt.Errorf("aiperf: %w", err)
+	}
+	d.logf("exited with status %d after %s", res.ExitCode, time.Since(start).Round(time.Millisecond))
+	return res, nil
+}
+
+// exitProblems are the problems of how AIPerf ended: stopped at the
+// deadline or by an interrupt, or exited with a status or a signal.
+func exitProblems(ctx context.Context, c Config, res proc.Result) []Problem {
 	var pre []Problem
 	if res.Stopped {
 		how := "stopped"
@@ -246,11 +298,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 		}
 		pre = append(pre, Problem{Code: ProblemExitStatus, Detail: detail})
 	}
-	run.Problems = append(pre, collected.Problems...)
-	if err := ctx.Err(); err != nil {
-		return run, err
-	}
-	return run, nil
+	return pre
 }
 
 // checkInputs checks what must exist on disk before AIPerf starts.
@@ -260,7 +308,7 @@ func checkInputs(c Config) error {
 	} else if st.IsDir() {
 		return &ConfigError{Err: fmt.Errorf("input file: %s is a directory", c.InputFile)}
 	}
-	if c.EndpointType == EndpointChat {
+	if endpoint.NeedsTokenizer(c.EndpointType) {
 		if _, err := os.Stat(filepath.Join(c.Tokenizer, "tokenizer.json")); err != nil {
 			return &SetupError{Op: "tokenizer", Err: fmt.Errorf("%s has no tokenizer.json (run scripts/setup-venv.sh): %w", c.Tokenizer, err)}
 		}

@@ -31,7 +31,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 var regenFixtures = flag.Bool("regen-fixtures", false, "copy the integration runs' artifacts into testdata/")
@@ -147,22 +148,22 @@ type refTarget struct {
 }
 
 var families = map[string]struct{ family, endpoint string }{
-	EndpointChat:           {"ref-vlm", EndpointChat},
-	EndpointImageRetrieval: {"ref-detect", EndpointImageRetrieval},
+	endpoint.Chat:           {"ref-vlm", endpoint.Chat},
+	endpoint.ImageRetrieval: {"ref-detect", endpoint.ImageRetrieval},
 }
 
 // startRefserver makes a bundle and corpus for the endpoint's family and
 // serves it on a free loopback port until the test ends.
-func startRefserver(t *testing.T, e env, endpoint, fault string) refTarget {
+func startRefserver(t *testing.T, e env, ep, fault string) refTarget {
 	t.Helper()
-	return startRefserverEnv(t, e, endpoint, fault, nil)
+	return startRefserverEnv(t, e, ep, fault, nil)
 }
 
 // startRefserverEnv is startRefserver with extra environment for the
 // server (TRTMC_SERVE_TOKEN makes it require a bearer token).
-func startRefserverEnv(t *testing.T, e env, endpoint, fault string, serverEnv []string) refTarget {
+func startRefserverEnv(t *testing.T, e env, ep, fault string, serverEnv []string) refTarget {
 	t.Helper()
-	fam := families[endpoint].family
+	fam := families[ep].family
 	dir := t.TempDir()
 	bundle := filepath.Join(dir, "bundle.json")
 	corpus := filepath.Join(dir, "corpus")
@@ -258,10 +259,10 @@ func readServerRecords(t *testing.T, path string) []serverRecord {
 	return out
 }
 
-func itConfig(e env, tgt refTarget, endpoint, inputFile, artifactDir string, ds *Dataset) Config {
+func itConfig(e env, tgt refTarget, ep, inputFile, artifactDir string, ds *Dataset) Config {
 	c := Config{
 		Bin:            e.aiperf,
-		EndpointType:   endpoint,
+		EndpointType:   ep,
 		URL:            tgt.url,
 		Model:          tgt.model,
 		InputFile:      inputFile,
@@ -275,7 +276,7 @@ func itConfig(e env, tgt refTarget, endpoint, inputFile, artifactDir string, ds 
 		Grace:          30 * time.Second,
 		Dataset:        ds,
 	}
-	if endpoint == EndpointChat {
+	if ep == endpoint.Chat {
 		c.Tokenizer = e.tokenizer
 		c.ExtraInputs = map[string]any{"max_tokens": 16, "temperature": 0}
 		c.OutputsJSON = true // cover outputs.json on one endpoint type
@@ -285,27 +286,27 @@ func itConfig(e env, tgt refTarget, endpoint, inputFile, artifactDir string, ds 
 
 func TestIntegrationProfile(t *testing.T) {
 	e := itEnv(t)
-	for _, endpoint := range []string{EndpointChat, EndpointImageRetrieval} {
-		t.Run(endpoint, func(t *testing.T) {
+	for _, ep := range []string{endpoint.Chat, endpoint.ImageRetrieval} {
+		t.Run(ep, func(t *testing.T) {
 			t.Parallel()
-			tgt := startRefserver(t, e, endpoint, "")
+			tgt := startRefserver(t, e, ep, "")
 			entries, err := LoadCorpus(tgt.corpus)
 			require.NoError(t, err)
 			work := t.TempDir()
-			ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), endpoint, entries, itWarmup+itMeasured)
+			ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), ep, entries, itWarmup+itMeasured)
 			require.NoError(t, err)
-			cfg := itConfig(e, tgt, endpoint, ds.Path, filepath.Join(work, "artifacts"), ds)
+			cfg := itConfig(e, tgt, ep, ds.Path, filepath.Join(work, "artifacts"), ds)
 
 			d := &Driver{Runner: proc.OS{}, Stderr: testWriter{t}}
 			start := time.Now()
 			run, err := d.Run(context.Background(), cfg)
 			require.NoError(t, err)
-			t.Logf("aiperf %s run took %s", endpoint, time.Since(start).Round(time.Millisecond))
+			t.Logf("aiperf %s run took %s", ep, time.Since(start).Round(time.Millisecond))
 			require.Empty(t, run.Problems, "fail-closed problems")
 			assert.Equal(t, 0, run.ExitCode)
 			assert.Equal(t, DefaultVersion, run.Version)
 			assert.Equal(t, Argv(cfg), run.Argv, "the exact argv is recorded")
-			if endpoint == EndpointImageRetrieval {
+			if ep == endpoint.ImageRetrieval {
 				assert.NotContains(t, run.Argv, "--tokenizer")
 			}
 
@@ -377,13 +378,13 @@ func TestIntegrationProfile(t *testing.T) {
 				_, err := os.Stat(filepath.Join(cfg.ArtifactDir, name))
 				assert.NoError(t, err, "%s kept", name)
 			}
-			if endpoint == EndpointChat {
+			if ep == endpoint.Chat {
 				for _, q := range run.Phase(PhaseProfiling) {
 					assert.NotNil(t, q.ResponseText, "outputs.json response_text for %s", q.RequestID)
 				}
 			}
 			if *regenFixtures {
-				saveFixture(t, e, cfg.ArtifactDir, endpoint, ds, run, cfg)
+				saveFixture(t, e, cfg.ArtifactDir, ep, ds, run, cfg)
 			}
 		})
 	}
@@ -428,13 +429,13 @@ func payloadImage(t *testing.T, payload json.RawMessage) []byte {
 func TestIntegrationAllFailed(t *testing.T) {
 	e := itEnv(t)
 	t.Parallel()
-	tgt := startRefserver(t, e, EndpointImageRetrieval, "http-500-every=1")
+	tgt := startRefserver(t, e, endpoint.ImageRetrieval, "http-500-every=1")
 	entries, err := LoadCorpus(tgt.corpus)
 	require.NoError(t, err)
 	work := t.TempDir()
-	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), EndpointImageRetrieval, entries, itWarmup+itMeasured)
+	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), endpoint.ImageRetrieval, entries, itWarmup+itMeasured)
 	require.NoError(t, err)
-	cfg := itConfig(e, tgt, EndpointImageRetrieval, ds.Path, filepath.Join(work, "artifacts"), ds)
+	cfg := itConfig(e, tgt, endpoint.ImageRetrieval, ds.Path, filepath.Join(work, "artifacts"), ds)
 	run, err := (&Driver{Runner: proc.OS{}, Stderr: testWriter{t}}).Run(context.Background(), cfg)
 	require.NoError(t, err)
 	assert.Equal(t, 1, run.ExitCode)
@@ -457,13 +458,13 @@ func TestIntegrationAllFailed(t *testing.T) {
 func TestIntegrationDeadline(t *testing.T) {
 	e := itEnv(t)
 	t.Parallel()
-	tgt := startRefserver(t, e, EndpointImageRetrieval, "slow-ms=300")
+	tgt := startRefserver(t, e, endpoint.ImageRetrieval, "slow-ms=300")
 	entries, err := LoadCorpus(tgt.corpus)
 	require.NoError(t, err)
 	work := t.TempDir()
-	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), EndpointImageRetrieval, entries, itWarmup+itMeasured)
+	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), endpoint.ImageRetrieval, entries, itWarmup+itMeasured)
 	require.NoError(t, err)
-	cfg := itConfig(e, tgt, EndpointImageRetrieval, ds.Path, filepath.Join(work, "artifacts"), ds)
+	cfg := itConfig(e, tgt, endpoint.ImageRetrieval, ds.Path, filepath.Join(work, "artifacts"), ds)
 	cfg.Concurrency = 1
 	cfg.Deadline = 12 * time.Second
 	start := time.Now()
@@ -576,14 +577,14 @@ func saveFixture(t *testing.T, e env, artifactDir, name string, ds *Dataset, run
 func TestIntegrationGPUTelemetry(t *testing.T) {
 	e := itEnv(t)
 	t.Parallel()
-	endpoint := EndpointImageRetrieval
-	tgt := startRefserver(t, e, endpoint, "")
+	ep := endpoint.ImageRetrieval
+	tgt := startRefserver(t, e, ep, "")
 	entries, err := LoadCorpus(tgt.corpus)
 	require.NoError(t, err)
 	work := t.TempDir()
-	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), endpoint, entries, itWarmup+itMeasured)
+	ds, err := WriteDataset(filepath.Join(work, "dataset.jsonl"), ep, entries, itWarmup+itMeasured)
 	require.NoError(t, err)
-	cfg := itConfig(e, tgt, endpoint, ds.Path, filepath.Join(work, "artifacts"), ds)
+	cfg := itConfig(e, tgt, ep, ds.Path, filepath.Join(work, "artifacts"), ds)
 	cfg.GPUTelemetry = GPUTelemetryPyNVML
 	run, err := (&Driver{Runner: proc.OS{}, Stderr: testWriter{t}}).Run(context.Background(), cfg)
 	require.NoError(t, err)

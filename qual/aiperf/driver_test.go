@@ -18,7 +18,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
@@ -114,10 +115,10 @@ func driverConfig(t *testing.T, name string) Config {
 		Model: "ref", InputFile: input, ArtifactDir: filepath.Join(work, "artifacts"),
 		Warmup: meta.Warmup, Measured: meta.Measured, Concurrency: 4, Seed: 1,
 		Grace: 3 * time.Second, FinalizeWait: 2 * time.Second, Dataset: &ds,
-		OutputsJSON: name == EndpointChat,
+		OutputsJSON: name == endpoint.Chat,
 		Env:         []string{"EXTRA=1"},
 	}
-	if c.EndpointType == EndpointChat {
+	if c.EndpointType == endpoint.Chat {
 		c.Tokenizer = tok
 	}
 	return c
@@ -135,7 +136,7 @@ func envValue(env []string, key string) (string, bool) {
 }
 
 func TestDriverRun(t *testing.T) {
-	for _, name := range []string{EndpointChat, EndpointImageRetrieval} {
+	for _, name := range []string{endpoint.Chat, endpoint.ImageRetrieval} {
 		t.Run(name, func(t *testing.T) {
 			f := &fakeRunner{version: "0.13.0", profile: playFixture(t, name)}
 			var log bytes.Buffer
@@ -231,8 +232,8 @@ func TestDriverVersion(t *testing.T) {
 }
 
 func TestDriverRunVersionMismatch(t *testing.T) {
-	c := driverConfig(t, EndpointImageRetrieval)
-	f := &fakeRunner{version: "0.12.0", profile: playFixture(t, EndpointImageRetrieval)}
+	c := driverConfig(t, endpoint.ImageRetrieval)
+	f := &fakeRunner{version: "0.12.0", profile: playFixture(t, endpoint.ImageRetrieval)}
 	_, err := (&Driver{Runner: f}).Run(context.Background(), c)
 	var se *SetupError
 	require.ErrorAs(t, err, &se)
@@ -254,35 +255,35 @@ func TestDriverRunRefusesBadSetups(t *testing.T) {
 	var se *SetupError
 	var ce *ConfigError
 	t.Run("artifact dir not empty", func(t *testing.T) {
-		c := driverConfig(t, EndpointChat)
+		c := driverConfig(t, endpoint.Chat)
 		require.NoError(t, os.MkdirAll(c.ArtifactDir, 0o755))
 		require.NoError(t, os.WriteFile(filepath.Join(c.ArtifactDir, FileSummary), []byte("{}"), 0o644))
-		f := &fakeRunner{version: "0.13.0", profile: playFixture(t, EndpointChat)}
+		f := &fakeRunner{version: "0.13.0", profile: playFixture(t, endpoint.Chat)}
 		_, err := (&Driver{Runner: f}).Run(context.Background(), c)
 		require.ErrorAs(t, err, &ce)
 		assert.Contains(t, err.Error(), "not empty")
 		assert.False(t, f.ranProfile())
 	})
 	t.Run("no tokenizer.json", func(t *testing.T) {
-		c := driverConfig(t, EndpointChat)
+		c := driverConfig(t, endpoint.Chat)
 		c.Tokenizer = t.TempDir()
 		_, err := (&Driver{Runner: &fakeRunner{version: "0.13.0"}}).Run(context.Background(), c)
 		require.ErrorAs(t, err, &se)
 	})
 	t.Run("no input file", func(t *testing.T) {
-		c := driverConfig(t, EndpointChat)
+		c := driverConfig(t, endpoint.Chat)
 		c.InputFile = filepath.Join(t.TempDir(), "none.jsonl")
 		_, err := (&Driver{Runner: &fakeRunner{version: "0.13.0"}}).Run(context.Background(), c)
 		require.ErrorAs(t, err, &ce)
 	})
 	t.Run("invalid config", func(t *testing.T) {
-		c := driverConfig(t, EndpointChat)
+		c := driverConfig(t, endpoint.Chat)
 		c.Concurrency = 0
 		_, err := (&Driver{Runner: &fakeRunner{version: "0.13.0"}}).Run(context.Background(), c)
 		require.ErrorAs(t, err, &ce)
 	})
 	t.Run("binary vanished before profile", func(t *testing.T) {
-		c := driverConfig(t, EndpointChat)
+		c := driverConfig(t, endpoint.Chat)
 		f := &fakeRunner{version: "0.13.0", profile: func(context.Context, proc.Spec, string) (proc.Result, error) {
 			return proc.Result{}, fmt.Errorf("aiperf: start: %w", exec.ErrNotFound)
 		}}
@@ -304,9 +305,9 @@ func blockUntilStopped(t *testing.T, name string) func(context.Context, proc.Spe
 }
 
 func TestDriverRunDeadline(t *testing.T) {
-	c := driverConfig(t, EndpointImageRetrieval)
+	c := driverConfig(t, endpoint.ImageRetrieval)
 	c.Deadline = 50 * time.Millisecond
-	f := &fakeRunner{version: "0.13.0", profile: blockUntilStopped(t, EndpointImageRetrieval)}
+	f := &fakeRunner{version: "0.13.0", profile: blockUntilStopped(t, endpoint.ImageRetrieval)}
 	run, err := (&Driver{Runner: f}).Run(context.Background(), c)
 	require.NoError(t, err)
 	require.NotEmpty(t, run.Problems)
@@ -314,11 +315,11 @@ func TestDriverRunDeadline(t *testing.T) {
 }
 
 func TestDriverRunInterrupted(t *testing.T) {
-	c := driverConfig(t, EndpointImageRetrieval)
+	c := driverConfig(t, endpoint.ImageRetrieval)
 	ctx, cancel := context.WithCancel(context.Background())
 	f := &fakeRunner{version: "0.13.0", profile: func(pctx context.Context, s proc.Spec, dir string) (proc.Result, error) {
 		cancel()
-		return blockUntilStopped(t, EndpointImageRetrieval)(pctx, s, dir)
+		return blockUntilStopped(t, endpoint.ImageRetrieval)(pctx, s, dir)
 	}}
 	run, err := (&Driver{Runner: f}).Run(ctx, c)
 	require.ErrorIs(t, err, context.Canceled)

@@ -11,6 +11,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 func writeFile(t *testing.T, name, content string) string {
@@ -126,7 +128,7 @@ func firstN(s string, n int) string {
 }
 
 func TestScanRawFixture(t *testing.T) {
-	dir, _ := fixture(t, EndpointChat)
+	dir, _ := fixture(t, endpoint.Chat)
 	n := 0
 	require.NoError(t, ScanRaw(filepath.Join(dir, FileRaw), func(_ int, r *RawLine) error {
 		n++
@@ -166,7 +168,7 @@ func TestScanRawRequiresStatusOrError(t *testing.T) {
 }
 
 func TestParseSummaryFixture(t *testing.T) {
-	dir, _ := fixture(t, EndpointImageRetrieval)
+	dir, _ := fixture(t, endpoint.ImageRetrieval)
 	s, err := ParseSummary(filepath.Join(dir, FileSummary))
 	require.NoError(t, err)
 	assert.Equal(t, "1.4", s.SchemaVersion)
@@ -245,7 +247,7 @@ func TestParseSummaryErrorSummary(t *testing.T) {
 }
 
 func TestParseOutputs(t *testing.T) {
-	dir, _ := fixture(t, EndpointChat)
+	dir, _ := fixture(t, endpoint.Chat)
 	o, err := ParseOutputs(filepath.Join(dir, FileOutputs))
 	require.NoError(t, err)
 	assert.Equal(t, "1.0", o.SchemaVersion, "0.13.0 writes schema 1.0")
@@ -286,7 +288,7 @@ func TestParseOutputs(t *testing.T) {
 }
 
 func TestScanInputs(t *testing.T) {
-	dir, meta := fixture(t, EndpointImageRetrieval)
+	dir, meta := fixture(t, endpoint.ImageRetrieval)
 	var ids []string
 	require.NoError(t, ScanInputs(filepath.Join(dir, FileInputs), func(_ int, e *InputEntry) error {
 		ids = append(ids, e.SessionID)
@@ -339,7 +341,7 @@ func TestPercentiles(t *testing.T) {
 // bit, while LatencyPercentilesMs matches every one.
 func TestLatencyPercentilesMsNeedsNanoseconds(t *testing.T) {
 	matchedAll := true
-	for _, name := range []string{EndpointChat, EndpointImageRetrieval} {
+	for _, name := range []string{endpoint.Chat, endpoint.ImageRetrieval} {
 		dir, _ := fixture(t, name)
 		s, err := ParseSummary(filepath.Join(dir, FileSummary))
 		require.NoError(t, err)

@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 )
 
 func TestClassifyEcho(t *testing.T) {
@@ -76,7 +78,7 @@ func TestSplitAddsUpToTheExchange(t *testing.T) {
 // included, and every answer echoes its id; the split adds up to
 // request_latency but for the client's own time before sending.
 func TestFixtureTracesProveEveryEcho(t *testing.T) {
-	for _, name := range []string{EndpointChat, EndpointImageRetrieval, "all_failed"} {
+	for _, name := range []string{endpoint.Chat, endpoint.ImageRetrieval, "all_failed"} {
 		dir, _ := fixture(t, name)
 		phases := map[string]int{}
 		err := ScanRecords(filepath.Join(dir, FileRecords), func(_ int, r *RecordLine) error {

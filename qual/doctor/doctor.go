@@ -15,17 +15,16 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Schema is the JSON schema of a doctor report.
@@ -122,7 +121,7 @@ func Run(ctx context.Context, o Options) *Report {
 	checkRequestSizes(o, groups, add)
 	for _, p := range profiles {
 		checkBundle(o, p, add)
-		if o.Inventory.Groups[p.Group].Workload.EndpointType == aiperf.EndpointChat {
+		if endpoint.NeedsTokenizer(o.Inventory.Groups[p.Group].Workload.EndpointType) {
 			if id, err := qual.CheckTokenizer(p, o.Tokenizer); err != nil {
 				add(Check{Area: "tokenizer", Subject: p.ID, Status: StatusFail, Detail: err.Error(),
 					Fix: "export the checkpoint's tokenizer (tokenizer.json or tokenizer_config.json) to that directory, or fix tokenizer.path/sha256 in the inventory"})
@@ -355,11 +354,10 @@ func checkCorpus(o Options, g *inventory.Group, add func(Check)) {
 			return
 		}
 	}
-	if g.Workload.EndpointType == aiperf.EndpointChat {
+	if typ, ok := endpoint.Lookup(g.Workload.EndpointType); ok {
 		for _, e := range entries {
-			if strings.TrimSpace(e.Question) == "" {
-				add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: "entry " + e.ID + " has no question",
-					Fix: "give every image of a vision-language corpus its question"})
+			if p := typ.CheckEntry(e.Question); p != nil {
+				add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: "entry " + e.ID + " " + p.Problem, Fix: p.Fix})
 				return
 			}
 		}

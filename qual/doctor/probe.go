@@ -19,17 +19,15 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -137,9 +135,24 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		add("request", StatusFail, err.Error(), "provide the group's corpus (trtmc-qual corpus init) and fix its entries")
 		return
 	}
+	answer, id, ok := probeRequest(ctx, f, port, body, what, add)
+	if !ok {
+		return
+	}
+	probeAnswer(f, p, answer, add)
+	stop() // the records are complete once the server is gone
+	probeRecord(f, filepath.Join(dir, qual.RecordsFile), id, add)
+}
+
+// probeRequest posts the largest request of the corpus (what names it)
+// to the ready server with an X-Request-ID of its own, and checks that it
+// is answered 200 and its id echoed. ok is false when there is no answer
+// to check further.
+func probeRequest(ctx context.Context, f *families.Family, port int, body []byte, what string,
+	add func(subject, status, detail, fix string)) (answer []byte, id string, ok bool) {
 	var rnd [8]byte
 	_, _ = rand.Read(rnd[:])
-	id := "trtmc-qual-probe-" + hex.EncodeToString(rnd[:])
+	id = "trtmc-qual-probe-" + hex.EncodeToString(rnd[:])
 	rctx, cancel := context.WithTimeout(ctx, f.Timeouts.AIPerf.Or(10*time.Minute))
 	defer cancel()
 	req, _ := http.NewRequestWithContext(rctx, http.MethodPost, fmt.Sprintf("http://127.0.0.1:%d%s", port, f.Route), bytes.NewReader(body))
@@ -148,15 +161,15 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		add("request", StatusFail, "POST "+f.Route+": "+err.Error(), "read the server's log")
-		return
+		return nil, id, false
 	}
-	answer, _ := io.ReadAll(io.LimitReader(resp.Body, fileio.MaxAnswerBytes))
+	answer, _ = io.ReadAll(io.LimitReader(resp.Body, fileio.MaxAnswerBytes))
 	resp.Body.Close()
 	switch echo := resp.Header.Get("X-Request-ID"); {
 	case resp.StatusCode != http.StatusOK:
 		detail, fix := refusal(resp.StatusCode, answer)
 		add("request", StatusFail, fmt.Sprintf("POST %s with %s answered %d%s: %s", f.Route, what, resp.StatusCode, detail, text.Clip(answer, 300)), fix)
-		return
+		return answer, id, false
 	case echo != id:
 		add("request id", StatusFail, fmt.Sprintf("sent X-Request-ID %s, the server answered X-Request-ID %q: it does not honour the client's id, so no request can be joined by identity (the policy of idx@ddf1735f)", id, echo),
 			"use a server that echoes X-Request-ID (apps/server/python/trtmc_server/records.py RequestPolicy, idx@a9ed5f69)")
@@ -164,9 +177,7 @@ func probeServer(ctx context.Context, o Options, p *inventory.Profile, g *invent
 		add("request", StatusOK, fmt.Sprintf("POST %s with %s answered 200", f.Route, what), "")
 		add("request id", StatusOK, "X-Request-ID "+id+" echoed", "")
 	}
-	probeAnswer(f, p, answer, add)
-	stop() // the records are complete once the server is gone
-	probeRecord(f, filepath.Join(dir, qual.RecordsFile), id, add)
+	return answer, id, true
 }
 
 // startProbeServer starts the family's server with its environment, its

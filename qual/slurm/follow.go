@@ -11,14 +11,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Problem codes of the rows the driver writes for tasks that left none of
@@ -276,61 +274,9 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 		return own
 	}
 
-	var r reports.Result
-	if isOwn {
-		r = *own
-		r.Problems = append([]reports.Problem(nil), own.Problems...)
-	} else {
-		p := f.Profiles[t.Profile]
-		if p == nil {
-			p = &inventory.Profile{ID: t.Profile}
-		}
-		w := rec.Workload
-		r = qual.BaseResult(rec.Group, &w, p)
-		r.StartedAt = f.Now().UTC()
-		r.Provenance.Slurm = &reports.SlurmTask{JobID: t.ID(), Submission: t.Submission, ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
-	}
-	sl := *r.Provenance.Slurm
-	r.Provenance.Slurm = &sl
-	if st != nil {
-		sl.State, sl.Reason, sl.ExitCode = st.State, st.Reason, st.ExitCode
-		if sl.Node == "" {
-			sl.Node = st.Node
-		}
-	}
-	r.EndedAt = f.Now().UTC()
-	logRef := f.logRef(t)
-
-	var reason reports.Problem
-	switch {
-	case st != nil && !st.Started():
-		reason = reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
-			Message: fmt.Sprintf("Slurm job %s never started: %s", t.ID(), st.Describe())}
-	case st == nil && last != nil && !last.Started():
-		// Slurm drops a pending task's record when it is cancelled while
-		// other tasks of its array still wait: it never started.
-		reason = reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
-			Message: fmt.Sprintf("Slurm job %s never started: it was %s when last seen, then Slurm dropped it (cancelled while queued)", t.ID(), last.Describe())}
-	case st == nil:
-		reason = reports.Problem{Stage: StageSlurm, Code: CodeLost,
-			Message: fmt.Sprintf("Slurm no longer knows job %s (purged after it ended?) and it left no row of its own%s", t.ID(), logRef)}
-	case cancelled:
-		reason = reports.Problem{Stage: StageSlurm, Code: CodeInterrupted,
-			Message: fmt.Sprintf("the driver was interrupted and cancelled Slurm job %s while it ran: %s%s", t.ID(), st.Describe(), logRef)}
-	default:
-		what := "left no row of its own"
-		switch {
-		case isOwn:
-			what = "so its row (" + own.Verdict + ") cannot stand"
-		case readErr != nil:
-			what = "left no readable row (" + readErr.Error() + ")"
-		case own != nil && !own.EvidenceIntact():
-			what = "left no row that can be trusted (" + firstBroken(own) + "; set aside)"
-		case own != nil:
-			what = "left no row of its own (the row there " + whoseRow(own) + "; set aside)"
-		}
-		reason = reports.Problem{Stage: StageSlurm, Code: CodeTaskEnded,
-			Message: fmt.Sprintf("Slurm job %s ended %s and %s%s", t.ID(), st.Describe(), what, logRef)}
+	r := f.startRow(t, st, own, isOwn)
+	reason := settleReason(t, st, last, cancelled, foundRow{own: own, isOwn: isOwn, readErr: readErr}, f.logRef(t))
+	if reason.Code == CodeTaskEnded {
 		// The task's own account of an interruption (SIGTERM from a
 		// cancel nobody here asked for) is what Slurm's state explains;
 		// the row is an error, not interrupted.
@@ -356,6 +302,82 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 	}
 	logf(f.Log, "slurm %s %s: %s -> %s (%s)", t.ID(), t.Profile, state, r.Verdict, reason.Code)
 	return &r
+}
+
+// startRow is the row settle writes for a task whose own row cannot
+// stand: that row (its problems copied) when it is the task's, else the
+// profile's row before anything ran; either way with Slurm's view of the
+// task.
+func (f *Follower) startRow(t TaskRef, st *TaskState, own *reports.Result, isOwn bool) reports.Result {
+	var r reports.Result
+	if isOwn {
+		r = *own
+		r.Problems = append([]reports.Problem(nil), own.Problems...)
+	} else {
+		p := f.Profiles[t.Profile]
+		if p == nil {
+			p = &inventory.Profile{ID: t.Profile}
+		}
+		w := f.Record.Workload
+		r = qual.BaseResult(f.Record.Group, &w, p)
+		r.StartedAt = f.Now().UTC()
+		r.Provenance.Slurm = &reports.SlurmTask{JobID: t.ID(), Submission: t.Submission, ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
+	}
+	sl := *r.Provenance.Slurm
+	r.Provenance.Slurm = &sl
+	if st != nil {
+		sl.State, sl.Reason, sl.ExitCode = st.State, st.Reason, st.ExitCode
+		if sl.Node == "" {
+			sl.Node = st.Node
+		}
+	}
+	r.EndedAt = f.Now().UTC()
+	return r
+}
+
+// foundRow is what a task left in its evidence directory: the row read
+// there (nil when none or unreadable), whether it is the task's own, and
+// why it could not be read.
+type foundRow struct {
+	own     *reports.Result
+	isOwn   bool
+	readErr error
+}
+
+// settleReason is why a task's row is what settle writes: it never
+// started, Slurm forgot it, the driver's interrupt cancelled it, or it
+// ended without a row that stands (CodeTaskEnded). logRef names the
+// task's log and its last lines.
+func settleReason(t TaskRef, st, last *TaskState, cancelled bool, found foundRow, logRef string) reports.Problem {
+	switch {
+	case st != nil && !st.Started():
+		return reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
+			Message: fmt.Sprintf("Slurm job %s never started: %s", t.ID(), st.Describe())}
+	case st == nil && last != nil && !last.Started():
+		// Slurm drops a pending task's record when it is cancelled while
+		// other tasks of its array still wait: it never started.
+		return reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
+			Message: fmt.Sprintf("Slurm job %s never started: it was %s when last seen, then Slurm dropped it (cancelled while queued)", t.ID(), last.Describe())}
+	case st == nil:
+		return reports.Problem{Stage: StageSlurm, Code: CodeLost,
+			Message: fmt.Sprintf("Slurm no longer knows job %s (purged after it ended?) and it left no row of its own%s", t.ID(), logRef)}
+	case cancelled:
+		return reports.Problem{Stage: StageSlurm, Code: CodeInterrupted,
+			Message: fmt.Sprintf("the driver was interrupted and cancelled Slurm job %s while it ran: %s%s", t.ID(), st.Describe(), logRef)}
+	}
+	what := "left no row of its own"
+	switch own := found.own; {
+	case found.isOwn:
+		what = "so its row (" + own.Verdict + ") cannot stand"
+	case found.readErr != nil:
+		what = "left no readable row (" + found.readErr.Error() + ")"
+	case own != nil && !own.EvidenceIntact():
+		what = "left no row that can be trusted (" + firstBroken(own) + "; set aside)"
+	case own != nil:
+		what = "left no row of its own (the row there " + whoseRow(own) + "; set aside)"
+	}
+	return reports.Problem{Stage: StageSlurm, Code: CodeTaskEnded,
+		Message: fmt.Sprintf("Slurm job %s ended %s and %s%s", t.ID(), st.Describe(), what, logRef)}
 }
 
 // firstBroken is a row's first broken reason, "code: message".

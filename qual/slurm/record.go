@@ -12,9 +12,8 @@ import (
 	"sort"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // RecordSchema is the schema id of OUT/.slurm/<group>/job.json.

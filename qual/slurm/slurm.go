@@ -5,7 +5,7 @@
 // scontrol, turns every task that ended without a row of its own into an
 // error or not-run row naming its Slurm job, and writes the group tables.
 // Every Slurm command goes through the harness's exec interface
-// (qual/proc.Runner), so tests drive it with a fake cluster.
+// (families/proc.Runner), so tests drive it with a fake cluster.
 package slurm
 
 import (
@@ -20,15 +20,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // GPU request styles (Config.GPURequest).
@@ -127,6 +125,21 @@ type Executor struct {
 
 var _ qual.Executor = (*Executor)(nil)
 
+// OnThisHost implements qual.Executor: the checkpoints run on the nodes
+// Slurm gives the tasks, each task on the GPUs Slurm allocates it.
+func (*Executor) OnThisHost() bool { return false }
+
+// EvidenceRoot is the evidence root of a Slurm submission, shared by the
+// driver and its tasks: the configured slurm.out (slurmOut) unless --out
+// was given on the command line, else the configured out. `run
+// --executor slurm` and `status` resolve it here.
+func EvidenceRoot(out, slurmOut string, outGiven bool) string {
+	if slurmOut != "" && !outGiven {
+		return slurmOut
+	}
+	return out
+}
+
 // ActiveError is a new submission refused because an earlier one of the
 // same group into the same evidence root still has tasks queued or
 // running: two runs would write the same evidence directories. A usage
@@ -171,33 +184,10 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 	defer prep.Release() // the group's evidence lock, held while this driver submits and follows
 	cl := client{runner: e.Runner, dir: e.Config.CommandsDir}
 	group := prep.Group.Name
-
-	// An earlier submission's tasks still queued or running refuse a new
-	// submission; --resume adopts them all (selected or not: the new
-	// record replaces the old one, and nothing of the group may run
-	// unrecorded).
-	var live []TaskRef
-	if prev, err := ReadRecord(out, group); err != nil {
+	live, err := liveTasks(ctx, cl, out, group, opts.Resume)
+	if err != nil {
 		return nil, err
-	} else if prev != nil {
-		active, err := activeTasks(ctx, cl, prev.Tasks)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			return nil, &qual.SetupError{Err: fmt.Errorf("query the earlier submission's tasks: %w", err)}
-		}
-		if len(active) > 0 && !opts.Resume {
-			ids := make([]string, len(active))
-			for i, t := range active {
-				ids[i] = t.ID()
-			}
-			return nil, &ActiveError{Group: group, Out: out, Tasks: ids}
-		}
-		live = active
 	}
-
-	results := map[string]*reports.Result{}
 	nonce, err := newSubmission()
 	if err != nil {
 		return nil, err
@@ -211,6 +201,52 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 		rec.Tasks = append(rec.Tasks, t)
 		adopted[t.Profile] = true
 	}
+	results, toRun := selectToRun(prep, adopted, opts)
+	arrays, err := e.plan(toRun, opts.Families)
+	if err != nil {
+		return nil, &qual.UsageError{Err: err}
+	}
+	if err := e.submit(ctx, cl, rec, arrays, opts.Log); err != nil {
+		return nil, err
+	}
+	if e.Detach {
+		logf(opts.Log, "detached: follow with `trtmc-qual status --out %s --group %s --wait`", out, group)
+		return &qual.Outcome{Group: group, Submitted: e.JobIDs}, nil
+	}
+	return e.follow(ctx, prep, rec, results, opts)
+}
+
+// liveTasks are the tasks of an earlier submission of the group into out
+// that Slurm still has queued or running. They refuse a new submission;
+// --resume adopts them all (selected or not: the new record replaces the
+// old one, and nothing of the group may run unrecorded).
+func liveTasks(ctx context.Context, cl client, out, group string, resume bool) ([]TaskRef, error) {
+	prev, err := ReadRecord(out, group)
+	if err != nil || prev == nil {
+		return nil, err
+	}
+	active, err := activeTasks(ctx, cl, prev.Tasks)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		return nil, &qual.SetupError{Err: fmt.Errorf("query the earlier submission's tasks: %w", err)}
+	}
+	if len(active) > 0 && !resume {
+		ids := make([]string, len(active))
+		for i, t := range active {
+			ids[i] = t.ID()
+		}
+		return nil, &ActiveError{Group: group, Out: out, Tasks: ids}
+	}
+	return active, nil
+}
+
+// selectToRun sorts the selected profiles: adopted ones are left to their
+// task, an excluded one gets its row at once, a finished one with the
+// same run key is kept with --resume; the rest are submitted.
+func selectToRun(prep *qual.Prepared, adopted map[string]bool, opts qual.Options) (map[string]*reports.Result, []*inventory.Profile) {
+	results := map[string]*reports.Result{}
 	var toRun []*inventory.Profile
 	for _, p := range prep.Profiles {
 		switch {
@@ -228,26 +264,19 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 			toRun = append(toRun, p)
 		}
 	}
+	return results, toRun
+}
 
-	arrays, err := e.plan(toRun, opts.Families)
-	if err != nil {
-		return nil, &qual.UsageError{Err: err}
-	}
-	if err := e.submit(ctx, cl, rec, arrays, opts.Log); err != nil {
-		return nil, err
-	}
-	if e.Detach {
-		logf(opts.Log, "detached: follow with `trtmc-qual status --out %s --group %s --wait`", out, group)
-		return &qual.Outcome{Group: group}, nil
-	}
-
+// follow follows every task of the submission to its end, then writes the
+// group's tables; the outcome holds the selected profiles' rows.
+func (e *Executor) follow(ctx context.Context, prep *qual.Prepared, rec *Record, results map[string]*reports.Result, opts qual.Options) (*qual.Outcome, error) {
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
 		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true, RowExits: e.RowExits}
 	settled, ferr := f.Follow(ctx)
 	for k, v := range settled {
 		results[k] = v
 	}
-	outcome := &qual.Outcome{Group: group}
+	outcome := &qual.Outcome{Group: prep.Group.Name}
 	for _, p := range prep.Profiles {
 		if r := results[p.ID]; r != nil {
 			outcome.Results = append(outcome.Results, r)

@@ -10,12 +10,11 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
+	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // ErrNoRecord is returned by Status for an evidence root without a Slurm

@@ -39,14 +39,13 @@ import (
 	"sort"
 	"strconv"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Phases, counts and image sizes are the row model's (reports owns them).
@@ -1340,7 +1339,7 @@ func (res *Result) Apply(r *reports.Result) {
 		HTTPSplit: res.httpSplit()}
 	r.Notes = slices.Clone(res.Notes)
 	r.OutputTokens, r.Boxes = nil, nil
-	if r.Answers.EndpointType == aiperf.EndpointChat {
+	if typ, ok := endpoint.Lookup(r.Answers.EndpointType); ok && typ.Counts() == endpoint.Tokens {
 		n := res.OutputTokens
 		r.OutputTokens = &n
 	} else {

@@ -11,13 +11,12 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"golang.org/x/sync/errgroup"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // chunkSize is the span of a file one worker reads and parses at a time.

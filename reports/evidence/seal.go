@@ -19,10 +19,10 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/zeebo/blake3"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // A checkpoint's evidence is sealed when the run ends: manifest.json lists

@@ -5,7 +5,7 @@
 // Indent, OneLine, Clip, Plural, Count).
 //
 // It is a leaf: it imports nothing of this module, so every layer, from
-// qual/proc and inventory up, may use it. It lives under reports/ because
+// families/proc and inventory up, may use it. It lives under reports/ because
 // it is how reports, rows and messages are written, beside the other
 // leaves of that kind (reports/markdown, reports/junit).
 package text

@@ -25,11 +25,11 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Families the generator can shape.
@@ -907,6 +907,13 @@ func (g *gen) writeRaw(w *bufio.Writer) error {
 	return nil
 }
 
+// defaultExtractor is the extractor a family of the endpoint type reads
+// its answers with (the rows are written as such a family's).
+func defaultExtractor(endpointType string) string {
+	t, _ := endpoint.Lookup(endpointType)
+	return t.DefaultExtractor()
+}
+
 // Seal completes a written checkpoint directory into sealed evidence as
 // `trtmc-qual run` leaves it: result.json (every stage ok, the stored
 // counts those of exp), a passing correctness.json, AIPerf's summary, and
@@ -914,10 +921,10 @@ func (g *gen) writeRaw(w *bufio.Writer) error {
 // group; with more than 55 requests its workload is an exploration one.
 func Seal(dir, group, profile string, exp *Expected) error {
 	cfg := exp.Config
-	sem := reports.AnswerSemantics{EndpointType: "image_retrieval", Extractor: "nim-bounding-boxes", Comparator: "boxes-tolerance", Labels: labels}
+	sem := reports.AnswerSemantics{EndpointType: endpoint.ImageRetrieval, Extractor: defaultExtractor(endpoint.ImageRetrieval), Comparator: "boxes-tolerance", Labels: labels}
 	route := "/v1/infer"
 	if cfg.Family == FamilyVLM {
-		sem = reports.AnswerSemantics{EndpointType: "chat", Extractor: "openai-chat-text", Comparator: "exact"}
+		sem = reports.AnswerSemantics{EndpointType: endpoint.Chat, Extractor: defaultExtractor(endpoint.Chat), Comparator: "exact"}
 		route = "/v1/chat/completions"
 	}
 	bundle := strings.Repeat("ab", 32)

@@ -45,7 +45,7 @@
 //	                 scope:<timing_scope> | call-ms:<model_call_ms> |
 //	                 slow:<ms per call>
 //	FAKE_REFSERVER   when set (any value), `generate` answers with the
-//	                 reference Task of the bundle (families/reftarget), so a real
+//	                 reference Task of the bundle (families/reference-target), so a real
 //	                 run can qualify end to end
 //	FAKE_WORKER_LOG  append every request line the worker reads to this file
 //	FAKE_TRTMC_EXCLUSIVE  a file the worker locks (flock, exclusive) while
@@ -70,9 +70,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/bundle"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/imaging"
-	"github.com/trtmc-qual/trtmc-qual/families/reftarget/task"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/bundle"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/imaging"
+	"github.com/trtmc-qual/trtmc-qual/families/reference-target/task"
 )
 
 func main() {
