@@ -83,8 +83,10 @@ Excluded profiles are listed and skipped. The checks go to stdout (a table on
 a terminal, tab-separated when piped, or --format json|md|csv); the verdict
 line goes to stderr.
 
-Exit status: 0 ready (warnings allowed), 3 not ready, 2 usage or
-configuration error.`,
+` + exitHelp(
+			outcome{exitOK, "ready (warnings allowed)"},
+			outcome{exitUsage, "usage, configuration or inventory error"},
+			outcome{exitSetup, "not ready"}),
 		Example: `  trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --repo ~/TensorRT-Model-Connect
   trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --probe qwen3-vl-2b
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,

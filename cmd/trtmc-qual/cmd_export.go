@@ -88,9 +88,11 @@ system's temporary directory, removed when export ends, on a signal too.
 
 re-derives the same verdicts and figures on another machine.
 
-Exit status: 0 written, 1 refused (a leak, a row whose evidence changed, a
-stored figure that is not the re-derived one), 2 usage (an existing PACK, not a
-.tar.gz, a PACK inside the evidence, no rows, a missing result root).`,
+` + exitHelp(
+			outcome{exitOK, "written"},
+			outcome{exitFailed, "refused (a leak, a row whose evidence changed, a stored figure that is not the re-derived one)"},
+			outcome{exitUsage, "usage (an existing PACK, not a .tar.gz, a PACK inside the evidence, no rows, a missing result root)"},
+			outcome{exitInterrupted, "interrupted (the staging directory removed)"}),
 		Example: `  # the pack for the pull request, logs left out
   trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz
 
@@ -122,7 +124,7 @@ stored figure that is not the re-derived one), 2 usage (an existing PACK, not a
 	fl.IntVar(&opts.LogTail, "log-tail", export.DefaultLogTail, "with --logs tail: lines kept per log")
 	addRootFlag(cmd, &opts.Roots)
 	fl.StringArrayVar(&opts.Forbid, "forbid", nil, "a string that must not be in the pack (an internal host or project name); repeatable")
-	addFileFlag(cmd, &opts.Reconcile, "reconcile", "the group's `inventory reconcile -o json` output, for the pack's summary.md", "json")
+	addFileFlag(cmd, &opts.Reconcile, "reconcile", "a saved `FILE` of the group's inventory reconcile -o json, for the pack's summary.md", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout, for the summary's reconciliation (see report -o summary)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with --repo: the ref the inventory must be current with")
 	fl.String("families", "", "the family configuration the rows are re-derived by before they are published (default: the one shipped with trtmc-qual)")

@@ -61,7 +61,11 @@ func newInventoryValidateCmd(f *factory, runF func(*inventoryValidateOptions) er
 		Long: `Check inventory files against the schema and each other: unknown fields,
 duplicate ids, unknown families, variants without their normal profile,
 exclusions without a reason, malformed bundle digests, unsafe names...
-Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
+Every problem is printed as FILE:LINE: FIELD: PROBLEM.
+
+` + exitHelp(
+			outcome{exitOK, "valid"},
+			outcome{exitUsage, "any problem (or a usage error)"}),
 		Example: `  trtmc-qual inventory validate
   trtmc-qual inventory validate inventory/reference.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -149,7 +153,11 @@ func newInventoryListCmd(f *factory, runF func(*inventoryListOptions) error) *co
 		Use:   "list",
 		Short: "List inventory profiles",
 		Long: `List every profile of the inventory (or of one group). A table on a terminal,
-tab-separated without a header when piped, or --format json|csv.`,
+tab-separated without a header when piped, or --format json|csv.
+
+` + exitHelp(
+			outcome{exitOK, "listed"},
+			outcome{exitUsage, "an inventory that does not validate, a group it does not have, or a usage error"}),
 		Example: `  trtmc-qual inventory list
   trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
 		Args: cobra.NoArgs,
@@ -226,8 +234,15 @@ func (o *inventoryShowOptions) Validate() error {
 func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *cobra.Command {
 	opts := &inventoryShowOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:     "show ID",
-		Short:   "Show one inventory profile",
+		Use:   "show ID",
+		Short: "Show one inventory profile",
+		Long: `Show one profile of the inventory: every field, and where it is defined.
+A table on a terminal, tab-separated without a header when piped, or
+--format json|csv.
+
+` + exitHelp(
+			outcome{exitOK, "shown"},
+			outcome{exitUsage, "an inventory that does not validate, an id it does not have, or a usage error"}),
 		Example: "  trtmc-qual inventory show ref-detect-small --format json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -96,14 +96,17 @@ that needs more GPUs than the run has, whose inventory hardware scope does not
 match the GPUs, or whose family needs a GPU on a CPU-only run is not run, with
 the reason (docs/gpu.md).
 
-Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
-broke, 3 when a server, GPU or AIPerf was unavailable, a profile could not be run
-on this host (or Slurm rejected the job), 130 when interrupted.`,
+` + exitHelp(
+			outcome{exitOK, "when every row is qualified (or excluded)"},
+			outcome{exitFailed, "when a row failed or broke"},
+			outcome{exitUsage, "for a usage, configuration or inventory error (a group or profile id the inventory does not have, an inventory that does not validate)"},
+			outcome{exitSetup, "when a server, GPU or AIPerf was unavailable, a profile could not be run on this host, Slurm rejected the job, or another run holds the group's evidence"},
+			outcome{exitInterrupted, "when interrupted"}),
 		Example: `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
-  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
+  trtmc-qual run --group detection --only yolo11n,rt-detr --resume --gpus 0,1
 
   # a nightly job: the Markdown table on stdout, JUnit for the CI system
   trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly-vlm-junit.xml
@@ -146,7 +149,7 @@ on this host (or Slurm rejected the job), 130 when interrupted.`,
 	completeGPUsFlag(cmd, f)
 	_ = cmd.MarkFlagDirname("out")
 	fl.String("executor", executorLocal, "where checkpoints run: local (this host) or slurm (one array task per profile; see docs/slurm.md)")
-	fl.BoolVar(&opts.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with `trtmc-qual status`")
+	fl.BoolVar(&opts.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with trtmc-qual status")
 	_ = cmd.RegisterFlagCompletionFunc("executor", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{executorLocal + "\tthis host's GPU slots", executorSlurm + "\tone Slurm array task per profile"}, cobra.ShellCompDirectiveNoFileComp
 	})
