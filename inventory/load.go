@@ -145,7 +145,11 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		return probs
 	}
 	root := doc.Content[0]
-	checkKeys(root, reflect.TypeOf(Inventory{}), "", add)
+	for _, fp := range checkNode(root, reflect.TypeOf(Inventory{}), "") {
+		if fp.field != "groups" { // its own check below
+			add(fp.line, fp.field, "%s", fp.msg)
+		}
+	}
 	schemaNode := mapValue(root, "schema")
 	switch {
 	case schemaNode == nil:
@@ -177,37 +181,92 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 			add(valN.Line, field, "must be a mapping")
 			continue
 		}
-		checkKeys(valN, reflect.TypeOf(Group{}), field, add)
-		g := &Group{}
-		if err := valN.Decode(g); err != nil {
-			addDecodeError(add, valN.Line, field, err)
+		if g := parseGroup(path, name, field, keyN, valN, add); g != nil {
+			inv.Groups[name] = g
 		}
-		g.Name, g.File, g.Line = name, path, keyN.Line
-		g.Profiles = nil
-		if pn := mapValue(valN, "profiles"); pn != nil {
-			if pn.Kind != yaml.SequenceNode {
-				add(pn.Line, field+".profiles", "must be a list")
-			} else {
-				for j, item := range pn.Content {
-					pfield := fmt.Sprintf("%s.profiles[%d]", field, j)
-					if item.Kind != yaml.MappingNode {
-						add(item.Line, pfield, "must be a mapping")
-						continue
-					}
-					checkKeys(item, reflect.TypeOf(Profile{}), pfield, add)
-					p := &Profile{}
-					if err := item.Decode(p); err != nil {
-						addDecodeError(add, item.Line, pfield, err)
-					}
-					p.Group, p.File, p.Line = name, path, item.Line
-					p.FieldLines = fieldLines(item, "")
-					g.Profiles = append(g.Profiles, p)
-				}
-			}
-		}
-		inv.Groups[name] = g
 	}
 	return probs
+}
+
+// parseGroup reads one group and its profiles. Every key and value is
+// checked against the Go types first (checkNode), each problem once, at
+// its own line, and the field it concerns is marked so that validation
+// does not report that field again (a misspelled key is not also a
+// missing one; "measured: 5O" is not also "must be > 0"). yaml's own type
+// errors are reported only if that check found nothing: it fails closed.
+func parseGroup(path, name, field string, keyN, valN *yaml.Node, add func(int, string, string, ...any)) *Group {
+	g := &Group{}
+	found := 0
+	for _, fp := range checkNode(valN, reflect.TypeOf(Group{}), "") {
+		add(fp.line, field+"."+fp.field, "%s", fp.msg)
+		g.shadow = shadowFields(g.shadow, fp)
+		found++
+	}
+	err := valN.Decode(g)
+	g.Name, g.File, g.Line = name, path, keyN.Line
+	g.FieldLines = fieldLines(valN, "")
+	g.Profiles = nil
+	if pn := mapValue(valN, "profiles"); pn != nil {
+		if pn.Kind != yaml.SequenceNode {
+			add(pn.Line, field+".profiles", "must be a list")
+		} else {
+			for j, item := range pn.Content {
+				if item.Kind != yaml.MappingNode {
+					add(item.Line, fmt.Sprintf("%s.profiles[%d]", field, j), "must be a mapping")
+					continue
+				}
+				p := &Profile{}
+				pfield := "profile " + orUnnamed(scalarValue(item, "id")) + ": "
+				for _, fp := range checkNode(item, reflect.TypeOf(Profile{}), "") {
+					add(fp.line, pfield+fp.field, "%s", fp.msg)
+					p.shadow = shadowFields(p.shadow, fp)
+					found++
+				}
+				_ = item.Decode(p) // its type errors are the group's, below
+				p.Group, p.File, p.Line = name, path, item.Line
+				p.FieldLines = fieldLines(item, "")
+				g.Profiles = append(g.Profiles, p)
+			}
+		}
+	}
+	if err != nil && found == 0 {
+		addDecodeError(add, valN.Line, field, err)
+	}
+	return g
+}
+
+// scalarValue is the value of a scalar key of mapping n ("" when absent or
+// not a scalar).
+func scalarValue(n *yaml.Node, key string) string {
+	if v := mapValue(n, key); v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
+	}
+	return ""
+}
+
+// shadowFields adds the fields a parse problem stands for: the field
+// itself and, for a misspelled key, the field it most likely meant.
+func shadowFields(shadow map[string]bool, fp fieldProblem) map[string]bool {
+	if shadow == nil {
+		shadow = map[string]bool{}
+	}
+	shadow[fp.field] = true
+	if fp.meant != "" {
+		shadow[fp.meant] = true
+	}
+	return shadow
+}
+
+// shadowed reports whether a validation problem about field is the
+// consequence of a parse problem already reported: about the field, one
+// of its parents, or one of its children.
+func shadowed(shadow map[string]bool, field string) bool {
+	for b := range shadow {
+		if field == b || strings.HasPrefix(field, b+".") || strings.HasPrefix(b, field+".") || strings.HasPrefix(b, field+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 func addDecodeError(add func(int, string, string, ...any), line int, field string, err error) {
@@ -225,31 +284,6 @@ func addDecodeError(add func(int, string, string, ...any), line int, field strin
 		return
 	}
 	add(line, field, "%v", err)
-}
-
-// checkKeys reports keys of a mapping node that the struct type t does not
-// declare, recursing into nested struct fields.
-func checkKeys(n *yaml.Node, t reflect.Type, prefix string, add func(int, string, string, ...any)) {
-	fields := yamlFields(t)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		name := join(prefix, k.Value)
-		ft, ok := fields[k.Value]
-		if !ok {
-			add(k.Line, name, "unknown field (known: %s)", strings.Join(sortedKeys(fields), ", "))
-			continue
-		}
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode {
-			// Groups and profiles are checked by the caller with their own prefix.
-			if ft == reflect.TypeOf(Group{}) || ft == reflect.TypeOf(Profile{}) {
-				continue
-			}
-			checkKeys(v, ft, name, add)
-		}
-	}
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {
