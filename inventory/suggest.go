@@ -45,9 +45,9 @@ func Suggest(word string, candidates []string) []string {
 	return out
 }
 
-// DidYouMean is Suggest's answer as the end of a message, `; did you mean
-// "a"?` or `; did you mean "a" or "b"?` (each quoted by text.Quote), or ""
-// when nothing is close.
+// DidYouMean is Suggest's answer as a question, `did you mean "a"?` or
+// `did you mean "a" or "b"?` (each quoted by text.Quote), or "" when
+// nothing is close.
 func DidYouMean(word string, candidates []string) string {
 	s := Suggest(word, candidates)
 	if len(s) == 0 {
@@ -59,9 +59,36 @@ func DidYouMean(word string, candidates []string) string {
 	}
 	last := q[len(q)-1]
 	if len(q) == 1 {
-		return "; did you mean " + last + "?"
+		return "did you mean " + last + "?"
 	}
-	return "; did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + last + "?"
+	return "did you mean " + strings.Join(q[:len(q)-1], ", ") + " or " + last + "?"
+}
+
+// WithHint ends a message with DidYouMean's question ("MSG; did you mean
+// "a"?"), or leaves it as it is when nothing is close.
+func WithHint(msg, word string, candidates []string) string {
+	if h := DidYouMean(word, candidates); h != "" {
+		return msg + "; " + h
+	}
+	return msg
+}
+
+// IDs are the profile ids of every group, in group then file order.
+func (inv *Inventory) IDs() []string {
+	var ids []string
+	for _, p := range inv.Profiles() {
+		ids = append(ids, p.ID)
+	}
+	return ids
+}
+
+// IDs are the group's profile ids, in file order.
+func (g *Group) IDs() []string {
+	ids := make([]string, len(g.Profiles))
+	for i, p := range g.Profiles {
+		ids[i] = p.ID
+	}
+	return ids
 }
 
 // editDistance is the optimal string alignment distance of a and b, by

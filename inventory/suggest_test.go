@@ -33,11 +33,13 @@ func TestSuggest(t *testing.T) {
 	assert.Equal(t, []string{"detection"}, Suggest("detecton", []string{"vlm", "detection", "gpu"}))
 	assert.Nil(t, Suggest("abc", []string{"xyz"}), "a short word takes one edit at most")
 
-	assert.Equal(t, `; did you mean "rt-detr"?`, DidYouMean("rtdetr", ids))
-	assert.Equal(t, `; did you mean "yolov5n" or "yolov8n"?`, DidYouMean("yolov6n", ids))
-	assert.Equal(t, `; did you mean "a", "b" or "c"?`, DidYouMean("x", []string{"a", "b", "c", "d"}), "three at most")
+	assert.Equal(t, `did you mean "rt-detr"?`, DidYouMean("rtdetr", ids))
+	assert.Equal(t, `did you mean "yolov5n" or "yolov8n"?`, DidYouMean("yolov6n", ids))
+	assert.Equal(t, `did you mean "a", "b" or "c"?`, DidYouMean("x", []string{"a", "b", "c", "d"}), "three at most")
 	assert.Empty(t, DidYouMean("colour", fields))
-	assert.Equal(t, `; did you mean "a\u202eb"?`, DidYouMean("a\u202ec", []string{"a\u202eb"}), "a candidate is quoted, escaped")
+	assert.Equal(t, `no group "vlmm"; did you mean "vlm"?`, WithHint(`no group "vlmm"`, "vlmm", []string{"vlm", "gpu"}))
+	assert.Equal(t, `no group "x"`, WithHint(`no group "x"`, "x", []string{"vlm", "detection"}), "nothing close: as it was")
+	assert.Equal(t, `did you mean "a\u202eb"?`, DidYouMean("a\u202ec", []string{"a\u202eb"}), "a candidate is quoted, escaped")
 }
 
 func TestEditDistance(t *testing.T) {

@@ -60,9 +60,9 @@ func unknownKey(k *yaml.Node, name, prefix string, fields map[string]reflect.Typ
 		}
 	}
 	if s := Suggest(k.Value, absent); len(s) == 1 {
-		return fieldProblem{line: k.Line, field: name, msg: "unknown field" + DidYouMean(k.Value, absent), meant: join(prefix, s[0])}
+		return fieldProblem{line: k.Line, field: name, msg: WithHint("unknown field", k.Value, absent), meant: join(prefix, s[0])}
 	} else if len(s) > 1 {
-		return fieldProblem{line: k.Line, field: name, msg: "unknown field" + DidYouMean(k.Value, absent)}
+		return fieldProblem{line: k.Line, field: name, msg: WithHint("unknown field", k.Value, absent)}
 	}
 	return fieldProblem{line: k.Line, field: name, msg: fmt.Sprintf("unknown field (known: %s)", strings.Join(sortedKeys(fields), ", "))}
 }

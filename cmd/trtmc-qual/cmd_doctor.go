@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
@@ -124,7 +125,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	}
 	for _, g := range opts.Groups {
 		if _, ok := inv.Groups[g]; !ok {
-			return flagErrorf("no group %q in the inventory (groups: %v)", g, inv.GroupNames())
+			return flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no group %q in the inventory (groups: %v)", g, inv.GroupNames()), g, inv.GroupNames()))
 		}
 	}
 	self, _ := os.Executable()

@@ -112,7 +112,7 @@ re-derives the same verdicts and figures on another machine.
 			if runF != nil {
 				return runF(opts)
 			}
-			return runExport(cmd.Context(), opts)
+			return evidenceGroupHint(runExport(cmd.Context(), opts), opts.From, opts.Group)
 		},
 	}
 	fl := cmd.Flags()

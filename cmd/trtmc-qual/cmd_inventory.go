@@ -187,7 +187,8 @@ func runInventoryList(_ context.Context, opts *inventoryListOptions) error {
 	if opts.Group != "" {
 		g, ok := inv.Groups[opts.Group]
 		if !ok {
-			return flagErrorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(inv.GroupNames(), ", "))
+			return flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no group %q in the inventory (groups: %s)", opts.Group,
+				strings.Join(inv.GroupNames(), ", ")), opts.Group, inv.GroupNames()))
 		}
 		profiles = g.Profiles
 	} else {
@@ -269,7 +270,7 @@ func runInventoryShow(_ context.Context, opts *inventoryShowOptions) error {
 	}
 	p, ok := inv.Find(opts.ID)
 	if !ok {
-		return flagErrorf("no profile %q in the inventory", opts.ID)
+		return flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no profile %q in the inventory", opts.ID), opts.ID, inv.IDs()))
 	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	if format == "json" {

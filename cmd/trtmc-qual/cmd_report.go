@@ -188,7 +188,7 @@ nothing. A missing, doubled or misordered marker is an error naming the line
 			if runF != nil {
 				return runF(opts)
 			}
-			return runReport(cmd.Context(), opts)
+			return evidenceGroupHint(runReport(cmd.Context(), opts), opts.From, opts.Group)
 		},
 	}
 	fl := cmd.Flags()

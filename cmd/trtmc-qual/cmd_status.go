@@ -121,7 +121,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: opts.Poll, Log: opts.IO.ErrOut, Now: opts.Now,
 			RowExits: rowExitStatuses()})
 		if errors.Is(err, slurm.ErrNoRecord) {
-			return withCode(exitUsage, err)
+			return withCode(exitUsage, slurmGroupHint(err, opts.Out, g))
 		}
 		if gs == nil {
 			return err
