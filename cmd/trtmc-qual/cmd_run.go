@@ -433,11 +433,12 @@ func smokeRun(f *factory) SmokeFunc {
 // reasons' classes (reports.Codes): any setup reason is exit 3; any other
 // row that is not qualified or excluded is exit 1.
 func runVerdictError(results []*reports.Result) error {
-	var failed, setup []string
+	var failed []string
+	var setup []*reports.Result
 	for _, r := range results {
 		switch {
 		case r.HasClass(reports.ClassSetup):
-			setup = append(setup, r.Profile)
+			setup = append(setup, r)
 		case r.Verdict == reports.VerdictQualified, r.Verdict == reports.VerdictExcluded, r.Verdict == reports.VerdictSkipped:
 		default:
 			failed = append(failed, r.Profile)
@@ -445,7 +446,7 @@ func runVerdictError(results []*reports.Result) error {
 	}
 	switch {
 	case len(setup) > 0:
-		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable); see the reasons above", strings.Join(setup, ", ")))
+		return withCode(exitSetup, setupFailure(setup))
 	case len(failed) > 0:
 		return withCode(exitFailed, fmt.Errorf("%d of %d row(s) not qualified: %s", len(failed), len(results), strings.Join(failed, ", ")))
 	}

@@ -6,10 +6,12 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // evidenceGroupHint ends an error about a group that has no evidence under
@@ -52,4 +54,24 @@ func slurmGroupHint(err error, out, group string) error {
 		return fmt.Errorf("%w; %s", err, h)
 	}
 	return err
+}
+
+// setupFailure says what failed for each row with a setup reason: its first
+// such reason's code and stage, and the reason's own words (its first
+// line), never a generic list of what might have been unavailable.
+func setupFailure(rows []*reports.Result) error {
+	what := make([]string, len(rows))
+	for i, r := range rows {
+		what[i] = r.Profile
+		for _, rs := range r.Reasons {
+			if rs.Class == reports.ClassSetup {
+				what[i] = fmt.Sprintf("%s: %s (stage %s): %s", r.Profile, rs.Code, rs.Stage, text.FirstLine(rs.Message))
+				break
+			}
+		}
+	}
+	if len(what) == 1 {
+		return fmt.Errorf("setup failed for %s", what[0])
+	}
+	return fmt.Errorf("setup failed for %d rows:\n  %s", len(what), strings.Join(what, "\n  "))
 }
