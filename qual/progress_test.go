@@ -320,7 +320,10 @@ func TestStageLinesPrintTheRecordedDurations(t *testing.T) {
 	var r recorder
 	slow := r.stage("slow", nil)
 	run := slow.run
-	slow.run = func(cr *checkpointRun, ctx context.Context) error { clock.Add(1500 * time.Millisecond); return run(cr, ctx) }
+	slow.run = func(cr *checkpointRun, ctx context.Context) error {
+		clock.Add(1500 * time.Millisecond)
+		return run(cr, ctx)
+	}
 	e, p := stageEnv(t, []stageDef{r.stage("first", nil), slow, r.stage("last", nil, always)})
 	e.opts.Now = clock.Now
 	e.opts.Progress = NewProgress(&buf, false, clock.Now)
