@@ -74,11 +74,11 @@ a line of a Markdown summary for a pull-request comment (--summary FILE, also
 printed to stdout unless --format json). Both files are written atomically.
 
 ` + exitHelp(
-			outcome{exitOK, "all passed (the largest of the steps' statuses)"},
-			outcome{exitFailed, "a check failed"},
-			outcome{exitUsage, "configuration, inventory or usage error"},
-			outcome{exitSetup, "setup error (git missing, smoke qualification unavailable)"},
-			outcome{exitInterrupted, "interrupted"}),
+			exitOutcome{exitOK, "all passed (the largest of the steps' statuses)"},
+			exitOutcome{exitFailed, "a check failed"},
+			exitOutcome{exitUsage, "configuration, inventory or usage error"},
+			exitOutcome{exitSetup, "setup error (git missing, smoke qualification unavailable)"},
+			exitOutcome{exitInterrupted, "interrupted"}),
 		Example: `  trtmc-qual ci --repo ../TensorRT-Model-Connect --base origin/main --head HEAD \
     --junit out/ci/junit.xml --summary out/ci/summary.md
   trtmc-qual ci --repo ../TensorRT-Model-Connect --base main --group vlm --smoke`,

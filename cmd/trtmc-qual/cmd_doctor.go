@@ -85,9 +85,9 @@ a terminal, tab-separated when piped, or --format json|md|csv); the verdict
 line goes to stderr.
 
 ` + exitHelp(
-			outcome{exitOK, "ready (warnings allowed)"},
-			outcome{exitUsage, "usage, configuration or inventory error"},
-			outcome{exitSetup, "not ready"}),
+			exitOutcome{exitOK, "ready (warnings allowed)"},
+			exitOutcome{exitUsage, "usage, configuration or inventory error"},
+			exitOutcome{exitSetup, "not ready"}),
 		Example: `  trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --repo ~/TensorRT-Model-Connect
   trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --probe qwen3-vl-2b
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,

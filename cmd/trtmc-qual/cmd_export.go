@@ -89,10 +89,10 @@ system's temporary directory, removed when export ends, on a signal too.
 re-derives the same verdicts and figures on another machine.
 
 ` + exitHelp(
-			outcome{exitOK, "written"},
-			outcome{exitFailed, "refused (a leak, a row whose evidence changed, a stored figure that is not the re-derived one)"},
-			outcome{exitUsage, "usage (an existing PACK, not a .tar.gz, a PACK inside the evidence, no rows, a missing result root)"},
-			outcome{exitInterrupted, "interrupted (the staging directory removed)"}),
+			exitOutcome{exitOK, "written"},
+			exitOutcome{exitFailed, "refused (a leak, a row whose evidence changed, a stored figure that is not the re-derived one)"},
+			exitOutcome{exitUsage, "usage (an existing PACK, not a .tar.gz, a PACK inside the evidence, no rows, a missing result root)"},
+			exitOutcome{exitInterrupted, "interrupted (the staging directory removed)"}),
 		Example: `  # the pack for the pull request, logs left out
   trtmc-qual export --from out/demo --group vlm --output-file vlm-evidence.tar.gz
 

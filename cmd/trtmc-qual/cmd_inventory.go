@@ -64,8 +64,8 @@ exclusions without a reason, malformed bundle digests, unsafe names...
 Every problem is printed as FILE:LINE: FIELD: PROBLEM.
 
 ` + exitHelp(
-			outcome{exitOK, "valid"},
-			outcome{exitUsage, "any problem (or a usage error)"}),
+			exitOutcome{exitOK, "valid"},
+			exitOutcome{exitUsage, "any problem (or a usage error)"}),
 		Example: `  trtmc-qual inventory validate
   trtmc-qual inventory validate inventory/reference.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -156,8 +156,8 @@ func newInventoryListCmd(f *factory, runF func(*inventoryListOptions) error) *co
 tab-separated without a header when piped, or --format json|csv.
 
 ` + exitHelp(
-			outcome{exitOK, "listed"},
-			outcome{exitUsage, "an inventory that does not validate, a group it does not have, or a usage error"}),
+			exitOutcome{exitOK, "listed"},
+			exitOutcome{exitUsage, "an inventory that does not validate, a group it does not have, or a usage error"}),
 		Example: `  trtmc-qual inventory list
   trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
 		Args: cobra.NoArgs,
@@ -242,8 +242,8 @@ A table on a terminal, tab-separated without a header when piped, or
 --format json|csv.
 
 ` + exitHelp(
-			outcome{exitOK, "shown"},
-			outcome{exitUsage, "an inventory that does not validate, an id it does not have, or a usage error"}),
+			exitOutcome{exitOK, "shown"},
+			exitOutcome{exitUsage, "an inventory that does not validate, an id it does not have, or a usage error"}),
 		Example: "  trtmc-qual inventory show ref-detect-small --format json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

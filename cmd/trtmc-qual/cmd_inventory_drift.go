@@ -54,10 +54,10 @@ family folder that names none is checked for every group. JSON and TOML files
 are summarised key by key with both values; other files by line counts.
 
 ` + exitHelp(
-			outcome{exitOK, "nothing differs"},
-			outcome{exitFailed, "something does"},
-			outcome{exitUsage, "a usage or spec-groups error (unknown group or ref, not a git repository)"},
-			outcome{exitSetup, "git is not available"}),
+			exitOutcome{exitOK, "nothing differs"},
+			exitOutcome{exitFailed, "something does"},
+			exitOutcome{exitUsage, "a usage or spec-groups error (unknown group or ref, not a git repository)"},
+			exitOutcome{exitSetup, "git is not available"}),
 		Example: `  trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base main --group vlm
   trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base origin/main --head HEAD --format md`,
 		Args: cobra.NoArgs,

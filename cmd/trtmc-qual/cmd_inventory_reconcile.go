@@ -81,10 +81,10 @@ proposal file and says why. The rows and the exit status describe the state
 before writing.
 
 ` + exitHelp(
-			outcome{exitOK, "nothing needs action"},
-			outcome{exitFailed, "something does"},
-			outcome{exitUsage, "a usage, inventory or spec-groups error (unknown group or ref, not a git repository)"},
-			outcome{exitSetup, "git is not available"}),
+			exitOutcome{exitOK, "nothing needs action"},
+			exitOutcome{exitFailed, "something does"},
+			exitOutcome{exitUsage, "a usage, inventory or spec-groups error (unknown group or ref, not a git repository)"},
+			exitOutcome{exitSetup, "git is not available"}),
 		Example: `  trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group vlm
   trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --ref a832817 --group vlm --format md
   trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group detection --write`,

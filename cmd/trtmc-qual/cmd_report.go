@@ -152,12 +152,12 @@ nothing. A missing, doubled or misordered marker is an error naming the line
 (exit 2).
 
 ` + exitHelp(
-			outcome{exitOK, "when every counted normal profile is qualified (and the sealed inventory snapshot is in the evidence)"},
-			outcome{exitFailed, "when any row failed, broke (malformed or changed evidence included), was interrupted or was not run, " +
+			exitOutcome{exitOK, "when every counted normal profile is qualified (and the sealed inventory snapshot is in the evidence)"},
+			exitOutcome{exitFailed, "when any row failed, broke (malformed or changed evidence included), was interrupted or was not run, " +
 				"or the snapshot is missing or not sealed — with -o summary, 0 only when the summary says complete and 1 whenever it says NOT complete —"},
-			outcome{exitUsage, "for usage errors (an unknown format, a missing result root, a page that is missing or too large)"},
-			outcome{exitSetup, "when --update-doc's page is busy or changed during the update"},
-			outcome{exitHarness, "when a file cannot be written or read for a reason other than its content"}),
+			exitOutcome{exitUsage, "for usage errors (an unknown format, a missing result root, a page that is missing or too large)"},
+			exitOutcome{exitSetup, "when --update-doc's page is busy or changed during the update"},
+			exitOutcome{exitHarness, "when a file cannot be written or read for a reason other than its content"}),
 		Example: `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --format md
 

@@ -97,11 +97,11 @@ match the GPUs, or whose family needs a GPU on a CPU-only run is not run, with
 the reason (docs/gpu.md).
 
 ` + exitHelp(
-			outcome{exitOK, "when every row is qualified (or excluded)"},
-			outcome{exitFailed, "when a row failed or broke"},
-			outcome{exitUsage, "for a usage, configuration or inventory error (a group or profile id the inventory does not have, an inventory that does not validate)"},
-			outcome{exitSetup, "when a server, GPU or AIPerf was unavailable, a profile could not be run on this host, Slurm rejected the job, or another run holds the group's evidence"},
-			outcome{exitInterrupted, "when interrupted"}),
+			exitOutcome{exitOK, "when every row is qualified (or excluded)"},
+			exitOutcome{exitFailed, "when a row failed or broke"},
+			exitOutcome{exitUsage, "for a usage, configuration or inventory error (a group or profile id the inventory does not have, an inventory that does not validate)"},
+			exitOutcome{exitSetup, "when a server, GPU or AIPerf was unavailable, a profile could not be run on this host, Slurm rejected the job, or another run holds the group's evidence"},
+			exitOutcome{exitInterrupted, "when interrupted"}),
 		Example: `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 

@@ -54,11 +54,11 @@ task has ended it writes OUT/<group>/results.*, as the driver does, so
 every one has ended (Ctrl-C stops watching; it never cancels the job).
 
 ` + exitHelp(
-			outcome{exitOK, "while tasks are still queued or running, or when every row is qualified"},
-			outcome{exitFailed, "when every task has ended and a row is not qualified"},
-			outcome{exitUsage, "when the evidence root has no Slurm submission (or for a usage error)"},
-			outcome{exitSetup, "when Slurm cannot be asked"},
-			outcome{exitInterrupted, "when interrupted"}),
+			exitOutcome{exitOK, "while tasks are still queued or running, or when every row is qualified"},
+			exitOutcome{exitFailed, "when every task has ended and a row is not qualified"},
+			exitOutcome{exitUsage, "when the evidence root has no Slurm submission (or for a usage error)"},
+			exitOutcome{exitSetup, "when Slurm cannot be asked"},
+			exitOutcome{exitInterrupted, "when interrupted"}),
 		Example: `  # after run --detach
   trtmc-qual status --out /lustre/qual/out
   trtmc-qual status --out /lustre/qual/out --group vlm --wait && trtmc-qual report --from /lustre/qual/out --group vlm`,

@@ -71,8 +71,8 @@ func exitStatusHelp() string {
 	return b.String()
 }
 
-// outcome is one outcome a verb's help names, with its status.
-type outcome struct {
+// exitOutcome is one outcome a verb's help names, with its status.
+type exitOutcome struct {
 	code exitCode
 	when string
 }
@@ -87,18 +87,18 @@ var everyVerbExits = []exitCode{exitUsage, exitHarness}
 // every verb can end with that the verb did not name (exitStatuses' help
 // words), in the order of the codes, wrapped at 80 columns. Every verb's
 // --help ends with it (TestEveryVerbStatesItsExitStatuses).
-func exitHelp(outcomes ...outcome) string {
+func exitHelp(outcomes ...exitOutcome) string {
 	named := map[exitCode]bool{}
 	for _, o := range outcomes {
 		named[o.code] = true
 	}
-	all := append([]outcome(nil), outcomes...)
+	all := append([]exitOutcome(nil), outcomes...)
 	for _, s := range exitStatuses() {
 		if !named[s.code] && slices.Contains(everyVerbExits, s.code) {
-			all = append(all, outcome{s.code, s.help})
+			all = append(all, exitOutcome{s.code, s.help})
 		}
 	}
-	slices.SortStableFunc(all, func(a, b outcome) int { return int(a.code) - int(b.code) })
+	slices.SortStableFunc(all, func(a, b exitOutcome) int { return int(a.code) - int(b.code) })
 	parts := make([]string, len(all))
 	for i, o := range all {
 		parts[i] = fmt.Sprintf("%d %s", o.code, o.when)

@@ -567,10 +567,10 @@ func TestEveryVerbStatesItsExitStatuses(t *testing.T) {
 
 func TestExitHelp(t *testing.T) {
 	assert.Equal(t, "Exit status: 0 done, 2 configuration, inventory or usage error, 4 harness error\n(a bug, an I/O failure).",
-		exitHelp(outcome{exitOK, "done"}), "the statuses of every verb are added in the table's words")
+		exitHelp(exitOutcome{exitOK, "done"}), "the statuses of every verb are added in the table's words")
 	assert.Equal(t, "Exit status: 0 done, 2 bad input, 3 busy, 4 harness error (a bug, an I/O\nfailure).",
-		exitHelp(outcome{exitSetup, "busy"}, outcome{exitUsage, "bad input"}, outcome{exitOK, "done"}), "in the order of the codes, wrapped at 80")
-	for _, line := range strings.Split(exitHelp(outcome{exitOK, strings.Repeat("word ", 60)}), "\n") {
+		exitHelp(exitOutcome{exitSetup, "busy"}, exitOutcome{exitUsage, "bad input"}, exitOutcome{exitOK, "done"}), "in the order of the codes, wrapped at 80")
+	for _, line := range strings.Split(exitHelp(exitOutcome{exitOK, strings.Repeat("word ", 60)}), "\n") {
 		assert.LessOrEqual(t, len(line), 80)
 	}
 }
