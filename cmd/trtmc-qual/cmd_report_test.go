@@ -62,7 +62,7 @@ func TestReportFlags(t *testing.T) {
 
 	o, err = parse("--group", "vlm")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"out"}, o.From, "defaults to the configured out")
+	assert.Equal(t, []string{absPath("out")}, o.From, "defaults to the configured out, made absolute")
 	assert.InDelta(t, 10.0, o.ThresholdPct, 0)
 
 	_, err = parse("--from", "out")
