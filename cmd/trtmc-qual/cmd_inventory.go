@@ -18,10 +18,11 @@ import (
 func newInventoryCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inventory",
-		Short: "Validate, list and reconcile the per-checkpoint inventory",
+		Short: "Validate, list, edit and reconcile the per-checkpoint inventory",
 		Example: `  trtmc-qual inventory validate
   trtmc-qual inventory list --group detection --format csv
-  trtmc-qual inventory show ref-vlm-small`,
+  trtmc-qual inventory show ref-vlm-small
+  trtmc-qual inventory set ref-vlm-small --pin bundle --inventory inv.yaml --write`,
 	}
 	addInventoryFlags(cmd.PersistentFlags())
 	markInputFiles(cmd)
@@ -30,6 +31,7 @@ func newInventoryCmd(f *factory) *cobra.Command {
 		newInventoryValidateCmd(f, nil),
 		newInventoryListCmd(f, nil),
 		newInventoryShowCmd(f, nil),
+		newInventorySetCmd(f, nil),
 		newInventoryReconcileCmd(f, nil),
 		newInventoryDriftCmd(f, nil),
 	)

@@ -556,7 +556,7 @@ func TestEveryVerbStatesItsExitStatuses(t *testing.T) {
 		}
 	})
 	for _, v := range []string{"trtmc-qual run", "trtmc-qual corpus init", "trtmc-qual inventory list", "trtmc-qual inventory show",
-		"trtmc-qual version"} {
+		"trtmc-qual inventory set", "trtmc-qual version"} {
 		assert.Contains(t, verbs, v)
 	}
 	_, out, _ := runCLI(t, nil, "run", "--help")

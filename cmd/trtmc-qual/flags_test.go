@@ -159,7 +159,7 @@ func TestHelpOnlyShowsTheVerbsFlags(t *testing.T) {
 			assert.Contains(t, out, f, "%v --help", verb)
 		}
 	}
-	for _, verb := range [][]string{{"inventory", "list"}, {"inventory", "validate"}, {"inventory", "reconcile"}} {
+	for _, verb := range [][]string{{"inventory", "list"}, {"inventory", "validate"}, {"inventory", "reconcile"}, {"inventory", "set"}} {
 		_, out, _ := runCLI(t, nil, append(verb, "--help")...)
 		assert.Contains(t, out, "--inventory", "%v", verb)
 		assert.NotContains(t, out, "--tokenizer", "%v", verb)

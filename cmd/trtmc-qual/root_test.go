@@ -164,7 +164,7 @@ func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
 		}
 	}
 	walk(newRootCmd(newFactory(io, nil)), nil)
-	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show",
+	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show", "inventory set",
 		"inventory reconcile", "inventory drift", "doctor", "corpus init"} {
 		assert.Contains(t, visited, verb)
 	}
