@@ -23,8 +23,6 @@ type Assignment struct {
 	Value string `json:"value"`
 }
 
-func (a Assignment) String() string { return a.Field + "=" + a.Value }
-
 // ParseAssignment reads FIELD=VALUE.
 func ParseAssignment(s string) (Assignment, error) {
 	f, v, ok := strings.Cut(s, "=")
