@@ -403,7 +403,8 @@ func checkBundle(o Options, p *inventory.Profile, add func(Check)) {
 	switch want := p.Bundle.SHA256; {
 	case want == "":
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusWarn, Detail: fmt.Sprintf("%s sha256 %s is not pinned", path, sum),
-			Fix: fmt.Sprintf("pin it in the inventory (%s): bundle: {path: %s, sha256: %s}", p.Where("bundle"), p.Bundle.Path, sum)})
+			Fix: fmt.Sprintf("pin it in the inventory (%s): trtmc-qual inventory set %s --pin bundle --write, which sets bundle.sha256: %s",
+				p.Where("bundle"), p.ID, sum)})
 	case want != sum:
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusFail, Detail: fmt.Sprintf("%s sha256 %s, the inventory pins %s: not the bundle that was qualified", path, sum, want),
 			Fix: "restore the pinned bundle, or re-pin deliberately after re-qualifying"})
