@@ -273,3 +273,29 @@ func TestPlain(t *testing.T) {
 		assert.Equal(t, want, plain(s), "%q", s)
 	}
 }
+
+// Any assignment to any target either is refused (Problems, naming the
+// file) or gives a file that parses and validates as well as before, with
+// the value read back: never a panic, never a file the loader would reject.
+func FuzzSet(f *testing.F) {
+	for _, s := range [][3]string{{"qwen3-vl-2b", "revision", "abc"}, {"qwen3-vl-2b", "bundle.sha256", strings.Repeat("a", 64)},
+		{"qwen3-vl-2b-tp2", "exclusion.reason", "a: b, {c}"}, {"", "workload.measured", "5O"}, {"qwen3-vl-2b", "hardware", "a,b,[c]"},
+		{"qwen3-vl-2b", "checkpoint", "\"quoted\" #x"}, {"qwen3-vl-2b-tp2", "revision", "0123"}, {"", "description", "é\u202e"}} {
+		f.Add(s[0], s[1], s[2])
+	}
+	f.Fuzz(func(t *testing.T, profile, field, value string) {
+		target := Target{Profile: profile, Group: "vlm"}
+		r, err := Set(context.Background(), SetOptions{Path: "inv.yaml", Data: []byte(setDoc), Target: target,
+			Assignments: []Assignment{{Field: field, Value: value}}, KnownFamily: knownFamily})
+		if err != nil {
+			var ps Problems
+			require.ErrorAs(t, err, &ps, "%q=%q: refused as bad input, never an edit that reads back otherwise", field, value)
+			for _, p := range ps {
+				require.Equal(t, "inv.yaml", p.File)
+			}
+			return
+		}
+		_, probs := Parse("inv.yaml", r.Data)
+		require.Empty(t, probs, "%q=%q gave:\n%s", field, value, r.Data)
+	})
+}
