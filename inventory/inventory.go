@@ -44,8 +44,13 @@ type Group struct {
 	Workload    Workload   `yaml:"workload" json:"workload"`
 	Profiles    []*Profile `yaml:"profiles" json:"profiles"`
 
-	File string `yaml:"-" json:"-"`
-	Line int    `yaml:"-" json:"-"`
+	// File and Line locate the group; FieldLines the line of each of its
+	// keys ("workload.measured").
+	File       string         `yaml:"-" json:"-"`
+	Line       int            `yaml:"-" json:"-"`
+	FieldLines map[string]int `yaml:"-" json:"-"`
+	// shadow holds the fields a parse problem was reported for.
+	shadow map[string]bool
 }
 
 // Workload is what every profile of a group is measured with.
@@ -105,6 +110,8 @@ type Profile struct {
 	File       string         `yaml:"-" json:"-"`
 	Line       int            `yaml:"-" json:"-"`
 	FieldLines map[string]int `yaml:"-" json:"-"`
+	// shadow holds the fields a parse problem was reported for.
+	shadow map[string]bool
 }
 
 // Parallelism is the profile's tensor/context parallel layout.

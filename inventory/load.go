@@ -12,10 +12,11 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // Problem is one thing wrong with an inventory, located precisely.
@@ -121,7 +122,21 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 	var doc yaml.Node
 	dec := yaml.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&doc); err != nil {
-		line, msg := syntaxError(err)
+		line := 0
+		msg := err.Error()
+		if m := yamlLine.FindStringSubmatch(msg); m != nil {
+			fmt.Sscanf(m[1], "%d", &line)
+			msg = m[2]
+			// yaml.v3 reports an unclosed flow collection at its opening
+			// line counted from zero; make it the 1-based opening line.
+			if strings.HasPrefix(msg, "did not find expected ',' or") {
+				line++
+				msg += " (unclosed flow collection opened here)"
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			msg = "empty document"
+		}
 		add(line, "", "yaml syntax: %s", strings.TrimPrefix(msg, "yaml: "))
 		return probs
 	}
@@ -130,7 +145,11 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		return probs
 	}
 	root := doc.Content[0]
-	checkKeys(root, reflect.TypeOf(Inventory{}), "", add)
+	for _, fp := range checkNode(root, reflect.TypeOf(Inventory{}), "") {
+		if fp.field != "groups" { // its own check below
+			add(fp.line, fp.field, "%s", fp.msg)
+		}
+	}
 	schemaNode := mapValue(root, "schema")
 	switch {
 	case schemaNode == nil:
@@ -148,82 +167,106 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		return probs
 	}
 	for i := 0; i+1 < len(groupsNode.Content); i += 2 {
-		parseGroup(inv, path, groupsNode.Content[i], groupsNode.Content[i+1], add)
+		keyN, valN := groupsNode.Content[i], groupsNode.Content[i+1]
+		name := keyN.Value
+		field := "groups." + name
+		if !SafeName(name) {
+			field = "groups." + text.Quote(name)
+		}
+		if _, dup := inv.Groups[name]; dup {
+			add(keyN.Line, field, "group %+q is defined twice", name)
+			continue
+		}
+		if valN.Kind != yaml.MappingNode {
+			add(valN.Line, field, "must be a mapping")
+			continue
+		}
+		if g := parseGroup(path, name, field, keyN, valN, add); g != nil {
+			inv.Groups[name] = g
+		}
 	}
 	return probs
 }
 
-// syntaxError is the line and message of a YAML syntax error.
-func syntaxError(err error) (line int, msg string) {
-	msg = err.Error()
-	if m := yamlLine.FindStringSubmatch(msg); m != nil {
-		fmt.Sscanf(m[1], "%d", &line)
-		msg = m[2]
-		// yaml.v3 reports an unclosed flow collection at its opening
-		// line counted from zero; make it the 1-based opening line.
-		if strings.HasPrefix(msg, "did not find expected ',' or") {
-			line++
-			msg += " (unclosed flow collection opened here)"
-		}
-	}
-	if errors.Is(err, io.EOF) {
-		msg = "empty document"
-	}
-	return line, msg
-}
-
-// parseGroup decodes one group (its key and value nodes) into inv, with
-// its profiles and their positions.
-func parseGroup(inv *Inventory, path string, keyN, valN *yaml.Node, add func(int, string, string, ...any)) {
-	name := keyN.Value
-	field := "groups." + name
-	if !SafeName(name) {
-		field = "groups." + text.Quote(name)
-	}
-	if _, dup := inv.Groups[name]; dup {
-		add(keyN.Line, field, "group %+q is defined twice", name)
-		return
-	}
-	if valN.Kind != yaml.MappingNode {
-		add(valN.Line, field, "must be a mapping")
-		return
-	}
-	checkKeys(valN, reflect.TypeOf(Group{}), field, add)
+// parseGroup reads one group and its profiles. Every key and value is
+// checked against the Go types first (checkNode), each problem once, at
+// its own line, and the field it concerns is marked so that validation
+// does not report that field again (a misspelled key is not also a
+// missing one; "measured: 5O" is not also "must be > 0"). yaml's own type
+// errors are reported only if that check found nothing: it fails closed.
+func parseGroup(path, name, field string, keyN, valN *yaml.Node, add func(int, string, string, ...any)) *Group {
 	g := &Group{}
-	if err := valN.Decode(g); err != nil {
-		addDecodeError(add, valN.Line, field, err)
+	found := 0
+	for _, fp := range checkNode(valN, reflect.TypeOf(Group{}), "") {
+		add(fp.line, field+"."+fp.field, "%s", fp.msg)
+		g.shadow = shadowFields(g.shadow, fp)
+		found++
 	}
+	err := valN.Decode(g)
 	g.Name, g.File, g.Line = name, path, keyN.Line
+	g.FieldLines = fieldLines(valN, "")
 	g.Profiles = nil
 	if pn := mapValue(valN, "profiles"); pn != nil {
 		if pn.Kind != yaml.SequenceNode {
 			add(pn.Line, field+".profiles", "must be a list")
 		} else {
 			for j, item := range pn.Content {
-				if p := parseProfile(name, path, fmt.Sprintf("%s.profiles[%d]", field, j), item, add); p != nil {
-					g.Profiles = append(g.Profiles, p)
+				if item.Kind != yaml.MappingNode {
+					add(item.Line, fmt.Sprintf("%s.profiles[%d]", field, j), "must be a mapping")
+					continue
 				}
+				p := &Profile{}
+				pfield := "profile " + orUnnamed(scalarValue(item, "id")) + ": "
+				for _, fp := range checkNode(item, reflect.TypeOf(Profile{}), "") {
+					add(fp.line, pfield+fp.field, "%s", fp.msg)
+					p.shadow = shadowFields(p.shadow, fp)
+					found++
+				}
+				_ = item.Decode(p) // its type errors are the group's, below
+				p.Group, p.File, p.Line = name, path, item.Line
+				p.FieldLines = fieldLines(item, "")
+				g.Profiles = append(g.Profiles, p)
 			}
 		}
 	}
-	inv.Groups[name] = g
+	if err != nil && found == 0 {
+		addDecodeError(add, valN.Line, field, err)
+	}
+	return g
 }
 
-// parseProfile decodes one profile of group name (nil when it is not a
-// mapping).
-func parseProfile(name, path, pfield string, item *yaml.Node, add func(int, string, string, ...any)) *Profile {
-	if item.Kind != yaml.MappingNode {
-		add(item.Line, pfield, "must be a mapping")
-		return nil
+// scalarValue is the value of a scalar key of mapping n ("" when absent or
+// not a scalar).
+func scalarValue(n *yaml.Node, key string) string {
+	if v := mapValue(n, key); v != nil && v.Kind == yaml.ScalarNode {
+		return v.Value
 	}
-	checkKeys(item, reflect.TypeOf(Profile{}), pfield, add)
-	p := &Profile{}
-	if err := item.Decode(p); err != nil {
-		addDecodeError(add, item.Line, pfield, err)
+	return ""
+}
+
+// shadowFields adds the fields a parse problem stands for: the field
+// itself and, for a misspelled key, the field it most likely meant.
+func shadowFields(shadow map[string]bool, fp fieldProblem) map[string]bool {
+	if shadow == nil {
+		shadow = map[string]bool{}
 	}
-	p.Group, p.File, p.Line = name, path, item.Line
-	p.FieldLines = fieldLines(item, "")
-	return p
+	shadow[fp.field] = true
+	if fp.meant != "" {
+		shadow[fp.meant] = true
+	}
+	return shadow
+}
+
+// shadowed reports whether a validation problem about field is the
+// consequence of a parse problem already reported: about the field, one
+// of its parents, or one of its children.
+func shadowed(shadow map[string]bool, field string) bool {
+	for b := range shadow {
+		if field == b || strings.HasPrefix(field, b+".") || strings.HasPrefix(b, field+".") || strings.HasPrefix(b, field+"[") {
+			return true
+		}
+	}
+	return false
 }
 
 func addDecodeError(add func(int, string, string, ...any), line int, field string, err error) {
@@ -241,31 +284,6 @@ func addDecodeError(add func(int, string, string, ...any), line int, field strin
 		return
 	}
 	add(line, field, "%v", err)
-}
-
-// checkKeys reports keys of a mapping node that the struct type t does not
-// declare, recursing into nested struct fields.
-func checkKeys(n *yaml.Node, t reflect.Type, prefix string, add func(int, string, string, ...any)) {
-	fields := yamlFields(t)
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		k, v := n.Content[i], n.Content[i+1]
-		name := join(prefix, k.Value)
-		ft, ok := fields[k.Value]
-		if !ok {
-			add(k.Line, name, "unknown field (known: %s)", strings.Join(sortedKeys(fields), ", "))
-			continue
-		}
-		for ft.Kind() == reflect.Pointer {
-			ft = ft.Elem()
-		}
-		if ft.Kind() == reflect.Struct && v.Kind == yaml.MappingNode {
-			// Groups and profiles are checked by the caller with their own prefix.
-			if ft == reflect.TypeOf(Group{}) || ft == reflect.TypeOf(Profile{}) {
-				continue
-			}
-			checkKeys(v, ft, name, add)
-		}
-	}
 }
 
 func yamlFields(t reflect.Type) map[string]reflect.Type {

@@ -43,7 +43,11 @@ type addFunc func(field, format string, args ...any)
 
 func (v *validator) group(gname string, g *Group) {
 	gadd := func(field, format string, args ...any) {
-		v.probs = append(v.probs, problem(g.File, g.Line, "groups."+orUnnamed(gname)+field, format, args...))
+		rel := strings.TrimPrefix(field, ".")
+		if shadowed(g.shadow, rel) {
+			return
+		}
+		v.probs = append(v.probs, problem(g.File, lineIn(g.FieldLines, rel, g.Line), "groups."+orUnnamed(gname)+field, format, args...))
 	}
 	if err := CheckName(gname); err != nil {
 		gadd("", "group name %s", nameProblem(err))
@@ -58,7 +62,10 @@ func (v *validator) group(gname string, g *Group) {
 	checkpoints := map[string]*Profile{}
 	for _, p := range g.Profiles {
 		add := func(field, format string, args ...any) {
-			v.probs = append(v.probs, problem(p.File, lineOf(p, field), "profile "+orUnnamed(p.ID)+": "+field, format, args...))
+			if shadowed(p.shadow, field) {
+				return
+			}
+			v.probs = append(v.probs, problem(p.File, lineIn(p.FieldLines, field, p.Line), "profile "+orUnnamed(p.ID)+": "+field, format, args...))
 		}
 		v.identity(p, add)
 		checkKind(p, gname, normals, checkpoints, add)
@@ -151,7 +158,8 @@ func checkKind(p *Profile, gname string, normals, checkpoints map[string]*Profil
 			add("variant_of", "a variant must name its normal profile")
 		case !ok:
 			add("variant_of", "no normal profile %+q in group %s", p.VariantOf, orUnnamed(gname))
-		case parent.Checkpoint != p.Checkpoint:
+		case parent.Checkpoint != p.Checkpoint && !shadowed(parent.shadow, "checkpoint"):
+			// (A parent's misspelled checkpoint is reported once, as its own.)
 			add("checkpoint", "variant of %s must have its checkpoint %s", parent.ID, parent.Checkpoint)
 		}
 	case KindPartial:
@@ -216,17 +224,20 @@ func problem(file string, line int, field, format string, args ...any) Problem {
 	return p
 }
 
-func lineOf(p *Profile, field string) int {
-	if l, ok := p.FieldLines[field]; ok {
-		return l
-	}
-	// A nested field such as bundle.sha256: fall back to its parent.
-	if i := strings.LastIndex(field, "."); i > 0 {
-		if l, ok := p.FieldLines[field[:i]]; ok {
+// lineIn is the line of a field of a group or profile: its own key's, else
+// its nearest parent's (bundle.sha256 absent: bundle's), else def.
+func lineIn(lines map[string]int, field string, def int) int {
+	for f := field; f != ""; {
+		if l, ok := lines[f]; ok {
 			return l
 		}
+		i := strings.LastIndex(f, ".")
+		if i < 0 {
+			break
+		}
+		f = f[:i]
 	}
-	return p.Line
+	return def
 }
 
 // orUnnamed names a profile in a problem: quoted (every non-ASCII byte

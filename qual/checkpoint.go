@@ -197,6 +197,7 @@ func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot S
 		cr.fail("report", reports.CodeWriteFailed, err)
 		reports.Judge(&cr.res)
 	}
+	gr.opts.Progress.finished(p.ID)
 	gr.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
 	return &cr.res
 }
@@ -224,12 +225,14 @@ func (cr *checkpointRun) runStages(ctx context.Context, stages []stageDef) {
 
 var errSkipped = errors.New("skipped: an earlier stage failed")
 
-// stage runs one named stage, timing it and recording its outcome.
+// stage runs one named stage, timing it by the run's clock and recording
+// its outcome; the stage line that follows says how long it took.
 func (cr *checkpointRun) stage(name string, fn func() error) {
-	start := time.Now()
+	start := cr.gr.opts.Now()
 	before := cr.childMS
 	err := fn()
-	st := reports.Stage{Name: name, Status: reports.StageOK, DurationMS: ms(time.Since(start)), ChildMS: cr.childMS - before}
+	st := reports.Stage{Name: name, Status: reports.StageOK, DurationMS: ms(cr.gr.opts.Now().Sub(start)), ChildMS: cr.childMS - before}
+	defer func() { cr.gr.opts.Progress.stageDone(cr.profile.ID, st) }()
 	switch {
 	case err == nil:
 	case errors.Is(err, errSkipped):

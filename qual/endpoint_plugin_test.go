@@ -118,7 +118,7 @@ func TestAThirdEndpointTypeRunsThroughThePipeline(t *testing.T) {
 	require.NoError(t, err, "the inventory takes the registered type")
 	bad, probs := inventory.Parse(invPath, []byte(strings.Replace(invText, "endpoint_type: toy_caption", "endpoint_type: toy", 1)))
 	require.Empty(t, probs)
-	assert.Contains(t, inventory.Validate(bad, nil).Error(), `inventory.yaml:3: groups.toys.workload.endpoint_type: must be "chat", "image_retrieval" or "toy_caption", got "toy"`,
+	assert.Contains(t, inventory.Validate(bad, nil).Error(), `inventory.yaml:5: groups.toys.workload.endpoint_type: must be "chat", "image_retrieval" or "toy_caption", got "toy"`,
 		"the message names every registered type, the test's too")
 
 	// The corpus of the recorded AIPerf run (three images, 5 + 50 lines)

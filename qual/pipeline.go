@@ -259,7 +259,8 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	}
 	g, ok := opts.Inventory.Groups[opts.Group]
 	if !ok {
-		return nil, &UsageError{fmt.Errorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(opts.Inventory.GroupNames(), ", "))}
+		return nil, &UsageError{errors.New(inventory.WithHint(fmt.Sprintf("no group %q in the inventory (groups: %s)", opts.Group,
+			strings.Join(opts.Inventory.GroupNames(), ", ")), opts.Group, opts.Inventory.GroupNames()))}
 	}
 	profiles, err := selectProfiles(g, opts.Only)
 	if err != nil {
@@ -359,6 +360,11 @@ func selectProfiles(g *inventory.Group, only []string) ([]*inventory.Profile, er
 			missing = append(missing, id)
 		}
 		sort.Strings(missing)
+		for i, id := range missing {
+			if h := inventory.DidYouMean(id, g.IDs()); h != "" {
+				missing[i] += " (" + h + ")"
+			}
+		}
 		return nil, &UsageError{fmt.Errorf("--only: no profile %s in group %s", strings.Join(missing, ", "), g.Name)}
 	}
 	return out, nil

@@ -62,6 +62,10 @@ type slotProgress struct {
 	expected int
 	// lastPlain is when the last plain line for this slot was printed.
 	lastPlain time.Time
+	// done are the stages finished since the last stage line, as the
+	// pipeline recorded them: the next stage line (or finished) says how
+	// long each took.
+	done []reports.Stage
 }
 
 // NewProgress writes to w (stderr); tty selects the redrawn block.
@@ -152,14 +156,91 @@ func (p *Progress) stage(profile, name string) {
 	}
 	s.stage, s.since, s.answered, s.expected = name, p.now(), nil, 0
 	p.endPartial()
+	took := doneStages(s)
 	if p.tty {
 		// The stage change stays in the scrolled log too.
 		p.clear()
-		fmt.Fprint(p.w, text.Printable(fmt.Sprintf("trtmc-qual: %s: stage %s", profile, name))+"\n")
+		fmt.Fprint(p.w, text.Printable(fmt.Sprintf("trtmc-qual: %s: stage %s", profile, name)+took)+"\n")
 		p.draw()
 		return
 	}
-	p.plainLine(s)
+	// A stage has just started: the line says how long the stages before
+	// it took, not the 0s it has run.
+	s.lastPlain = p.now()
+	fmt.Fprint(p.w, text.Printable("trtmc-qual: "+p.line(s, true, false)+took)+"\n")
+}
+
+// stageDone records a finished stage of a checkpoint as the pipeline
+// recorded it (its status and its own duration, reports.Stage), for the
+// next stage line.
+func (p *Progress) stageDone(profile string, st reports.Stage) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if s := p.find(profile); s != nil {
+		s.done = append(s.done, st)
+	}
+}
+
+// finished prints how long the checkpoint's last stages took, before its
+// verdict is logged.
+func (p *Progress) finished(profile string) {
+	if p == nil {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := p.find(profile)
+	if s == nil || len(s.done) == 0 {
+		return
+	}
+	p.endPartial()
+	took := doneStages(s)
+	line := fmt.Sprintf("%s [%d/%d]%s", s.profile, s.k, max(p.total, s.k), took)
+	if p.tty {
+		p.clear()
+		line = s.profile + ":" + strings.TrimPrefix(took, " ·")
+	}
+	fmt.Fprint(p.w, text.Printable("trtmc-qual: "+line)+"\n")
+	p.draw()
+}
+
+// doneStages is " · preflight took 1.2s · server took 310ms" for the
+// stages finished since the last line (then forgotten), "" for none.
+func doneStages(s *slotProgress) string {
+	var b strings.Builder
+	for _, st := range s.done {
+		b.WriteString(" · " + st.Name)
+		switch st.Status {
+		case reports.StageSkipped:
+			b.WriteString(" skipped")
+		case reports.StageError:
+			b.WriteString(" failed after " + fmtStageDuration(st.DurationMS))
+		case reports.StageInterrupted:
+			b.WriteString(" interrupted after " + fmtStageDuration(st.DurationMS))
+		default:
+			b.WriteString(" took " + fmtStageDuration(st.DurationMS))
+		}
+	}
+	s.done = nil
+	return b.String()
+}
+
+// fmtStageDuration is a stage's duration: 310ms under a second, 5.1s under
+// a minute, then as fmtElapsed (2m10s).
+func fmtStageDuration(ms float64) string {
+	switch d := msDuration(ms); {
+	case d < time.Millisecond:
+		return "<1ms"
+	case d < time.Second:
+		return fmt.Sprintf("%dms", d.Round(time.Millisecond).Milliseconds())
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	default:
+		return fmtElapsed(d)
+	}
 }
 
 // requests counts answered requests of the current stage with count,
@@ -272,7 +353,7 @@ func (p *Progress) draw() {
 	}
 	var b strings.Builder
 	for _, s := range p.busy {
-		b.WriteString(text.Printable(p.line(s, false)))
+		b.WriteString(text.Printable(p.line(s, false, true)))
 		b.WriteByte('\n')
 	}
 	if b.Len() == 0 {
@@ -298,13 +379,14 @@ func (p *Progress) endPartial() {
 // plainLine prints one progress line for s, as a log line (held p.mu).
 func (p *Progress) plainLine(s *slotProgress) {
 	s.lastPlain = p.now()
-	fmt.Fprint(p.w, text.Printable("trtmc-qual: "+p.line(s, true))+"\n")
+	fmt.Fprint(p.w, text.Printable("trtmc-qual: "+p.line(s, true, true))+"\n")
 }
 
 // line is what one busy checkpoint shows. A plain line (a log line, not
 // on a terminal) replaces the "stage NAME" log line, so it says "stage
-// NAME" too: what people (and tests) grep CI logs for.
-func (p *Progress) line(s *slotProgress, plain bool) string {
+// NAME" too: what people (and tests) grep CI logs for. elapsed adds the
+// time in the stage so far (not on the line that starts it).
+func (p *Progress) line(s *slotProgress, plain, elapsed bool) string {
 	stage := ""
 	if plain {
 		stage = "stage "
@@ -315,13 +397,17 @@ func (p *Progress) line(s *slotProgress, plain bool) string {
 	now := p.now()
 	in := now.Sub(s.since)
 	parts := []string{fmt.Sprintf("%s [%d/%d]", s.profile, s.k, max(p.total, s.k))}
+	in0 := ""
+	if elapsed {
+		in0 = " " + fmtElapsed(in)
+	}
 	switch s.stage {
 	case "":
 		parts = append(parts, "starting "+fmtElapsed(now.Sub(s.start)))
 	case "server":
-		parts = append(parts, stage+"loading engine… "+fmtElapsed(in))
+		parts = append(parts, stage+"loading engine…"+in0)
 	default:
-		parts = append(parts, stage+s.stage+" "+fmtElapsed(in))
+		parts = append(parts, stage+s.stage+in0)
 	}
 	if s.answered != nil {
 		parts = append(parts, fmt.Sprintf("%d/%d requests answered", s.answered(), s.expected))

@@ -2,6 +2,7 @@ package qual
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -246,10 +247,10 @@ func TestProgressPlain(t *testing.T) {
 	p.Tick()
 	fmt.Fprint(p, "trtmc-qual: a: PASS\n")
 	assert.Equal(t, strings.Join([]string{
-		"trtmc-qual: a [1/2] · stage server: loading engine… 0s · ETA 50s",
+		"trtmc-qual: a [1/2] · stage server: loading engine… · ETA 50s",
 		"trtmc-qual: a [1/2] · stage server: loading engine… 15s · ETA 35s",
 		"trtmc-qual: a [1/2] · stage server: loading engine… 30s · ETA 20s",
-		"trtmc-qual: a [1/2] · stage aiperf 0s · ETA 20s",
+		"trtmc-qual: a [1/2] · stage aiperf · ETA 20s",
 		"trtmc-qual: a [1/2] · stage aiperf 15s · 12/55 requests answered · ETA 5s",
 		"trtmc-qual: a: PASS",
 	}, "\n")+"\n", buf.String())
@@ -264,7 +265,83 @@ func TestProgressPartialLogLineEndsBeforeProgress(t *testing.T) {
 	fmt.Fprint(p, "aiperf: half a line")
 	p.stage("a", "aiperf")
 	fmt.Fprint(p, " (rest)\n")
-	assert.Equal(t, "aiperf: half a line\ntrtmc-qual: a [1/1] · stage aiperf 0s\n (rest)\n", buf.String())
+	assert.Equal(t, "aiperf: half a line\ntrtmc-qual: a [1/1] · stage aiperf\n (rest)\n", buf.String())
+}
+
+// Issue 36: every stage line said "0s" (the time the stage it starts has
+// run). A stage line now says how long the stages before it took, as the
+// pipeline recorded them, and the checkpoint's last stages are said before
+// its verdict.
+func TestProgressSaysHowLongStagesTook(t *testing.T) {
+	for _, tty := range []bool{false, true} {
+		clock := newFakeClock()
+		term := &fakeTerm{t: t}
+		p := NewProgress(term, tty, clock.Now)
+		p.plan(1, nil)
+		p.begin("a")
+		p.stage("a", "preflight")
+		p.stageDone("a", reports.Stage{Name: "preflight", Status: reports.StageOK, DurationMS: 1234})
+		p.stage("a", "server")
+		p.stageDone("a", reports.Stage{Name: "server", Status: reports.StageOK, DurationMS: 310.4})
+		p.stageDone("a", reports.Stage{Name: "correctness", Status: reports.StageSkipped})
+		p.stage("a", "stop-server")
+		p.stageDone("a", reports.Stage{Name: "stop-server", Status: reports.StageError, DurationMS: 130_000})
+		p.stageDone("a", reports.Stage{Name: "gpu-release", Status: reports.StageOK, DurationMS: 0.2})
+		p.finished("a")
+		fmt.Fprint(p, "trtmc-qual: a: ERROR\n")
+		p.end("a")
+		require.NoError(t, p.Close())
+		want := []string{
+			"trtmc-qual: a [1/1] · stage preflight",
+			"trtmc-qual: a [1/1] · stage server: loading engine… · preflight took 1.2s",
+			"trtmc-qual: a [1/1] · stage stop-server · server took 310ms · correctness skipped",
+			"trtmc-qual: a [1/1] · stop-server failed after 2m10s · gpu-release took <1ms",
+			"trtmc-qual: a: ERROR",
+		}
+		if tty {
+			want = []string{
+				"trtmc-qual: a: stage preflight",
+				"trtmc-qual: a: stage server · preflight took 1.2s",
+				"trtmc-qual: a: stage stop-server · server took 310ms · correctness skipped",
+				"trtmc-qual: a: stop-server failed after 2m10s · gpu-release took <1ms",
+				"trtmc-qual: a: ERROR",
+			}
+		}
+		assert.Equal(t, want, term.screen(), "tty %v", tty)
+	}
+}
+
+// The durations a stage line prints are the ones the row records: each
+// stage's own start and end by the run's clock (here a stage that takes
+// 1.5 s of a fake clock), never the time the next stage has run.
+func TestStageLinesPrintTheRecordedDurations(t *testing.T) {
+	clock := newFakeClock()
+	var buf bytes.Buffer
+	var r recorder
+	slow := r.stage("slow", nil)
+	run := slow.run
+	slow.run = func(cr *checkpointRun, ctx context.Context) error {
+		clock.Add(1500 * time.Millisecond)
+		return run(cr, ctx)
+	}
+	e, p := stageEnv(t, []stageDef{r.stage("first", nil), slow, r.stage("last", nil, always)})
+	e.opts.Now = clock.Now
+	e.opts.Progress = NewProgress(&buf, false, clock.Now)
+	e.opts.Log = e.opts.Progress
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	require.Len(t, res.Stages, 3)
+	assert.InDelta(t, 1500, res.Stages[1].DurationMS, 0.001, "the row records the stage's own duration")
+	assert.Contains(t, buf.String(), "trtmc-qual: p [1/1] · stage last · slow took "+fmtStageDuration(res.Stages[1].DurationMS)+"\n")
+	assert.Contains(t, buf.String(), "slow took 1.5s")
+	assert.NotRegexp(t, `stage \S+ 0s`, buf.String(), "no stage line says 0s")
+	assert.Regexp(t, `· last took <1ms\ntrtmc-qual: p: [A-Z]+`, buf.String(), "the last stage's time, then the verdict")
+}
+
+func TestFmtStageDuration(t *testing.T) {
+	for ms, want := range map[float64]string{0: "<1ms", 0.9: "<1ms", 1: "1ms", 310.4: "310ms", 999.4: "999ms", 1000: "1.0s", 5060: "5.1s",
+		59_940: "59.9s", 130_000: "2m10s"} {
+		assert.Equal(t, want, fmtStageDuration(ms), ms)
+	}
 }
 
 func TestNilProgress(t *testing.T) {
@@ -273,6 +350,8 @@ func TestNilProgress(t *testing.T) {
 	p.begin("a")
 	p.stage("a", "server")
 	p.requests("a", 1, func() int { return 0 })
+	p.stageDone("a", reports.Stage{Name: "server"})
+	p.finished("a")
 	p.Tick()
 	p.end("a")
 	p.run(t.Context(), time.Millisecond)()

@@ -80,8 +80,8 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
 			cr.family.EndpointType, cr.gr.group.Name, cr.gr.group.Workload.EndpointType))
 	}
-	cr.bundle = inventory.ResolvePath(cr.profile.File, cr.profile.Bundle.Path)
-	cr.corpus = inventory.ResolvePath(cr.gr.group.File, cr.gr.group.Workload.Dataset.Corpus)
+	cr.bundle = cr.profile.BundlePath()
+	cr.corpus = cr.gr.group.CorpusPath()
 	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if err := fileio.CheckDir(cr.corpus); errors.Is(err, fileio.ErrNotRegular) {
 		return stageFailure(reports.CodeDataset, fmt.Errorf("corpus: %w", err))
@@ -96,7 +96,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			return err
 		}
 	}
-	sum, err := fileio.FileSHA256(ctx, cr.bundle)
+	sum, err := inventory.BundleSHA256(ctx, cr.bundle)
 	if err != nil {
 		return stageFailure(reports.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
 	}
@@ -107,7 +107,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 			cr.profile.ID, cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {
-		got, err := fileio.FileSHA256(ctx, filepath.Join(cr.corpus, "corpus.json"))
+		got, err := inventory.CorpusSHA256(ctx, cr.corpus)
 		if err != nil || got != want {
 			return stageFailure(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
@@ -188,7 +188,7 @@ func (cr *checkpointRun) resolveTokenizer() error {
 func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentity, error) {
 	dir, where := fallback, "the run's --tokenizer"
 	if p.Tokenizer.Path != "" {
-		dir, where = inventory.ResolvePath(p.File, p.Tokenizer.Path), "tokenizer.path at "+p.Where("tokenizer.path")
+		dir, where = p.TokenizerPath(), "tokenizer.path at "+p.Where("tokenizer.path")
 	}
 	if dir == "" {
 		return nil, fmt.Errorf("profile %s: no tokenizer for AIPerf chat: give the checkpoint's tokenizer directory as tokenizer.path in the inventory (%s) or pass --tokenizer",
@@ -209,7 +209,7 @@ func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentit
 			p.ID, dir, where)
 	}
 	id := &reports.FileIdentity{Path: dir}
-	if sum, err := fileio.FileSHA256(context.Background(), filepath.Join(dir, "tokenizer.json")); err == nil {
+	if sum, err := inventory.TokenizerSHA256(context.Background(), dir); err == nil {
 		id.SHA256 = sum
 	}
 	if pin := p.Tokenizer.SHA256; pin != "" && id.SHA256 != pin {
@@ -519,7 +519,7 @@ func (cr *checkpointRun) bundleCheck(ctx context.Context) error {
 // digest before).
 func (cr *checkpointRun) rehashBundle(ctx context.Context, after string) {
 	c := reports.BundleCheck{After: after}
-	sum, err := fileio.FileSHA256(ctx, cr.bundle)
+	sum, err := inventory.BundleSHA256(ctx, cr.bundle)
 	switch {
 	case ctx.Err() != nil:
 		return // interrupted: the row is incomplete anyway

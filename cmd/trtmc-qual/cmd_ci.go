@@ -72,9 +72,12 @@ inventory is invalid). Each step becomes a JUnit test case (--junit FILE) and
 a line of a Markdown summary for a pull-request comment (--summary FILE, also
 printed to stdout unless --format json). Both files are written atomically.
 
-Exit status: the largest of the steps': 0 all passed, 1 a check failed,
-2 configuration, inventory or usage error, 3 setup error (git missing, smoke
-qualification unavailable), 4 harness error, 130 interrupted.`,
+` + exitHelp(
+			exitOutcome{exitOK, "all passed (the largest of the steps' statuses)"},
+			exitOutcome{exitFailed, "a check failed"},
+			exitOutcome{exitUsage, "configuration, inventory or usage error"},
+			exitOutcome{exitSetup, "setup error (git missing, smoke qualification unavailable)"},
+			exitOutcome{exitInterrupted, "interrupted"}),
 		Example: `  trtmc-qual ci --repo ../TensorRT-Model-Connect --base origin/main --head HEAD \
     --junit out/ci/junit.xml --summary out/ci/summary.md
   trtmc-qual ci --repo ../TensorRT-Model-Connect --base main --group vlm --smoke`,

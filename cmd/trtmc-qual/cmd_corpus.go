@@ -42,7 +42,11 @@ of "file"): every image needs exactly one question. A detection corpus (the
 seeds' 100-image COCO selection) takes none.
 
 An existing corpus.json is kept unless --force. The sha256 of corpus.json and
-the inventory line that pins it are printed.`,
+the inventory line that pins it are printed.
+
+` + exitHelp(
+			exitOutcome{exitOK, "written"},
+			exitOutcome{exitUsage, "an image that cannot be read or decoded, a missing, unknown or duplicate question, an existing corpus.json without --force, or a usage error"}),
 		Example: `  trtmc-qual corpus init corpora/vlm --questions corpora/vlm-questions.jsonl --source "COCO val2017, 20 images"
   trtmc-qual corpus init corpora/detection --source "COCO val2017, the seeds' 100-image selection"`,
 		Args: cobra.ExactArgs(1),

@@ -10,6 +10,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/doctor"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -83,8 +84,10 @@ Excluded profiles are listed and skipped. The checks go to stdout (a table on
 a terminal, tab-separated when piped, or --format json|md|csv); the verdict
 line goes to stderr.
 
-Exit status: 0 ready (warnings allowed), 3 not ready, 2 usage or
-configuration error.`,
+` + exitHelp(
+			exitOutcome{exitOK, "ready (warnings allowed)"},
+			exitOutcome{exitUsage, "usage, configuration or inventory error"},
+			exitOutcome{exitSetup, "not ready"}),
 		Example: `  trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --repo ~/TensorRT-Model-Connect
   trtmc-qual --config trtmc-qual.trtmc.yaml doctor --group vlm --probe qwen3-vl-2b
   trtmc-qual doctor --format json | jq '.checks[] | select(.status == "fail")'`,
@@ -122,7 +125,7 @@ func runDoctor(ctx context.Context, opts *doctorOptions) error {
 	}
 	for _, g := range opts.Groups {
 		if _, ok := inv.Groups[g]; !ok {
-			return flagErrorf("no group %q in the inventory (groups: %v)", g, inv.GroupNames())
+			return flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no group %q in the inventory (groups: %v)", g, inv.GroupNames()), g, inv.GroupNames()))
 		}
 	}
 	self, _ := os.Executable()

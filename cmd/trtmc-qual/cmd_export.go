@@ -46,7 +46,7 @@ type exportOptions struct {
 }
 
 // exportLong is newExportCmd's help text.
-const exportLong = `Write a group's public evidence pack: every file a re-judge needs, the run
+var exportLong = `Write a group's public evidence pack: every file a re-judge needs, the run
 host's paths mapped to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
 --root NAME=DIR), host and user names removed, sealed again over what it holds
 (each row's manifest.json and PACK.json record the original seal it came from
@@ -83,9 +83,11 @@ system's temporary directory, removed when export ends, on a signal too.
 
 re-derives the same verdicts and figures on another machine.
 
-Exit status: 0 written, 1 refused (a leak, a row whose evidence changed, a
-stored figure that is not the re-derived one), 2 usage (an existing PACK, not a
-.tar.gz, a PACK inside the evidence, no rows, a missing result root).`
+` + exitHelp(
+	exitOutcome{exitOK, "written"},
+	exitOutcome{exitFailed, "refused (a leak, a row whose evidence changed, a stored figure that is not the re-derived one)"},
+	exitOutcome{exitUsage, "usage (an existing PACK, not a .tar.gz, a PACK inside the evidence, no rows, a missing result root)"},
+	exitOutcome{exitInterrupted, "interrupted (the staging directory removed)"})
 
 // exportExample are newExportCmd's examples.
 const exportExample = `  # the pack for the pull request, logs left out
@@ -115,7 +117,7 @@ func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(opts)
 			}
-			return runExport(cmd.Context(), opts)
+			return evidenceGroupHint(runExport(cmd.Context(), opts), opts.From, opts.Group)
 		},
 	}
 	fl := cmd.Flags()
@@ -127,7 +129,7 @@ func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
 	fl.IntVar(&opts.LogTail, "log-tail", export.DefaultLogTail, "with --logs tail: lines kept per log")
 	addRootFlag(cmd, &opts.Roots)
 	fl.StringArrayVar(&opts.Forbid, "forbid", nil, "a string that must not be in the pack (an internal host or project name); repeatable")
-	addFileFlag(cmd, &opts.Reconcile, "reconcile", "the group's `inventory reconcile -o json` output, for the pack's summary.md", "json")
+	addFileFlag(cmd, &opts.Reconcile, "reconcile", "a saved `FILE` of the group's inventory reconcile -o json, for the pack's summary.md", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout, for the summary's reconciliation (see report -o summary)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with --repo: the ref the inventory must be current with")
 	fl.String("families", "", "the family configuration the rows are re-derived by before they are published (default: the one shipped with trtmc-qual)")

@@ -18,10 +18,11 @@ import (
 func newInventoryCmd(f *factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "inventory",
-		Short: "Validate, list and reconcile the per-checkpoint inventory",
+		Short: "Validate, list, edit and reconcile the per-checkpoint inventory",
 		Example: `  trtmc-qual inventory validate
   trtmc-qual inventory list --group detection --format csv
-  trtmc-qual inventory show ref-vlm-small`,
+  trtmc-qual inventory show ref-vlm-small
+  trtmc-qual inventory set ref-vlm-small --pin bundle --inventory inv.yaml --write`,
 	}
 	addInventoryFlags(cmd.PersistentFlags())
 	markInputFiles(cmd)
@@ -30,6 +31,7 @@ func newInventoryCmd(f *factory) *cobra.Command {
 		newInventoryValidateCmd(f, nil),
 		newInventoryListCmd(f, nil),
 		newInventoryShowCmd(f, nil),
+		newInventorySetCmd(f, nil),
 		newInventoryReconcileCmd(f, nil),
 		newInventoryDriftCmd(f, nil),
 	)
@@ -61,7 +63,11 @@ func newInventoryValidateCmd(f *factory, runF func(*inventoryValidateOptions) er
 		Long: `Check inventory files against the schema and each other: unknown fields,
 duplicate ids, unknown families, variants without their normal profile,
 exclusions without a reason, malformed bundle digests, unsafe names...
-Every problem is printed as FILE:LINE: FIELD: PROBLEM; exit 2 when any.`,
+Every problem is printed as FILE:LINE: FIELD: PROBLEM.
+
+` + exitHelp(
+			exitOutcome{exitOK, "valid"},
+			exitOutcome{exitUsage, "any problem (or a usage error)"}),
 		Example: `  trtmc-qual inventory validate
   trtmc-qual inventory validate inventory/reference.yaml --format json`,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -149,7 +155,11 @@ func newInventoryListCmd(f *factory, runF func(*inventoryListOptions) error) *co
 		Use:   "list",
 		Short: "List inventory profiles",
 		Long: `List every profile of the inventory (or of one group). A table on a terminal,
-tab-separated without a header when piped, or --format json|csv.`,
+tab-separated without a header when piped, or --format json|csv.
+
+` + exitHelp(
+			exitOutcome{exitOK, "listed"},
+			exitOutcome{exitUsage, "an inventory that does not validate, a group it does not have, or a usage error"}),
 		Example: `  trtmc-qual inventory list
   trtmc-qual inventory list --group vlm --format json | jq '.[].id'`,
 		Args: cobra.NoArgs,
@@ -179,7 +189,8 @@ func runInventoryList(_ context.Context, opts *inventoryListOptions) error {
 	if opts.Group != "" {
 		g, ok := inv.Groups[opts.Group]
 		if !ok {
-			return flagErrorf("no group %q in the inventory (groups: %s)", opts.Group, strings.Join(inv.GroupNames(), ", "))
+			return flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no group %q in the inventory (groups: %s)", opts.Group,
+				strings.Join(inv.GroupNames(), ", ")), opts.Group, inv.GroupNames()))
 		}
 		profiles = g.Profiles
 	} else {
@@ -226,8 +237,15 @@ func (o *inventoryShowOptions) Validate() error {
 func newInventoryShowCmd(f *factory, runF func(*inventoryShowOptions) error) *cobra.Command {
 	opts := &inventoryShowOptions{IO: f.IO}
 	cmd := &cobra.Command{
-		Use:     "show ID",
-		Short:   "Show one inventory profile",
+		Use:   "show ID",
+		Short: "Show one inventory profile",
+		Long: `Show one profile of the inventory: every field, and where it is defined.
+A table on a terminal, tab-separated without a header when piped, or
+--format json|csv.
+
+` + exitHelp(
+			exitOutcome{exitOK, "shown"},
+			exitOutcome{exitUsage, "an inventory that does not validate, an id it does not have, or a usage error"}),
 		Example: "  trtmc-qual inventory show ref-detect-small --format json",
 		Args:    cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -254,7 +272,7 @@ func runInventoryShow(_ context.Context, opts *inventoryShowOptions) error {
 	}
 	p, ok := inv.Find(opts.ID)
 	if !ok {
-		return flagErrorf("no profile %q in the inventory", opts.ID)
+		return flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no profile %q in the inventory", opts.ID), opts.ID, inv.IDs()))
 	}
 	format := reports.Resolve(opts.Format, opts.IO.OutTTY)
 	if format == "json" {

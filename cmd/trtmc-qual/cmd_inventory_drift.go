@@ -53,8 +53,11 @@ A family belongs to a group when one of its manifests, or its MODEL.toml
 family folder that names none is checked for every group. JSON and TOML files
 are summarised key by key with both values; other files by line counts.
 
-Exit status: 0 nothing differs, 1 something does, 2 a usage or spec-groups
-error (unknown group or ref, not a git repository), 3 git is not available.`,
+` + exitHelp(
+			exitOutcome{exitOK, "nothing differs"},
+			exitOutcome{exitFailed, "something does"},
+			exitOutcome{exitUsage, "a usage or spec-groups error (unknown group or ref, not a git repository)"},
+			exitOutcome{exitSetup, "git is not available"}),
 		Example: `  trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base main --group vlm
   trtmc-qual inventory drift --repo ../TensorRT-Model-Connect --base origin/main --head HEAD --format md`,
 		Args: cobra.NoArgs,

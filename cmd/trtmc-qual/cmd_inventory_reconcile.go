@@ -79,9 +79,11 @@ family is not configured, the list is in flow style...) it writes a separate
 proposal file and says why. The rows and the exit status describe the state
 before writing.
 
-Exit status: 0 nothing needs action, 1 something does, 2 a usage, inventory
-or spec-groups error (unknown group or ref, not a git repository), 3 git is
-not available.`,
+` + exitHelp(
+			exitOutcome{exitOK, "nothing needs action"},
+			exitOutcome{exitFailed, "something does"},
+			exitOutcome{exitUsage, "a usage, inventory or spec-groups error (unknown group or ref, not a git repository)"},
+			exitOutcome{exitSetup, "git is not available"}),
 		Example: `  trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group vlm
   trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --ref a832817 --group vlm --format md
   trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group detection --write`,

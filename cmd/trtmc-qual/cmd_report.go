@@ -80,7 +80,7 @@ var reportFormats = formats(reports.FormatAuto, reports.GroupFormats()...)
 const rejudgeMemoryLimit = 200 << 20
 
 // reportLong is newReportCmd's help text.
-const reportLong = `Regenerate a group's result tables from stored evidence alone, without running
+var reportLong = `Regenerate a group's result tables from stored evidence alone, without running
 anything: the group table, the coverage matrix and a reproducible command per
 row. The output is byte-identical to the OUT/<group>/results.* that run wrote
 for the same evidence.
@@ -146,14 +146,13 @@ changes nothing. --dry-run prints the unified diff to stdout and writes
 nothing. A missing, doubled or misordered marker is an error naming the line
 (exit 2).
 
-Exit status: 0 when every counted normal profile is qualified (and the sealed
-inventory snapshot is in the evidence), 1 when any row failed, broke (malformed
-or changed evidence included), was interrupted or was not run, or the snapshot
-is missing or not sealed — with -o summary, 0 only when the summary says
-complete and 1 whenever it says NOT complete —, 2 for usage errors (an unknown format, a missing result root, a page
-that is missing or too large), 3 when --update-doc's page is busy or changed
-during the update, 4 when a file cannot be written or read for a reason other
-than its content.`
+` + exitHelp(
+	exitOutcome{exitOK, "when every counted normal profile is qualified (and the sealed inventory snapshot is in the evidence)"},
+	exitOutcome{exitFailed, "when any row failed, broke (malformed or changed evidence included), was interrupted or was not run, " +
+		"or the snapshot is missing or not sealed — with -o summary, 0 only when the summary says complete and 1 whenever it says NOT complete —"},
+	exitOutcome{exitUsage, "for usage errors (an unknown format, a missing result root, a page that is missing or too large)"},
+	exitOutcome{exitSetup, "when --update-doc's page is busy or changed during the update"},
+	exitOutcome{exitHarness, "when a file cannot be written or read for a reason other than its content"})
 
 // reportExample are newReportCmd's examples.
 const reportExample = `  # the Markdown to paste into a pull request
@@ -194,7 +193,7 @@ func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 			if runF != nil {
 				return runF(opts)
 			}
-			return runReport(cmd.Context(), opts)
+			return evidenceGroupHint(runReport(cmd.Context(), opts), opts.From, opts.Group)
 		},
 	}
 	fl := cmd.Flags()
@@ -211,7 +210,7 @@ func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	addFileFlag(cmd, &opts.UpdateDoc, "update-doc", "rewrite the group's block between <!-- trtmc-qual:GROUP:begin/end --> markers in this Markdown page", "md", "markdown")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "with --update-doc: print the diff, write nothing")
 	fl.StringVar(&opts.Link, "link", "", "with --update-doc: URL (or path from the page) of the full report, linked from the block; with -o summary: where the evidence pack is published, the base of its links")
-	addFileFlag(cmd, &opts.Reconcile, "reconcile", "with -o summary: the group's `inventory reconcile -o json` output, for the inventory's reconciled commit", "json")
+	addFileFlag(cmd, &opts.Reconcile, "reconcile", "with -o summary: a saved `FILE` of the group's inventory reconcile -o json, for the inventory's reconciled commit", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "with -o summary: the TRTMC checkout: whether the reconciled commit is --ref's head (or, without --reconcile, reconcile the evidence's inventory now)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with -o summary --repo: the ref the inventory must be current with")
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")

@@ -62,7 +62,7 @@ func TestReportFlags(t *testing.T) {
 
 	o, err = parse("--group", "vlm")
 	require.NoError(t, err)
-	assert.Equal(t, []string{"out"}, o.From, "defaults to the configured out")
+	assert.Equal(t, []string{absPath("out")}, o.From, "defaults to the configured out, made absolute")
 	assert.InDelta(t, 10.0, o.ThresholdPct, 0)
 
 	_, err = parse("--from", "out")
@@ -357,4 +357,52 @@ func TestReportSummary(t *testing.T) {
 	code, _, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "md", "--reconcile", rec)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--reconcile and --repo only apply to --format summary")
+}
+
+// Issue 36: the README's sample of `make demo`'s vlm table is what the
+// renderer writes: its header and alignment rows are the Results table's
+// as `report -o md` renders it (here of fixture evidence), and every row
+// has as many cells as the header.
+func TestReadmeSampleTableIsTheRenderersTable(t *testing.T) {
+	readme, err := os.ReadFile(repoFile("README.md"))
+	require.NoError(t, err)
+	_, sample, ok := strings.Cut(string(readme), "The vlm table\nlooks like this (figures vary by machine):\n\n```\n")
+	require.True(t, ok, "README.md has the sample of make demo's table")
+	sample, _, _ = strings.Cut(sample, "```\n")
+	sampleRows := tableLines(sample)
+	require.GreaterOrEqual(t, len(sampleRows), 3, "header, alignment and a row:\n%s", sample)
+
+	_, out, _ := runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "vlm", "--format", "md")
+	_, results, ok := strings.Cut(out, "## Results\n")
+	require.True(t, ok)
+	rendered := tableLines(results)
+	require.GreaterOrEqual(t, len(rendered), 2)
+	assert.Equal(t, cells(rendered[0]), cells(sampleRows[0]), "README.md's sample header is the renderer's")
+	assert.Equal(t, strings.Count(rendered[1], "|"), strings.Count(sampleRows[1], "|"), "the alignment row")
+	for _, row := range sampleRows[2:] {
+		assert.Len(t, cells(row), len(cells(rendered[0])), "README.md sample row %q", row)
+	}
+}
+
+// tableLines are the lines of the first Markdown table in s.
+func tableLines(s string) []string {
+	var rows []string
+	for _, l := range strings.Split(s, "\n") {
+		switch {
+		case strings.HasPrefix(l, "|"):
+			rows = append(rows, l)
+		case len(rows) > 0:
+			return rows
+		}
+	}
+	return rows
+}
+
+// cells are the trimmed cells of a Markdown table row.
+func cells(row string) []string {
+	parts := strings.Split(strings.Trim(row, "|"), "|")
+	for i := range parts {
+		parts[i] = strings.TrimSpace(parts[i])
+	}
+	return parts
 }

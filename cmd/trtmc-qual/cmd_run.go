@@ -95,7 +95,7 @@ const (
 )
 
 // runLong is newRunCmd's help text.
-const runLong = `Qualify every checkpoint of a group: start the family's native server, run its
+var runLong = `Qualify every checkpoint of a group: start the family's native server, run its
 correctness case on the served bundle, drive AIPerf (warmup + measured requests),
 run the native Task over exactly the payloads sent, join native and HTTP answers
 by request identity, and write OUT/<group>/<profile>/result.json with its
@@ -119,16 +119,19 @@ that needs more GPUs than the run has, whose inventory hardware scope does not
 match the GPUs, or whose family needs a GPU on a CPU-only run is not run, with
 the reason (docs/gpu.md).
 
-Exit status: 0 when every row is qualified (or excluded), 1 when a row failed or
-broke, 3 when a server, GPU or AIPerf was unavailable, a profile could not be run
-on this host (or Slurm rejected the job), 130 when interrupted.`
+` + exitHelp(
+	exitOutcome{exitOK, "when every row is qualified (or excluded)"},
+	exitOutcome{exitFailed, "when a row failed or broke"},
+	exitOutcome{exitUsage, "for a usage, configuration or inventory error (a group or profile id the inventory does not have, an inventory that does not validate)"},
+	exitOutcome{exitSetup, "when a server, GPU or AIPerf was unavailable, a profile could not be run on this host, Slurm rejected the job, or another run holds the group's evidence"},
+	exitOutcome{exitInterrupted, "when interrupted"})
 
 // runExample are newRunCmd's examples.
 const runExample = `  # the reference target, from the repository root
   trtmc-qual run --group vlm --out out/demo
 
   # two checkpoints only, resuming finished ones, on GPUs 0 and 1
-  trtmc-qual run --group detection --only yolo11n,rtdetr --resume --gpus 0,1
+  trtmc-qual run --group detection --only yolo11n,rt-detr --resume --gpus 0,1
 
   # a nightly job: the Markdown table on stdout, JUnit for the CI system
   trtmc-qual run --group vlm --out out/nightly -o md --junit out/nightly-vlm-junit.xml
@@ -175,7 +178,7 @@ func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
 	completeGPUsFlag(cmd, f)
 	_ = cmd.MarkFlagDirname("out")
 	fl.String("executor", executorLocal, "where checkpoints run: local (this host) or slurm (one array task per profile; see docs/slurm.md)")
-	fl.BoolVar(&flags.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with `trtmc-qual status`")
+	fl.BoolVar(&flags.Detach, "detach", false, "with --executor slurm: submit, print the job id(s) and exit; follow later with trtmc-qual status")
 	_ = cmd.RegisterFlagCompletionFunc("executor", func(*cobra.Command, []string, string) ([]string, cobra.ShellCompDirective) {
 		return []string{executorLocal + "\tthis host's GPU slots", executorSlurm + "\tone Slurm array task per profile"}, cobra.ShellCompDirectiveNoFileComp
 	})
@@ -406,11 +409,12 @@ func smokeRun(f *factory) SmokeFunc {
 // reasons' classes (reports.Codes): any setup reason is exit 3; any other
 // row that is not qualified or excluded is exit 1.
 func runVerdictError(results []*reports.Result) error {
-	var failed, setup []string
+	var failed []string
+	var setup []*reports.Result
 	for _, r := range results {
 		switch {
 		case r.HasClass(reports.ClassSetup):
-			setup = append(setup, r.Profile)
+			setup = append(setup, r)
 		case r.Verdict == reports.VerdictQualified, r.Verdict == reports.VerdictExcluded, r.Verdict == reports.VerdictSkipped:
 		default:
 			failed = append(failed, r.Profile)
@@ -418,7 +422,7 @@ func runVerdictError(results []*reports.Result) error {
 	}
 	switch {
 	case len(setup) > 0:
-		return withCode(exitSetup, fmt.Errorf("setup failed for %s (server, GPU or AIPerf unavailable); see the reasons above", strings.Join(setup, ", ")))
+		return withCode(exitSetup, setupFailure(setup))
 	case len(failed) > 0:
 		return withCode(exitFailed, fmt.Errorf("%d of %d row(s) not qualified: %s", len(failed), len(results), strings.Join(failed, ", ")))
 	}

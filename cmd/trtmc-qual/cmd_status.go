@@ -53,10 +53,12 @@ task has ended it writes OUT/<group>/results.*, as the driver does, so
 ` + "`trtmc-qual report`" + ` reads the same evidence. --wait follows the tasks until
 every one has ended (Ctrl-C stops watching; it never cancels the job).
 
-Exit status: 0 while tasks are still queued or running, or when every row is
-qualified; 1 when every task has ended and a row is not qualified; 2 when the
-evidence root has no Slurm submission; 3 when Slurm cannot be asked; 130 when
-interrupted.`,
+` + exitHelp(
+			exitOutcome{exitOK, "while tasks are still queued or running, or when every row is qualified"},
+			exitOutcome{exitFailed, "when every task has ended and a row is not qualified"},
+			exitOutcome{exitUsage, "when the evidence root has no Slurm submission (or for a usage error)"},
+			exitOutcome{exitSetup, "when Slurm cannot be asked"},
+			exitOutcome{exitInterrupted, "when interrupted"}),
 		Example: `  # after run --detach
   trtmc-qual status --out /lustre/qual/out
   trtmc-qual status --out /lustre/qual/out --group vlm --wait && trtmc-qual report --from /lustre/qual/out --group vlm`,
@@ -116,7 +118,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 			Out: opts.Out, Group: g, Wait: opts.Wait, Poll: opts.Poll, Log: opts.IO.ErrOut, Now: opts.Now,
 			RowExits: rowExitStatuses()})
 		if errors.Is(err, slurm.ErrNoRecord) {
-			return withCode(exitUsage, err)
+			return withCode(exitUsage, slurmGroupHint(err, opts.Out, g))
 		}
 		if gs == nil {
 			return err

@@ -249,7 +249,7 @@ func TestStatusOptions(t *testing.T) {
 	assert.Equal(t, "json", got.Format)
 	assert.Equal(t, "/opt/slurm/bin", got.CommandsDir)
 	assert.Equal(t, 3*time.Second, got.Poll)
-	assert.Equal(t, "here", capture("--out", "here").Out, "--out beats slurm.out")
+	assert.Equal(t, absPath("here"), capture("--out", "here").Out, "--out beats slurm.out")
 
 	err := (&statusOptions{Format: "md"}).Validate()
 	assert.Equal(t, exitUsage, codeFor(err))

@@ -10,6 +10,7 @@ func newVersionCmd(f *factory) *cobra.Command {
 	return &cobra.Command{
 		Use:     "version",
 		Short:   "Print the harness version and git commit",
+		Long:    "Print the harness version and git commit.\n\n" + exitHelp(exitOutcome{exitOK, "printed"}),
 		Example: "  trtmc-qual version\n  trtmc-qual --version",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -295,7 +295,21 @@ func (r *configResolver) decode() (*Config, error) {
 	if err := cfg.checkWords(); err != nil {
 		return nil, &configError{err}
 	}
+	cfg.absOut()
 	return cfg, nil
+}
+
+// absOut makes the evidence roots absolute, once, here: every path of the
+// run under them (the children's argv, the recorded commands, the roots
+// the published text maps to $OUT) is then the same whether --out was
+// given relative (out/demo) or absolute — a relative one otherwise left
+// `--input-file out/demo/…` in the recorded AIPerf argv, unmapped.
+func (c *Config) absOut() {
+	for _, p := range []*string{&c.Out, &c.Slurm.Out} {
+		if *p != "" {
+			*p = absPath(*p)
+		}
+	}
 }
 
 // Source says where a key's value came from, as a user would name it:

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -65,6 +67,63 @@ func exitStatusHelp() string {
 	b.WriteString("EXIT STATUS")
 	for _, s := range exitStatuses() {
 		fmt.Fprintf(&b, "\n  %-4d %s", s.code, s.help)
+	}
+	return b.String()
+}
+
+// exitOutcome is one outcome a verb's help names, with its status.
+type exitOutcome struct {
+	code exitCode
+	when string
+}
+
+// everyVerbExits are the statuses any verb can end with: a mistake on its
+// command line (2) and a harness error (4). exitHelp adds each one a verb
+// does not name itself, in the table's words.
+var everyVerbExits = []exitCode{exitUsage, exitHarness}
+
+// exitHelp is a verb's "Exit status:" paragraph, generated from its own
+// outcomes and the table: each outcome as "CODE when", then the statuses
+// every verb can end with that the verb did not name (exitStatuses' help
+// words), in the order of the codes, wrapped at 80 columns. Every verb's
+// --help ends with it (TestEveryVerbStatesItsExitStatuses).
+func exitHelp(outcomes ...exitOutcome) string {
+	named := map[exitCode]bool{}
+	for _, o := range outcomes {
+		named[o.code] = true
+	}
+	all := append([]exitOutcome(nil), outcomes...)
+	for _, s := range exitStatuses() {
+		if !named[s.code] && slices.Contains(everyVerbExits, s.code) {
+			all = append(all, exitOutcome{s.code, s.help})
+		}
+	}
+	slices.SortStableFunc(all, func(a, b exitOutcome) int { return int(a.code) - int(b.code) })
+	parts := make([]string, len(all))
+	for i, o := range all {
+		parts[i] = fmt.Sprintf("%d %s", o.code, o.when)
+	}
+	return wrapWords("Exit status: "+strings.Join(parts, ", ")+".", 80)
+}
+
+// wrapWords breaks text into lines of at most width columns between words
+// (a longer word stands on a line of its own).
+func wrapWords(s string, width int) string {
+	var b strings.Builder
+	col := 0
+	for _, w := range strings.Fields(s) {
+		n := utf8.RuneCountInString(w)
+		switch {
+		case col == 0:
+		case col+1+n > width:
+			b.WriteByte('\n')
+			col = 0
+		default:
+			b.WriteByte(' ')
+			col++
+		}
+		b.WriteString(w)
+		col += n
 	}
 	return b.String()
 }

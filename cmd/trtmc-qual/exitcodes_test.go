@@ -525,3 +525,52 @@ func errorKindsMarkdown() string {
 	}
 	return b.String()
 }
+
+// Issue 36: every verb's --help states its exit statuses, as exitHelp
+// renders them from the table: a paragraph "Exit status: ..." that names
+// the statuses every verb can end with (2, 4) and only the table's codes.
+func TestEveryVerbStatesItsExitStatuses(t *testing.T) {
+	numbered := regexp.MustCompile(`(?:^Exit status: |, )(\d+) `)
+	var verbs []string
+	walkVerbs(t, func(c *cobra.Command) {
+		if !c.Runnable() || c.HasSubCommands() || c.Hidden || c.Parent() == nil || c.Parent().Hidden {
+			return
+		}
+		verbs = append(verbs, c.CommandPath())
+		var para string
+		for _, p := range strings.Split(c.Long, "\n\n") {
+			if strings.HasPrefix(p, "Exit status: ") {
+				para = p
+			}
+		}
+		if !assert.NotEmpty(t, para, "%s --help states no exit status", c.CommandPath()) {
+			return
+		}
+		assert.Equal(t, wrapWords(para, 80), para, "%s: rendered by exitHelp", c.CommandPath())
+		var codes []string
+		for _, m := range numbered.FindAllStringSubmatch(strings.ReplaceAll(para, "\n", " "), -1) {
+			codes = append(codes, m[1])
+		}
+		for _, must := range everyVerbExits {
+			assert.Contains(t, codes, strconv.Itoa(int(must)), "%s: every verb can end with %d", c.CommandPath(), must)
+		}
+	})
+	for _, v := range []string{"trtmc-qual run", "trtmc-qual corpus init", "trtmc-qual inventory list", "trtmc-qual inventory show",
+		"trtmc-qual inventory set", "trtmc-qual version"} {
+		assert.Contains(t, verbs, v)
+	}
+	_, out, _ := runCLI(t, nil, "run", "--help")
+	for _, code := range []string{"0", "1", "2", "3", "4", "130"} {
+		assert.Regexp(t, `(Exit status: |, )`+code+` `, strings.ReplaceAll(out, "\n", " "), "run --help states %s", code)
+	}
+}
+
+func TestExitHelp(t *testing.T) {
+	assert.Equal(t, "Exit status: 0 done, 2 configuration, inventory or usage error, 4 harness error\n(a bug, an I/O failure).",
+		exitHelp(exitOutcome{exitOK, "done"}), "the statuses of every verb are added in the table's words")
+	assert.Equal(t, "Exit status: 0 done, 2 bad input, 3 busy, 4 harness error (a bug, an I/O\nfailure).",
+		exitHelp(exitOutcome{exitSetup, "busy"}, exitOutcome{exitUsage, "bad input"}, exitOutcome{exitOK, "done"}), "in the order of the codes, wrapped at 80")
+	for _, line := range strings.Split(exitHelp(exitOutcome{exitOK, strings.Repeat("word ", 60)}), "\n") {
+		assert.LessOrEqual(t, len(line), 80)
+	}
+}

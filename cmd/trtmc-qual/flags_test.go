@@ -8,8 +8,11 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
 // The shipped test inventory and families, as flags.
@@ -156,7 +159,7 @@ func TestHelpOnlyShowsTheVerbsFlags(t *testing.T) {
 			assert.Contains(t, out, f, "%v --help", verb)
 		}
 	}
-	for _, verb := range [][]string{{"inventory", "list"}, {"inventory", "validate"}, {"inventory", "reconcile"}} {
+	for _, verb := range [][]string{{"inventory", "list"}, {"inventory", "validate"}, {"inventory", "reconcile"}, {"inventory", "set"}} {
 		_, out, _ := runCLI(t, nil, append(verb, "--help")...)
 		assert.Contains(t, out, "--inventory", "%v", verb)
 		assert.NotContains(t, out, "--tokenizer", "%v", verb)
@@ -228,4 +231,97 @@ func TestCompletionOffersValues(t *testing.T) {
 	// No inventory, a broken one: nothing offered, nothing printed as an error.
 	vals, _ = complete(t, nil, "run", "--inventory", filepath.Join(t.TempDir(), "missing.yaml"), "--group", "")
 	assert.Empty(t, vals)
+}
+
+// walkVerbs calls fn for every command of the tree that a user runs, hidden
+// ones included, cobra's help and completion verbs left out.
+func walkVerbs(t *testing.T, fn func(c *cobra.Command)) {
+	t.Helper()
+	io, _, _ := testIO()
+	root := newRootCmd(newFactory(io, nil))
+	usageTree(root)
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		fn(c)
+		for _, sub := range c.Commands() {
+			if sub.Name() == "help" || sub.Name() == "completion" {
+				continue
+			}
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// placeholder is what a flag's value name may be in --help: the type
+// pflag derives (string, strings, int, duration...) or, named in
+// backticks in its usage, an upper-case placeholder (FILE, DIR, URL).
+var (
+	typeName    = regexp.MustCompile(`^[a-z][a-zA-Z0-9]*$`)
+	placeholder = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+)
+
+// Issue 36: backticks in a flag's usage become its value name in --help
+// ("--detach trtmc-qual status", "--reconcile inventory reconcile -o
+// json"). Every flag of every command, persistent and inherited ones
+// included, shows a proper placeholder or none.
+func TestFlagValueNamesArePlaceholders(t *testing.T) {
+	n := 0
+	walkVerbs(t, func(c *cobra.Command) {
+		check := func(f *pflag.Flag) {
+			n++
+			name, _ := pflag.UnquoteUsage(f)
+			switch {
+			case strings.Contains(f.Usage, "`"):
+				assert.Regexp(t, placeholder, name, "%s --%s: the backticks in its usage name its value: %q", c.CommandPath(), f.Name, f.Usage)
+			case name != "":
+				assert.Regexp(t, typeName, name, "%s --%s", c.CommandPath(), f.Name)
+			}
+		}
+		c.LocalFlags().VisitAll(check)
+		c.InheritedFlags().VisitAll(check)
+	})
+	assert.Greater(t, n, 100, "every flag of the tree was walked")
+
+	// The two of issue 36, as --help prints them.
+	_, out, _ := runCLI(t, nil, "run", "--help")
+	assert.Regexp(t, `\n\s+--detach\s+with --executor slurm`, out)
+	for _, verb := range []string{"report", "export"} {
+		_, out, _ := runCLI(t, nil, verb, "--help")
+		assert.Regexp(t, `\n\s+--reconcile FILE\s`, out, verb)
+	}
+}
+
+// The examples name profile ids the shipped inventories have: an --only
+// list or an `inventory show` id that names nothing would fail as typed.
+func TestHelpExamplesNameShippedProfiles(t *testing.T) {
+	var invs []*inventory.Inventory
+	for _, f := range []string{"reference.yaml", "gpu.yaml", "trtmc.yaml", "trtmc-detection.yaml"} {
+		inv, err := inventory.Load([]string{repoFile("inventory", f)}, nil)
+		require.NoError(t, err)
+		invs = append(invs, inv)
+	}
+	shipped := func(id string) bool {
+		for _, inv := range invs {
+			if _, ok := inv.Find(id); ok {
+				return true
+			}
+		}
+		return false
+	}
+	only := regexp.MustCompile(`--only ([^\s]+)`)
+	show := regexp.MustCompile(`inventory show ([^\s]+)`)
+	n := 0
+	walkVerbs(t, func(c *cobra.Command) {
+		for _, m := range append(only.FindAllStringSubmatch(c.Example, -1), show.FindAllStringSubmatch(c.Example, -1)...) {
+			for _, id := range strings.Split(m[1], ",") {
+				if id == "ID" {
+					continue
+				}
+				n++
+				assert.True(t, shipped(id), "%s --help example names profile %q, which no shipped inventory has", c.CommandPath(), id)
+			}
+		}
+	})
+	assert.GreaterOrEqual(t, n, 3)
 }

@@ -178,9 +178,11 @@ type scenario struct {
 	only  []string
 	// fault is TRTMC_REFSERVER_FAULT for the ref-detect family.
 	fault string
-	// families and inventory edit the per-test configuration.
+	// families and inventory edit the per-test configuration; prepare is
+	// called with its directory once it is written, before the run.
 	families  func(d doc)
 	inventory func(d doc)
+	prepare   func(t *testing.T, cfg string)
 	// args are extra arguments after `run`; env extra environment.
 	args []string
 	env  []string
@@ -303,6 +305,9 @@ func (h harness) run(t *testing.T, sc scenario, timeout time.Duration) outcome {
 		sc.out = filepath.Join(t.TempDir(), "out")
 	}
 	cfg := h.configFiles(t, sc)
+	if sc.prepare != nil {
+		sc.prepare(t, cfg)
+	}
 	aiperf := h.aiperf
 	if sc.aiperf != "" {
 		aiperf = sc.aiperf

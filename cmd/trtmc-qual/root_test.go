@@ -50,7 +50,7 @@ func TestConfigPrecedence(t *testing.T) {
 	// defaults only (no config file in this package dir)
 	c := resolve(nil)
 	assert.Equal(t, "0.13.0", c.AIPerfVersion)
-	assert.Equal(t, "out", c.Out)
+	assert.Equal(t, absPath("out"), c.Out, "the evidence root is absolute")
 
 	// file beats default; file paths are relative to the file
 	c = resolve(nil, "--config", cfgFile)
@@ -62,7 +62,7 @@ func TestConfigPrecedence(t *testing.T) {
 	// environment beats file
 	c = resolve(map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.11.0", "TRTMC_QUAL_OUT": "envout"}, "--config", cfgFile)
 	assert.Equal(t, "0.11.0", c.AIPerfVersion)
-	assert.Equal(t, "envout", c.Out, "env paths are relative to the working directory")
+	assert.Equal(t, absPath("envout"), c.Out, "env paths are relative to the working directory")
 
 	// flag beats environment
 	c = resolve(map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.11.0"}, "--config", cfgFile, "--aiperf-version", "0.10.0")
@@ -164,7 +164,7 @@ func TestHelpShowsExamplesAndExitCodes(t *testing.T) {
 		}
 	}
 	walk(newRootCmd(newFactory(io, nil)), nil)
-	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show",
+	for _, verb := range []string{"version", "run", "report", "ci", "inventory validate", "inventory list", "inventory show", "inventory set",
 		"inventory reconcile", "inventory drift", "doctor", "corpus init"} {
 		assert.Contains(t, visited, verb)
 	}

@@ -10,9 +10,10 @@ import (
 	"sort"
 	"strings"
 
-	"go.yaml.in/yaml/v3"
-
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.
@@ -242,7 +243,11 @@ func (c *Config) CheckGroup(g string) error {
 	if _, ok := c.Groups[g]; ok {
 		return nil
 	}
-	return fmt.Errorf("%w %q: valid groups are %s (spec groups %s)", ErrUnknownGroup, g, strings.Join(c.GroupNames(), ", "), c.File)
+	err := fmt.Errorf("%w %q: valid groups are %s (spec groups %s)", ErrUnknownGroup, g, strings.Join(c.GroupNames(), ", "), c.File)
+	if h := inventory.DidYouMean(g, c.GroupNames()); h != "" {
+		err = fmt.Errorf("%w; %s", err, h)
+	}
+	return err
 }
 
 // ErrUnknownGroup is a group name that the spec-groups file does not define.

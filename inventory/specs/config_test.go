@@ -22,6 +22,10 @@ func TestDefaultConfig(t *testing.T) {
 	err := c.CheckGroup("audio")
 	assert.ErrorIs(t, err, ErrUnknownGroup)
 	assert.ErrorContains(t, err, "valid groups are detection, vlm")
+	assert.NotContains(t, err.Error(), "did you mean")
+	err = c.CheckGroup("detections")
+	assert.ErrorIs(t, err, ErrUnknownGroup)
+	assert.ErrorContains(t, err, `; did you mean "detection"?`, "a misspelled group (issue 36)")
 
 	for rel, want := range map[string]string{
 		"MODEL.toml":                         "model_toml",

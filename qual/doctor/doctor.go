@@ -15,6 +15,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
@@ -23,8 +25,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Schema is the JSON schema of a doctor report.
@@ -335,7 +335,7 @@ func checkAIPerf(ctx context.Context, o Options, add func(Check)) {
 }
 
 func checkCorpus(o Options, g *inventory.Group, add func(Check)) {
-	dir := inventory.ResolvePath(g.File, g.Workload.Dataset.Corpus)
+	dir := g.CorpusPath()
 	subject := g.Name + " corpus"
 	entries, err := aiperf.LoadCorpus(dir)
 	if err != nil {
@@ -348,7 +348,7 @@ func checkCorpus(o Options, g *inventory.Group, add func(Check)) {
 		return
 	}
 	if want := g.Workload.Dataset.SHA256; want != "" {
-		if got, err := fileio.FileSHA256(context.Background(), filepath.Join(dir, "corpus.json")); err != nil || got != want {
+		if got, err := inventory.CorpusSHA256(context.Background(), dir); err != nil || got != want {
 			add(Check{Area: "corpus", Subject: subject, Status: StatusFail, Detail: fmt.Sprintf("corpus.json sha256 %s, pinned %s", got, want),
 				Fix: "restore the pinned corpus or update workload.dataset.sha256 deliberately"})
 			return
@@ -382,7 +382,7 @@ func preparesCorpus(o Options, g *inventory.Group) bool {
 }
 
 func checkBundle(o Options, p *inventory.Profile, add func(Check)) {
-	path := inventory.ResolvePath(p.File, p.Bundle.Path)
+	path := p.BundlePath()
 	f := o.Families.Families[p.Family]
 	prepare := f != nil && len(f.Prepare.Bundle) > 0
 	fi, err := os.Stat(path)
@@ -395,7 +395,7 @@ func checkBundle(o Options, p *inventory.Profile, add func(Check)) {
 		add(c)
 		return
 	}
-	sum, err := fileio.FileSHA256(context.Background(), path)
+	sum, err := inventory.BundleSHA256(context.Background(), path)
 	if err != nil {
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusFail, Detail: err.Error(), Fix: "make the bundle readable"})
 		return
@@ -403,7 +403,8 @@ func checkBundle(o Options, p *inventory.Profile, add func(Check)) {
 	switch want := p.Bundle.SHA256; {
 	case want == "":
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusWarn, Detail: fmt.Sprintf("%s sha256 %s is not pinned", path, sum),
-			Fix: fmt.Sprintf("pin it in the inventory (%s): bundle: {path: %s, sha256: %s}", p.Where("bundle"), p.Bundle.Path, sum)})
+			Fix: fmt.Sprintf("pin it in the inventory (%s): trtmc-qual inventory set %s --pin bundle --write, which sets bundle.sha256: %s",
+				p.Where("bundle"), p.ID, sum)})
 	case want != sum:
 		add(Check{Area: "bundle", Subject: p.ID, Status: StatusFail, Detail: fmt.Sprintf("%s sha256 %s, the inventory pins %s: not the bundle that was qualified", path, sum, want),
 			Fix: "restore the pinned bundle, or re-pin deliberately after re-qualifying"})

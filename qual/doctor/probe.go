@@ -66,7 +66,8 @@ func Probe(ctx context.Context, o Options, profileID string) []Check {
 		}
 	}
 	if p == nil {
-		add("profile", StatusFail, "no profile "+profileID+" in the inventory", "name a profile of the inventory (trtmc-qual inventory list)")
+		add("profile", StatusFail, inventory.WithHint("no profile "+profileID+" in the inventory", profileID, o.Inventory.IDs()),
+			"name a profile of the inventory (trtmc-qual inventory list)")
 		return out
 	}
 	f := o.Families.Families[p.Family]
