@@ -166,7 +166,7 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		keyN, valN := groupsNode.Content[i], groupsNode.Content[i+1]
 		name := keyN.Value
 		field := "groups." + name
-		if !SafeName(name) {
+		if !text.SafeName(name) {
 			field = "groups." + text.Quote(name)
 		}
 		if _, dup := inv.Groups[name]; dup {

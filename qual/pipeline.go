@@ -252,7 +252,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		return nil, err
 	}
 	for _, name := range append([]string{opts.Group}, opts.Only...) {
-		if err := inventory.CheckName(name); err != nil {
+		if err := text.CheckName(name); err != nil {
 			return nil, &UsageError{err}
 		}
 	}

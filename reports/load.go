@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -120,7 +121,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	if len(roots) == 0 {
 		return nil, errors.New("load evidence: no result root given")
 	}
-	if err := inventory.CheckName(group); err != nil {
+	if err := text.CheckName(group); err != nil {
 		return nil, fmt.Errorf("load evidence: group %w", err)
 	}
 	l := &loader{group: group, opts: opts, cands: map[string][]candidate{}, inv: map[string]*inventory.Profile{}, invRoot: map[string]string{},
@@ -228,7 +229,7 @@ func (l *loader) entry(root, gdir string, e fs.DirEntry) error {
 		// A link where a profile's directory belongs is not evidence
 		// the harness wrote: an error row, never skipped, never
 		// followed.
-		if e.Type()&fs.ModeSymlink != 0 && inventory.SafeName(e.Name()) {
+		if e.Type()&fs.ModeSymlink != 0 && text.SafeName(e.Name()) {
 			if st, err := os.Stat(filepath.Join(gdir, e.Name())); err == nil && st.IsDir() {
 				res := BrokenResult(l.group, e.Name(), CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
 					filepath.Join(gdir, e.Name())))
@@ -237,9 +238,9 @@ func (l *loader) entry(root, gdir string, e fs.DirEntry) error {
 		}
 		return nil
 	}
-	if !inventory.SafeName(e.Name()) {
+	if !text.SafeName(e.Name()) {
 		// Not a directory the harness writes: no valid id names it.
-		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, inventory.CheckName(e.Name())))
+		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, text.CheckName(e.Name())))
 		return nil
 	}
 	dir := filepath.Join(gdir, e.Name())
@@ -594,10 +595,10 @@ func DecodeResult(path string, data []byte, group, profile string) (*Result, err
 	if r.Profile == "" {
 		return nil, bad("profile", "is missing")
 	}
-	if err := inventory.CheckName(r.Profile); err != nil {
+	if err := text.CheckName(r.Profile); err != nil {
 		return nil, bad("profile", "%v", err)
 	}
-	if err := inventory.CheckName(r.Group); err != nil {
+	if err := text.CheckName(r.Group); err != nil {
 		return nil, bad("group", "%v", err)
 	}
 	if profile != "" && r.Profile != profile {
@@ -699,7 +700,7 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, s
 		if p == nil || p.ID == "" {
 			return nil, "", true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
 		}
-		if err := inventory.CheckName(p.ID); err != nil {
+		if err := text.CheckName(p.ID); err != nil {
 			return nil, "", true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: err}
 		}
 		if p.Group != "" && p.Group != group {

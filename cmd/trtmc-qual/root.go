@@ -242,12 +242,12 @@ func checkOutsideEvidence(flag, path string, trees ...string) error {
 	return nil
 }
 
-// checkNames applies the one name check (inventory.CheckName) to a flag's
+// checkNames applies the one name check (text.CheckName) to a flag's
 // values: a group or profile id that could not be in a valid inventory is
 // a usage error (exit 2), quoted so nothing in it reaches the terminal raw.
 func checkNames(flag string, values ...string) error {
 	for _, v := range values {
-		if err := inventory.CheckName(v); err != nil {
+		if err := text.CheckName(v); err != nil {
 			return flagErrorf("%s: %v", flag, err)
 		}
 	}
