@@ -218,7 +218,7 @@ const (
 var DefaultTaskAgreement = Tolerance{AbsMS: 2, Rel: 0.25}
 
 // Tolerance is how far apart two times of one thing may be: AbsMS, or Rel
-// of the larger, whichever is more (the row's reports.Tolerance applies
+// of the larger, whichever is more (the row's verdict.Tolerance applies
 // it).
 type Tolerance struct {
 	AbsMS float64 `yaml:"abs_ms" json:"abs_ms"`

@@ -15,6 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // gitRepo makes a repository with one commit of a.txt and returns its
@@ -45,8 +46,8 @@ func TestACleanCheckoutIsItsCommit(t *testing.T) {
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "build"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "build", "trtmc-server"), []byte("binary"), 0o755))
 	c := readCheckout(context.Background(), proc.OS{}, reports.RootTRTMC, dir)
-	assert.Equal(t, reports.Checkout{Name: reports.RootTRTMC, Path: dir, Commit: head}, c)
-	assert.Empty(t, reports.CheckoutNotes([]reports.Checkout{c}))
+	assert.Equal(t, verdict.Checkout{Name: reports.RootTRTMC, Path: dir, Commit: head}, c)
+	assert.Empty(t, reports.CheckoutNotes([]verdict.Checkout{c}))
 }
 
 // TestADirtyCheckoutIsVisible: uncommitted changes and untracked files
@@ -81,7 +82,7 @@ func TestADirtyCheckoutIsVisible(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("%x", h.Sum(nil)), c.UntrackedSHA256)
 	assert.NoFileExists(t, canary, "the checkout's filter never ran")
 
-	notes := reports.CheckoutNotes([]reports.Checkout{c})
+	notes := reports.CheckoutNotes([]verdict.Checkout{c})
 	require.Len(t, notes, 1)
 	assert.Contains(t, notes[0], "is dirty")
 	assert.Contains(t, notes[0], c.DiffSHA256)
@@ -98,7 +99,7 @@ func TestACheckoutThatIsNotOne(t *testing.T) {
 	c := readCheckout(context.Background(), proc.OS{}, reports.RootHarness, t.TempDir())
 	assert.Empty(t, c.Commit)
 	assert.Contains(t, c.Error, "not a readable git checkout")
-	assert.Contains(t, reports.CheckoutNotes([]reports.Checkout{c})[0], c.Error)
+	assert.Contains(t, reports.CheckoutNotes([]verdict.Checkout{c})[0], c.Error)
 }
 
 // TestRowsRecordTheCheckouts: the run's roots HARNESS and TRTMC_REPO are
@@ -108,7 +109,7 @@ func TestRowsRecordTheCheckouts(t *testing.T) {
 	dirty, _ := gitRepo(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dirty, "a.txt"), []byte("edited\n"), 0o644))
 	clean, cleanHead := gitRepo(t)
-	cs := readCheckouts(context.Background(), proc.OS{}, []reports.Root{
+	cs := readCheckouts(context.Background(), proc.OS{}, []verdict.Root{
 		{Name: reports.RootOut, Path: t.TempDir()}, {Name: reports.RootTRTMC, Path: dirty}, {Name: reports.RootHarness, Path: clean}})
 	require.Len(t, cs, 2)
 	assert.Equal(t, reports.RootHarness, cs[0].Name)

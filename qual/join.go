@@ -8,25 +8,25 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Phases of a run's requests (reports owns the names).
 const (
-	PhaseWarmup   = reports.PhaseWarmup
-	PhaseMeasured = reports.PhaseMeasured
+	PhaseWarmup   = verdict.PhaseWarmup
+	PhaseMeasured = verdict.PhaseMeasured
 )
 
 // semantics records a family's answer semantics in the row, so that a
 // rejudge joins with exactly the ones the run used.
-func semantics(f *families.Family) reports.AnswerSemantics {
+func semantics(f *families.Family) verdict.AnswerSemantics {
 	a := f.Agreement()
-	sem := reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
+	sem := verdict.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
 		Tolerance: f.Tolerance, MinBoxIoU: f.MinBoxIoU, MaxScoreAbsError: f.MaxScoreAbsError, Labels: f.Labels,
-		FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource(), TaskAgreement: &reports.Tolerance{AbsMS: a.AbsMS, Rel: a.Rel}}
+		FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource(), TaskAgreement: &verdict.Tolerance{AbsMS: a.AbsMS, Rel: a.Rel}}
 	if !f.Recorded() {
 		sem.ServerRecords = families.ServerRecordsNone
 	}
@@ -38,7 +38,7 @@ func semantics(f *families.Family) reports.AnswerSemantics {
 // native_meta.json. usable is false when the runner said its task_ms times
 // nothing (or its statement could not be read): its values then count as
 // missing.
-func taskScope(src string, native *reports.NativeRun) (scope string, usable bool) {
+func taskScope(src string, native *verdict.NativeRun) (scope string, usable bool) {
 	if src != families.TaskTimeNative {
 		// What the records carry decides (streamjoin: task_ms, or
 		// model_call_ms of scope public_task_call_wall).
@@ -55,9 +55,9 @@ func taskScope(src string, native *reports.NativeRun) (scope string, usable bool
 
 // stageMS is the wall time the harness measured for a stage of the row (0
 // when the stage did not finish).
-func stageMS(r *reports.Result, name string) float64 {
+func stageMS(r *verdict.Result, name string) float64 {
 	for _, s := range r.Stages {
-		if s.Name == name && s.Status == reports.StageOK {
+		if s.Name == name && s.Status == verdict.StageOK {
 			return s.DurationMS
 		}
 	}
@@ -80,7 +80,7 @@ type joinOutputs struct {
 // and writes its result into the row. The `join` stage of `run` and
 // `report --rejudge` both call it. The error names the artifact (file,
 // line, field) that could not be read; the row is then left unchanged.
-func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Registry, out joinOutputs) (*streamjoin.Result, error) {
+func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Registry, out joinOutputs) (*streamjoin.Result, error) {
 	sem := r.Answers
 	ex, ok := reg.Extractors[sem.Extractor]
 	if !ok {
@@ -98,7 +98,7 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 	if served == "" {
 		served = r.Profile // rows written before the field: the default served name
 	}
-	agreement := reports.Tolerance{AbsMS: families.DefaultTaskAgreement.AbsMS, Rel: families.DefaultTaskAgreement.Rel}
+	agreement := verdict.Tolerance{AbsMS: families.DefaultTaskAgreement.AbsMS, Rel: families.DefaultTaskAgreement.Rel}
 	if sem.TaskAgreement != nil {
 		agreement = *sem.TaskAgreement
 	}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
@@ -129,19 +130,19 @@ type ProvenanceOptions struct {
 	HarnessCommit  string
 	// Slurm is the Slurm task this run is, when it runs inside one (a task
 	// of `run --executor slurm`).
-	Slurm *reports.SlurmTask
+	Slurm *verdict.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only,
 	// every word quoted by text.ShellQuote.
 	Command string
 	// Roots are the run's named roots (its evidence root, the checkouts...):
 	// published text writes paths under them as $NAME/...
-	Roots []reports.Root
+	Roots []verdict.Root
 }
 
 // Outcome is what a group run produced.
 type Outcome struct {
 	Group   string
-	Results []*reports.Result
+	Results []*verdict.Result
 }
 
 // SetupError is a problem that stops the whole run before any checkpoint
@@ -184,7 +185,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	opts, gr, profiles := prep.gr.opts, prep.gr, prep.Profiles
 	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Hardware.Pool.Describe(), gr.aiperf.Got)
 
-	results := make([]*reports.Result, len(profiles))
+	results := make([]*verdict.Result, len(profiles))
 	jobs := make([]schedJob, len(profiles))
 	var queue []int
 	width := GPUsNeeded
@@ -384,8 +385,8 @@ type groupRun struct {
 	pipFreezeSHA string
 	// aiperfDist is AIPerf's installed distribution, checkouts the state of
 	// the run's git checkouts: read once, recorded in every row.
-	aiperfDist *reports.Distribution
-	checkouts  []reports.Checkout
+	aiperfDist *verdict.Distribution
+	checkouts  []verdict.Checkout
 	// digests caches the digests of the servers' mapped files.
 	digests digestCache
 	// snapshotSHA is the sha256 of the inventory snapshot the run wrote
@@ -397,12 +398,12 @@ type groupRun struct {
 // aiperfDistribution is the installed distribution of the aiperf that
 // runs, its METADATA and RECORD digested; its version must be the one
 // `aiperf --version` printed (got), or the row records why not.
-func aiperfDistribution(ctx context.Context, bin, got string) *reports.Distribution {
+func aiperfDistribution(ctx context.Context, bin, got string) *verdict.Distribution {
 	d, err := aiperf.FindDistInfo(ctx, bin)
 	if err != nil {
-		return &reports.Distribution{Name: "aiperf", Version: got, Error: err.Error()}
+		return &verdict.Distribution{Name: "aiperf", Version: got, Error: err.Error()}
 	}
-	out := &reports.Distribution{Name: d.Name, Version: d.Version, DistInfo: d.Dir, MetadataSHA256: d.MetadataSHA256, RecordSHA256: d.RecordSHA256}
+	out := &verdict.Distribution{Name: d.Name, Version: d.Version, DistInfo: d.Dir, MetadataSHA256: d.MetadataSHA256, RecordSHA256: d.RecordSHA256}
 	if got != "" && d.Version != got {
 		out.Error = fmt.Sprintf("the installed distribution is %s %s but `aiperf --version` printed %s", d.Name, d.Version, got)
 	}
@@ -466,10 +467,10 @@ func logf(w io.Writer, format string, args ...any) {
 // notRun is the result of a checkpoint the scheduler does not start on
 // this pool (too few GPUs, another hardware scope, a GPU family without a
 // GPU): verdict not-run, with the reason.
-func (gr *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
+func (gr *groupRun) notRun(p *inventory.Profile, reason verdict.Reason) *verdict.Result {
 	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
-	reports.Judge(&cr.res)
+	cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
+	verdict.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	gr.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
 	if err := cr.prepareDir(); err == nil {
@@ -480,10 +481,10 @@ func (gr *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports
 
 // notStarted is the result of a checkpoint that never got a slot because
 // the run was interrupted first.
-func (gr *groupRun) notStarted(p *inventory.Profile, cause error) *reports.Result {
+func (gr *groupRun) notStarted(p *inventory.Profile, cause error) *verdict.Result {
 	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
-	reports.Judge(&cr.res)
+	cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: "schedule", Code: verdict.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
+	verdict.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()

@@ -11,9 +11,9 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // PlainInterval is how often, at most, a running stage prints a progress
@@ -45,7 +45,7 @@ type Progress struct {
 	total   int
 	started int
 	busy    []*slotProgress // in start order
-	prev    map[string][]reports.Stage
+	prev    map[string][]verdict.Stage
 	// drawn is how many block lines are on the terminal below the log.
 	drawn int
 	// partial holds a log write that did not end its line yet.
@@ -70,7 +70,7 @@ func NewProgress(w io.Writer, tty bool, now func() time.Time) *Progress {
 	if now == nil {
 		now = time.Now
 	}
-	return &Progress{w: w, tty: tty, now: now, every: PlainInterval, prev: map[string][]reports.Stage{}}
+	return &Progress{w: w, tty: tty, now: now, every: PlainInterval, prev: map[string][]verdict.Stage{}}
 }
 
 // Write is the log's writer: whole lines go out at once, with the progress
@@ -116,7 +116,7 @@ func (p *Progress) Close() error {
 
 // plan records how many checkpoints will run and the previous run's stage
 // timings per profile (for the ETA).
-func (p *Progress) plan(total int, prev map[string][]reports.Stage) {
+func (p *Progress) plan(total int, prev map[string][]verdict.Stage) {
 	if p == nil {
 		return
 	}
@@ -340,7 +340,7 @@ func (p *Progress) eta(s *slotProgress, now time.Time) (time.Duration, bool) {
 	if len(prev) == 0 || s.stage == "" {
 		return 0, false
 	}
-	cur := slices.IndexFunc(prev, func(st reports.Stage) bool { return st.Name == s.stage })
+	cur := slices.IndexFunc(prev, func(st verdict.Stage) bool { return st.Name == s.stage })
 	if cur < 0 {
 		return 0, false
 	}
@@ -370,11 +370,11 @@ func fmtElapsed(d time.Duration) string {
 
 // previousStages reads the stage timings of each profile's previous
 // finished run (result.json in the evidence root), for the ETA.
-func previousStages(out, group string, profiles []*inventory.Profile) map[string][]reports.Stage {
-	prev := map[string][]reports.Stage{}
+func previousStages(out, group string, profiles []*inventory.Profile) map[string][]verdict.Stage {
+	prev := map[string][]verdict.Stage{}
 	for _, pr := range profiles {
 		r, err := readResult(resultPath(out, group, pr.ID))
-		if err != nil || (r.Verdict != reports.VerdictQualified && r.Verdict != reports.VerdictFailed) {
+		if err != nil || (r.Verdict != verdict.VerdictQualified && r.Verdict != verdict.VerdictFailed) {
 			continue
 		}
 		prev[pr.ID] = r.Stages

@@ -17,8 +17,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // The fast tests of the checkpoint loop: fake stages over a real
@@ -72,7 +72,7 @@ func always(d *stageDef)   { d.always = true }
 func accounts(d *stageDef) { d.accounts = true }
 
 // statuses is each recorded stage as "name status[ code]".
-func statuses(res *reports.Result) []string {
+func statuses(res *verdict.Result) []string {
 	var out []string
 	for _, s := range res.Stages {
 		line := s.Name + " " + s.Status
@@ -90,7 +90,7 @@ func TestStagesRunInOrder(t *testing.T) {
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"a", "b", "c"}, r.ran)
 	assert.Equal(t, []string{"a ok", "b ok", "c ok"}, statuses(res))
-	assert.NotEqual(t, reports.VerdictQualified, res.Verdict, "stages that measured nothing never make a green row")
+	assert.NotEqual(t, verdict.VerdictQualified, res.Verdict, "stages that measured nothing never make a green row")
 	assert.FileExists(t, filepath.Join(e.opts.Out, "g", "p", "result.json"))
 	assert.FileExists(t, filepath.Join(e.opts.Out, "g", "p", "manifest.json"), "the row is sealed")
 }
@@ -99,7 +99,7 @@ func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
 	var r recorder
 	e, p := stageEnv(t, []stageDef{
 		r.stage("preflight", nil),
-		r.stage("server", stageFailure(reports.CodeServerStart, errors.New("server exited during startup"))),
+		r.stage("server", stageFailure(verdict.CodeServerStart, errors.New("server exited during startup"))),
 		r.stage("correctness", nil),
 		r.stage("stop-server", nil, always),
 		r.stage("native", nil, accounts),
@@ -107,9 +107,9 @@ func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
 	})
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"preflight", "server", "stop-server", "gpu-release"}, r.ran)
-	assert.Equal(t, []string{"preflight ok", "server error " + string(reports.CodeServerStart), "correctness skipped",
+	assert.Equal(t, []string{"preflight ok", "server error " + string(verdict.CodeServerStart), "correctness skipped",
 		"stop-server ok", "native skipped", "gpu-release ok"}, statuses(res))
-	assert.Equal(t, reports.VerdictError, res.Verdict)
+	assert.Equal(t, verdict.VerdictError, res.Verdict)
 	require.NotEmpty(t, res.Reasons)
 	assert.Equal(t, "server", res.Reasons[0].Stage)
 }
@@ -121,12 +121,12 @@ func TestAccountsStagesRunWhenAIPerfSentRequests(t *testing.T) {
 	sent := stageDef{name: "aiperf", run: func(cr *checkpointRun, _ context.Context) error {
 		r.ran = append(r.ran, "aiperf")
 		cr.run = &aiperf.Run{Requests: []aiperf.Request{{}}}
-		return stageFailure(reports.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
+		return stageFailure(verdict.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
 	}}
 	e, p := stageEnv(t, []stageDef{sent, r.stage("stop-server", nil, always), r.stage("native", nil, accounts), r.stage("join", nil, accounts)})
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"aiperf", "stop-server", "native", "join"}, r.ran)
-	assert.Equal(t, reports.VerdictError, res.Verdict, "the row stays broken")
+	assert.Equal(t, verdict.VerdictError, res.Verdict, "the row stays broken")
 }
 
 func TestAnInterruptedStageEndsTheLoop(t *testing.T) {
@@ -141,7 +141,7 @@ func TestAnInterruptedStageEndsTheLoop(t *testing.T) {
 	res := e.checkpoint(ctx, p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"server", "aiperf"}, r.ran)
 	assert.Equal(t, []string{"server ok", "aiperf interrupted"}, statuses(res))
-	assert.Equal(t, reports.VerdictInterrupted, res.Verdict)
+	assert.Equal(t, verdict.VerdictInterrupted, res.Verdict)
 }
 
 // Resume: a finished row with the same run key and intact evidence is
@@ -161,14 +161,14 @@ func TestResume(t *testing.T) {
 		require.NoError(t, WriteRow(e.opts.Out, &prev, false, time.Now))
 	}
 
-	writePrev(reports.VerdictFailed, key)
+	writePrev(verdict.VerdictFailed, key)
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Empty(t, r.ran, "the finished row is kept")
-	assert.Equal(t, reports.VerdictFailed, res.Verdict)
+	assert.Equal(t, verdict.VerdictFailed, res.Verdict)
 
 	for _, tt := range []struct{ name, verdict, key string }{
-		{"another run key", reports.VerdictQualified, "other"},
-		{"a broken row", reports.VerdictError, key},
+		{"another run key", verdict.VerdictQualified, "other"},
+		{"a broken row", verdict.VerdictError, key},
 	} {
 		r.ran = nil
 		require.NoError(t, os.RemoveAll(filepath.Join(e.opts.Out, "g")))
@@ -180,7 +180,7 @@ func TestResume(t *testing.T) {
 	// Evidence changed after it was sealed runs again.
 	r.ran = nil
 	require.NoError(t, os.RemoveAll(filepath.Join(e.opts.Out, "g")))
-	writePrev(reports.VerdictQualified, key)
+	writePrev(verdict.VerdictQualified, key)
 	require.NoError(t, os.WriteFile(filepath.Join(e.opts.Out, "g", "p", "aiperf.log"), []byte("added later\n"), 0o644))
 	e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"only"}, r.ran, "changed evidence")

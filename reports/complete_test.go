@@ -15,6 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Complete means proven complete (issue 32 items 1–3): the tests below
@@ -68,12 +69,12 @@ func (f *groupFixture) writeSnapshot(ps []*inventory.Profile) string {
 
 // editRow edits a row's result.json and seals its directory again, as if
 // its run had written it so.
-func (f *groupFixture) editRow(id string, edit func(*Result)) {
+func (f *groupFixture) editRow(id string, edit func(*verdict.Result)) {
 	f.t.Helper()
 	dir := filepath.Join(f.dir, id)
 	data, err := os.ReadFile(filepath.Join(dir, ResultFile))
 	require.NoError(f.t, err)
-	var r Result
+	var r verdict.Result
 	require.NoError(f.t, json.Unmarshal(data, &r))
 	edit(&r)
 	out, err := json.MarshalIndent(&r, "", "  ")
@@ -92,7 +93,7 @@ func (f *groupFixture) pinAll() {
 		if _, err := os.Stat(filepath.Join(f.dir, p.ID, ResultFile)); err != nil {
 			continue
 		}
-		f.editRow(p.ID, func(r *Result) {
+		f.editRow(p.ID, func(r *verdict.Result) {
 			r.Provenance.InventoryEntrySHA256, r.Provenance.InventorySnapshotSHA256 = p.Digest(), sha
 		})
 	}
@@ -135,12 +136,12 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 		// H39: rows of an earlier version record no snapshot.
 		"no row records the snapshot": {func(f *groupFixture) {
 			for _, id := range []string{"ref-detect-small", "ref-detect-small-tp2", "ref-detect-large"} {
-				f.editRow(id, func(r *Result) { r.Provenance.InventorySnapshotSHA256 = "" })
+				f.editRow(id, func(r *verdict.Result) { r.Provenance.InventorySnapshotSHA256 = "" })
 			}
 		}, "a sealed inventory snapshot"},
 		// H40: only an older row records it; the latest records another.
 		"the latest row records another snapshot": {func(f *groupFixture) {
-			f.editRow("ref-detect-small-tp2", func(r *Result) {
+			f.editRow("ref-detect-small-tp2", func(r *verdict.Result) {
 				r.Provenance.InventorySnapshotSHA256 = strings.Repeat("0", 64)
 				r.EndedAt = r.EndedAt.Add(time.Hour)
 			})
@@ -185,7 +186,7 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 		}
 	}
 	b.writeSnapshot(ps)
-	b.editRow("ref-detect-small", func(r *Result) {
+	b.editRow("ref-detect-small", func(r *verdict.Result) {
 		r.Provenance.BundleSHA256, r.Provenance.BundlePinnedSHA256 = other, other
 		for i := range r.Provenance.BundleChecks { // the bundle served, unchanged by the run
 			r.Provenance.BundleChecks[i].SHA256 = other
@@ -205,7 +206,7 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 				// A's entry is in use; B's later row is kept and is not A's.
 				assert.Equal(t, StatusError, row.Status)
 				assert.False(t, row.Bound())
-				assert.Contains(t, reasonCodes(row.Result), CodeInventoryUnbound)
+				assert.Contains(t, reasonCodes(row.Result), verdict.CodeInventoryUnbound)
 				assert.Contains(t, row.Result.Reasons[0].Message, "it was run for bundle "+other[:12]+", the snapshot's entry pins ")
 				s := completeSummary(t, g)
 				assert.True(t, strings.HasPrefix(s, "**detection: NOT complete"), s)
@@ -221,14 +222,14 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 
 	// H42: a row edited to record another entry digest (resealed) is not
 	// the entry's either.
-	a.editRow("ref-detect-small", func(r *Result) { r.Provenance.InventoryEntrySHA256 = strings.Repeat("1", 64) })
+	a.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.InventoryEntrySHA256 = strings.Repeat("1", 64) })
 	g := a.load()
-	assert.Contains(t, reasonCodes(rowOf(t, g, "ref-detect-small").Result), CodeInventoryUnbound)
+	assert.Contains(t, reasonCodes(rowOf(t, g, "ref-detect-small").Result), verdict.CodeInventoryUnbound)
 	assert.NotEmpty(t, Incomplete(g))
 
 	// H43: a qualified row that records no entry at all stands for none.
 	c := copyGroup(t, rootComplete, "detection")
-	c.editRow("ref-detect-small", func(r *Result) { r.Provenance.InventoryEntrySHA256 = "" })
+	c.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.InventoryEntrySHA256 = "" })
 	g = c.load()
 	assert.Equal(t, StatusError, rowOf(t, g, "ref-detect-small").Status)
 	assert.NotEmpty(t, Incomplete(g))
@@ -245,7 +246,7 @@ func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
 	medium := *ps[0]
 	medium.ID, medium.Checkpoint = "ref-detect-medium", "trtmc-ref/ref-detect-medium"
 	f.writeSnapshot(append(ps, &medium))
-	f.editRow("ref-detect-medium", func(r *Result) {
+	f.editRow("ref-detect-medium", func(r *verdict.Result) {
 		r.Profile, r.Checkpoint, r.Provenance.SourceCommit = medium.ID, medium.Checkpoint, strings.Repeat("c", 40)
 	})
 	f.pinAll()
@@ -259,13 +260,13 @@ func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
 
 	// H44: a row that records no commit is named as such, never folded
 	// into another's.
-	f.editRow("ref-detect-medium", func(r *Result) { r.Provenance.SourceCommit = "" })
+	f.editRow("ref-detect-medium", func(r *verdict.Result) { r.Provenance.SourceCommit = "" })
 	first, _, _ = strings.Cut(completeSummary(t, f.load()), "\n")
 	assert.Contains(t, first, "`e82d4d98b889bbd7e787fb302db9128504081d27` (ref-detect-small); a commit not recorded (ref-detect-medium).")
 }
 
-func reasonCodes(r *Result) []Code {
-	var out []Code
+func reasonCodes(r *verdict.Result) []verdict.Code {
+	var out []verdict.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
@@ -88,11 +89,11 @@ type Row struct {
 	Reproduce *Reproduce     `json:"reproduce,omitempty"`
 	Baseline  *BaselineDelta `json:"baseline,omitempty"`
 	// Result is the stored (or re-judged) result; null when none exists.
-	Result *Result `json:"result"`
+	Result *verdict.Result `json:"result"`
 
 	// joined holds the row's joined requests (for the HTML plots and diffs);
 	// joinedNote says why there are none.
-	joined     []JoinedLine
+	joined     []verdict.JoinedLine
 	joinedNote string
 	// dir is the row's evidence directory as loaded; files are the
 	// evidence files the HTML report links to that exist there.
@@ -167,26 +168,26 @@ type ConflictSide struct {
 func (r *Row) Dir() string { return r.dir }
 
 // Joined returns the row's joined requests (nil when none were stored).
-func (r *Row) Joined() []JoinedLine { return r.joined }
+func (r *Row) Joined() []verdict.JoinedLine { return r.joined }
 
 // statusFor derives a profile's coverage status from its result (evidence
 // first) and its inventory entry.
-func statusFor(p *inventory.Profile, res *Result) (status, note string) {
+func statusFor(p *inventory.Profile, res *verdict.Result) (status, note string) {
 	if res != nil {
 		switch res.Verdict {
-		case VerdictQualified:
+		case verdict.VerdictQualified:
 			return StatusQualified, ""
-		case VerdictFailed:
+		case verdict.VerdictFailed:
 			return StatusFailed, ""
-		case VerdictError:
+		case verdict.VerdictError:
 			return StatusError, ""
-		case VerdictInterrupted:
+		case verdict.VerdictInterrupted:
 			return StatusInterrupted, ""
-		case VerdictExcluded:
+		case verdict.VerdictExcluded:
 			return StatusExcluded, res.Exclusion
-		case VerdictSkipped:
+		case verdict.VerdictSkipped:
 			return StatusNotRun, "result.json records verdict skipped: no finished result in this evidence"
-		case VerdictNotRun:
+		case verdict.VerdictNotRun:
 			note := "result.json records that the run never started it"
 			if len(res.Reasons) > 0 {
 				note = res.Reasons[0].Message

@@ -8,6 +8,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func rowOf(t *testing.T, g *GroupReport, profile string) Row {
@@ -45,7 +46,7 @@ func TestLoadRowsAndStatuses(t *testing.T) {
 	assert.Empty(t, g.Conflicts)
 
 	base := rowOf(t, g, "ref-vlm-base")
-	assert.Equal(t, VerdictFailed, base.Verdict, "the set-aside previous run (verdict error) is ignored")
+	assert.Equal(t, verdict.VerdictFailed, base.Verdict, "the set-aside previous run (verdict error) is ignored")
 	assert.Len(t, base.Joined(), 55)
 	assert.Equal(t, "vlm/ref-vlm-base", base.Evidence)
 
@@ -82,7 +83,7 @@ func TestLoadWithoutInventorySnapshot(t *testing.T) {
 func TestLoadMergesRootsLatestWins(t *testing.T) {
 	g, err := Load([]string{rootA, rootB}, "vlm")
 	require.NoError(t, err)
-	assert.Equal(t, VerdictQualified, rowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
+	assert.Equal(t, verdict.VerdictQualified, rowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
 	assert.Equal(t, "out/demo", strings.Fields(rowOf(t, g, "ref-vlm-small").Reproduce.Command)[7], "a's later run wins")
 	assert.Equal(t, StatusQualified, rowOf(t, g, "ref-vlm-tiny").Status, "a result from b fills a not-run")
 	require.Len(t, g.Conflicts, 2)
@@ -159,12 +160,12 @@ func TestLoadErrors(t *testing.T) {
 			require.NoError(t, err)
 			row := rowOf(t, g, tc.row)
 			require.NotNil(t, row.Result)
-			assert.Equal(t, VerdictError, row.Verdict)
+			assert.Equal(t, verdict.VerdictError, row.Verdict)
 			var msgs []string
 			for _, r := range row.Result.Reasons {
 				msgs = append(msgs, string(r.Code)+": "+r.Message)
 			}
-			assert.Contains(t, strings.Join(msgs, "\n"), string(CodeEvidenceMalformed)+": ")
+			assert.Contains(t, strings.Join(msgs, "\n"), string(verdict.CodeEvidenceMalformed)+": ")
 			assert.Contains(t, strings.Join(msgs, "\n"), tc.wantErr)
 			assert.False(t, g.Coverage.OK)
 		})
@@ -172,7 +173,7 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "vlm", InventoryFile), "[\n{\"id\": \"a\", \"kind\": 3}\n]\n")
 	_, err = Load([]string{dir}, "vlm")
-	var ee *EvidenceError
+	var ee *verdict.EvidenceError
 	require.ErrorAs(t, err, &ee)
 	assert.Contains(t, err.Error(), `vlm/inventory.json:2: kind:`)
 }
@@ -211,9 +212,9 @@ func TestLoadFindsChangedEvidence(t *testing.T) {
 			g, err := Load([]string{root}, "vlm")
 			require.NoError(t, err)
 			row := rowOf(t, g, "ref-vlm-small")
-			assert.Equal(t, VerdictError, row.Verdict)
+			assert.Equal(t, verdict.VerdictError, row.Verdict)
 			require.NotEmpty(t, row.Result.Reasons)
-			assert.Equal(t, CodeEvidenceChanged, row.Result.Reasons[0].Code)
+			assert.Equal(t, verdict.CodeEvidenceChanged, row.Result.Reasons[0].Code)
 			assert.Contains(t, row.Result.Reasons[0].Message, tc.want)
 		})
 	}
@@ -242,9 +243,9 @@ func TestLoadDirectoryWithoutResultIsAnErrorRow(t *testing.T) {
 	require.Len(t, g.Rows, 1)
 	row := g.Rows[0]
 	assert.Equal(t, "half-done", row.Profile)
-	assert.Equal(t, VerdictError, row.Verdict)
+	assert.Equal(t, verdict.VerdictError, row.Verdict)
 	require.NotEmpty(t, row.Result.Reasons)
-	assert.Equal(t, CodeResultMissing, row.Result.Reasons[0].Code)
+	assert.Equal(t, verdict.CodeResultMissing, row.Result.Reasons[0].Code)
 	assert.Contains(t, row.Result.Reasons[0].Message, "half-done has no result.json")
 	assert.False(t, row.Result.Measured(), "nothing in the directory is shown")
 	assert.False(t, g.Coverage.OK)
@@ -275,6 +276,6 @@ func TestLoadLinkedProfileDirectoryIsAnErrorRow(t *testing.T) {
 	g, err := Load([]string{dir}, "vlm")
 	require.NoError(t, err)
 	require.Len(t, g.Rows, 1, "a link to a directory is a row; a plain file is not")
-	assert.Equal(t, VerdictError, g.Rows[0].Verdict)
+	assert.Equal(t, verdict.VerdictError, g.Rows[0].Verdict)
 	assert.Contains(t, g.Rows[0].Result.Reasons[0].Message, "is a symbolic link, not an evidence directory a run wrote")
 }

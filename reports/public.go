@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // What a release engineer publishes — the Markdown and HTML reports, the
@@ -79,18 +80,11 @@ const (
 	MaskIP          = "[ip]"
 )
 
-// Root is a named directory of the run host: published text writes a path
-// under it as $NAME/rest.
-type Root struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-}
-
 var rootNameRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
 
 // CheckRoot checks a root: an upper-case shell variable name and an
 // absolute path other than /.
-func CheckRoot(r Root) error {
+func CheckRoot(r verdict.Root) error {
 	if !rootNameRe.MatchString(r.Name) {
 		return fmt.Errorf("root name %q: want an upper-case shell variable name (A-Z, 0-9, _; not starting with a digit)", r.Name)
 	}
@@ -101,15 +95,15 @@ func CheckRoot(r Root) error {
 }
 
 // ParseRoot reads NAME=DIR (DIR made absolute).
-func ParseRoot(s string) (Root, error) {
+func ParseRoot(s string) (verdict.Root, error) {
 	name, path, ok := strings.Cut(s, "=")
 	if !ok || path == "" {
-		return Root{}, fmt.Errorf("root %q: want NAME=DIR", s)
+		return verdict.Root{}, fmt.Errorf("root %q: want NAME=DIR", s)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	r := Root{Name: name, Path: filepath.Clean(path)}
+	r := verdict.Root{Name: name, Path: filepath.Clean(path)}
 	return r, CheckRoot(r)
 }
 
@@ -125,7 +119,7 @@ type Identity struct {
 // declared on the command line or in the environment, and the identity of
 // the host the report is written on.
 type PublicOptions struct {
-	Roots    []Root
+	Roots    []verdict.Root
 	Identity Identity
 }
 
@@ -154,7 +148,7 @@ type Scrubber struct {
 }
 
 type scrubRoot struct {
-	Root
+	verdict.Root
 	rank int // lower wins among roots of the same path
 }
 
@@ -175,7 +169,7 @@ const (
 
 // NewScrubber maps the given roots (in order of precedence: the first of
 // two roots with the same path names it) and identity.
-func NewScrubber(roots []Root, id Identity) *Scrubber {
+func NewScrubber(roots []verdict.Root, id Identity) *Scrubber {
 	s := &Scrubber{names: map[string]bool{}, top: map[string]bool{}}
 	for k := range RootDescriptions() {
 		s.names[k] = true
@@ -250,8 +244,8 @@ func NewScrubber(roots []Root, id Identity) *Scrubber {
 }
 
 // Roots are the scrubber's roots, sorted by name then path.
-func (s *Scrubber) Roots() []Root {
-	out := make([]Root, 0, len(s.roots))
+func (s *Scrubber) Roots() []verdict.Root {
+	out := make([]verdict.Root, 0, len(s.roots))
 	for _, r := range s.roots {
 		out = append(out, r.Root)
 	}

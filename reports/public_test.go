@@ -8,13 +8,14 @@ import (
 	"testing"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
 func testScrubber() *Scrubber {
-	return NewScrubber([]Root{
+	return NewScrubber([]verdict.Root{
 		{Name: RootOut, Path: "/tmp/pub/home/alice/out"},
 		{Name: RootHarness, Path: "/work/trtmc-qual"},
 		{Name: RootAIPerfVenv, Path: "/work/trtmc-qual/.venv"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Public formats are read by others: md, html, JUnit, the docs block and
@@ -30,11 +31,11 @@ func (g *GroupReport) Scrubber() *Scrubber {
 	}
 	roots := slices.Clone(g.Publish.Roots)
 	for _, root := range g.loadRoots {
-		roots = append(roots, Root{Name: RootOut, Path: root})
+		roots = append(roots, verdict.Root{Name: RootOut, Path: root})
 	}
 	hosts := slices.Clone(g.Publish.Identity.Hosts)
 	topDirs, users := slices.Clone(g.Publish.Identity.TopDirs), slices.Clone(g.Publish.Identity.Users)
-	var derived []Root
+	var derived []verdict.Root
 	for i := range g.Rows {
 		res := g.Rows[i].Result
 		if res == nil {
@@ -57,7 +58,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 	return g.scrub
 }
 
-func underAny(path string, roots []Root) bool {
+func underAny(path string, roots []verdict.Root) bool {
 	for _, r := range roots {
 		if CheckRoot(r) == nil && (path == r.Path || strings.HasPrefix(path, filepath.Clean(r.Path)+"/")) {
 			return true
@@ -71,13 +72,13 @@ func underAny(path string, roots []Root) bool {
 // $AIPERF_VENV from an --aiperf of VENV/bin/aiperf) and derived ones
 // ($BUNDLE_DIR, the served bundle's directory; $TOKENIZER, the tokenizer
 // directory), which count only where no other root holds them.
-func InferRoots(res *Result) (primary, derived []Root) {
+func InferRoots(res *verdict.Result) (primary, derived []verdict.Root) {
 	words, _ := splitCommand(res.Command)
 	if v := flagValue(words, "--out"); filepath.IsAbs(v) {
-		primary = append(primary, Root{Name: RootOut, Path: filepath.Clean(v)})
+		primary = append(primary, verdict.Root{Name: RootOut, Path: filepath.Clean(v)})
 	}
 	if v := flagValue(words, "--config"); filepath.IsAbs(v) {
-		primary = append(primary, Root{Name: RootHarness, Path: filepath.Dir(filepath.Clean(v))})
+		primary = append(primary, verdict.Root{Name: RootHarness, Path: filepath.Dir(filepath.Clean(v))})
 	}
 	aiperf := flagValue(words, "--aiperf")
 	if aiperf == "" {
@@ -88,23 +89,23 @@ func InferRoots(res *Result) (primary, derived []Root) {
 		}
 	}
 	if v := AIPerfVenv(aiperf); v != "" {
-		primary = append(primary, Root{Name: RootAIPerfVenv, Path: v})
+		primary = append(primary, verdict.Root{Name: RootAIPerfVenv, Path: v})
 	}
 	if b := res.Provenance.BundlePath; filepath.IsAbs(b) {
-		derived = append(derived, Root{Name: RootBundles, Path: filepath.Dir(filepath.Clean(b))})
+		derived = append(derived, verdict.Root{Name: RootBundles, Path: filepath.Dir(filepath.Clean(b))})
 	}
 	if t := res.Provenance.Tokenizer; t != nil && filepath.IsAbs(t.Path) {
-		derived = append(derived, Root{Name: RootTokenizer, Path: filepath.Clean(t.Path)})
+		derived = append(derived, verdict.Root{Name: RootTokenizer, Path: filepath.Clean(t.Path)})
 	}
 	if pkg := trtmcPackage(res.Provenance.Native); pkg != "" {
-		derived = append(derived, Root{Name: RootTRTMCPackage, Path: pkg})
+		derived = append(derived, verdict.Root{Name: RootTRTMCPackage, Path: pkg})
 	}
 	return primary, derived
 }
 
 // trtmcPackage is the tensorrt_model_connect package directory of a native
 // worker found beside it (PKG/bin/trtmc-server), or "".
-func trtmcPackage(n *NativeRun) string {
+func trtmcPackage(n *verdict.NativeRun) string {
 	if n == nil || n.WorkerBinarySource != "package" || !filepath.IsAbs(n.WorkerBinary) {
 		return ""
 	}
@@ -178,7 +179,7 @@ func (g *GroupReport) Public() (*GroupReport, error) {
 			row.Result.Provenance.HostTopDirs = nil
 		}
 		if src.joined != nil {
-			row.joined = make([]JoinedLine, len(src.joined))
+			row.joined = make([]verdict.JoinedLine, len(src.joined))
 			for j, l := range src.joined {
 				l.Diff, l.Problem = s.Text(l.Diff), s.Text(l.Problem)
 				row.joined[j] = l

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GroupFormats returns the formats Render accepts for a group report, for
@@ -123,7 +124,7 @@ func resultCells(row *Row) []string {
 	return []string{
 		row.Profile, orMissing(row.Checkpoint), orMissing(row.Family), orMissing(row.Precision), bundle,
 		correctnessCell(r.Correctness),
-		phaseCell(r, PhaseWarmup), phaseCell(r, PhaseMeasured),
+		phaseCell(r, verdict.PhaseWarmup), phaseCell(r, verdict.PhaseMeasured),
 		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected),
 		errorsCell(r.Requests), missingCell(r.Requests),
 		p50Cell(r.LatencyMS.HTTP, http), taskCell(r.LatencyMS, task),
@@ -218,7 +219,7 @@ func csvValues(row *Row) map[string]string {
 	if !res.Measured() {
 		return v // nothing was measured
 	}
-	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
+	for _, p := range []string{verdict.PhaseWarmup, verdict.PhaseMeasured} {
 		if c, ok := res.RequestsByPhase[p]; ok {
 			v[p+"_sent"], v[p+"_expected"] = strconv.Itoa(c.Sent), strconv.Itoa(c.Expected)
 		}
@@ -256,7 +257,7 @@ func optInt(v *int) string {
 	return strconv.Itoa(*v)
 }
 
-func reasonsPlain(rs []Reason) string {
+func reasonsPlain(rs []verdict.Reason) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		parts[i] = fmt.Sprintf("%s/%s: %s", r.Stage, r.Code, r.Message)
@@ -310,7 +311,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## HTTP minus Task\n\n")
 		p.f("Each measured matched request's HTTP time split at AIPerf's HTTP trace: the client's own time before the first byte, sending (a new connection's set-up included), waiting (the server, the Task call inside it, and the network) and receiving.\n\n")
 		for _, row := range split {
-			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[PhaseMeasured].Matched)))
+			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[verdict.PhaseMeasured].Matched)))
 		}
 	}
 	p.f("\n## Coverage\n\n")
@@ -352,7 +353,7 @@ func httpSplitRows(rows []Row) []Row {
 		if r.Result == nil || !r.Result.Measured() || r.Result.LatencyMS.HTTPSplit == nil {
 			continue
 		}
-		if r.Result.LatencyMS.HTTPSplit.Count > 0 || r.Result.RequestsByPhase[PhaseMeasured].Matched > 0 {
+		if r.Result.LatencyMS.HTTPSplit.Count > 0 || r.Result.RequestsByPhase[verdict.PhaseMeasured].Matched > 0 {
 			out = append(out, r)
 		}
 	}
@@ -380,7 +381,7 @@ func writeNotes(p *printer, notes []string) {
 func reasonRows(rows []Row) []Row {
 	var out []Row
 	for _, r := range rows {
-		if r.Result != nil && r.Result.Verdict != VerdictQualified && len(r.Result.Reasons) > 0 {
+		if r.Result != nil && r.Result.Verdict != verdict.VerdictQualified && len(r.Result.Reasons) > 0 {
 			out = append(out, r)
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Evidence roots written by testdata/gen_evidence.py.
@@ -164,14 +165,14 @@ func TestGoldenGPU(t *testing.T) {
 // TestJudgeKeepsNotRun: a row the scheduler did not start (too few GPUs)
 // is not-run, never qualified or failed, whatever else it holds.
 func TestJudgeKeepsNotRun(t *testing.T) {
-	r := &Result{Correctness: &Correctness{Ran: true, Passed: true},
-		Problems: []Problem{{Stage: "schedule", Code: CodeInsufficientGPUs, Message: "needs 2 GPUs"}}}
-	Judge(r)
-	assert.Equal(t, VerdictNotRun, r.Verdict)
+	r := &verdict.Result{Correctness: &verdict.Correctness{Ran: true, Passed: true},
+		Problems: []verdict.Problem{{Stage: "schedule", Code: verdict.CodeInsufficientGPUs, Message: "needs 2 GPUs"}}}
+	verdict.Judge(r)
+	assert.Equal(t, verdict.VerdictNotRun, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
-	assert.Equal(t, CodeInsufficientGPUs, r.Reasons[0].Code, "the scheduler's reason first")
-	assert.Equal(t, ClassNotRun, r.Reasons[0].Class)
-	r = &Result{Problems: []Problem{{Stage: "schedule", Code: CodeGPURequired, Message: "family needs a GPU"}}}
-	Judge(r)
-	assert.Equal(t, VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
+	assert.Equal(t, verdict.CodeInsufficientGPUs, r.Reasons[0].Code, "the scheduler's reason first")
+	assert.Equal(t, verdict.ClassNotRun, r.Reasons[0].Class)
+	r = &verdict.Result{Problems: []verdict.Problem{{Stage: "schedule", Code: verdict.CodeGPURequired, Message: "family needs a GPU"}}}
+	verdict.Judge(r)
+	assert.Equal(t, verdict.VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
 }

@@ -6,6 +6,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func summaryOf(t *testing.T, g *GroupReport, f *ReconcileFact) string {
@@ -53,8 +54,8 @@ func TestSummaryNeverReadsAsAPass(t *testing.T) {
 		for i := range g.Rows {
 			if g.Rows[i].Profile == profile {
 				r := *g.Rows[i].Result
-				r.Problems = append(r.Problems, Problem{Stage: "join", Code: CodeMismatched, Message: "measured: 1 of 50 requests: the native and HTTP answers differ"})
-				Judge(&r)
+				r.Problems = append(r.Problems, verdict.Problem{Stage: "join", Code: verdict.CodeMismatched, Message: "measured: 1 of 50 requests: the native and HTTP answers differ"})
+				verdict.Judge(&r)
 				g.Rows[i].Result, g.Rows[i].Status, g.Rows[i].Verdict = &r, StatusFailed, r.Verdict
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
 
@@ -88,7 +89,7 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
-			opts.Publish = publicOptions(f.Config, f.Getenv, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
+			opts.Publish = publicOptions(f.Config, f.Getenv, []verdict.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
 				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)

@@ -29,6 +29,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // cli runs bin/trtmc-qual with args (and extra environment) and returns
@@ -61,12 +62,12 @@ func wordRe(s string) *regexp.Regexp {
 // figures are what a re-judge derives for a row.
 type figures struct {
 	Verdict  string
-	Requests reports.Counts
-	ByPhase  map[string]reports.Counts
-	Latency  reports.Latency
+	Requests verdict.Counts
+	ByPhase  map[string]verdict.Counts
+	Latency  verdict.Latency
 	Images   *float64
 	Boxes    *int
-	Correct  *reports.Correctness
+	Correct  *verdict.Correctness
 }
 
 func figuresOf(t *testing.T, stdout string) map[string]figures {

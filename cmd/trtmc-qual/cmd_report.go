@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
 
@@ -63,7 +64,7 @@ type reportOptions struct {
 	Roots   []string
 	Publish reports.PublicOptions
 	// declared are Roots, parsed by Validate.
-	declared []reports.Root
+	declared []verdict.Root
 
 	// OutputGiven and OutputFileGiven say --output (the old name) and
 	// --output-file were given on the command line.
@@ -594,7 +595,7 @@ func evidenceError(err error) error {
 	if errors.Is(err, reports.ErrNoEvidence) {
 		return withCode(exitUsage, err)
 	}
-	var ee *reports.EvidenceError
+	var ee *verdict.EvidenceError
 	if errors.As(err, &ee) {
 		return withCode(exitFailed, err) // the evidence is bad, not the harness
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
 
@@ -386,8 +387,8 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 
 // runRoots are the named roots a run records in every row
 // (provenance.roots): its evidence root and this host's roots.
-func runRoots(opts *runOptions) []reports.Root {
-	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(opts.Config, opts.Getenv)...)
+func runRoots(opts *runOptions) []verdict.Root {
+	return append([]verdict.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(opts.Config, opts.Getenv)...)
 }
 
 // shortSecret is the length under which a secret's redaction is likely to
@@ -417,7 +418,7 @@ func smokeRun(f *factory) SmokeFunc {
 		}
 		qualified := 0
 		for _, r := range out.Results {
-			if r.Verdict == reports.VerdictQualified || r.Verdict == reports.VerdictExcluded {
+			if r.Verdict == verdict.VerdictQualified || r.Verdict == verdict.VerdictExcluded {
 				qualified++
 			}
 		}
@@ -427,15 +428,15 @@ func smokeRun(f *factory) SmokeFunc {
 }
 
 // runVerdictError maps the rows to the exit-code table through their
-// reasons' classes (reports.Codes): any setup reason is exit 3; any other
+// reasons' classes (verdict.Codes): any setup reason is exit 3; any other
 // row that is not qualified or excluded is exit 1.
-func runVerdictError(results []*reports.Result) error {
+func runVerdictError(results []*verdict.Result) error {
 	var failed, setup []string
 	for _, r := range results {
 		switch {
-		case r.HasClass(reports.ClassSetup):
+		case r.HasClass(verdict.ClassSetup):
 			setup = append(setup, r.Profile)
-		case r.Verdict == reports.VerdictQualified, r.Verdict == reports.VerdictExcluded, r.Verdict == reports.VerdictSkipped:
+		case r.Verdict == verdict.VerdictQualified, r.Verdict == verdict.VerdictExcluded, r.Verdict == verdict.VerdictSkipped:
 		default:
 			failed = append(failed, r.Profile)
 		}

@@ -52,32 +52,35 @@ var mayImport = map[string][]string{
 	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
 	"families":  {"reports/fileio"},                 // family configuration and answer semantics
 
+	// The verdict: the row model, the reason codes and Judge.
+	"reports/verdict": {"reports/fileio", "reports/text"}, // the row model, reason codes and classes, Judge
+
 	// The row model, the specs and what compares the inventory with them.
-	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
-	"reports/reportstest":       {"reports"},                                                                                              // tests only: row fixtures
-	"reports/export":            {"reports", "reports/evidence", "reports/fileio", "reports/text"},                                        // the public evidence pack
-	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},              // TRTMC's manifests at a commit
-	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                         // tests only: fixture TRTMC repositories
-	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                   // the inventory against the specs
-	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                       // the specs between two commits
-	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                       // the adapters to real TRTMC
+	"reports":                   {"inventory", "reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
+	"reports/reportstest":       {"reports", "reports/verdict"},                                                                                              // tests only: row fixtures
+	"reports/export":            {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                                        // the public evidence pack
+	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                                 // TRTMC's manifests at a commit
+	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                                            // tests only: fixture TRTMC repositories
+	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                                      // the inventory against the specs
+	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                                          // the specs between two commits
+	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                                          // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
-	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                        // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports"},                                                                           // the one join
-	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports"},   // the pipeline, scheduling, rejudge
-	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                            // the Slurm executor
-	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports"},                // host checks
-	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"}, // the premerge job
+	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                                         // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "reports/verdict"},                                                                         // the one join
+	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "reports/verdict"}, // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports", "reports/verdict"},                                                                          // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "reports/verdict"},              // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                  // the premerge job
 
 	// Tests only: the test double of proc.Runner.
 	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                   // its command
-	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                 // timing noise and the baseline rule's false and true calls
-	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},       // its command (make bench parts 5 and 6)
+	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports", "reports/verdict"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                                      // its command
+	"scripts/benchtools/noise":                {"reports", "reports/verdict", "reports/fileio", "reports/stats"},                 // timing noise and the baseline rule's false and true calls
+	"scripts/benchtools/baseline-noise":       {"reports", "reports/verdict", "reports/stats", "scripts/benchtools/noise"},       // its command (make bench parts 5 and 6)
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},

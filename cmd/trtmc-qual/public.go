@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
 
@@ -25,8 +26,8 @@ func addRootFlag(cmd *cobra.Command, roots *[]string) {
 }
 
 // parseRoots reads --root values.
-func parseRoots(values []string) ([]reports.Root, error) {
-	var out []reports.Root
+func parseRoots(values []string) ([]verdict.Root, error) {
+	var out []verdict.Root
 	for _, v := range values {
 		r, err := reports.ParseRoot(v)
 		if err != nil {
@@ -41,8 +42,8 @@ func parseRoots(values []string) ([]reports.Root, error) {
 // checkout (the module root above the config file or the executable),
 // $TRTMC_REPO, each directory of $TRTMC_BUNDLE_DIR, and the virtual
 // environment of the configured aiperf.
-func hostRoots(cfg *Config, getenv func(string) string) []reports.Root {
-	var out []reports.Root
+func hostRoots(cfg *Config, getenv func(string) string) []verdict.Root {
+	var out []verdict.Root
 	add := func(name, path string) {
 		if path == "" {
 			return
@@ -50,7 +51,7 @@ func hostRoots(cfg *Config, getenv func(string) string) []reports.Root {
 		if abs, err := filepath.Abs(path); err == nil {
 			path = abs
 		}
-		r := reports.Root{Name: name, Path: filepath.Clean(path)}
+		r := verdict.Root{Name: name, Path: filepath.Clean(path)}
 		if reports.CheckRoot(r) == nil {
 			out = append(out, r)
 		}
@@ -94,11 +95,11 @@ func moduleRoot(dir string) string {
 
 // withResolved adds each root again under the path its links resolve to
 // (/tmp is /private/tmp on macOS), so that both spellings are mapped.
-func withResolved(roots []reports.Root) []reports.Root {
-	out := append([]reports.Root{}, roots...)
+func withResolved(roots []verdict.Root) []verdict.Root {
+	out := append([]verdict.Root{}, roots...)
 	for _, r := range roots {
 		if real, err := filepath.EvalSymlinks(r.Path); err == nil && real != r.Path {
-			out = append(out, reports.Root{Name: r.Name, Path: real})
+			out = append(out, verdict.Root{Name: r.Name, Path: real})
 		}
 	}
 	return out
@@ -139,7 +140,7 @@ func hostIdentity(getenv func(string) string) reports.Identity {
 // roots first (they name a directory before anything the evidence shows),
 // then this host's roots (of the configuration cfg and the environment),
 // and its identity.
-func publicOptions(cfg *Config, getenv func(string) string, declared []reports.Root) reports.PublicOptions {
-	roots := withResolved(append(append([]reports.Root{}, declared...), hostRoots(cfg, getenv)...))
+func publicOptions(cfg *Config, getenv func(string) string, declared []verdict.Root) reports.PublicOptions {
+	roots := withResolved(append(append([]verdict.Root{}, declared...), hostRoots(cfg, getenv)...))
 	return reports.PublicOptions{Roots: roots, Identity: hostIdentity(getenv)}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
@@ -17,7 +18,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -105,7 +105,7 @@ func reportError(f *factory, err error, code exitCode) {
 			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: I/O error, evidence could not be written or read (what was written is complete; re-run with --resume once fixed): %v\n", err)
 			break
 		}
-		var ee *reports.EvidenceError
+		var ee *verdict.EvidenceError
 		if errors.As(err, &ee) {
 			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: malformed evidence (a file that is not what trtmc-qual wrote): %v\n", err)
 			break

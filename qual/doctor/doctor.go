@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
@@ -163,7 +164,7 @@ func short(s string) string {
 }
 
 func checkGPUs(ctx context.Context, o Options, need bool, maxTP int, profiles []*inventory.Profile, add func(Check)) {
-	var gpus []reports.GPU
+	var gpus []verdict.GPU
 	var err error
 	if o.GPUs != nil {
 		gpus, err = o.GPUs.List(ctx)

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
@@ -29,7 +30,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -340,12 +340,12 @@ func refusal(status int, answer []byte) (detail, fix string) {
 	}
 	_ = json.Unmarshal(answer, &env)
 	code, _ := env.Error.Code.(string)
-	meaning := reports.ServerErrorMeaning(status, env.Error.Type, code, env.Error.Message)
+	meaning := verdict.ServerErrorMeaning(status, env.Error.Type, code, env.Error.Message)
 	if meaning != "" {
 		detail = " (" + meaning + ")"
 	}
 	switch {
-	case code == "content_too_large" && strings.Contains(env.Error.Message, reports.MsgPromptTooLarge):
+	case code == "content_too_large" && strings.Contains(env.Error.Message, verdict.MsgPromptTooLarge):
 		return detail, "raise the family's max_prompt_bytes (passed as --max-prompt-bytes): this server counts more than the question into the prompt, or the question is too long"
 	case code == "content_too_large":
 		return detail, "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
@@ -197,7 +198,7 @@ func (e *Executor) Run(ctx context.Context, opts qual.Options) (*qual.Outcome, e
 		live = active
 	}
 
-	results := map[string]*reports.Result{}
+	results := map[string]*verdict.Result{}
 	nonce, err := newSubmission()
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
@@ -54,7 +55,7 @@ type GroupStatus struct {
 type TaskStatus struct {
 	Ref   TaskRef
 	State *TaskState
-	Row   *reports.Result
+	Row   *verdict.Result
 }
 
 // Status reads a group's submission, asks Slurm about its tasks and

@@ -10,12 +10,12 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 // example is the row's first example of a phase and status.
-func example(row *reports.Result, phase, status string) *reports.RequestExample {
+func example(row *verdict.Result, phase, status string) *verdict.RequestExample {
 	for i := range row.Examples {
 		if row.Examples[i].Phase == phase && row.Examples[i].Status == status {
 			return &row.Examples[i]
@@ -119,12 +119,12 @@ func TestTaskTimesHaveADomain(t *testing.T) {
 			opts := options(t, synth.FamilyVLM, 5, 50)
 			opts.TaskTime, opts.NativeWallMS = tt.src, 60000
 			res, row, _ := judged(t, c, opts)
-			m := row.RequestsByPhase[reports.PhaseMeasured]
+			m := row.RequestsByPhase[verdict.PhaseMeasured]
 			assert.Equal(t, 1, m.Inconsistent)
 			assert.Equal(t, 49, m.Matched)
 			assert.Len(t, res.MeasuredTask, 49, "the impossible value is no figure (the request is not matched)")
-			assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
-			ex := example(row, reports.PhaseMeasured, reports.JoinInconsistent)
+			assert.NotEqual(t, verdict.VerdictQualified, row.Verdict)
+			ex := example(row, verdict.PhaseMeasured, verdict.JoinInconsistent)
 			require.NotNil(t, ex)
 			assert.Equal(t, victim, ex.RequestID)
 			assert.Contains(t, ex.Problem, tt.want)
@@ -148,9 +148,9 @@ func TestPublicRecordsAreTheServedTaskTime(t *testing.T) {
 	setByID(c, synth.FileNative, ids[7], "task_ms", 1.9) // 1.4 ms apart: beyond 0.1 ms + 10%
 	opts := options(t, synth.FamilyVLM, 5, 50)
 	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
-	opts.Agreement = reports.Tolerance{AbsMS: 0.2, Rel: 0.1}
+	opts.Agreement = verdict.Tolerance{AbsMS: 0.2, Rel: 0.1}
 	res, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Equal(t, streamjoin.ScopeTaskCall, row.LatencyMS.TaskScope)
 	require.Len(t, res.MeasuredTask, 50)
 	for _, v := range res.MeasuredTask {
@@ -175,7 +175,7 @@ func TestUnrecordedRoute(t *testing.T) {
 	opts := options(t, synth.FamilyDetect, 5, 50)
 	opts.TaskTime, opts.NoServerRecords = families.TaskTimeNative, true
 	_, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Equal(t, 0, row.Requests.MissingServerRecord)
 	require.Len(t, row.Notes, 1)
 	assert.Contains(t, row.Notes[0], "no server records for /v1/infer in this server version")
@@ -184,7 +184,7 @@ func TestUnrecordedRoute(t *testing.T) {
 	// its server record.
 	opts.NoServerRecords = false
 	_, row, _ = judged(t, c, opts)
-	assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].MissingServerRecord)
+	assert.Equal(t, 50, row.RequestsByPhase[verdict.PhaseMeasured].MissingServerRecord)
 
 	// Declared, but a native answer dropped: the identity join is never
 	// weaker.
@@ -192,13 +192,13 @@ func TestUnrecordedRoute(t *testing.T) {
 	opts.NoServerRecords = true
 	_, row, _ = judged(t, c, opts)
 	assert.Equal(t, 1, row.Requests.MissingNative)
-	assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
+	assert.NotEqual(t, verdict.VerdictQualified, row.Verdict)
 
 	// And a records file that does not exist is no finding either.
 	c2 := cleanCheckpoint(t, synth.FamilyDetect)
 	require.NoError(t, removeFile(c2, synth.FileServer))
 	_, row, _ = judged(t, c2, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 }
 
 // Answers name the model that was served (issue 25 item 8): a chat answer
@@ -208,21 +208,21 @@ func TestAnswersNameTheServedModel(t *testing.T) {
 	opts := options(t, synth.FamilyVLM, 5, 50)
 	opts.ServedModel = "ref-vlm-small"
 	_, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 
 	opts.ServedModel = "qwen3-vl-2b"
 	_, row, _ = judged(t, c, opts)
-	assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].Inconsistent, "every answer names another model")
-	ex := example(row, reports.PhaseMeasured, reports.JoinInconsistent)
+	assert.Equal(t, 50, row.RequestsByPhase[verdict.PhaseMeasured].Inconsistent, "every answer names another model")
+	ex := example(row, verdict.PhaseMeasured, verdict.JoinInconsistent)
 	require.NotNil(t, ex)
 	assert.Contains(t, ex.Problem, `the HTTP answer names model "ref-vlm-small", not the served --model-name "qwen3-vl-2b"`)
-	assert.Equal(t, reports.VerdictFailed, row.Verdict)
+	assert.Equal(t, verdict.VerdictFailed, row.Verdict)
 
 	opts.ServedModel = "ref-vlm-small"
 	victim := measuredIDs(c)[4]
 	editHTTPBody(c, victim, func(b map[string]any) { delete(b, "model") })
 	_, row, _ = judged(t, c, opts)
-	assert.Equal(t, 1, row.RequestsByPhase[reports.PhaseMeasured].Inconsistent, "an answer naming no model names another")
+	assert.Equal(t, 1, row.RequestsByPhase[verdict.PhaseMeasured].Inconsistent, "an answer naming no model names another")
 }
 
 // A native error line's cause reaches the row (issue 25 item 17).
@@ -232,12 +232,12 @@ func TestNativeErrorNamesItsCause(t *testing.T) {
 	setByID(c, synth.FileNative, victim, "answer", nil)
 	setByID(c, synth.FileNative, victim, "error", `timing: the worker's reply has timing_scope "server_handler_wall", not public_task_call_wall`)
 	_, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
-	ex := example(row, reports.PhaseMeasured, reports.JoinMissingNative)
+	ex := example(row, verdict.PhaseMeasured, verdict.JoinMissingNative)
 	require.NotNil(t, ex)
 	assert.Equal(t, victim, ex.RequestID)
 	assert.Contains(t, ex.Problem, `the native runner answered with an error: timing: the worker's reply has timing_scope "server_handler_wall"`)
 	for _, r := range row.Reasons {
-		if r.Code == reports.CodeMissingNative {
+		if r.Code == verdict.CodeMissingNative {
 			assert.Contains(t, r.Message, "server_handler_wall")
 		}
 	}
@@ -265,6 +265,6 @@ func TestAbsentEnclosingTimingsBoundNothing(t *testing.T) {
 	opts := options(t, synth.FamilyVLM, 5, 50)
 	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
 	res, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Len(t, res.MeasuredTask, 50)
 }

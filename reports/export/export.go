@@ -39,6 +39,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 
@@ -382,7 +383,7 @@ func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
 	}
 	for _, row := range rows {
 		for _, p := range row.Result.Problems {
-			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
+			if p.Code == verdict.CodeEvidenceChanged || p.Code == verdict.CodeEvidenceMalformed {
 				return nil, nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
 			}
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // fixture copies the reports package's hand-made evidence root "a" to a
@@ -138,7 +139,7 @@ func TestExportPack(t *testing.T) {
 	for _, row := range rep.Rows {
 		if row.Result != nil {
 			for _, p := range row.Result.Problems {
-				assert.NotEqual(t, reports.CodeEvidenceChanged, p.Code, "%s: %s", row.Profile, p.Message)
+				assert.NotEqual(t, verdict.CodeEvidenceChanged, p.Code, "%s: %s", row.Profile, p.Message)
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 import (
 	"fmt"
@@ -297,10 +297,10 @@ func judgeCorrectness(c *Correctness) []Reason {
 		}
 		holds := GateHolds(g)
 		if holds != g.Passed {
-			inconsistent = append(inconsistent, fmt.Sprintf("%s records passed=%t but %s is %t", g.Name, g.Passed, formatGate(g), holds))
+			inconsistent = append(inconsistent, fmt.Sprintf("%s records passed=%t but %s is %t", g.Name, g.Passed, g.String(), holds))
 		}
 		if !holds {
-			notHolding = append(notHolding, formatGate(g)+" does not hold")
+			notHolding = append(notHolding, g.String()+" does not hold")
 		}
 	}
 	if len(bad) > 0 {

@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 // Class is what kind of "not qualified" a reason is. The verdict and the
 // CLI's exit status are derived from the classes of a row's reasons, never

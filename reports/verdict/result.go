@@ -1,8 +1,4 @@
-// Package reports owns the one row model of trtmc-qual — result.json,
-// schema trtmc-qual/result/v2, one per checkpoint — and every renderer of
-// it (terminal table, Markdown, CSV, JSON, HTML). Renderers read only
-// stored evidence; nothing here runs anything.
-package reports
+package verdict
 
 import (
 	"fmt"
@@ -531,6 +527,13 @@ type Provenance struct {
 	// (serving and the native replay). A digest other than the one before
 	// fails the row.
 	BundleChecks []BundleCheck `json:"bundle_checks,omitempty"`
+}
+
+// Root is a named directory of the run host: published text writes a path
+// under it as $NAME/rest.
+type Root struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
 }
 
 // Checkout is a git checkout as the run found it.
