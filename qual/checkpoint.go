@@ -240,6 +240,13 @@ func (cr *checkpointRun) stage(name string, fn func() error) {
 	case errors.Is(err, context.Canceled):
 		st.Status = verdict.StageInterrupted
 		st.Error = err.Error()
+	case errors.As(err, new(*stopError)):
+		// A fact of the row stops the checkpoint; Judge makes its reason.
+		st.Status = verdict.StageError
+		st.Error = cr.red.String(err.Error())
+		if cr.stageErr == nil {
+			cr.stageErr = err
+		}
 	default:
 		st.Status = verdict.StageError
 		st.Error = cr.red.String(err.Error())
@@ -267,6 +274,18 @@ func (e *stageError) Unwrap() error { return e.err }
 
 // stageFailure is a stage that broke, with its reason code.
 func stageFailure(code verdict.Code, err error) error { return &stageError{code: code, err: err} }
+
+// stopError stops a checkpoint on a fact its row records, whose reason
+// Judge makes (the bundle digested is not the one the inventory pins):
+// the stage ends in error and the rest are skipped, but no problem is
+// recorded, so one fact gives one reason.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
+
+// stopCheckpoint is a stage that stops the checkpoint on a recorded fact.
+func stopCheckpoint(err error) error { return &stopError{err: err} }
 
 func (cr *checkpointRun) fail(stage string, code verdict.Code, err error) {
 	cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})

@@ -104,7 +104,10 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	cr.res.Provenance.BundlePath = cr.bundle
 	cr.res.Provenance.BundleSHA256 = sum
 	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
-		return stageFailure(verdict.CodeBundleIdentity, fmt.Errorf("profile %s: bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+		// The row holds the fact (the digest beside the pin); Judge names
+		// it. Nothing but the pinned bundle is served: the checkpoint
+		// stops here.
+		return stopCheckpoint(fmt.Errorf("profile %s: bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
 			cr.profile.ID, cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {

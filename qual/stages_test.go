@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -231,4 +232,35 @@ func TestNoStageOverlapsTheServedModel(t *testing.T) {
 		names[i] = st.name
 	}
 	assert.Equal(t, names, order)
+}
+
+// TestPreflightStopsOnAWrongBundle runs the real preflight over a bundle
+// whose digest is not the inventory's pin: the preflight records the
+// digest beside the pin and stops the checkpoint (nothing else runs, no
+// problem recorded), and Judge gives the row its one reason,
+// bundle_identity, a setup error.
+func TestPreflightStopsOnAWrongBundle(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "p.bundle")
+	require.NoError(t, os.WriteFile(bundle, []byte("engine bytes"), 0o644))
+	corpus := filepath.Join(dir, "corpus")
+	require.NoError(t, os.MkdirAll(corpus, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(corpus, "corpus.json"), []byte("{}"), 0o644))
+	var r recorder
+	e, p := stageEnv(t, []stageDef{{name: "preflight", run: (*checkpointRun).preflight}, r.stage("server", nil), r.stage("gpu-release", nil, always)})
+	p.File, p.Bundle = filepath.Join(dir, "inventory.yaml"), inventory.Bundle{Path: bundle, SHA256: strings.Repeat("b", 64)}
+	e.group.File, e.group.Workload.EndpointType, e.group.Workload.Dataset.Corpus = p.File, aiperf.EndpointImageRetrieval, corpus
+	e.group.Workload.Warmup, e.group.Workload.Measured, e.group.Workload.Concurrency = 5, 50, 1
+	e.opts.Families.Families["f"].EndpointType = aiperf.EndpointImageRetrieval
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"gpu-release"}, r.ran, "nothing is served")
+	assert.Equal(t, []string{"preflight error", "server skipped", "gpu-release ok"}, statuses(res))
+	assert.Empty(t, res.Problems, "the preflight reports the fact; Judge makes the reason")
+	assert.Equal(t, strings.Repeat("b", 64), res.Provenance.BundlePinnedSHA256)
+	assert.NotEqual(t, res.Provenance.BundlePinnedSHA256, res.Provenance.BundleSHA256)
+	assert.Equal(t, verdict.VerdictError, res.Verdict)
+	require.Len(t, res.Reasons, 1, "%+v", res.Reasons)
+	assert.Equal(t, verdict.CodeBundleIdentity, res.Reasons[0].Code)
+	assert.Contains(t, res.Reasons[0].Message, "profile p: bundle "+bundle)
+	assert.Contains(t, res.Reasons[0].Message, "not the bundle that was qualified")
 }

@@ -84,7 +84,7 @@ func TestJudge(t *testing.T) {
 		{"served bundle differs from the pin", func(r *Result) {
 			r.Provenance.BundleSHA256 = "bb"
 			r.Provenance.BundleChecks[0].SHA256, r.Provenance.BundleChecks[1].SHA256 = "bb", "bb"
-		}, VerdictFailed, []Code{CodeBundleMismatch}},
+		}, VerdictError, []Code{CodeBundleIdentity}},
 		{"no served digest", func(r *Result) { r.Provenance.BundleSHA256 = "" }, VerdictFailed, []Code{CodeBundleMismatch}},
 		{"aiperf mismatch allowed by flag", func(r *Result) {
 			r.Provenance.AIPerfVersion, r.Provenance.AIPerfVersionMismatch = "0.14.0", "allowed"
@@ -261,4 +261,35 @@ func codeTableMarkdown() string {
 		b.WriteString("| `" + string(c.Code) + "` | " + string(c.Class) + " | " + stage + " | " + c.Meaning + " |\n")
 	}
 	return b.String()
+}
+
+// TestOneReasonForAWrongBundle: a bundle that is not the pinned one is one
+// fact, so one reason, whether the row says it the way the preflight now
+// does (the digest beside the pin, the preflight stopped, no problem) or
+// as rows of earlier versions did (a preflight problem of the same code):
+// bundle_identity, a setup error, never again with bundle_mismatch beside it.
+func TestOneReasonForAWrongBundle(t *testing.T) {
+	stopped := func() Result {
+		r := Result{Schema: ResultSchema, Group: "g", Profile: "p", Workload: Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+			Provenance: Provenance{BundlePath: "/b/p.bundle", BundleSHA256: "aa", BundlePinnedSHA256: "bb", AIPerfVersion: QualificationAIPerfVersion},
+			Stages: []Stage{{Name: StagePreflight, Status: StageError, Error: "profile p: bundle /b/p.bundle has sha256 aa ..."},
+				{Name: StageServer, Status: StageSkipped}, {Name: StageCorrectness, Status: StageSkipped}, {Name: StageJoin, Status: StageSkipped}}}
+		return r
+	}
+	r := stopped()
+	Judge(&r)
+	assert.Equal(t, VerdictError, r.Verdict)
+	require.Equal(t, []Code{CodeBundleIdentity}, codes(r.Reasons), "%+v", r.Reasons)
+	assert.Equal(t, ClassSetup, r.Reasons[0].Class)
+	assert.Equal(t, StagePreflight, r.Reasons[0].Stage)
+	for _, w := range []string{"profile p: bundle /b/p.bundle", "sha256 aa", "pins bb", "not the bundle that was qualified"} {
+		assert.Contains(t, r.Reasons[0].Message, w)
+	}
+
+	legacy := stopped()
+	legacy.Problems = []Problem{{Stage: StagePreflight, Code: CodeBundleIdentity, Message: "profile p: bundle /b/p.bundle has sha256 aa but the inventory (inv.yaml:7) pins bb"}}
+	Judge(&legacy)
+	assert.Equal(t, VerdictError, legacy.Verdict)
+	require.Equal(t, []Code{CodeBundleIdentity}, codes(legacy.Reasons), "%+v", legacy.Reasons)
+	assert.Contains(t, legacy.Reasons[0].Message, "inv.yaml:7", "the recorded problem is the reason")
 }
