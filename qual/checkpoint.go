@@ -115,9 +115,9 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
-		cr.res.Answers = semantics(cr.family)
+		cr.res.Answers = cr.family.Semantics.Stated()
 		cr.res.Answers.ServedModel = cr.profile.Served()
-		cr.res.Provenance.FamilyCriteriaSHA256 = cr.family.Criteria().Digest()
+		cr.res.Provenance.FamilyCriteriaSHA256 = verdict.CriteriaDigest(cr.family.Route, cr.family.Semantics)
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, gr.aiperf.Got

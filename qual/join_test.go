@@ -18,7 +18,7 @@ import (
 // vlmRow is a clean synthetic chat checkpoint of 5 + 50 requests and the
 // row the join stage fills, with the given answer semantics and native
 // runner statement.
-func vlmRow(t *testing.T, sem verdict.AnswerSemantics, native *verdict.NativeRun) (string, *verdict.Result) {
+func vlmRow(t *testing.T, sem verdict.Semantics, native *verdict.NativeRun) (string, *verdict.Result) {
 	t.Helper()
 	dir := t.TempDir()
 	_, err := synth.Write(dir, synth.Config{Requests: 55, Family: synth.FamilyVLM, Seed: 3, NoFaults: true, ImageMin: 16, ImageMax: 32})
@@ -37,8 +37,8 @@ func TestJoinUsesTheFamilysFinishReasonNull(t *testing.T) {
 		null      string
 		matched   int
 		meaningls int
-	}{{families.FinishNullComplete, 50, 0}, {"", 0, 50}, {families.FinishNullIncomplete, 0, 50}} {
-		dir, row := vlmRow(t, verdict.AnswerSemantics{FinishReasonNull: tc.null}, nil)
+	}{{verdict.FinishNullComplete, 50, 0}, {"", 0, 50}, {verdict.FinishNullIncomplete, 0, 50}} {
+		dir, row := vlmRow(t, verdict.Semantics{FinishReasonNull: tc.null}, nil)
 		raw := filepath.Join(dir, "aiperf", "profile_export_raw.jsonl")
 		data, err := os.ReadFile(raw)
 		require.NoError(t, err)
@@ -64,20 +64,20 @@ func TestJoinRecordsTheTaskTimeScope(t *testing.T) {
 		usable bool
 	}{
 		{"the reference families: the server's records", "", nil, verdict.TaskScopeServer, true},
-		{"server, whatever the native runner says", families.TaskTimeServer, &verdict.NativeRun{TimingScope: "none"}, verdict.TaskScopeServer, true},
-		{"native: the worker's Task call", families.TaskTimeNative, &verdict.NativeRun{Path: "worker", TimingScope: "public_task_call_wall"}, "public_task_call_wall", true},
-		{"native: trtmc run's prefill + decode", families.TaskTimeNative, &verdict.NativeRun{Path: "cli", TimingScope: "trtmc_run_prefill_plus_decode"}, "trtmc_run_prefill_plus_decode", true},
-		{"native: a runner that states nothing", families.TaskTimeNative, nil, "unstated (the native runner wrote no native_meta.json)", true},
-		{"native: trtmc detect times nothing", families.TaskTimeNative, &verdict.NativeRun{Path: "cli", TimingScope: "none"}, "none", false},
-		{"native: a malformed statement", families.TaskTimeNative, &verdict.NativeRun{TimingScope: "unknown (native_meta.json is malformed)"}, "unknown (native_meta.json is malformed)", false},
+		{"server, whatever the native runner says", verdict.TaskTimeServer, &verdict.NativeRun{TimingScope: "none"}, verdict.TaskScopeServer, true},
+		{"native: the worker's Task call", verdict.TaskTimeNative, &verdict.NativeRun{Path: "worker", TimingScope: "public_task_call_wall"}, "public_task_call_wall", true},
+		{"native: trtmc run's prefill + decode", verdict.TaskTimeNative, &verdict.NativeRun{Path: "cli", TimingScope: "trtmc_run_prefill_plus_decode"}, "trtmc_run_prefill_plus_decode", true},
+		{"native: a runner that states nothing", verdict.TaskTimeNative, nil, "unstated (the native runner wrote no native_meta.json)", true},
+		{"native: trtmc detect times nothing", verdict.TaskTimeNative, &verdict.NativeRun{Path: "cli", TimingScope: "none"}, "none", false},
+		{"native: a malformed statement", verdict.TaskTimeNative, &verdict.NativeRun{TimingScope: "unknown (native_meta.json is malformed)"}, "unknown (native_meta.json is malformed)", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir, row := vlmRow(t, verdict.AnswerSemantics{TaskTime: tc.src}, tc.native)
+			dir, row := vlmRow(t, verdict.Semantics{TaskTime: tc.src}, tc.native)
 			_, err := joinRow(context.Background(), dir, row, families.DefaultRegistry(), joinOutputs{})
 			require.NoError(t, err)
 			want := tc.src
 			if want == "" {
-				want = families.TaskTimeServer
+				want = verdict.TaskTimeServer
 			}
 			l := row.LatencyMS
 			assert.Equal(t, want, l.TaskSource)

@@ -264,11 +264,11 @@ func criteriaFromConfiguration(r *verdict.Result, fams *families.Config, entry *
 		finding("%s has no family %q: a row is judged by its family's criteria in the configuration, never by those it stores (pass --families)", file, r.Family)
 		return false, found
 	}
-	want := fam.Criteria()
-	if pin := r.Provenance.FamilyCriteriaSHA256; pin != "" && pin != want.Digest() {
-		finding("the row was run with criteria of digest %s; family %s in %s has criteria of digest %s", shortDigest(pin), r.Family, file, shortDigest(want.Digest()))
+	want := verdict.CriteriaDigest(fam.Route, fam.Semantics)
+	if pin := r.Provenance.FamilyCriteriaSHA256; pin != "" && pin != want {
+		finding("the row was run with criteria of digest %s; family %s in %s has criteria of digest %s", shortDigest(pin), r.Family, file, shortDigest(want))
 	}
-	for _, d := range storedCriteria(r).Differences(want) {
+	for _, d := range verdict.CriteriaDifferences(r.Route, r.Answers, fam.Route, fam.Semantics) {
 		finding("the row stores %s (family %s, %s): it is judged by the configuration's", d, r.Family, file)
 	}
 	served := r.Answers.ServedModel
@@ -279,22 +279,9 @@ func criteriaFromConfiguration(r *verdict.Result, fams *families.Config, entry *
 		finding("the row stores served model %q; its inventory entry serves %q: it is judged by the entry's", served, entry.Served())
 		served = entry.Served()
 	}
-	r.Route, r.Answers = fam.Route, semantics(fam)
+	r.Route, r.Answers = fam.Route, fam.Semantics.Stated()
 	r.Answers.ServedModel = served
 	return true, found
-}
-
-// storedCriteria are the criteria a row stores (route and answers), as
-// families.Criteria, its unset fields read as the join reads them.
-func storedCriteria(r *verdict.Result) families.Criteria {
-	a := r.Answers
-	agreement := families.DefaultTaskAgreement
-	if a.TaskAgreement != nil {
-		agreement = families.Tolerance{AbsMS: a.TaskAgreement.AbsMS, Rel: a.TaskAgreement.Rel}
-	}
-	return families.Criteria{Route: r.Route, EndpointType: a.EndpointType, Extractor: a.Extractor, Comparator: a.Comparator,
-		Tolerance: a.Tolerance, MinBoxIoU: a.MinBoxIoU, MaxScoreAbsError: a.MaxScoreAbsError, Labels: a.Labels,
-		FinishReasonNull: a.FinishReasonNull, TaskTime: a.TaskTime, ServerRecords: a.ServerRecords, TaskAgreement: agreement}
 }
 
 func shortDigest(d string) string {

@@ -49,8 +49,8 @@ var mayImport = map[string][]string{
 	"cmd/trtmc-refserver":             reftarget, // its wiring
 
 	// Configuration.
-	"inventory": {"reports/fileio", "reports/text"}, // the inventory: schema, loading, validation
-	"families":  {"reports/fileio"},                 // family configuration and answer semantics
+	"inventory": {"reports/fileio", "reports/text"},    // the inventory: schema, loading, validation
+	"families":  {"reports/fileio", "reports/verdict"}, // family configuration; its semantics are verdict.Semantics
 
 	// The verdict: the row model, the reason codes and Judge.
 	"reports/verdict": {"reports/fileio", "reports/text"}, // the row model, reason codes and classes, Judge

@@ -119,7 +119,7 @@ func TestSchemasValidateWriters(t *testing.T) {
 		reg := families.DefaultRegistry()
 		var joined, mism bytes.Buffer
 		res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(dir), streamjoin.Options{
-			Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
+			Semantics: &fam.Semantics, Route: fam.Route, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
 			Expected: map[string]int{verdict.PhaseWarmup: 5, verdict.PhaseMeasured: n - 5}, Joined: &joined, Mismatches: &mism})
 		require.NoError(t, err)
 		set.validate(t, "joined", family+" joined.jsonl", joined.Bytes())

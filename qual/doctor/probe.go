@@ -228,8 +228,8 @@ func probeAnswer(f *families.Family, p *inventory.Profile, answer []byte, add fu
 	switch {
 	case err != nil:
 		add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
-	case ex.NotMeaningful(a, f) != "":
-		add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
+	case ex.NotMeaningful(a, &f.Semantics) != "":
+		add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, &f.Semantics), "check the bundle and the family's answer semantics")
 	case a.NamesModel && a.Model != p.Served():
 		add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
 	default:
@@ -267,7 +267,7 @@ func probeRecord(f *families.Family, path, id string, add func(subject, status, 
 				missing = append(missing, k)
 			}
 		}
-		if f.TaskTimeSource() == families.TaskTimeServer {
+		if f.TaskTimeSource() == verdict.TaskTimeServer {
 			_, hasTask := rec["task_ms"]
 			_, hasCall := rec["model_call_ms"]
 			var scope string

@@ -95,7 +95,11 @@ func CheckpointFiles(dir string) Files {
 
 // Options are the join's semantics and where its per-request evidence goes.
 type Options struct {
-	Family *families.Family
+	// Semantics are the family's, as the row records them (the extractor
+	// and comparator read them); Route is the route the requests were
+	// posted to (the row's).
+	Semantics *verdict.Semantics
+	Route     string
 	// Extractor and Comparator must be safe for concurrent use (the
 	// registered ones are stateless).
 	Extractor  families.Extractor
@@ -118,9 +122,9 @@ type Options struct {
 	// evidence.DigestAlgorithm; a rejudge passes the manifest's).
 	Digests         bool
 	DigestAlgorithm string
-	// TaskTime is the source of Task latency, families.TaskTimeServer
+	// TaskTime is the source of Task latency, verdict.TaskTimeServer
 	// (the server's request records; the default) or
-	// families.TaskTimeNative (the native answers). The other source's
+	// verdict.TaskTimeNative (the native answers). The other source's
 	// task_ms is not read.
 	TaskTime string
 	// TaskScope is what the source's task_ms times (Result.TaskScope).
@@ -308,8 +312,8 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	}
 	switch opts.TaskTime {
 	case "":
-		opts.TaskTime = families.TaskTimeServer
-	case families.TaskTimeServer, families.TaskTimeNative:
+		opts.TaskTime = verdict.TaskTimeServer
+	case verdict.TaskTimeServer, verdict.TaskTimeNative:
 	default:
 		return nil, fmt.Errorf("streamjoin: unknown Task time source %q", opts.TaskTime)
 	}
@@ -322,7 +326,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 		j.mism = bufio.NewWriterSize(opts.Mismatches, 64<<10)
 	}
 	for range opts.Workers {
-		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo, opts.ServedModel))
+		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Semantics, !opts.NoMemo, opts.ServedModel))
 	}
 	// The dataset first (the sessions the records are checked against),
 	// then native answers and server records, so that when a raw line is
@@ -498,7 +502,7 @@ func (j *joiner) readNative(ctx context.Context) error {
 					// The native Task time: the row's, or the one the
 					// server's will be compared with.
 					e.taskMS = v.taskMS
-					if j.opts.TaskTime != families.TaskTimeNative {
+					if j.opts.TaskTime != verdict.TaskTimeNative {
 						e.flags |= fNatTask
 					}
 				}
@@ -529,7 +533,7 @@ func (j *joiner) readServer(ctx context.Context) error {
 			e := j.x.get(v.key)
 			bump8(&e.recs)
 			if e.recs == 1 {
-				if j.opts.TaskTime == families.TaskTimeServer {
+				if j.opts.TaskTime == verdict.TaskTimeServer {
 					j.serverTask(e, v)
 				}
 				e.imgW, e.imgH, e.srvTokens = v.w, v.h, v.tokens
@@ -750,7 +754,7 @@ func (j *joiner) readRaw(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			diff := j.opts.Comparator.Compare(httpAns, nat, j.opts.Family)
+			diff := j.opts.Comparator.Compare(httpAns, nat, j.opts.Semantics)
 			if diff == "" && j.exact {
 				diff = "the canonical answers differ"
 			}
@@ -1049,7 +1053,7 @@ func (j *joiner) checkTaskDomain(e *entry) {
 		e.taskMS = math.NaN()
 		e.flags &^= fNatTask
 	}
-	if j.opts.TaskTime == families.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
+	if j.opts.TaskTime == verdict.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
 		e.flags |= fTaskDomain
 		j.note(e.key, fmt.Sprintf("%s: the Task time %g ms is longer than the %g ms the client measured for this request (request_latency): not a possible Task time",
 			FileServerRecords, e.taskMS, e.httpMS))
@@ -1128,7 +1132,7 @@ func (j *joiner) measuredSplit(e *entry) {
 // the native replay's, and keeps the first that disagrees.
 func (j *joiner) compareTask(t *tally, e *entry) {
 	if t.agree == nil {
-		t.agree = &verdict.TaskAgreement{Other: families.TaskTimeNative, Tolerance: j.opts.Agreement}
+		t.agree = &verdict.TaskAgreement{Other: verdict.TaskTimeNative, Tolerance: j.opts.Agreement}
 	}
 	t.agree.Compared++
 	if e.flags&fTaskDisagree == 0 {
@@ -1174,7 +1178,7 @@ func imageSizes(out []ImageSize, sizes map[[2]int32]int) []ImageSize {
 // source: the call (model_call_ms) or the reference server's task_ms.
 func (j *joiner) taskScope() {
 	switch {
-	case j.opts.TaskTime != families.TaskTimeServer:
+	case j.opts.TaskTime != verdict.TaskTimeServer:
 	case j.srvKind == kindCallMS:
 		j.res.TaskScope = ScopeTaskCall
 	case j.srvKind == kindTaskMS && j.res.TaskScope == "":
@@ -1188,8 +1192,8 @@ func (j *joiner) finalNotes(agree *verdict.TaskAgreement) {
 	res := j.res
 	if j.opts.NoServerRecords {
 		route := "its route"
-		if j.opts.Family != nil && j.opts.Family.Route != "" {
-			route = j.opts.Family.Route
+		if j.opts.Route != "" {
+			route = j.opts.Route
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("no server records for %s in this server version (the family declares server_records: none): "+
 			"every request is accounted for by the client <-> native join alone, by its X-Request-ID; the server's own record of each id "+

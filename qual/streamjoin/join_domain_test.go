@@ -8,7 +8,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
@@ -52,63 +51,63 @@ func TestTaskTimesHaveADomain(t *testing.T) {
 		edit func(c checkpoint, victim string)
 		want string
 	}{
-		"server: longer than the client's request": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: longer than the client's request": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 3.6e6)
 			setByID(c, synth.FileServer, v, "handler_ms", 3.7e6)
 		}, "server_records.jsonl: the Task time 3.6e+06 ms is longer than the"},
 		// Issue 32 item 6: a Task time is above zero and inside the
 		// timings of its own record that enclose the call.
-		"server: zero": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: zero": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 0)
 		}, "server_records.jsonl: task_ms 0 is not a time (zero, negative or not finite)"},
-		"server: model_call_ms zero": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms zero": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", 0)
 		}, "server_records.jsonl: model_call_ms 0 is not a time"},
-		"server: longer than its record's handler_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: longer than its record's handler_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "handler_ms", 0.2)
 		}, "is longer than the same record's handler_ms 0.2, which encloses the Task call"},
-		"server: model_call_ms longer than its record's handler_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms longer than its record's handler_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", 9)
 			setByID(c, synth.FileServer, v, "handler_ms", 5)
 			setByID(c, synth.FileServer, v, "worker_roundtrip_ms", nil)
 		}, "server_records.jsonl: model_call_ms 9 is longer than the same record's handler_ms 5"},
-		"server: model_call_ms longer than its record's worker_roundtrip_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms longer than its record's worker_roundtrip_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", 2)
 			setByID(c, synth.FileServer, v, "handler_ms", 10)
 			setByID(c, synth.FileServer, v, "worker_roundtrip_ms", 1.5)
 		}, "server_records.jsonl: model_call_ms 2 is longer than the same record's worker_roundtrip_ms 1.5"},
-		"native: zero": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: zero": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", 0)
 		}, "native_answers.jsonl: task_ms 0 is not a time"},
-		"server: 1e300": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: 1e300": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 1e300)
 		}, "is longer than the"},
-		"server: negative": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: negative": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", -5)
 		}, "server_records.jsonl: task_ms -5 is not a time"},
-		"server: model_call_ms of another scope": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms of another scope": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "timing_scope", "server_handler_wall")
 		}, `the record's model_call_ms has timing_scope "server_handler_wall", not public_task_call_wall`},
-		"server: model_call_ms without a scope": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms without a scope": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "timing_scope", nil)
 		}, "has no timing_scope"},
-		"server: negative model_call_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: negative model_call_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", -0.5)
 		}, "server_records.jsonl: model_call_ms -0.5 is not a time"},
-		"native: longer than the call the runner timed": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: longer than the call the runner timed": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", 3.6e6)
 			setByID(c, synth.FileNative, v, "wall_ms", 2.5)
 		}, "native_answers.jsonl: task_ms 3.6e+06 is longer than the 2.5 ms the native runner measured for the call (wall_ms)"},
-		"native: negative": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: negative": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", -5)
 		}, "native_answers.jsonl: task_ms -5 is not a time"},
-		"native: longer than the whole native stage": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: longer than the whole native stage": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", 1e300)
 		}, "is longer than the whole native stage (60000 ms, measured by the harness)"},
 	} {
@@ -147,7 +146,7 @@ func TestPublicRecordsAreTheServedTaskTime(t *testing.T) {
 	}
 	setByID(c, synth.FileNative, ids[7], "task_ms", 1.9) // 1.4 ms apart: beyond 0.1 ms + 10%
 	opts := options(t, synth.FamilyVLM, 5, 50)
-	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
+	opts.TaskTime, opts.TaskScope = verdict.TaskTimeServer, ""
 	opts.Agreement = verdict.Tolerance{AbsMS: 0.2, Rel: 0.1}
 	res, row, _ := judged(t, c, opts)
 	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
@@ -173,7 +172,7 @@ func TestUnrecordedRoute(t *testing.T) {
 	c := cleanCheckpoint(t, synth.FamilyDetect)
 	c.write(synth.FileServer, nil) // no records at all
 	opts := options(t, synth.FamilyDetect, 5, 50)
-	opts.TaskTime, opts.NoServerRecords = families.TaskTimeNative, true
+	opts.TaskTime, opts.NoServerRecords = verdict.TaskTimeNative, true
 	_, row, _ := judged(t, c, opts)
 	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Equal(t, 0, row.Requests.MissingServerRecord)
@@ -263,7 +262,7 @@ func TestAbsentEnclosingTimingsBoundNothing(t *testing.T) {
 		return ls
 	})
 	opts := options(t, synth.FamilyVLM, 5, 50)
-	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
+	opts.TaskTime, opts.TaskScope = verdict.TaskTimeServer, ""
 	res, row, _ := judged(t, c, opts)
 	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Len(t, res.MeasuredTask, 50)

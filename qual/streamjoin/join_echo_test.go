@@ -34,7 +34,7 @@ func joinRow(t *testing.T, c checkpoint) (*streamjoin.Result, verdict.Result, ma
 		byID[l.RequestID] = l
 	}
 	row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-		Answers: verdict.AnswerSemantics{EndpointType: "image_retrieval"},
+		Answers: verdict.Semantics{EndpointType: "image_retrieval"},
 		Stages:  []verdict.Stage{{Name: "join", Status: "ok"}}}
 	r.Apply(&row)
 	verdict.Judge(&row)

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
@@ -58,7 +57,7 @@ func judged(t *testing.T, c checkpoint, opts streamjoin.Options) (*streamjoin.Re
 	res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), opts)
 	require.NoError(t, err)
 	row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-		Answers:     verdict.AnswerSemantics{EndpointType: opts.Family.EndpointType},
+		Answers:     verdict.Semantics{EndpointType: opts.Semantics.EndpointType},
 		Correctness: &verdict.Correctness{Ran: true, Passed: true, Gates: []verdict.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
 		Provenance: verdict.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
 			BundleChecks: []verdict.BundleCheck{{After: verdict.BundleAfterCorrectness, SHA256: "x"}}},
@@ -79,7 +78,7 @@ func reasonCodes(r *verdict.Result) []verdict.Code {
 // TestTaskTimeComesFromTheDeclaredSource: the Task series is read from the
 // source the family declares, and only from it; the row says which.
 func TestTaskTimeComesFromTheDeclaredSource(t *testing.T) {
-	for _, src := range []string{families.TaskTimeServer, families.TaskTimeNative} {
+	for _, src := range []string{verdict.TaskTimeServer, verdict.TaskTimeNative} {
 		t.Run(src, func(t *testing.T) {
 			c := cleanCheckpoint(t, synth.FamilyVLM)
 			ids := measuredIDs(c)
@@ -95,7 +94,7 @@ func TestTaskTimeComesFromTheDeclaredSource(t *testing.T) {
 			res, row, _ := judged(t, c, opts)
 			require.Len(t, res.MeasuredTask, 50)
 			base := 0.5
-			if src == families.TaskTimeNative {
+			if src == verdict.TaskTimeNative {
 				base = 1
 			}
 			for _, v := range res.MeasuredTask {
@@ -120,10 +119,10 @@ func TestTaskTimeMissingFailsClosed(t *testing.T) {
 		name, src, file string
 		value           any // nil: the key is removed
 	}{
-		{"native: task_ms null", families.TaskTimeNative, synth.FileNative, json.RawMessage("null")},
-		{"native: task_ms absent", families.TaskTimeNative, synth.FileNative, nil},
-		{"server: task_ms null", families.TaskTimeServer, synth.FileServer, json.RawMessage("null")},
-		{"server: task_ms absent", families.TaskTimeServer, synth.FileServer, nil},
+		{"native: task_ms null", verdict.TaskTimeNative, synth.FileNative, json.RawMessage("null")},
+		{"native: task_ms absent", verdict.TaskTimeNative, synth.FileNative, nil},
+		{"server: task_ms null", verdict.TaskTimeServer, synth.FileServer, json.RawMessage("null")},
+		{"server: task_ms absent", verdict.TaskTimeServer, synth.FileServer, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -157,7 +156,7 @@ func TestTaskTimeMissingFailsClosed(t *testing.T) {
 		victim := measuredIDs(c)[3]
 		setByID(c, synth.FileNative, victim, "task_ms", nil)
 		opts := options(t, synth.FamilyVLM, 5, 50)
-		opts.TaskTime = families.TaskTimeNative
+		opts.TaskTime = verdict.TaskTimeNative
 		res, row, _ := judged(t, c, opts)
 		assert.Len(t, res.MeasuredTask, 49, "the server's record has a task_ms for it, and must not be used")
 		assert.NotEqual(t, verdict.VerdictQualified, row.Verdict)

@@ -34,7 +34,7 @@ func loadFamily(t testing.TB, name string) *families.Family {
 func options(t testing.TB, family string, warmup, measured int) streamjoin.Options {
 	fam := loadFamily(t, family)
 	reg := families.DefaultRegistry()
-	return streamjoin.Options{Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
+	return streamjoin.Options{Semantics: &fam.Semantics, Route: fam.Route, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
 		Expected: map[string]int{verdict.PhaseWarmup: warmup, verdict.PhaseMeasured: measured}}
 }
 
@@ -343,7 +343,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			tc.check(t, r, mism.String())
 			// The row this join gives never qualifies, except the clean one.
 			row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-				Answers:     verdict.AnswerSemantics{EndpointType: "image_retrieval"},
+				Answers:     verdict.Semantics{EndpointType: "image_retrieval"},
 				Correctness: &verdict.Correctness{Ran: true, Passed: true, Gates: []verdict.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
 				Provenance: verdict.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
 					BundleChecks: []verdict.BundleCheck{{After: verdict.BundleAfterCorrectness, SHA256: "x"}}},
@@ -414,7 +414,7 @@ func TestJoinNamesTheServersErrors(t *testing.T) {
 		"400 invalid_request_error max_tokens_exceeded": 1, "503 server_error worker_crashed": 1, "404 detail ": 1}, codes)
 
 	row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-		Answers:     verdict.AnswerSemantics{EndpointType: "image_retrieval"},
+		Answers:     verdict.Semantics{EndpointType: "image_retrieval"},
 		Correctness: &verdict.Correctness{Ran: true, Passed: true, Gates: []verdict.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
 		Provenance:  verdict.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x"},
 		Stages:      []verdict.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}

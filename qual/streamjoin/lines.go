@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"golang.org/x/sync/errgroup"
 
@@ -47,7 +48,7 @@ type worker struct {
 	h      hasher
 	ha, hb maphash.Hash // for spanKey
 	ex     families.Extractor
-	fam    *families.Family
+	sem    *verdict.Semantics
 	// served is the model name the server was started with: a chat
 	// answer must name it (Options.ServedModel; "" checks nothing).
 	served string
@@ -62,8 +63,8 @@ type worker struct {
 	guessMeta, guessMetrics, guessRaw, guessServer, guessResp keyGuess
 }
 
-func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool, served string) *worker {
-	w := &worker{h: h, ex: ex, fam: fam, served: served}
+func newWorker(h hasher, ex families.Extractor, sem *verdict.Semantics, memoize bool, served string) *worker {
+	w := &worker{h: h, ex: ex, sem: sem, served: served}
 	w.ha.SetSeed(h.a)
 	w.hb.SetSeed(h.b)
 	if memoize {

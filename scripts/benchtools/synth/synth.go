@@ -915,10 +915,10 @@ func (g *gen) writeRaw(w *bufio.Writer) error {
 // group; with more than 55 requests its workload is an exploration one.
 func Seal(dir, group, profile string, exp *Expected) error {
 	cfg := exp.Config
-	sem := verdict.AnswerSemantics{EndpointType: "image_retrieval", Extractor: "nim-bounding-boxes", Comparator: "boxes-tolerance", Labels: labels}
+	sem := verdict.Semantics{EndpointType: "image_retrieval", Extractor: "nim-bounding-boxes", Comparator: "boxes-tolerance", Labels: labels}
 	route := "/v1/infer"
 	if cfg.Family == FamilyVLM {
-		sem = verdict.AnswerSemantics{EndpointType: "chat", Extractor: "openai-chat-text", Comparator: "exact"}
+		sem = verdict.Semantics{EndpointType: "chat", Extractor: "openai-chat-text", Comparator: "exact"}
 		route = "/v1/chat/completions"
 	}
 	bundle := strings.Repeat("ab", 32)
