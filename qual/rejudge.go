@@ -13,7 +13,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -69,7 +68,7 @@ var rederived = []verdict.Code{verdict.CodeJoinInput, verdict.CodeCorrectnessOut
 // reports.ErrNoEvidence), an interruption or a file that cannot be written.
 func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
 	var written []string
-	derive := func(dir, group, profile string, entry *inventory.Profile) (*verdict.Result, error) {
+	derive := func(dir, group, profile string, entry *verdict.InventoryEntry) (*verdict.Result, error) {
 		n := rejudgeRow(ctx, dir, group, profile, judgeBy{o.Families, o.Registry, entry})
 		if err := ctx.Err(); err != nil {
 			return nil, err
@@ -122,7 +121,7 @@ func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, [
 type judgeBy struct {
 	families *families.Config
 	reg      families.Registry
-	entry    *inventory.Profile
+	entry    *verdict.InventoryEntry
 }
 
 // rejudgeRow re-derives one row (see Rejudge). Rejudged.OriginalVerdict is
@@ -251,7 +250,7 @@ func rederiveThroughput(dir string, n *verdict.Result, joined bool, broken func(
 // family the configuration lacks are findings (criteria_differ). judged
 // is false when there is no family to judge by: the join then does not
 // run, and nothing is derived.
-func criteriaFromConfiguration(r *verdict.Result, fams *families.Config, entry *inventory.Profile) (judged bool, found []verdict.Problem) {
+func criteriaFromConfiguration(r *verdict.Result, fams *families.Config, entry *verdict.InventoryEntry) (judged bool, found []verdict.Problem) {
 	file := "the family configuration"
 	var fam *families.Family
 	if fams != nil {

@@ -11,7 +11,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
@@ -49,7 +48,7 @@ func (f *groupFixture) load(roots ...string) *GroupReport {
 	return g
 }
 
-func (f *groupFixture) snapshot() []*inventory.Profile {
+func (f *groupFixture) snapshot() []*verdict.InventoryEntry {
 	f.t.Helper()
 	ps, _, found, err := readInventorySnapshot(filepath.Join(f.dir, InventoryFile), filepath.Base(f.dir))
 	require.NoError(f.t, err)
@@ -58,7 +57,7 @@ func (f *groupFixture) snapshot() []*inventory.Profile {
 }
 
 // writeSnapshot writes the snapshot as run does and returns its sha256.
-func (f *groupFixture) writeSnapshot(ps []*inventory.Profile) string {
+func (f *groupFixture) writeSnapshot(ps []*verdict.InventoryEntry) string {
 	f.t.Helper()
 	data, err := json.MarshalIndent(ps, "", "  ")
 	require.NoError(f.t, err)
@@ -128,7 +127,7 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 		// H38: a planned profile that never ran dropped from the snapshot.
 		"an entry dropped from the snapshot": {func(f *groupFixture) {
 			ps := f.snapshot()
-			ps = append(ps, &inventory.Profile{ID: "ref-detect-xl", Family: "ref-detect", Kind: inventory.KindNormal, Status: inventory.StatusPlanned, Group: "detection"})
+			ps = append(ps, &verdict.InventoryEntry{ID: "ref-detect-xl", Family: "ref-detect", Kind: verdict.KindNormal, Status: verdict.StatusPlanned, Group: "detection"})
 			f.writeSnapshot(ps)
 			f.pinAll() // the run saw the planned profile, and never ran it
 			f.writeSnapshot(ps[:len(ps)-1])

@@ -10,7 +10,6 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
@@ -77,7 +76,7 @@ var fixtureRoots = []string{rootA, rootB, rootBaseline, filepath.Join("testdata"
 
 // fixtureSnapshot is the entry of profile in the inventory snapshot of a
 // group directory and the snapshot's sha256 (nil, "" without one).
-func fixtureSnapshot(t *testing.T, groupDir, profile string) (*inventory.Profile, string) {
+func fixtureSnapshot(t *testing.T, groupDir, profile string) (*verdict.InventoryEntry, string) {
 	t.Helper()
 	profiles, sha, found, err := readInventorySnapshot(filepath.Join(groupDir, InventoryFile), filepath.Base(groupDir))
 	require.NoError(t, err)

@@ -2,10 +2,11 @@ package reports
 
 import (
 	"fmt"
-	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GPU cells of the group tables (docs/gpu.md). A row run on a CPU slot

@@ -7,8 +7,6 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
-
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 )
 
 // GroupReportSchema is the schema id of results.json and of
@@ -18,10 +16,10 @@ const GroupReportSchema = "trtmc-qual/group-report/v1"
 // Statuses of a profile in the coverage matrix. The first four are claims
 // an inventory makes; the others are what the evidence shows.
 const (
-	StatusPlanned         = inventory.StatusPlanned
-	StatusImplemented     = inventory.StatusImplemented
-	StatusFamilyValidated = inventory.StatusFamilyValidated
-	StatusQualified       = inventory.StatusAIPerfQualified
+	StatusPlanned         = verdict.StatusPlanned
+	StatusImplemented     = verdict.StatusImplemented
+	StatusFamilyValidated = verdict.StatusFamilyValidated
+	StatusQualified       = verdict.StatusAIPerfQualified
 	StatusFailed          = "failed"
 	StatusError           = "error"
 	StatusInterrupted     = "interrupted"
@@ -172,7 +170,7 @@ func (r *Row) Joined() []verdict.JoinedLine { return r.joined }
 
 // statusFor derives a profile's coverage status from its result (evidence
 // first) and its inventory entry.
-func statusFor(p *inventory.Profile, res *verdict.Result) (status, note string) {
+func statusFor(p *verdict.InventoryEntry, res *verdict.Result) (status, note string) {
 	if res != nil {
 		switch res.Verdict {
 		case verdict.VerdictQualified:

@@ -2,12 +2,13 @@ package reports
 
 import (
 	"fmt"
-	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"html"
 	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // evidenceLink is one file of a row's evidence the HTML report links to.

@@ -17,7 +17,6 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
@@ -68,7 +67,7 @@ type LoadOptions struct {
 	// not from a file the seal does not cover.
 	// entry is the inventory snapshot entry the row is shown for (nil
 	// without one): the rejudge takes the served model from it.
-	Rederive func(dir, group, profile string, entry *inventory.Profile) (*verdict.Result, error)
+	Rederive func(dir, group, profile string, entry *verdict.InventoryEntry) (*verdict.Result, error)
 	// NoJoined skips reading joined.jsonl (only the HTML renderer plots
 	// it; at a million requests it is large).
 	NoJoined bool
@@ -100,7 +99,7 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	if err := text.CheckName(group); err != nil {
 		return nil, fmt.Errorf("load evidence: group %w", err)
 	}
-	l := &loader{group: group, opts: opts, cands: map[string][]candidate{}, inv: map[string]*inventory.Profile{}, invRoot: map[string]string{},
+	l := &loader{group: group, opts: opts, cands: map[string][]candidate{}, inv: map[string]*verdict.InventoryEntry{}, invRoot: map[string]string{},
 		g: &GroupReport{Schema: GroupReportSchema, Group: group, Rows: []Row{}, Conflicts: []Conflict{}, Notes: []string{}}}
 	for _, root := range roots {
 		if err := l.root(root); err != nil {
@@ -125,7 +124,7 @@ type loader struct {
 	opts    LoadOptions
 	g       *GroupReport
 	cands   map[string][]candidate
-	inv     map[string]*inventory.Profile
+	inv     map[string]*verdict.InventoryEntry
 	invRoot map[string]string // the root whose snapshot gave inv[id]
 	// snaps are the roots that hold a snapshot, with its file's sha256.
 	snaps []rootSnapshot
@@ -298,7 +297,7 @@ func (l *loader) rows() error {
 // (inventory_unbound), never qualified for an entry it was not run for.
 // A row that records no entry (an error row of evidence that cannot be
 // read) is left as it is. It reports whether the row is bound.
-func bindRow(r *verdict.Result, p *inventory.Profile, snapshot string) bool {
+func bindRow(r *verdict.Result, p *verdict.InventoryEntry, snapshot string) bool {
 	pin := r.Provenance.InventoryEntrySHA256
 	if pin == "" && r.Verdict != verdict.VerdictQualified {
 		return false
@@ -391,7 +390,7 @@ func conflictOf(id string, cs []candidate, w int) (Conflict, bool) {
 	return c, len(c.Others) > 0
 }
 
-func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined bool) (Row, error) {
+func buildRow(group, id string, p *verdict.InventoryEntry, win *candidate, withJoined bool) (Row, error) {
 	row := Row{Profile: id}
 	if p != nil {
 		row.Kind, row.VariantOf, row.Checkpoint, row.Family = p.Kind, p.VariantOf, p.Checkpoint, p.Family
@@ -444,9 +443,9 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined
 		}
 	}
 	if row.Kind == "" {
-		row.Kind = inventory.KindNormal
+		row.Kind = verdict.KindNormal
 	}
-	row.Counted = row.Kind == inventory.KindNormal
+	row.Counted = row.Kind == verdict.KindNormal
 	row.Status, row.Note = statusFor(p, res)
 	row.Verdict = row.Status
 	if res != nil {
@@ -465,7 +464,7 @@ func firstNonEmpty(a, b string) string {
 // loadRow is one profile directory's row for LoadWith: re-derived when
 // asked, else read and checked by ReadRow; a directory without result.json
 // is an error row (result_missing), never skipped.
-func loadRow(dir, group, profile string, entry *inventory.Profile, rederive func(dir, group, profile string, entry *inventory.Profile) (*verdict.Result, error)) (*verdict.Result, error) {
+func loadRow(dir, group, profile string, entry *verdict.InventoryEntry, rederive func(dir, group, profile string, entry *verdict.InventoryEntry) (*verdict.Result, error)) (*verdict.Result, error) {
 	missing := func() *verdict.Result {
 		return verdict.BrokenResult(group, profile, verdict.CodeResultMissing, fmt.Sprintf("%s has no %s: a run that did not finish (or is still running), "+
 			"or a result that was moved or removed; nothing in the directory is shown", dir, ResultFile))
@@ -550,7 +549,7 @@ func CheckSeal(r *verdict.Result, dir string, known evidence.Digests) []evidence
 // the snapshot's sha256 and each entry's digest, by profile id (what
 // export records in the rows of a pack, whose snapshot it scrubbed).
 func SnapshotPins(data []byte) (snapshot string, entries map[string]string, err error) {
-	var profiles []*inventory.Profile
+	var profiles []*verdict.InventoryEntry
 	if err := json.Unmarshal(data, &profiles); err != nil {
 		return "", nil, err
 	}
@@ -566,7 +565,7 @@ func SnapshotPins(data []byte) (snapshot string, entries map[string]string, err 
 // readInventorySnapshot reads OUT/<group>/inventory.json, a JSON list of
 // inventory profiles, and the sha256 of its bytes; found is false when the
 // file does not exist.
-func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, sha string, found bool, err error) {
+func readInventorySnapshot(path, group string) (profiles []*verdict.InventoryEntry, sha string, found bool, err error) {
 	data, err := readEvidence(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", false, nil
@@ -577,7 +576,7 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, s
 	if err := json.Unmarshal(data, &profiles); err != nil {
 		return nil, "", true, verdict.DecodeError(path, data, err)
 	}
-	var out []*inventory.Profile
+	var out []*verdict.InventoryEntry
 	for i, p := range profiles {
 		if p == nil || p.ID == "" {
 			return nil, "", true, &verdict.EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}

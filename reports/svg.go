@@ -3,12 +3,13 @@ package reports
 import (
 	"cmp"
 	"fmt"
-	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"html"
 	"math"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Plot geometry, in SVG user units.

@@ -49,21 +49,21 @@ var mayImport = map[string][]string{
 	"cmd/trtmc-refserver":             reftarget, // its wiring
 
 	// Configuration.
-	"inventory": {"reports/fileio", "reports/text"},    // the inventory: schema, loading, validation
-	"families":  {"reports/fileio", "reports/verdict"}, // family configuration; its semantics are verdict.Semantics
+	"inventory": {"reports/fileio", "reports/text", "reports/verdict"}, // the inventory: schema, loading, validation
+	"families":  {"reports/fileio", "reports/verdict"},                 // family configuration; its semantics are verdict.Semantics
 
 	// The verdict: the row model, the reason codes and Judge.
 	"reports/verdict": {"reports/fileio", "reports/text"}, // the row model, reason codes and classes, Judge
 
 	// The row model, the specs and what compares the inventory with them.
-	"reports":                   {"inventory", "reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
-	"reports/reportstest":       {"reports", "reports/verdict"},                                                                                              // tests only: row fixtures
-	"reports/export":            {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                                        // the public evidence pack
-	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                                 // TRTMC's manifests at a commit
-	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                                            // tests only: fixture TRTMC repositories
-	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                                      // the inventory against the specs
-	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                                          // the specs between two commits
-	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                                          // the adapters to real TRTMC
+	"reports":                   {"reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
+	"reports/reportstest":       {"reports", "reports/verdict"},                                                                                 // tests only: row fixtures
+	"reports/export":            {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                           // the public evidence pack
+	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                    // TRTMC's manifests at a commit
+	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                               // tests only: fixture TRTMC repositories
+	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                         // the inventory against the specs
+	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                             // the specs between two commits
+	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                             // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
 	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                                         // the AIPerf 0.13.0 driver

@@ -397,7 +397,7 @@ type Provenance struct {
 	// BundlePinnedSHA256 is the inventory's pin ("" when it pins none).
 	BundlePinnedSHA256 string `json:"bundle_pinned_sha256"`
 	// InventoryEntrySHA256 is the digest of the inventory entry the row
-	// was run for (inventory.Profile.Digest): a row stands only for the
+	// was run for (InventoryEntry.Digest): a row stands only for the
 	// snapshot entry with this digest.
 	InventoryEntrySHA256 string `json:"inventory_entry_sha256"`
 	// InventorySnapshotSHA256 is the sha256 of the group's inventory
