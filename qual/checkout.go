@@ -16,8 +16,8 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
@@ -32,7 +32,7 @@ const (
 
 // checkoutRoots are the named roots whose git state every row records:
 // the harness's checkout and TRTMC's.
-var checkoutRoots = []string{reports.RootHarness, reports.RootTRTMC}
+var checkoutRoots = []string{publish.RootHarness, publish.RootTRTMC}
 
 // readCheckouts reads the state of the run's checkouts (the roots named
 // in checkoutRoots), once per group run.

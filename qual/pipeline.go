@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
@@ -48,8 +49,8 @@ type Options struct {
 	// Out is the evidence root; a checkpoint's evidence is Out/<group>/<id>/.
 	Out string
 	// Publish is what the group's published tables (results.md, .html)
-	// map: the host's roots and identity (see reports.Scrubber).
-	Publish reports.PublicOptions
+	// map: the host's roots and identity (see reports/publish.Scrubber).
+	Publish publish.Publisher
 	// BinDir is {bin} in family argv templates.
 	BinDir string
 	// Self is {self}: the trtmc-qual executable, whose hidden `adapter`
@@ -327,13 +328,14 @@ func prepareIn(ctx context.Context, opts Options, g *inventory.Group, profiles [
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,
 // through the same code `trtmc-qual report` uses.
-func writeGroupTables(out, group string, pub ...reports.PublicOptions) error {
+func writeGroupTables(out, group string, pub ...publish.Publisher) error {
 	rep, err := reports.Load([]string{out}, group)
 	if err != nil {
 		return fmt.Errorf("group tables: %w", err)
 	}
+	rep.Publisher = publish.Publisher{}
 	if len(pub) > 0 {
-		rep.Publish = pub[0]
+		rep.Publisher = pub[0]
 	}
 	return reports.WriteGroupFiles(filepath.Join(out, group), rep)
 }

@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -42,7 +44,7 @@ func (f *groupFixture) load(roots ...string) *GroupReport {
 	if len(roots) == 0 {
 		roots = []string{f.root}
 	}
-	g, err := Load(roots, filepath.Base(f.dir))
+	g, err := published(Load(roots, filepath.Base(f.dir)))
 	require.NoError(f.t, err)
 	g.Summary = SummaryOptions{Reconcile: currentFact} // a current reconciliation: the rows decide
 	return g
@@ -50,7 +52,7 @@ func (f *groupFixture) load(roots ...string) *GroupReport {
 
 func (f *groupFixture) snapshot() []*verdict.InventoryEntry {
 	f.t.Helper()
-	ps, _, found, err := readInventorySnapshot(filepath.Join(f.dir, InventoryFile), filepath.Base(f.dir))
+	ps, _, found, err := ReadInventorySnapshot(filepath.Join(f.dir, InventoryFile), filepath.Base(f.dir))
 	require.NoError(f.t, err)
 	require.True(f.t, found)
 	return ps
@@ -106,7 +108,7 @@ func completeSummary(t *testing.T, g *GroupReport) string {
 
 // The intact fixture is complete: what every case below breaks.
 func TestCompleteFixtureIsComplete(t *testing.T) {
-	f := copyGroup(t, rootComplete, "detection")
+	f := copyGroup(t, RootComplete, "detection")
 	g := f.load()
 	assert.Empty(t, Incomplete(g))
 	assert.True(t, strings.HasPrefix(completeSummary(t, g), "**detection: complete.**"))
@@ -152,9 +154,9 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 		}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := copyGroup(t, rootComplete, "detection")
+			f := copyGroup(t, RootComplete, "detection")
 			tc.edit(f)
-			g, err := Load([]string{f.root}, "detection")
+			g, err := published(Load([]string{f.root}, "detection"))
 			if tc.want == "" {
 				require.Error(t, err, "a snapshot that is not a regular file is malformed evidence")
 				return
@@ -175,8 +177,8 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 // consistent in itself) and later; merged with A, in either order, the
 // kept row is not the entry in use.
 func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
-	a := copyGroup(t, rootComplete, "detection")
-	b := copyGroup(t, rootComplete, "detection")
+	a := copyGroup(t, RootComplete, "detection")
+	b := copyGroup(t, RootComplete, "detection")
 	ps := b.snapshot()
 	other := strings.Repeat("b", 64)
 	for _, p := range ps {
@@ -198,7 +200,7 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 	for name, roots := range map[string][]string{"A then B": {a.root, b.root}, "B then A": {b.root, a.root}} {
 		t.Run(name, func(t *testing.T) {
 			g := a.load(roots...)
-			row := rowOf(t, g, "ref-detect-small")
+			row := RowOf(t, g, "ref-detect-small")
 			require.NotNil(t, row.Result)
 			first := roots[0] == a.root
 			if first {
@@ -223,14 +225,14 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 	// the entry's either.
 	a.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.InventoryEntrySHA256 = strings.Repeat("1", 64) })
 	g := a.load()
-	assert.Contains(t, reasonCodes(rowOf(t, g, "ref-detect-small").Result), verdict.CodeInventoryUnbound)
+	assert.Contains(t, reasonCodes(RowOf(t, g, "ref-detect-small").Result), verdict.CodeInventoryUnbound)
 	assert.NotEmpty(t, Incomplete(g))
 
 	// H43: a qualified row that records no entry at all stands for none.
-	c := copyGroup(t, rootComplete, "detection")
+	c := copyGroup(t, RootComplete, "detection")
 	c.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.InventoryEntrySHA256 = "" })
 	g = c.load()
-	assert.Equal(t, StatusError, rowOf(t, g, "ref-detect-small").Status)
+	assert.Equal(t, StatusError, RowOf(t, g, "ref-detect-small").Status)
 	assert.NotEmpty(t, Incomplete(g))
 }
 
@@ -238,7 +240,7 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 // reconciliation at a third: complete, and the summary's first sentence
 // names each commit with its rows, and the reconciliation's.
 func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
-	f := copyGroup(t, rootComplete, "detection")
+	f := copyGroup(t, RootComplete, "detection")
 	// A second normal profile, its own row at another commit.
 	golden.CopyTree(t, filepath.Join(f.dir, "ref-detect-small"), filepath.Join(f.dir, "ref-detect-medium"))
 	ps := f.snapshot()

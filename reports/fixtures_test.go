@@ -72,7 +72,7 @@ func TestFixturesAreJudged(t *testing.T) {
 }
 
 // fixtureRoots are the hand-made evidence roots.
-var fixtureRoots = []string{rootA, rootB, rootBaseline, filepath.Join("testdata", "evidence", "gpu"), rootComplete}
+var fixtureRoots = []string{RootA, RootB, RootBaseline, filepath.Join("testdata", "evidence", "gpu"), RootComplete}
 
 // fixtureSnapshot is the entry of profile in the inventory snapshot of a
 // group directory and the snapshot's sha256 (nil, "" without one).

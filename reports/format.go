@@ -221,8 +221,8 @@ func fence(s string) string {
 
 // shellLines renders argv over several lines, breaking before each option,
 // with backslash continuations; with a scrubber, each word as it is
-// published (Scrubber.ShellWord: "$ROOT/rest" expands the root).
-func shellLines(argv []string, s *Scrubber) string {
+// published (Mapper.ShellWord: "$ROOT/rest" expands the root).
+func shellLines(argv []string, s Mapper) string {
 	quote := text.ShellQuote
 	if s != nil {
 		quote = s.ShellWord
@@ -247,11 +247,10 @@ func shellLines(argv []string, s *Scrubber) string {
 
 // rootsNote says which named roots a published command uses and what
 // each is, so that it can be run elsewhere.
-func rootsNote(used []string, s *Scrubber) string {
-	desc := RootDescriptions()
+func rootsNote(used []string, s Mapper) string {
 	parts := make([]string, len(used))
 	for i, n := range used {
-		if d, ok := desc[n]; ok {
+		if d := s.RootDescription(n); d != "" {
 			parts[i] = "$" + n + " " + d
 		} else {
 			parts[i] = "$" + n

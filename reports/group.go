@@ -46,19 +46,18 @@ type GroupReport struct {
 	// each row's evidence are relative to it. Empty: relative to the
 	// group's directory (OUT/<group>/results.html).
 	LinkDir string `json:"-"`
-	// Publish is what the caller knows for publication beyond the
-	// evidence: declared roots and this host's identity (see Scrubber).
-	Publish PublicOptions `json:"-"`
+	// Publisher makes the report's public copy, from which the public
+	// formats are rendered (see Publisher); nil: none is rendered.
+	Publisher Publisher `json:"-"`
 	// Summary is what the completion summary (FormatSummary) knows beyond
 	// the rows.
 	Summary SummaryOptions `json:"-"`
 
 	// loadRoots are the result roots the report was loaded from
-	// (absolute); scrub is the report's scrubber once built; public marks
-	// a copy made by Public.
+	// (absolute); mapper is set on a public copy (Mapped): what mapped it
+	// and writes its commands.
 	loadRoots []string
-	scrub     *Scrubber
-	public    bool
+	mapper    Mapper
 }
 
 // Row is one profile of the group.

@@ -222,14 +222,14 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	switch res := row.Result; {
 	case res == nil:
 	case res.Verdict == verdict.VerdictExcluded:
-		writeReproduce(b, row, r.scrub)
+		writeReproduce(b, row, r.mapper)
 	default:
 		writeReasons(b, res.Reasons)
 		// Nothing measured, or nothing trusted: no figure, diff or plot.
 		if res.Measured() {
 			writeMeasured(b, row, res)
 		}
-		writeReproduce(b, row, r.scrub)
+		writeReproduce(b, row, r.mapper)
 	}
 	b.WriteString("</section>\n")
 }
@@ -390,7 +390,7 @@ func writeProblems(b *strings.Builder, problems []verdict.JoinedLine) {
 	b.WriteString("</tbody>\n</table>\n")
 }
 
-func writeReproduce(b *strings.Builder, row *Row, s *Scrubber) {
+func writeReproduce(b *strings.Builder, row *Row, s Mapper) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	rp := row.Reproduce
@@ -398,7 +398,7 @@ func writeReproduce(b *strings.Builder, row *Row, s *Scrubber) {
 		return
 	}
 	p("<h4>Reproduce</h4>\n")
-	if used := s.UsedRoots(rp.Command, strings.Join(rp.AIPerfArgv, " ")); len(used) > 0 {
+	if used := usedRoots(s, []Row{*row}); len(used) > 0 {
 		p("<p class=\"note\">%s</p>\n", e(rootsNote(used, s)))
 	}
 	if rp.Command != "" {

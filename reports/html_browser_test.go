@@ -1,6 +1,6 @@
 //go:build integration
 
-package reports
+package reports_test
 
 import (
 	"context"
@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -139,7 +141,7 @@ func tail(s string, n int) string {
 
 func TestBrowserShowsHTMLReport(t *testing.T) {
 	bin := chromium(t)
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, WriteGroupFiles(dir, g))

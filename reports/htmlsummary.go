@@ -140,7 +140,7 @@ func hardwareCell(p verdict.Provenance) string {
 	if p.HardwareScope != "" {
 		return p.HardwareScope
 	}
-	if p.Host == MaskHost {
+	if p.Host == verdict.MaskHost {
 		return "CPU" // published: the host is not named
 	}
 	if p.Host != "" {

@@ -16,7 +16,7 @@ import (
 // excluded and not-run profiles are <skipped> with their reason. The suite
 // is the group; its properties carry the coverage sentence.
 func (g *GroupReport) JUnit(w io.Writer) error {
-	r, err := g.Public()
+	r, err := g.published()
 	if err != nil {
 		return err
 	}

@@ -1,10 +1,13 @@
-package reports
+package reports_test
 
 import (
 	"bytes"
 	"encoding/xml"
 	"strings"
 	"testing"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -17,7 +20,7 @@ import (
 // TestJUnitOneCasePerProfile: the vlm evidence holds every kind of row;
 // each profile is one test case and only a qualified row passes.
 func TestJUnitOneCasePerProfile(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	var b bytes.Buffer
 	require.NoError(t, g.JUnit(&b))
@@ -55,7 +58,7 @@ func TestJUnitOneCasePerProfile(t *testing.T) {
 // with any verdict but qualified, or none at all, never becomes a pass.
 func TestJUnitNeverPassesWhatDidNotQualify(t *testing.T) {
 	for _, v := range []string{verdict.VerdictFailed, verdict.VerdictError, verdict.VerdictInterrupted, verdict.VerdictExcluded, verdict.VerdictSkipped, "", "QUALIFIED", "bogus"} {
-		g := &GroupReport{Group: "g", Rows: []Row{{Profile: "p", Kind: "normal", Result: &verdict.Result{Verdict: v}}}}
+		g := &GroupReport{Publisher: publish.Publisher{}, Group: "g", Rows: []Row{{Profile: "p", Kind: "normal", Result: &verdict.Result{Verdict: v}}}}
 		var b bytes.Buffer
 		require.NoError(t, g.JUnit(&b))
 		var doc junit.Document
@@ -66,7 +69,7 @@ func TestJUnitNeverPassesWhatDidNotQualify(t *testing.T) {
 			assert.Contains(t, b.String(), "no reason recorded", "verdict %q", v)
 		}
 	}
-	g := &GroupReport{Group: "g", Rows: []Row{{Profile: "p", Status: StatusNotRun, Note: "no result.json"}}}
+	g := &GroupReport{Publisher: publish.Publisher{}, Group: "g", Rows: []Row{{Profile: "p", Status: StatusNotRun, Note: "no result.json"}}}
 	var b bytes.Buffer
 	require.NoError(t, g.JUnit(&b))
 	var doc junit.Document

@@ -11,19 +11,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
-func rowOf(t *testing.T, g *GroupReport, profile string) Row {
-	t.Helper()
-	for _, r := range g.Rows {
-		if r.Profile == profile {
-			return r
-		}
-	}
-	t.Fatalf("no row %s", profile)
-	return Row{}
-}
-
 func TestLoadRowsAndStatuses(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := Load([]string{RootA}, "vlm")
 	require.NoError(t, err)
 	got := map[string]string{}
 	for _, r := range g.Rows {
@@ -45,12 +34,12 @@ func TestLoadRowsAndStatuses(t *testing.T) {
 	assert.Equal(t, 2, g.Coverage.NotCounted.Total)
 	assert.Empty(t, g.Conflicts)
 
-	base := rowOf(t, g, "ref-vlm-base")
+	base := RowOf(t, g, "ref-vlm-base")
 	assert.Equal(t, verdict.VerdictFailed, base.Verdict, "the set-aside previous run (verdict error) is ignored")
 	assert.Len(t, base.Joined(), 55)
 	assert.Equal(t, "vlm/ref-vlm-base", base.Evidence)
 
-	fp16 := rowOf(t, g, "ref-vlm-small-fp16")
+	fp16 := RowOf(t, g, "ref-vlm-small-fp16")
 	require.NotNil(t, fp16.Reproduce)
 	assert.Equal(t, "aiperf", fp16.Reproduce.AIPerfArgv[0], "argv from provenance when aiperf/argv.json is absent")
 	assert.Equal(t, "ref-vlm-small", fp16.VariantOf)
@@ -58,18 +47,18 @@ func TestLoadRowsAndStatuses(t *testing.T) {
 }
 
 func TestLoadWithoutInventorySnapshot(t *testing.T) {
-	g, err := Load([]string{rootA}, "detection")
+	g, err := Load([]string{RootA}, "detection")
 	require.NoError(t, err)
 	assert.False(t, g.Coverage.InventorySnapshot)
 	require.Len(t, g.Notes, 1)
 	assert.Contains(t, g.Notes[0], "no inventory snapshot")
-	assert.Equal(t, StatusExcluded, rowOf(t, g, "ref-detect-large").Status)
-	assert.Equal(t, "checkpoint licence does not allow CI redistribution", rowOf(t, g, "ref-detect-large").Note)
+	assert.Equal(t, StatusExcluded, RowOf(t, g, "ref-detect-large").Status)
+	assert.Equal(t, "checkpoint licence does not allow CI redistribution", RowOf(t, g, "ref-detect-large").Note)
 	assert.Equal(t, "1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted; no inventory snapshot, so profiles that never ran cannot be counted", g.Coverage.Summary)
 	assert.False(t, g.Coverage.OK, "without the snapshot nothing proves that every profile ran (issue 32 item 1)")
 
 	// The same rows with the snapshot they were run for: OK.
-	c, err := Load([]string{rootComplete}, "detection")
+	c, err := Load([]string{RootComplete}, "detection")
 	require.NoError(t, err)
 	assert.True(t, c.Coverage.InventorySnapshot)
 	assert.True(t, c.Coverage.InventorySnapshotSealed)
@@ -81,20 +70,20 @@ func TestLoadWithoutInventorySnapshot(t *testing.T) {
 }
 
 func TestLoadMergesRootsLatestWins(t *testing.T) {
-	g, err := Load([]string{rootA, rootB}, "vlm")
+	g, err := Load([]string{RootA, RootB}, "vlm")
 	require.NoError(t, err)
-	assert.Equal(t, verdict.VerdictQualified, rowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
-	assert.Equal(t, "out/demo", strings.Fields(rowOf(t, g, "ref-vlm-small").Reproduce.Command)[7], "a's later run wins")
-	assert.Equal(t, StatusQualified, rowOf(t, g, "ref-vlm-tiny").Status, "a result from b fills a not-run")
+	assert.Equal(t, verdict.VerdictQualified, RowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
+	assert.Equal(t, "out/demo", strings.Fields(RowOf(t, g, "ref-vlm-small").Reproduce.Command)[7], "a's later run wins")
+	assert.Equal(t, StatusQualified, RowOf(t, g, "ref-vlm-tiny").Status, "a result from b fills a not-run")
 	require.Len(t, g.Conflicts, 2)
 	assert.Equal(t, "ref-vlm-base", g.Conflicts[0].Profile)
-	assert.Equal(t, rootB, g.Conflicts[0].Kept.Root)
-	assert.Equal(t, rootA, g.Conflicts[0].Others[0].Root)
+	assert.Equal(t, RootB, g.Conflicts[0].Kept.Root)
+	assert.Equal(t, RootA, g.Conflicts[0].Others[0].Root)
 	assert.Equal(t, "ref-vlm-small", g.Conflicts[1].Profile)
-	assert.Equal(t, rootA, g.Conflicts[1].Kept.Root)
+	assert.Equal(t, RootA, g.Conflicts[1].Kept.Root)
 
 	// Order of roots does not change the outcome.
-	g2, err := Load([]string{rootB, rootA}, "vlm")
+	g2, err := Load([]string{RootB, RootA}, "vlm")
 	require.NoError(t, err)
 	for i := range g.Rows {
 		assert.Equal(t, g.Rows[i].Verdict, g2.Rows[i].Verdict)
@@ -102,7 +91,7 @@ func TestLoadMergesRootsLatestWins(t *testing.T) {
 }
 
 func TestLoadSameRunTwiceIsNoConflict(t *testing.T) {
-	g, err := Load([]string{rootA, rootA}, "vlm")
+	g, err := Load([]string{RootA, RootA}, "vlm")
 	require.NoError(t, err)
 	assert.Empty(t, g.Conflicts)
 	assert.Empty(t, g.Notes)
@@ -118,7 +107,7 @@ func writeFile(t *testing.T, path, data string) {
 // naming file, line and field (never a failed load, never green); a
 // malformed inventory snapshot fails the load, naming it.
 func TestLoadErrors(t *testing.T) {
-	valid, err := os.ReadFile(filepath.Join(rootA, "vlm", "ref-vlm-small", ResultFile))
+	valid, err := os.ReadFile(filepath.Join(RootA, "vlm", "ref-vlm-small", ResultFile))
 	require.NoError(t, err)
 	cases := []struct {
 		name    string
@@ -158,7 +147,7 @@ func TestLoadErrors(t *testing.T) {
 			tc.setup(dir)
 			g, err := Load([]string{dir}, "vlm")
 			require.NoError(t, err)
-			row := rowOf(t, g, tc.row)
+			row := RowOf(t, g, tc.row)
 			require.NotNil(t, row.Result)
 			assert.Equal(t, verdict.VerdictError, row.Verdict)
 			var msgs []string
@@ -207,11 +196,11 @@ func TestLoadFindsChangedEvidence(t *testing.T) {
 		}, "manifest.json: changed (its seal does not match its bytes)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := copyTree(t, rootA)
+			root := CopyTree(t, RootA)
 			tc.edit(filepath.Join(root, "vlm", "ref-vlm-small"))
 			g, err := Load([]string{root}, "vlm")
 			require.NoError(t, err)
-			row := rowOf(t, g, "ref-vlm-small")
+			row := RowOf(t, g, "ref-vlm-small")
 			assert.Equal(t, verdict.VerdictError, row.Verdict)
 			require.NotEmpty(t, row.Result.Reasons)
 			assert.Equal(t, verdict.CodeEvidenceChanged, row.Result.Reasons[0].Code)
@@ -227,7 +216,7 @@ func TestLoadMissingEvidence(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoEvidence)
 	_, err = Load(nil, "vlm")
 	require.Error(t, err)
-	_, err = Load([]string{rootA}, "../a")
+	_, err = Load([]string{RootA}, "../a")
 	require.Error(t, err)
 }
 

@@ -31,7 +31,7 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	var buf bytes.Buffer
 	var err error
 	if publicFormat(format) {
-		if r, err = r.Public(); err != nil {
+		if r, err = r.published(); err != nil {
 			return fmt.Errorf("render %s: %w", format, err)
 		}
 	}
@@ -335,12 +335,12 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n## Reproduce\n")
-		if used := usedRoots(r.scrub, repro); len(used) > 0 {
-			p.f("\n%s\n", rootsNote(used, r.scrub))
+		if used := usedRoots(r.mapper, repro); len(used) > 0 {
+			p.f("\n%s\n", rootsNote(used, r.mapper))
 		}
 		for _, row := range repro {
 			p.f("\n### %s\n\n", mdEscape(row.Profile))
-			writeRowCommands(p, &row, r.scrub, true)
+			writeRowCommands(p, &row, r.mapper, true)
 		}
 	}
 	return p.err
@@ -391,7 +391,7 @@ func reasonRows(rows []Row) []Row {
 // writeRowCommands writes a row's trtmc-qual command and its recorded
 // AIPerf argv (collapsed in a <details> of its own, or under a line) as
 // fenced shell code.
-func writeRowCommands(p *printer, row *Row, s *Scrubber, collapseArgv bool) {
+func writeRowCommands(p *printer, row *Row, s Mapper, collapseArgv bool) {
 	if c := row.Reproduce.Command; c != "" {
 		p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
 	} else {
@@ -408,8 +408,12 @@ func writeRowCommands(p *printer, row *Row, s *Scrubber, collapseArgv bool) {
 	}
 }
 
-// usedRoots are the named roots the rows' reproduce commands use.
-func usedRoots(s *Scrubber, rows []Row) []string {
+// usedRoots are the named roots the rows' reproduce commands use (none
+// in a report that is not a public copy).
+func usedRoots(s Mapper, rows []Row) []string {
+	if s == nil {
+		return nil
+	}
 	var texts []string
 	for _, row := range rows {
 		texts = append(texts, row.Reproduce.Command, strings.Join(row.Reproduce.AIPerfArgv, " "))

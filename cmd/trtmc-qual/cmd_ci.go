@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
@@ -49,7 +50,7 @@ type ciOptions struct {
 	// Publish maps the JUnit file and the Markdown summary, which others
 	// read (the pull request, the CI system): the TRTMC checkout is
 	// $TRTMC_REPO, the evidence root $OUT, this host's roots and names.
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 }
 
 // newCICmd builds `trtmc-qual ci`. smoke may be nil until the run pipeline
@@ -89,8 +90,8 @@ qualification unavailable), 4 harness error, 130 interrupted.`,
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
-			opts.Publish = publicOptions(f.Config, f.Getenv, []verdict.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
-				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
+			opts.Publish = publicOptions(f.Config, f.Getenv, []verdict.Root{{Name: publish.RootTRTMC, Path: absPath(opts.Repo)},
+				{Name: publish.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
 				opts.Out = smokeOut(f.Config.Out)
@@ -162,9 +163,9 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		CodeOf: func(err error) int { return int(codeFor(err)) },
 	})
 	// Published text: what it says of this host's paths and names is
-	// mapped (reports.Scrubber; its placeholders need no XML or Markdown
+	// mapped (publish.Scrubber; its placeholders need no XML or Markdown
 	// escaping). The JSON output is the exact job.
-	scrub := reports.NewScrubber(opts.Publish.Roots, opts.Publish.Identity)
+	scrub := publish.NewScrubber(opts.Publish.Roots, opts.Publish.Identity)
 	if opts.JUnit != "" {
 		var b bytes.Buffer
 		if err := job.JUnit(&b); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
@@ -35,7 +36,7 @@ type exportOptions struct {
 	// declared are Roots, parsed by Validate; Publish adds this host's
 	// roots and identity.
 	declared []verdict.Root
-	Publish  reports.PublicOptions
+	Publish  publish.Publisher
 	// Secrets are the values of the configured secret variables, which
 	// the leak scan looks for in every encoding.
 	Secrets        []string

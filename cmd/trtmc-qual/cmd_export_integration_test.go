@@ -27,8 +27,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -104,7 +104,7 @@ func TestPublishFromRealEvidence(t *testing.T) {
 	for _, r := range res.Provenance.Roots {
 		recorded = append(recorded, r.Name)
 	}
-	assert.Contains(t, recorded, reports.RootOut, "run records its roots")
+	assert.Contains(t, recorded, publish.RootOut, "run records its roots")
 
 	// 1. Published formats of the original: no path, host or user name.
 	code, md, errOut := h.cli(t, nil, append([]string{"report", "--from", out, "--group", "detection", "-o", "md"}, roots...)...)

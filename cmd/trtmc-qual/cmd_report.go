@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/spf13/cobra"
@@ -62,7 +63,7 @@ type reportOptions struct {
 	// Roots are --root NAME=DIR; Publish is what published formats map
 	// (the declared roots, this host's roots and identity).
 	Roots   []string
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 	// declared are Roots, parsed by Validate.
 	declared []verdict.Root
 
@@ -310,7 +311,7 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	rep.Publish = opts.Publish
+	rep.Publisher = opts.Publish
 	if format == reports.FormatSummary {
 		fact, err := summaryReconcile(ctx, opts)
 		if err != nil {

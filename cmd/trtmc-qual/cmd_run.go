@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
@@ -39,7 +40,7 @@ type runOptions struct {
 	Config *Config
 	// Publish is what the published tables map: this host's roots and
 	// identity.
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 
 	Group  string
 	Only   []string
@@ -219,7 +220,7 @@ func runQualify(ctx context.Context, opts *runOptions) error {
 	if out != nil {
 		var lerr error
 		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
-			rep.Publish = opts.Publish
+			rep.Publisher = opts.Publish
 			if rerr := reports.Render(opts.IO.Out, rep, reports.Resolve(opts.Format, opts.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
@@ -388,7 +389,7 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 // runRoots are the named roots a run records in every row
 // (provenance.roots): its evidence root and this host's roots.
 func runRoots(opts *runOptions) []verdict.Root {
-	return append([]verdict.Root{{Name: reports.RootOut, Path: absPath(opts.Out)}}, hostRoots(opts.Config, opts.Getenv)...)
+	return append([]verdict.Root{{Name: publish.RootOut, Path: absPath(opts.Out)}}, hostRoots(opts.Config, opts.Getenv)...)
 }
 
 // shortSecret is the length under which a secret's redaction is likely to

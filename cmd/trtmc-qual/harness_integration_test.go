@@ -499,7 +499,7 @@ func assertEvidenceSound(t *testing.T, out string, allowTemp bool) {
 		}
 		// As `report --from OUT -o md` renders it on this host (its users
 		// and entries of /, as the run saw them).
-		rep.Publish = publicOptions(nil, os.Getenv, nil)
+		rep.Publisher = publicOptions(nil, os.Getenv, nil)
 		var buf bytes.Buffer
 		require.NoError(t, reports.Render(&buf, rep, reports.FormatMarkdown))
 		got, err := os.ReadFile(md)

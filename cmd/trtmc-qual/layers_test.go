@@ -57,8 +57,9 @@ var mayImport = map[string][]string{
 
 	// The row model, the specs and what compares the inventory with them.
 	"reports":                   {"reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
+	"reports/publish":           {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                           // publication: roots, the Scrubber, the public report, the leak scanner
 	"reports/reportstest":       {"reports", "reports/verdict"},                                                                                 // tests only: row fixtures
-	"reports/export":            {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                           // the public evidence pack
+	"reports/export":            {"reports", "reports/publish", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},        // the public evidence pack
 	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                    // TRTMC's manifests at a commit
 	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                               // tests only: fixture TRTMC repositories
 	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                         // the inventory against the specs
@@ -66,12 +67,12 @@ var mayImport = map[string][]string{
 	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "qual/proc"},                             // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
-	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                                         // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "reports/verdict"},                                                                         // the one join
-	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "reports/verdict"}, // the pipeline, scheduling, rejudge
-	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports", "reports/verdict"},                                                                          // the Slurm executor
-	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "reports/verdict"},              // host checks
-	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                  // the premerge job
+	"qual/aiperf":     {"qual/proc", "reports/fileio"},                                                                                                                                                                            // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "reports/verdict"},                                                                                            // the one join
+	"qual":            {"qual/aiperf", "qual/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "reports/publish", "reports/verdict"}, // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "qual/proc", "reports/fileio", "reports/text", "inventory", "families", "reports", "reports/verdict"},                                                                                             // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "qual/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "reports/verdict"},                                 // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                                     // the premerge job
 
 	// Tests only: the test double of proc.Runner.
 	"qual/proc/proctest": {"qual/proc"}, // FakeRunner, FakeProcess

@@ -21,6 +21,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -44,7 +45,7 @@ func reseal(t *testing.T, dir string) {
 
 func opts(root, out string) Options {
 	return Options{Roots: []string{root}, Group: "detection", Output: out, Now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
-		HarnessVersion: "test", Publish: reports.PublicOptions{Identity: reports.Identity{Hosts: []string{"gpu-node-17"}, Users: []string{"jdoe"}}}}
+		HarnessVersion: "test", Publish: publish.Publisher{Identity: publish.Identity{Hosts: []string{"gpu-node-17"}, Users: []string{"jdoe"}}}}
 }
 
 // readPack reads every file of a pack (path → content), checking that

@@ -447,7 +447,7 @@ type Provenance struct {
 	GoVersion string `json:"go_version,omitempty"`
 	// Roots are the named directories of the run (the evidence root, the
 	// trtmc-qual and TRTMC checkouts, AIPerf's environment, ...): published
-	// text writes a path under one as $NAME/rest (see reports.Scrubber).
+	// text writes a path under one as $NAME/rest (see reports/publish.Scrubber).
 	Roots []Root `json:"roots,omitempty"`
 	// HostTopDirs are the directories at / of the host the row ran on:
 	// published text treats an absolute path starting with one as a path
@@ -485,6 +485,16 @@ type Root struct {
 	Name string `json:"name"`
 	Path string `json:"path"`
 }
+
+// The masks published text writes in place of what names the run host
+// (reports/publish's Scrubber): a published row holds them (its host is
+// MaskHost).
+const (
+	MaskPrivatePath = "[private]"
+	MaskHost        = "[host]"
+	MaskUser        = "[user]"
+	MaskIP          = "[ip]"
+)
 
 // Checkout is a git checkout as the run found it.
 type Checkout struct {

@@ -1,23 +1,22 @@
-package reports
+package publish
 
 import (
-	"bytes"
-	"encoding/json"
-	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Public formats are read by others: md, html, JUnit, the docs block and
-// the completion summary are rendered from Public(), the others (csv,
-// json, table, tsv) from the exact evidence.
+// the completion summary are rendered from the public copy a Publisher
+// makes (Publisher.Public), the others (csv, json, table, tsv) from
+// the exact evidence.
 
-// Scrubber builds the report's scrubber from what the evidence records
-// and what the caller knows (r.Publish): the roots declared by the caller
+// Scrubber builds a report's scrubber from what its evidence records and
+// what the caller knows (o): the roots declared by the caller
 // first, then each row's recorded roots (provenance.roots), the result
 // roots the report was loaded from (each is $OUT), and what each row's
 // command and provenance show (its --out, the directory of its --config,
@@ -25,16 +24,13 @@ import (
 // its tokenizer when no other root holds them); the host names and the
 // top-level directories and the users of every row's host and of the
 // caller.
-func (g *GroupReport) Scrubber() *Scrubber {
-	if g.scrub != nil {
-		return g.scrub
-	}
-	roots := slices.Clone(g.Publish.Roots)
-	for _, root := range g.loadRoots {
+func (o Publisher) Scrubber(g *reports.GroupReport) *Scrubber {
+	roots := slices.Clone(o.Roots)
+	for _, root := range g.LoadRoots() {
 		roots = append(roots, verdict.Root{Name: RootOut, Path: root})
 	}
-	hosts := slices.Clone(g.Publish.Identity.Hosts)
-	topDirs, users := slices.Clone(g.Publish.Identity.TopDirs), slices.Clone(g.Publish.Identity.Users)
+	hosts := slices.Clone(o.Identity.Hosts)
+	topDirs, users := slices.Clone(o.Identity.TopDirs), slices.Clone(o.Identity.Users)
 	var derived []verdict.Root
 	for i := range g.Rows {
 		res := g.Rows[i].Result
@@ -54,8 +50,7 @@ func (g *GroupReport) Scrubber() *Scrubber {
 			roots = append(roots, d)
 		}
 	}
-	g.scrub = NewScrubber(roots, Identity{Hosts: hosts, Users: users, TopDirs: topDirs})
-	return g.scrub
+	return NewScrubber(roots, Identity{Hosts: hosts, Users: users, TopDirs: topDirs})
 }
 
 func underAny(path string, roots []verdict.Root) bool {
@@ -153,90 +148,23 @@ func flagValue(words []string, flag string) string {
 }
 
 // Public is the report as it may be published: every string of every row
-// mapped by the report's Scrubber (commands word by word), the rest as it
-// is, but the run host's listing of / (provenance.host_top_dirs), which is
-// never published. Rendering Public() of a report built from a published evidence pack
-// gives the same text as rendering Public() of the original.
-func (g *GroupReport) Public() (*GroupReport, error) {
-	if g.public {
+// mapped by the report's Scrubber (commands word by word; GroupReport.Mapped),
+// the rest as it is, but the run host's listing of /
+// (provenance.host_top_dirs), which fed the scrubber and is never
+// published. A public copy is its own.
+func (o Publisher) Public(g *reports.GroupReport) (*reports.GroupReport, error) {
+	if g.IsPublic() {
 		return g, nil
 	}
-	s := g.Scrubber()
-	out, err := mapStrings(g, s)
+	out, err := g.Mapped(o.Scrubber(g))
 	if err != nil {
-		// Every field of a report survives a JSON round trip (there is a
-		// test); should one not, publish nothing rather than the original.
-		return nil, fmt.Errorf("public copy of the report: %w", err)
+		return nil, err
 	}
-	out.LinkDir, out.Publish, out.Summary, out.loadRoots, out.scrub, out.public = g.LinkDir, g.Publish, g.Summary, g.loadRoots, s, true
 	for i := range out.Rows {
-		src := &g.Rows[i]
-		row := &out.Rows[i]
-		row.dir, row.files, row.joinedNote = src.dir, src.files, s.Text(src.joinedNote)
-		if row.Result != nil {
-			// The run host's listing of / fed the scrubber; published it
-			// would fingerprint the host.
-			row.Result.Provenance.HostTopDirs = nil
-		}
-		if src.joined != nil {
-			row.joined = make([]verdict.JoinedLine, len(src.joined))
-			for j, l := range src.joined {
-				l.Diff, l.Problem = s.Text(l.Diff), s.Text(l.Problem)
-				row.joined[j] = l
-			}
+		if r := out.Rows[i].Result; r != nil {
+			// Published, the run host's listing of / would fingerprint it.
+			r.Provenance.HostTopDirs = nil
 		}
 	}
 	return out, nil
-}
-
-// mapStrings copies v through JSON with every string mapped by s; a
-// string under the key "command" is a shell line (Scrubber.Command).
-func mapStrings[T any](v *T, s *Scrubber) (*T, error) {
-	data, err := json.Marshal(v)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var generic any
-	if err := dec.Decode(&generic); err != nil {
-		return nil, err
-	}
-	mapped, err := json.Marshal(MapJSONStrings(generic, s))
-	if err != nil {
-		return nil, err
-	}
-	out := new(T)
-	if err := json.Unmarshal(mapped, out); err != nil {
-		return nil, err
-	}
-	return out, nil
-}
-
-// MapJSONStrings maps every string (and object key) of a decoded JSON
-// value by s.Text, and a string under a "command" key by s.Command.
-func MapJSONStrings(v any, s *Scrubber) any {
-	return mapValue(v, "", s)
-}
-
-func mapValue(v any, key string, s *Scrubber) any {
-	switch x := v.(type) {
-	case string:
-		if key == "command" {
-			return s.Command(x)
-		}
-		return s.Text(x)
-	case []any:
-		for i := range x {
-			x[i] = mapValue(x[i], "", s)
-		}
-		return x
-	case map[string]any:
-		out := make(map[string]any, len(x))
-		for k, val := range x {
-			out[s.Text(k)] = mapValue(val, k, s)
-		}
-		return out
-	}
-	return v
 }

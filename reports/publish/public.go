@@ -1,7 +1,8 @@
-package reports
+package publish
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -72,14 +73,6 @@ func RootDescriptions() map[string]string {
 	}
 }
 
-// Placeholders Text writes.
-const (
-	MaskPrivatePath = "[private]"
-	MaskHost        = "[host]"
-	MaskUser        = "[user]"
-	MaskIP          = "[ip]"
-)
-
 var rootNameRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
 
 // CheckRoot checks a root: an upper-case shell variable name and an
@@ -115,10 +108,12 @@ type Identity struct {
 	TopDirs []string
 }
 
-// PublicOptions are what the caller knows beyond the evidence: roots
+// Publisher publishes reports (reports.Publisher: set it as a report's
+// Publisher): it knows what the caller knows beyond the evidence — roots
 // declared on the command line or in the environment, and the identity of
-// the host the report is written on.
-type PublicOptions struct {
+// the host the report is written on (ForHost) — and makes the public copy
+// (Public) with the report's Scrubber.
+type Publisher struct {
 	Roots    []verdict.Root
 	Identity Identity
 }
@@ -257,6 +252,9 @@ func (s *Scrubber) Roots() []verdict.Root {
 	})
 	return out
 }
+
+// RootDescription says what a root the harness knows is ("" for another).
+func (s *Scrubber) RootDescription(name string) string { return RootDescriptions()[name] }
 
 // IsRootName reports whether $name is one of the scrubber's roots (or a
 // root the harness knows): "$OUT/x" in scrubbed evidence is a path.
@@ -616,15 +614,15 @@ func (s *Scrubber) mask(found string, sp Span) string {
 		clean := true
 		s.Spans(base, func(Span) { clean = false })
 		if base == "" || !clean {
-			return MaskPrivatePath
+			return verdict.MaskPrivatePath
 		}
-		return MaskPrivatePath + "/" + base
+		return verdict.MaskPrivatePath + "/" + base
 	case FindHost:
-		return MaskHost
+		return verdict.MaskHost
 	case FindUser:
-		return MaskUser
+		return verdict.MaskUser
 	case FindIP:
-		return MaskIP
+		return verdict.MaskIP
 	}
 	return found
 }
@@ -748,5 +746,5 @@ func (s *Scrubber) UsedRoots(texts ...string) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }
