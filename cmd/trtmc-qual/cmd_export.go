@@ -17,7 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish/export"
 )
 
 type exportOptions struct {

@@ -59,7 +59,7 @@ var mayImport = map[string][]string{
 	"reports":                   {"reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
 	"reports/publish":           {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                           // publication: roots, the Scrubber, the public report, the leak scanner
 	"reports/reportstest":       {"reports", "reports/verdict"},                                                                                 // tests only: row fixtures
-	"reports/export":            {"reports", "reports/publish", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},        // the public evidence pack
+	"reports/publish/export":    {"reports", "reports/publish", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},        // the public evidence pack
 	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                    // TRTMC's manifests at a commit
 	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                               // tests only: fixture TRTMC repositories
 	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                         // the inventory against the specs

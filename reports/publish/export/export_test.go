@@ -30,7 +30,7 @@ import (
 func fixture(t *testing.T) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "home", "alice", "out")
-	golden.CopyTree(t, filepath.Join("..", "testdata", "evidence", "a"), root)
+	golden.CopyTree(t, filepath.Join("..", "..", "testdata", "evidence", "a"), root)
 	return root
 }
 
