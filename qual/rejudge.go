@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
@@ -97,7 +98,7 @@ func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []str
 // its raw artifacts by the family configuration's criteria (Rejudge, which
 // writes nothing beside the evidence when o.NoWrite), checked against the
 // rows as stored: a row whose stored verdict or figures are not the
-// re-derived ones refuses the publication (*reports.FigureError), so a
+// re-derived ones refuses the publication (*publish.FigureError), so a
 // figure edited and resealed is never published. It returns the
 // re-derived report and the files Rejudge wrote.
 func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
@@ -109,7 +110,7 @@ func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, [
 	if err != nil {
 		return nil, written, err
 	}
-	if err := reports.CheckRederived(stored, derived); err != nil {
+	if err := publish.CheckRederived(stored, derived); err != nil {
 		return nil, written, err
 	}
 	return derived, written, nil

@@ -428,7 +428,7 @@ func judgingFamilies(file string) (*families.Config, error) {
 // publicationError gives a publication's refusal its status: stored
 // figures that are not the re-derived ones are the evidence's fault (1).
 func publicationError(err error) error {
-	var fe *reports.FigureError
+	var fe *publish.FigureError
 	if errors.As(err, &fe) {
 		return withCode(exitFailed, err)
 	}

@@ -1,4 +1,4 @@
-package reports
+package publish
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
@@ -48,9 +49,9 @@ func (e *FigureError) Error() string {
 // same row re-derived from its evidence, and returns a *FigureError
 // naming each difference of verdict or figure (nil when there is none).
 // The two reports come from the same walk of the same roots.
-func CheckRederived(stored, derived *GroupReport) error {
+func CheckRederived(stored, derived *reports.GroupReport) error {
 	e := &FigureError{Group: stored.Group, Rows: map[string][]string{}}
-	byID := map[string]*Row{}
+	byID := map[string]*reports.Row{}
 	for i := range derived.Rows {
 		byID[derived.Rows[i].Profile] = &derived.Rows[i]
 	}
