@@ -13,8 +13,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // TestABundleChangedByValidationOrServingFailsTheRow runs the real
@@ -56,7 +56,7 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 
 			// The facts of a qualified row but for the stages under test.
 			facts := stageDef{name: "preflight", run: func(cr *checkpointRun, _ context.Context) error {
-				reportstest.Qualified(&cr.res)
+				verdicttest.Qualified(&cr.res)
 				cr.res.Provenance.BundleChecks = nil
 				cr.res.Stages = nil
 				cr.bundle = bundle
@@ -110,7 +110,7 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 // does not qualify; one whose re-hash failed does not either.
 func TestJudgeWantsTheBundleRehashed(t *testing.T) {
 	var r verdict.Result
-	reportstest.Qualified(&r)
+	verdicttest.Qualified(&r)
 	require.Equal(t, verdict.VerdictQualified, r.Verdict)
 	checks := r.Provenance.BundleChecks
 	r.Provenance.BundleChecks = nil

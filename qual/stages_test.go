@@ -18,8 +18,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // The fast tests of the checkpoint loop: fake stages over a real
@@ -157,7 +157,7 @@ func TestResume(t *testing.T) {
 	writePrev := func(verdict, runKey string) {
 		t.Helper()
 		prev := BaseResult("g", &e.group.Workload, p)
-		reportstest.WithVerdict(&prev, verdict)
+		verdicttest.WithVerdict(&prev, verdict)
 		prev.RunKey = runKey
 		require.NoError(t, WriteRow(e.opts.Out, &prev, false, time.Now))
 	}

@@ -31,8 +31,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // noRawControl fails when text holds a byte a terminal would act on or a
@@ -487,7 +487,7 @@ func TestRowExitStatuses(t *testing.T) {
 	}
 	got := map[exitCode]bool{}
 	ok := &verdict.Result{Profile: "ok"}
-	reportstest.Qualified(ok)
+	verdicttest.Qualified(ok)
 	verdict.Judge(ok)
 	got[codeFor(runVerdictError([]*verdict.Result{ok}))] = true
 	for _, ci := range verdict.Codes() {
@@ -495,7 +495,7 @@ func TestRowExitStatuses(t *testing.T) {
 			continue
 		}
 		r := &verdict.Result{Profile: string(ci.Code)}
-		reportstest.Qualified(r)
+		verdicttest.Qualified(r)
 		r.Problems = []verdict.Problem{{Stage: "x", Code: ci.Code, Message: "x"}}
 		verdict.Judge(r)
 		code := codeFor(runVerdictError([]*verdict.Result{ok, r}))

@@ -22,8 +22,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // step is one state a fake task is in for one poll.
@@ -324,7 +324,7 @@ func (f *fakeSlurm) writeRowAs(profile, v, job, sub string) {
 	}
 	r := qual.BaseResult(f.group, nil, entry)
 	r.Provenance.InventorySnapshotSHA256 = snapshot
-	reportstest.WithVerdict(&r, v)
+	verdicttest.WithVerdict(&r, v)
 	r.Command = "trtmc-qual run --only " + profile
 	aj, ti, _ := strings.Cut(job, "_")
 	r.Provenance.Slurm = &verdict.SlurmTask{JobID: job, Submission: sub, ArrayJobID: aj, ArrayTaskID: ti, Node: "node1", GPUs: "0"}

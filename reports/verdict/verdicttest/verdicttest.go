@@ -1,7 +1,7 @@
-// Package reportstest gives tests rows with the facts that make
+// Package verdicttest gives tests rows with the facts that make
 // verdict.Judge reach a chosen verdict: since Judge derives every verdict
 // from a row's facts, a test cannot just set one.
-package reportstest
+package verdicttest
 
 import (
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
