@@ -468,13 +468,14 @@ func logf(w io.Writer, format string, args ...any) {
 
 // notRun is the result of a checkpoint the scheduler does not start on
 // this pool (too few GPUs, another hardware scope, a GPU family without a
-// GPU): verdict not-run, with the reason.
-func (gr *groupRun) notRun(p *inventory.Profile, reason verdict.Reason) *verdict.Result {
+// GPU): the scheduler's problem, whose reason Judge makes (not-run, or a
+// setup error).
+func (gr *groupRun) notRun(p *inventory.Profile, why verdict.Problem) *verdict.Result {
 	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
+	cr.res.Problems = append(cr.res.Problems, why)
 	verdict.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
-	gr.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
+	gr.logf("%s: NOT-RUN (%s: %s)", p.ID, why.Stage, why.Message)
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()
 	}

@@ -215,14 +215,16 @@ type placement struct {
 	// mismatch is set when the hardware scope did not match and the
 	// mismatch was allowed.
 	mismatch string
-	notRun   *verdict.Reason
+	// notRun is why the profile is not run on this pool: the scheduler's
+	// problem (Judge makes its reason).
+	notRun *verdict.Problem
 }
 
 // place decides where a profile may run. It never shrinks a profile: one
 // that needs more GPUs than the pool has is not run.
 func (p *Pool) place(prof *inventory.Profile, fam *families.Family, allowMismatch bool) placement {
 	notRun := func(code verdict.Code, format string, args ...any) placement {
-		return placement{notRun: &verdict.Reason{Stage: "schedule", Code: code, Message: fmt.Sprintf(format, args...)}}
+		return placement{notRun: &verdict.Problem{Stage: "schedule", Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
 	hw := "[" + strings.Join(prof.Hardware, ", ") + "]"
 	if p.CPU() {
