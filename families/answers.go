@@ -7,6 +7,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Answer is the canonical form of one answer, HTTP or native: the exact
@@ -24,7 +26,7 @@ type Answer struct {
 	// Boxes is the number of boxes of a detection answer.
 	Boxes int
 	// FinishNull is set when a chat answer's finish_reason was JSON null;
-	// the family decides whether that is complete (Family.FinishReasonNull).
+	// the family decides whether that is complete (Semantics.FinishReasonNull).
 	FinishNull bool
 	// NamesModel is set by an extractor whose HTTP answers name the model
 	// that answered (the chat completion's `model`, "" when absent): the
@@ -43,14 +45,14 @@ type Extractor interface {
 	FromNative(answer json.RawMessage) (Answer, error)
 	// NotMeaningful returns why an answer is not complete and meaningful, or
 	// "" when it is.
-	NotMeaningful(a Answer, f *Family) string
+	NotMeaningful(a Answer, sem *verdict.Semantics) string
 }
 
 // Comparator decides whether an HTTP answer equals a native answer and
 // explains the difference when it does not.
 type Comparator interface {
 	// Compare returns "" when the answers match, else a readable diff.
-	Compare(http, native Answer, f *Family) string
+	Compare(http, native Answer, sem *verdict.Semantics) string
 }
 
 // Registry maps the names used in families.yaml to implementations.
@@ -179,7 +181,7 @@ func tokenCount(raw json.RawMessage) (int, error) {
 	return int(n), nil
 }
 
-func (chatText) NotMeaningful(a Answer, f *Family) string {
+func (chatText) NotMeaningful(a Answer, sem *verdict.Semantics) string {
 	var s string
 	_ = json.Unmarshal(a.Canonical, &s)
 	if strings.TrimSpace(s) == "" {
@@ -188,7 +190,7 @@ func (chatText) NotMeaningful(a Answer, f *Family) string {
 	if strings.ContainsRune(s, '\uFFFD') {
 		return "answer text contains invalid UTF-8"
 	}
-	if a.FinishNull && (f == nil || f.FinishReasonNull != FinishNullComplete) {
+	if a.FinishNull && (sem == nil || sem.FinishReasonNull != verdict.FinishNullComplete) {
 		return "finish_reason is null: the answer may be incomplete (the family does not declare finish_reason_null: complete)"
 	}
 	if a.Tokens == 0 {
@@ -268,7 +270,7 @@ func parseItems(data json.RawMessage) ([]nimItem, error) {
 	return items, nil
 }
 
-func (nimBoxes) NotMeaningful(a Answer, f *Family) string {
+func (nimBoxes) NotMeaningful(a Answer, sem *verdict.Semantics) string {
 	items, err := parseItems(a.Canonical)
 	if err != nil {
 		return err.Error()
@@ -280,8 +282,8 @@ func (nimBoxes) NotMeaningful(a Answer, f *Family) string {
 		return "no boxes"
 	}
 	labels := map[string]bool{}
-	if f != nil {
-		for _, l := range f.Labels {
+	if sem != nil {
+		for _, l := range sem.Labels {
 			labels[l] = true
 		}
 	}
@@ -323,7 +325,7 @@ type exact struct{}
 // Compare matches equal canonical answers. When both sides counted the
 // generated tokens, the counts must be equal too: the same text from a
 // different token sequence is not the same answer.
-func (exact) Compare(h, n Answer, _ *Family) string {
+func (exact) Compare(h, n Answer, _ *verdict.Semantics) string {
 	if !bytes.Equal(h.Canonical, n.Canonical) {
 		return fmt.Sprintf("http:   %s\nnative: %s", clip(h.Canonical), clip(n.Canonical))
 	}
@@ -338,12 +340,12 @@ func (exact) Compare(h, n Answer, _ *Family) string {
 // family's documented tolerance.
 type boxesTolerance struct{}
 
-func (boxesTolerance) Compare(h, n Answer, f *Family) string {
+func (boxesTolerance) Compare(h, n Answer, sem *verdict.Semantics) string {
 	tol := 0.0
-	if f != nil {
-		tol = f.Tolerance
+	if sem != nil {
+		tol = sem.Tolerance
 	}
-	return compareBoxes(h, n, f, func(label string, j int, hb, nb Box) []string {
+	return compareBoxes(h, n, sem, func(label string, j int, hb, nb Box) []string {
 		if d := maxAbs(hb, nb); d > tol {
 			return []string{fmt.Sprintf("%s[%d]: differs by %.6g > tolerance %.6g (http %+v, native %+v)", label, j, d, tol, hb, nb)}
 		}
@@ -359,12 +361,12 @@ func (boxesTolerance) Compare(h, n Answer, f *Family) string {
 // MaxScoreAbsError.
 type boxesIoU struct{}
 
-func (boxesIoU) Compare(h, n Answer, f *Family) string {
+func (boxesIoU) Compare(h, n Answer, sem *verdict.Semantics) string {
 	var minIoU, maxScore float64
-	if f != nil {
-		minIoU, maxScore = f.MinBoxIoU, f.MaxScoreAbsError
+	if sem != nil {
+		minIoU, maxScore = sem.MinBoxIoU, sem.MaxScoreAbsError
 	}
-	return compareBoxes(h, n, f, func(label string, j int, hb, nb Box) []string {
+	return compareBoxes(h, n, sem, func(label string, j int, hb, nb Box) []string {
 		var diffs []string
 		if iou := IoU(hb, nb); iou < minIoU {
 			diffs = append(diffs, fmt.Sprintf("%s[%d]: box IoU %.4f < min_box_iou %g (http %+v, native %+v)", label, j, iou, minIoU, hb, nb))
@@ -380,14 +382,14 @@ func (boxesIoU) Compare(h, n Answer, f *Family) string {
 // answers match; otherwise both must parse as the same number of items,
 // each label with as many boxes on both sides (else the exact comparison's
 // diff), and pair says what differs between the j-th boxes of a label.
-func compareBoxes(h, n Answer, f *Family, pair func(label string, j int, hb, nb Box) []string) string {
+func compareBoxes(h, n Answer, sem *verdict.Semantics, pair func(label string, j int, hb, nb Box) []string) string {
 	if bytes.Equal(h.Canonical, n.Canonical) {
 		return ""
 	}
 	hi, err1 := parseItems(h.Canonical)
 	ni, err2 := parseItems(n.Canonical)
 	if err1 != nil || err2 != nil || len(hi) != len(ni) {
-		return exact{}.Compare(h, n, f)
+		return exact{}.Compare(h, n, sem)
 	}
 	var diffs []string
 	for i := range hi {

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func TestChatTextExtractAndCompare(t *testing.T) {
@@ -83,8 +85,8 @@ func TestChatFinishReasonNullIsTheFamilysCall(t *testing.T) {
 	a, err := ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":null}],"usage":{"completion_tokens":1}}`))
 	require.NoError(t, err)
 	assert.Contains(t, ex.NotMeaningful(a, nil), "finish_reason is null")
-	assert.Contains(t, ex.NotMeaningful(a, &Family{FinishReasonNull: FinishNullIncomplete}), "finish_reason is null")
-	assert.Empty(t, ex.NotMeaningful(a, &Family{FinishReasonNull: FinishNullComplete}))
+	assert.Contains(t, ex.NotMeaningful(a, &verdict.Semantics{FinishReasonNull: verdict.FinishNullIncomplete}), "finish_reason is null")
+	assert.Empty(t, ex.NotMeaningful(a, &verdict.Semantics{FinishReasonNull: verdict.FinishNullComplete}))
 	_, err = ex.FromHTTP([]byte(`{"object":"chat.completion","choices":[{"message":{"content":"red"},"finish_reason":7}]}`))
 	assert.ErrorContains(t, err, "not a string")
 }
@@ -140,8 +142,8 @@ families:
 `
 	cfg, err := Parse("f.yaml", []byte(doc))
 	require.NoError(t, err)
-	assert.Equal(t, TaskTimeServer, cfg.Families["det"].TaskTimeSource(), "the default")
-	for _, v := range []string{TaskTimeServer, TaskTimeNative} {
+	assert.Equal(t, verdict.TaskTimeServer, cfg.Families["det"].TaskTimeSource(), "the default")
+	for _, v := range []string{verdict.TaskTimeServer, verdict.TaskTimeNative} {
 		cfg, err = Parse("f.yaml", []byte(doc+"    task_time: "+v+"\n"))
 		require.NoError(t, err)
 		assert.Equal(t, v, cfg.Families["det"].TaskTimeSource())
@@ -151,7 +153,7 @@ families:
 	shipped, err := Load("families.yaml")
 	require.NoError(t, err)
 	for _, name := range shipped.Names() {
-		assert.Equal(t, TaskTimeServer, shipped.Families[name].TaskTimeSource(), name)
+		assert.Equal(t, verdict.TaskTimeServer, shipped.Families[name].TaskTimeSource(), name)
 	}
 }
 
@@ -178,7 +180,7 @@ func TestChatAnswerWithoutTokenCountIsNotMeaningful(t *testing.T) {
 func TestBoxesMeaningfulAndTolerance(t *testing.T) {
 	reg := DefaultRegistry()
 	ex := reg.Extractors["nim-bounding-boxes"]
-	fam := &Family{Labels: []string{"red_square"}, Tolerance: 0.01}
+	fam := &verdict.Semantics{Labels: []string{"red_square"}, Tolerance: 0.01}
 	good := `{"data":[{"index":0,"bounding_boxes":{"red_square":[{"x_min":0.1,"y_min":0.1,"x_max":0.5,"y_max":0.6,"confidence":0.9}]}}],"usage":{}}`
 	h, err := ex.FromHTTP([]byte(good))
 	require.NoError(t, err)
@@ -207,7 +209,7 @@ func TestBoxesMeaningfulAndTolerance(t *testing.T) {
 	near, _ := ex.FromNative(json.RawMessage(`[{"index":0,"bounding_boxes":{"red_square":[{"x_min":0.105,"y_min":0.1,"x_max":0.5,"y_max":0.6,"confidence":0.9}]}}]`))
 	cmp := reg.Comparators["boxes-tolerance"]
 	assert.Empty(t, cmp.Compare(h, near, fam))
-	strict := &Family{Tolerance: 0}
+	strict := &verdict.Semantics{Tolerance: 0}
 	assert.Contains(t, cmp.Compare(h, near, strict), "red_square[0]: differs by")
 	far, _ := ex.FromNative(json.RawMessage(`[{"index":0,"bounding_boxes":{"red_square":[]}}]`))
 	assert.Contains(t, cmp.Compare(h, far, fam), "1 boxes over http, 0 native")
@@ -224,12 +226,12 @@ func TestBoxesIoU(t *testing.T) {
 		require.NoError(t, err)
 		return a
 	}
-	yolo := &Family{MinBoxIoU: 0.9, MaxScoreAbsError: 0.005}
+	yolo := &verdict.Semantics{MinBoxIoU: 0.9, MaxScoreAbsError: 0.005}
 	assert.Empty(t, cmp.Compare(ans(0.1, 0.9), ans(0.1, 0.9), yolo))
 	assert.Empty(t, cmp.Compare(ans(0.1, 0.9), ans(0.11, 0.904), yolo), "IoU 0.975 and 0.004 apart: the same detection")
 	assert.Contains(t, cmp.Compare(ans(0.1, 0.9), ans(0.2, 0.9), yolo), "box IoU 0.7500 < min_box_iou 0.9")
 	assert.Contains(t, cmp.Compare(ans(0.1, 0.9), ans(0.1, 0.91), yolo), "confidence differs by 0.01 > max_score_abs_error 0.005")
-	detr := &Family{MinBoxIoU: 0.5, MaxScoreAbsError: 0.05}
+	detr := &verdict.Semantics{MinBoxIoU: 0.5, MaxScoreAbsError: 0.05}
 	assert.Empty(t, cmp.Compare(ans(0.1, 0.9), ans(0.2, 0.94), detr), "DETR's looser parity")
 	two, err := nimBoxes{}.FromNative([]byte(`[{"index":0,"bounding_boxes":{"17":[{"x_min":0.1,"y_min":0.1,"x_max":0.5,"y_max":0.5,"confidence":0.9},{"x_min":0.6,"y_min":0.6,"x_max":0.9,"y_max":0.9,"confidence":0.5}]}}]`))
 	require.NoError(t, err)

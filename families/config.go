@@ -23,6 +23,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Schema is the value of the top-level `schema` key of families.yaml.
@@ -40,9 +41,6 @@ type Family struct {
 	Name string `yaml:"-" json:"name"`
 	// Task is the native Task (task strategy) the family serves.
 	Task string `yaml:"task" json:"task"`
-	// EndpointType is the AIPerf endpoint type, a registered one
-	// (inventory/endpoint: chat, image_retrieval).
-	EndpointType string `yaml:"endpoint_type" json:"endpoint_type"`
 	// Route is the HTTP route AIPerf posts to.
 	Route string `yaml:"route" json:"route"`
 	// Server starts the native server; Readiness is polled until 200.
@@ -54,49 +52,15 @@ type Family struct {
 	Native []string `yaml:"native" json:"native"`
 	// Prepare builds a missing bundle or corpus.
 	Prepare Prepare `yaml:"prepare" json:"prepare"`
-	// Extractor and Comparator name the answer semantics (see Registry).
-	Extractor  string `yaml:"extractor" json:"extractor"`
-	Comparator string `yaml:"comparator" json:"comparator"`
-	// Tolerance is the documented tolerance of a tolerant comparator.
-	Tolerance float64 `yaml:"tolerance" json:"tolerance,omitempty"`
-	// MinBoxIoU and MaxScoreAbsError are the boxes-iou comparator's
-	// tolerances: the least overlap of two matched boxes and the largest
-	// confidence difference (TRTMC's detection parity: min_box_iou,
-	// max_score_abs_error).
-	MinBoxIoU        float64 `yaml:"min_box_iou" json:"min_box_iou,omitempty"`
-	MaxScoreAbsError float64 `yaml:"max_score_abs_error" json:"max_score_abs_error,omitempty"`
-	// Labels is the family's label space, for detection answers: the
-	// labels exactly as the family numbers or names them.
-	Labels []string `yaml:"labels" json:"labels,omitempty"`
+	// Semantics are the family's answer semantics and judging criteria
+	// (endpoint_type, extractor, comparator and their tolerances, labels,
+	// finish_reason_null, task_time, server_records, task_agreement): the
+	// one type a row carries as its "answers" (Semantics.Stated) and a row's
+	// criteria digest pins with Route.
+	verdict.Semantics `yaml:",inline"`
 	// LabelSpace names a built-in label space (see LabelSpaces) that fills
 	// Labels; the two are exclusive.
 	LabelSpace string `yaml:"label_space" json:"label_space,omitempty"`
-	// FinishReasonNull says whether a chat answer whose finish_reason is
-	// JSON null is complete ("complete") or not ("incomplete", the
-	// default). Some trtmc-server versions always answer null.
-	FinishReasonNull string `yaml:"finish_reason_null" json:"finish_reason_null,omitempty"`
-	// TaskTime says where the row's Task latency comes from: "server" (the
-	// server's request records' task_ms: the Task call timed inside the
-	// server; the default) or "native" (the native answers' task_ms, whose
-	// scope the native runner states in native_meta.json, e.g.
-	// public_task_call_wall). Whichever it is, every measured matched
-	// request must have a value, or the row's Task percentiles are withheld
-	// and the row does not qualify.
-	TaskTime string `yaml:"task_time" json:"task_time,omitempty"`
-	// ServerRecords says whether the family's server writes a request
-	// record for its route: "required" (the default) or "none" (the route
-	// is not recorded in the server version the family runs, as the public
-	// trtmc-server records only /v1/completions and /v1/chat/completions,
-	// records.py idx@a9ed5f69). With none, Task time must come from the
-	// native answers and every request is accounted for by the client <->
-	// native join alone; the row says so.
-	ServerRecords string `yaml:"server_records" json:"server_records,omitempty"`
-	// TaskAgreement is the tolerance within which the server's and the
-	// native Task times of one request agree, when the Task source is the
-	// server's records and the native answers time the Task too
-	// (DefaultTaskAgreement when unset). Disagreement is recorded in the
-	// row, never a reason.
-	TaskAgreement *Tolerance `yaml:"task_agreement" json:"task_agreement,omitempty"`
 	// MaxBodyBytes is the largest request body the family's server accepts
 	// (trtmc-server --max-body-bytes, default 1 MiB: a larger body is a
 	// 413). The server argv passes it as {max_body_bytes}; before any
@@ -201,57 +165,6 @@ var Placeholders = []string{"bin", "self", "bundle", "model", "host", "port", "r
 	"tokenizer", "families_dir", "tp", "max_body_bytes", "max_prompt_bytes"}
 
 var placeholderRE = regexp.MustCompile(`\{([a-z_]+)\}`)
-
-// Values of Family.TaskTime.
-const (
-	TaskTimeServer = "server"
-	TaskTimeNative = "native"
-)
-
-// Values of Family.ServerRecords.
-const (
-	ServerRecordsRequired = "required"
-	ServerRecordsNone     = "none"
-)
-
-// DefaultTaskAgreement is the tolerance of Family.TaskAgreement when a
-// family states none: 2 ms or 25%, whichever is more (two calls of the same
-// Task on the same input; not a verdict).
-var DefaultTaskAgreement = Tolerance{AbsMS: 2, Rel: 0.25}
-
-// Tolerance is how far apart two times of one thing may be: AbsMS, or Rel
-// of the larger, whichever is more (the row's reports.Tolerance applies
-// it).
-type Tolerance struct {
-	AbsMS float64 `yaml:"abs_ms" json:"abs_ms"`
-	Rel   float64 `yaml:"rel" json:"rel"`
-}
-
-// Agreement is the family's Task agreement tolerance.
-func (f *Family) Agreement() Tolerance {
-	if f.TaskAgreement != nil {
-		return *f.TaskAgreement
-	}
-	return DefaultTaskAgreement
-}
-
-// Recorded reports whether the family's server records its route.
-func (f *Family) Recorded() bool { return f.ServerRecords != ServerRecordsNone }
-
-// TaskTimeSource is the family's Task time source, TaskTimeServer when it
-// declares none.
-func (f *Family) TaskTimeSource() string {
-	if f.TaskTime == "" {
-		return TaskTimeServer
-	}
-	return f.TaskTime
-}
-
-// Values of Family.FinishReasonNull.
-const (
-	FinishNullComplete   = "complete"
-	FinishNullIncomplete = "incomplete"
-)
 
 // Load reads families.yaml and checks it; every problem names file:line.
 func Load(path string) (*Config, error) {
@@ -405,9 +318,9 @@ func (c *familyCheck) answers(reg *Registry) {
 		c.add(c.keyAt("min_box_iou"), field+".min_box_iou", "min_box_iou and max_score_abs_error are the boxes-iou comparator's; the family compares with %s", f.Comparator)
 	}
 	switch f.FinishReasonNull {
-	case "", FinishNullIncomplete, FinishNullComplete:
+	case "", verdict.FinishNullIncomplete, verdict.FinishNullComplete:
 	default:
-		c.add(f.Line, field+".finish_reason_null", "must be %s or %s, got %q", FinishNullComplete, FinishNullIncomplete, f.FinishReasonNull)
+		c.add(f.Line, field+".finish_reason_null", "must be %s or %s, got %q", verdict.FinishNullComplete, verdict.FinishNullIncomplete, f.FinishReasonNull)
 	}
 }
 
@@ -434,18 +347,18 @@ func (c *familyCheck) labelSpace() {
 func (c *familyCheck) timeSources() {
 	f, field := c.f, c.field
 	switch f.TaskTime {
-	case "", TaskTimeServer, TaskTimeNative:
+	case "", verdict.TaskTimeServer, verdict.TaskTimeNative:
 	default:
-		c.add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", TaskTimeServer, TaskTimeNative, f.TaskTime)
+		c.add(f.Line, field+".task_time", "must be %s (the server's request records' task_ms) or %s (the native answers' task_ms), got %q", verdict.TaskTimeServer, verdict.TaskTimeNative, f.TaskTime)
 	}
 	switch f.ServerRecords {
-	case "", ServerRecordsRequired:
-	case ServerRecordsNone:
-		if f.TaskTimeSource() != TaskTimeNative {
+	case "", verdict.ServerRecordsRequired:
+	case verdict.ServerRecordsNone:
+		if f.TaskTimeSource() != verdict.TaskTimeNative {
 			c.add(c.keyAt("server_records"), field+".server_records", "none needs task_time: native (the server's records are the default Task time source)")
 		}
 	default:
-		c.add(c.keyAt("server_records"), field+".server_records", "must be %s or %s, got %q", ServerRecordsRequired, ServerRecordsNone, f.ServerRecords)
+		c.add(c.keyAt("server_records"), field+".server_records", "must be %s or %s, got %q", verdict.ServerRecordsRequired, verdict.ServerRecordsNone, f.ServerRecords)
 	}
 	if a := f.TaskAgreement; a != nil && (a.AbsMS < 0 || a.Rel < 0 || a.AbsMS != a.AbsMS || a.Rel != a.Rel) {
 		c.add(c.keyAt("task_agreement"), field+".task_agreement", "abs_ms and rel must be >= 0")

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func TestShippedFamiliesLoad(t *testing.T) {
@@ -144,13 +146,13 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 	for _, name := range vlm {
 		f := cfg.Families[name]
 		assert.Equal(t, "chat", f.EndpointType, name)
-		assert.Equal(t, FinishNullComplete, f.FinishReasonNull, name)
+		assert.Equal(t, verdict.FinishNullComplete, f.FinishReasonNull, name)
 		assert.Contains(t, f.Correctness, "tests/e2e/models/"+name+"/test_"+name+"_e2e.py", name)
 		assert.Contains(t, f.Inventory.Controls, "max_tokens", name)
 		assert.Equal(t, "../tokenizers/{profile}", f.Inventory.Tokenizer, name)
 		// The chat routes are recorded: the served request's own Task time
 		// is the record's model_call_ms.
-		assert.Equal(t, TaskTimeServer, f.TaskTimeSource(), name)
+		assert.Equal(t, verdict.TaskTimeServer, f.TaskTimeSource(), name)
 		assert.True(t, f.Recorded(), name)
 	}
 	for _, name := range det {
@@ -166,7 +168,7 @@ func TestTRTMCFamiliesLoad(t *testing.T) {
 		}
 		// /v1/infer is not recorded by the public server: declared.
 		assert.False(t, f.Recorded(), name)
-		assert.Equal(t, TaskTimeNative, f.TaskTimeSource(), name)
+		assert.Equal(t, verdict.TaskTimeNative, f.TaskTimeSource(), name)
 	}
 	assert.Equal(t, LabelSpaces["coco-category-id"], cfg.Families["detr"].Labels, "DETR keeps COCO category ids")
 	assert.Equal(t, LabelSpaces["coco-contiguous-80"], cfg.Families["yolo11"].Labels)
@@ -231,7 +233,7 @@ families:
 	assert.False(t, f.Recorded())
 	assert.EqualValues(t, 1024, f.MaxBodyBytes)
 	assert.EqualValues(t, 512, f.MaxPromptBytes)
-	assert.Equal(t, DefaultTaskAgreement, f.Agreement())
+	assert.Equal(t, verdict.DefaultTaskAgreement, f.Agreement())
 }
 
 // TestFamilyCheckLines: a problem is reported at its element's line, else

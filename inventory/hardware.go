@@ -85,6 +85,3 @@ func (p *Profile) RunsOn(scope string) bool {
 	}
 	return false
 }
-
-// GPUs is the number of GPUs the layout needs: tp x cp (at least 1 each).
-func (p Parallelism) GPUs() int { return max(p.TP, 1) * max(p.CP, 1) }

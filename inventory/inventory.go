@@ -7,28 +7,28 @@
 package inventory
 
 import (
-	"encoding/json"
 	"fmt"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Schema is the value of the top-level `schema` key this package reads.
 const Schema = "trtmc-qual/inventory/v1"
 
-// Kinds of profile. Only normal profiles count as models.
+// Kinds of profile (verdict's: a row and the inventory snapshot carry
+// them). Only normal profiles count as models.
 const (
-	KindNormal  = "normal"
-	KindVariant = "variant"
-	KindPartial = "partial"
+	KindNormal  = verdict.KindNormal
+	KindVariant = verdict.KindVariant
+	KindPartial = verdict.KindPartial
 )
 
-// Statuses a profile may claim in the inventory.
+// Statuses a profile may claim in the inventory (verdict's).
 const (
-	StatusPlanned         = "planned"
-	StatusImplemented     = "implemented"
-	StatusFamilyValidated = "family-validated"
-	StatusAIPerfQualified = "aiperf-qualified"
+	StatusPlanned         = verdict.StatusPlanned
+	StatusImplemented     = verdict.StatusImplemented
+	StatusFamilyValidated = verdict.StatusFamilyValidated
+	StatusAIPerfQualified = verdict.StatusAIPerfQualified
 )
 
 // Inventory is one or more inventory files merged.
@@ -114,59 +114,40 @@ type Profile struct {
 	shadow map[string]bool
 }
 
-// Parallelism is the profile's tensor/context parallel layout.
-type Parallelism struct {
-	TP int `yaml:"tp" json:"tp"`
-	CP int `yaml:"cp" json:"cp,omitempty"`
-}
-
-// String renders the layout as "tp1" or "tp4-cp2".
-func (p Parallelism) String() string {
-	s := fmt.Sprintf("tp%d", max(p.TP, 1))
-	if p.CP > 1 {
-		s += fmt.Sprintf("-cp%d", p.CP)
-	}
-	return s
-}
-
-// Bundle is the built artifact a profile is served from, and its identity.
-type Bundle struct {
-	Path   string `yaml:"path" json:"path"`
-	SHA256 string `yaml:"sha256" json:"sha256"`
-}
-
-// Tokenizer is a tokenizer directory and, optionally, the sha256 of its
-// tokenizer.json.
-type Tokenizer struct {
-	Path   string `yaml:"path" json:"path,omitempty"`
-	SHA256 string `yaml:"sha256" json:"sha256,omitempty"`
-}
-
-// Exclusion takes a profile out of a run; it must say why.
-type Exclusion struct {
-	Reason string `yaml:"reason" json:"reason"`
-	Owner  string `yaml:"owner" json:"owner,omitempty"`
-	Until  string `yaml:"until" json:"until,omitempty"`
-}
+// The parts of a profile, the same in the inventory snapshot a row is
+// shown for (verdict.InventoryEntry).
+type (
+	// Parallelism is the profile's tensor/context parallel layout.
+	Parallelism = verdict.Parallelism
+	// Bundle is the built artifact a profile is served from, and its
+	// identity.
+	Bundle = verdict.Bundle
+	// Tokenizer is a tokenizer directory and, optionally, the sha256 of
+	// its tokenizer.json.
+	Tokenizer = verdict.Tokenizer
+	// Exclusion takes a profile out of a run; it must say why.
+	Exclusion = verdict.Exclusion
+)
 
 // Counted reports whether the profile counts as a model of its group.
 func (p *Profile) Counted() bool { return p.Kind == KindNormal }
 
-// Served is the model name the server is started with.
-func (p *Profile) Served() string {
-	if p.ModelName != "" {
-		return p.ModelName
-	}
-	return p.ID
-}
+// Served is the model name the server is started with (the entry's).
+func (p *Profile) Served() string { return p.Entry().Served() }
 
-// Digest is the sha256 of the profile as JSON: the identity of the
-// inventory entry a row was run for (provenance.inventory_entry_sha256).
-// A profile read back from OUT/<group>/inventory.json, the snapshot the
-// run wrote, has the same digest as the one the run loaded.
-func (p *Profile) Digest() string {
-	b, _ := json.Marshal(p)
-	return fileio.SHA256(b)
+// Digest is the digest of the profile's entry (verdict.InventoryEntry's
+// Digest): the identity of the inventory entry a row was run for
+// (provenance.inventory_entry_sha256). The entry read back from
+// OUT/<group>/inventory.json, the snapshot the run wrote, has the same.
+func (p *Profile) Digest() string { return p.Entry().Digest() }
+
+// Entry is the profile as its group's inventory snapshot holds it: the
+// entry a row is run and shown for (its JSON is the profile's).
+func (p *Profile) Entry() *verdict.InventoryEntry {
+	return &verdict.InventoryEntry{ID: p.ID, Checkpoint: p.Checkpoint, Revision: p.Revision, Family: p.Family, Task: p.Task,
+		Kind: p.Kind, VariantOf: p.VariantOf, ModelName: p.ModelName, Precision: p.Precision, Parallelism: p.Parallelism,
+		Bundle: p.Bundle, Tokenizer: p.Tokenizer, Controls: p.Controls, Gaps: p.Gaps, Hardware: p.Hardware, Status: p.Status,
+		Exclusion: p.Exclusion, SourceCommit: p.SourceCommit, Group: p.Group}
 }
 
 // Where returns "file:line" for a field of the profile (or the profile).

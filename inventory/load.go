@@ -12,11 +12,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Problem is one thing wrong with an inventory, located precisely.
@@ -170,7 +169,7 @@ func parseInto(inv *Inventory, path string, data []byte) Problems {
 		keyN, valN := groupsNode.Content[i], groupsNode.Content[i+1]
 		name := keyN.Value
 		field := "groups." + name
-		if !SafeName(name) {
+		if !text.SafeName(name) {
 			field = "groups." + text.Quote(name)
 		}
 		if _, dup := inv.Groups[name]; dup {

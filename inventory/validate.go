@@ -49,7 +49,7 @@ func (v *validator) group(gname string, g *Group) {
 		}
 		v.probs = append(v.probs, problem(g.File, lineIn(g.FieldLines, rel, g.Line), "groups."+orUnnamed(gname)+field, format, args...))
 	}
-	if err := CheckName(gname); err != nil {
+	if err := text.CheckName(gname); err != nil {
 		gadd("", "group name %s", nameProblem(err))
 	}
 	checkWorkload(g.Workload, gadd)
@@ -110,8 +110,8 @@ func (v *validator) identity(p *Profile, add addFunc) {
 	switch {
 	case p.ID == "":
 		add("id", "missing")
-	case !SafeName(p.ID):
-		add("id", "%s", nameProblem(CheckName(p.ID)))
+	case !text.SafeName(p.ID):
+		add("id", "%s", nameProblem(text.CheckName(p.ID)))
 	}
 	if prev, dup := v.ids[p.ID]; dup && p.ID != "" {
 		add("id", "duplicate id (first defined at %s)", prev.Where("id"))
@@ -124,8 +124,8 @@ func (v *validator) identity(p *Profile, add addFunc) {
 	switch {
 	case p.Family == "":
 		add("family", "missing")
-	case !SafeName(p.Family):
-		add("family", "%s", nameProblem(CheckName(p.Family)))
+	case !text.SafeName(p.Family):
+		add("family", "%s", nameProblem(text.CheckName(p.Family)))
 	case v.knownFamily != nil && !v.knownFamily(p.Family):
 		add("family", "unknown family %+q (not in the family configuration)", p.Family)
 	}
@@ -247,7 +247,7 @@ func orUnnamed(id string) string {
 	if id == "" {
 		return "<no id>"
 	}
-	if !SafeName(id) {
+	if !text.SafeName(id) {
 		return text.Quote(id)
 	}
 	return id

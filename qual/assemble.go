@@ -13,8 +13,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // RunBuilder is one group run as its caller resolved it — the values of
@@ -50,11 +51,11 @@ type RunBuilder struct {
 	// goes before it (CommandLine).
 	Command []string
 	// Roots are this host's named roots; the evidence root is put first.
-	Roots []reports.Root
+	Roots []verdict.Root
 	// Publish is what the published tables map.
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 	// Slurm is the Slurm task this process runs as, if any.
-	Slurm *reports.SlurmTask
+	Slurm *verdict.SlurmTask
 	// Version and Commit are the harness's, recorded in every row.
 	Version, Commit string
 
@@ -144,8 +145,8 @@ func (b *RunBuilder) secrets() []string {
 
 // roots are the named roots a run records in every row
 // (provenance.roots): its evidence root and this host's roots.
-func (b *RunBuilder) roots() []reports.Root {
-	return append([]reports.Root{{Name: reports.RootOut, Path: absPath(b.Out)}}, b.Roots...)
+func (b *RunBuilder) roots() []verdict.Root {
+	return append([]verdict.Root{{Name: publish.RootOut, Path: absPath(b.Out)}}, b.Roots...)
 }
 
 // ReproEnv are the environment variables outside the command line that

@@ -13,7 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc/proctest"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // captureExecutor records the Options it is run with.
@@ -35,7 +36,7 @@ func testBuilder(t *testing.T, env map[string]string) (*RunBuilder, *bytes.Buffe
 	t.Cleanup(func() { assert.NoError(t, runner.Verify()) })
 	return &RunBuilder{Group: "vlm", Only: []string{"a"}, Out: "out", Host: "127.0.0.1", GPUs: "cpu:2",
 		SecretEnv: []string{"TRTMC_SERVE_TOKEN", "HF_TOKEN", "UNSET"}, Command: []string{"trtmc-qual", "run", "--group", "vlm"},
-		Roots:  []reports.Root{{Name: "home", Path: "/home/u"}},
+		Roots:  []verdict.Root{{Name: "home", Path: "/home/u"}},
 		Runner: runner, Getenv: func(k string) string { return env[k] }, Now: time.Now, ErrOut: &errOut}, &errOut
 }
 
@@ -61,7 +62,7 @@ func TestRunBuilderAssemblesTheRun(t *testing.T) {
 		"which can also mask unrelated text of the evidence that happens to equal it\n", errOut.String(), "only the short secret is warned about")
 	abs, err := filepath.Abs("out")
 	require.NoError(t, err)
-	assert.Equal(t, []reports.Root{{Name: reports.RootOut, Path: abs}, {Name: "home", Path: "/home/u"}}, o.Provenance.Roots)
+	assert.Equal(t, []verdict.Root{{Name: publish.RootOut, Path: abs}, {Name: "home", Path: "/home/u"}}, o.Provenance.Roots)
 	assert.Equal(t, `TRTMC_SERVE_TOKEN="$TRTMC_SERVE_TOKEN" TRTMC_REFSERVER_FAULT=slow-ms=5 trtmc-qual run --group vlm`, o.Provenance.Command)
 	self, err := os.Executable()
 	require.NoError(t, err)

@@ -16,9 +16,10 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Limits on what a checkout's untracked files may hold: beyond them the
@@ -31,14 +32,14 @@ const (
 
 // checkoutRoots are the named roots whose git state every row records:
 // the harness's checkout and TRTMC's.
-var checkoutRoots = []string{reports.RootHarness, reports.RootTRTMC}
+var checkoutRoots = []string{publish.RootHarness, publish.RootTRTMC}
 
 // readCheckouts reads the state of the run's checkouts (the roots named
 // in checkoutRoots), once per group run.
-func readCheckouts(ctx context.Context, runner proc.Runner, roots []reports.Root) []reports.Checkout {
-	var out []reports.Checkout
+func readCheckouts(ctx context.Context, runner proc.Runner, roots []verdict.Root) []verdict.Checkout {
+	var out []verdict.Checkout
 	for _, name := range checkoutRoots {
-		i := slices.IndexFunc(roots, func(r reports.Root) bool { return r.Name == name })
+		i := slices.IndexFunc(roots, func(r verdict.Root) bool { return r.Name == name })
 		if i < 0 {
 			continue
 		}
@@ -54,8 +55,8 @@ func readCheckouts(ctx context.Context, runner proc.Runner, roots []reports.Root
 // contents). git runs through gitread's one safe command line, with the
 // checkout's filter and diff drivers emptied (a foreign checkout runs no
 // command of its own).
-func readCheckout(ctx context.Context, runner proc.Runner, name, dir string) reports.Checkout {
-	c := reports.Checkout{Name: name, Path: dir}
+func readCheckout(ctx context.Context, runner proc.Runner, name, dir string) verdict.Checkout {
+	c := verdict.Checkout{Name: name, Path: dir}
 	var drivers []string
 	git := func(args ...string) ([]byte, error) {
 		var out, errb bytes.Buffer

@@ -15,6 +15,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // gitRepo makes a repository with one commit of a.txt and returns its
@@ -44,9 +46,9 @@ func TestACleanCheckoutIsItsCommit(t *testing.T) {
 	dir, head := gitRepo(t)
 	require.NoError(t, os.MkdirAll(filepath.Join(dir, "build"), 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "build", "trtmc-server"), []byte("binary"), 0o755))
-	c := readCheckout(context.Background(), proc.OS{}, reports.RootTRTMC, dir)
-	assert.Equal(t, reports.Checkout{Name: reports.RootTRTMC, Path: dir, Commit: head}, c)
-	assert.Empty(t, reports.CheckoutNotes([]reports.Checkout{c}))
+	c := readCheckout(context.Background(), proc.OS{}, publish.RootTRTMC, dir)
+	assert.Equal(t, verdict.Checkout{Name: publish.RootTRTMC, Path: dir, Commit: head}, c)
+	assert.Empty(t, reports.CheckoutNotes([]verdict.Checkout{c}))
 }
 
 // TestADirtyCheckoutIsVisible: uncommitted changes and untracked files
@@ -63,7 +65,7 @@ func TestADirtyCheckoutIsVisible(t *testing.T) {
 	require.NoError(t, cfg.Run())
 	require.NoError(t, os.WriteFile(filepath.Join(dir, ".gitattributes"), []byte("*.txt filter=evil\n"), 0o644))
 
-	c := readCheckout(context.Background(), proc.OS{}, reports.RootTRTMC, dir)
+	c := readCheckout(context.Background(), proc.OS{}, publish.RootTRTMC, dir)
 	require.Empty(t, c.Error)
 	assert.Equal(t, head, c.Commit)
 	assert.True(t, c.Dirty)
@@ -81,7 +83,7 @@ func TestADirtyCheckoutIsVisible(t *testing.T) {
 	assert.Equal(t, fmt.Sprintf("%x", h.Sum(nil)), c.UntrackedSHA256)
 	assert.NoFileExists(t, canary, "the checkout's filter never ran")
 
-	notes := reports.CheckoutNotes([]reports.Checkout{c})
+	notes := reports.CheckoutNotes([]verdict.Checkout{c})
 	require.Len(t, notes, 1)
 	assert.Contains(t, notes[0], "is dirty")
 	assert.Contains(t, notes[0], c.DiffSHA256)
@@ -89,16 +91,16 @@ func TestADirtyCheckoutIsVisible(t *testing.T) {
 
 	// Another edit is another digest.
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "new.py"), []byte("print(2)\n"), 0o644))
-	c2 := readCheckout(context.Background(), proc.OS{}, reports.RootTRTMC, dir)
+	c2 := readCheckout(context.Background(), proc.OS{}, publish.RootTRTMC, dir)
 	assert.NotEqual(t, c.UntrackedSHA256, c2.UntrackedSHA256)
 	assert.Equal(t, c.DiffSHA256, c2.DiffSHA256)
 }
 
 func TestACheckoutThatIsNotOne(t *testing.T) {
-	c := readCheckout(context.Background(), proc.OS{}, reports.RootHarness, t.TempDir())
+	c := readCheckout(context.Background(), proc.OS{}, publish.RootHarness, t.TempDir())
 	assert.Empty(t, c.Commit)
 	assert.Contains(t, c.Error, "not a readable git checkout")
-	assert.Contains(t, reports.CheckoutNotes([]reports.Checkout{c})[0], c.Error)
+	assert.Contains(t, reports.CheckoutNotes([]verdict.Checkout{c})[0], c.Error)
 }
 
 // TestRowsRecordTheCheckouts: the run's roots HARNESS and TRTMC_REPO are
@@ -108,13 +110,13 @@ func TestRowsRecordTheCheckouts(t *testing.T) {
 	dirty, _ := gitRepo(t)
 	require.NoError(t, os.WriteFile(filepath.Join(dirty, "a.txt"), []byte("edited\n"), 0o644))
 	clean, cleanHead := gitRepo(t)
-	cs := readCheckouts(context.Background(), proc.OS{}, []reports.Root{
-		{Name: reports.RootOut, Path: t.TempDir()}, {Name: reports.RootTRTMC, Path: dirty}, {Name: reports.RootHarness, Path: clean}})
+	cs := readCheckouts(context.Background(), proc.OS{}, []verdict.Root{
+		{Name: publish.RootOut, Path: t.TempDir()}, {Name: publish.RootTRTMC, Path: dirty}, {Name: publish.RootHarness, Path: clean}})
 	require.Len(t, cs, 2)
-	assert.Equal(t, reports.RootHarness, cs[0].Name)
+	assert.Equal(t, publish.RootHarness, cs[0].Name)
 	assert.Equal(t, cleanHead, cs[0].Commit)
 	assert.False(t, cs[0].Dirty)
-	assert.Equal(t, reports.RootTRTMC, cs[1].Name)
+	assert.Equal(t, publish.RootTRTMC, cs[1].Name)
 	assert.True(t, cs[1].Dirty)
 
 	var r recorder

@@ -24,6 +24,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Default stage deadlines when the family configuration sets none.
@@ -70,7 +71,7 @@ type checkpointRun struct {
 	tmp string
 	// marker is this checkpoint's value of TRTMC_QUAL_CHECKPOINT.
 	marker string
-	res    reports.Result     // the row, filled in by every stage
+	res    verdict.Result     // the row, filled in by every stage
 	red    *evidence.Redactor // the secrets its evidence must not hold
 
 	// preflight: the served bundle and the corpus (prepared when missing,
@@ -112,9 +113,9 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	cr.res.StartedAt = o.Now().UTC()
 	if cr.family != nil {
 		cr.res.Route = cr.family.Route
-		cr.res.Answers = semantics(cr.family)
+		cr.res.Answers = cr.family.Semantics.Stated()
 		cr.res.Answers.ServedModel = cr.profile.Served()
-		cr.res.Provenance.FamilyCriteriaSHA256 = cr.family.Criteria().Digest()
+		cr.res.Provenance.FamilyCriteriaSHA256 = verdict.CriteriaDigest(cr.family.Route, cr.family.Semantics)
 	}
 	prov := &cr.res.Provenance
 	prov.HarnessVersion, prov.HarnessCommit, prov.AIPerfVersion = o.Provenance.HarnessVersion, o.Provenance.HarnessCommit, gr.aiperf.Got
@@ -127,7 +128,7 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 	prov.HardwareScope = pl.scope
 	if pl.mismatch != "" {
 		prov.HardwareMismatch = pl.mismatch
-		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeHardwareMismatchAllowed,
+		cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: "schedule", Code: verdict.CodeHardwareMismatchAllowed,
 			Message: pl.mismatch + "; run anyway (--allow-hardware-mismatch), so the row cannot qualify"})
 	}
 	if gr.aiperf.MismatchAllowed {
@@ -139,15 +140,15 @@ func (gr *groupRun) newCheckpointRun(p *inventory.Profile, slot Slot, pl placeme
 func (cr *checkpointRun) now() time.Time { return cr.gr.opts.Now().UTC() }
 
 // checkpoint runs every stage for one profile and always returns a result.
-func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *reports.Result {
+func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot Slot, pl placement) *verdict.Result {
 	cr := gr.newCheckpointRun(p, slot, pl)
 	if p.Exclusion != nil {
 		cr.res.Exclusion = p.Exclusion.Reason
-		reports.Judge(&cr.res)
+		verdict.Judge(&cr.res)
 		cr.res.EndedAt = cr.now()
 		gr.logf("%s: excluded: %s", p.ID, p.Exclusion.Reason)
 		// An earlier excluded result is replaced; real evidence is set aside.
-		if prev, err := readResult(filepath.Join(cr.dir, fileResult)); err != nil || prev.Verdict != reports.VerdictExcluded {
+		if prev, err := readResult(filepath.Join(cr.dir, fileResult)); err != nil || prev.Verdict != verdict.VerdictExcluded {
 			if err := cr.prepareDir(); err != nil {
 				return &cr.res
 			}
@@ -164,14 +165,14 @@ func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot S
 		}
 	}
 	if err := cr.prepareDir(); err != nil {
-		cr.fail("preflight", reports.CodeEvidenceDir, err)
-		reports.Judge(&cr.res)
+		cr.fail("preflight", verdict.CodeEvidenceDir, err)
+		verdict.Judge(&cr.res)
 		cr.res.EndedAt = cr.now()
 		return &cr.res
 	}
 	if err := cr.makeTemp(); err != nil {
-		cr.fail("preflight", reports.CodeEvidenceDir, err)
-		reports.Judge(&cr.res)
+		cr.fail("preflight", verdict.CodeEvidenceDir, err)
+		verdict.Judge(&cr.res)
 		cr.res.EndedAt = cr.now()
 		return &cr.res
 	}
@@ -194,8 +195,8 @@ func (gr *groupRun) checkpoint(ctx context.Context, p *inventory.Profile, slot S
 	cr.finish(ctx)
 	if err := cr.writeResult(); err != nil {
 		gr.logf("%s: cannot write result: %v", p.ID, err)
-		cr.fail("report", reports.CodeWriteFailed, err)
-		reports.Judge(&cr.res)
+		cr.fail("report", verdict.CodeWriteFailed, err)
+		verdict.Judge(&cr.res)
 	}
 	gr.opts.Progress.finished(p.ID)
 	gr.logf("%s: %s%s", p.ID, strings.ToUpper(cr.res.Verdict), reasonSummary(cr.res.Reasons))
@@ -231,34 +232,41 @@ func (cr *checkpointRun) stage(name string, fn func() error) {
 	start := cr.gr.opts.Now()
 	before := cr.childMS
 	err := fn()
-	st := reports.Stage{Name: name, Status: reports.StageOK, DurationMS: ms(cr.gr.opts.Now().Sub(start)), ChildMS: cr.childMS - before}
+	st := verdict.Stage{Name: name, Status: verdict.StageOK, DurationMS: ms(cr.gr.opts.Now().Sub(start)), ChildMS: cr.childMS - before}
 	defer func() { cr.gr.opts.Progress.stageDone(cr.profile.ID, st) }()
 	switch {
 	case err == nil:
 	case errors.Is(err, errSkipped):
-		st.Status = reports.StageSkipped
+		st.Status = verdict.StageSkipped
 	case errors.Is(err, context.Canceled):
-		st.Status = reports.StageInterrupted
+		st.Status = verdict.StageInterrupted
 		st.Error = err.Error()
+	case errors.As(err, new(*stopError)):
+		// A fact of the row stops the checkpoint; Judge makes its reason.
+		st.Status = verdict.StageError
+		st.Error = cr.red.String(err.Error())
+		if cr.stageErr == nil {
+			cr.stageErr = err
+		}
 	default:
-		st.Status = reports.StageError
+		st.Status = verdict.StageError
 		st.Error = cr.red.String(err.Error())
 		if cr.stageErr == nil {
 			cr.stageErr = err
 		}
 		var se *stageError
-		st.Code = reports.CodeStageFailed
+		st.Code = verdict.CodeStageFailed
 		if errors.As(err, &se) {
 			st.Code = se.code
 		}
-		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: name, Code: st.Code, Message: st.Error})
+		cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: name, Code: st.Code, Message: st.Error})
 	}
 	cr.res.Stages = append(cr.res.Stages, st)
 }
 
 // stageError is a stage that broke, with a machine-readable code.
 type stageError struct {
-	code reports.Code
+	code verdict.Code
 	err  error
 }
 
@@ -266,10 +274,22 @@ func (e *stageError) Error() string { return e.err.Error() }
 func (e *stageError) Unwrap() error { return e.err }
 
 // stageFailure is a stage that broke, with its reason code.
-func stageFailure(code reports.Code, err error) error { return &stageError{code: code, err: err} }
+func stageFailure(code verdict.Code, err error) error { return &stageError{code: code, err: err} }
 
-func (cr *checkpointRun) fail(stage string, code reports.Code, err error) {
-	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
+// stopError stops a checkpoint on a fact its row records, whose reason
+// Judge makes (the bundle digested is not the one the inventory pins):
+// the stage ends in error and the rest are skipped, but no problem is
+// recorded, so one fact gives one reason.
+type stopError struct{ err error }
+
+func (e *stopError) Error() string { return e.err.Error() }
+func (e *stopError) Unwrap() error { return e.err }
+
+// stopCheckpoint is a stage that stops the checkpoint on a recorded fact.
+func stopCheckpoint(err error) error { return &stopError{err: err} }
+
+func (cr *checkpointRun) fail(stage string, code verdict.Code, err error) {
+	cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: stage, Code: code, Message: cr.red.String(err.Error())})
 	if cr.stageErr == nil {
 		cr.stageErr = err
 	}
@@ -302,11 +322,11 @@ func (cr *checkpointRun) runChild(ctx context.Context, stage string, argv []stri
 }
 
 func (cr *checkpointRun) record(stage string, argv []string, res proc.Result) {
-	cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{
+	cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, verdict.Command{
 		Stage: stage, Argv: cr.red.Argv(argv), ExitCode: res.ExitCode, Signal: res.Signal})
 	if res.OutputErr != "" {
 		// Evidence was lost: the row cannot be trusted, whatever else happened.
-		cr.fail(stage, reports.CodeOutputLost, fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
+		cr.fail(stage, verdict.CodeOutputLost, fmt.Errorf("the %s's output could not be kept in the evidence: %s", stage, res.OutputErr))
 	}
 	cr.survivors(stage, "the "+stage+" command", res.Survivors)
 }
@@ -326,7 +346,7 @@ func (cr *checkpointRun) survivors(stage, what string, ss []proc.Survivor) {
 		}
 		parts = append(parts, s.String())
 	}
-	cr.fail(stage, reports.CodeSurvivor, fmt.Errorf("%s", cr.red.String(fmt.Sprintf(
+	cr.fail(stage, verdict.CodeSurvivor, fmt.Errorf("%s", cr.red.String(fmt.Sprintf(
 		"%d process(es) of %s's tree outlived it outside its process group (setsid or setpgid) and were killed: %s",
 		len(ss), what, strings.Join(parts, "; ")))))
 }
@@ -405,7 +425,7 @@ func (cr *checkpointRun) prepareDir() error {
 // finishedWithKey returns a finished (qualified or failed) result with the
 // same run key and intact sealed evidence, for --resume. Errors,
 // interruptions and changed evidence are re-run.
-func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
+func (cr *checkpointRun) finishedWithKey(key string) (*verdict.Result, bool) {
 	// Through the one loader (reports.ReadRow): only evidence exactly as
 	// its run sealed it is reused, judged by today's rules; anything else
 	// runs again.
@@ -417,26 +437,26 @@ func (cr *checkpointRun) finishedWithKey(key string) (*reports.Result, bool) {
 		cr.gr.logf("%s: resume: the earlier evidence differs from its seal (%s); running again", cr.profile.ID, firstReason(prev))
 		return nil, false
 	}
-	if prev.Verdict != reports.VerdictQualified && prev.Verdict != reports.VerdictFailed {
+	if prev.Verdict != verdict.VerdictQualified && prev.Verdict != verdict.VerdictFailed {
 		return nil, false
 	}
 	return prev, true
 }
 
 // firstReason is a row's first reason as "code: message".
-func firstReason(r *reports.Result) string {
+func firstReason(r *verdict.Result) string {
 	if len(r.Reasons) == 0 {
 		return r.Verdict
 	}
 	return string(r.Reasons[0].Code) + ": " + text.FirstLine(r.Reasons[0].Message)
 }
 
-func readResult(path string) (*reports.Result, error) {
+func readResult(path string) (*verdict.Result, error) {
 	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil, err
 	}
-	var r reports.Result
+	var r verdict.Result
 	if err := json.Unmarshal(data, &r); err != nil {
 		return nil, err
 	}
@@ -496,7 +516,7 @@ func (cr *checkpointRun) stopServer() {
 	cr.childMS += ms(time.Since(stopping))
 	cr.record("server", res.Argv, res)
 	if proc.GroupAlive(p.Pid()) {
-		cr.fail("stop", reports.CodeOrphan, fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))
+		cr.fail("stop", verdict.CodeOrphan, fmt.Errorf("server process group %d is still alive after SIGKILL", p.Pid()))
 	}
 	if res.Killed {
 		cr.gr.logf("%s: server ignored SIGTERM; killed after the grace period", cr.profile.ID)
@@ -538,7 +558,7 @@ func hostname() string {
 	return h
 }
 
-func reasonSummary(rs []reports.Reason) string {
+func reasonSummary(rs []verdict.Reason) string {
 	if len(rs) == 0 {
 		return ""
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Executor runs the selected checkpoints of a group somewhere — on this
@@ -75,7 +76,7 @@ func Prepare(ctx context.Context, opts Options) (*Prepared, error) {
 }
 
 // Excluded writes an excluded profile's row, as Run does.
-func (p *Prepared) Excluded(prof *inventory.Profile) *reports.Result {
+func (p *Prepared) Excluded(prof *inventory.Profile) *verdict.Result {
 	return p.gr.checkpoint(context.Background(), prof, Slot{Name: "none"}, placement{})
 }
 
@@ -88,7 +89,7 @@ func (p *Prepared) RunKey(prof *inventory.Profile) (string, error) {
 
 // Finished returns the profile's finished (qualified or failed) result when
 // its run key equals the one this run would have: what --resume skips.
-func (p *Prepared) Finished(prof *inventory.Profile) (*reports.Result, bool) {
+func (p *Prepared) Finished(prof *inventory.Profile) (*verdict.Result, bool) {
 	cr := p.gr.newCheckpointRun(prof, Slot{Name: "none"}, placement{})
 	key, err := cr.runKey(context.Background())
 	if err != nil {
@@ -111,21 +112,21 @@ func WriteGroupTables(out, group string) error { return writeGroupTables(out, gr
 // from the inventory, the expected request counts of the workload (nil:
 // unknown), no verdict yet. Every row the pipeline writes starts from it,
 // and so does a row an executor writes for a checkpoint that left none.
-func BaseResult(group string, w *inventory.Workload, p *inventory.Profile) reports.Result {
-	r := reports.Result{
-		Schema: reports.ResultSchema, Group: group, Profile: p.ID, Checkpoint: p.Checkpoint,
+func BaseResult(group string, w *inventory.Workload, p *inventory.Profile) verdict.Result {
+	r := verdict.Result{
+		Schema: verdict.ResultSchema, Group: group, Profile: p.ID, Checkpoint: p.Checkpoint,
 		Revision: p.Revision, Family: p.Family, Task: p.Task, Kind: p.Kind, VariantOf: p.VariantOf,
 		Precision: p.Precision, Parallelism: p.Parallelism.String(),
-		Reasons: []reports.Reason{}, Problems: []reports.Problem{}, RequestsByPhase: map[string]reports.Counts{}, Stages: []reports.Stage{},
-		Provenance: reports.Provenance{InventoryEntrySHA256: profileDigest(p), SourceCommit: p.SourceCommit,
-			BundlePinnedSHA256: p.Bundle.SHA256, Commands: []reports.Command{}},
+		Reasons: []verdict.Reason{}, Problems: []verdict.Problem{}, RequestsByPhase: map[string]verdict.Counts{}, Stages: []verdict.Stage{},
+		Provenance: verdict.Provenance{InventoryEntrySHA256: profileDigest(p), SourceCommit: p.SourceCommit,
+			BundlePinnedSHA256: p.Bundle.SHA256, Commands: []verdict.Command{}},
 	}
 	if w != nil {
-		r.Workload = reports.Workload{Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency}
+		r.Workload = verdict.Workload{Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency}
 		r.Endpoint = w.EndpointType
-		r.RequestsByPhase[PhaseWarmup] = reports.Counts{Expected: w.Warmup}
-		r.RequestsByPhase[PhaseMeasured] = reports.Counts{Expected: w.Measured}
-		r.Requests = reports.Counts{Expected: w.Warmup + w.Measured}
+		r.RequestsByPhase[PhaseWarmup] = verdict.Counts{Expected: w.Warmup}
+		r.RequestsByPhase[PhaseMeasured] = verdict.Counts{Expected: w.Measured}
+		r.Requests = verdict.Counts{Expected: w.Warmup + w.Measured}
 	}
 	return r
 }
@@ -134,7 +135,7 @@ func BaseResult(group string, w *inventory.Workload, p *inventory.Profile) repor
 // (or whose own row it amends) into OUT/<group>/<profile>/result.json,
 // atomically. With setAside, earlier evidence in that directory is set
 // aside first, as a new run of the checkpoint would.
-func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time) error {
+func WriteRow(out string, r *verdict.Result, setAside bool, now func() time.Time) error {
 	dir := filepath.Join(out, r.Group, r.Profile)
 	if setAside {
 		if _, err := os.Stat(dir); err == nil {
@@ -162,7 +163,7 @@ func WriteRow(out string, r *reports.Result, setAside bool, now func() time.Time
 // ReadRow reads OUT/<group>/<profile>/ through reports.ReadRow, the one
 // loader every verdict is shown through: result.json checked, the seal
 // checked, the verdict re-derived; (nil, nil) when there is no result.json.
-func ReadRow(out, group, profile string) (*reports.Result, error) {
+func ReadRow(out, group, profile string) (*verdict.Result, error) {
 	return reports.ReadRow(filepath.Join(out, group, profile), group, profile)
 }
 

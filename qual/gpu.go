@@ -12,14 +12,14 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GPUProbe describes the host's GPUs and the compute processes on them.
 type GPUProbe interface {
 	// List describes every GPU as it is now (identity, memory, utilisation,
 	// clocks, power limit, MIG mode); nil when the host has none.
-	List(ctx context.Context) ([]reports.GPU, error)
+	List(ctx context.Context) ([]verdict.GPU, error)
 	// Apps lists the compute processes on every GPU.
 	Apps(ctx context.Context) ([]ComputeApp, error)
 }
@@ -77,7 +77,7 @@ func (n NvidiaSMI) run(ctx context.Context, args ...string) (string, error) {
 }
 
 // List implements GPUProbe.
-func (n NvidiaSMI) List(ctx context.Context) ([]reports.GPU, error) {
+func (n NvidiaSMI) List(ctx context.Context) ([]verdict.GPU, error) {
 	if _, ok := n.bin(); !ok {
 		return nil, nil
 	}
@@ -119,15 +119,15 @@ func (n NvidiaSMI) Apps(ctx context.Context) ([]ComputeApp, error) {
 // --format=csv,noheader,nounits`. Values nvidia-smi cannot report ("[N/A]",
 // "[Not Supported]") are left unset; a line with the wrong number of fields
 // or an unreadable number is an error naming the line.
-func ParseGPUs(out string) ([]reports.GPU, error) {
-	var gpus []reports.GPU
+func ParseGPUs(out string) ([]verdict.GPU, error) {
+	var gpus []verdict.GPU
 	for i, line := range lines(out) {
 		f := splitCSV(line)
 		if len(f) != len(gpuQueryFields) {
 			return nil, fmt.Errorf("nvidia-smi line %d: %d fields, want %d (%s): %q", i+1, len(f), len(gpuQueryFields),
 				strings.Join(gpuQueryFields, ","), line)
 		}
-		g := reports.GPU{Index: f[0], Name: f[1], UUID: f[2], Driver: unavailable(f[3]), MIGMode: unavailable(f[10]),
+		g := verdict.GPU{Index: f[0], Name: f[1], UUID: f[2], Driver: unavailable(f[3]), MIGMode: unavailable(f[10]),
 			ComputeCap: unavailable(f[11]), PCIBusID: unavailable(f[12]), ComputeMode: unavailable(f[13])}
 		if g.Index == "" || g.UUID == "" || !strings.HasPrefix(g.UUID, "GPU-") && !strings.HasPrefix(g.UUID, "MIG-") {
 			return nil, fmt.Errorf("nvidia-smi line %d: no index or UUID: %q", i+1, line)

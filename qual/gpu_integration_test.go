@@ -19,7 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // gpuHost puts the fake nvidia-smi (a host of n H200s whose compute
@@ -62,7 +62,7 @@ func variant(id string, tp int, hw ...string) *inventory.Profile {
 	return &inventory.Profile{ID: id, Parallelism: inventory.Parallelism{TP: tp}, Hardware: hw}
 }
 
-func overlap(a, b reports.Result) bool {
+func overlap(a, b verdict.Result) bool {
 	return a.StartedAt.Before(b.EndedAt) && b.StartedAt.Before(a.EndedAt)
 }
 
@@ -78,13 +78,13 @@ func TestGPUSlotsOnFourGPUs(t *testing.T) {
 	defer cancel()
 	res, err := qual.Run(ctx, opts)
 	require.NoError(t, err)
-	rows := map[string]reports.Result{}
+	rows := map[string]verdict.Result{}
 	for _, r := range res.Results {
 		rows[r.Profile] = readResult(t, out, "detection", r.Profile)
 	}
 	for id, n := range map[string]int{"ref-detect-small": 1, "tp2": 2, "tp4": 4, "tp1b": 1} {
 		r := rows[id]
-		require.Equal(t, reports.VerdictQualified, r.Verdict, "%s: %+v", id, r.Reasons)
+		require.Equal(t, verdict.VerdictQualified, r.Verdict, "%s: %+v", id, r.Reasons)
 		require.Len(t, r.Provenance.GPUs, n, id)
 		assert.Equal(t, "h200", r.Provenance.HardwareScope, id)
 		assert.Equal(t, "13.0", r.Provenance.GPUs[0].CUDAVersion, id)
@@ -93,7 +93,7 @@ func TestGPUSlotsOnFourGPUs(t *testing.T) {
 			assert.True(t, c.Passed, "%s %s: %s", id, c.Name, c.Problem)
 		}
 		serving := r.GPUChecks[1]
-		assert.Equal(t, reports.GPUCheckServing, serving.Name)
+		assert.Equal(t, verdict.GPUCheckServing, serving.Name)
 		for _, g := range serving.GPUs {
 			require.NotEmpty(t, g.Processes, "%s: the server holds memory on %s", id, g.UUID)
 			assert.True(t, g.Processes[0].Ours)
@@ -116,9 +116,9 @@ func TestGPUSlotsOnFourGPUs(t *testing.T) {
 		}
 	}
 	assert.Positive(t, overlaps, "some rows ran concurrently")
-	for id, code := range map[string]reports.Code{"tp8": qual.CodeInsufficientGPUs, "gb": qual.CodeHardwareMismatch} {
+	for id, code := range map[string]verdict.Code{"tp8": qual.CodeInsufficientGPUs, "gb": qual.CodeHardwareMismatch} {
 		r := rows[id]
-		assert.Equal(t, reports.VerdictNotRun, r.Verdict, id)
+		assert.Equal(t, verdict.VerdictNotRun, r.Verdict, id)
 		require.NotEmpty(t, r.Reasons, id)
 		assert.Equal(t, code, r.Reasons[0].Code, "%s: the scheduler's reason first", id)
 		assert.Empty(t, r.Provenance.Commands, "%s was never started", id)
@@ -141,13 +141,13 @@ func TestGPUHardwareMismatchAllowed(t *testing.T) {
 	_, err := qual.Run(ctx, opts)
 	require.NoError(t, err)
 	r := readResult(t, out, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictFailed, r.Verdict, "measured fine, but on the wrong hardware")
+	assert.Equal(t, verdict.VerdictFailed, r.Verdict, "measured fine, but on the wrong hardware")
 	assert.Contains(t, r.Provenance.HardwareMismatch, "hardware [gb300] but the run's GPUs are NVIDIA H200 (h200)")
-	var codes []reports.Code
+	var codes []verdict.Code
 	for _, x := range r.Reasons {
 		codes = append(codes, x.Code)
 	}
-	assert.Equal(t, []reports.Code{qual.CodeHardwareMismatchAllowed}, codes)
+	assert.Equal(t, []verdict.Code{qual.CodeHardwareMismatchAllowed}, codes)
 	assert.Equal(t, 55, r.Requests.Matched, "everything else was clean")
 }
 
@@ -166,9 +166,9 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		_, err := qual.Run(ctx, opts)
 		require.NoError(t, err)
 		r := readResult(t, out, "detection", "ref-detect-small")
-		assert.Equal(t, reports.VerdictError, r.Verdict)
+		assert.Equal(t, verdict.VerdictError, r.Verdict)
 		require.NotEmpty(t, r.Reasons)
-		assert.Equal(t, reports.CodeGPUBusy, r.Reasons[0].Code)
+		assert.Equal(t, verdict.CodeGPUBusy, r.Reasons[0].Code)
 		assert.Contains(t, r.Reasons[0].Message, "gpu busy before timing")
 		assert.Contains(t, r.Reasons[0].Message, "pid "+strconv.Itoa(holder))
 		assert.NoDirExists(t, filepath.Join(out, "detection", "ref-detect-small", "aiperf"), "nothing was timed")
@@ -191,13 +191,13 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		_, err = qual.Run(ctx, opts)
 		require.NoError(t, err)
 		r := readResult(t, out, "detection", "ref-detect-small")
-		assert.Equal(t, reports.VerdictError, r.Verdict)
-		var codes []reports.Code
+		assert.Equal(t, verdict.VerdictError, r.Verdict)
+		var codes []verdict.Code
 		for _, x := range r.Reasons {
 			codes = append(codes, x.Code)
 		}
-		assert.Contains(t, codes, reports.CodeSurvivor)
-		assert.NotContains(t, codes, reports.CodeGPULeak, "the sweep killed it before the release check")
+		assert.Contains(t, codes, verdict.CodeSurvivor)
+		assert.NotContains(t, codes, verdict.CodeGPULeak, "the sweep killed it before the release check")
 	})
 	t.Run("leak", func(t *testing.T) {
 		out := t.TempDir()
@@ -215,7 +215,7 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		_, err = qual.Run(ctx, opts)
 		require.NoError(t, err)
 		r := readResult(t, out, "detection", "ref-detect-small")
-		var leak *reports.Reason
+		var leak *verdict.Reason
 		for i := range r.Reasons {
 			if r.Reasons[i].Code == "gpu_leak" {
 				leak = &r.Reasons[i]
@@ -226,7 +226,7 @@ func TestGPUBusyAndLeak(t *testing.T) {
 		require.NotNil(t, m, leak.Message)
 		pid, _ := strconv.Atoi(m[1])
 		_ = syscall.Kill(pid, syscall.SIGKILL)
-		assert.Equal(t, reports.VerdictError, r.Verdict, "a leak is a broken row, never green")
+		assert.Equal(t, verdict.VerdictError, r.Verdict, "a leak is a broken row, never green")
 		assert.Equal(t, "gpu-release", leak.Stage)
 	})
 }
@@ -255,10 +255,10 @@ func TestGPUFamilyOnCPUOnlyHost(t *testing.T) {
 	res, err := qual.Run(ctx, opts)
 	require.NoError(t, err)
 	for _, r := range res.Results {
-		if r.Verdict == reports.VerdictExcluded {
+		if r.Verdict == verdict.VerdictExcluded {
 			continue
 		}
-		assert.Equal(t, reports.VerdictError, r.Verdict, "%s: a setup error", r.Profile)
+		assert.Equal(t, verdict.VerdictError, r.Verdict, "%s: a setup error", r.Profile)
 		require.NotEmpty(t, r.Reasons)
 		assert.Equal(t, qual.CodeGPURequired, r.Reasons[0].Code)
 		assert.Contains(t, r.Reasons[0].Message, "family ref-detect needs a GPU but this run has no GPU (2 CPU slots)")

@@ -16,7 +16,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func fixture(t *testing.T, name string) string {
@@ -116,14 +116,14 @@ func TestParseComputeApps(t *testing.T) {
 
 // fakeProbe is a GPU probe with fixed GPUs and compute processes.
 type fakeProbe struct {
-	gpus []reports.GPU
+	gpus []verdict.GPU
 	apps []ComputeApp
 	err  error
 }
 
-func (f *fakeProbe) List(context.Context) ([]reports.GPU, error) { return f.gpus, f.err }
+func (f *fakeProbe) List(context.Context) ([]verdict.GPU, error) { return f.gpus, f.err }
 func (f *fakeProbe) Apps(context.Context) ([]ComputeApp, error)  { return f.apps, f.err }
-func h200s(t *testing.T, n int) []reports.GPU {
+func h200s(t *testing.T, n int) []verdict.GPU {
 	t.Helper()
 	gpus, err := ParseGPUs(fixture(t, map[int]string{1: "h200x1", 2: "h200x2", 4: "h200x4"}[n]+"/query-gpu.csv"))
 	require.NoError(t, err)

@@ -10,8 +10,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GPU hygiene (docs/gpu.md): before timing every GPU of the slot is idle;
@@ -38,7 +38,7 @@ const markerEnv = "TRTMC_QUAL_CHECKPOINT"
 // gpuSnapshot is the slot's GPUs and their compute processes, at one time.
 type gpuSnapshot struct {
 	at   time.Time
-	gpus []reports.GPU
+	gpus []verdict.GPU
 	apps []ComputeApp
 }
 
@@ -78,13 +78,13 @@ func (cr *checkpointRun) snapshot(ctx context.Context) (*gpuSnapshot, error) {
 }
 
 // record turns a snapshot into a check with per-GPU states.
-func (cr *checkpointRun) gpuCheck(snap *gpuSnapshot, name, stage string) reports.GPUCheck {
-	c := reports.GPUCheck{Name: name, Stage: stage, At: snap.at, Passed: true, GPUs: []reports.GPUState{}}
+func (cr *checkpointRun) gpuCheck(snap *gpuSnapshot, name, stage string) verdict.GPUCheck {
+	c := verdict.GPUCheck{Name: name, Stage: stage, At: snap.at, Passed: true, GPUs: []verdict.GPUState{}}
 	for _, g := range snap.gpus {
-		st := reports.GPUState{UUID: g.UUID, UtilizationPct: g.UtilizationPct, MemoryUsedMiB: g.MemoryUsedMiB, Processes: []reports.GPUProcess{}}
+		st := verdict.GPUState{UUID: g.UUID, UtilizationPct: g.UtilizationPct, MemoryUsedMiB: g.MemoryUsedMiB, Processes: []verdict.GPUProcess{}}
 		for _, a := range snap.apps {
 			if a.GPUUUID == g.UUID {
-				st.Processes = append(st.Processes, reports.GPUProcess{PID: a.PID, Name: a.Name, UsedMiB: a.UsedMiB, Ours: cr.ours(a.PID)})
+				st.Processes = append(st.Processes, verdict.GPUProcess{PID: a.PID, Name: a.Name, UsedMiB: a.UsedMiB, Ours: cr.ours(a.PID)})
 			}
 		}
 		c.GPUs = append(c.GPUs, st)
@@ -92,7 +92,7 @@ func (cr *checkpointRun) gpuCheck(snap *gpuSnapshot, name, stage string) reports
 	return c
 }
 
-func (cr *checkpointRun) addCheck(c reports.GPUCheck) {
+func (cr *checkpointRun) addCheck(c verdict.GPUCheck) {
 	cr.res.GPUChecks = append(cr.res.GPUChecks, c)
 }
 
@@ -102,19 +102,19 @@ func (cr *checkpointRun) addCheck(c reports.GPUCheck) {
 func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 	snap, err := cr.snapshot(ctx)
 	if err != nil {
-		return stageFailure(reports.CodeGPUProbe, fmt.Errorf("cannot check that the slot's GPUs are idle: %w", err))
+		return stageFailure(verdict.CodeGPUProbe, fmt.Errorf("cannot check that the slot's GPUs are idle: %w", err))
 	}
 	cr.res.Provenance.GPUs = snap.gpus
 	cr.preexisting = map[int]bool{}
 	for _, a := range snap.apps {
 		cr.preexisting[a.PID] = true
 	}
-	c := cr.gpuCheck(snap, reports.GPUCheckIdle, "preflight")
+	c := cr.gpuCheck(snap, verdict.GPUCheckIdle, "preflight")
 	problems := idleProblems(snap.gpus, snap.apps, cr.gr.opts.Hardware.MaxIdleUtilization)
 	if len(problems) > 0 {
 		c.Passed, c.Problem = false, strings.Join(problems, "; ")
 		cr.addCheck(c)
-		return stageFailure(reports.CodeGPUBusy, fmt.Errorf("gpu busy before timing: %s", c.Problem))
+		return stageFailure(verdict.CodeGPUBusy, fmt.Errorf("gpu busy before timing: %s", c.Problem))
 	}
 	cr.addCheck(c)
 	return nil
@@ -126,9 +126,9 @@ func (cr *checkpointRun) checkIdle(ctx context.Context) error {
 func (cr *checkpointRun) checkServing(ctx context.Context) error {
 	snap, err := cr.snapshot(ctx)
 	if err != nil {
-		return stageFailure(reports.CodeGPUProbe, fmt.Errorf("cannot check the slot's GPUs before timing: %w", err))
+		return stageFailure(verdict.CodeGPUProbe, fmt.Errorf("cannot check the slot's GPUs before timing: %w", err))
 	}
-	c := cr.gpuCheck(snap, reports.GPUCheckServing, "aiperf")
+	c := cr.gpuCheck(snap, verdict.GPUCheckServing, "aiperf")
 	var foreign, unused []string
 	for _, g := range c.GPUs {
 		used := false
@@ -147,13 +147,13 @@ func (cr *checkpointRun) checkServing(ctx context.Context) error {
 	case len(foreign) > 0:
 		c.Passed, c.Problem = false, strings.Join(foreign, "; ")
 		cr.addCheck(c)
-		return stageFailure(reports.CodeGPUBusy, fmt.Errorf("gpu busy before timing: %s", c.Problem))
+		return stageFailure(verdict.CodeGPUBusy, fmt.Errorf("gpu busy before timing: %s", c.Problem))
 	case cr.family.NeedsGPU && len(unused) > 0:
 		c.Passed = false
 		c.Problem = fmt.Sprintf("family %s needs a GPU, but its server holds no memory on %d of the slot's %d GPU(s): %s",
 			cr.family.Name, len(unused), len(c.GPUs), strings.Join(unused, ", "))
 		cr.addCheck(c)
-		return stageFailure(reports.CodeGPUUnused, errors.New(c.Problem))
+		return stageFailure(verdict.CodeGPUUnused, errors.New(c.Problem))
 	}
 	cr.addCheck(c)
 	return nil
@@ -178,7 +178,7 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 	for {
 		snap, err := cr.snapshot(ctx)
 		if err != nil {
-			return stageFailure(reports.CodeGPUProbe, fmt.Errorf("cannot check that the run released the slot's GPUs: %w", err))
+			return stageFailure(verdict.CodeGPUProbe, fmt.Errorf("cannot check that the run released the slot's GPUs: %w", err))
 		}
 		left := 0
 		for _, a := range snap.apps {
@@ -187,11 +187,11 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 			}
 		}
 		if left == 0 {
-			cr.addCheck(cr.gpuCheck(snap, reports.GPUCheckReleased, "gpu-release"))
+			cr.addCheck(cr.gpuCheck(snap, verdict.GPUCheckReleased, "gpu-release"))
 			return nil
 		}
 		if time.Now().After(deadline) {
-			c := cr.gpuCheck(snap, reports.GPUCheckReleased, "gpu-release")
+			c := cr.gpuCheck(snap, verdict.GPUCheckReleased, "gpu-release")
 			var leaks []string
 			for _, g := range c.GPUs {
 				for _, p := range g.Processes {
@@ -208,13 +208,13 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 			c.Passed = false
 			c.Problem = fmt.Sprintf("%s after the server stopped: %s", text.Count(len(leaks), "process holds", "processes hold")+" GPU memory", strings.Join(leaks, "; "))
 			cr.addCheck(c)
-			return stageFailure(reports.CodeGPULeak, errors.New(c.Problem))
+			return stageFailure(verdict.CodeGPULeak, errors.New(c.Problem))
 		}
 		t := time.NewTimer(releasePoll)
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return stageFailure(reports.CodeGPUProbe, fmt.Errorf("release check: %w", ctx.Err()))
+			return stageFailure(verdict.CodeGPUProbe, fmt.Errorf("release check: %w", ctx.Err()))
 		case <-t.C:
 		}
 	}
@@ -222,7 +222,7 @@ func (cr *checkpointRun) checkReleased(ctx context.Context) error {
 
 // idleProblems is the one definition of an idle GPU: at most maxUtil %
 // utilised (default 10) and no compute process. It lists what is not idle.
-func idleProblems(gpus []reports.GPU, apps []ComputeApp, maxUtil int) []string {
+func idleProblems(gpus []verdict.GPU, apps []ComputeApp, maxUtil int) []string {
 	if maxUtil <= 0 {
 		maxUtil = defaultMaxIdleUtilization
 	}
@@ -244,12 +244,12 @@ func idleProblems(gpus []reports.GPU, apps []ComputeApp, maxUtil int) []string {
 
 // CheckIdle checks one GPU as the preflight does (trtmc-qual doctor asks
 // it too): an error saying why it is not idle, or nil.
-func CheckIdle(ctx context.Context, probe GPUProbe, g reports.GPU) error {
+func CheckIdle(ctx context.Context, probe GPUProbe, g verdict.GPU) error {
 	apps, err := probe.Apps(ctx)
 	if err != nil {
 		return err
 	}
-	if p := idleProblems([]reports.GPU{g}, apps, 0); len(p) > 0 {
+	if p := idleProblems([]verdict.GPU{g}, apps, 0); len(p) > 0 {
 		return fmt.Errorf("gpu busy: %s", strings.Join(p, "; "))
 	}
 	return nil

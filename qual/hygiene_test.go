@@ -15,7 +15,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // hygieneRun is a checkpoint on a tp=2 slot of a fake 4-GPU H200 host
@@ -58,7 +58,7 @@ func TestCheckIdle(t *testing.T) {
 	assert.Equal(t, "13.0", cr.res.Provenance.GPUs[0].CUDAVersion)
 	require.Len(t, cr.res.GPUChecks, 1)
 	assert.True(t, cr.res.GPUChecks[0].Passed)
-	assert.Equal(t, reports.GPUCheckIdle, cr.res.GPUChecks[0].Name)
+	assert.Equal(t, verdict.GPUCheckIdle, cr.res.GPUChecks[0].Name)
 
 	t.Run("utilised", func(t *testing.T) {
 		t.Setenv("FAKE_NVIDIA_SMI_UTIL", "GPU-8d2e4f61-1b3c-4a5d-8e9f-0a1b2c3d4e5f=87")

@@ -9,36 +9,23 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Phases of a run's requests (reports owns the names).
 const (
-	PhaseWarmup   = reports.PhaseWarmup
-	PhaseMeasured = reports.PhaseMeasured
+	PhaseWarmup   = verdict.PhaseWarmup
+	PhaseMeasured = verdict.PhaseMeasured
 )
-
-// semantics records a family's answer semantics in the row, so that a
-// rejudge joins with exactly the ones the run used.
-func semantics(f *families.Family) reports.AnswerSemantics {
-	a := f.Agreement()
-	sem := reports.AnswerSemantics{EndpointType: f.EndpointType, Extractor: f.Extractor, Comparator: f.Comparator,
-		Tolerance: f.Tolerance, MinBoxIoU: f.MinBoxIoU, MaxScoreAbsError: f.MaxScoreAbsError, Labels: f.Labels,
-		FinishReasonNull: f.FinishReasonNull, TaskTime: f.TaskTimeSource(), TaskAgreement: &reports.Tolerance{AbsMS: a.AbsMS, Rel: a.Rel}}
-	if !f.Recorded() {
-		sem.ServerRecords = families.ServerRecordsNone
-	}
-	return sem
-}
 
 // taskScope is what the Task latency of a row whose source is src times:
 // the server's own Task timing, or what the native runner stated in
 // native_meta.json. usable is false when the runner said its task_ms times
 // nothing (or its statement could not be read): its values then count as
 // missing.
-func taskScope(src string, native *reports.NativeRun) (scope string, usable bool) {
-	if src != families.TaskTimeNative {
+func taskScope(src string, native *verdict.NativeRun) (scope string, usable bool) {
+	if src != verdict.TaskTimeNative {
 		// What the records carry decides (streamjoin: task_ms, or
 		// model_call_ms of scope public_task_call_wall).
 		return "", true
@@ -54,9 +41,9 @@ func taskScope(src string, native *reports.NativeRun) (scope string, usable bool
 
 // stageMS is the wall time the harness measured for a stage of the row (0
 // when the stage did not finish).
-func stageMS(r *reports.Result, name string) float64 {
+func stageMS(r *verdict.Result, name string) float64 {
 	for _, s := range r.Stages {
-		if s.Name == name && s.Status == reports.StageOK {
+		if s.Name == name && s.Status == verdict.StageOK {
 			return s.DurationMS
 		}
 	}
@@ -75,11 +62,12 @@ type joinOutputs struct {
 }
 
 // joinRow runs the one join (qual/streamjoin) over a checkpoint's evidence
-// directory with the answer semantics and workload recorded in the row,
+// directory with the semantics and workload recorded in the row (the
+// family's, as its configuration defines them: verdict.Semantics),
 // and writes its result into the row. The `join` stage of `run` and
 // `report --rejudge` both call it. The error names the artifact (file,
 // line, field) that could not be read; the row is then left unchanged.
-func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Registry, out joinOutputs) (*streamjoin.Result, error) {
+func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Registry, out joinOutputs) (*streamjoin.Result, error) {
 	sem := r.Answers
 	ex, ok := reg.Extractors[sem.Extractor]
 	if !ok {
@@ -89,22 +77,15 @@ func joinRow(ctx context.Context, dir string, r *reports.Result, reg families.Re
 	if !ok {
 		return nil, fmt.Errorf("the row's answer comparator %q is not registered", sem.Comparator)
 	}
-	fam := &families.Family{Name: r.Family, EndpointType: sem.EndpointType, Route: r.Route, Extractor: sem.Extractor,
-		Comparator: sem.Comparator, Tolerance: sem.Tolerance, MinBoxIoU: sem.MinBoxIoU, MaxScoreAbsError: sem.MaxScoreAbsError,
-		Labels: sem.Labels, FinishReasonNull: sem.FinishReasonNull, TaskTime: sem.TaskTime, ServerRecords: sem.ServerRecords}
-	scope, usable := taskScope(fam.TaskTimeSource(), r.Provenance.Native)
+	scope, usable := taskScope(sem.TaskTimeSource(), r.Provenance.Native)
 	served := sem.ServedModel
 	if served == "" {
 		served = r.Profile // rows written before the field: the default served name
 	}
-	agreement := reports.Tolerance{AbsMS: families.DefaultTaskAgreement.AbsMS, Rel: families.DefaultTaskAgreement.Rel}
-	if sem.TaskAgreement != nil {
-		agreement = *sem.TaskAgreement
-	}
-	opts := streamjoin.Options{Family: fam, Extractor: ex, Comparator: cmp, Digests: out.digests, DigestAlgorithm: out.digestAlgorithm,
+	opts := streamjoin.Options{Semantics: &sem, Route: r.Route, Extractor: ex, Comparator: cmp, Digests: out.digests, DigestAlgorithm: out.digestAlgorithm,
 		Expected: map[string]int{PhaseWarmup: r.Workload.Warmup, PhaseMeasured: r.Workload.Measured},
-		TaskTime: fam.TaskTimeSource(), TaskScope: scope, ServedModel: served, NoServerRecords: !fam.Recorded(),
-		Agreement: agreement, NativeWallMS: stageMS(r, "native")}
+		TaskTime: sem.TaskTimeSource(), TaskScope: scope, ServedModel: served, NoServerRecords: !sem.Recorded(),
+		Agreement: sem.Agreement(), NativeWallMS: stageMS(r, "native")}
 	var files []*fileio.AtomicFile
 	defer func() {
 		for _, f := range files {

@@ -10,8 +10,8 @@ import (
 	"syscall"
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // recordLoaded records, while the server still serves, every file its
@@ -21,23 +21,23 @@ import (
 // TRTMC's own libraries in the row: what TRTMC's text_profile.py keeps of
 // the server binary and its loaded libraries.
 func (cr *checkpointRun) recordLoaded(ctx context.Context) {
-	lf := &reports.LoadedFiles{}
+	lf := &verdict.LoadedFiles{}
 	cr.res.Provenance.ServerLoaded = lf
 	ms, err := proc.MappedFiles(cr.server.Pid())
 	if err != nil {
 		lf.Error = err.Error()
 		return
 	}
-	list := reports.LoadedList{Schema: reports.LoadedListSchema, Files: []reports.LoadedPath{}}
+	list := verdict.LoadedList{Schema: verdict.LoadedListSchema, Files: []verdict.LoadedPath{}}
 	for _, m := range ms {
-		f := reports.LoadedPath{Path: m.Path, Executable: m.Executable, Deleted: m.Deleted}
+		f := verdict.LoadedPath{Path: m.Path, Executable: m.Executable, Deleted: m.Deleted}
 		if m.Deleted {
 			f.Error = "deleted or replaced while mapped: the content that ran cannot be digested"
 		} else if f.SHA256, f.Size, err = cr.gr.digests.sum(ctx, m.Path); err != nil {
 			f.Error = err.Error()
 		}
 		list.Files = append(list.Files, f)
-		id := reports.FileIdentity{Path: f.Path, SHA256: f.SHA256}
+		id := verdict.FileIdentity{Path: f.Path, SHA256: f.SHA256}
 		base := filepath.Base(m.Path)
 		switch {
 		case m.Executable:
@@ -47,12 +47,12 @@ func (cr *checkpointRun) recordLoaded(ctx context.Context) {
 		}
 	}
 	lf.Count = len(list.Files)
-	path := filepath.Join(cr.dir, reports.LoadedFile)
+	path := filepath.Join(cr.dir, verdict.LoadedFile)
 	if err := fileio.WriteJSON(path, list); err != nil {
-		lf.Error = fmt.Sprintf("write %s: %v", reports.LoadedFile, err)
+		lf.Error = fmt.Sprintf("write %s: %v", verdict.LoadedFile, err)
 		return
 	}
-	lf.File = reports.LoadedFile
+	lf.File = verdict.LoadedFile
 	lf.SHA256, _ = fileio.FileSHA256(ctx, path)
 }
 

@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestServerLoadedFilesAreDigested: the stop-server stage records, before
@@ -53,14 +53,14 @@ func TestServerLoadedFilesAreDigested(t *testing.T) {
 	require.Empty(t, lf.Error)
 	want, err := fileio.FileSHA256(context.Background(), real)
 	require.NoError(t, err)
-	assert.Contains(t, lf.Executables, reports.FileIdentity{Path: real, SHA256: want})
+	assert.Contains(t, lf.Executables, verdict.FileIdentity{Path: real, SHA256: want})
 	dir := filepath.Join(e.opts.Out, "g", "p")
-	data, err := os.ReadFile(filepath.Join(dir, reports.LoadedFile))
+	data, err := os.ReadFile(filepath.Join(dir, verdict.LoadedFile))
 	require.NoError(t, err)
 	assert.Equal(t, fileio.SHA256(data), lf.SHA256)
-	var list reports.LoadedList
+	var list verdict.LoadedList
 	require.NoError(t, json.Unmarshal(data, &list))
-	assert.Equal(t, reports.LoadedListSchema, list.Schema)
+	assert.Equal(t, verdict.LoadedListSchema, list.Schema)
 	assert.Equal(t, lf.Count, len(list.Files))
 	assert.Greater(t, lf.Count, 1, "the program and its libraries")
 	for _, f := range list.Files {

@@ -31,7 +31,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Options configure one `trtmc-qual run --group G`.
@@ -45,8 +47,8 @@ type Options struct {
 	// Out is the evidence root; a checkpoint's evidence is Out/<group>/<id>/.
 	Out string
 	// Publish is what the group's published tables (results.md, .html)
-	// map: the host's roots and identity (see reports.Scrubber).
-	Publish reports.PublicOptions
+	// map: the host's roots and identity (see reports/publish.Scrubber).
+	Publish publish.Publisher
 	// BinDir is {bin} in family argv templates.
 	BinDir string
 	// Self is {self}: the trtmc-qual executable, whose hidden `adapter`
@@ -127,19 +129,19 @@ type ProvenanceOptions struct {
 	HarnessCommit  string
 	// Slurm is the Slurm task this run is, when it runs inside one (a task
 	// of `run --executor slurm`).
-	Slurm *reports.SlurmTask
+	Slurm *verdict.SlurmTask
 	// Command is the reproducible trtmc-qual invocation, without --only,
 	// every word quoted by text.ShellQuote.
 	Command string
 	// Roots are the run's named roots (its evidence root, the checkouts...):
 	// published text writes paths under them as $NAME/...
-	Roots []reports.Root
+	Roots []verdict.Root
 }
 
 // Outcome is what a group run produced.
 type Outcome struct {
 	Group   string
-	Results []*reports.Result
+	Results []*verdict.Result
 	// Submitted are the jobs an executor submitted and did not follow
 	// (run --executor slurm --detach): their ids, for the caller to print.
 	Submitted []string
@@ -185,7 +187,7 @@ func Run(ctx context.Context, opts Options) (*Outcome, error) {
 	opts, gr, profiles := prep.gr.opts, prep.gr, prep.Profiles
 	logf(opts.Log, "group %s: %d checkpoint(s) on %s, aiperf %s", opts.Group, len(profiles), opts.Hardware.Pool.Describe(), gr.aiperf.Got)
 
-	results := make([]*reports.Result, len(profiles))
+	results := make([]*verdict.Result, len(profiles))
 	jobs := make([]schedJob, len(profiles))
 	var queue []int
 	width := GPUsNeeded
@@ -253,7 +255,7 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 		return nil, err
 	}
 	for _, name := range append([]string{opts.Group}, opts.Only...) {
-		if err := inventory.CheckName(name); err != nil {
+		if err := text.CheckName(name); err != nil {
 			return nil, &UsageError{err}
 		}
 	}
@@ -328,13 +330,14 @@ func prepareIn(ctx context.Context, opts Options, g *inventory.Group, profiles [
 
 // writeGroupTables renders OUT/<group>/results.* from the stored evidence,
 // through the same code `trtmc-qual report` uses.
-func writeGroupTables(out, group string, pub ...reports.PublicOptions) error {
+func writeGroupTables(out, group string, pub ...publish.Publisher) error {
 	rep, err := reports.Load([]string{out}, group)
 	if err != nil {
 		return fmt.Errorf("group tables: %w", err)
 	}
+	rep.Publisher = publish.Publisher{}
 	if len(pub) > 0 {
-		rep.Publish = pub[0]
+		rep.Publisher = pub[0]
 	}
 	return reports.WriteGroupFiles(filepath.Join(out, group), rep)
 }
@@ -391,8 +394,8 @@ type groupRun struct {
 	pipFreezeSHA string
 	// aiperfDist is AIPerf's installed distribution, checkouts the state of
 	// the run's git checkouts: read once, recorded in every row.
-	aiperfDist *reports.Distribution
-	checkouts  []reports.Checkout
+	aiperfDist *verdict.Distribution
+	checkouts  []verdict.Checkout
 	// digests caches the digests of the servers' mapped files.
 	digests digestCache
 	// snapshotSHA is the sha256 of the inventory snapshot the run wrote
@@ -404,12 +407,12 @@ type groupRun struct {
 // aiperfDistribution is the installed distribution of the aiperf that
 // runs, its METADATA and RECORD digested; its version must be the one
 // `aiperf --version` printed (got), or the row records why not.
-func aiperfDistribution(ctx context.Context, bin, got string) *reports.Distribution {
+func aiperfDistribution(ctx context.Context, bin, got string) *verdict.Distribution {
 	d, err := aiperf.FindDistInfo(ctx, bin)
 	if err != nil {
-		return &reports.Distribution{Name: "aiperf", Version: got, Error: err.Error()}
+		return &verdict.Distribution{Name: "aiperf", Version: got, Error: err.Error()}
 	}
-	out := &reports.Distribution{Name: d.Name, Version: d.Version, DistInfo: d.Dir, MetadataSHA256: d.MetadataSHA256, RecordSHA256: d.RecordSHA256}
+	out := &verdict.Distribution{Name: d.Name, Version: d.Version, DistInfo: d.Dir, MetadataSHA256: d.MetadataSHA256, RecordSHA256: d.RecordSHA256}
 	if got != "" && d.Version != got {
 		out.Error = fmt.Sprintf("the installed distribution is %s %s but `aiperf --version` printed %s", d.Name, d.Version, got)
 	}
@@ -472,13 +475,14 @@ func logf(w io.Writer, format string, args ...any) {
 
 // notRun is the result of a checkpoint the scheduler does not start on
 // this pool (too few GPUs, another hardware scope, a GPU family without a
-// GPU): verdict not-run, with the reason.
-func (gr *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports.Result {
+// GPU): the scheduler's problem, whose reason Judge makes (not-run, or a
+// setup error).
+func (gr *groupRun) notRun(p *inventory.Profile, why verdict.Problem) *verdict.Result {
 	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: reason.Stage, Code: reason.Code, Message: reason.Message})
-	reports.Judge(&cr.res)
+	cr.res.Problems = append(cr.res.Problems, why)
+	verdict.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
-	gr.logf("%s: NOT-RUN (%s: %s)", p.ID, reason.Stage, reason.Message)
+	gr.logf("%s: NOT-RUN (%s: %s)", p.ID, why.Stage, why.Message)
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()
 	}
@@ -487,10 +491,10 @@ func (gr *groupRun) notRun(p *inventory.Profile, reason reports.Reason) *reports
 
 // notStarted is the result of a checkpoint that never got a slot because
 // the run was interrupted first.
-func (gr *groupRun) notStarted(p *inventory.Profile, cause error) *reports.Result {
+func (gr *groupRun) notStarted(p *inventory.Profile, cause error) *verdict.Result {
 	cr := gr.newCheckpointRun(p, Slot{Name: "none"}, placement{})
-	cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: "schedule", Code: reports.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
-	reports.Judge(&cr.res)
+	cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: "schedule", Code: verdict.CodeInterrupted, Message: "interrupted before the checkpoint started: " + cause.Error()})
+	verdict.Judge(&cr.res)
 	cr.res.EndedAt = cr.now()
 	if err := cr.prepareDir(); err == nil {
 		_ = cr.writeResult()

@@ -22,7 +22,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 const markerEnv = "TRTMC_RELIABILITY_MARKER"
@@ -119,7 +119,7 @@ func (w *childWatch) assertGone(t *testing.T) {
 
 // assertAccounted checks that nothing was dropped silently: the client
 // reported every expected request, and each one has exactly one status.
-func assertAccounted(t *testing.T, r reports.Result) {
+func assertAccounted(t *testing.T, r verdict.Result) {
 	t.Helper()
 	for phase, c := range r.RequestsByPhase {
 		sum := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.Duplicates + c.Meaningless +

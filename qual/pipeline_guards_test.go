@@ -15,6 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/proc/proctest"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // lockTestOptions runs a group of one profile into out with a runner that
@@ -84,7 +85,7 @@ func TestRunChecksGroupAndOnlyNames(t *testing.T) {
 	_, err := Run(context.Background(), o)
 	var ue *UsageError
 	require.ErrorAs(t, err, &ue)
-	assert.ErrorIs(t, err, inventory.ErrBadName)
+	assert.ErrorIs(t, err, text.ErrBadName)
 	o = lockTestOptions(t, t.TempDir())
 	o.Only = []string{"$(id)"}
 	_, err = Run(context.Background(), o)

@@ -25,6 +25,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // env is what every end-to-end test needs: the repository, a freshly built
@@ -93,11 +95,11 @@ func (e e2eEnv) options(t *testing.T, group, out string, fault string) qual.Opti
 	}
 }
 
-func readResult(t *testing.T, out, group, id string) reports.Result {
+func readResult(t *testing.T, out, group, id string) verdict.Result {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(out, group, id, "result.json"))
 	require.NoError(t, err)
-	var r reports.Result
+	var r verdict.Result
 	require.NoError(t, json.Unmarshal(data, &r))
 	return r
 }
@@ -116,11 +118,11 @@ func TestReferenceGroupsQualify(t *testing.T) {
 			require.NoError(t, err)
 			counted := 0
 			for _, r := range res.Results {
-				if r.Verdict == reports.VerdictExcluded {
+				if r.Verdict == verdict.VerdictExcluded {
 					assert.NotEmpty(t, r.Exclusion)
 					continue
 				}
-				assert.Equal(t, reports.VerdictQualified, r.Verdict, "%s: %+v", r.Profile, r.Reasons)
+				assert.Equal(t, verdict.VerdictQualified, r.Verdict, "%s: %+v", r.Profile, r.Reasons)
 				assert.Equal(t, 5, r.RequestsByPhase["warmup"].Matched, r.Profile)
 				assert.Equal(t, 50, r.RequestsByPhase["measured"].Matched, r.Profile)
 				assert.Equal(t, 55, r.Requests.Matched, r.Profile)
@@ -156,6 +158,7 @@ func TestReferenceGroupsQualify(t *testing.T) {
 			require.NoError(t, err)
 			rep, err := reports.Load([]string{out}, group)
 			require.NoError(t, err)
+			rep.Publisher = publish.Publisher{} // as the run's group tables are published
 			var buf bytes.Buffer
 			require.NoError(t, reports.Render(&buf, rep, "md"))
 			assert.Equal(t, string(md), buf.String())
@@ -166,17 +169,17 @@ func TestReferenceGroupsQualify(t *testing.T) {
 // assertIdentityAndProvenance: a qualified row proves every request's
 // identity by the server's X-Request-ID echo in AIPerf's trace, splits its
 // HTTP time, and keeps the provenance TRTMC's text_profile.py keeps.
-func assertIdentityAndProvenance(t *testing.T, r reports.Result, dir string, e e2eEnv) {
+func assertIdentityAndProvenance(t *testing.T, r verdict.Result, dir string, e e2eEnv) {
 	t.Helper()
-	for _, phase := range []string{reports.PhaseWarmup, reports.PhaseMeasured} {
+	for _, phase := range []string{verdict.PhaseWarmup, verdict.PhaseMeasured} {
 		c := r.RequestsByPhase[phase]
 		assert.Equal(t, c.Matched, c.EchoProven, "%s: every %s request's echo proven", r.Profile, phase)
 	}
-	lines, err := reports.ReadJoined(filepath.Join(dir, "joined.jsonl"))
+	lines, err := verdict.ReadJoined(filepath.Join(dir, "joined.jsonl"))
 	require.NoError(t, err)
 	require.Len(t, lines, 55)
 	for _, l := range lines {
-		assert.Equal(t, reports.EchoMatch, l.Echo, l.RequestID)
+		assert.Equal(t, verdict.EchoMatch, l.Echo, l.RequestID)
 		require.NotNil(t, l.SendingMS, l.RequestID)
 		require.NotNil(t, l.ClientMS, l.RequestID)
 		assert.InDelta(t, *l.HTTPMS, *l.ClientMS+*l.SendingMS+*l.WaitingMS+*l.ReceivingMS, 1e-3, l.RequestID)
@@ -206,8 +209,8 @@ func assertIdentityAndProvenance(t *testing.T, r reports.Result, dir string, e e
 	require.NoError(t, err)
 	sum, err := fileio.FileSHA256(context.Background(), ref)
 	require.NoError(t, err)
-	assert.Contains(t, p.ServerLoaded.Executables, reports.FileIdentity{Path: ref, SHA256: sum}, "the server binary that served, digested")
-	assert.FileExists(t, filepath.Join(dir, reports.LoadedFile))
+	assert.Contains(t, p.ServerLoaded.Executables, verdict.FileIdentity{Path: ref, SHA256: sum}, "the server binary that served, digested")
+	assert.FileExists(t, filepath.Join(dir, verdict.LoadedFile))
 }
 
 // TestFaultsAreNeverGreen runs the reference detection checkpoint against
@@ -216,10 +219,10 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 	e := setup(t)
 	cases := []struct {
 		fault, verdict string
-		code           reports.Code
-		check          func(t *testing.T, r reports.Result, dir string)
+		code           verdict.Code
+		check          func(t *testing.T, r verdict.Result, dir string)
 	}{
-		{"wrong-answer-every=10", reports.VerdictFailed, "mismatched", func(t *testing.T, r reports.Result, dir string) {
+		{"wrong-answer-every=10", verdict.VerdictFailed, "mismatched", func(t *testing.T, r verdict.Result, dir string) {
 			assert.Greater(t, r.Requests.Mismatched, 0)
 			data, err := os.ReadFile(filepath.Join(dir, "mismatches.jsonl"))
 			require.NoError(t, err)
@@ -227,29 +230,29 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			assert.Contains(t, string(data), `"native_answer":[`, "the full native answer is kept")
 			assert.Contains(t, string(data), `"http_answer":[`, "the full HTTP answer is kept")
 		}},
-		{"crash-after=20", reports.VerdictError, "server_died", func(t *testing.T, r reports.Result, _ string) {
+		{"crash-after=20", verdict.VerdictError, "server_died", func(t *testing.T, r verdict.Result, _ string) {
 			assert.Contains(t, r.Reasons[0].Message, "exited with status 3")
 			// A broken row still accounts for every request the client sent.
 			assert.Equal(t, 20, r.Requests.Matched)
 			assert.Equal(t, 35, r.Requests.Errored)
 		}},
-		{"drop-record-every=7", reports.VerdictFailed, "missing_server_record", func(t *testing.T, r reports.Result, _ string) {
+		{"drop-record-every=7", verdict.VerdictFailed, "missing_server_record", func(t *testing.T, r verdict.Result, _ string) {
 			assert.Equal(t, 55/7, r.Requests.MissingServerRecord)
 		}},
 		// The server's answer to every 3rd request carries no X-Request-ID:
 		// AIPerf's HTTP trace shows it, and each is a join failure of its
 		// own, warmup (request 3) counted apart from measured (6, 9 ... 54).
-		{"no-echo-every=3", reports.VerdictFailed, "echo_missing", func(t *testing.T, r reports.Result, dir string) {
-			assert.Equal(t, 1, r.RequestsByPhase[reports.PhaseWarmup].EchoMissing)
-			assert.Equal(t, 4, r.RequestsByPhase[reports.PhaseWarmup].EchoProven)
-			assert.Equal(t, 17, r.RequestsByPhase[reports.PhaseMeasured].EchoMissing)
-			assert.Equal(t, 33, r.RequestsByPhase[reports.PhaseMeasured].Matched)
-			assertEchoes(t, dir, reports.JoinEchoMissing, reports.EchoMissing, 18)
+		{"no-echo-every=3", verdict.VerdictFailed, "echo_missing", func(t *testing.T, r verdict.Result, dir string) {
+			assert.Equal(t, 1, r.RequestsByPhase[verdict.PhaseWarmup].EchoMissing)
+			assert.Equal(t, 4, r.RequestsByPhase[verdict.PhaseWarmup].EchoProven)
+			assert.Equal(t, 17, r.RequestsByPhase[verdict.PhaseMeasured].EchoMissing)
+			assert.Equal(t, 33, r.RequestsByPhase[verdict.PhaseMeasured].Matched)
+			assertEchoes(t, dir, verdict.JoinEchoMissing, verdict.EchoMissing, 18)
 		}},
-		{"wrong-echo-every=4", reports.VerdictFailed, "echo_mismatched", func(t *testing.T, r reports.Result, dir string) {
-			assert.Equal(t, 1, r.RequestsByPhase[reports.PhaseWarmup].EchoMismatched)
-			assert.Equal(t, 12, r.RequestsByPhase[reports.PhaseMeasured].EchoMismatched)
-			assertEchoes(t, dir, reports.JoinEchoMismatched, reports.EchoDiffers, 13)
+		{"wrong-echo-every=4", verdict.VerdictFailed, "echo_mismatched", func(t *testing.T, r verdict.Result, dir string) {
+			assert.Equal(t, 1, r.RequestsByPhase[verdict.PhaseWarmup].EchoMismatched)
+			assert.Equal(t, 12, r.RequestsByPhase[verdict.PhaseMeasured].EchoMismatched)
+			assertEchoes(t, dir, verdict.JoinEchoMismatched, verdict.EchoDiffers, 13)
 		}},
 	}
 	for _, c := range cases {
@@ -266,7 +269,7 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			require.Len(t, res.Results, 1)
 			r := readResult(t, out, "detection", "ref-detect-small")
 			assert.Equal(t, c.verdict, r.Verdict)
-			var codes []reports.Code
+			var codes []verdict.Code
 			for _, reason := range r.Reasons {
 				codes = append(codes, reason.Code)
 			}
@@ -282,7 +285,7 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 // given, each with its problem; every other one's echo matched.
 func assertEchoes(t *testing.T, dir, status, echo string, n int) {
 	t.Helper()
-	lines, err := reports.ReadJoined(filepath.Join(dir, "joined.jsonl"))
+	lines, err := verdict.ReadJoined(filepath.Join(dir, "joined.jsonl"))
 	require.NoError(t, err)
 	got := 0
 	for _, l := range lines {
@@ -292,7 +295,7 @@ func assertEchoes(t *testing.T, dir, status, echo string, n int) {
 			assert.Contains(t, l.Problem, "X-Request-ID", l.RequestID)
 			continue
 		}
-		assert.Equal(t, reports.EchoMatch, l.Echo, l.RequestID)
+		assert.Equal(t, verdict.EchoMatch, l.Echo, l.RequestID)
 	}
 	assert.Equal(t, n, got)
 }

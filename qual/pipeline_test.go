@@ -11,25 +11,25 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestLongestFirst orders checkpoints by the length of their previous
 // finished run, longest first, unknown ones first of all.
 func TestLongestFirst(t *testing.T) {
 	out := t.TempDir()
-	write := func(id, verdict string, seconds int) {
+	write := func(id, v string, seconds int) {
 		dir := filepath.Join(out, "g", id)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
 		start := time.Date(2026, 11, 30, 8, 0, 0, 0, time.UTC)
-		r := reports.Result{Profile: id, Verdict: verdict, StartedAt: start, EndedAt: start.Add(time.Duration(seconds) * time.Second)}
+		r := verdict.Result{Profile: id, Verdict: v, StartedAt: start, EndedAt: start.Add(time.Duration(seconds) * time.Second)}
 		data, err := json.Marshal(r)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644))
 	}
-	write("short", reports.VerdictQualified, 5)
-	write("long", reports.VerdictFailed, 50)
-	write("broke", reports.VerdictError, 500) // an error says nothing about length
+	write("short", verdict.VerdictQualified, 5)
+	write("long", verdict.VerdictFailed, 50)
+	write("broke", verdict.VerdictError, 500) // an error says nothing about length
 	profiles := []*inventory.Profile{{ID: "short"}, {ID: "new"}, {ID: "long"}, {ID: "broke"}}
 	order := longestFirst(out, "g", profiles, GPUsNeeded)
 	var ids []string
@@ -49,7 +49,7 @@ func TestLongestFirstByGPUTime(t *testing.T) {
 	for id, seconds := range map[string]int{"tp1-47s": 47, "tp4-13s": 13, "tp2-16s": 16, "tp1-26s": 26} {
 		dir := filepath.Join(out, "g", id)
 		require.NoError(t, os.MkdirAll(dir, 0o755))
-		data, err := json.Marshal(reports.Result{Profile: id, Verdict: reports.VerdictQualified, StartedAt: start, EndedAt: start.Add(time.Duration(seconds) * time.Second)})
+		data, err := json.Marshal(verdict.Result{Profile: id, Verdict: verdict.VerdictQualified, StartedAt: start, EndedAt: start.Add(time.Duration(seconds) * time.Second)})
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644))
 	}

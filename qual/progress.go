@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // PlainInterval is how often, at most, a running stage prints a progress
@@ -44,7 +44,7 @@ type Progress struct {
 	total   int
 	started int
 	busy    []*slotProgress // in start order
-	prev    map[string][]reports.Stage
+	prev    map[string][]verdict.Stage
 	// drawn is how many block lines are on the terminal below the log.
 	drawn int
 	// partial holds a log write that did not end its line yet.
@@ -65,7 +65,7 @@ type slotProgress struct {
 	// done are the stages finished since the last stage line, as the
 	// pipeline recorded them: the next stage line (or finished) says how
 	// long each took.
-	done []reports.Stage
+	done []verdict.Stage
 }
 
 // NewProgress writes to w (stderr); tty selects the redrawn block.
@@ -73,7 +73,7 @@ func NewProgress(w io.Writer, tty bool, now func() time.Time) *Progress {
 	if now == nil {
 		now = time.Now
 	}
-	return &Progress{w: w, tty: tty, now: now, every: PlainInterval, prev: map[string][]reports.Stage{}}
+	return &Progress{w: w, tty: tty, now: now, every: PlainInterval, prev: map[string][]verdict.Stage{}}
 }
 
 // Write is the log's writer: whole lines go out at once, with the progress
@@ -119,7 +119,7 @@ func (p *Progress) Close() error {
 
 // plan records how many checkpoints will run and the previous run's stage
 // timings per profile (for the ETA).
-func (p *Progress) plan(total int, prev map[string][]reports.Stage) {
+func (p *Progress) plan(total int, prev map[string][]verdict.Stage) {
 	if p == nil {
 		return
 	}
@@ -171,9 +171,9 @@ func (p *Progress) stage(profile, name string) {
 }
 
 // stageDone records a finished stage of a checkpoint as the pipeline
-// recorded it (its status and its own duration, reports.Stage), for the
+// recorded it (its status and its own duration, verdict.Stage), for the
 // next stage line.
-func (p *Progress) stageDone(profile string, st reports.Stage) {
+func (p *Progress) stageDone(profile string, st verdict.Stage) {
 	if p == nil {
 		return
 	}
@@ -214,11 +214,11 @@ func doneStages(s *slotProgress) string {
 	for _, st := range s.done {
 		b.WriteString(" · " + st.Name)
 		switch st.Status {
-		case reports.StageSkipped:
+		case verdict.StageSkipped:
 			b.WriteString(" skipped")
-		case reports.StageError:
+		case verdict.StageError:
 			b.WriteString(" failed after " + fmtStageDuration(st.DurationMS))
-		case reports.StageInterrupted:
+		case verdict.StageInterrupted:
 			b.WriteString(" interrupted after " + fmtStageDuration(st.DurationMS))
 		default:
 			b.WriteString(" took " + fmtStageDuration(st.DurationMS))
@@ -425,7 +425,7 @@ func (p *Progress) eta(s *slotProgress, now time.Time) (time.Duration, bool) {
 	if len(prev) == 0 || s.stage == "" {
 		return 0, false
 	}
-	cur := slices.IndexFunc(prev, func(st reports.Stage) bool { return st.Name == s.stage })
+	cur := slices.IndexFunc(prev, func(st verdict.Stage) bool { return st.Name == s.stage })
 	if cur < 0 {
 		return 0, false
 	}
@@ -455,11 +455,11 @@ func fmtElapsed(d time.Duration) string {
 
 // previousStages reads the stage timings of each profile's previous
 // finished run (result.json in the evidence root), for the ETA.
-func previousStages(out, group string, profiles []*inventory.Profile) map[string][]reports.Stage {
-	prev := map[string][]reports.Stage{}
+func previousStages(out, group string, profiles []*inventory.Profile) map[string][]verdict.Stage {
+	prev := map[string][]verdict.Stage{}
 	for _, pr := range profiles {
 		r, err := readResult(resultPath(out, group, pr.ID))
-		if err != nil || (r.Verdict != reports.VerdictQualified && r.Verdict != reports.VerdictFailed) {
+		if err != nil || (r.Verdict != verdict.VerdictQualified && r.Verdict != verdict.VerdictFailed) {
 			continue
 		}
 		prev[pr.ID] = r.Stages

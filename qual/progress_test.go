@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -124,7 +124,7 @@ func TestProgressTerminalBlock(t *testing.T) {
 	clock := newFakeClock()
 	term := &fakeTerm{t: t}
 	p := NewProgress(term, true, clock.Now)
-	p.plan(3, map[string][]reports.Stage{
+	p.plan(3, map[string][]verdict.Stage{
 		"a": {{Name: "preflight", DurationMS: 1000}, {Name: "server", DurationMS: 130_000}, {Name: "aiperf", DurationMS: 60_000}},
 	})
 	fmt.Fprintf(p, "trtmc-qual: group g: 3 checkpoint(s)\n")
@@ -232,7 +232,7 @@ func TestProgressPlain(t *testing.T) {
 	clock := newFakeClock()
 	var buf bytes.Buffer
 	p := NewProgress(&buf, false, clock.Now)
-	p.plan(2, map[string][]reports.Stage{"a": {{Name: "server", DurationMS: 30_000}, {Name: "aiperf", DurationMS: 20_000}}})
+	p.plan(2, map[string][]verdict.Stage{"a": {{Name: "server", DurationMS: 30_000}, {Name: "aiperf", DurationMS: 20_000}}})
 	p.begin("a")
 	p.stage("a", "server")
 	for range 40 { // 40 s in 1 s ticks: lines at 15 s and 30 s
@@ -280,13 +280,13 @@ func TestProgressSaysHowLongStagesTook(t *testing.T) {
 		p.plan(1, nil)
 		p.begin("a")
 		p.stage("a", "preflight")
-		p.stageDone("a", reports.Stage{Name: "preflight", Status: reports.StageOK, DurationMS: 1234})
+		p.stageDone("a", verdict.Stage{Name: "preflight", Status: verdict.StageOK, DurationMS: 1234})
 		p.stage("a", "server")
-		p.stageDone("a", reports.Stage{Name: "server", Status: reports.StageOK, DurationMS: 310.4})
-		p.stageDone("a", reports.Stage{Name: "correctness", Status: reports.StageSkipped})
+		p.stageDone("a", verdict.Stage{Name: "server", Status: verdict.StageOK, DurationMS: 310.4})
+		p.stageDone("a", verdict.Stage{Name: "correctness", Status: verdict.StageSkipped})
 		p.stage("a", "stop-server")
-		p.stageDone("a", reports.Stage{Name: "stop-server", Status: reports.StageError, DurationMS: 130_000})
-		p.stageDone("a", reports.Stage{Name: "gpu-release", Status: reports.StageOK, DurationMS: 0.2})
+		p.stageDone("a", verdict.Stage{Name: "stop-server", Status: verdict.StageError, DurationMS: 130_000})
+		p.stageDone("a", verdict.Stage{Name: "gpu-release", Status: verdict.StageOK, DurationMS: 0.2})
 		p.finished("a")
 		fmt.Fprint(p, "trtmc-qual: a: ERROR\n")
 		p.end("a")
@@ -350,7 +350,7 @@ func TestNilProgress(t *testing.T) {
 	p.begin("a")
 	p.stage("a", "server")
 	p.requests("a", 1, func() int { return 0 })
-	p.stageDone("a", reports.Stage{Name: "server"})
+	p.stageDone("a", verdict.Stage{Name: "server"})
 	p.finished("a")
 	p.Tick()
 	p.end("a")
@@ -373,18 +373,18 @@ func TestFmtElapsed(t *testing.T) {
 func TestPreviousStages(t *testing.T) {
 	out := t.TempDir()
 	profiles := []*inventory.Profile{{ID: "done"}, {ID: "broke"}, {ID: "never"}}
-	writeResultFile(t, out, "g", "done", reports.VerdictQualified, []reports.Stage{{Name: "server", DurationMS: 5}})
-	writeResultFile(t, out, "g", "broke", reports.VerdictError, []reports.Stage{{Name: "server", DurationMS: 5}})
+	writeResultFile(t, out, "g", "done", verdict.VerdictQualified, []verdict.Stage{{Name: "server", DurationMS: 5}})
+	writeResultFile(t, out, "g", "broke", verdict.VerdictError, []verdict.Stage{{Name: "server", DurationMS: 5}})
 	prev := previousStages(out, "g", profiles)
-	assert.Equal(t, map[string][]reports.Stage{"done": {{Name: "server", DurationMS: 5}}}, prev,
+	assert.Equal(t, map[string][]verdict.Stage{"done": {{Name: "server", DurationMS: 5}}}, prev,
 		"only a finished row's timings predict the next run")
 }
 
-func writeResultFile(t *testing.T, out, group, id, verdict string, stages []reports.Stage) {
+func writeResultFile(t *testing.T, out, group, id, v string, stages []verdict.Stage) {
 	t.Helper()
 	dir := filepath.Join(out, group, id)
 	require.NoError(t, os.MkdirAll(dir, 0o755))
-	data, err := json.Marshal(reports.Result{Profile: id, Verdict: verdict, Stages: stages})
+	data, err := json.Marshal(verdict.Result{Profile: id, Verdict: v, Stages: stages})
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "result.json"), data, 0o644))
 }

@@ -10,11 +10,12 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // RejudgeOptions configure `trtmc-qual report --rejudge`.
@@ -41,8 +42,8 @@ type RejudgeOptions struct {
 
 // rederived are the problem codes a rejudge derives afresh: a stored one is
 // dropped, and found again if it still holds.
-var rederived = []reports.Code{reports.CodeJoinInput, reports.CodeCorrectnessOutput, reports.CodeEvidenceChanged, reports.CodeEvidenceMalformed,
-	reports.CodeCriteriaDiffer, reports.CodeSealLegacy, reports.CodeInventoryUnbound}
+var rederived = []verdict.Code{verdict.CodeJoinInput, verdict.CodeCorrectnessOutput, verdict.CodeEvidenceChanged, verdict.CodeEvidenceMalformed,
+	verdict.CodeCriteriaDiffer, verdict.CodeSealLegacy, verdict.CodeInventoryUnbound}
 
 // Rejudge re-derives every current row of a group from its raw artifacts
 // and re-applies the verdict rules: the counts, unclaimed ids, latencies,
@@ -67,12 +68,12 @@ var rederived = []reports.Code{reports.CodeJoinInput, reports.CodeCorrectnessOut
 // reports.ErrNoEvidence), an interruption or a file that cannot be written.
 func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
 	var written []string
-	derive := func(dir, group, profile string, entry *inventory.Profile) (*reports.Result, error) {
+	derive := func(dir, group, profile string, entry *verdict.InventoryEntry) (*verdict.Result, error) {
 		n := rejudgeRow(ctx, dir, group, profile, judgeBy{o.Families, o.Registry, entry})
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		n.Rejudged = &reports.Rejudge{At: o.Now.UTC(), HarnessVersion: o.HarnessVersion, OriginalVerdict: n.Rejudged.OriginalVerdict}
+		n.Rejudged = &verdict.Rejudge{At: o.Now.UTC(), HarnessVersion: o.HarnessVersion, OriginalVerdict: n.Rejudged.OriginalVerdict}
 		if o.NoWrite {
 			return n, nil
 		}
@@ -96,7 +97,7 @@ func Rejudge(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []str
 // its raw artifacts by the family configuration's criteria (Rejudge, which
 // writes nothing beside the evidence when o.NoWrite), checked against the
 // rows as stored: a row whose stored verdict or figures are not the
-// re-derived ones refuses the publication (*reports.FigureError), so a
+// re-derived ones refuses the publication (*publish.FigureError), so a
 // figure edited and resealed is never published. It returns the
 // re-derived report and the files Rejudge wrote.
 func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, []string, error) {
@@ -108,7 +109,7 @@ func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, [
 	if err != nil {
 		return nil, written, err
 	}
-	if err := reports.CheckRederived(stored, derived); err != nil {
+	if err := publish.CheckRederived(stored, derived); err != nil {
 		return nil, written, err
 	}
 	return derived, written, nil
@@ -120,38 +121,38 @@ func Publishable(ctx context.Context, o RejudgeOptions) (*reports.GroupReport, [
 type judgeBy struct {
 	families *families.Config
 	reg      families.Registry
-	entry    *inventory.Profile
+	entry    *verdict.InventoryEntry
 }
 
 // rejudgeRow re-derives one row (see Rejudge). Rejudged.OriginalVerdict is
 // set; the rest of Rejudged is the caller's.
-func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *reports.Result {
+func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *verdict.Result {
 	path := filepath.Join(dir, reports.ResultFile)
 	data, err := fileio.ReadFile(ctx, path, fileio.MaxDocumentBytes)
-	var stored *reports.Result
+	var stored *verdict.Result
 	if err == nil {
-		stored, err = reports.DecodeResult(path, data, group, profile)
+		stored, err = verdict.DecodeResult(path, data, group, profile)
 	}
 	if err != nil {
-		r := reports.BrokenResult(group, profile, reports.CodeEvidenceMalformed, err.Error())
+		r := verdict.BrokenResult(group, profile, verdict.CodeEvidenceMalformed, err.Error())
 		reports.CheckSeal(r, dir, evidence.Digests{})
-		r.Rejudged = &reports.Rejudge{}
+		r.Rejudged = &verdict.Rejudge{}
 		return r
 	}
 	n := *stored
-	n.Rejudged = &reports.Rejudge{OriginalVerdict: stored.Verdict}
-	n.Problems = slices.DeleteFunc(slices.Clone(stored.Problems), func(p reports.Problem) bool { return slices.Contains(rederived, p.Code) })
+	n.Rejudged = &verdict.Rejudge{OriginalVerdict: stored.Verdict}
+	n.Problems = slices.DeleteFunc(slices.Clone(stored.Problems), func(p verdict.Problem) bool { return slices.Contains(rederived, p.Code) })
 	broken := func(stage string, err error) {
-		n.Problems = append(n.Problems, reports.Problem{Stage: stage, Code: reports.CodeEvidenceMalformed, Message: err.Error()})
+		n.Problems = append(n.Problems, verdict.Problem{Stage: stage, Code: verdict.CodeEvidenceMalformed, Message: err.Error()})
 	}
 	// Nothing derived is kept: what the artifacts no longer give, the row
 	// does not have.
 	// What the workload expects is the workload's (as run writes it before
 	// anything ran); what was sent and how it went, only the join says.
 	w := n.Workload
-	n.Requests, n.Unclaimed = reports.Counts{Expected: w.Warmup + w.Measured}, reports.Unclaimed{}
-	n.RequestsByPhase = map[string]reports.Counts{PhaseWarmup: {Expected: w.Warmup}, PhaseMeasured: {Expected: w.Measured}}
-	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = reports.Latency{}, nil, nil, nil, nil
+	n.Requests, n.Unclaimed = verdict.Counts{Expected: w.Warmup + w.Measured}, verdict.Unclaimed{}
+	n.RequestsByPhase = map[string]verdict.Counts{PhaseWarmup: {Expected: w.Warmup}, PhaseMeasured: {Expected: w.Measured}}
+	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = verdict.Latency{}, nil, nil, nil, nil
 	// The join digests what it parses in the manifest's algorithm, so the
 	// seal check need not read those files again.
 	known := evidence.Digests{Algorithm: evidence.DigestAlgorithm, Files: map[string]string{}}
@@ -159,7 +160,7 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 		known.Algorithm = m.Algorithm
 	}
 	joined := false
-	if derives(stored, reports.StageJoin, reports.CodeJoinInput) {
+	if derives(stored, verdict.StageJoin, verdict.CodeJoinInput) {
 		// The criteria come from the configuration, never from the row
 		// (a row that never joined judged nothing by them).
 		judged, found := criteriaFromConfiguration(&n, by.families, by.entry)
@@ -169,12 +170,12 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 		}
 	}
 	n.ImagesPerSec = rederiveThroughput(dir, &n, joined, broken)
-	if derives(stored, reports.StageCorrectness, reports.CodeCorrectnessOutput) {
-		c, err := reports.ReadCorrectness(filepath.Join(dir, fileCorrectness))
+	if derives(stored, verdict.StageCorrectness, verdict.CodeCorrectnessOutput) {
+		c, err := verdict.ReadCorrectness(filepath.Join(dir, fileCorrectness))
 		if err != nil {
 			broken("rejudge", err)
 			// As the correctness stage records a result it cannot read.
-			n.Correctness = &reports.Correctness{Output: fileCorrectness, Error: "no valid result file"}
+			n.Correctness = &verdict.Correctness{Output: fileCorrectness, Error: "no valid result file"}
 		} else {
 			n.Correctness = c
 		}
@@ -190,14 +191,14 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *re
 // row produced: the stage ran, or it broke on an artifact the rejudge
 // reads again (its problem, code, is one of those re-derived: dropped, it
 // must be found again, never lost), exactly as the run derived it.
-func derives(stored *reports.Result, stage string, code reports.Code) bool {
-	return stored.StageRan(stage) || slices.ContainsFunc(stored.Problems, func(p reports.Problem) bool { return p.Code == code })
+func derives(stored *verdict.Result, stage string, code verdict.Code) bool {
+	return stored.StageRan(stage) || slices.ContainsFunc(stored.Problems, func(p verdict.Problem) bool { return p.Code == code })
 }
 
 // rederiveJoin runs the one join over the row's raw artifacts into n,
 // recording in known the digests it computed; a join that fails breaks
 // the row. It reports whether the join succeeded.
-func rederiveJoin(ctx context.Context, dir string, n *reports.Result, reg families.Registry, known *evidence.Digests, broken func(string, error)) bool {
+func rederiveJoin(ctx context.Context, dir string, n *verdict.Result, reg families.Registry, known *evidence.Digests, broken func(string, error)) bool {
 	res, err := joinRow(ctx, dir, n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
 	if err != nil {
 		broken("rejudge", fmt.Errorf("join: %w", err))
@@ -216,9 +217,9 @@ func rederiveJoin(ctx context.Context, dir string, n *reports.Result, reg famili
 // request_throughput from its summary, once the join succeeded. A summary
 // the AIPerf stage passed must parse (else the row breaks); one of an
 // AIPerf stage that recorded a problem is read when it is there.
-func rederiveThroughput(dir string, n *reports.Result, joined bool, broken func(string, error)) *float64 {
+func rederiveThroughput(dir string, n *verdict.Result, joined bool, broken func(string, error)) *float64 {
 	path := filepath.Join(dir, dirAIPerf, aiperf.FileSummary)
-	ran := n.StageRan(reports.StageAIPerf)
+	ran := n.StageRan(verdict.StageAIPerf)
 	if !ran {
 		if _, err := os.Lstat(path); err != nil || !joined {
 			return nil
@@ -249,24 +250,24 @@ func rederiveThroughput(dir string, n *reports.Result, joined bool, broken func(
 // family the configuration lacks are findings (criteria_differ). judged
 // is false when there is no family to judge by: the join then does not
 // run, and nothing is derived.
-func criteriaFromConfiguration(r *reports.Result, fams *families.Config, entry *inventory.Profile) (judged bool, found []reports.Problem) {
+func criteriaFromConfiguration(r *verdict.Result, fams *families.Config, entry *verdict.InventoryEntry) (judged bool, found []verdict.Problem) {
 	file := "the family configuration"
 	var fam *families.Family
 	if fams != nil {
 		file, fam = fams.File, fams.Families[r.Family]
 	}
 	finding := func(format string, args ...any) {
-		found = append(found, reports.Problem{Stage: "rejudge", Code: reports.CodeCriteriaDiffer, Message: fmt.Sprintf(format, args...)})
+		found = append(found, verdict.Problem{Stage: "rejudge", Code: verdict.CodeCriteriaDiffer, Message: fmt.Sprintf(format, args...)})
 	}
 	if fam == nil {
 		finding("%s has no family %q: a row is judged by its family's criteria in the configuration, never by those it stores (pass --families)", file, r.Family)
 		return false, found
 	}
-	want := fam.Criteria()
-	if pin := r.Provenance.FamilyCriteriaSHA256; pin != "" && pin != want.Digest() {
-		finding("the row was run with criteria of digest %s; family %s in %s has criteria of digest %s", shortDigest(pin), r.Family, file, shortDigest(want.Digest()))
+	want := verdict.CriteriaDigest(fam.Route, fam.Semantics)
+	if pin := r.Provenance.FamilyCriteriaSHA256; pin != "" && pin != want {
+		finding("the row was run with criteria of digest %s; family %s in %s has criteria of digest %s", shortDigest(pin), r.Family, file, shortDigest(want))
 	}
-	for _, d := range storedCriteria(r).Differences(want) {
+	for _, d := range verdict.CriteriaDifferences(r.Route, r.Answers, fam.Route, fam.Semantics) {
 		finding("the row stores %s (family %s, %s): it is judged by the configuration's", d, r.Family, file)
 	}
 	served := r.Answers.ServedModel
@@ -277,22 +278,9 @@ func criteriaFromConfiguration(r *reports.Result, fams *families.Config, entry *
 		finding("the row stores served model %q; its inventory entry serves %q: it is judged by the entry's", served, entry.Served())
 		served = entry.Served()
 	}
-	r.Route, r.Answers = fam.Route, semantics(fam)
+	r.Route, r.Answers = fam.Route, fam.Semantics.Stated()
 	r.Answers.ServedModel = served
 	return true, found
-}
-
-// storedCriteria are the criteria a row stores (route and answers), as
-// families.Criteria, its unset fields read as the join reads them.
-func storedCriteria(r *reports.Result) families.Criteria {
-	a := r.Answers
-	agreement := families.DefaultTaskAgreement
-	if a.TaskAgreement != nil {
-		agreement = families.Tolerance{AbsMS: a.TaskAgreement.AbsMS, Rel: a.TaskAgreement.Rel}
-	}
-	return families.Criteria{Route: r.Route, EndpointType: a.EndpointType, Extractor: a.Extractor, Comparator: a.Comparator,
-		Tolerance: a.Tolerance, MinBoxIoU: a.MinBoxIoU, MaxScoreAbsError: a.MaxScoreAbsError, Labels: a.Labels,
-		FinishReasonNull: a.FinishReasonNull, TaskTime: a.TaskTime, ServerRecords: a.ServerRecords, TaskAgreement: agreement}
 }
 
 func shortDigest(d string) string {

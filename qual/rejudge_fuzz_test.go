@@ -11,7 +11,7 @@ import (
 	"testing"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -81,7 +81,7 @@ func TestPristineEvidenceQualifies(t *testing.T) {
 	root := t.TempDir()
 	writeTree(t, filepath.Join(root, "g", "p"), files)
 	r := rejudgeRow(context.Background(), filepath.Join(root, "g", "p"), "g", "p", shippedJudge(t))
-	if r.Verdict != reports.VerdictQualified {
+	if r.Verdict != verdict.VerdictQualified {
 		t.Fatalf("pristine evidence rejudges as %s: %+v", r.Verdict, r.Reasons)
 	}
 }
@@ -140,10 +140,10 @@ func FuzzRejudgeTamper(f *testing.F) {
 		}
 		writeTree(t, dir, files)
 		r := rejudgeRow(context.Background(), dir, "g", "p", shippedJudge(t))
-		if changed && r.Verdict == reports.VerdictQualified {
+		if changed && r.Verdict == verdict.VerdictQualified {
 			t.Fatalf("%s edited (op %d at %d, %q): rejudge still qualifies", name, op%6, at, data)
 		}
-		if !changed && r.Verdict != reports.VerdictQualified {
+		if !changed && r.Verdict != verdict.VerdictQualified {
 			t.Fatalf("unchanged evidence rejudges as %s: %+v", r.Verdict, r.Reasons)
 		}
 	})

@@ -14,8 +14,8 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Pool is what a run schedules its checkpoints on: the GPUs --gpus
@@ -23,7 +23,7 @@ import (
 type Pool struct {
 	// GPUs of the run, in the order --gpus named them (nvidia-smi's index
 	// order by default). Empty: a CPU pool.
-	GPUs []reports.GPU
+	GPUs []verdict.GPU
 	// CPUSlots is the number of CPU slots of a CPU pool.
 	CPUSlots int
 	// Selection is the --gpus value, for reasons ("" = every GPU).
@@ -107,7 +107,7 @@ func NewPool(ctx context.Context, probe GPUProbe, sel string) (*Pool, error) {
 		k, _ := strconv.Atoi(n)
 		return &Pool{CPUSlots: k, Selection: sel}, nil
 	}
-	var gpus []reports.GPU
+	var gpus []verdict.GPU
 	if probe != nil {
 		var err error
 		if gpus, err = probe.List(ctx); err != nil {
@@ -127,7 +127,7 @@ func NewPool(ctx context.Context, probe GPUProbe, sel string) (*Pool, error) {
 	seen := map[string]bool{}
 	for _, id := range strings.Split(sel, ",") {
 		id = strings.TrimSpace(id)
-		var found *reports.GPU
+		var found *verdict.GPU
 		for i := range gpus {
 			if gpus[i].Index == id || gpus[i].UUID == id {
 				found = &gpus[i]
@@ -145,7 +145,7 @@ func NewPool(ctx context.Context, probe GPUProbe, sel string) (*Pool, error) {
 	return pool, nil
 }
 
-func listGPUs(gpus []reports.GPU) string {
+func listGPUs(gpus []verdict.GPU) string {
 	if len(gpus) == 0 {
 		return ""
 	}
@@ -160,7 +160,7 @@ func listGPUs(gpus []reports.GPU) string {
 // run (tp x cp of them), or a CPU slot (no GPU).
 type Slot struct {
 	Name string
-	GPUs []reports.GPU
+	GPUs []verdict.GPU
 }
 
 // CUDAVisibleDevices is the value children of this slot get: the GPUs'
@@ -192,15 +192,15 @@ func (s Slot) UUIDs() []string {
 // The pipeline's scheduler and the Slurm executor both use it.
 func GPUsNeeded(p *inventory.Profile) int { return p.Parallelism.GPUs() }
 
-// Reason codes of rows the scheduler does not start (reports.Codes has
+// Reason codes of rows the scheduler does not start (verdict.Codes has
 // their classes).
 const (
-	CodeInsufficientGPUs = reports.CodeInsufficientGPUs
-	CodeHardwareMismatch = reports.CodeHardwareMismatch
-	CodeGPURequired      = reports.CodeGPURequired
+	CodeInsufficientGPUs = verdict.CodeInsufficientGPUs
+	CodeHardwareMismatch = verdict.CodeHardwareMismatch
+	CodeGPURequired      = verdict.CodeGPURequired
 	// CodeHardwareMismatchAllowed keeps a row that ran on the wrong
 	// hardware (explicitly allowed) from qualifying.
-	CodeHardwareMismatchAllowed = reports.CodeHardwareMismatchAllowed
+	CodeHardwareMismatchAllowed = verdict.CodeHardwareMismatchAllowed
 )
 
 // placement is what the scheduler decides for a profile before anything
@@ -214,14 +214,16 @@ type placement struct {
 	// mismatch is set when the hardware scope did not match and the
 	// mismatch was allowed.
 	mismatch string
-	notRun   *reports.Reason
+	// notRun is why the profile is not run on this pool: the scheduler's
+	// problem (Judge makes its reason).
+	notRun *verdict.Problem
 }
 
 // place decides where a profile may run. It never shrinks a profile: one
 // that needs more GPUs than the pool has is not run.
 func (p *Pool) place(prof *inventory.Profile, fam *families.Family, allowMismatch bool) placement {
-	notRun := func(code reports.Code, format string, args ...any) placement {
-		return placement{notRun: &reports.Reason{Stage: "schedule", Code: code, Message: fmt.Sprintf(format, args...)}}
+	notRun := func(code verdict.Code, format string, args ...any) placement {
+		return placement{notRun: &verdict.Problem{Stage: "schedule", Code: code, Message: fmt.Sprintf(format, args...)}}
 	}
 	hw := "[" + strings.Join(prof.Hardware, ", ") + "]"
 	if p.CPU() {
@@ -446,7 +448,7 @@ func longestFirst(out, group string, profiles []*inventory.Profile, width func(*
 		order[i] = i
 		prev[i] = infinity
 		r, err := readResult(resultPath(out, group, p.ID))
-		if err == nil && (r.Verdict == reports.VerdictQualified || r.Verdict == reports.VerdictFailed) && r.EndedAt.After(r.StartedAt) {
+		if err == nil && (r.Verdict == verdict.VerdictQualified || r.Verdict == verdict.VerdictFailed) && r.EndedAt.After(r.StartedAt) {
 			prev[i] = r.EndedAt.Sub(r.StartedAt).Seconds() * float64(max(width(p), 1))
 		}
 	}

@@ -17,9 +17,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 type stageDef struct {
@@ -54,7 +54,7 @@ var pipeline = []stageDef{
 	{name: "native", run: (*checkpointRun).nativeAnswers, accounts: true},
 	// bundle-check: the served bundle digested again after every use of it
 	// (serving, the native replay); Judge fails a row whose bundle changed.
-	{name: reports.StageBundleCheck, run: (*checkpointRun).bundleCheck, always: true},
+	{name: verdict.StageBundleCheck, run: (*checkpointRun).bundleCheck, always: true},
 	// join: native and HTTP answers by request identity, counted per phase.
 	{name: "join", run: (*checkpointRun).join, accounts: true},
 	// gpu-release: every child has ended; no process of the run may hold
@@ -74,17 +74,17 @@ func (cr *checkpointRun) gpuRelease(ctx context.Context) error {
 func (cr *checkpointRun) preflight(ctx context.Context) error {
 	o := cr.gr.opts
 	if cr.family == nil {
-		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %q is not configured", cr.profile.Family))
+		return stageFailure(verdict.CodeFamilyConfig, fmt.Errorf("family %q is not configured", cr.profile.Family))
 	}
 	if cr.family.EndpointType != cr.gr.group.Workload.EndpointType {
-		return stageFailure(reports.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
+		return stageFailure(verdict.CodeFamilyConfig, fmt.Errorf("family %s speaks %s but group %s measures %s", cr.family.Name,
 			cr.family.EndpointType, cr.gr.group.Name, cr.gr.group.Workload.EndpointType))
 	}
 	cr.bundle = cr.profile.BundlePath()
 	cr.corpus = cr.gr.group.CorpusPath()
 	timeout := cr.family.Timeouts.Prepare.Or(defaultPrepareTimeout)
 	if err := fileio.CheckDir(cr.corpus); errors.Is(err, fileio.ErrNotRegular) {
-		return stageFailure(reports.CodeDataset, fmt.Errorf("corpus: %w", err))
+		return stageFailure(verdict.CodeDataset, fmt.Errorf("corpus: %w", err))
 	}
 	if _, err := os.Stat(filepath.Join(cr.corpus, "corpus.json")); err != nil {
 		if err := cr.prepare(ctx, "prepare-corpus", cr.family.Prepare.Corpus, cr.corpus, timeout); err != nil {
@@ -98,24 +98,27 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	sum, err := inventory.BundleSHA256(ctx, cr.bundle)
 	if err != nil {
-		return stageFailure(reports.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
+		return stageFailure(verdict.CodeBundleUnreadable, fmt.Errorf("bundle %s: %w", cr.bundle, err))
 	}
 	cr.res.Provenance.BundlePath = cr.bundle
 	cr.res.Provenance.BundleSHA256 = sum
 	if want := cr.profile.Bundle.SHA256; want != "" && sum != want {
-		return stageFailure(reports.CodeBundleIdentity, fmt.Errorf("profile %s: bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
+		// The row holds the fact (the digest beside the pin); Judge names
+		// it. Nothing but the pinned bundle is served: the checkpoint
+		// stops here.
+		return stopCheckpoint(fmt.Errorf("profile %s: bundle %s has sha256 %s but the inventory (%s) pins %s: not the bundle that was qualified",
 			cr.profile.ID, cr.bundle, sum, cr.profile.Where("bundle.sha256"), want))
 	}
 	if want := cr.gr.group.Workload.Dataset.SHA256; want != "" {
 		got, err := inventory.CorpusSHA256(ctx, cr.corpus)
 		if err != nil || got != want {
-			return stageFailure(reports.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
+			return stageFailure(verdict.CodeDatasetIdentity, fmt.Errorf("corpus %s/corpus.json sha256 %s differs from the pinned %s", cr.corpus, got, want))
 		}
 	}
 	cr.res.Provenance.Preprocessing = cr.family.Preprocessing
 	if endpoint.NeedsTokenizer(cr.gr.group.Workload.EndpointType) {
 		if err := cr.resolveTokenizer(); err != nil {
-			return stageFailure(reports.CodeTokenizer, err)
+			return stageFailure(verdict.CodeTokenizer, err)
 		}
 	}
 	if err := cr.checkRequestSizes(); err != nil {
@@ -123,7 +126,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	}
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
-		return stageFailure(reports.CodeFamilyConfig, err)
+		return stageFailure(verdict.CodeFamilyConfig, err)
 	}
 	cr.binary = lookBinary(argv[0])
 	cr.res.Provenance.ServerBinary = cr.binary
@@ -134,7 +137,7 @@ func (cr *checkpointRun) preflight(ctx context.Context) error {
 	case len(cr.slot.GPUs) == 0:
 		cr.gr.logf("%s: no GPU in this slot; running on CPU (the family needs none)", cr.profile.ID)
 	case o.Hardware.Probe == nil:
-		return stageFailure(reports.CodeGPUProbe, fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
+		return stageFailure(verdict.CodeGPUProbe, fmt.Errorf("slot %s has GPUs but the run has no GPU probe to check them", cr.slot.Name))
 	default:
 		return cr.checkIdle(ctx)
 	}
@@ -153,17 +156,17 @@ func (cr *checkpointRun) checkRequestSizes() error {
 	w := cr.gr.group.Workload
 	entries, err := aiperf.LoadCorpus(cr.corpus)
 	if err != nil {
-		return stageFailure(reports.CodeDataset, err)
+		return stageFailure(verdict.CodeDataset, err)
 	}
 	sizes, err := CheckRequestLimits(cr.family, w.EndpointType, entries, cr.profile.Served(), w.Generation)
 	switch {
 	case IsOverLimit(err):
-		return stageFailure(reports.CodeRequestTooLarge, fmt.Errorf("profile %s: %w; family %s passes --max-body-bytes %d and --max-prompt-bytes %d "+
+		return stageFailure(verdict.CodeRequestTooLarge, fmt.Errorf("profile %s: %w; family %s passes --max-body-bytes %d and --max-prompt-bytes %d "+
 			"(max_body_bytes, max_prompt_bytes in %s): use a smaller image or question for that entry, or raise the family's limit "+
 			"(the native worker's line limit is 16 MiB)", cr.profile.ID, err, cr.family.Name, cr.family.MaxBodyBytes, cr.family.MaxPromptBytes,
 			cr.gr.opts.Families.File))
 	case err != nil:
-		return stageFailure(reports.CodeDataset, err)
+		return stageFailure(verdict.CodeDataset, err)
 	}
 	cr.gr.logf("%s: %s", cr.profile.ID, sizes)
 	return nil
@@ -185,7 +188,7 @@ func (cr *checkpointRun) resolveTokenizer() error {
 // checks it is a tokenizer directory of this checkpoint: present, loadable
 // offline, equal to its pin, and not named for another checkpoint. Errors
 // name the profile and the cause. `run` and `doctor` both use it.
-func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentity, error) {
+func CheckTokenizer(p *inventory.Profile, fallback string) (*verdict.FileIdentity, error) {
 	dir, where := fallback, "the run's --tokenizer"
 	if p.Tokenizer.Path != "" {
 		dir, where = p.TokenizerPath(), "tokenizer.path at "+p.Where("tokenizer.path")
@@ -208,7 +211,7 @@ func CheckTokenizer(p *inventory.Profile, fallback string) (*reports.FileIdentit
 		return nil, fmt.Errorf("profile %s: %s (%s) holds no tokenizer.json, tokenizer_config.json or tokenizer.model: AIPerf cannot load it offline",
 			p.ID, dir, where)
 	}
-	id := &reports.FileIdentity{Path: dir}
+	id := &verdict.FileIdentity{Path: dir}
 	if sum, err := inventory.TokenizerSHA256(context.Background(), dir); err == nil {
 		id.SHA256 = sum
 	}
@@ -250,18 +253,18 @@ func tokenizerName(dir string) string {
 // prepare builds a missing bundle or corpus with the family's command.
 func (cr *checkpointRun) prepare(ctx context.Context, stage string, tmpl []string, target string, timeout time.Duration) error {
 	if len(tmpl) == 0 {
-		return stageFailure(reports.CodeMissingInput, fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
+		return stageFailure(verdict.CodeMissingInput, fmt.Errorf("%s does not exist and family %s has no prepare command for it", target, cr.family.Name))
 	}
 	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return stageFailure(reports.CodeMissingInput, err)
+		return stageFailure(verdict.CodeMissingInput, err)
 	}
 	argv, err := families.Expand(tmpl, cr.vars())
 	if err != nil {
-		return stageFailure(reports.CodeFamilyConfig, err)
+		return stageFailure(verdict.CodeFamilyConfig, err)
 	}
 	cr.gr.logf("%s: %s: %s", cr.profile.ID, stage, text.ShellJoin(cr.red.Argv(argv)))
 	if _, err := cr.runChild(ctx, stage, argv, stage+".log", timeout); err != nil {
-		return stageFailure(reports.CodePrepareFailed, err)
+		return stageFailure(verdict.CodePrepareFailed, err)
 	}
 	return nil
 }
@@ -270,19 +273,19 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 	o := cr.gr.opts
 	port, err := freePort(cr.gr.ports, o.Security.Host)
 	if err != nil {
-		return stageFailure(reports.CodePort, err)
+		return stageFailure(verdict.CodePort, err)
 	}
 	cr.port = port
 	argv, err := families.Expand(cr.family.Server, cr.vars())
 	if err != nil {
-		return stageFailure(reports.CodeFamilyConfig, err)
+		return stageFailure(verdict.CodeFamilyConfig, err)
 	}
 	url, err := families.Expand([]string{cr.family.Readiness}, cr.vars())
 	if err != nil {
-		return stageFailure(reports.CodeFamilyConfig, err)
+		return stageFailure(verdict.CodeFamilyConfig, err)
 	}
 	if err := portInUse(url[0]); err != nil {
-		return stageFailure(reports.CodePortInUse, err)
+		return stageFailure(verdict.CodePortInUse, err)
 	}
 	logFile, err := os.Create(filepath.Join(cr.dir, fileServerLog))
 	if err != nil {
@@ -296,7 +299,7 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		Env: cr.childEnv(), Grace: grace})
 	if err != nil {
 		logFile.Close()
-		return stageFailure(reports.CodeServerStart, err)
+		return stageFailure(verdict.CodeServerStart, err)
 	}
 	cr.server = p
 	cr.serverPID = p.Pid()
@@ -310,14 +313,14 @@ func (cr *checkpointRun) startServer(ctx context.Context) error {
 		}
 		var nr *proc.NotReadyError
 		if errors.As(err, &nr) {
-			return stageFailure(reports.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, text.Indent(text.LastLines(p.StderrTail(), 10))))
+			return stageFailure(verdict.CodeServerNotReady, fmt.Errorf("server never became ready: %w; last log lines:\n%s", err, text.Indent(text.LastLines(p.StderrTail(), 10))))
 		}
-		return stageFailure(reports.CodeServerExit, err)
+		return stageFailure(verdict.CodeServerExit, err)
 	}
 	select {
 	case <-p.Done(): // ready was answered, but not by our server
 		_, werr := p.Wait()
-		return stageFailure(reports.CodeServerExit, fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
+		return stageFailure(verdict.CodeServerExit, fmt.Errorf("%s answered ready, but the server had already exited: %v", url[0], werr))
 	default:
 	}
 	cr.gr.logf("%s: server ready on port %d after %s", cr.profile.ID, port, waited.Round(time.Millisecond))
@@ -337,7 +340,7 @@ func (cr *checkpointRun) checkListen(when string) error {
 			cr.gr.logf("%s: listen check %s: %v (non-loopback servers are allowed)", cr.profile.ID, when, err)
 			return nil
 		}
-		return stageFailure(reports.CodeListenUnchecked, fmt.Errorf("cannot check which addresses the server listens on (%v); "+
+		return stageFailure(verdict.CodeListenUnchecked, fmt.Errorf("cannot check which addresses the server listens on (%v); "+
 			"a row is never qualified on an unchecked host", err))
 	}
 	for _, a := range addrs {
@@ -356,41 +359,41 @@ func (cr *checkpointRun) checkListen(when string) error {
 			names[i] += " (every interface)"
 		}
 	}
-	return stageFailure(reports.CodeListenOffLoopback, fmt.Errorf("%s, the server's process group listens on %s, off loopback: "+
+	return stageFailure(verdict.CodeListenOffLoopback, fmt.Errorf("%s, the server's process group listens on %s, off loopback: "+
 		"it is reachable from the network (the family's argv binds it; allow it explicitly with --allow-non-loopback)",
 		when, strings.Join(names, ", ")))
 }
 
 // correctness runs the family's correctness case on the served bundle and
-// reads its result (reports.ReadCorrectness, strict). Whether it passes is
+// reads its result (verdict.ReadCorrectness, strict). Whether it passes is
 // Judge's to say, from the recorded gates.
 func (cr *checkpointRun) correctness(ctx context.Context) error {
-	c := &reports.Correctness{Output: fileCorrectness}
+	c := &verdict.Correctness{Output: fileCorrectness}
 	cr.res.Correctness = c
 	if len(cr.family.Correctness) == 0 {
 		c.Error = "family has no correctness case"
-		return stageFailure(reports.CodeCorrectnessNone, fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
+		return stageFailure(verdict.CodeCorrectnessNone, fmt.Errorf("family %s declares no correctness case; a row cannot qualify without one", cr.family.Name))
 	}
 	argv, err := families.Expand(cr.family.Correctness, cr.vars())
 	if err != nil {
-		return stageFailure(reports.CodeFamilyConfig, err)
+		return stageFailure(verdict.CodeFamilyConfig, err)
 	}
 	res, runErr := cr.runChild(ctx, "correctness", argv, fileCorrectLog, cr.family.Timeouts.Correctness.Or(defaultCorrectnessTimeout))
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
 	// Whatever the case says, it must have left the served bundle as it was.
-	cr.rehashBundle(ctx, reports.BundleAfterCorrectness)
-	out, readErr := reports.ReadCorrectness(filepath.Join(cr.dir, fileCorrectness))
+	cr.rehashBundle(ctx, verdict.BundleAfterCorrectness)
+	out, readErr := verdict.ReadCorrectness(filepath.Join(cr.dir, fileCorrectness))
 	switch {
 	case runErr != nil && res.ExitCode == 1 && readErr == nil && !out.Passed:
 		// Exit 1 with a well-formed result: the case ran and failed.
 	case runErr != nil:
 		c.Error = runErr.Error()
-		return stageFailure(reports.CodeCorrectnessCrash, fmt.Errorf("correctness case broke: %w", runErr))
+		return stageFailure(verdict.CodeCorrectnessCrash, fmt.Errorf("correctness case broke: %w", runErr))
 	case readErr != nil:
 		c.Error = "no valid result file"
-		return stageFailure(reports.CodeCorrectnessOutput, fmt.Errorf("correctness case exited 0 but its result is missing or invalid: %w", readErr))
+		return stageFailure(verdict.CodeCorrectnessOutput, fmt.Errorf("correctness case exited 0 but its result is missing or invalid: %w", readErr))
 	}
 	cr.res.Correctness = out
 	return nil
@@ -415,7 +418,7 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	if run != nil {
 		cr.childMS += ms(run.ProcessDuration)
 		cr.run = run
-		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, reports.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
+		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, verdict.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
 		cr.survivors("aiperf", "AIPerf", run.Survivors)
 		_ = fileio.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
 	}
@@ -425,9 +428,9 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	if err != nil {
 		var se *aiperf.SetupError
 		if errors.As(err, &se) {
-			return stageFailure(reports.CodeAIPerfSetup, err)
+			return stageFailure(verdict.CodeAIPerfSetup, err)
 		}
-		return stageFailure(reports.CodeAIPerfFailed, err)
+		return stageFailure(verdict.CodeAIPerfFailed, err)
 	}
 	return cr.aiperfTrusted(run)
 }
@@ -438,20 +441,20 @@ func (cr *checkpointRun) writeDataset() (*aiperf.Dataset, error) {
 	w := cr.gr.group.Workload
 	entries, err := aiperf.LoadCorpus(cr.corpus)
 	if err != nil {
-		return nil, stageFailure(reports.CodeDataset, err)
+		return nil, stageFailure(verdict.CodeDataset, err)
 	}
 	ds, err := aiperf.WriteDataset(filepath.Join(cr.dir, fileDataset), w.EndpointType, entries, w.Warmup+w.Measured)
 	if err != nil {
-		return nil, stageFailure(reports.CodeDataset, err)
+		return nil, stageFailure(verdict.CodeDataset, err)
 	}
 	cr.dataset = ds
 	cr.res.Provenance.DatasetSHA256 = ds.SHA256
 	sizes, err := aiperf.ImageSizes(entries, w.Warmup+w.Measured)
 	if err != nil {
-		return nil, stageFailure(reports.CodeDataset, err)
+		return nil, stageFailure(verdict.CodeDataset, err)
 	}
 	for _, s := range sizes {
-		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, reports.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
+		cr.res.Provenance.DatasetImageSizes = append(cr.res.Provenance.DatasetImageSizes, verdict.ImageSize{Width: s.Width, Height: s.Height, Count: s.Count})
 	}
 	return ds, nil
 }
@@ -488,7 +491,7 @@ func (cr *checkpointRun) aiperfTrusted(run *aiperf.Run) error {
 		if werr == nil {
 			werr = fmt.Errorf("exited with status %d", res.ExitCode)
 		}
-		return stageFailure(reports.CodeServerDied, fmt.Errorf("the server exited during the AIPerf run: %w", werr))
+		return stageFailure(verdict.CodeServerDied, fmt.Errorf("the server exited during the AIPerf run: %w", werr))
 	default:
 	}
 	var fatal []aiperf.Problem
@@ -498,7 +501,7 @@ func (cr *checkpointRun) aiperfTrusted(run *aiperf.Run) error {
 		}
 	}
 	if len(fatal) > 0 {
-		return stageFailure(reports.CodeAIPerfIncomplete, &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
+		return stageFailure(verdict.CodeAIPerfIncomplete, &aiperf.IncompleteError{Dir: run.ArtifactDir, Problems: fatal})
 	}
 	return nil
 }
@@ -510,7 +513,7 @@ func (cr *checkpointRun) bundleCheck(ctx context.Context) error {
 	if cr.res.Provenance.BundleSHA256 == "" {
 		return errSkipped
 	}
-	cr.rehashBundle(ctx, reports.BundleAfterRun)
+	cr.rehashBundle(ctx, verdict.BundleAfterRun)
 	return ctx.Err()
 }
 
@@ -518,7 +521,7 @@ func (cr *checkpointRun) bundleCheck(ctx context.Context) error {
 // could not be taken: Judge fails the row either way unless it is the
 // digest before).
 func (cr *checkpointRun) rehashBundle(ctx context.Context, after string) {
-	c := reports.BundleCheck{After: after}
+	c := verdict.BundleCheck{After: after}
 	sum, err := inventory.BundleSHA256(ctx, cr.bundle)
 	switch {
 	case ctx.Err() != nil:
@@ -566,7 +569,7 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 		if cr.run == nil || !cr.family.Recorded() {
 			return nil // nothing was sent (or the route is not recorded): nothing to record
 		}
-		return stageFailure(reports.CodeServerRecords, fmt.Errorf("the server wrote no request records (%s)", fileRecords))
+		return stageFailure(verdict.CodeServerRecords, fmt.Errorf("the server wrote no request records (%s)", fileRecords))
 	}
 	return nil // the join reads them, and names any malformed line
 }
@@ -592,7 +595,7 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 	}
 	argv, err := families.Expand(cr.family.Native, cr.vars())
 	if err != nil {
-		return stageFailure(reports.CodeFamilyConfig, err)
+		return stageFailure(verdict.CodeFamilyConfig, err)
 	}
 	_, runErr := cr.runChild(ctx, "native", argv, fileNativeLog, cr.family.Timeouts.Native.Or(defaultNativeTimeout))
 	cr.res.Provenance.Native = readNativeMeta(filepath.Join(cr.dir, fileNativeMeta))
@@ -600,26 +603,26 @@ func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return stageFailure(reports.CodeNativeFailed, fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
+		return stageFailure(verdict.CodeNativeFailed, fmt.Errorf("profile %s: %w", cr.profile.ID, runErr))
 	}
 	if _, err := os.Stat(filepath.Join(cr.dir, fileNativeOut)); err != nil {
-		return stageFailure(reports.CodeNativeOutput, fmt.Errorf("the native runner exited 0 but wrote no %s", fileNativeOut))
+		return stageFailure(verdict.CodeNativeOutput, fmt.Errorf("the native runner exited 0 but wrote no %s", fileNativeOut))
 	}
 	return nil // the join reads them, and names any malformed line
 }
 
 // readNativeMeta reads what a native runner said about its answers
 // (native_meta.json, families.NativeMeta), or nil when it said nothing.
-func readNativeMeta(path string) *reports.NativeRun {
+func readNativeMeta(path string) *verdict.NativeRun {
 	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
 	if err != nil {
 		return nil
 	}
 	var m families.NativeMeta
 	if json.Unmarshal(data, &m) != nil {
-		return &reports.NativeRun{Path: "unknown", TimingScope: "unknown (" + fileNativeMeta + " is malformed)"}
+		return &verdict.NativeRun{Path: "unknown", TimingScope: "unknown (" + fileNativeMeta + " is malformed)"}
 	}
-	n := &reports.NativeRun{Path: m.Path, TimingScope: m.TimingScope, TokenCounts: m.TokenCounts, Argv: m.Argv}
+	n := &verdict.NativeRun{Path: m.Path, TimingScope: m.TimingScope, TokenCounts: m.TokenCounts, Argv: m.Argv}
 	if m.Worker != nil {
 		n.WorkerProtocol, n.WorkerCapabilities = m.Worker.ProtocolVersion, m.Worker.Capabilities
 	}
@@ -640,7 +643,7 @@ func (cr *checkpointRun) join(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return stageFailure(reports.CodeJoinInput, err)
+		return stageFailure(verdict.CodeJoinInput, err)
 	}
 	// Throughput: AIPerf's own summary (one image per request).
 	if cr.run != nil && cr.run.Summary != nil {
@@ -659,13 +662,13 @@ func (cr *checkpointRun) join(ctx context.Context) error {
 // the row's facts.
 func (cr *checkpointRun) finish(ctx context.Context) {
 	if ctx.Err() != nil {
-		cr.res.Problems = append(cr.res.Problems, reports.Problem{Stage: lastStage(cr.res.Stages), Code: reports.CodeInterrupted,
+		cr.res.Problems = append(cr.res.Problems, verdict.Problem{Stage: lastStage(cr.res.Stages), Code: verdict.CodeInterrupted,
 			Message: "the run was interrupted; this row is incomplete"})
 	}
-	reports.Judge(&cr.res)
+	verdict.Judge(&cr.res)
 }
 
-func lastStage(st []reports.Stage) string {
+func lastStage(st []verdict.Stage) string {
 	if len(st) == 0 {
 		return "schedule"
 	}

@@ -12,9 +12,9 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/families/proc/proctest"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // TestABundleChangedByValidationOrServingFailsTheRow runs the real
@@ -26,11 +26,11 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 	for _, tc := range []struct {
 		name                  string
 		touchInCase, touchRun bool
-		want                  []reports.Code
+		want                  []verdict.Code
 	}{
 		{"unchanged", false, false, nil},
-		{"the correctness case writes to the bundle", true, false, []reports.Code{reports.CodeBundleChangedValidate}},
-		{"serving writes to the bundle", false, true, []reports.Code{reports.CodeBundleChangedServing}},
+		{"the correctness case writes to the bundle", true, false, []verdict.Code{verdict.CodeBundleChangedValidate}},
+		{"serving writes to the bundle", false, true, []verdict.Code{verdict.CodeBundleChangedServing}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			bundle := filepath.Join(t.TempDir(), "model.bundle")
@@ -56,7 +56,7 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 
 			// The facts of a qualified row but for the stages under test.
 			facts := stageDef{name: "preflight", run: func(cr *checkpointRun, _ context.Context) error {
-				reportstest.Qualified(&cr.res)
+				verdicttest.Qualified(&cr.res)
 				cr.res.Provenance.BundleChecks = nil
 				cr.res.Stages = nil
 				cr.bundle = bundle
@@ -79,15 +79,15 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 			}
 			stages := []stageDef{facts, ok("server", nil), {name: "correctness", run: (*checkpointRun).correctness},
 				ok("aiperf", serve), ok("stop-server", nil), ok("native", nil),
-				{name: reports.StageBundleCheck, run: (*checkpointRun).bundleCheck, always: true}, ok("join", nil)}
+				{name: verdict.StageBundleCheck, run: (*checkpointRun).bundleCheck, always: true}, ok("join", nil)}
 			e, p := stageEnv(t, stages)
 			e.opts.Runner = runner
 			res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 
 			require.Len(t, res.Provenance.BundleChecks, 2, "re-hashed after the correctness case and after the run")
-			assert.Equal(t, reports.BundleAfterCorrectness, res.Provenance.BundleChecks[0].After)
-			assert.Equal(t, reports.BundleAfterRun, res.Provenance.BundleChecks[1].After)
-			var codes []reports.Code
+			assert.Equal(t, verdict.BundleAfterCorrectness, res.Provenance.BundleChecks[0].After)
+			assert.Equal(t, verdict.BundleAfterRun, res.Provenance.BundleChecks[1].After)
+			var codes []verdict.Code
 			for _, r := range res.Reasons {
 				codes = append(codes, r.Code)
 				if strings.HasPrefix(string(r.Code), "bundle_changed") {
@@ -97,9 +97,9 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 			}
 			assert.Equal(t, tc.want, codes)
 			if tc.want == nil {
-				assert.Equal(t, reports.VerdictQualified, res.Verdict, "%+v", res.Reasons)
+				assert.Equal(t, verdict.VerdictQualified, res.Verdict, "%+v", res.Reasons)
 			} else {
-				assert.Equal(t, reports.VerdictFailed, res.Verdict)
+				assert.Equal(t, verdict.VerdictFailed, res.Verdict)
 			}
 		})
 	}
@@ -109,18 +109,18 @@ func TestABundleChangedByValidationOrServingFailsTheRow(t *testing.T) {
 // re-hash after the correctness case or the run (an earlier trtmc-qual)
 // does not qualify; one whose re-hash failed does not either.
 func TestJudgeWantsTheBundleRehashed(t *testing.T) {
-	var r reports.Result
-	reportstest.Qualified(&r)
-	require.Equal(t, reports.VerdictQualified, r.Verdict)
+	var r verdict.Result
+	verdicttest.Qualified(&r)
+	require.Equal(t, verdict.VerdictQualified, r.Verdict)
 	checks := r.Provenance.BundleChecks
 	r.Provenance.BundleChecks = nil
-	reports.Judge(&r)
-	assert.Equal(t, reports.VerdictFailed, r.Verdict)
+	verdict.Judge(&r)
+	assert.Equal(t, verdict.VerdictFailed, r.Verdict)
 	require.Len(t, r.Reasons, 2)
 	assert.Contains(t, r.Reasons[0].Message, "not re-hashed after the correctness case")
-	r.Provenance.BundleChecks = []reports.BundleCheck{checks[0], {After: reports.BundleAfterRun, Error: "open model.bundle: no such file or directory"}}
-	reports.Judge(&r)
+	r.Provenance.BundleChecks = []verdict.BundleCheck{checks[0], {After: verdict.BundleAfterRun, Error: "open model.bundle: no such file or directory"}}
+	verdict.Judge(&r)
 	require.Len(t, r.Reasons, 1)
-	assert.Equal(t, reports.CodeBundleChangedServing, r.Reasons[0].Code)
+	assert.Equal(t, verdict.CodeBundleChangedServing, r.Reasons[0].Code)
 	assert.Contains(t, r.Reasons[0].Message, "no such file")
 }

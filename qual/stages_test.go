@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -16,9 +17,10 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // The fast tests of the checkpoint loop: fake stages over a real
@@ -72,7 +74,7 @@ func always(d *stageDef)   { d.always = true }
 func accounts(d *stageDef) { d.accounts = true }
 
 // statuses is each recorded stage as "name status[ code]".
-func statuses(res *reports.Result) []string {
+func statuses(res *verdict.Result) []string {
 	var out []string
 	for _, s := range res.Stages {
 		line := s.Name + " " + s.Status
@@ -90,7 +92,7 @@ func TestStagesRunInOrder(t *testing.T) {
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"a", "b", "c"}, r.ran)
 	assert.Equal(t, []string{"a ok", "b ok", "c ok"}, statuses(res))
-	assert.NotEqual(t, reports.VerdictQualified, res.Verdict, "stages that measured nothing never make a green row")
+	assert.NotEqual(t, verdict.VerdictQualified, res.Verdict, "stages that measured nothing never make a green row")
 	assert.FileExists(t, filepath.Join(e.opts.Out, "g", "p", "result.json"))
 	assert.FileExists(t, filepath.Join(e.opts.Out, "g", "p", "manifest.json"), "the row is sealed")
 }
@@ -99,7 +101,7 @@ func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
 	var r recorder
 	e, p := stageEnv(t, []stageDef{
 		r.stage("preflight", nil),
-		r.stage("server", stageFailure(reports.CodeServerStart, errors.New("server exited during startup"))),
+		r.stage("server", stageFailure(verdict.CodeServerStart, errors.New("server exited during startup"))),
 		r.stage("correctness", nil),
 		r.stage("stop-server", nil, always),
 		r.stage("native", nil, accounts),
@@ -107,9 +109,9 @@ func TestAfterABrokenStageOnlyAlwaysStagesRun(t *testing.T) {
 	})
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"preflight", "server", "stop-server", "gpu-release"}, r.ran)
-	assert.Equal(t, []string{"preflight ok", "server error " + string(reports.CodeServerStart), "correctness skipped",
+	assert.Equal(t, []string{"preflight ok", "server error " + string(verdict.CodeServerStart), "correctness skipped",
 		"stop-server ok", "native skipped", "gpu-release ok"}, statuses(res))
-	assert.Equal(t, reports.VerdictError, res.Verdict)
+	assert.Equal(t, verdict.VerdictError, res.Verdict)
 	require.NotEmpty(t, res.Reasons)
 	assert.Equal(t, "server", res.Reasons[0].Stage)
 }
@@ -121,12 +123,12 @@ func TestAccountsStagesRunWhenAIPerfSentRequests(t *testing.T) {
 	sent := stageDef{name: "aiperf", run: func(cr *checkpointRun, _ context.Context) error {
 		r.ran = append(r.ran, "aiperf")
 		cr.run = &aiperf.Run{Requests: []aiperf.Request{{}}}
-		return stageFailure(reports.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
+		return stageFailure(verdict.CodeAIPerfFailed, errors.New("aiperf exited with status 1"))
 	}}
 	e, p := stageEnv(t, []stageDef{sent, r.stage("stop-server", nil, always), r.stage("native", nil, accounts), r.stage("join", nil, accounts)})
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"aiperf", "stop-server", "native", "join"}, r.ran)
-	assert.Equal(t, reports.VerdictError, res.Verdict, "the row stays broken")
+	assert.Equal(t, verdict.VerdictError, res.Verdict, "the row stays broken")
 }
 
 func TestAnInterruptedStageEndsTheLoop(t *testing.T) {
@@ -141,7 +143,7 @@ func TestAnInterruptedStageEndsTheLoop(t *testing.T) {
 	res := e.checkpoint(ctx, p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"server", "aiperf"}, r.ran)
 	assert.Equal(t, []string{"server ok", "aiperf interrupted"}, statuses(res))
-	assert.Equal(t, reports.VerdictInterrupted, res.Verdict)
+	assert.Equal(t, verdict.VerdictInterrupted, res.Verdict)
 }
 
 // Resume: a finished row with the same run key and intact evidence is
@@ -156,19 +158,19 @@ func TestResume(t *testing.T) {
 	writePrev := func(verdict, runKey string) {
 		t.Helper()
 		prev := BaseResult("g", &e.group.Workload, p)
-		reportstest.WithVerdict(&prev, verdict)
+		verdicttest.WithVerdict(&prev, verdict)
 		prev.RunKey = runKey
 		require.NoError(t, WriteRow(e.opts.Out, &prev, false, time.Now))
 	}
 
-	writePrev(reports.VerdictFailed, key)
+	writePrev(verdict.VerdictFailed, key)
 	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Empty(t, r.ran, "the finished row is kept")
-	assert.Equal(t, reports.VerdictFailed, res.Verdict)
+	assert.Equal(t, verdict.VerdictFailed, res.Verdict)
 
 	for _, tt := range []struct{ name, verdict, key string }{
-		{"another run key", reports.VerdictQualified, "other"},
-		{"a broken row", reports.VerdictError, key},
+		{"another run key", verdict.VerdictQualified, "other"},
+		{"a broken row", verdict.VerdictError, key},
 	} {
 		r.ran = nil
 		require.NoError(t, os.RemoveAll(filepath.Join(e.opts.Out, "g")))
@@ -180,7 +182,7 @@ func TestResume(t *testing.T) {
 	// Evidence changed after it was sealed runs again.
 	r.ran = nil
 	require.NoError(t, os.RemoveAll(filepath.Join(e.opts.Out, "g")))
-	writePrev(reports.VerdictQualified, key)
+	writePrev(verdict.VerdictQualified, key)
 	require.NoError(t, os.WriteFile(filepath.Join(e.opts.Out, "g", "p", "aiperf.log"), []byte("added later\n"), 0o644))
 	e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
 	assert.Equal(t, []string{"only"}, r.ran, "changed evidence")
@@ -231,4 +233,35 @@ func TestNoStageOverlapsTheServedModel(t *testing.T) {
 		names[i] = st.name
 	}
 	assert.Equal(t, names, order)
+}
+
+// TestPreflightStopsOnAWrongBundle runs the real preflight over a bundle
+// whose digest is not the inventory's pin: the preflight records the
+// digest beside the pin and stops the checkpoint (nothing else runs, no
+// problem recorded), and Judge gives the row its one reason,
+// bundle_identity, a setup error.
+func TestPreflightStopsOnAWrongBundle(t *testing.T) {
+	dir := t.TempDir()
+	bundle := filepath.Join(dir, "p.bundle")
+	require.NoError(t, os.WriteFile(bundle, []byte("engine bytes"), 0o644))
+	corpus := filepath.Join(dir, "corpus")
+	require.NoError(t, os.MkdirAll(corpus, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(corpus, "corpus.json"), []byte("{}"), 0o644))
+	var r recorder
+	e, p := stageEnv(t, []stageDef{{name: "preflight", run: (*checkpointRun).preflight}, r.stage("server", nil), r.stage("gpu-release", nil, always)})
+	p.File, p.Bundle = filepath.Join(dir, "inventory.yaml"), inventory.Bundle{Path: bundle, SHA256: strings.Repeat("b", 64)}
+	e.group.File, e.group.Workload.EndpointType, e.group.Workload.Dataset.Corpus = p.File, endpoint.ImageRetrieval, corpus
+	e.group.Workload.Warmup, e.group.Workload.Measured, e.group.Workload.Concurrency = 5, 50, 1
+	e.opts.Families.Families["f"].EndpointType = endpoint.ImageRetrieval
+	res := e.checkpoint(context.Background(), p, Slot{Name: "cpu0"}, placement{})
+	assert.Equal(t, []string{"gpu-release"}, r.ran, "nothing is served")
+	assert.Equal(t, []string{"preflight error", "server skipped", "gpu-release ok"}, statuses(res))
+	assert.Empty(t, res.Problems, "the preflight reports the fact; Judge makes the reason")
+	assert.Equal(t, strings.Repeat("b", 64), res.Provenance.BundlePinnedSHA256)
+	assert.NotEqual(t, res.Provenance.BundlePinnedSHA256, res.Provenance.BundleSHA256)
+	assert.Equal(t, verdict.VerdictError, res.Verdict)
+	require.Len(t, res.Reasons, 1, "%+v", res.Reasons)
+	assert.Equal(t, verdict.CodeBundleIdentity, res.Reasons[0].Code)
+	assert.Contains(t, res.Reasons[0].Message, "profile p: bundle "+bundle)
+	assert.Contains(t, res.Reasons[0].Message, "not the bundle that was qualified")
 }

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // telemetryCollector is the AIPerf GPU telemetry collector for a slot:
@@ -24,13 +24,13 @@ func telemetryCollector(slot Slot) string {
 // the collector reported nothing for this GPU. The row's telemetry has one
 // GPU: on a tp>1 slot it is the first (the note says so); the slot's GPUs
 // are all in provenance.gpus and gpu_checks.
-func gpuTelemetry(slot Slot, s *aiperf.Summary) *reports.GPUTelemetry {
+func gpuTelemetry(slot Slot, s *aiperf.Summary) *verdict.GPUTelemetry {
 	collector := telemetryCollector(slot)
 	if collector == "" {
 		return nil
 	}
 	gpu := slot.GPUs[0]
-	t := &reports.GPUTelemetry{Collector: collector, GPUUUID: gpu.UUID, GPUName: gpu.Name}
+	t := &verdict.GPUTelemetry{Collector: collector, GPUUUID: gpu.UUID, GPUName: gpu.Name}
 	if len(slot.GPUs) > 1 {
 		defer func() {
 			t.Note = strings.TrimPrefix(t.Note+fmt.Sprintf("; the first of the slot's %d GPUs", len(slot.GPUs)), "; ")
@@ -63,12 +63,12 @@ func gpuTelemetry(slot Slot, s *aiperf.Summary) *reports.GPUTelemetry {
 	if g.Name != "" {
 		t.GPUName = g.Name
 	}
-	stat := func(key string) *reports.TelemetryStat {
+	stat := func(key string) *verdict.TelemetryStat {
 		m, ok := g.Metrics[key]
 		if !ok || m.Avg == nil && m.Max == nil {
 			return nil
 		}
-		return &reports.TelemetryStat{Avg: m.Avg, Max: m.Max}
+		return &verdict.TelemetryStat{Avg: m.Avg, Max: m.Max}
 	}
 	t.UtilizationPct = stat("nvidia_gpu_utilization")
 	t.MemoryUsedGB = stat("nvidia_memory_used")

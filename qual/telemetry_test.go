@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // summaryWith writes a minimal profile_export_aiperf.json with the given
@@ -45,7 +45,7 @@ const telemetryTwoGPUs = `{"summary":{"endpoints_configured":["pynvml://localhos
 	"error_summary":[]}`
 
 func TestGPUTelemetry(t *testing.T) {
-	gpu1 := Slot{Name: "gpu1", GPUs: []reports.GPU{{Index: "1", UUID: "GPU-bbbb", Name: "NVIDIA H200"}}}
+	gpu1 := Slot{Name: "gpu1", GPUs: []verdict.GPU{{Index: "1", UUID: "GPU-bbbb", Name: "NVIDIA H200"}}}
 
 	assert.Nil(t, gpuTelemetry(Slot{Name: "cpu"}, summaryWith(t, telemetryTwoGPUs)), "CPU slots record none")
 	assert.Equal(t, "", telemetryCollector(Slot{Name: "cpu"}))
@@ -65,13 +65,13 @@ func TestGPUTelemetry(t *testing.T) {
 	assert.Equal(t, 0.0123, *got.EnergyMJ)
 
 	// A tp=2 slot: the first of its GPUs, said so.
-	tp2 := gpuTelemetry(Slot{GPUs: []reports.GPU{{Index: "1", UUID: "GPU-bbbb"}, {Index: "0", UUID: "GPU-aaaa"}}}, summaryWith(t, telemetryTwoGPUs))
+	tp2 := gpuTelemetry(Slot{GPUs: []verdict.GPU{{Index: "1", UUID: "GPU-bbbb"}, {Index: "0", UUID: "GPU-aaaa"}}}, summaryWith(t, telemetryTwoGPUs))
 	assert.True(t, tp2.Collected)
 	assert.Equal(t, "GPU-bbbb", tp2.GPUUUID)
 	assert.Equal(t, "the first of the slot's 2 GPUs", tp2.Note)
 
 	// By index when the slot's UUID is unknown.
-	byIndex := gpuTelemetry(Slot{GPUs: []reports.GPU{{Index: "0"}}}, summaryWith(t, telemetryTwoGPUs))
+	byIndex := gpuTelemetry(Slot{GPUs: []verdict.GPU{{Index: "0"}}}, summaryWith(t, telemetryTwoGPUs))
 	assert.True(t, byIndex.Collected)
 	assert.Equal(t, "GPU-aaaa", byIndex.GPUUUID)
 	assert.Nil(t, byIndex.MemoryUsedGB, "a metric AIPerf did not give stays absent, never 0")
@@ -83,11 +83,11 @@ func TestGPUTelemetry(t *testing.T) {
 		note string
 	}{
 		"no GPU on the host": {gpu1, summaryWith(t, telemetryNoGPU), "configured: pynvml://localhost; successful: none"},
-		"another host's GPU": {Slot{GPUs: []reports.GPU{{Index: "1", UUID: "GPU-cccc"}}}, summaryWith(t, telemetryTwoGPUs), "no data for this GPU"},
+		"another host's GPU": {Slot{GPUs: []verdict.GPU{{Index: "1", UUID: "GPU-cccc"}}}, summaryWith(t, telemetryTwoGPUs), "no data for this GPU"},
 		"no telemetry_data":  {gpu1, summaryWith(t, ""), "no telemetry_data"},
 		"no summary":         {gpu1, nil, "no telemetry_data"},
 		"malformed":          {gpu1, summaryWith(t, `{"endpoints":{"x":{"gpus":{"gpu_0":{"gpu_index":"zero"}}}}}`), "unreadable: "},
-		"unusable index":     {Slot{GPUs: []reports.GPU{{Index: "MIG-1"}}}, summaryWith(t, telemetryTwoGPUs), "neither a UUID nor a numeric index"},
+		"unusable index":     {Slot{GPUs: []verdict.GPU{{Index: "MIG-1"}}}, summaryWith(t, telemetryTwoGPUs), "neither a UUID nor a numeric index"},
 	} {
 		got := gpuTelemetry(tc.slot, tc.s)
 		require.NotNil(t, got, name)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // DefaultRegressionThresholdPct is the p50 increase, in percent, beyond
@@ -45,7 +46,7 @@ type Delta struct {
 // figure must neither make nor hide a regression.
 func ApplyBaseline(g, base *GroupReport, thresholdPct float64) {
 	info := &BaselineInfo{ThresholdPct: thresholdPct}
-	old := map[string]*Result{}
+	old := map[string]*verdict.Result{}
 	for _, r := range base.Rows {
 		if r.Result != nil {
 			old[r.Profile] = r.Result
@@ -81,15 +82,15 @@ func ApplyBaseline(g, base *GroupReport, thresholdPct float64) {
 
 // untrusted says which of a baseline pair does not hold its seal, with the
 // first reason; "" when both do.
-func untrusted(base, cur *Result) string {
+func untrusted(base, cur *verdict.Result) string {
 	for _, c := range []struct {
 		name string
-		r    *Result
+		r    *verdict.Result
 	}{{"the baseline row", base}, {"the current row", cur}} {
 		if !c.r.EvidenceIntact() {
 			why := ""
 			for _, rs := range c.r.Reasons {
-				if rs.Class == ClassBroken {
+				if rs.Class == verdict.ClassBroken {
 					why = " (" + string(rs.Code) + ": " + text.OneLine(rs.Message) + ")"
 					break
 				}
@@ -115,7 +116,7 @@ func (d *BaselineDelta) regressed() bool {
 // p50Cell is "p50 / p95", with the p50 marked "(+15% ▲)" when it regressed.
 // taskCell is the Task p50/p95 cell, which says its source: "(server)"
 // (the server's request records) or "(native)" (the native answers).
-func taskCell(l Latency, d *Delta) string {
+func taskCell(l verdict.Latency, d *Delta) string {
 	c := p50Cell(l.Task, d)
 	if l.TaskSource != "" && l.Task.P50 != nil {
 		c += " (" + l.TaskSource + ")"
@@ -123,7 +124,7 @@ func taskCell(l Latency, d *Delta) string {
 	return c
 }
 
-func p50Cell(p Percentiles, d *Delta) string {
+func p50Cell(p verdict.Percentiles, d *Delta) string {
 	p50 := fmtMS(p.P50)
 	if d != nil && d.Regressed {
 		p50 += fmt.Sprintf(" (%+.0f%% ▲)", d.ChangePct)

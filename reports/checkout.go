@@ -4,12 +4,13 @@ import (
 	"fmt"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // CheckoutNotes say which of a row's checkouts are not exactly their
 // commit (a dirty tree, or one that could not be read): the reports show
 // them with the rows that ran from them, so a dirty tree is never silent.
-func CheckoutNotes(cs []Checkout) []string {
+func CheckoutNotes(cs []verdict.Checkout) []string {
 	var out []string
 	for _, c := range cs {
 		switch {

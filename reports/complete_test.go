@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"encoding/json"
@@ -11,10 +11,11 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/inventory"
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Complete means proven complete (issue 32 items 1–3): the tests below
@@ -42,22 +43,22 @@ func (f *groupFixture) load(roots ...string) *GroupReport {
 	if len(roots) == 0 {
 		roots = []string{f.root}
 	}
-	g, err := Load(roots, filepath.Base(f.dir))
+	g, err := published(Load(roots, filepath.Base(f.dir)))
 	require.NoError(f.t, err)
 	g.Summary = SummaryOptions{Reconcile: currentFact} // a current reconciliation: the rows decide
 	return g
 }
 
-func (f *groupFixture) snapshot() []*inventory.Profile {
+func (f *groupFixture) snapshot() []*verdict.InventoryEntry {
 	f.t.Helper()
-	ps, _, found, err := readInventorySnapshot(filepath.Join(f.dir, InventoryFile), filepath.Base(f.dir))
+	ps, _, found, err := ReadInventorySnapshot(filepath.Join(f.dir, InventoryFile), filepath.Base(f.dir))
 	require.NoError(f.t, err)
 	require.True(f.t, found)
 	return ps
 }
 
 // writeSnapshot writes the snapshot as run does and returns its sha256.
-func (f *groupFixture) writeSnapshot(ps []*inventory.Profile) string {
+func (f *groupFixture) writeSnapshot(ps []*verdict.InventoryEntry) string {
 	f.t.Helper()
 	data, err := json.MarshalIndent(ps, "", "  ")
 	require.NoError(f.t, err)
@@ -68,12 +69,12 @@ func (f *groupFixture) writeSnapshot(ps []*inventory.Profile) string {
 
 // editRow edits a row's result.json and seals its directory again, as if
 // its run had written it so.
-func (f *groupFixture) editRow(id string, edit func(*Result)) {
+func (f *groupFixture) editRow(id string, edit func(*verdict.Result)) {
 	f.t.Helper()
 	dir := filepath.Join(f.dir, id)
 	data, err := os.ReadFile(filepath.Join(dir, ResultFile))
 	require.NoError(f.t, err)
-	var r Result
+	var r verdict.Result
 	require.NoError(f.t, json.Unmarshal(data, &r))
 	edit(&r)
 	out, err := json.MarshalIndent(&r, "", "  ")
@@ -92,7 +93,7 @@ func (f *groupFixture) pinAll() {
 		if _, err := os.Stat(filepath.Join(f.dir, p.ID, ResultFile)); err != nil {
 			continue
 		}
-		f.editRow(p.ID, func(r *Result) {
+		f.editRow(p.ID, func(r *verdict.Result) {
 			r.Provenance.InventoryEntrySHA256, r.Provenance.InventorySnapshotSHA256 = p.Digest(), sha
 		})
 	}
@@ -106,7 +107,7 @@ func completeSummary(t *testing.T, g *GroupReport) string {
 
 // The intact fixture is complete: what every case below breaks.
 func TestCompleteFixtureIsComplete(t *testing.T) {
-	f := copyGroup(t, rootComplete, "detection")
+	f := copyGroup(t, RootComplete, "detection")
 	g := f.load()
 	assert.Empty(t, Incomplete(g))
 	assert.True(t, strings.HasPrefix(completeSummary(t, g), "**detection: complete.**"))
@@ -127,7 +128,7 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 		// H38: a planned profile that never ran dropped from the snapshot.
 		"an entry dropped from the snapshot": {func(f *groupFixture) {
 			ps := f.snapshot()
-			ps = append(ps, &inventory.Profile{ID: "ref-detect-xl", Family: "ref-detect", Kind: inventory.KindNormal, Status: inventory.StatusPlanned, Group: "detection"})
+			ps = append(ps, &verdict.InventoryEntry{ID: "ref-detect-xl", Family: "ref-detect", Kind: verdict.KindNormal, Status: verdict.StatusPlanned, Group: "detection"})
 			f.writeSnapshot(ps)
 			f.pinAll() // the run saw the planned profile, and never ran it
 			f.writeSnapshot(ps[:len(ps)-1])
@@ -135,12 +136,12 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 		// H39: rows of an earlier version record no snapshot.
 		"no row records the snapshot": {func(f *groupFixture) {
 			for _, id := range []string{"ref-detect-small", "ref-detect-small-tp2", "ref-detect-large"} {
-				f.editRow(id, func(r *Result) { r.Provenance.InventorySnapshotSHA256 = "" })
+				f.editRow(id, func(r *verdict.Result) { r.Provenance.InventorySnapshotSHA256 = "" })
 			}
 		}, "a sealed inventory snapshot"},
 		// H40: only an older row records it; the latest records another.
 		"the latest row records another snapshot": {func(f *groupFixture) {
-			f.editRow("ref-detect-small-tp2", func(r *Result) {
+			f.editRow("ref-detect-small-tp2", func(r *verdict.Result) {
 				r.Provenance.InventorySnapshotSHA256 = strings.Repeat("0", 64)
 				r.EndedAt = r.EndedAt.Add(time.Hour)
 			})
@@ -152,9 +153,9 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 		}, ""},
 	} {
 		t.Run(name, func(t *testing.T) {
-			f := copyGroup(t, rootComplete, "detection")
+			f := copyGroup(t, RootComplete, "detection")
 			tc.edit(f)
-			g, err := Load([]string{f.root}, "detection")
+			g, err := published(Load([]string{f.root}, "detection"))
 			if tc.want == "" {
 				require.Error(t, err, "a snapshot that is not a regular file is malformed evidence")
 				return
@@ -175,8 +176,8 @@ func TestCompleteNeedsTheSealedSnapshot(t *testing.T) {
 // consistent in itself) and later; merged with A, in either order, the
 // kept row is not the entry in use.
 func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
-	a := copyGroup(t, rootComplete, "detection")
-	b := copyGroup(t, rootComplete, "detection")
+	a := copyGroup(t, RootComplete, "detection")
+	b := copyGroup(t, RootComplete, "detection")
 	ps := b.snapshot()
 	other := strings.Repeat("b", 64)
 	for _, p := range ps {
@@ -185,7 +186,7 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 		}
 	}
 	b.writeSnapshot(ps)
-	b.editRow("ref-detect-small", func(r *Result) {
+	b.editRow("ref-detect-small", func(r *verdict.Result) {
 		r.Provenance.BundleSHA256, r.Provenance.BundlePinnedSHA256 = other, other
 		for i := range r.Provenance.BundleChecks { // the bundle served, unchanged by the run
 			r.Provenance.BundleChecks[i].SHA256 = other
@@ -198,14 +199,14 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 	for name, roots := range map[string][]string{"A then B": {a.root, b.root}, "B then A": {b.root, a.root}} {
 		t.Run(name, func(t *testing.T) {
 			g := a.load(roots...)
-			row := rowOf(t, g, "ref-detect-small")
+			row := RowOf(t, g, "ref-detect-small")
 			require.NotNil(t, row.Result)
 			first := roots[0] == a.root
 			if first {
 				// A's entry is in use; B's later row is kept and is not A's.
 				assert.Equal(t, StatusError, row.Status)
 				assert.False(t, row.Bound())
-				assert.Contains(t, reasonCodes(row.Result), CodeInventoryUnbound)
+				assert.Contains(t, reasonCodes(row.Result), verdict.CodeInventoryUnbound)
 				assert.Contains(t, row.Result.Reasons[0].Message, "it was run for bundle "+other[:12]+", the snapshot's entry pins ")
 				s := completeSummary(t, g)
 				assert.True(t, strings.HasPrefix(s, "**detection: NOT complete"), s)
@@ -221,16 +222,16 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 
 	// H42: a row edited to record another entry digest (resealed) is not
 	// the entry's either.
-	a.editRow("ref-detect-small", func(r *Result) { r.Provenance.InventoryEntrySHA256 = strings.Repeat("1", 64) })
+	a.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.InventoryEntrySHA256 = strings.Repeat("1", 64) })
 	g := a.load()
-	assert.Contains(t, reasonCodes(rowOf(t, g, "ref-detect-small").Result), CodeInventoryUnbound)
+	assert.Contains(t, reasonCodes(RowOf(t, g, "ref-detect-small").Result), verdict.CodeInventoryUnbound)
 	assert.NotEmpty(t, Incomplete(g))
 
 	// H43: a qualified row that records no entry at all stands for none.
-	c := copyGroup(t, rootComplete, "detection")
-	c.editRow("ref-detect-small", func(r *Result) { r.Provenance.InventoryEntrySHA256 = "" })
+	c := copyGroup(t, RootComplete, "detection")
+	c.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.InventoryEntrySHA256 = "" })
 	g = c.load()
-	assert.Equal(t, StatusError, rowOf(t, g, "ref-detect-small").Status)
+	assert.Equal(t, StatusError, RowOf(t, g, "ref-detect-small").Status)
 	assert.NotEmpty(t, Incomplete(g))
 }
 
@@ -238,14 +239,14 @@ func TestMergedRootsNeverStandForAnotherEntry(t *testing.T) {
 // reconciliation at a third: complete, and the summary's first sentence
 // names each commit with its rows, and the reconciliation's.
 func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
-	f := copyGroup(t, rootComplete, "detection")
+	f := copyGroup(t, RootComplete, "detection")
 	// A second normal profile, its own row at another commit.
 	golden.CopyTree(t, filepath.Join(f.dir, "ref-detect-small"), filepath.Join(f.dir, "ref-detect-medium"))
 	ps := f.snapshot()
 	medium := *ps[0]
 	medium.ID, medium.Checkpoint = "ref-detect-medium", "trtmc-ref/ref-detect-medium"
 	f.writeSnapshot(append(ps, &medium))
-	f.editRow("ref-detect-medium", func(r *Result) {
+	f.editRow("ref-detect-medium", func(r *verdict.Result) {
 		r.Profile, r.Checkpoint, r.Provenance.SourceCommit = medium.ID, medium.Checkpoint, strings.Repeat("c", 40)
 	})
 	f.pinAll()
@@ -259,13 +260,13 @@ func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
 
 	// H44: a row that records no commit is named as such, never folded
 	// into another's.
-	f.editRow("ref-detect-medium", func(r *Result) { r.Provenance.SourceCommit = "" })
+	f.editRow("ref-detect-medium", func(r *verdict.Result) { r.Provenance.SourceCommit = "" })
 	first, _, _ = strings.Cut(completeSummary(t, f.load()), "\n")
 	assert.Contains(t, first, "`e82d4d98b889bbd7e787fb302db9128504081d27` (ref-detect-small); a commit not recorded (ref-detect-medium).")
 }
 
-func reasonCodes(r *Result) []Code {
-	var out []Code
+func reasonCodes(r *verdict.Result) []verdict.Code {
+	var out []verdict.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}

@@ -245,7 +245,7 @@ func docBlockTable(rows []Row) Table {
 // one <details>. No title: the page's own heading introduces it. It is
 // published text (Public) and depends only on r and o.
 func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
-	r, err := r.Public()
+	r, err := r.published()
 	if err != nil {
 		return err
 	}
@@ -295,12 +295,12 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n<details><summary>Reproduce (%d %s)</summary>\n", len(repro), text.Plural(len(repro), "profile", "profiles"))
-		if used := usedRoots(r.scrub, repro); len(used) > 0 {
-			p.f("\n%s\n", rootsNote(used, r.scrub))
+		if used := usedRoots(r.mapper, repro); len(used) > 0 {
+			p.f("\n%s\n", rootsNote(used, r.mapper))
 		}
 		for _, row := range repro {
 			p.f("\n**%s**\n\n", mdEscape(row.Profile))
-			writeRowCommands(p, &row, r.scrub, false)
+			writeRowCommands(p, &row, r.mapper, false)
 		}
 		p.f("\n</details>\n")
 	}

@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"bytes"
@@ -17,6 +17,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
@@ -185,12 +186,12 @@ func TestFindBlockHeadingLevel(t *testing.T) {
 // and reasons, the commands collapsed; it is the same bytes every time,
 // so updating a page twice changes nothing.
 func TestDocBlock(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	var blk bytes.Buffer
 	require.NoError(t, RenderDocBlock(&blk, g, DocBlockOptions{HeadingLevel: 2}))
 	golden.Assert(t, "docblock.md", blk.Bytes())
-	det, err := Load([]string{rootA}, "detection")
+	det, err := published(Load([]string{RootA}, "detection"))
 	require.NoError(t, err)
 	var detBlk bytes.Buffer
 	require.NoError(t, RenderDocBlock(&detBlk, det, DocBlockOptions{HeadingLevel: 1}))

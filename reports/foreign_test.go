@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/extension"
 	gmhtml "github.com/yuin/goldmark/renderer/html"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // hostileText is what a server's error body, a correctness case's gate, an
@@ -29,12 +31,12 @@ var hostileText = []string{
 	"line one\n- injected item\n\n<details open>",
 }
 
-// withForeignText is the vlm report of rootA with text in every field that
+// withForeignText is the vlm report of RootA with text in every field that
 // comes from outside the harness: each row's checkpoint, gate names,
 // reasons, exclusion and AIPerf version, and a note.
 func withForeignText(t *testing.T, s string) *GroupReport {
 	t.Helper()
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	for i := range g.Rows {
 		row := &g.Rows[i]

@@ -2,11 +2,11 @@ package reports
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Missing is what every human-readable format shows for a value that was
@@ -32,41 +32,9 @@ func fmtPlain(v *float64) string {
 	return strconv.FormatFloat(*v, 'f', 2, 64)
 }
 
-// fmtMetric formats a correctness metric or threshold: three decimals, or
-// two significant digits when three decimals would round a non-zero value
-// to zero.
-func fmtMetric(v float64) string {
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return strconv.FormatFloat(v, 'f', -1, 64)
-	}
-	s := strconv.FormatFloat(v, 'f', 3, 64)
-	if v != 0 && (s == "0.000" || s == "-0.000") {
-		return strconv.FormatFloat(v, 'g', 2, 64)
-	}
-	return s
-}
-
-// opSymbol is the mathematical sign of a gate's op.
-func opSymbol(op string) string {
-	switch op {
-	case ">=":
-		return "≥"
-	case "<=":
-		return "≤"
-	case "==":
-		return "="
-	}
-	return op
-}
-
-// formatGate is "map_50_95 0.912 ≥ 0.500".
-func formatGate(g Gate) string {
-	return fmt.Sprintf("%s %s %s %s", g.Name, fmtMetric(g.Value), opSymbol(g.Op), fmtMetric(g.Threshold))
-}
-
 // correctnessCell is the group table's correctness column: the gates with
 // a mark each, or pass / FAIL / not run / error.
-func correctnessCell(c *Correctness) string {
+func correctnessCell(c *verdict.Correctness) string {
 	switch {
 	case c == nil || !c.Ran:
 		return "not run"
@@ -83,13 +51,13 @@ func correctnessCell(c *Correctness) string {
 		if !g.Passed {
 			mark = "✗"
 		}
-		parts[i] = formatGate(g) + " " + mark
+		parts[i] = g.String() + " " + mark
 	}
 	return strings.Join(parts, "; ")
 }
 
 // correctnessWord is the CSV correctness column.
-func correctnessWord(c *Correctness) string {
+func correctnessWord(c *verdict.Correctness) string {
 	switch {
 	case c == nil || !c.Ran:
 		return "not_run"
@@ -102,7 +70,7 @@ func correctnessWord(c *Correctness) string {
 }
 
 // gatesPlain lists gates with ASCII ops, for CSV.
-func gatesPlain(c *Correctness) string {
+func gatesPlain(c *verdict.Correctness) string {
 	if c == nil {
 		return ""
 	}
@@ -112,13 +80,13 @@ func gatesPlain(c *Correctness) string {
 		if !g.Passed {
 			v = "fail"
 		}
-		parts[i] = fmt.Sprintf("%s %s %s %s %s", g.Name, fmtMetric(g.Value), g.Op, fmtMetric(g.Threshold), v)
+		parts[i] = fmt.Sprintf("%s %s %s %s %s", g.Name, verdict.FormatMetric(g.Value), g.Op, verdict.FormatMetric(g.Threshold), v)
 	}
 	return strings.Join(parts, "; ")
 }
 
 // phaseCell is "sent/expected" of one phase.
-func phaseCell(r *Result, phase string) string {
+func phaseCell(r *verdict.Result, phase string) string {
 	c, ok := r.RequestsByPhase[phase]
 	if !ok {
 		return Missing
@@ -127,11 +95,11 @@ func phaseCell(r *Result, phase string) string {
 }
 
 // errorsOf is the number of requests that were answered but did not match.
-func errorsOf(c Counts) int {
+func errorsOf(c verdict.Counts) int {
 	return c.Mismatched + c.Errored + c.Duplicates + c.Meaningless + c.EchoMismatched + c.ServerBusy
 }
 
-func errorsCell(c Counts) string {
+func errorsCell(c verdict.Counts) string {
 	n := errorsOf(c)
 	if n == 0 {
 		return "0"
@@ -143,7 +111,7 @@ func errorsCell(c Counts) string {
 	}))
 }
 
-func missingCell(c Counts) string {
+func missingCell(c verdict.Counts) string {
 	n := c.MissingJoins()
 	if n == 0 {
 		return "0"
@@ -169,7 +137,7 @@ func breakdown(parts []part) string {
 }
 
 // outputCell is "1234 tokens" or "463 boxes".
-func outputCell(r *Result) string {
+func outputCell(r *verdict.Result) string {
 	switch {
 	case r.OutputTokens != nil:
 		return fmt.Sprintf("%d tokens", *r.OutputTokens)
@@ -179,7 +147,7 @@ func outputCell(r *Result) string {
 	return Missing
 }
 
-func aiperfCell(p Provenance) string {
+func aiperfCell(p verdict.Provenance) string {
 	v := orMissing(p.AIPerfVersion)
 	if p.AIPerfVersionMismatch != "" {
 		v += " (mismatch allowed)"
@@ -197,7 +165,7 @@ func verdictCell(row *Row) string {
 	}
 	r := row.Result
 	v := r.Verdict
-	if r.Verdict == VerdictExcluded && r.Exclusion != "" {
+	if r.Verdict == verdict.VerdictExcluded && r.Exclusion != "" {
 		v += ": " + r.Exclusion
 	}
 	if r.Rejudged != nil {
@@ -234,7 +202,7 @@ func ShellQuote(argv []string) string { return text.ShellJoin(argv) }
 // when it wrote the row, with control, bidirectional and invisible
 // characters escaped, so a hostile or damaged result.json cannot act on a
 // terminal or hide words (the seal tells whether it was changed).
-func ReproduceCommand(r *Result) string { return text.Printable(r.Command) }
+func ReproduceCommand(r *verdict.Result) string { return text.Printable(r.Command) }
 
 // fence is a Markdown code fence longer than any run of backticks in s,
 // so no content can close it early.
@@ -253,8 +221,8 @@ func fence(s string) string {
 
 // shellLines renders argv over several lines, breaking before each option,
 // with backslash continuations; with a scrubber, each word as it is
-// published (Scrubber.ShellWord: "$ROOT/rest" expands the root).
-func shellLines(argv []string, s *Scrubber) string {
+// published (Mapper.ShellWord: "$ROOT/rest" expands the root).
+func shellLines(argv []string, s Mapper) string {
 	quote := text.ShellQuote
 	if s != nil {
 		quote = s.ShellWord
@@ -279,11 +247,10 @@ func shellLines(argv []string, s *Scrubber) string {
 
 // rootsNote says which named roots a published command uses and what
 // each is, so that it can be run elsewhere.
-func rootsNote(used []string, s *Scrubber) string {
-	desc := RootDescriptions()
+func rootsNote(used []string, s Mapper) string {
 	parts := make([]string, len(used))
 	for i, n := range used {
-		if d, ok := desc[n]; ok {
+		if d := s.RootDescription(n); d != "" {
 			parts[i] = "$" + n + " " + d
 		} else {
 			parts[i] = "$" + n
@@ -296,7 +263,7 @@ func rootsNote(used []string, s *Scrubber) string {
 // means, which add up (HTTP = client + sending + waiting + receiving,
 // waiting = Task + outside Task), then each part's p50/p95. "" when the
 // row has no split to show.
-func SplitText(l Latency, matched int) string {
+func SplitText(l verdict.Latency, matched int) string {
 	s := l.HTTPSplit
 	if s == nil {
 		return ""
@@ -308,7 +275,7 @@ func SplitText(l Latency, matched int) string {
 		}
 		return msg
 	}
-	pp := func(p SplitPart) string { return fmtMS(p.P50) + "/" + fmtMS(p.P95) }
+	pp := func(p verdict.SplitPart) string { return fmtMS(p.P50) + "/" + fmtMS(p.P95) }
 	return fmt.Sprintf("HTTP %s ms = client %s + sending %s + waiting %s + receiving %s; waiting = Task %s + %s outside the Task call "+
 		"(means over %d measured matched %s); p50/p95: client %s, sending %s, waiting %s, receiving %s, outside Task %s ms",
 		fmtMS(s.HTTPMean), fmtMS(s.Client.Mean), fmtMS(s.Sending.Mean), fmtMS(s.Waiting.Mean), fmtMS(s.Receiving.Mean),

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GPU cells of the group tables (docs/gpu.md). A row run on a CPU slot
@@ -12,14 +14,14 @@ import (
 
 // gpusCell is "2× NVIDIA H200" (mixed models are listed one by one), or
 // "cpu" for a row measured on a CPU slot.
-func gpusCell(p Provenance) string {
+func gpusCell(p verdict.Provenance) string {
 	if len(p.GPUs) == 0 {
 		if p.HardwareScope != "" {
 			return p.HardwareScope
 		}
 		return Missing
 	}
-	names := gpuField(p.GPUs, func(g GPU) string { return g.Name })
+	names := gpuField(p.GPUs, func(g verdict.GPU) string { return g.Name })
 	if len(names) == 1 {
 		return fmt.Sprintf("%d× %s", len(p.GPUs), names[0])
 	}
@@ -27,7 +29,7 @@ func gpusCell(p Provenance) string {
 }
 
 // gpuUUIDsCell lists the first 8 hex digits of each GPU's UUID.
-func gpuUUIDsCell(p Provenance) string {
+func gpuUUIDsCell(p verdict.Provenance) string {
 	if len(p.GPUs) == 0 {
 		return Missing
 	}
@@ -39,12 +41,12 @@ func gpuUUIDsCell(p Provenance) string {
 }
 
 // driverCell is "580.159.04 / 13.0".
-func driverCell(p Provenance) string {
+func driverCell(p verdict.Provenance) string {
 	if len(p.GPUs) == 0 {
 		return Missing
 	}
-	d := strings.Join(gpuField(p.GPUs, func(g GPU) string { return orMissing(g.Driver) }), ",")
-	c := strings.Join(gpuField(p.GPUs, func(g GPU) string { return orMissing(g.CUDAVersion) }), ",")
+	d := strings.Join(gpuField(p.GPUs, func(g verdict.GPU) string { return orMissing(g.Driver) }), ",")
+	c := strings.Join(gpuField(p.GPUs, func(g verdict.GPU) string { return orMissing(g.CUDAVersion) }), ",")
 	return d + " / " + c
 }
 
@@ -57,7 +59,7 @@ func shortUUID(u string) string {
 }
 
 // gpuField is the distinct values of one field, in slot order.
-func gpuField(gs []GPU, f func(GPU) string) []string {
+func gpuField(gs []verdict.GPU, f func(verdict.GPU) string) []string {
 	var out []string
 	for _, g := range gs {
 		if v := f(g); !slices.Contains(out, v) {
@@ -68,10 +70,10 @@ func gpuField(gs []GPU, f func(GPU) string) []string {
 }
 
 // gpuCSV fills the CSV's GPU columns: one value per GPU, ";"-separated.
-func gpuCSV(v map[string]string, res *Result) {
+func gpuCSV(v map[string]string, res *verdict.Result) {
 	p := res.Provenance
 	v["hardware_scope"], v["hardware_mismatch"] = p.HardwareScope, p.HardwareMismatch
-	each := func(f func(GPU) string) string {
+	each := func(f func(verdict.GPU) string) string {
 		parts := make([]string, len(p.GPUs))
 		for i, g := range p.GPUs {
 			parts[i] = f(g)
@@ -79,20 +81,20 @@ func gpuCSV(v map[string]string, res *Result) {
 		return strings.Join(parts, ";")
 	}
 	v["gpu_count"] = strconv.Itoa(len(p.GPUs))
-	v["gpu_names"] = each(func(g GPU) string { return g.Name })
-	v["gpu_uuids"] = each(func(g GPU) string { return g.UUID })
-	v["gpu_driver"] = each(func(g GPU) string { return g.Driver })
-	v["cuda_version"] = each(func(g GPU) string { return g.CUDAVersion })
-	v["gpu_memory_total_mib"] = each(func(g GPU) string { return optInt(g.MemoryTotalMiB) })
-	v["gpu_clock_sm_mhz"] = each(func(g GPU) string { return optInt(g.ClockSMMHz) })
-	v["gpu_clock_max_sm_mhz"] = each(func(g GPU) string { return optInt(g.ClockMaxSMMHz) })
-	v["gpu_power_limit_w"] = each(func(g GPU) string { return fmtPlain(g.PowerLimitW) })
-	v["gpu_mig_mode"] = each(func(g GPU) string { return g.MIGMode })
+	v["gpu_names"] = each(func(g verdict.GPU) string { return g.Name })
+	v["gpu_uuids"] = each(func(g verdict.GPU) string { return g.UUID })
+	v["gpu_driver"] = each(func(g verdict.GPU) string { return g.Driver })
+	v["cuda_version"] = each(func(g verdict.GPU) string { return g.CUDAVersion })
+	v["gpu_memory_total_mib"] = each(func(g verdict.GPU) string { return optInt(g.MemoryTotalMiB) })
+	v["gpu_clock_sm_mhz"] = each(func(g verdict.GPU) string { return optInt(g.ClockSMMHz) })
+	v["gpu_clock_max_sm_mhz"] = each(func(g verdict.GPU) string { return optInt(g.ClockMaxSMMHz) })
+	v["gpu_power_limit_w"] = each(func(g verdict.GPU) string { return fmtPlain(g.PowerLimitW) })
+	v["gpu_mig_mode"] = each(func(g verdict.GPU) string { return g.MIGMode })
 	v["gpu_checks"] = gpuChecksPlain(res.GPUChecks)
 }
 
 // gpuChecksPlain is "idle_before_timing pass; released_after_stop FAIL".
-func gpuChecksPlain(cs []GPUCheck) string {
+func gpuChecksPlain(cs []verdict.GPUCheck) string {
 	parts := make([]string, len(cs))
 	for i, c := range cs {
 		v := "pass"
@@ -106,7 +108,7 @@ func gpuChecksPlain(cs []GPUCheck) string {
 
 // gpuMeta is the HTML checkpoint section's GPU line: each GPU with its
 // provenance at start.
-func gpuMeta(p Provenance) []string {
+func gpuMeta(p verdict.Provenance) []string {
 	var out []string
 	for _, g := range p.GPUs {
 		s := fmt.Sprintf("GPU %s %s (%s)", g.Index, g.Name, g.UUID)
@@ -149,7 +151,7 @@ func gpuMeta(p Provenance) []string {
 
 // gpuCheckDetail is what a check saw: per GPU, utilisation, memory and
 // the compute processes; then its problem, if any.
-func gpuCheckDetail(c GPUCheck) string {
+func gpuCheckDetail(c verdict.GPUCheck) string {
 	var parts []string
 	for _, g := range c.GPUs {
 		s := shortUUID(g.UUID) + ":"

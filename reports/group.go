@@ -6,8 +6,7 @@ import (
 	"time"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
-	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GroupReportSchema is the schema id of results.json and of
@@ -17,10 +16,10 @@ const GroupReportSchema = "trtmc-qual/group-report/v1"
 // Statuses of a profile in the coverage matrix. The first four are claims
 // an inventory makes; the others are what the evidence shows.
 const (
-	StatusPlanned         = inventory.StatusPlanned
-	StatusImplemented     = inventory.StatusImplemented
-	StatusFamilyValidated = inventory.StatusFamilyValidated
-	StatusQualified       = inventory.StatusAIPerfQualified
+	StatusPlanned         = verdict.StatusPlanned
+	StatusImplemented     = verdict.StatusImplemented
+	StatusFamilyValidated = verdict.StatusFamilyValidated
+	StatusQualified       = verdict.StatusAIPerfQualified
 	StatusFailed          = "failed"
 	StatusError           = "error"
 	StatusInterrupted     = "interrupted"
@@ -47,19 +46,18 @@ type GroupReport struct {
 	// each row's evidence are relative to it. Empty: relative to the
 	// group's directory (OUT/<group>/results.html).
 	LinkDir string `json:"-"`
-	// Publish is what the caller knows for publication beyond the
-	// evidence: declared roots and this host's identity (see Scrubber).
-	Publish PublicOptions `json:"-"`
+	// Publisher makes the report's public copy, from which the public
+	// formats are rendered (see Publisher); nil: none is rendered.
+	Publisher Publisher `json:"-"`
 	// Summary is what the completion summary (FormatSummary) knows beyond
 	// the rows.
 	Summary SummaryOptions `json:"-"`
 
 	// loadRoots are the result roots the report was loaded from
-	// (absolute); scrub is the report's scrubber once built; public marks
-	// a copy made by Public.
+	// (absolute); mapper is set on a public copy (Mapped): what mapped it
+	// and writes its commands.
 	loadRoots []string
-	scrub     *Scrubber
-	public    bool
+	mapper    Mapper
 }
 
 // Row is one profile of the group.
@@ -88,11 +86,11 @@ type Row struct {
 	Reproduce *Reproduce     `json:"reproduce,omitempty"`
 	Baseline  *BaselineDelta `json:"baseline,omitempty"`
 	// Result is the stored (or re-judged) result; null when none exists.
-	Result *Result `json:"result"`
+	Result *verdict.Result `json:"result"`
 
 	// joined holds the row's joined requests (for the HTML plots and diffs);
 	// joinedNote says why there are none.
-	joined     []JoinedLine
+	joined     []verdict.JoinedLine
 	joinedNote string
 	// dir is the row's evidence directory as loaded; files are the
 	// evidence files the HTML report links to that exist there.
@@ -167,26 +165,26 @@ type ConflictSide struct {
 func (r *Row) Dir() string { return r.dir }
 
 // Joined returns the row's joined requests (nil when none were stored).
-func (r *Row) Joined() []JoinedLine { return r.joined }
+func (r *Row) Joined() []verdict.JoinedLine { return r.joined }
 
 // statusFor derives a profile's coverage status from its result (evidence
 // first) and its inventory entry.
-func statusFor(p *inventory.Profile, res *Result) (status, note string) {
+func statusFor(p *verdict.InventoryEntry, res *verdict.Result) (status, note string) {
 	if res != nil {
 		switch res.Verdict {
-		case VerdictQualified:
+		case verdict.VerdictQualified:
 			return StatusQualified, ""
-		case VerdictFailed:
+		case verdict.VerdictFailed:
 			return StatusFailed, ""
-		case VerdictError:
+		case verdict.VerdictError:
 			return StatusError, ""
-		case VerdictInterrupted:
+		case verdict.VerdictInterrupted:
 			return StatusInterrupted, ""
-		case VerdictExcluded:
+		case verdict.VerdictExcluded:
 			return StatusExcluded, res.Exclusion
-		case VerdictSkipped:
+		case verdict.VerdictSkipped:
 			return StatusNotRun, "result.json records verdict skipped: no finished result in this evidence"
-		case VerdictNotRun:
+		case verdict.VerdictNotRun:
 			note := "result.json records that the run never started it"
 			if len(res.Reasons) > 0 {
 				note = res.Reasons[0].Message

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // maxDiffsShown bounds the mismatch diffs printed per checkpoint; the rest
@@ -220,15 +221,15 @@ func writeCheckpoint(b *strings.Builder, r *GroupReport, row *Row) {
 	writeCheckpointHead(b, r, row)
 	switch res := row.Result; {
 	case res == nil:
-	case res.Verdict == VerdictExcluded:
-		writeReproduce(b, row, r.scrub)
+	case res.Verdict == verdict.VerdictExcluded:
+		writeReproduce(b, row, r.mapper)
 	default:
 		writeReasons(b, res.Reasons)
 		// Nothing measured, or nothing trusted: no figure, diff or plot.
 		if res.Measured() {
 			writeMeasured(b, row, res)
 		}
-		writeReproduce(b, row, r.scrub)
+		writeReproduce(b, row, r.mapper)
 	}
 	b.WriteString("</section>\n")
 }
@@ -282,7 +283,7 @@ func checkpointMeta(row *Row) []string {
 	return meta
 }
 
-func writeReasons(b *strings.Builder, reasons []Reason) {
+func writeReasons(b *strings.Builder, reasons []verdict.Reason) {
 	if len(reasons) == 0 {
 		return
 	}
@@ -297,7 +298,7 @@ func writeReasons(b *strings.Builder, reasons []Reason) {
 // writeMeasured writes what a measured row holds: its correctness and GPU
 // checks, its mismatches, the other requests that did not match, and its
 // latency plots.
-func writeMeasured(b *strings.Builder, row *Row, res *Result) {
+func writeMeasured(b *strings.Builder, row *Row, res *verdict.Result) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	if res.Correctness != nil && res.Correctness.Ran {
@@ -315,19 +316,19 @@ func writeMeasured(b *strings.Builder, row *Row, res *Result) {
 		p("</ul>\n")
 	}
 	lines := row.joined
-	var diffs, problems []JoinedLine
+	var diffs, problems []verdict.JoinedLine
 	for _, l := range orderedRequests(lines) {
 		switch {
-		case l.Status == JoinMismatched:
+		case l.Status == verdict.JoinMismatched:
 			diffs = append(diffs, l)
-		case l.Status != JoinMatched:
+		case l.Status != verdict.JoinMatched:
 			problems = append(problems, l)
 		}
 	}
 	writeMismatches(b, row, diffs)
 	writeProblems(b, problems)
 	p("<h4>Latency</h4>\n")
-	if s := SplitText(res.LatencyMS, res.RequestsByPhase[PhaseMeasured].Matched); s != "" {
+	if s := SplitText(res.LatencyMS, res.RequestsByPhase[verdict.PhaseMeasured].Matched); s != "" {
 		p("<p class=\"split\">%s</p>\n", e(s))
 	}
 	if len(lines) == 0 {
@@ -341,7 +342,7 @@ func writeMeasured(b *strings.Builder, row *Row, res *Result) {
 
 // writeMismatches writes the first maxDiffsShown mismatches, each with its
 // diff coloured by line.
-func writeMismatches(b *strings.Builder, row *Row, diffs []JoinedLine) {
+func writeMismatches(b *strings.Builder, row *Row, diffs []verdict.JoinedLine) {
 	if len(diffs) == 0 {
 		return
 	}
@@ -376,7 +377,7 @@ func writeMismatches(b *strings.Builder, row *Row, diffs []JoinedLine) {
 }
 
 // writeProblems writes the table of the other requests that did not match.
-func writeProblems(b *strings.Builder, problems []JoinedLine) {
+func writeProblems(b *strings.Builder, problems []verdict.JoinedLine) {
 	if len(problems) == 0 {
 		return
 	}
@@ -389,7 +390,7 @@ func writeProblems(b *strings.Builder, problems []JoinedLine) {
 	b.WriteString("</tbody>\n</table>\n")
 }
 
-func writeReproduce(b *strings.Builder, row *Row, s *Scrubber) {
+func writeReproduce(b *strings.Builder, row *Row, s Mapper) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
 	rp := row.Reproduce
@@ -397,7 +398,7 @@ func writeReproduce(b *strings.Builder, row *Row, s *Scrubber) {
 		return
 	}
 	p("<h4>Reproduce</h4>\n")
-	if used := s.UsedRoots(rp.Command, strings.Join(rp.AIPerfArgv, " ")); len(used) > 0 {
+	if used := usedRoots(s, []Row{*row}); len(used) > 0 {
 		p("<p class=\"note\">%s</p>\n", e(rootsNote(used, s)))
 	}
 	if rp.Command != "" {

@@ -1,6 +1,6 @@
 //go:build integration
 
-package reports
+package reports_test
 
 import (
 	"context"
@@ -17,6 +17,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 )
 
 // The HTML report, checked in a real browser: headless Chromium from
@@ -139,7 +141,7 @@ func tail(s string, n int) string {
 
 func TestBrowserShowsHTMLReport(t *testing.T) {
 	bin := chromium(t)
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, WriteGroupFiles(dir, g))

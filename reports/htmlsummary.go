@@ -7,6 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // evidenceLink is one file of a row's evidence the HTML report links to.
@@ -127,10 +129,10 @@ func summaryCells(row *Row) []string {
 
 // hardwareCell is the GPUs a row ran on (count × name, driver), its
 // hardware scope, or the host when it ran on CPU.
-func hardwareCell(p Provenance) string {
+func hardwareCell(p verdict.Provenance) string {
 	if len(p.GPUs) > 0 {
 		s := gpusCell(p)
-		if d := gpuField(p.GPUs, func(g GPU) string { return g.Driver }); len(d) == 1 && d[0] != "" {
+		if d := gpuField(p.GPUs, func(g verdict.GPU) string { return g.Driver }); len(d) == 1 && d[0] != "" {
 			s += " · driver " + d[0]
 		}
 		return s
@@ -138,7 +140,7 @@ func hardwareCell(p Provenance) string {
 	if p.HardwareScope != "" {
 		return p.HardwareScope
 	}
-	if p.Host == MaskHost {
+	if p.Host == verdict.MaskHost {
 		return "CPU" // published: the host is not named
 	}
 	if p.Host != "" {
@@ -307,7 +309,7 @@ func countsMeta(row *Row) string {
 		return ""
 	}
 	return strings.Join([]string{
-		"warmup " + phaseCell(r, PhaseWarmup), "measured " + phaseCell(r, PhaseMeasured),
+		"warmup " + phaseCell(r, verdict.PhaseWarmup), "measured " + phaseCell(r, verdict.PhaseMeasured),
 		fmt.Sprintf("matched %d/%d", r.Requests.Matched, r.Requests.Expected),
 		"errors " + errorsCell(r.Requests), "missing joins " + missingCell(r.Requests),
 		"output " + outputCell(r),

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // JUnit writes the group report as a JUnit XML report (`run --junit`), one
@@ -15,7 +16,7 @@ import (
 // excluded and not-run profiles are <skipped> with their reason. The suite
 // is the group; its properties carry the coverage sentence.
 func (g *GroupReport) JUnit(w io.Writer) error {
-	r, err := g.Public()
+	r, err := g.published()
 	if err != nil {
 		return err
 	}
@@ -61,12 +62,12 @@ func junitCase(group string, row *Row) junit.Case {
 	}
 	c.Output = out.String()
 	switch res.Verdict {
-	case VerdictQualified:
+	case verdict.VerdictQualified:
 		c.Status = junit.Passed
-	case VerdictExcluded, VerdictSkipped:
+	case verdict.VerdictExcluded, verdict.VerdictSkipped:
 		c.Status = junit.Skipped
 		c.Message = verdictCell(row)
-	case VerdictFailed:
+	case verdict.VerdictFailed:
 		c.Status, c.Type, c.Message = junit.Failed, res.Verdict, reasonsOrVerdict(res)
 	default: // error, interrupted, and any verdict this code does not know
 		c.Status, c.Type, c.Message = junit.Error, res.Verdict, reasonsOrVerdict(res)
@@ -76,7 +77,7 @@ func junitCase(group string, row *Row) junit.Case {
 
 // reasonsOrVerdict is the failure message: the row's reasons, or the bare
 // verdict when a row that did not qualify somehow names none.
-func reasonsOrVerdict(res *Result) string {
+func reasonsOrVerdict(res *verdict.Result) string {
 	if len(res.Reasons) == 0 {
 		return res.Verdict + " (no reason recorded)"
 	}

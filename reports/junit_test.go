@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"bytes"
@@ -9,14 +9,17 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestJUnitOneCasePerProfile: the vlm evidence holds every kind of row;
 // each profile is one test case and only a qualified row passes.
 func TestJUnitOneCasePerProfile(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	var b bytes.Buffer
 	require.NoError(t, g.JUnit(&b))
@@ -31,9 +34,9 @@ func TestJUnitOneCasePerProfile(t *testing.T) {
 		c := cases[i]
 		assert.Equal(t, row.Profile, c.Name)
 		passed := c.Failure == nil && c.Error == nil && c.Skipped == nil
-		qualified := row.Result != nil && row.Result.Verdict == VerdictQualified
+		qualified := row.Result != nil && row.Result.Verdict == verdict.VerdictQualified
 		assert.Equal(t, qualified, passed, "%s: only a qualified row passes (verdict %s)", row.Profile, row.Verdict)
-		if row.Result != nil && (row.Result.Verdict == VerdictFailed || row.Result.Verdict == VerdictError) {
+		if row.Result != nil && (row.Result.Verdict == verdict.VerdictFailed || row.Result.Verdict == verdict.VerdictError) {
 			problem := c.Failure
 			if problem == nil {
 				problem = c.Error
@@ -53,19 +56,19 @@ func TestJUnitOneCasePerProfile(t *testing.T) {
 // TestJUnitNeverPassesWhatDidNotQualify breaks rows on purpose: a result
 // with any verdict but qualified, or none at all, never becomes a pass.
 func TestJUnitNeverPassesWhatDidNotQualify(t *testing.T) {
-	for _, verdict := range []string{VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, "", "QUALIFIED", "bogus"} {
-		g := &GroupReport{Group: "g", Rows: []Row{{Profile: "p", Kind: "normal", Result: &Result{Verdict: verdict}}}}
+	for _, v := range []string{verdict.VerdictFailed, verdict.VerdictError, verdict.VerdictInterrupted, verdict.VerdictExcluded, verdict.VerdictSkipped, "", "QUALIFIED", "bogus"} {
+		g := &GroupReport{Publisher: publish.Publisher{}, Group: "g", Rows: []Row{{Profile: "p", Kind: "normal", Result: &verdict.Result{Verdict: v}}}}
 		var b bytes.Buffer
 		require.NoError(t, g.JUnit(&b))
 		var doc junit.Document
 		require.NoError(t, xml.Unmarshal(b.Bytes(), &doc))
 		c := doc.Suites[0].Cases[0]
-		assert.False(t, c.Failure == nil && c.Error == nil && c.Skipped == nil, "verdict %q passed", verdict)
+		assert.False(t, c.Failure == nil && c.Error == nil && c.Skipped == nil, "verdict %q passed", v)
 		if c.Failure != nil || c.Error != nil {
-			assert.Contains(t, b.String(), "no reason recorded", "verdict %q", verdict)
+			assert.Contains(t, b.String(), "no reason recorded", "verdict %q", v)
 		}
 	}
-	g := &GroupReport{Group: "g", Rows: []Row{{Profile: "p", Status: StatusNotRun, Note: "no result.json"}}}
+	g := &GroupReport{Publisher: publish.Publisher{}, Group: "g", Rows: []Row{{Profile: "p", Status: StatusNotRun, Note: "no result.json"}}}
 	var b bytes.Buffer
 	require.NoError(t, g.JUnit(&b))
 	var doc junit.Document

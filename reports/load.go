@@ -9,15 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Evidence file names under OUT/<group>/.
@@ -36,30 +35,6 @@ const (
 // ErrNoEvidence is wrapped by Load's errors when a result root or its group
 // directory does not exist: a usage mistake rather than broken evidence.
 var ErrNoEvidence = errors.New("no evidence")
-
-// EvidenceError is a malformed evidence file, located as precisely as the
-// decoder allows.
-type EvidenceError struct {
-	File  string
-	Line  int    // 0 when unknown
-	Field string // "" when unknown
-	Err   error
-}
-
-func (e *EvidenceError) Error() string {
-	var b strings.Builder
-	b.WriteString(e.File)
-	if e.Line > 0 {
-		fmt.Fprintf(&b, ":%d", e.Line)
-	}
-	if e.Field != "" {
-		fmt.Fprintf(&b, ": %s", e.Field)
-	}
-	fmt.Fprintf(&b, ": %v", e.Err)
-	return b.String()
-}
-
-func (e *EvidenceError) Unwrap() error { return e.Err }
 
 // IsSetAside reports whether a directory name is a previous run set aside
 // as "<profile>.<UTC timestamp>", e.g. "ref-vlm-small.20261130T081500Z".
@@ -91,7 +66,7 @@ type LoadOptions struct {
 	// not from a file the seal does not cover.
 	// entry is the inventory snapshot entry the row is shown for (nil
 	// without one): the rejudge takes the served model from it.
-	Rederive func(dir, group, profile string, entry *inventory.Profile) (*Result, error)
+	Rederive func(dir, group, profile string, entry *verdict.InventoryEntry) (*verdict.Result, error)
 	// NoJoined skips reading joined.jsonl (only the HTML renderer plots
 	// it; at a million requests it is large).
 	NoJoined bool
@@ -106,7 +81,7 @@ func Load(roots []string, group string) (*GroupReport, error) {
 type candidate struct {
 	root string
 	dir  string // the profile's evidence directory
-	res  *Result
+	res  *verdict.Result
 }
 
 // LoadWith reads OUT/<group>/<profile>/result.json of every root (previous
@@ -120,10 +95,10 @@ func LoadWith(roots []string, group string, opts LoadOptions) (*GroupReport, err
 	if len(roots) == 0 {
 		return nil, errors.New("load evidence: no result root given")
 	}
-	if err := inventory.CheckName(group); err != nil {
+	if err := text.CheckName(group); err != nil {
 		return nil, fmt.Errorf("load evidence: group %w", err)
 	}
-	l := &loader{group: group, opts: opts, cands: map[string][]candidate{}, inv: map[string]*inventory.Profile{}, invRoot: map[string]string{},
+	l := &loader{group: group, opts: opts, cands: map[string][]candidate{}, inv: map[string]*verdict.InventoryEntry{}, invRoot: map[string]string{},
 		g: &GroupReport{Schema: GroupReportSchema, Group: group, Rows: []Row{}, Conflicts: []Conflict{}, Notes: []string{}}}
 	for _, root := range roots {
 		if err := l.root(root); err != nil {
@@ -148,7 +123,7 @@ type loader struct {
 	opts    LoadOptions
 	g       *GroupReport
 	cands   map[string][]candidate
-	inv     map[string]*inventory.Profile
+	inv     map[string]*verdict.InventoryEntry
 	invRoot map[string]string // the root whose snapshot gave inv[id]
 	// snaps are the roots that hold a snapshot, with its file's sha256.
 	snaps []rootSnapshot
@@ -228,18 +203,18 @@ func (l *loader) entry(root, gdir string, e fs.DirEntry) error {
 		// A link where a profile's directory belongs is not evidence
 		// the harness wrote: an error row, never skipped, never
 		// followed.
-		if e.Type()&fs.ModeSymlink != 0 && inventory.SafeName(e.Name()) {
+		if e.Type()&fs.ModeSymlink != 0 && text.SafeName(e.Name()) {
 			if st, err := os.Stat(filepath.Join(gdir, e.Name())); err == nil && st.IsDir() {
-				res := BrokenResult(l.group, e.Name(), CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
+				res := verdict.BrokenResult(l.group, e.Name(), verdict.CodeEvidenceMalformed, fmt.Sprintf("%s is a symbolic link, not an evidence directory a run wrote; it is not followed",
 					filepath.Join(gdir, e.Name())))
 				l.cands[e.Name()] = append(l.cands[e.Name()], candidate{root: root, dir: filepath.Join(gdir, e.Name()), res: res})
 			}
 		}
 		return nil
 	}
-	if !inventory.SafeName(e.Name()) {
+	if !text.SafeName(e.Name()) {
 		// Not a directory the harness writes: no valid id names it.
-		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, inventory.CheckName(e.Name())))
+		l.g.Notes = append(l.g.Notes, fmt.Sprintf("%s: directory %v; not a profile's evidence, ignored", gdir, text.CheckName(e.Name())))
 		return nil
 	}
 	dir := filepath.Join(gdir, e.Name())
@@ -321,9 +296,9 @@ func (l *loader) rows() error {
 // (inventory_unbound), never qualified for an entry it was not run for.
 // A row that records no entry (an error row of evidence that cannot be
 // read) is left as it is. It reports whether the row is bound.
-func bindRow(r *Result, p *inventory.Profile, snapshot string) bool {
+func bindRow(r *verdict.Result, p *verdict.InventoryEntry, snapshot string) bool {
 	pin := r.Provenance.InventoryEntrySHA256
-	if pin == "" && r.Verdict != VerdictQualified {
+	if pin == "" && r.Verdict != verdict.VerdictQualified {
 		return false
 	}
 	var why []string
@@ -336,9 +311,9 @@ func bindRow(r *Result, p *inventory.Profile, snapshot string) bool {
 	if len(why) == 0 {
 		return true
 	}
-	r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeInventoryUnbound,
+	r.Problems = append(r.Problems, verdict.Problem{Stage: "evidence", Code: verdict.CodeInventoryUnbound,
 		Message: fmt.Sprintf("the row was not run for the inventory entry it is shown for (%s, profile %s): %s", snapshot, p.ID, strings.Join(why, "; "))})
-	Judge(r)
+	verdict.Judge(r)
 	return false
 }
 
@@ -353,7 +328,7 @@ func (l *loader) sealSnapshots() {
 	for _, sn := range l.snaps {
 		// The latest row that records a snapshot; among rows that ended
 		// at the same time, one that records this snapshot.
-		var latest *Result
+		var latest *verdict.Result
 		for _, id := range sortedKeys(l.cands) {
 			for _, c := range l.cands[id] {
 				r := c.res
@@ -414,14 +389,14 @@ func conflictOf(id string, cs []candidate, w int) (Conflict, bool) {
 	return c, len(c.Others) > 0
 }
 
-func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined bool) (Row, error) {
+func buildRow(group, id string, p *verdict.InventoryEntry, win *candidate, withJoined bool) (Row, error) {
 	row := Row{Profile: id}
 	if p != nil {
 		row.Kind, row.VariantOf, row.Checkpoint, row.Family = p.Kind, p.VariantOf, p.Checkpoint, p.Family
 		row.Precision, row.Parallelism = p.Precision, p.Parallelism.String()
 		row.InventoryStatus, row.BundleSHA256 = p.Status, p.Bundle.SHA256
 	}
-	var res *Result
+	var res *verdict.Result
 	if win != nil {
 		res = win.res
 		r := res
@@ -437,12 +412,12 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined
 		row.dir, row.files = win.dir, presentEvidence(win.dir)
 		// Malformed per-row evidence makes the row an error, naming it.
 		malformed := func(err error) error {
-			var ee *EvidenceError
+			var ee *verdict.EvidenceError
 			if !errors.As(err, &ee) {
 				return err
 			}
-			r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeEvidenceMalformed, Message: ee.Error()})
-			Judge(r)
+			r.Problems = append(r.Problems, verdict.Problem{Stage: "evidence", Code: verdict.CodeEvidenceMalformed, Message: ee.Error()})
+			verdict.Judge(r)
 			return nil
 		}
 		argv, err := readAIPerfArgv(win.dir, r)
@@ -452,9 +427,9 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined
 			}
 		}
 		row.Reproduce = &Reproduce{Command: ReproduceCommand(r), AIPerfArgv: argv}
-		var joined []JoinedLine
+		var joined []verdict.JoinedLine
 		if withJoined {
-			joined, err = ReadJoined(filepath.Join(win.dir, JoinedFile))
+			joined, err = verdict.ReadJoined(filepath.Join(win.dir, JoinedFile))
 			if err != nil {
 				if err := malformed(err); err != nil {
 					return row, err
@@ -467,9 +442,9 @@ func buildRow(group, id string, p *inventory.Profile, win *candidate, withJoined
 		}
 	}
 	if row.Kind == "" {
-		row.Kind = inventory.KindNormal
+		row.Kind = verdict.KindNormal
 	}
-	row.Counted = row.Kind == inventory.KindNormal
+	row.Counted = row.Kind == verdict.KindNormal
 	row.Status, row.Note = statusFor(p, res)
 	row.Verdict = row.Status
 	if res != nil {
@@ -488,9 +463,9 @@ func firstNonEmpty(a, b string) string {
 // loadRow is one profile directory's row for LoadWith: re-derived when
 // asked, else read and checked by ReadRow; a directory without result.json
 // is an error row (result_missing), never skipped.
-func loadRow(dir, group, profile string, entry *inventory.Profile, rederive func(dir, group, profile string, entry *inventory.Profile) (*Result, error)) (*Result, error) {
-	missing := func() *Result {
-		return BrokenResult(group, profile, CodeResultMissing, fmt.Sprintf("%s has no %s: a run that did not finish (or is still running), "+
+func loadRow(dir, group, profile string, entry *verdict.InventoryEntry, rederive func(dir, group, profile string, entry *verdict.InventoryEntry) (*verdict.Result, error)) (*verdict.Result, error) {
+	missing := func() *verdict.Result {
+		return verdict.BrokenResult(group, profile, verdict.CodeResultMissing, fmt.Sprintf("%s has no %s: a run that did not finish (or is still running), "+
 			"or a result that was moved or removed; nothing in the directory is shown", dir, ResultFile))
 	}
 	if _, err := os.Lstat(filepath.Join(dir, ResultFile)); errors.Is(err, fs.ErrNotExist) {
@@ -519,117 +494,39 @@ func loadRow(dir, group, profile string, entry *inventory.Profile, rederive func
 // re-judged (`report --rejudge`). (nil, nil) when the directory holds no
 // result.json. The error is for I/O failures, never for the evidence's
 // content.
-func ReadRow(dir, group, profile string) (*Result, error) {
+func ReadRow(dir, group, profile string) (*verdict.Result, error) {
 	path := filepath.Join(dir, ResultFile)
 	data, err := readEvidence(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
-	var r *Result
+	var r *verdict.Result
 	if err == nil {
-		r, err = DecodeResult(path, data, group, profile)
+		r, err = verdict.DecodeResult(path, data, group, profile)
 	}
-	var ee *EvidenceError
+	var ee *verdict.EvidenceError
 	switch {
 	case errors.As(err, &ee):
 		// Malformed evidence is the row's problem, not the report's: an
 		// error row that names file, line and field.
-		r = BrokenResult(group, profile, CodeEvidenceMalformed, ee.Error())
+		r = verdict.BrokenResult(group, profile, verdict.CodeEvidenceMalformed, ee.Error())
 	case err != nil:
 		return nil, err
 	}
 	CheckSeal(r, dir, evidence.Digests{})
 	if m, f := evidence.ReadManifest(dir); f == nil && evidence.Retired(m.Algorithm) {
-		r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeSealLegacy, Message: fmt.Sprintf(
+		r.Problems = append(r.Problems, verdict.Problem{Stage: "evidence", Code: verdict.CodeSealLegacy, Message: fmt.Sprintf(
 			"the evidence is sealed with the retired %s (a seal anyone can recompute with a few lines of hashlib): its stored verdict and figures are not trusted as they are; `report --rejudge` re-derives them from the raw artifacts, by the family configuration's criteria", m.Algorithm)})
-		Judge(r)
+		verdict.Judge(r)
 	}
 	return r, nil
-}
-
-// EvidenceIntact reports whether the row was read from evidence that is
-// exactly what its run sealed: no evidence_changed, evidence_malformed or
-// result_missing problem. Only such a row's figures are shown or compared
-// (--baseline), and only such a row is a Slurm task's own.
-func (r *Result) EvidenceIntact() bool {
-	for _, p := range r.Problems {
-		switch p.Code {
-		case CodeEvidenceChanged, CodeEvidenceMalformed, CodeResultMissing:
-			return false
-		}
-	}
-	return true
-}
-
-// decodeError is the *EvidenceError of a JSON document that does not
-// decode: the line of a syntax or type error, the field of a type error
-// and what it holds instead of what it must.
-func decodeError(path string, data []byte, err error) *EvidenceError {
-	e := &EvidenceError{File: path, Err: err}
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		e.Line = lineAt(data, se.Offset)
-	case errors.As(err, &te):
-		e.Line, e.Field = lineAt(data, te.Offset), te.Field
-		e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
-	}
-	return e
-}
-
-// DecodeResult parses and checks one result.json. group and profile, when
-// not empty, must match the file's. Errors are *EvidenceError.
-func DecodeResult(path string, data []byte, group, profile string) (*Result, error) {
-	var r Result
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, decodeError(path, data, err)
-	}
-	bad := func(field, format string, args ...any) error {
-		return &EvidenceError{File: path, Line: lineOfKey(data, field), Field: field, Err: fmt.Errorf(format, args...)}
-	}
-	if r.Schema != ResultSchema {
-		return nil, bad("schema", "is %q, want %q", r.Schema, ResultSchema)
-	}
-	if r.Profile == "" {
-		return nil, bad("profile", "is missing")
-	}
-	if err := inventory.CheckName(r.Profile); err != nil {
-		return nil, bad("profile", "%v", err)
-	}
-	if err := inventory.CheckName(r.Group); err != nil {
-		return nil, bad("group", "%v", err)
-	}
-	if profile != "" && r.Profile != profile {
-		return nil, bad("profile", "is %q but the evidence directory is %q", r.Profile, profile)
-	}
-	if group != "" && r.Group != group {
-		return nil, bad("group", "is %q, want %q", r.Group, group)
-	}
-	switch r.Verdict {
-	case VerdictQualified, VerdictFailed, VerdictError, VerdictInterrupted, VerdictExcluded, VerdictSkipped, VerdictNotRun:
-	default:
-		return nil, bad("verdict", "unknown verdict %q", r.Verdict)
-	}
-	if r.Verdict == VerdictExcluded && r.Exclusion == "" {
-		return nil, bad("exclusion", "an excluded result must say why")
-	}
-	return &r, nil
-}
-
-// BrokenResult is the error row of a profile whose result cannot be read.
-func BrokenResult(group, profile string, code Code, msg string) *Result {
-	r := &Result{Schema: ResultSchema, Group: group, Profile: profile, Reasons: []Reason{}, Stages: []Stage{},
-		RequestsByPhase: map[string]Counts{}, Problems: []Problem{{Stage: "evidence", Code: code, Message: msg}}}
-	Judge(r)
-	return r
 }
 
 // CheckSeal verifies a row's evidence directory against the manifest the
 // run sealed (known: digests already computed, see evidence.VerifySeal),
 // records an evidence_changed problem for anything missing, added or
 // changed, and re-judges the row. It returns the findings.
-func CheckSeal(r *Result, dir string, known evidence.Digests) []evidence.Finding {
+func CheckSeal(r *verdict.Result, dir string, known evidence.Digests) []evidence.Finding {
 	fs := evidence.VerifySeal(dir, known)
 	if len(fs) > 0 {
 		parts := make([]string, 0, len(fs))
@@ -640,34 +537,18 @@ func CheckSeal(r *Result, dir string, known evidence.Digests) []evidence.Finding
 			}
 			parts = append(parts, f.String())
 		}
-		r.Problems = append(r.Problems, Problem{Stage: "evidence", Code: CodeEvidenceChanged,
+		r.Problems = append(r.Problems, verdict.Problem{Stage: "evidence", Code: verdict.CodeEvidenceChanged,
 			Message: "the evidence differs from what the run sealed in " + evidence.ManifestFile + ": " + strings.Join(parts, "; ")})
 	}
-	Judge(r)
+	verdict.Judge(r)
 	return fs
-}
-
-// lineAt is the 1-based line of a byte offset.
-func lineAt(data []byte, off int64) int {
-	off = min(max(off, 0), int64(len(data)))
-	return bytes.Count(data[:off], []byte("\n")) + 1
-}
-
-// lineOfKey is the line of the first `"key":` in data, or 0.
-func lineOfKey(data []byte, key string) int {
-	re := regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `"\s*:`)
-	loc := re.FindIndex(data)
-	if loc == nil {
-		return 0
-	}
-	return lineAt(data, int64(loc[0]))
 }
 
 // SnapshotPins are what a row records of an inventory snapshot's bytes:
 // the snapshot's sha256 and each entry's digest, by profile id (what
 // export records in the rows of a pack, whose snapshot it scrubbed).
 func SnapshotPins(data []byte) (snapshot string, entries map[string]string, err error) {
-	var profiles []*inventory.Profile
+	var profiles []*verdict.InventoryEntry
 	if err := json.Unmarshal(data, &profiles); err != nil {
 		return "", nil, err
 	}
@@ -683,7 +564,7 @@ func SnapshotPins(data []byte) (snapshot string, entries map[string]string, err 
 // readInventorySnapshot reads OUT/<group>/inventory.json, a JSON list of
 // inventory profiles, and the sha256 of its bytes; found is false when the
 // file does not exist.
-func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, sha string, found bool, err error) {
+func readInventorySnapshot(path, group string) (profiles []*verdict.InventoryEntry, sha string, found bool, err error) {
 	data, err := readEvidence(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, "", false, nil
@@ -692,15 +573,15 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, s
 		return nil, "", false, err
 	}
 	if err := json.Unmarshal(data, &profiles); err != nil {
-		return nil, "", true, decodeError(path, data, err)
+		return nil, "", true, verdict.DecodeError(path, data, err)
 	}
-	var out []*inventory.Profile
+	var out []*verdict.InventoryEntry
 	for i, p := range profiles {
 		if p == nil || p.ID == "" {
-			return nil, "", true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
+			return nil, "", true, &verdict.EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: errors.New("is missing")}
 		}
-		if err := inventory.CheckName(p.ID); err != nil {
-			return nil, "", true, &EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: err}
+		if err := text.CheckName(p.ID); err != nil {
+			return nil, "", true, &verdict.EvidenceError{File: path, Field: fmt.Sprintf("[%d].id", i), Err: err}
 		}
 		if p.Group != "" && p.Group != group {
 			continue
@@ -712,13 +593,13 @@ func readInventorySnapshot(path, group string) (profiles []*inventory.Profile, s
 
 // readAIPerfArgv returns the recorded AIPerf argv: aiperf/argv.json when
 // present, else the "aiperf" command of the result's provenance.
-func readAIPerfArgv(dir string, r *Result) ([]string, error) {
+func readAIPerfArgv(dir string, r *verdict.Result) ([]string, error) {
 	path := filepath.Join(dir, filepath.FromSlash(AIPerfArgvFile))
 	data, err := readEvidence(path)
 	if err == nil {
 		var argv []string
 		if err := json.Unmarshal(data, &argv); err != nil {
-			return nil, &EvidenceError{File: path, Err: fmt.Errorf("want a JSON list of strings: %w", err)}
+			return nil, &verdict.EvidenceError{File: path, Err: fmt.Errorf("want a JSON list of strings: %w", err)}
 		}
 		return argv, nil
 	}
@@ -746,7 +627,7 @@ func readEvidence(path string) ([]byte, error) {
 	case errors.Is(err, fs.ErrNotExist):
 		return nil, err
 	case errors.Is(err, fileio.ErrNotRegular) || errors.Is(err, fileio.ErrTooLarge):
-		return nil, &EvidenceError{File: path, Err: errors.New(fileio.ReadProblem("it", path, err))}
+		return nil, &verdict.EvidenceError{File: path, Err: errors.New(fileio.ReadProblem("it", path, err))}
 	}
 	return nil, fmt.Errorf("load evidence: %w", err)
 }
@@ -764,69 +645,4 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	slices.Sort(out)
 	return out
-}
-
-// CorrectnessFile is the correctness result's file name in a checkpoint's
-// evidence directory.
-const CorrectnessFile = "correctness.json"
-
-// CorrectnessDoc is the contract of correctness.json, which a family's
-// correctness case writes and ReadCorrectness reads: passed, and per gate
-// name, value, op, threshold and passed, are required (a pointer here);
-// metrics are optional; other fields are the family's own.
-type CorrectnessDoc struct {
-	Passed  *bool              `json:"passed"`
-	Metrics map[string]float64 `json:"metrics"`
-	Gates   []CorrectnessGate  `json:"gates"`
-}
-
-// CorrectnessGate is one gate of correctness.json.
-type CorrectnessGate struct {
-	Name      *string  `json:"name"`
-	Value     *float64 `json:"value"`
-	Op        *string  `json:"op"`
-	Threshold *float64 `json:"threshold"`
-	Passed    *bool    `json:"passed"`
-}
-
-// ReadCorrectness reads a correctness case's result file
-// (docs/design.md), strictly: `passed` must be a boolean, and every gate
-// must carry its name, value, op, threshold and outcome (passed), each of
-// its type. Metrics are kept as given. Errors are *EvidenceError naming the
-// file, line and field. The correctness stage and `report --rejudge` both
-// read it through here.
-func ReadCorrectness(path string) (*Correctness, error) {
-	data, err := fileio.ReadFile(context.Background(), path, fileio.MaxDocumentBytes)
-	if err != nil {
-		return nil, &EvidenceError{File: path, Err: err}
-	}
-	var raw CorrectnessDoc
-	if err := json.Unmarshal(data, &raw); err != nil {
-		return nil, decodeError(path, data, err)
-	}
-	missing := func(field string) error {
-		return &EvidenceError{File: path, Line: lineOfKey(data, strings.TrimPrefix(field[strings.LastIndexByte(field, '.')+1:], ".")),
-			Field: field, Err: errors.New("is missing")}
-	}
-	if raw.Passed == nil {
-		return nil, missing("passed")
-	}
-	c := &Correctness{Ran: true, Passed: *raw.Passed, Metrics: raw.Metrics, Output: CorrectnessFile}
-	for i, g := range raw.Gates {
-		f := func(name string) string { return fmt.Sprintf("gates[%d].%s", i, name) }
-		switch {
-		case g.Name == nil:
-			return nil, missing(f("name"))
-		case g.Value == nil:
-			return nil, missing(f("value"))
-		case g.Op == nil:
-			return nil, missing(f("op"))
-		case g.Threshold == nil:
-			return nil, missing(f("threshold"))
-		case g.Passed == nil:
-			return nil, missing(f("passed"))
-		}
-		c.Gates = append(c.Gates, Gate{Name: *g.Name, Value: *g.Value, Op: *g.Op, Threshold: *g.Threshold, Passed: *g.Passed})
-	}
-	return c, nil
 }

@@ -8,21 +8,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
-func rowOf(t *testing.T, g *GroupReport, profile string) Row {
-	t.Helper()
-	for _, r := range g.Rows {
-		if r.Profile == profile {
-			return r
-		}
-	}
-	t.Fatalf("no row %s", profile)
-	return Row{}
-}
-
 func TestLoadRowsAndStatuses(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := Load([]string{RootA}, "vlm")
 	require.NoError(t, err)
 	got := map[string]string{}
 	for _, r := range g.Rows {
@@ -44,12 +35,12 @@ func TestLoadRowsAndStatuses(t *testing.T) {
 	assert.Equal(t, 2, g.Coverage.NotCounted.Total)
 	assert.Empty(t, g.Conflicts)
 
-	base := rowOf(t, g, "ref-vlm-base")
-	assert.Equal(t, VerdictFailed, base.Verdict, "the set-aside previous run (verdict error) is ignored")
+	base := RowOf(t, g, "ref-vlm-base")
+	assert.Equal(t, verdict.VerdictFailed, base.Verdict, "the set-aside previous run (verdict error) is ignored")
 	assert.Len(t, base.Joined(), 55)
 	assert.Equal(t, "vlm/ref-vlm-base", base.Evidence)
 
-	fp16 := rowOf(t, g, "ref-vlm-small-fp16")
+	fp16 := RowOf(t, g, "ref-vlm-small-fp16")
 	require.NotNil(t, fp16.Reproduce)
 	assert.Equal(t, "aiperf", fp16.Reproduce.AIPerfArgv[0], "argv from provenance when aiperf/argv.json is absent")
 	assert.Equal(t, "ref-vlm-small", fp16.VariantOf)
@@ -57,18 +48,18 @@ func TestLoadRowsAndStatuses(t *testing.T) {
 }
 
 func TestLoadWithoutInventorySnapshot(t *testing.T) {
-	g, err := Load([]string{rootA}, "detection")
+	g, err := Load([]string{RootA}, "detection")
 	require.NoError(t, err)
 	assert.False(t, g.Coverage.InventorySnapshot)
 	require.Len(t, g.Notes, 1)
 	assert.Contains(t, g.Notes[0], "no inventory snapshot")
-	assert.Equal(t, StatusExcluded, rowOf(t, g, "ref-detect-large").Status)
-	assert.Equal(t, "checkpoint licence does not allow CI redistribution", rowOf(t, g, "ref-detect-large").Note)
+	assert.Equal(t, StatusExcluded, RowOf(t, g, "ref-detect-large").Status)
+	assert.Equal(t, "checkpoint licence does not allow CI redistribution", RowOf(t, g, "ref-detect-large").Note)
 	assert.Equal(t, "1 of 1 normal profile qualified; 1 excluded with a reason; 1 variant or partial profile listed separately, not counted; no inventory snapshot, so profiles that never ran cannot be counted", g.Coverage.Summary)
 	assert.False(t, g.Coverage.OK, "without the snapshot nothing proves that every profile ran (issue 32 item 1)")
 
 	// The same rows with the snapshot they were run for: OK.
-	c, err := Load([]string{rootComplete}, "detection")
+	c, err := Load([]string{RootComplete}, "detection")
 	require.NoError(t, err)
 	assert.True(t, c.Coverage.InventorySnapshot)
 	assert.True(t, c.Coverage.InventorySnapshotSealed)
@@ -80,20 +71,20 @@ func TestLoadWithoutInventorySnapshot(t *testing.T) {
 }
 
 func TestLoadMergesRootsLatestWins(t *testing.T) {
-	g, err := Load([]string{rootA, rootB}, "vlm")
+	g, err := Load([]string{RootA, RootB}, "vlm")
 	require.NoError(t, err)
-	assert.Equal(t, VerdictQualified, rowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
-	assert.Equal(t, "out/demo", strings.Fields(rowOf(t, g, "ref-vlm-small").Reproduce.Command)[7], "a's later run wins")
-	assert.Equal(t, StatusQualified, rowOf(t, g, "ref-vlm-tiny").Status, "a result from b fills a not-run")
+	assert.Equal(t, verdict.VerdictQualified, RowOf(t, g, "ref-vlm-base").Verdict, "b's later run wins")
+	assert.Equal(t, "out/demo", strings.Fields(RowOf(t, g, "ref-vlm-small").Reproduce.Command)[7], "a's later run wins")
+	assert.Equal(t, StatusQualified, RowOf(t, g, "ref-vlm-tiny").Status, "a result from b fills a not-run")
 	require.Len(t, g.Conflicts, 2)
 	assert.Equal(t, "ref-vlm-base", g.Conflicts[0].Profile)
-	assert.Equal(t, rootB, g.Conflicts[0].Kept.Root)
-	assert.Equal(t, rootA, g.Conflicts[0].Others[0].Root)
+	assert.Equal(t, RootB, g.Conflicts[0].Kept.Root)
+	assert.Equal(t, RootA, g.Conflicts[0].Others[0].Root)
 	assert.Equal(t, "ref-vlm-small", g.Conflicts[1].Profile)
-	assert.Equal(t, rootA, g.Conflicts[1].Kept.Root)
+	assert.Equal(t, RootA, g.Conflicts[1].Kept.Root)
 
 	// Order of roots does not change the outcome.
-	g2, err := Load([]string{rootB, rootA}, "vlm")
+	g2, err := Load([]string{RootB, RootA}, "vlm")
 	require.NoError(t, err)
 	for i := range g.Rows {
 		assert.Equal(t, g.Rows[i].Verdict, g2.Rows[i].Verdict)
@@ -101,7 +92,7 @@ func TestLoadMergesRootsLatestWins(t *testing.T) {
 }
 
 func TestLoadSameRunTwiceIsNoConflict(t *testing.T) {
-	g, err := Load([]string{rootA, rootA}, "vlm")
+	g, err := Load([]string{RootA, RootA}, "vlm")
 	require.NoError(t, err)
 	assert.Empty(t, g.Conflicts)
 	assert.Empty(t, g.Notes)
@@ -117,7 +108,7 @@ func writeFile(t *testing.T, path, data string) {
 // naming file, line and field (never a failed load, never green); a
 // malformed inventory snapshot fails the load, naming it.
 func TestLoadErrors(t *testing.T) {
-	valid, err := os.ReadFile(filepath.Join(rootA, "vlm", "ref-vlm-small", ResultFile))
+	valid, err := os.ReadFile(filepath.Join(RootA, "vlm", "ref-vlm-small", ResultFile))
 	require.NoError(t, err)
 	cases := []struct {
 		name    string
@@ -157,14 +148,14 @@ func TestLoadErrors(t *testing.T) {
 			tc.setup(dir)
 			g, err := Load([]string{dir}, "vlm")
 			require.NoError(t, err)
-			row := rowOf(t, g, tc.row)
+			row := RowOf(t, g, tc.row)
 			require.NotNil(t, row.Result)
-			assert.Equal(t, VerdictError, row.Verdict)
+			assert.Equal(t, verdict.VerdictError, row.Verdict)
 			var msgs []string
 			for _, r := range row.Result.Reasons {
 				msgs = append(msgs, string(r.Code)+": "+r.Message)
 			}
-			assert.Contains(t, strings.Join(msgs, "\n"), string(CodeEvidenceMalformed)+": ")
+			assert.Contains(t, strings.Join(msgs, "\n"), string(verdict.CodeEvidenceMalformed)+": ")
 			assert.Contains(t, strings.Join(msgs, "\n"), tc.wantErr)
 			assert.False(t, g.Coverage.OK)
 		})
@@ -172,7 +163,7 @@ func TestLoadErrors(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "vlm", InventoryFile), "[\n{\"id\": \"a\", \"kind\": 3}\n]\n")
 	_, err = Load([]string{dir}, "vlm")
-	var ee *EvidenceError
+	var ee *verdict.EvidenceError
 	require.ErrorAs(t, err, &ee)
 	assert.Contains(t, err.Error(), `vlm/inventory.json:2: kind:`)
 }
@@ -206,14 +197,14 @@ func TestLoadFindsChangedEvidence(t *testing.T) {
 		}, "manifest.json: changed (its seal does not match its bytes)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			root := copyTree(t, rootA)
+			root := CopyTree(t, RootA)
 			tc.edit(filepath.Join(root, "vlm", "ref-vlm-small"))
 			g, err := Load([]string{root}, "vlm")
 			require.NoError(t, err)
-			row := rowOf(t, g, "ref-vlm-small")
-			assert.Equal(t, VerdictError, row.Verdict)
+			row := RowOf(t, g, "ref-vlm-small")
+			assert.Equal(t, verdict.VerdictError, row.Verdict)
 			require.NotEmpty(t, row.Result.Reasons)
-			assert.Equal(t, CodeEvidenceChanged, row.Result.Reasons[0].Code)
+			assert.Equal(t, verdict.CodeEvidenceChanged, row.Result.Reasons[0].Code)
 			assert.Contains(t, row.Result.Reasons[0].Message, tc.want)
 		})
 	}
@@ -226,7 +217,7 @@ func TestLoadMissingEvidence(t *testing.T) {
 	require.ErrorIs(t, err, ErrNoEvidence)
 	_, err = Load(nil, "vlm")
 	require.Error(t, err)
-	_, err = Load([]string{rootA}, "../a")
+	_, err = Load([]string{RootA}, "../a")
 	require.Error(t, err)
 }
 
@@ -242,9 +233,9 @@ func TestLoadDirectoryWithoutResultIsAnErrorRow(t *testing.T) {
 	require.Len(t, g.Rows, 1)
 	row := g.Rows[0]
 	assert.Equal(t, "half-done", row.Profile)
-	assert.Equal(t, VerdictError, row.Verdict)
+	assert.Equal(t, verdict.VerdictError, row.Verdict)
 	require.NotEmpty(t, row.Result.Reasons)
-	assert.Equal(t, CodeResultMissing, row.Result.Reasons[0].Code)
+	assert.Equal(t, verdict.CodeResultMissing, row.Result.Reasons[0].Code)
 	assert.Contains(t, row.Result.Reasons[0].Message, "half-done has no result.json")
 	assert.False(t, row.Result.Measured(), "nothing in the directory is shown")
 	assert.False(t, g.Coverage.OK)
@@ -275,6 +266,6 @@ func TestLoadLinkedProfileDirectoryIsAnErrorRow(t *testing.T) {
 	g, err := Load([]string{dir}, "vlm")
 	require.NoError(t, err)
 	require.Len(t, g.Rows, 1, "a link to a directory is a row; a plain file is not")
-	assert.Equal(t, VerdictError, g.Rows[0].Verdict)
+	assert.Equal(t, verdict.VerdictError, g.Rows[0].Verdict)
 	assert.Contains(t, g.Rows[0].Result.Reasons[0].Message, "is a symbolic link, not an evidence directory a run wrote")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GroupFormats returns the formats Render accepts for a group report, for
@@ -30,7 +31,7 @@ func Render(w io.Writer, r *GroupReport, format string) error {
 	var buf bytes.Buffer
 	var err error
 	if publicFormat(format) {
-		if r, err = r.Public(); err != nil {
+		if r, err = r.published(); err != nil {
 			return fmt.Errorf("render %s: %w", format, err)
 		}
 	}
@@ -123,7 +124,7 @@ func resultCells(row *Row) []string {
 	return []string{
 		row.Profile, orMissing(row.Checkpoint), orMissing(row.Family), orMissing(row.Precision), bundle,
 		correctnessCell(r.Correctness),
-		phaseCell(r, PhaseWarmup), phaseCell(r, PhaseMeasured),
+		phaseCell(r, verdict.PhaseWarmup), phaseCell(r, verdict.PhaseMeasured),
 		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected),
 		errorsCell(r.Requests), missingCell(r.Requests),
 		p50Cell(r.LatencyMS.HTTP, http), taskCell(r.LatencyMS, task),
@@ -218,7 +219,7 @@ func csvValues(row *Row) map[string]string {
 	if !res.Measured() {
 		return v // nothing was measured
 	}
-	for _, p := range []string{PhaseWarmup, PhaseMeasured} {
+	for _, p := range []string{verdict.PhaseWarmup, verdict.PhaseMeasured} {
 		if c, ok := res.RequestsByPhase[p]; ok {
 			v[p+"_sent"], v[p+"_expected"] = strconv.Itoa(c.Sent), strconv.Itoa(c.Expected)
 		}
@@ -256,7 +257,7 @@ func optInt(v *int) string {
 	return strconv.Itoa(*v)
 }
 
-func reasonsPlain(rs []Reason) string {
+func reasonsPlain(rs []verdict.Reason) string {
 	parts := make([]string, len(rs))
 	for i, r := range rs {
 		parts[i] = fmt.Sprintf("%s/%s: %s", r.Stage, r.Code, r.Message)
@@ -310,7 +311,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## HTTP minus Task\n\n")
 		p.f("Each measured matched request's HTTP time split at AIPerf's HTTP trace: the client's own time before the first byte, sending (a new connection's set-up included), waiting (the server, the Task call inside it, and the network) and receiving.\n\n")
 		for _, row := range split {
-			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[PhaseMeasured].Matched)))
+			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[verdict.PhaseMeasured].Matched)))
 		}
 	}
 	p.f("\n## Coverage\n\n")
@@ -334,12 +335,12 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 	}
 	if repro := reproRows(r.Rows); len(repro) > 0 {
 		p.f("\n## Reproduce\n")
-		if used := usedRoots(r.scrub, repro); len(used) > 0 {
-			p.f("\n%s\n", rootsNote(used, r.scrub))
+		if used := usedRoots(r.mapper, repro); len(used) > 0 {
+			p.f("\n%s\n", rootsNote(used, r.mapper))
 		}
 		for _, row := range repro {
 			p.f("\n### %s\n\n", mdEscape(row.Profile))
-			writeRowCommands(p, &row, r.scrub, true)
+			writeRowCommands(p, &row, r.mapper, true)
 		}
 	}
 	return p.err
@@ -352,7 +353,7 @@ func httpSplitRows(rows []Row) []Row {
 		if r.Result == nil || !r.Result.Measured() || r.Result.LatencyMS.HTTPSplit == nil {
 			continue
 		}
-		if r.Result.LatencyMS.HTTPSplit.Count > 0 || r.Result.RequestsByPhase[PhaseMeasured].Matched > 0 {
+		if r.Result.LatencyMS.HTTPSplit.Count > 0 || r.Result.RequestsByPhase[verdict.PhaseMeasured].Matched > 0 {
 			out = append(out, r)
 		}
 	}
@@ -380,7 +381,7 @@ func writeNotes(p *printer, notes []string) {
 func reasonRows(rows []Row) []Row {
 	var out []Row
 	for _, r := range rows {
-		if r.Result != nil && r.Result.Verdict != VerdictQualified && len(r.Result.Reasons) > 0 {
+		if r.Result != nil && r.Result.Verdict != verdict.VerdictQualified && len(r.Result.Reasons) > 0 {
 			out = append(out, r)
 		}
 	}
@@ -390,7 +391,7 @@ func reasonRows(rows []Row) []Row {
 // writeRowCommands writes a row's trtmc-qual command and its recorded
 // AIPerf argv (collapsed in a <details> of its own, or under a line) as
 // fenced shell code.
-func writeRowCommands(p *printer, row *Row, s *Scrubber, collapseArgv bool) {
+func writeRowCommands(p *printer, row *Row, s Mapper, collapseArgv bool) {
 	if c := row.Reproduce.Command; c != "" {
 		p.f("%[1]ssh\n%[2]s\n%[1]s\n", fence(c), c)
 	} else {
@@ -407,8 +408,12 @@ func writeRowCommands(p *printer, row *Row, s *Scrubber, collapseArgv bool) {
 	}
 }
 
-// usedRoots are the named roots the rows' reproduce commands use.
-func usedRoots(s *Scrubber, rows []Row) []string {
+// usedRoots are the named roots the rows' reproduce commands use (none
+// in a report that is not a public copy).
+func usedRoots(s Mapper, rows []Row) []string {
+	if s == nil {
+		return nil
+	}
 	var texts []string
 	for _, row := range rows {
 		texts = append(texts, row.Reproduce.Command, strings.Join(row.Reproduce.AIPerfArgv, " "))

@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"encoding/json"
@@ -10,10 +10,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // editResult rewrites one stored result.json of a copied evidence root.
@@ -57,13 +58,13 @@ func runPasted(t *testing.T, line string) ([]string, []string) {
 // $'...' escapes); results.md and results.html print it so that, pasted
 // into bash, it is exactly the argv and runs nothing else.
 func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
-	root := copyTree(t, rootA)
+	root := CopyTree(t, RootA)
 	argv := []string{"trtmc-qual", "--config", "conf dir/$(touch PWNED-config).yaml", "run", "--group", "vlm",
 		"--out", "out/`touch PWNED-tick`;touch PWNED-semi", "--gpus", "0,1", "--only", "ref-vlm-small", "x\u202ey\x1b[2J"}
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
 		m["command"] = text.ShellJoin(argv) // what the harness stores (the seal then says it changed)
 	})
-	g, err := Load([]string{root}, "vlm")
+	g, err := published(Load([]string{root}, "vlm"))
 	require.NoError(t, err)
 
 	md := string(render(t, g, FormatMarkdown))
@@ -89,11 +90,11 @@ func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 // A hostile stored command shows its line with control and bidi characters escaped, inside a fence no
 // backtick run in it can close.
 func TestLegacyCommandCannotEscapeItsBlock(t *testing.T) {
-	root := copyTree(t, rootA)
+	root := CopyTree(t, RootA)
 	editResult(t, root, "vlm", "ref-vlm-small", func(m map[string]any) {
 		m["command"] = "trtmc-qual run\n```\n<img src=x onerror=alert(1)>\n```` \u202e\x1b[2J"
 	})
-	g, err := Load([]string{root}, "vlm")
+	g, err := published(Load([]string{root}, "vlm"))
 	require.NoError(t, err)
 	md := string(render(t, g, FormatMarkdown))
 	assert.Contains(t, md, "`````sh\ntrtmc-qual run\n```\n<img src=x onerror=alert(1)>\n```` \\u{202e}\\u{1b}[2J\n`````\n")
@@ -106,12 +107,12 @@ func TestLegacyCommandCannotEscapeItsBlock(t *testing.T) {
 // bidi overrides; no human-readable format lets them out raw (JSON is data
 // and escapes control characters itself).
 func TestRenderedTextHasNoRawControlCharacters(t *testing.T) {
-	root := copyTree(t, rootA)
+	root := CopyTree(t, RootA)
 	editResult(t, root, "vlm", "ref-vlm-large", func(m map[string]any) {
 		m["problems"] = []any{map[string]any{"stage": "server", "code": "server_exit",
 			"message": "server died; last output:\n\x1b[2J\x1b]0;owned\x07 evil\u202etxt \u200b"}}
 	})
-	g, err := Load([]string{root}, "vlm")
+	g, err := published(Load([]string{root}, "vlm"))
 	require.NoError(t, err)
 	for _, f := range []string{FormatMarkdown, FormatHTML, FormatCSV, FormatTSV, FormatTable} {
 		out := string(render(t, g, f))

@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"bytes"
@@ -10,15 +10,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	. "github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
-)
-
-// Evidence roots written by testdata/gen_evidence.py.
-const (
-	rootA        = "testdata/evidence/a"        // vlm: every kind of row; detection: no inventory snapshot
-	rootB        = "testdata/evidence/b"        // a later partial re-run of vlm
-	rootBaseline = "testdata/evidence/baseline" // an earlier, faster vlm run
-	rootComplete = "testdata/evidence/complete" // detection: every normal profile in scope qualified, its sealed snapshot
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func render(t *testing.T, g *GroupReport, format string) []byte {
@@ -29,7 +23,7 @@ func render(t *testing.T, g *GroupReport, format string) []byte {
 }
 
 func TestGoldenVLMAllFormats(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	for _, f := range GroupFormats() {
 		t.Run(f, func(t *testing.T) {
@@ -39,7 +33,7 @@ func TestGoldenVLMAllFormats(t *testing.T) {
 }
 
 func TestGoldenDetectionWithoutInventory(t *testing.T) {
-	g, err := Load([]string{rootA}, "detection")
+	g, err := published(Load([]string{RootA}, "detection"))
 	require.NoError(t, err)
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV} {
 		golden.Assert(t, "detection."+f, render(t, g, f))
@@ -47,7 +41,7 @@ func TestGoldenDetectionWithoutInventory(t *testing.T) {
 }
 
 func TestGoldenMerged(t *testing.T) {
-	g, err := Load([]string{rootA, rootB}, "vlm")
+	g, err := published(Load([]string{RootA, RootB}, "vlm"))
 	require.NoError(t, err)
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatHTML} {
 		golden.Assert(t, "merged."+f, render(t, g, f))
@@ -55,9 +49,9 @@ func TestGoldenMerged(t *testing.T) {
 }
 
 func TestGoldenBaseline(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
-	base, err := Load([]string{rootBaseline}, "vlm")
+	base, err := published(Load([]string{RootBaseline}, "vlm"))
 	require.NoError(t, err)
 	ApplyBaseline(g, base, DefaultRegressionThresholdPct)
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
@@ -69,11 +63,11 @@ func TestGoldenBaseline(t *testing.T) {
 // writes (run's path) equals what Render prints (report's path) for the same
 // evidence, loaded afresh.
 func TestRunAndReportAgree(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	dir := t.TempDir()
 	require.NoError(t, WriteGroupFiles(dir, g))
-	again, err := Load([]string{rootA}, "vlm")
+	again, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	again.LinkDir = dir // as `report --output-file DIR/results.html` links
 	for name, format := range GroupFiles() {
@@ -87,15 +81,37 @@ func TestRunAndReportAgree(t *testing.T) {
 }
 
 func TestRenderRejectsUnknownFormat(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	err = Render(&bytes.Buffer{}, g, "xml")
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "valid values are md, csv, json, html, table, tsv")
 }
 
+// TestPublicFormatsNeedAPublisher breaks the publication on purpose: a
+// report nobody publishes (no Publisher, not a public copy) renders no
+// public format, so nothing is published unmapped; the exact formats
+// render as they are.
+func TestPublicFormatsNeedAPublisher(t *testing.T) {
+	g, err := Load([]string{RootA}, "vlm")
+	require.NoError(t, err)
+	for _, f := range []string{FormatMarkdown, FormatHTML, FormatSummary} {
+		var b bytes.Buffer
+		err := Render(&b, g, f)
+		require.Error(t, err, f)
+		assert.Contains(t, err.Error(), "the report has no publisher", f)
+		assert.Zero(t, b.Len(), "%s: nothing written", f)
+	}
+	require.Error(t, g.JUnit(&bytes.Buffer{}))
+	require.Error(t, RenderDocBlock(&bytes.Buffer{}, g, DocBlockOptions{}))
+	for _, f := range []string{FormatCSV, FormatJSON, FormatTable, FormatTSV} {
+		require.NoError(t, Render(&bytes.Buffer{}, g, f), f)
+	}
+	assert.False(t, g.IsPublic())
+}
+
 func TestMarkdownShowsWhatReviewersCheck(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	md := string(render(t, g, FormatMarkdown))
 	for _, want := range []string{
@@ -117,7 +133,7 @@ func TestMarkdownShowsWhatReviewersCheck(t *testing.T) {
 }
 
 func TestHTMLIsSelfContained(t *testing.T) {
-	g, err := Load([]string{rootA}, "vlm")
+	g, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	h := string(render(t, g, FormatHTML))
 	for _, banned := range []string{"<script", "<link", "src=\"http", "href=\"http", "@import", "url("} {
@@ -130,17 +146,10 @@ func TestHTMLIsSelfContained(t *testing.T) {
 	assert.Contains(t, h, `<span class="del">-&#34;3 shapes: red square, blue disc, green square&#34;</span>`)
 }
 
-func copyTree(t *testing.T, src string) string {
-	t.Helper()
-	dst := t.TempDir()
-	golden.CopyTree(t, src, dst)
-	return dst
-}
-
 // TestGoldenGPU renders tensor-parallel rows (GPU provenance, hygiene
 // checks) and a tp=4 row the scheduler did not run on a 3-GPU host.
 func TestGoldenGPU(t *testing.T) {
-	g, err := Load([]string{filepath.Join("testdata", "evidence", "gpu")}, "detection")
+	g, err := published(Load([]string{filepath.Join("testdata", "evidence", "gpu")}, "detection"))
 	require.NoError(t, err)
 	for _, f := range []string{FormatMarkdown, FormatCSV, FormatHTML} {
 		golden.Assert(t, "gpu."+f, render(t, g, f))
@@ -164,14 +173,14 @@ func TestGoldenGPU(t *testing.T) {
 // TestJudgeKeepsNotRun: a row the scheduler did not start (too few GPUs)
 // is not-run, never qualified or failed, whatever else it holds.
 func TestJudgeKeepsNotRun(t *testing.T) {
-	r := &Result{Correctness: &Correctness{Ran: true, Passed: true},
-		Problems: []Problem{{Stage: "schedule", Code: CodeInsufficientGPUs, Message: "needs 2 GPUs"}}}
-	Judge(r)
-	assert.Equal(t, VerdictNotRun, r.Verdict)
+	r := &verdict.Result{Correctness: &verdict.Correctness{Ran: true, Passed: true},
+		Problems: []verdict.Problem{{Stage: "schedule", Code: verdict.CodeInsufficientGPUs, Message: "needs 2 GPUs"}}}
+	verdict.Judge(r)
+	assert.Equal(t, verdict.VerdictNotRun, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
-	assert.Equal(t, CodeInsufficientGPUs, r.Reasons[0].Code, "the scheduler's reason first")
-	assert.Equal(t, ClassNotRun, r.Reasons[0].Class)
-	r = &Result{Problems: []Problem{{Stage: "schedule", Code: CodeGPURequired, Message: "family needs a GPU"}}}
-	Judge(r)
-	assert.Equal(t, VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
+	assert.Equal(t, verdict.CodeInsufficientGPUs, r.Reasons[0].Code, "the scheduler's reason first")
+	assert.Equal(t, verdict.ClassNotRun, r.Reasons[0].Class)
+	r = &verdict.Result{Problems: []verdict.Problem{{Stage: "schedule", Code: verdict.CodeGPURequired, Message: "family needs a GPU"}}}
+	verdict.Judge(r)
+	assert.Equal(t, verdict.VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports/markdown"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // FormatSummary is the completion summary (`report -o summary`): the
@@ -221,8 +222,8 @@ func summaryTotals(rows []Row) totals {
 			t.commitOrder = append(t.commitOrder, k)
 		}
 		t.commits[k] = append(t.commits[k], row.Profile)
-		t.measured += res.RequestsByPhase[PhaseMeasured].Sent
-		t.warmup += res.RequestsByPhase[PhaseWarmup].Sent
+		t.measured += res.RequestsByPhase[verdict.PhaseMeasured].Sent
+		t.warmup += res.RequestsByPhase[verdict.PhaseWarmup].Sent
 		c := res.Requests
 		t.matched += c.Matched
 		t.errored += c.Errored

@@ -1,4 +1,4 @@
-package reports
+package reports_test
 
 import (
 	"strings"
@@ -6,6 +6,9 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	. "github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func summaryOf(t *testing.T, g *GroupReport, f *ReconcileFact) string {
@@ -20,7 +23,7 @@ var currentFact = &ReconcileFact{Ref: "main", Commit: "a832817e6ed9603b100bbff25
 // excluded with its reason, a variant apart, the reconciliation current:
 // the summary reads as complete and states the seeds' facts.
 func TestSummaryCompleteGroup(t *testing.T) {
-	g, err := Load([]string{rootComplete}, "detection")
+	g, err := published(Load([]string{RootComplete}, "detection"))
 	require.NoError(t, err)
 	s := summaryOf(t, g, currentFact)
 	assert.True(t, strings.HasPrefix(s, "**detection: complete.** The 1 normal profile in scope passed owning-family correctness and real AIPerf 0.13.0 qualification (50 measured + 5 warmup requests; all 55 complete native/HTTP matches; zero client errors). "+
@@ -45,7 +48,7 @@ func TestSummaryCompleteGroup(t *testing.T) {
 // NOT complete and names what is missing.
 func TestSummaryNeverReadsAsAPass(t *testing.T) {
 	load := func() *GroupReport {
-		g, err := Load([]string{rootComplete}, "detection")
+		g, err := published(Load([]string{RootComplete}, "detection"))
 		require.NoError(t, err)
 		return g
 	}
@@ -53,12 +56,12 @@ func TestSummaryNeverReadsAsAPass(t *testing.T) {
 		for i := range g.Rows {
 			if g.Rows[i].Profile == profile {
 				r := *g.Rows[i].Result
-				r.Problems = append(r.Problems, Problem{Stage: "join", Code: CodeMismatched, Message: "measured: 1 of 50 requests: the native and HTTP answers differ"})
-				Judge(&r)
+				r.Problems = append(r.Problems, verdict.Problem{Stage: "join", Code: verdict.CodeMismatched, Message: "measured: 1 of 50 requests: the native and HTTP answers differ"})
+				verdict.Judge(&r)
 				g.Rows[i].Result, g.Rows[i].Status, g.Rows[i].Verdict = &r, StatusFailed, r.Verdict
 			}
 		}
-		g.summarize()
+		g.Summarize()
 	}
 	g := load()
 	fail(g, "ref-detect-small")
@@ -85,7 +88,7 @@ func TestSummaryNeverReadsAsAPass(t *testing.T) {
 	assert.Contains(t, s, "NOT complete")
 	assert.Contains(t, s, "- **ref-detect-small-tp2** (variant): failed")
 
-	v, err := Load([]string{rootA}, "vlm")
+	v, err := published(Load([]string{RootA}, "vlm"))
 	require.NoError(t, err)
 	s = summaryOf(t, v, currentFact)
 	assert.True(t, strings.HasPrefix(s, "**vlm: NOT complete — 1 of 5 normal profiles in scope qualified.**"), s)

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Plot geometry, in SVG user units.
@@ -68,9 +70,9 @@ func fmtTick(v, step float64) string {
 }
 
 // orderedRequests sorts joined lines by start time (request id on a tie).
-func orderedRequests(lines []JoinedLine) []JoinedLine {
+func orderedRequests(lines []verdict.JoinedLine) []verdict.JoinedLine {
 	out := slices.Clone(lines)
-	slices.SortStableFunc(out, func(a, b JoinedLine) int {
+	slices.SortStableFunc(out, func(a, b verdict.JoinedLine) int {
 		return cmp.Or(cmp.Compare(a.StartNS, b.StartNS), cmp.Compare(a.RequestID, b.RequestID))
 	})
 	return out
@@ -111,7 +113,7 @@ func legend(b *svgBuf, items [][2]string) {
 
 // timelineSVG plots every request's HTTP and Task time in start order, the
 // warmup requests shaded and the requests that did not match marked.
-func timelineSVG(profile string, lines []JoinedLine) string {
+func timelineSVG(profile string, lines []verdict.JoinedLine) string {
 	reqs := orderedRequests(lines)
 	n := len(reqs)
 	maxV := 0.0
@@ -142,7 +144,7 @@ func timelineSVG(profile string, lines []JoinedLine) string {
 	// Warmup band: the contiguous span of warmup requests at the start.
 	first, last := -1, -1
 	for i, l := range reqs {
-		if l.Phase == PhaseWarmup {
+		if l.Phase == verdict.PhaseWarmup {
 			if first < 0 {
 				first = i
 			}
@@ -174,7 +176,7 @@ func timelineSVG(profile string, lines []JoinedLine) string {
 	b.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle" font-size="11" fill="#333">request, in start order</text>`,
 		num(marginL+innerW/2), num(plotH-6))
 	b.f("\n")
-	series := func(class, color string, val func(JoinedLine) *float64) {
+	series := func(class, color string, val func(verdict.JoinedLine) *float64) {
 		var pts []string
 		for i, l := range reqs {
 			if v := val(l); v != nil {
@@ -196,11 +198,11 @@ func timelineSVG(profile string, lines []JoinedLine) string {
 			}
 		}
 	}
-	series("http", colorHTTP, func(l JoinedLine) *float64 { return l.HTTPMS })
-	series("task", colorTask, func(l JoinedLine) *float64 { return l.TaskMS })
+	series("http", colorHTTP, func(l verdict.JoinedLine) *float64 { return l.HTTPMS })
+	series("task", colorTask, func(l verdict.JoinedLine) *float64 { return l.TaskMS })
 	bad := 0
 	for i, l := range reqs {
-		if l.Status == JoinMatched {
+		if l.Status == verdict.JoinMatched {
 			continue
 		}
 		bad++
@@ -220,10 +222,10 @@ func timelineSVG(profile string, lines []JoinedLine) string {
 
 // distributionSVG draws the measured requests' HTTP and Task times as
 // empirical cumulative distributions on one axis, p50 and p95 marked.
-func distributionSVG(profile string, lines []JoinedLine) string {
+func distributionSVG(profile string, lines []verdict.JoinedLine) string {
 	var httpV, taskV []float64
 	for _, l := range lines {
-		if l.Phase != PhaseMeasured {
+		if l.Phase != verdict.PhaseMeasured {
 			continue
 		}
 		if l.HTTPMS != nil {

@@ -5,7 +5,7 @@
 # Seed corpora live in each package's testdata/fuzz/; a crash found is
 # written there too and becomes a regression test of the plain `go test`.
 # The list is every Fuzz function of the module (go test -list), among them
-# inventory.FuzzCheckName (the one id and group-name check) and
+# text.FuzzCheckName (the one id and group-name check) and
 # families.FuzzCheckArgv (the families argv validation).
 #
 # Go 1.26's fuzzing coordinator can end a clean duration-bounded run with a

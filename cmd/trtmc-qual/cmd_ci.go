@@ -15,6 +15,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // SmokeFunc runs a smoke qualification of one group (ci.SmokeFunc); the
@@ -47,7 +49,7 @@ type ciOptions struct {
 	// Publish maps the JUnit file and the Markdown summary, which others
 	// read (the pull request, the CI system): the TRTMC checkout is
 	// $TRTMC_REPO, the evidence root $OUT, this host's roots and names.
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 }
 
 // newCICmd builds `trtmc-qual ci`. smoke may be nil until the run pipeline
@@ -90,8 +92,8 @@ printed to stdout unless --format json). Both files are written atomically.
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
-			opts.Publish = publicOptions(f.Config, f.Getenv, []reports.Root{{Name: reports.RootTRTMC, Path: absPath(opts.Repo)},
-				{Name: reports.RootOut, Path: absPath(f.Config.Out)}})
+			opts.Publish = publicOptions(f.Config, f.Getenv, []verdict.Root{{Name: publish.RootTRTMC, Path: absPath(opts.Repo)},
+				{Name: publish.RootOut, Path: absPath(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
 				opts.Out = smokeOut(f.Config.Out)
@@ -163,9 +165,9 @@ func runCI(ctx context.Context, opts *ciOptions) error {
 		CodeOf: func(err error) int { return int(codeFor(err)) },
 	})
 	// Published text: what it says of this host's paths and names is
-	// mapped (reports.Scrubber; its placeholders need no XML or Markdown
+	// mapped (publish.Scrubber; its placeholders need no XML or Markdown
 	// escaping). The JSON output is the exact job.
-	scrub := reports.NewScrubber(opts.Publish.Roots, opts.Publish.Identity)
+	scrub := publish.NewScrubber(opts.Publish.Roots, opts.Publish.Identity)
 	if opts.JUnit != "" {
 		var b bytes.Buffer
 		if err := job.JUnit(&b); err != nil {

@@ -13,8 +13,10 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/export"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 type exportOptions struct {
@@ -32,8 +34,8 @@ type exportOptions struct {
 
 	// declared are Roots, parsed by Validate; Publish adds this host's
 	// roots and identity.
-	declared []reports.Root
-	Publish  reports.PublicOptions
+	declared []verdict.Root
+	Publish  publish.Publisher
 	// Secrets are the values of the configured secret variables, which
 	// the leak scan looks for in every encoding.
 	Secrets        []string

@@ -27,8 +27,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // cli runs bin/trtmc-qual with args (and extra environment) and returns
@@ -61,12 +62,12 @@ func wordRe(s string) *regexp.Regexp {
 // figures are what a re-judge derives for a row.
 type figures struct {
 	Verdict  string
-	Requests reports.Counts
-	ByPhase  map[string]reports.Counts
-	Latency  reports.Latency
+	Requests verdict.Counts
+	ByPhase  map[string]verdict.Counts
+	Latency  verdict.Latency
 	Images   *float64
 	Boxes    *int
-	Correct  *reports.Correctness
+	Correct  *verdict.Correctness
 }
 
 func figuresOf(t *testing.T, stdout string) map[string]figures {
@@ -103,7 +104,7 @@ func TestPublishFromRealEvidence(t *testing.T) {
 	for _, r := range res.Provenance.Roots {
 		recorded = append(recorded, r.Name)
 	}
-	assert.Contains(t, recorded, reports.RootOut, "run records its roots")
+	assert.Contains(t, recorded, publish.RootOut, "run records its roots")
 
 	// 1. Published formats of the original: no path, host or user name.
 	code, md, errOut := h.cli(t, nil, append([]string{"report", "--from", out, "--group", "detection", "-o", "md"}, roots...)...)

@@ -9,9 +9,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/export"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestExportJoinInputsAreTheJoins: the files export publishes byte for
@@ -83,7 +83,7 @@ func TestExportValidate(t *testing.T) {
 	o := valid()
 	o.Roots = []string{"DATA=/data"}
 	require.NoError(t, o.Validate())
-	assert.Equal(t, []reports.Root{{Name: "DATA", Path: "/data"}}, o.declared)
+	assert.Equal(t, []verdict.Root{{Name: "DATA", Path: "/data"}}, o.declared)
 }
 
 // TestExportPackValidates: a pack's PACK.json, manifests, rows and tables

@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Issue 36 item 5: an inventory whose pins were removed and then set by
@@ -61,7 +61,7 @@ func TestInventorySetPinsQualifyARow(t *testing.T) {
 	}, 3*time.Minute)
 	require.Equal(t, 0, o.code, o.stderr)
 	r := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 	assert.Equal(t, pinned, r.Provenance.BundleSHA256, "served the bundle it pinned")
 	assert.Equal(t, "0123456789abcdef0123456789abcdef01234567", r.Provenance.SourceCommit)
 	assertNoOrphans(t, o)

@@ -17,6 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -73,7 +74,7 @@ func fiveDiffer(t *testing.T) func(dir string) {
 	}
 }
 
-func rowJSON(t *testing.T, out string) *reports.Result {
+func rowJSON(t *testing.T, out string) *verdict.Result {
 	t.Helper()
 	var rep reports.GroupReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
@@ -82,8 +83,8 @@ func rowJSON(t *testing.T, out string) *reports.Result {
 	return rep.Rows[0].Result
 }
 
-func reasonCodesOf(r *reports.Result) []reports.Code {
-	var out []reports.Code
+func reasonCodesOf(r *verdict.Result) []verdict.Code {
+	var out []verdict.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}
@@ -103,29 +104,29 @@ func TestRejudgeTakesCriteriaFromTheConfiguration(t *testing.T) {
 			root := filepath.Join(t.TempDir(), "out")
 			writeSynth(t, root, "detection", synth.FamilyDetect, "ref-detect-small", 1, fiveDiffer(t))
 			rows := promote(t, root, "detection")
-			require.Equal(t, reports.VerdictFailed, rows[0].Verdict, "%+v", rows[0].Reasons)
+			require.Equal(t, verdict.VerdictFailed, rows[0].Verdict, "%+v", rows[0].Reasons)
 			require.Equal(t, 5, rows[0].Requests.Mismatched)
 			dir := filepath.Join(root, "detection", "ref-detect-small")
-			editStored(t, root, "detection", "ref-detect-small", func(r *reports.Result) { r.Answers.Tolerance = 0.2 })
+			editStored(t, root, "detection", "ref-detect-small", func(r *verdict.Result) { r.Answers.Tolerance = 0.2 })
 			if legacy {
 				resealLegacy(t, dir)
 				code, out, _ := runCLI(t, nil, "report", "--from", root, "--group", "detection", "-o", "json")
 				assert.Equal(t, exitFailed, code)
 				r := rowJSON(t, out)
-				assert.Equal(t, reports.VerdictError, r.Verdict, "a row under the retired seal is never trusted as stored")
-				assert.Contains(t, reasonCodesOf(r), reports.CodeSealLegacy)
+				assert.Equal(t, verdict.VerdictError, r.Verdict, "a row under the retired seal is never trusted as stored")
+				assert.Contains(t, reasonCodesOf(r), verdict.CodeSealLegacy)
 			}
 			code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "detection", "--rejudge", "-o", "json")
 			assert.Equal(t, exitFailed, code, errOut)
 			r := rowJSON(t, out)
-			assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
+			assert.NotEqual(t, verdict.VerdictQualified, r.Verdict)
 			assert.Equal(t, 5, r.Requests.Mismatched, "judged with the configuration's tolerance 0")
-			assert.Contains(t, reasonCodesOf(r), reports.CodeCriteriaDiffer)
-			assert.Contains(t, reasonCodesOf(r), reports.CodeMismatched)
+			assert.Contains(t, reasonCodesOf(r), verdict.CodeCriteriaDiffer)
+			assert.Contains(t, reasonCodesOf(r), verdict.CodeMismatched)
 			assert.Equal(t, float64(0), r.Answers.Tolerance, "the re-judged row shows the criteria it was judged by")
 			found := false
 			for _, x := range r.Reasons {
-				if x.Code == reports.CodeCriteriaDiffer {
+				if x.Code == verdict.CodeCriteriaDiffer {
 					found = true
 					assert.Contains(t, x.Message, "the row stores tolerance: 0.2, the configuration's 0 (family ref-detect")
 				}
@@ -144,19 +145,19 @@ func TestRejudgeCriteriaHostile(t *testing.T) {
 		want string
 	}{
 		"H45 the row's labels: one dropped": {func(t *testing.T, root string) []string {
-			editStored(t, root, "detection", "ref-detect-small", func(r *reports.Result) { r.Answers.Labels = r.Answers.Labels[1:] })
+			editStored(t, root, "detection", "ref-detect-small", func(r *verdict.Result) { r.Answers.Labels = r.Answers.Labels[1:] })
 			return nil
 		}, "the row stores labels: "},
 		"H46 the row's comparator": {func(t *testing.T, root string) []string {
-			editStored(t, root, "detection", "ref-detect-small", func(r *reports.Result) { r.Answers.Comparator = "exact" })
+			editStored(t, root, "detection", "ref-detect-small", func(r *verdict.Result) { r.Answers.Comparator = "exact" })
 			return nil
 		}, `the row stores comparator: "exact", the configuration's "boxes-tolerance"`},
 		"H47 the row's served model": {func(t *testing.T, root string) []string {
-			editStored(t, root, "detection", "ref-detect-small", func(r *reports.Result) { r.Answers.ServedModel = "another-model" })
+			editStored(t, root, "detection", "ref-detect-small", func(r *verdict.Result) { r.Answers.ServedModel = "another-model" })
 			return nil
 		}, `the row stores served model "another-model"; its inventory entry serves "ref-detect-small"`},
 		"H48 the row's criteria digest": {func(t *testing.T, root string) []string {
-			editStored(t, root, "detection", "ref-detect-small", func(r *reports.Result) {
+			editStored(t, root, "detection", "ref-detect-small", func(r *verdict.Result) {
 				r.Provenance.FamilyCriteriaSHA256 = strings.Repeat("e", 64)
 			})
 			return nil
@@ -185,10 +186,10 @@ func TestRejudgeCriteriaHostile(t *testing.T) {
 			code, out, errOut := runCLI(t, nil, append([]string{"report", "--from", root, "--group", "detection", "--rejudge", "-o", "json"}, flags...)...)
 			assert.Equal(t, exitFailed, code, errOut)
 			r := rowJSON(t, out)
-			assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
+			assert.NotEqual(t, verdict.VerdictQualified, r.Verdict)
 			var msgs []string
 			for _, x := range r.Reasons {
-				if x.Code == reports.CodeCriteriaDiffer {
+				if x.Code == verdict.CodeCriteriaDiffer {
 					msgs = append(msgs, x.Message)
 				}
 			}
@@ -208,13 +209,13 @@ func TestRetiredSealIsReJudgedNeverTrusted(t *testing.T) {
 	code, out, _ := runCLI(t, nil, "report", "--from", root, "--group", "detection", "-o", "json")
 	assert.Equal(t, exitFailed, code)
 	r := rowJSON(t, out)
-	assert.Equal(t, reports.VerdictError, r.Verdict)
-	assert.Equal(t, []reports.Code{reports.CodeSealLegacy}, reasonCodesOf(r))
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
+	assert.Equal(t, []verdict.Code{verdict.CodeSealLegacy}, reasonCodesOf(r))
 
 	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "detection", "--rejudge", "-o", "json")
 	assert.Equal(t, exitOK, code, errOut)
 	r = rowJSON(t, out)
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "%+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "%+v", r.Reasons)
 	assert.Contains(t, strings.Join(r.Notes, "\n"), "sealed with the retired sha256-tree-1mib: re-judged from its raw artifacts")
 
 	pack := filepath.Join(t.TempDir(), "p.tar.gz")
@@ -235,25 +236,25 @@ func TestRetiredSealIsReJudgedNeverTrusted(t *testing.T) {
 // write nothing; `report --rejudge` shows the real figures.
 func TestPublicationsPublishWhatIsReDerived(t *testing.T) {
 	for name, tc := range map[string]struct {
-		edit func(r *reports.Result)
+		edit func(r *verdict.Result)
 		want []string
 	}{
 		// The issue's: p50 and images/s edited.
-		"p50 and images/s": {func(r *reports.Result) {
+		"p50 and images/s": {func(r *verdict.Result) {
 			v, ips := 0.5, 999.0
 			r.LatencyMS.HTTP.P50, r.ImagesPerSec = &v, &ips
 		}, []string{"HTTP p50/p95 ms: stored [0.5,", "images/s: stored 999, re-derived 50"}},
 		// H52: the Task p95 only.
-		"Task p95": {func(r *reports.Result) { v := 0.1; r.LatencyMS.Task.P95 = &v }, []string{"Task p50/p95 ms: stored ["}},
+		"Task p95": {func(r *verdict.Result) { v := 0.1; r.LatencyMS.Task.P95 = &v }, []string{"Task p50/p95 ms: stored ["}},
 		// H53: a correctness gate's value.
-		"a gate's value": {func(r *reports.Result) { r.Correctness.Gates[0].Value = 0.99 }, []string{"correctness: stored "}},
+		"a gate's value": {func(r *verdict.Result) { r.Correctness.Gates[0].Value = 0.99 }, []string{"correctness: stored "}},
 		// H54: the boxes count.
-		"boxes": {func(r *reports.Result) { n := 1; r.Boxes = &n }, []string{"boxes: stored 1, re-derived "}},
+		"boxes": {func(r *verdict.Result) { n := 1; r.Boxes = &n }, []string{"boxes: stored 1, re-derived "}},
 		// H55: the measured counts.
-		"measured counts": {func(r *reports.Result) {
-			m := r.RequestsByPhase[reports.PhaseMeasured]
+		"measured counts": {func(r *verdict.Result) {
+			m := r.RequestsByPhase[verdict.PhaseMeasured]
 			m.Matched, m.Mismatched = m.Matched-1, 1
-			r.RequestsByPhase[reports.PhaseMeasured] = m
+			r.RequestsByPhase[verdict.PhaseMeasured] = m
 		}, []string{"requests (measured): stored "}},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -296,20 +297,20 @@ func TestPublicationsPublishWhatIsReDerived(t *testing.T) {
 func TestAForgedGreenRowIsNeverPublished(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "out")
 	writeSynth(t, root, "detection", synth.FamilyDetect, "ref-detect-small", 1, fiveDiffer(t))
-	require.Equal(t, reports.VerdictFailed, promote(t, root, "detection")[0].Verdict)
-	editStored(t, root, "detection", "ref-detect-small", func(r *reports.Result) {
+	require.Equal(t, verdict.VerdictFailed, promote(t, root, "detection")[0].Verdict)
+	editStored(t, root, "detection", "ref-detect-small", func(r *verdict.Result) {
 		r.Answers.Tolerance = 0.2
-		for _, ph := range []string{reports.PhaseWarmup, reports.PhaseMeasured} {
+		for _, ph := range []string{verdict.PhaseWarmup, verdict.PhaseMeasured} {
 			c := r.RequestsByPhase[ph]
 			c.Matched, c.Mismatched = c.Matched+c.Mismatched, 0
 			r.RequestsByPhase[ph] = c
 		}
-		r.Requests = r.RequestsByPhase[reports.PhaseWarmup].Add(r.RequestsByPhase[reports.PhaseMeasured])
+		r.Requests = r.RequestsByPhase[verdict.PhaseWarmup].Add(r.RequestsByPhase[verdict.PhaseMeasured])
 		r.LatencyMS.HTTP.Count, r.LatencyMS.Task.Count = 50, 50
 	})
 	code, out, _ := runCLI(t, nil, "report", "--from", root, "--group", "detection", "-o", "json")
 	require.Equal(t, exitOK, code, "the stored facts are consistent: plain report cannot tell")
-	assert.Equal(t, reports.VerdictQualified, rowJSON(t, out).Verdict)
+	assert.Equal(t, verdict.VerdictQualified, rowJSON(t, out).Verdict)
 
 	code, out, errOut := runCLI(t, nil, "report", "--from", root, "--group", "detection", "-o", "summary")
 	assert.Equal(t, exitFailed, code)

@@ -20,7 +20,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 type reportOptions struct {
@@ -60,9 +62,9 @@ type reportOptions struct {
 	// Roots are --root NAME=DIR; Publish is what published formats map
 	// (the declared roots, this host's roots and identity).
 	Roots   []string
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 	// declared are Roots, parsed by Validate.
-	declared []reports.Root
+	declared []verdict.Root
 
 	// OutputGiven and OutputFileGiven say --output (the old name) and
 	// --output-file were given on the command line.
@@ -313,7 +315,7 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 	if err != nil {
 		return err
 	}
-	rep.Publish = opts.Publish
+	rep.Publisher = opts.Publish
 	if format == reports.FormatSummary {
 		fact, err := summaryReconcile(ctx, opts)
 		if err != nil {
@@ -430,7 +432,7 @@ func judgingFamilies(file string) (*families.Config, error) {
 // publicationError gives a publication's refusal its status: stored
 // figures that are not the re-derived ones are the evidence's fault (1).
 func publicationError(err error) error {
-	var fe *reports.FigureError
+	var fe *publish.FigureError
 	if errors.As(err, &fe) {
 		return withCode(exitFailed, err)
 	}
@@ -598,7 +600,7 @@ func evidenceError(err error) error {
 	if errors.Is(err, reports.ErrNoEvidence) {
 		return withCode(exitUsage, err)
 	}
-	var ee *reports.EvidenceError
+	var ee *verdict.EvidenceError
 	if errors.As(err, &ee) {
 		return withCode(exitFailed, err) // the evidence is bad, not the harness
 	}

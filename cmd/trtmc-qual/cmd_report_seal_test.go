@@ -15,6 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -44,12 +45,12 @@ func setP50(t *testing.T, dir string, p50 float64) {
 	path := filepath.Join(dir, reports.ResultFile)
 	data, err := os.ReadFile(path)
 	require.NoError(t, err)
-	var r reports.Result
+	var r verdict.Result
 	require.NoError(t, json.Unmarshal(data, &r))
 	v, p95 := p50, p50*2
 	r.LatencyMS.Set = "measured_matched"
-	r.LatencyMS.HTTP = reports.Percentiles{P50: &v, P95: &p95, Count: 50}
-	r.LatencyMS.Task = reports.Percentiles{P50: &v, P95: &p95, Count: 50}
+	r.LatencyMS.HTTP = verdict.Percentiles{P50: &v, P95: &p95, Count: 50}
+	r.LatencyMS.Task = verdict.Percentiles{P50: &v, P95: &p95, Count: 50}
 	require.NoError(t, fileio.WriteJSON(path, &r))
 }
 
@@ -72,7 +73,7 @@ type hostileCase struct {
 	// edit breaks the row root/vlm/p (dir) on purpose.
 	edit func(t *testing.T, root, dir string)
 	// codes the row must carry, in report and in report --rejudge.
-	codes []reports.Code
+	codes []verdict.Code
 }
 
 func hostileCases() []hostileCase {
@@ -80,41 +81,41 @@ func hostileCases() []hostileCase {
 		{"issue 25 #1: native answers garbled, result.json renamed result.rejudged.json", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "native_answers.jsonl"), []byte("garbage\n"), 0o644))
 			require.NoError(t, os.Rename(filepath.Join(dir, reports.ResultFile), filepath.Join(dir, reports.RejudgedFile)))
-		}, []reports.Code{reports.CodeResultMissing}},
+		}, []verdict.Code{verdict.CodeResultMissing}},
 		{"a forged result.rejudged.json (qualified) beside a changed native answer", func(t *testing.T, root, dir string) {
 			data, err := os.ReadFile(filepath.Join(dir, reports.ResultFile))
 			require.NoError(t, err)
 			require.NoError(t, os.WriteFile(filepath.Join(dir, reports.RejudgedFile), data, 0o644))
 			garbleNative(t, dir)
-		}, []reports.Code{reports.CodeEvidenceChanged}},
+		}, []verdict.Code{verdict.CodeEvidenceChanged}},
 		{"result.rejudged.json a link to /dev/zero, a native answer changed", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.Symlink("/dev/zero", filepath.Join(dir, reports.RejudgedFile)))
 			garbleNative(t, dir)
-		}, []reports.Code{reports.CodeEvidenceChanged}},
+		}, []verdict.Code{verdict.CodeEvidenceChanged}},
 		{"result.json a link to another profile's good result.json", func(t *testing.T, root, dir string) {
 			other := goodRow(t, root+"-other", "p", 5)
 			require.NoError(t, os.Remove(filepath.Join(dir, reports.ResultFile)))
 			require.NoError(t, os.Symlink(filepath.Join(other, reports.ResultFile), filepath.Join(dir, reports.ResultFile)))
 			editFile(t, filepath.Join(other, reports.ResultFile), `"checkpoint": "synth/p"`, `"checkpoint": "synth/q"`)
-		}, []reports.Code{reports.CodeEvidenceChanged}},
+		}, []verdict.Code{verdict.CodeEvidenceChanged}},
 		{"the row copied from another group", func(t *testing.T, root, dir string) {
 			editFile(t, filepath.Join(dir, reports.ResultFile), `"group": "vlm"`, `"group": "detection"`)
 			require.NoError(t, evidence.Seal(dir, nil))
-		}, []reports.Code{reports.CodeEvidenceMalformed}},
+		}, []verdict.Code{verdict.CodeEvidenceMalformed}},
 		{"aiperf/ swapped for a link to a copy of itself", func(t *testing.T, root, dir string) {
 			cp := filepath.Join(t.TempDir(), "aiperf")
 			require.NoError(t, os.CopyFS(cp, os.DirFS(filepath.Join(dir, "aiperf"))))
 			require.NoError(t, os.RemoveAll(filepath.Join(dir, "aiperf")))
 			require.NoError(t, os.Symlink(cp, filepath.Join(dir, "aiperf")))
-		}, []reports.Code{reports.CodeEvidenceChanged}},
+		}, []verdict.Code{verdict.CodeEvidenceChanged}},
 		{"manifest.json a FIFO", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, evidence.ManifestFile)))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, evidence.ManifestFile), 0o644))
-		}, []reports.Code{reports.CodeEvidenceChanged}},
+		}, []verdict.Code{verdict.CodeEvidenceChanged}},
 		{"native_answers.jsonl a FIFO", func(t *testing.T, root, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "native_answers.jsonl")))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "native_answers.jsonl"), 0o644))
-		}, []reports.Code{reports.CodeEvidenceChanged}},
+		}, []verdict.Code{verdict.CodeEvidenceChanged}},
 		{"a stage's problem in result.json under a stored verdict of qualified, resealed", func(t *testing.T, root, dir string) {
 			// The verdict and reasons stored are never read: Judge derives
 			// them from the facts, and a stage's problem is one a rejudge
@@ -122,7 +123,7 @@ func hostileCases() []hostileCase {
 			editFile(t, filepath.Join(dir, reports.ResultFile), `"problems": []`,
 				`"problems": [{"stage": "aiperf", "code": "server_died", "message": "the server exited during the AIPerf run"}]`)
 			require.NoError(t, evidence.Seal(dir, nil))
-		}, []reports.Code{reports.CodeServerDied}},
+		}, []verdict.Code{verdict.CodeServerDied}},
 	}
 }
 
@@ -142,8 +143,8 @@ func TestNoGreenRowThirdPass(t *testing.T) {
 				require.Len(t, rep.Rows, 1)
 				r := rep.Rows[0].Result
 				require.NotNil(t, r)
-				assert.NotEqual(t, reports.VerdictQualified, r.Verdict, "%v", args)
-				var codes []reports.Code
+				assert.NotEqual(t, verdict.VerdictQualified, r.Verdict, "%v", args)
+				var codes []verdict.Code
 				for _, x := range r.Reasons {
 					codes = append(codes, x.Code)
 				}

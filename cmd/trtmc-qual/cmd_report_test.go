@@ -18,6 +18,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -116,7 +117,7 @@ func TestReportValidate(t *testing.T) {
 	}
 	o := &reportOptions{IO: &IOStreams{ErrOut: io.Discard}, Group: "vlm", Roots: []string{"DATA=/data"}}
 	require.NoError(t, o.Validate())
-	assert.Equal(t, []reports.Root{{Name: "DATA", Path: "/data"}}, o.declared, "Validate parses --root")
+	assert.Equal(t, []verdict.Root{{Name: "DATA", Path: "/data"}}, o.declared, "Validate parses --root")
 }
 
 // TestReportRunDirect: the logic called with options, no cobra: the group
@@ -235,7 +236,7 @@ func TestReportRejudge(t *testing.T) {
 	var rep reports.GroupReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.Len(t, rep.Rows, 1)
-	assert.Equal(t, reports.VerdictQualified, rep.Rows[0].Verdict, "%+v", rep.Rows[0].Result.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, rep.Rows[0].Verdict, "%+v", rep.Rows[0].Result.Reasons)
 
 	native := filepath.Join(dir, "native_answers.jsonl")
 	data, err := os.ReadFile(native)
@@ -245,13 +246,13 @@ func TestReportRejudge(t *testing.T) {
 	assert.Equal(t, exitFailed, code)
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	r := rep.Rows[0].Result
-	assert.Equal(t, reports.VerdictError, r.Verdict)
-	var codes []reports.Code
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
+	var codes []verdict.Code
 	for _, x := range r.Reasons {
 		codes = append(codes, x.Code)
 	}
-	assert.Contains(t, codes, reports.CodeEvidenceChanged)
-	assert.Contains(t, codes, reports.CodeMismatched)
+	assert.Contains(t, codes, verdict.CodeEvidenceChanged)
+	assert.Contains(t, codes, verdict.CodeMismatched)
 	after, err := os.ReadFile(filepath.Join(dir, "result.json"))
 	require.NoError(t, err)
 	assert.Equal(t, before, after, "result.json is never modified")

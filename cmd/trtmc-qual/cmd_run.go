@@ -16,6 +16,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // runOptions are the run verb's: the flags, the resolved configuration
@@ -34,7 +36,7 @@ type runOptions struct {
 	Config *Config
 	// Publish is what the published tables map: this host's roots and
 	// identity.
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 
 	Group  string
 	Only   []string
@@ -240,7 +242,7 @@ func runQualify(ctx context.Context, opts *runOptions) error {
 	if out != nil {
 		var lerr error
 		if rep, lerr = reports.Load([]string{opts.Out}, opts.Group); lerr == nil {
-			rep.Publish = opts.Publish
+			rep.Publisher = opts.Publish
 			if rerr := reports.Render(opts.IO.Out, rep, reports.Resolve(opts.Format, opts.IO.OutTTY)); rerr != nil {
 				return rerr
 			}
@@ -396,7 +398,7 @@ func smokeRun(f *factory) SmokeFunc {
 		}
 		qualified := 0
 		for _, r := range out.Results {
-			if r.Verdict == reports.VerdictQualified || r.Verdict == reports.VerdictExcluded {
+			if r.Verdict == verdict.VerdictQualified || r.Verdict == verdict.VerdictExcluded {
 				qualified++
 			}
 		}
@@ -406,16 +408,16 @@ func smokeRun(f *factory) SmokeFunc {
 }
 
 // runVerdictError maps the rows to the exit-code table through their
-// reasons' classes (reports.Codes): any setup reason is exit 3; any other
+// reasons' classes (verdict.Codes): any setup reason is exit 3; any other
 // row that is not qualified or excluded is exit 1.
-func runVerdictError(results []*reports.Result) error {
+func runVerdictError(results []*verdict.Result) error {
 	var failed []string
-	var setup []*reports.Result
+	var setup []*verdict.Result
 	for _, r := range results {
 		switch {
-		case r.HasClass(reports.ClassSetup):
+		case r.HasClass(verdict.ClassSetup):
 			setup = append(setup, r)
-		case r.Verdict == reports.VerdictQualified, r.Verdict == reports.VerdictExcluded, r.Verdict == reports.VerdictSkipped:
+		case r.Verdict == verdict.VerdictQualified, r.Verdict == verdict.VerdictExcluded, r.Verdict == verdict.VerdictSkipped:
 		default:
 			failed = append(failed, r.Profile)
 		}

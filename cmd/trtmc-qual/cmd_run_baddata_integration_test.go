@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // trustRow is one way to feed the pipeline bad data.
@@ -36,13 +37,13 @@ type trustRow struct {
 	// verdict is the row's verdict (never qualified); codes are reason
 	// codes it must carry; exit is trtmc-qual's exit status.
 	verdict string
-	codes   []reports.Code
+	codes   []verdict.Code
 	exit    int
-	check   func(t *testing.T, r reports.Result, dir string)
+	check   func(t *testing.T, r verdict.Result, dir string)
 }
 
-func codesOf(r reports.Result) []reports.Code {
-	var out []reports.Code
+func codesOf(r verdict.Result) []verdict.Code {
+	var out []verdict.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}
@@ -71,30 +72,30 @@ func trustRows() []trustRow {
 	return []trustRow{
 		{name: "aiperf/record-copy-that-is-an-http-500",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "dup-record-500") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeDuplicate}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
-				assert.Equal(t, 2, r.RequestsByPhase[reports.PhaseMeasured].Duplicates, "the request and its copy")
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeDuplicate}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
+				assert.Equal(t, 2, r.RequestsByPhase[verdict.PhaseMeasured].Duplicates, "the request and its copy")
 			}},
 		{name: "aiperf/record-copied",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "dup-record") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeDuplicate}, exit: 1},
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeDuplicate}, exit: 1},
 		{name: "aiperf/raw-export-disagrees-on-phase",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "raw-phase") },
-			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeInconsistent}, exit: 1},
+			verdict: verdict.VerdictError, codes: []verdict.Code{verdict.CodeInconsistent}, exit: 1},
 		{name: "aiperf/raw-record-nobody-sent",
 			sc:      func(t *testing.T, h harness) scenario { return fakeAIPerf(h, "unknown-raw") },
-			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeUnclaimedRaw}, exit: 1},
+			verdict: verdict.VerdictError, codes: []verdict.Code{verdict.CodeUnclaimedRaw}, exit: 1},
 		{name: "native/answer-for-an-id-nobody-sent",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "extra-answer") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeUnclaimedNative}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeUnclaimedNative}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
 				assert.Equal(t, 1, r.Unclaimed.NativeAnswers)
 				assert.Contains(t, r.Unclaimed.Examples, "00000000-0000-4000-8000-0000000000aa")
 			}},
 		{name: "native/answer-changed",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "change-answer") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeMismatched}, exit: 1,
-			check: func(t *testing.T, r reports.Result, dir string) {
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeMismatched}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, dir string) {
 				data, err := os.ReadFile(filepath.Join(dir, reports.MismatchesFile))
 				require.NoError(t, err)
 				assert.Equal(t, 1, bytes.Count(data, []byte("\n")))
@@ -103,10 +104,10 @@ func trustRows() []trustRow {
 			}},
 		{name: "native/answer-duplicated",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "dup-answer") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeDuplicate}, exit: 1},
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeDuplicate}, exit: 1},
 		{name: "native/answer-dropped",
 			sc:      func(t *testing.T, h harness) scenario { return fakeNative(h, "drop-answer") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeMissingNative}, exit: 1},
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeMissingNative}, exit: 1},
 		{name: "native/task-time-missing-from-the-declared-source",
 			sc: func(t *testing.T, h harness) scenario {
 				sc := fakeNative(h, "null-task-ms")
@@ -117,23 +118,23 @@ func trustRows() []trustRow {
 				}
 				return sc
 			},
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeLatencyIncomplete}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeLatencyIncomplete}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
 				l := r.LatencyMS
-				assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].Matched, "every request matched")
+				assert.Equal(t, 50, r.RequestsByPhase[verdict.PhaseMeasured].Matched, "every request matched")
 				assert.Equal(t, "native", l.TaskSource)
 				assert.Equal(t, 49, l.Task.Count)
 				assert.Nil(t, l.Task.P50, "no Task figure over 49 beside HTTP's over 50")
 				assert.NotEmpty(t, l.Task.MissingExample)
-				assert.Equal(t, []reports.Code{reports.CodeLatencyIncomplete}, codesOf(r))
+				assert.Equal(t, []verdict.Code{verdict.CodeLatencyIncomplete}, codesOf(r))
 			}},
 		{name: "correctness/bare-passed-true",
 			sc:      func(t *testing.T, h harness) scenario { return fakeCheck(h, "bare") },
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeCorrectnessIncomplete}, exit: 1},
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeCorrectnessIncomplete}, exit: 1},
 		{name: "correctness/gate-without-outcome",
 			sc:      func(t *testing.T, h harness) scenario { return fakeCheck(h, "no-outcome") },
-			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeCorrectnessOutput}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
+			verdict: verdict.VerdictError, codes: []verdict.Code{verdict.CodeCorrectnessOutput}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
 				assert.Contains(t, r.Reasons[0].Message, "gates[0].passed: is missing")
 			}},
 		{name: "contract/exploration-workload-1+12",
@@ -143,11 +144,11 @@ func trustRows() []trustRow {
 					w["warmup"], w["measured"] = 1, 12
 				}}
 			},
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeExplorationWorkload}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
-				assert.Equal(t, reports.PurposeExploration, r.Workload.Purpose)
-				assert.Equal(t, 12, r.RequestsByPhase[reports.PhaseMeasured].Matched, "it ran, all matched, and still does not qualify")
-				assert.Equal(t, []reports.Code{reports.CodeExplorationWorkload}, codesOf(r))
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeExplorationWorkload}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
+				assert.Equal(t, verdict.PurposeExploration, r.Workload.Purpose)
+				assert.Equal(t, 12, r.RequestsByPhase[verdict.PhaseMeasured].Matched, "it ran, all matched, and still does not qualify")
+				assert.Equal(t, []verdict.Code{verdict.CodeExplorationWorkload}, codesOf(r))
 			}},
 		{name: "contract/planned-profile-without-a-pin",
 			sc: func(t *testing.T, h harness) scenario {
@@ -158,9 +159,9 @@ func trustRows() []trustRow {
 					}
 				}}
 			},
-			verdict: reports.VerdictFailed, codes: []reports.Code{reports.CodeBundleNotPinned}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
-				assert.Equal(t, []reports.Code{reports.CodeBundleNotPinned}, codesOf(r))
+			verdict: verdict.VerdictFailed, codes: []verdict.Code{verdict.CodeBundleNotPinned}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
+				assert.Equal(t, []verdict.Code{verdict.CodeBundleNotPinned}, codesOf(r))
 			}},
 		{name: "process/server-helper-started-with-setsid",
 			// Issue 25, item 11: the server's argv starts a helper in a
@@ -171,9 +172,9 @@ func trustRows() []trustRow {
 					f["server"] = append([]any{"sh", "-c", `setsid sleep 617 & exec "$0" "$@"`}, f["server"].([]any)...)
 				}}
 			},
-			verdict: reports.VerdictError, codes: []reports.Code{reports.CodeSurvivor}, exit: 1,
-			check: func(t *testing.T, r reports.Result, _ string) {
-				msg := reasonWith(t, r, reports.CodeSurvivor).Message
+			verdict: verdict.VerdictError, codes: []verdict.Code{verdict.CodeSurvivor}, exit: 1,
+			check: func(t *testing.T, r verdict.Result, _ string) {
+				msg := reasonWith(t, r, verdict.CodeSurvivor).Message
 				assert.Contains(t, msg, "(sleep 617; process group")
 				assert.Contains(t, msg, "the server command's tree outlived it")
 				matches, _ := filepath.Glob("/proc/[0-9]*/cmdline")
@@ -190,7 +191,7 @@ func trustRows() []trustRow {
 				sc.args = []string{"--allow-aiperf-version-mismatch"}
 				return sc
 			},
-			codes: []reports.Code{reports.CodeAIPerfVersion}, exit: 1},
+			codes: []verdict.Code{verdict.CodeAIPerfVersion}, exit: 1},
 	}
 }
 
@@ -207,7 +208,7 @@ func TestNoGreenFromBadData(t *testing.T) {
 			r := o.result(t, "detection", "ref-detect-small")
 			dir := filepath.Join(o.out, "detection", "ref-detect-small")
 			t.Logf("exit %d, verdict %s, reasons %+v", o.code, r.Verdict, r.Reasons)
-			assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
+			assert.NotEqual(t, verdict.VerdictQualified, r.Verdict)
 			if row.verdict != "" {
 				assert.Equal(t, row.verdict, r.Verdict)
 			}
@@ -216,7 +217,7 @@ func TestNoGreenFromBadData(t *testing.T) {
 				assert.Contains(t, codesOf(r), c)
 			}
 			for _, x := range r.Reasons {
-				assert.Equal(t, reports.ClassOf(x.Code), x.Class, "reason %s", x.Code)
+				assert.Equal(t, verdict.ClassOf(x.Code), x.Class, "reason %s", x.Code)
 				assert.NotEmpty(t, x.Message)
 			}
 			assertAccounted(t, r)
@@ -230,9 +231,9 @@ func TestNoGreenFromBadData(t *testing.T) {
 				rep, code := h.report(t, o.out, rejudge, filepath.Join(o.config, "families.yaml"))
 				assert.Equal(t, 1, code, "report (rejudge %v) exit status", rejudge)
 				got := rep.row(t, "ref-detect-small")
-				assert.NotEqual(t, reports.VerdictQualified, got.Verdict, "report (rejudge %v)", rejudge)
+				assert.NotEqual(t, verdict.VerdictQualified, got.Verdict, "report (rejudge %v)", rejudge)
 				for _, c := range row.codes {
-					if c != reports.CodeCorrectnessOutput { // a stage's problem is kept, not re-derived
+					if c != verdict.CodeCorrectnessOutput { // a stage's problem is kept, not re-derived
 						assert.Contains(t, codesOf(got), c, "report (rejudge %v)", rejudge)
 					}
 				}
@@ -246,11 +247,11 @@ type groupJSON struct {
 	Rows []struct {
 		Profile string          `json:"profile"`
 		Verdict string          `json:"verdict"`
-		Result  *reports.Result `json:"result"`
+		Result  *verdict.Result `json:"result"`
 	} `json:"rows"`
 }
 
-func (g groupJSON) row(t *testing.T, id string) reports.Result {
+func (g groupJSON) row(t *testing.T, id string) verdict.Result {
 	t.Helper()
 	for _, r := range g.Rows {
 		if r.Profile == id {
@@ -259,7 +260,7 @@ func (g groupJSON) row(t *testing.T, id string) reports.Result {
 		}
 	}
 	t.Fatalf("no row %s", id)
-	return reports.Result{}
+	return verdict.Result{}
 }
 
 // report runs bin/trtmc-qual report (--rejudge) over out's detection
@@ -298,12 +299,12 @@ type tamper struct {
 	name string
 	edit func(t *testing.T, dir string)
 	// codes the rejudged row must carry (evidence_changed always).
-	codes []reports.Code
+	codes []verdict.Code
 	// msg is a word of the reasons (a file, line, field named).
 	msg string
 	// always is the code both report and rejudge must carry
 	// (evidence_changed when empty).
-	always reports.Code
+	always verdict.Code
 }
 
 func editLines(t *testing.T, path string, fn func([]string) []string) {
@@ -318,19 +319,19 @@ func tampers() []tamper {
 	return []tamper{
 		{"records export: a line deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "aiperf", "profile_export.jsonl"), func(l []string) []string { return append(l[:20], l[21:]...) })
-		}, []reports.Code{reports.CodeShortCount, reports.CodeUnclaimedRaw, reports.CodeUnclaimedServerRecords}, "profile_export.jsonl: changed", ""},
+		}, []verdict.Code{verdict.CodeShortCount, verdict.CodeUnclaimedRaw, verdict.CodeUnclaimedServerRecords}, "profile_export.jsonl: changed", ""},
 		{"native answer changed", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "native_answers.jsonl"), func(l []string) []string {
 				l[30] = strings.Replace(l[30], `"confidence":0.`, `"confidence":0.0`, 1)
 				return l
 			})
-		}, []reports.Code{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
+		}, []verdict.Code{verdict.CodeMismatched}, "native_answers.jsonl: changed", ""},
 		{"server record deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "server_records.jsonl"), func(l []string) []string { return l[:len(l)-1] })
-		}, []reports.Code{reports.CodeMissingServerRec}, "server_records.jsonl: changed", ""},
+		}, []verdict.Code{verdict.CodeMissingServerRec}, "server_records.jsonl: changed", ""},
 		{"dataset line deleted", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "dataset.jsonl"), func(l []string) []string { return l[1:] })
-		}, []reports.Code{reports.CodeUnknownConversation}, "dataset.jsonl: changed", ""},
+		}, []verdict.Code{verdict.CodeUnknownConversation}, "dataset.jsonl: changed", ""},
 		{"joined.jsonl deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "joined.jsonl")))
 		}, nil, "joined.jsonl: missing", ""},
@@ -345,10 +346,10 @@ func tampers() []tamper {
 			st, err := os.Stat(p)
 			require.NoError(t, err)
 			require.NoError(t, os.Truncate(p, st.Size()-40))
-		}, []reports.Code{reports.CodeEvidenceMalformed}, "profile_export_raw.jsonl:55: last line has no newline", ""},
+		}, []verdict.Code{verdict.CodeEvidenceMalformed}, "profile_export_raw.jsonl:55: last line has no newline", ""},
 		{"dataset deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "dataset.jsonl")))
-		}, []reports.Code{reports.CodeEvidenceMalformed}, "dataset.jsonl: no such file", ""},
+		}, []verdict.Code{verdict.CodeEvidenceMalformed}, "dataset.jsonl: no such file", ""},
 		{"correctness gate value lowered", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "correctness.json"), func(l []string) []string {
 				s := strings.Join(l, "\n")
@@ -358,7 +359,7 @@ func tampers() []tamper {
 				k := j + strings.IndexAny(s[j:], ",}")
 				return []string{s[:j] + "0.01" + s[k:]}
 			})
-		}, []reports.Code{reports.CodeCorrectnessInconsist, reports.CodeCorrectnessFailed}, "correctness.json: changed", ""},
+		}, []verdict.Code{verdict.CodeCorrectnessInconsist, verdict.CodeCorrectnessFailed}, "correctness.json: changed", ""},
 		{"stored counts edited", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "result.json"), func(l []string) []string {
 				s := strings.Join(l, "\n")
@@ -372,7 +373,7 @@ func tampers() []tamper {
 		}, nil, "manifest.json: missing", ""},
 		{"AIPerf summary deleted", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "aiperf", "profile_export_aiperf.json")))
-		}, []reports.Code{reports.CodeEvidenceMalformed}, "profile_export_aiperf.json", ""},
+		}, []verdict.Code{verdict.CodeEvidenceMalformed}, "profile_export_aiperf.json", ""},
 		{"a file added", func(t *testing.T, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "notes.txt"), []byte("looks fine to me\n"), 0o644))
 		}, nil, "notes.txt: added", ""},
@@ -382,7 +383,7 @@ func tampers() []tamper {
 		{"native answers garbled, result.json renamed result.rejudged.json", func(t *testing.T, dir string) {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "native_answers.jsonl"), []byte("garbage\n"), 0o644))
 			require.NoError(t, os.Rename(filepath.Join(dir, "result.json"), filepath.Join(dir, reports.RejudgedFile)))
-		}, nil, "has no result.json", reports.CodeResultMissing},
+		}, nil, "has no result.json", verdict.CodeResultMissing},
 		{"a forged result.rejudged.json beside a changed native answer", func(t *testing.T, dir string) {
 			data, err := os.ReadFile(filepath.Join(dir, "result.json"))
 			require.NoError(t, err)
@@ -391,7 +392,7 @@ func tampers() []tamper {
 				l[30] = strings.Replace(l[30], `"confidence":0.`, `"confidence":0.0`, 1)
 				return l
 			})
-		}, []reports.Code{reports.CodeMismatched}, "native_answers.jsonl: changed", ""},
+		}, []verdict.Code{verdict.CodeMismatched}, "native_answers.jsonl: changed", ""},
 		// More of issue 25's own hostile cases, on a real run's evidence.
 		{"aiperf/ swapped for a link to an identical copy", func(t *testing.T, dir string) {
 			cp := filepath.Join(t.TempDir(), "aiperf")
@@ -410,13 +411,13 @@ func tampers() []tamper {
 		{"native_answers.jsonl a FIFO", func(t *testing.T, dir string) {
 			require.NoError(t, os.Remove(filepath.Join(dir, "native_answers.jsonl")))
 			require.NoError(t, syscall.Mkfifo(filepath.Join(dir, "native_answers.jsonl"), 0o644))
-		}, []reports.Code{reports.CodeEvidenceMalformed}, "native_answers.jsonl", ""},
+		}, []verdict.Code{verdict.CodeEvidenceMalformed}, "native_answers.jsonl", ""},
 		{"the profile's directory a link to a good copy elsewhere", func(t *testing.T, dir string) {
 			cp := filepath.Join(t.TempDir(), "copy")
 			require.NoError(t, os.CopyFS(cp, os.DirFS(dir)))
 			require.NoError(t, os.RemoveAll(dir))
 			require.NoError(t, os.Symlink(cp, dir))
-		}, nil, "is a symbolic link, not an evidence directory", reports.CodeEvidenceMalformed},
+		}, nil, "is a symbolic link, not an evidence directory", verdict.CodeEvidenceMalformed},
 		// Item 18: records without their id are malformed, never a count.
 		{"server records stripped of request_id", func(t *testing.T, dir string) {
 			editLines(t, filepath.Join(dir, "server_records.jsonl"), func(l []string) []string {
@@ -425,7 +426,7 @@ func tampers() []tamper {
 				}
 				return l
 			})
-		}, []reports.Code{reports.CodeEvidenceMalformed}, "server_records.jsonl:1: request_id: missing", ""},
+		}, []verdict.Code{verdict.CodeEvidenceMalformed}, "server_records.jsonl:1: request_id: missing", ""},
 	}
 }
 
@@ -437,7 +438,7 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 	o := h.run(t, scenario{}, 3*time.Minute)
 	require.Equal(t, 0, o.code, "the untouched run qualifies")
 	good := o.result(t, "detection", "ref-detect-small")
-	require.Equal(t, reports.VerdictQualified, good.Verdict)
+	require.Equal(t, verdict.VerdictQualified, good.Verdict)
 
 	control := filepath.Join(t.TempDir(), "out")
 	require.NoError(t, os.CopyFS(control, os.DirFS(o.out)))
@@ -445,7 +446,7 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 		rep, code := h.report(t, control, rejudge, "")
 		assert.Equal(t, 0, code, "untouched evidence, rejudge %v", rejudge)
 		r := rep.row(t, "ref-detect-small")
-		assert.Equal(t, reports.VerdictQualified, r.Verdict, "%+v", r.Reasons)
+		assert.Equal(t, verdict.VerdictQualified, r.Verdict, "%+v", r.Reasons)
 		assert.Equal(t, good.RequestsByPhase, r.RequestsByPhase, "re-derived counts equal the run's")
 		assert.Equal(t, good.LatencyMS, r.LatencyMS, "re-derived latency equals the run's")
 	}
@@ -461,11 +462,11 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 				rep, code := h.report(t, out, rejudge, "")
 				assert.Equal(t, 1, code, "rejudge %v: exit 1, never 4", rejudge)
 				r := rep.row(t, "ref-detect-small")
-				assert.Equal(t, reports.VerdictError, r.Verdict, "rejudge %v: %+v", rejudge, r.Reasons)
+				assert.Equal(t, verdict.VerdictError, r.Verdict, "rejudge %v: %+v", rejudge, r.Reasons)
 				codes := codesOf(r)
 				always := tc.always
 				if always == "" {
-					always = reports.CodeEvidenceChanged
+					always = verdict.CodeEvidenceChanged
 				}
 				assert.Contains(t, codes, always, "rejudge %v", rejudge)
 				var msgs []string
@@ -478,7 +479,7 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 				if rejudge {
 					data, err := os.ReadFile(filepath.Join(dir, reports.RejudgedFile))
 					if err == nil && strings.Contains(string(data), `"verdict": "qualified"`) {
-						assert.NotEqual(t, reports.VerdictQualified, r.Verdict, "a qualified result.rejudged.json is never read back")
+						assert.NotEqual(t, verdict.VerdictQualified, r.Verdict, "a qualified result.rejudged.json is never read back")
 					}
 				}
 				for _, c := range tc.codes {
@@ -488,7 +489,7 @@ func TestTamperedEvidenceIsNeverGreen(t *testing.T) {
 			}
 			before, err := os.ReadFile(filepath.Join(dir, "result.json"))
 			if err == nil {
-				var r reports.Result
+				var r verdict.Result
 				assert.NoError(t, json.Unmarshal(before, &r), "result.json is never rewritten")
 			}
 		})
@@ -506,7 +507,7 @@ func TestReproduceCommandReproduces(t *testing.T) {
 	o := h.run(t, scenario{out: out, env: []string{"TRTMC_SERVE_TOKEN=" + token}}, 3*time.Minute)
 	require.Equal(t, 0, o.code)
 	r := o.result(t, "detection", "ref-detect-small")
-	require.Equal(t, reports.VerdictQualified, r.Verdict)
+	require.Equal(t, verdict.VerdictQualified, r.Verdict)
 	cmd := r.Command
 	t.Logf("reproduce: %s", cmd)
 	for _, want := range []string{"--inventory " + filepath.Join(o.config, "inventory.yaml"),
@@ -527,7 +528,7 @@ func TestReproduceCommandReproduces(t *testing.T) {
 	combined, err := sh.CombinedOutput()
 	require.NoError(t, err, "the reproduce command ran: %s", combined)
 	again := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, again.Verdict)
+	assert.Equal(t, verdict.VerdictQualified, again.Verdict)
 	assert.Equal(t, r.RunKey, again.RunKey, "the same inputs")
 	assert.Equal(t, cmd, again.Command, "the reproduced row reproduces itself")
 	assert.NotEqual(t, r.StartedAt, again.StartedAt, "it really ran again")

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // matrixRow is one row of the fault matrix in docs/reliability.md: a
@@ -29,9 +30,9 @@ type matrixRow struct {
 	exit    int
 	verdict string // "" when the run stops before any row
 	stage   string
-	code    reports.Code
+	code    verdict.Code
 	msg     []string
-	check   func(t *testing.T, o outcome, r reports.Result, dir string)
+	check   func(t *testing.T, o outcome, r verdict.Result, dir string)
 }
 
 // TestReliabilityMatrix breaks things on purpose, through the real
@@ -50,7 +51,7 @@ func TestReliabilityMatrix(t *testing.T) {
 			assertPublishable(t, o)
 			if row.verdict == "" {
 				if row.check != nil {
-					row.check(t, o, reports.Result{}, "")
+					row.check(t, o, verdict.Result{}, "")
 				}
 				return
 			}
@@ -81,9 +82,9 @@ func matrixRows() []matrixRow {
 			sc: func(t *testing.T, h harness) scenario {
 				return scenario{fault: "startup-fail", args: []string{"--junit", filepath.Join(t.TempDir(), "junit.xml")}}
 			},
-			exit: 3, verdict: reports.VerdictError, stage: "server", code: "server_exit",
+			exit: 3, verdict: verdict.VerdictError, stage: "server", code: "server_exit",
 			msg: []string{"exited with status 1", "startup_failed"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				assert.NoDirExists(t, filepath.Join(dir, "aiperf"), "nothing is measured against a server that never started")
 				assert.Equal(t, "skipped", stageStatus(r, "aiperf"))
 				assert.Contains(t, o.stderr, "setup failed for ref-detect-small")
@@ -99,8 +100,8 @@ func matrixRows() []matrixRow {
 				return scenario{fault: "startup-delay=2", families: func(d doc) { setTimeout(d, "ref-detect", "startup", "30s") },
 					args: []string{"--junit", filepath.Join(t.TempDir(), "junit.xml")}}
 			},
-			exit: 0, verdict: reports.VerdictQualified,
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			exit: 0, verdict: verdict.VerdictQualified,
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				c := junitCaseOf(t, o, "ref-detect-small")
 				assert.True(t, c.Failure == nil && c.Error == nil && c.Skipped == nil, "the qualified row passes")
 				assert.Equal(t, 55, r.Requests.Matched)
@@ -116,9 +117,9 @@ func matrixRows() []matrixRow {
 			sc: func(t *testing.T, h harness) scenario {
 				return scenario{fault: "never-ready", families: func(d doc) { setTimeout(d, "ref-detect", "startup", "2s") }}
 			},
-			exit: 3, verdict: reports.VerdictError, stage: "server", code: "server_not_ready",
+			exit: 3, verdict: verdict.VerdictError, stage: "server", code: "server_not_ready",
 			msg: []string{"not ready after 2", "503"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				c := command(t, r, "server")
 				assert.NotEmpty(t, c.Argv)
 			},
@@ -130,9 +131,9 @@ func matrixRows() []matrixRow {
 					families:  func(d doc) { setTimeout(d, "ref-detect", "stop", "2s") },
 					inventory: func(d doc) { group(d, "detection")["workload"].(doc)["request_timeout_s"] = 2 }}
 			},
-			exit: 1, verdict: reports.VerdictFailed, stage: "join", code: "errored",
+			exit: 1, verdict: verdict.VerdictFailed, stage: "join", code: "errored",
 			msg: []string{"measured: 3 of 50 requests: failed at the client", "TimeoutError"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				assert.Equal(t, 3, r.Requests.Errored)
 				assert.Equal(t, 52, r.Requests.Matched)
 			},
@@ -149,18 +150,18 @@ func matrixRows() []matrixRow {
 						setTimeout(d, "ref-detect", "stop", "2s")
 					}}
 			},
-			exit: 1, verdict: reports.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
+			exit: 1, verdict: verdict.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
 			msg: []string{"deadline_exceeded", "deadline 6s passed"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				assert.Equal(t, "error", stageStatus(r, "aiperf"))
 			},
 		},
 		{
 			name: "server/http-500/aiperf-exits-0-with-failed-requests",
 			sc:   func(t *testing.T, h harness) scenario { return scenario{fault: "http-500-every=10"} },
-			exit: 1, verdict: reports.VerdictFailed, stage: "join", code: "errored",
+			exit: 1, verdict: verdict.VerdictFailed, stage: "join", code: "errored",
 			msg: []string{"measured: 5 of 50 requests: failed at the client", "Internal Server Error (500)", "injected fault"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				assert.Equal(t, 0, command(t, r, "aiperf").ExitCode, "AIPerf itself exits 0")
 				assert.Equal(t, 5, r.Requests.Errored)
 				assert.Equal(t, 50, r.Requests.Matched)
@@ -171,8 +172,8 @@ func matrixRows() []matrixRow {
 			sc: func(t *testing.T, h harness) scenario {
 				return scenario{fault: "ignore-sigterm", families: func(d doc) { setTimeout(d, "ref-detect", "stop", "2s") }}
 			},
-			exit: 0, verdict: reports.VerdictQualified,
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			exit: 0, verdict: verdict.VerdictQualified,
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				c := command(t, r, "server")
 				assert.Equal(t, "killed", c.Signal, "the server was SIGKILLed after the grace period")
 				assert.Contains(t, o.stderr, "server ignored SIGTERM; killed after the grace period")
@@ -197,9 +198,9 @@ func matrixRows() []matrixRow {
 					f["readiness"] = "http://{host}:" + port + "/health/ready"
 				}}
 			},
-			exit: 3, verdict: reports.VerdictError, stage: "server", code: "port_in_use",
+			exit: 3, verdict: verdict.VerdictError, stage: "server", code: "port_in_use",
 			msg: []string{"already in use"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				assert.NoDirExists(t, filepath.Join(dir, "aiperf"), "nothing is measured against the impostor")
 			},
 		},
@@ -215,7 +216,7 @@ func matrixRows() []matrixRow {
 					return scenario{aiperf: "/nonexistent/bin/aiperf", out: out, args: []string{"--junit", filepath.Join(t.TempDir(), "junit.xml")}}
 				},
 				exit: 3,
-				check: func(t *testing.T, o outcome, _ reports.Result, _ string) {
+				check: func(t *testing.T, o outcome, _ verdict.Result, _ string) {
 					assert.Contains(t, o.stderr, "aiperf setup: run /nonexistent/bin/aiperf --version")
 					c := junitCaseOf(t, o, "run")
 					require.NotNil(t, c.Error, "a run that could not start is one JUnit error")
@@ -235,7 +236,7 @@ func matrixRows() []matrixRow {
 					return scenario{aiperf: filepath.Join(h.fakes, "fake-aiperf"), env: []string{"TRTMC_FAKE_AIPERF_VERSION=0.12.0"}, out: out}
 				},
 				exit: 3,
-				check: func(t *testing.T, o outcome, _ reports.Result, _ string) {
+				check: func(t *testing.T, o outcome, _ verdict.Result, _ string) {
 					assert.Contains(t, o.stderr, "--version is 0.12.0, want 0.13.0")
 					assert.Equal(t, earlier, treeContents(t, o.out), "a run that cannot start leaves earlier evidence untouched")
 				},
@@ -248,7 +249,7 @@ func matrixRows() []matrixRow {
 					env:      []string{"TRTMC_FAKE_AIPERF_REAL=" + h.aiperf, "TRTMC_FAKE_AIPERF_MODE=kill-after=6"},
 					families: func(d doc) { setTimeout(d, "ref-detect", "stop", "2s") }}
 			},
-			exit: 1, verdict: reports.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
+			exit: 1, verdict: verdict.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
 			msg: []string{"aiperf was killed by a signal (killed)"},
 		},
 		{
@@ -257,7 +258,7 @@ func matrixRows() []matrixRow {
 				return scenario{aiperf: filepath.Join(h.fakes, "fake-aiperf"),
 					env: []string{"TRTMC_FAKE_AIPERF_REAL=" + h.aiperf, "TRTMC_FAKE_AIPERF_MODE=truncate-records"}}
 			},
-			exit: 1, verdict: reports.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
+			exit: 1, verdict: verdict.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
 			msg: []string{"records_invalid", "profile_export.jsonl"},
 		},
 		{
@@ -266,7 +267,7 @@ func matrixRows() []matrixRow {
 				return scenario{aiperf: filepath.Join(h.fakes, "fake-aiperf"),
 					env: []string{"TRTMC_FAKE_AIPERF_REAL=" + h.aiperf, "TRTMC_FAKE_AIPERF_MODE=unmerge-raw"}}
 			},
-			exit: 1, verdict: reports.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
+			exit: 1, verdict: verdict.VerdictError, stage: "aiperf", code: "aiperf_incomplete",
 			msg: []string{"raw_unmerged"},
 		},
 
@@ -278,9 +279,9 @@ func matrixRows() []matrixRow {
 					family(d, "ref-detect")["correctness"] = []any{filepath.Join(h.fakes, "fake-check"), "fail", "{correctness_out}"}
 				}}
 			},
-			exit: 1, verdict: reports.VerdictFailed, stage: "correctness", code: "correctness_failed",
+			exit: 1, verdict: verdict.VerdictFailed, stage: "correctness", code: "correctness_failed",
 			msg: []string{"map_50_95 0.125 ≥ 0.500 does not hold"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				assert.Equal(t, 55, r.Requests.Matched, "a failed correctness case does not stop the measurement")
 			},
 		},
@@ -292,7 +293,7 @@ func matrixRows() []matrixRow {
 						"--corpus", "/nonexistent/corpus", "--out", "{correctness_out}"}
 				}}
 			},
-			exit: 1, verdict: reports.VerdictError, stage: "correctness", code: "correctness_crashed",
+			exit: 1, verdict: verdict.VerdictError, stage: "correctness", code: "correctness_crashed",
 			msg: []string{"exited with status 2", "/nonexistent/corpus"},
 		},
 		{
@@ -303,9 +304,9 @@ func matrixRows() []matrixRow {
 					setTimeout(d, "ref-detect", "correctness", "2s")
 				}}
 			},
-			exit: 1, verdict: reports.VerdictError, stage: "correctness", code: "correctness_crashed",
+			exit: 1, verdict: verdict.VerdictError, stage: "correctness", code: "correctness_crashed",
 			msg: []string{"did not finish within 2s"},
-			check: func(t *testing.T, o outcome, r reports.Result, dir string) {
+			check: func(t *testing.T, o outcome, r verdict.Result, dir string) {
 				log, err := os.ReadFile(filepath.Join(dir, "correctness.log"))
 				require.NoError(t, err)
 				assert.Contains(t, string(log), "fake-check: hanging")

@@ -20,7 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Finding 2: a second run into the same --out and group used to set aside
@@ -48,7 +48,7 @@ func TestSecondRunIntoTheSameOutIsRefused(t *testing.T) {
 	assertNoOrphans(t, first)
 	assertEvidenceSound(t, out, false)
 	r := first.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 	assert.Equal(t, 55, r.Requests.Matched)
 	entries, err := os.ReadDir(filepath.Join(out, "detection"))
 	require.NoError(t, err)
@@ -80,7 +80,7 @@ func TestFamilyBindingBeyondLoopbackBreaksTheRow(t *testing.T) {
 	assert.Equal(t, 1, o.code, "a broken row, not a setup failure")
 	assertNoOrphans(t, o)
 	r := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictError, r.Verdict)
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
 	rs := reasonWith(t, r, "listen_off_loopback")
 	assert.Equal(t, "server", rs.Stage)
 	// Go serves 0.0.0.0 from one dual-stack socket, which the kernel lists as [::].
@@ -122,7 +122,7 @@ func TestSecretPrintedEncodedNeverReachesEvidence(t *testing.T) {
 	}, 3*time.Minute)
 	require.Equal(t, 0, o.code, o.stderr)
 	r := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict)
 
 	// What the child printed, computed independently by the same encoders.
 	cmd := exec.Command(filepath.Join(h.fakes, "fake-check"), "encoded-env-then", "S", "--", "true")
@@ -168,7 +168,7 @@ func TestEndlessBundleAndQuotedReproduce(t *testing.T) {
 	assert.Less(t, time.Since(start), 45*time.Second)
 	assert.Equal(t, 3, o.code, "an unreadable bundle is a setup error: %s", o.stderr)
 	r := o.result(t, "detection", "ref-detect-small")
-	rs := reasonWith(t, r, reports.CodeBundleUnreadable)
+	rs := reasonWith(t, r, verdict.CodeBundleUnreadable)
 	assert.Contains(t, rs.Message, "/dev/zero is not a regular file (it is a character device)")
 
 	md, err := os.ReadFile(filepath.Join(out, "detection", "results.md"))

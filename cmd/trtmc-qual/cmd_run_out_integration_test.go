@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Issue 36: a relative --out left `--input-file out/demo/…` in the
@@ -51,7 +51,7 @@ func TestRelativeAndAbsoluteOutRecordTheSameCommands(t *testing.T) {
 	}
 	r := rel.result(t, "detection", "ref-detect-small")
 	assert.Contains(t, r.Command, "--out "+relRoot+" ", "the reproduce command names the absolute root")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 
 	published := func(o outcome) string {
 		md, err := os.ReadFile(filepath.Join(o.out, "detection", "results.md"))

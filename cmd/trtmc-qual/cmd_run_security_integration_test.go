@@ -18,7 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func randomSecret(t *testing.T, prefix string) string {
@@ -59,7 +59,7 @@ func TestSecretsNeverReachEvidence(t *testing.T) {
 	assertEvidenceSound(t, o.out, false)
 	assertPublishable(t, o)
 	r := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 	assert.Equal(t, 55, r.Requests.Matched)
 
 	// Not one byte of either secret, anywhere.
@@ -194,7 +194,7 @@ func TestArgvReachesChildVerbatim(t *testing.T) {
 	got := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
 	assert.Equal(t, append([]string{missing}, nasty...), got, "every argument arrived verbatim")
 	r := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictError, r.Verdict)
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
 	rs := reasonWith(t, r, "prepare_failed")
 	assert.Equal(t, "preflight", rs.Stage)
 	assert.Contains(t, rs.Message, "exited with status 3")

@@ -28,6 +28,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // requireSlurm returns once the local cluster answers; without one the
@@ -231,7 +232,7 @@ func TestSlurmReferenceGroupsMatchLocal(t *testing.T) {
 	for i, o := range outcomes {
 		require.Equal(t, 0, o.code, "run %d: stderr:\n%s", i, o.stderr)
 	}
-	var slurmRows []reports.Result
+	var slurmRows []verdict.Result
 	for i, g := range groups {
 		lo, so := outcomes[2*i], outcomes[2*i+1]
 		assert.NotEmpty(t, lo.stdout)
@@ -247,11 +248,11 @@ func TestSlurmReferenceGroupsMatchLocal(t *testing.T) {
 			l, s := lr.Rows[k].Result, sr.Rows[k].Result
 			require.NotNil(t, s, sr.Rows[k].Profile)
 			assert.Equal(t, l.Verdict, s.Verdict, s.Profile)
-			if s.Verdict == reports.VerdictExcluded {
+			if s.Verdict == verdict.VerdictExcluded {
 				assert.Nil(t, s.Provenance.Slurm, "an excluded profile is never submitted")
 				continue
 			}
-			assert.Equal(t, reports.VerdictQualified, s.Verdict, "%s: %+v", s.Profile, s.Reasons)
+			assert.Equal(t, verdict.VerdictQualified, s.Verdict, "%s: %+v", s.Profile, s.Reasons)
 			assert.Equal(t, l.RunKey, s.RunKey, "%s: same inputs, same run key", s.Profile)
 			assert.Equal(t, l.Requests, s.Requests, s.Profile)
 			assert.Equal(t, l.RequestsByPhase, s.RequestsByPhase, s.Profile)
@@ -307,13 +308,13 @@ func TestSlurmScancelledTaskIsAnErrorRow(t *testing.T) {
 	assert.Equal(t, int(exitFailed), o.code)
 
 	r := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictError, r.Verdict)
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
 	reason := reasonWith(t, r, slurm.CodeTaskEnded)
 	assert.Equal(t, slurm.StageSlurm, reason.Stage)
 	assert.Contains(t, reason.Message, "Slurm job "+id+" ended CANCELLED")
 	require.NotNil(t, r.Provenance.Slurm)
 	assert.Equal(t, "CANCELLED", r.Provenance.Slurm.State)
-	assert.Equal(t, reports.VerdictQualified, o.result(t, "detection", "ref-detect-small-fp16").Verdict)
+	assert.Equal(t, verdict.VerdictQualified, o.result(t, "detection", "ref-detect-small-fp16").Verdict)
 	assert.Contains(t, o.stdout, "error")
 	squeueEmpty(t, recordedJobs(t, out, "detection")...)
 	assertNoOrphans(t, o)
@@ -337,10 +338,10 @@ func TestSlurmDriverCtrlCCancelsTheJob(t *testing.T) {
 
 	squeueEmpty(t, recordedJobs(t, out, "vlm")...)
 	running := o.result(t, "vlm", "ref-vlm-small")
-	assert.Equal(t, reports.VerdictInterrupted, running.Verdict)
+	assert.Equal(t, verdict.VerdictInterrupted, running.Verdict)
 	assert.Contains(t, reasonWith(t, running, slurm.CodeInterrupted).Message, "cancelled Slurm job")
 	queued := o.result(t, "vlm", "ref-vlm-small-fp16")
-	assert.Equal(t, reports.VerdictNotRun, queued.Verdict)
+	assert.Equal(t, verdict.VerdictNotRun, queued.Verdict)
 	assert.Contains(t, reasonWith(t, queued, slurm.CodeNotStarted).Message, "never started")
 	rep, err := reports.Load([]string{out}, "vlm")
 	require.NoError(t, err)
@@ -387,7 +388,7 @@ func TestSlurmResumeAfterKilledDriver(t *testing.T) {
 	assert.Equal(t, []string{"ref-detect-small-fp16"}, rec.Arrays[0].Profiles)
 	for _, id := range []string{"ref-detect-small", "ref-detect-small-fp16"} {
 		r := o.result(t, "detection", id)
-		assert.Equal(t, reports.VerdictQualified, r.Verdict, "%s: %+v", id, r.Reasons)
+		assert.Equal(t, verdict.VerdictQualified, r.Verdict, "%s: %+v", id, r.Reasons)
 	}
 	assert.Equal(t, first, o.result(t, "detection", "ref-detect-small").Provenance.Slurm.JobID)
 	squeueEmpty(t, arrayID, rec.Arrays[0].JobID)

@@ -15,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // usernsEnv marks a test binary re-executed in a user and mount namespace.
@@ -121,7 +122,7 @@ func TestDiskFullThenResume(t *testing.T) {
 	dir := filepath.Join(out, "detection", "ref-detect-small")
 	if _, err := os.Stat(filepath.Join(dir, reports.ResultFile)); err == nil {
 		r := o.result(t, "detection", "ref-detect-small")
-		assert.Equal(t, reports.VerdictError, r.Verdict, "a row that lost evidence is never green")
+		assert.Equal(t, verdict.VerdictError, r.Verdict, "a row that lost evidence is never green")
 	}
 
 	require.NoError(t, os.Remove(filler))
@@ -131,7 +132,7 @@ func TestDiskFullThenResume(t *testing.T) {
 	assertNoOrphans(t, o2)
 	assertEvidenceSound(t, out, false)
 	r := o2.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 	assert.Equal(t, 55, r.Requests.Matched)
 	assertSetAside(t, out, dir, before)
 }

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestRunVerdictErrorGPU: the exit codes of GPU rows. A busy GPU, an
@@ -18,18 +18,18 @@ import (
 // (exit 3); a profile not run for want of GPUs or hardware scope, and a GPU
 // leak, are rows that did not qualify (exit 1); never success.
 func TestRunVerdictErrorGPU(t *testing.T) {
-	row := func(code reports.Code) *reports.Result {
-		r := &reports.Result{Profile: string(code), Problems: []reports.Problem{{Stage: "x", Code: code, Message: string(code)}}}
-		reports.Judge(r)
+	row := func(code verdict.Code) *verdict.Result {
+		r := &verdict.Result{Profile: string(code), Problems: []verdict.Problem{{Stage: "x", Code: code, Message: string(code)}}}
+		verdict.Judge(r)
 		return r
 	}
-	ok := &reports.Result{Profile: "ok", Verdict: reports.VerdictQualified}
-	for code, want := range map[reports.Code]exitCode{
-		reports.CodeGPUBusy: exitSetup, reports.CodeGPUProbe: exitSetup, reports.CodeGPURequired: exitSetup,
-		reports.CodeInsufficientGPUs: exitFailed, reports.CodeHardwareMismatch: exitFailed, reports.CodeGPULeak: exitFailed,
-		reports.CodeGPUUnused: exitFailed, reports.CodeHardwareMismatchAllowed: exitFailed,
+	ok := &verdict.Result{Profile: "ok", Verdict: verdict.VerdictQualified}
+	for code, want := range map[verdict.Code]exitCode{
+		verdict.CodeGPUBusy: exitSetup, verdict.CodeGPUProbe: exitSetup, verdict.CodeGPURequired: exitSetup,
+		verdict.CodeInsufficientGPUs: exitFailed, verdict.CodeHardwareMismatch: exitFailed, verdict.CodeGPULeak: exitFailed,
+		verdict.CodeGPUUnused: exitFailed, verdict.CodeHardwareMismatchAllowed: exitFailed,
 	} {
-		err := runVerdictError([]*reports.Result{ok, row(code)})
+		err := runVerdictError([]*verdict.Result{ok, row(code)})
 		require.Error(t, err, code)
 		assert.Equal(t, want, codeFor(err), code)
 		assert.Contains(t, err.Error(), string(code), "the profile is named")

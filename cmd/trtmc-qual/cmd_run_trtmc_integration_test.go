@@ -42,6 +42,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 type trtmcRun struct {
@@ -178,7 +179,7 @@ func writeTRTMCCorpus(t *testing.T, from, to string) {
 	require.NoError(t, os.WriteFile(filepath.Join(to, "corpus.json"), b, 0o644))
 }
 
-func (r *trtmcRun) run(t *testing.T, h harness) reports.Result {
+func (r *trtmcRun) run(t *testing.T, h harness) verdict.Result {
 	t.Helper()
 	sum, err := fileio.FileSHA256(context.Background(), r.bundle)
 	require.NoError(t, err)
@@ -252,7 +253,7 @@ groups:
 	}
 	data, err := os.ReadFile(filepath.Join(r.out, "vlm", "qwen3-vl-2b", reports.ResultFile))
 	require.NoError(t, err, r.output)
-	var res reports.Result
+	var res verdict.Result
 	require.NoError(t, json.Unmarshal(data, &res))
 	return res
 }
@@ -279,9 +280,9 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	tr := setupTRTMCRun(t, h)
 	r := tr.run(t, h)
 	require.Equal(t, 0, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
-	assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].Matched)
-	assert.Equal(t, 5, r.RequestsByPhase[reports.PhaseWarmup].Matched)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
+	assert.Equal(t, 50, r.RequestsByPhase[verdict.PhaseMeasured].Matched)
+	assert.Equal(t, 5, r.RequestsByPhase[verdict.PhaseWarmup].Matched)
 
 	// The family's own programs, started with the family's own argv: the
 	// console script once (the server), the native binary twice (the
@@ -352,7 +353,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 		n += s.Count
 	}
 	assert.Equal(t, 55, n)
-	assert.Contains(t, r.Provenance.DatasetImageSizes, reports.ImageSize{Width: 640, Height: 480, Count: 4},
+	assert.Contains(t, r.Provenance.DatasetImageSizes, verdict.ImageSize{Width: 640, Height: 480, Count: 4},
 		"the photo over 1 MiB encoded was sent (and answered) 4 times")
 	// The preflight's size of a request is the size of the body AIPerf
 	// 0.13.0 really posted (native_requests.jsonl holds those bodies).
@@ -408,7 +409,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	for _, c := range r.GPUChecks {
 		checks[c.Name] = c.Passed
 	}
-	assert.Equal(t, map[string]bool{reports.GPUCheckIdle: true, reports.GPUCheckServing: true, reports.GPUCheckReleased: true}, checks)
+	assert.Equal(t, map[string]bool{verdict.GPUCheckIdle: true, verdict.GPUCheckServing: true, verdict.GPUCheckReleased: true}, checks)
 
 	// The group exports as a public pack: the native worker beside the
 	// installed package is named by $TRTMC_PACKAGE, the checkout by
@@ -421,7 +422,7 @@ func TestTRTMCFamilyEndToEnd(t *testing.T) {
 	unpacked := t.TempDir()
 	untar, err := exec.Command("tar", "xzf", pack, "-C", unpacked).CombinedOutput()
 	require.NoError(t, err, "%s", untar)
-	var pub reports.Result
+	var pub verdict.Result
 	require.NoError(t, json.Unmarshal([]byte(readFile(t, filepath.Join(unpacked, "vlm", "vlm", "qwen3-vl-2b", reports.ResultFile))), &pub))
 	assert.Equal(t, "$TRTMC_PACKAGE/bin/trtmc-server", pub.Provenance.Native.WorkerBinary)
 }
@@ -434,9 +435,9 @@ func TestTRTMCFamilyNeedsGPU(t *testing.T) {
 	tr.gpus = "cpu"
 	r := tr.run(t, h)
 	assert.Equal(t, 3, tr.code, tr.output)
-	assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
+	assert.NotEqual(t, verdict.VerdictQualified, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
-	assert.Equal(t, reports.CodeGPURequired, r.Reasons[0].Code, "%+v", r.Reasons)
+	assert.Equal(t, verdict.CodeGPURequired, r.Reasons[0].Code, "%+v", r.Reasons)
 	assert.Contains(t, tr.output, "qwen3-vl-2b")
 	assert.NoFileExists(t, tr.argvLog, "no TRTMC program was started")
 }
@@ -488,7 +489,7 @@ func TestTRTMCFamilyBadInput(t *testing.T) {
 			tt.edit(t, tr)
 			r := tr.run(t, h)
 			assert.NotEqual(t, 0, tr.code)
-			assert.Equal(t, reports.VerdictError, r.Verdict, "%+v", r.Reasons)
+			assert.Equal(t, verdict.VerdictError, r.Verdict, "%+v", r.Reasons)
 			var msgs []string
 			for _, rs := range r.Reasons {
 				if rs.Stage == tt.stage {
@@ -523,7 +524,7 @@ func TestTRTMCOverlapIsServerBusy(t *testing.T) {
 	tr.env = append(tr.env, "FAKE_TRTMC_SERVER_INTRUDE=10")
 	r := tr.run(t, h)
 	assert.NotEqual(t, 0, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictError, r.Verdict, "%+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictError, r.Verdict, "%+v", r.Reasons)
 	// At least the request that met the stranger's in flight; how many
 	// more arrive while it is served is the timing of two clients.
 	busy := r.Requests.ServerBusy
@@ -531,18 +532,18 @@ func TestTRTMCOverlapIsServerBusy(t *testing.T) {
 	assert.Equal(t, 55-busy, r.Requests.Matched, "%+v", r.Requests)
 	assert.Equal(t, 1, r.Unclaimed.ServerRecords)
 	assert.Equal(t, []string{"intruder-10"}, r.Unclaimed.Examples)
-	var reason *reports.Reason
+	var reason *verdict.Reason
 	for i := range r.Reasons {
-		if r.Reasons[i].Code == reports.CodeServerBusy {
+		if r.Reasons[i].Code == verdict.CodeServerBusy {
 			reason = &r.Reasons[i]
 		}
 	}
 	require.NotNil(t, reason, "%+v", r.Reasons)
-	assert.Equal(t, reports.ClassBroken, reason.Class)
+	assert.Equal(t, verdict.ClassBroken, reason.Class)
 	assert.Contains(t, reason.Message, "refused 429 server_busy: something else sent a request to the served model at the same time")
 	assert.Contains(t, reason.Message, "rate_limit_error", "the first example quotes the server's answer")
 	require.Len(t, r.HTTPErrors, 1)
-	assert.Equal(t, reports.HTTPError{Phase: reports.PhaseMeasured, Status: 429, Type: "rate_limit_error", Code: "server_busy",
+	assert.Equal(t, verdict.HTTPError{Phase: verdict.PhaseMeasured, Status: 429, Type: "rate_limit_error", Code: "server_busy",
 		Message: "all model worker replicas are busy", Count: busy}, r.HTTPErrors[0])
 }
 
@@ -555,9 +556,9 @@ func TestTRTMCPromptOverTheLimitIsRefusedBeforeTheServer(t *testing.T) {
 	tr.editFamilies(t, h, "max_prompt_bytes: 15728640", "max_prompt_bytes: 16")
 	r := tr.run(t, h)
 	assert.Equal(t, 3, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictError, r.Verdict)
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
-	assert.Equal(t, reports.CodeRequestTooLarge, r.Reasons[0].Code, "%+v", r.Reasons)
+	assert.Equal(t, verdict.CodeRequestTooLarge, r.Reasons[0].Code, "%+v", r.Reasons)
 	for _, w := range []string{"profile qwen3-vl-2b", "its prompt is", "bytes of UTF-8 text, over the server's limit of 16 bytes (--max-prompt-bytes)",
 		"passes --max-body-bytes 15728640 and --max-prompt-bytes 16"} {
 		assert.Contains(t, r.Reasons[0].Message, w)
@@ -576,7 +577,7 @@ func TestTRTMCSourceBuildQualifies(t *testing.T) {
 	tr.src = trtmctest.NewSourceBuild(t, tr.repo)
 	r := tr.run(t, h)
 	require.Equal(t, 0, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
 	require.NotNil(t, r.Provenance.Native)
 	assert.Equal(t, tr.src.Native, r.Provenance.Native.WorkerBinary)
 	assert.Equal(t, "launcher", r.Provenance.Native.WorkerBinarySource)
@@ -610,7 +611,7 @@ func TestTRTMCNewerLayoutQualifies(t *testing.T) {
 	tr.env = append(tr.env, "TRTMC_QUALIFY_ENVIRONMENT="+env, "FAKE_QUALIFY=bundle", "FAKE_QUALIFY_BUNDLE="+tr.bundle)
 	r := tr.run(t, h)
 	require.Equal(t, 0, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v\n%s", r.Reasons, tr.output)
 	require.NotNil(t, r.Correctness)
 	require.Len(t, r.Correctness.Gates, 1)
 	assert.Equal(t, "public-vqa-100/vqa/answer_accuracy", r.Correctness.Gates[0].Name)
@@ -626,9 +627,9 @@ func TestTRTMCRequestOverTheLimitIsRefusedBeforeTheServer(t *testing.T) {
 	tr.editFamilies(t, h, "max_body_bytes: 15728640", "max_body_bytes: 1048576")
 	r := tr.run(t, h)
 	assert.Equal(t, 3, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictError, r.Verdict)
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
-	assert.Equal(t, reports.CodeRequestTooLarge, r.Reasons[0].Code, "%+v", r.Reasons)
+	assert.Equal(t, verdict.CodeRequestTooLarge, r.Reasons[0].Code, "%+v", r.Reasons)
 	for _, w := range []string{"profile qwen3-vl-2b", "corpus entry photo (photo.png)", "bytes once encoded", "over the server's limit of 1048576 bytes"} {
 		assert.Contains(t, r.Reasons[0].Message, w)
 	}
@@ -647,7 +648,7 @@ func TestTRTMCServerDefaultBodyLimit(t *testing.T) {
 	require.NoError(t, os.WriteFile(tr.families, []byte(strings.ReplaceAll(data, "    max_body_bytes: 15728640\n", "")), 0o644))
 	r := tr.run(t, h)
 	assert.Equal(t, 1, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictFailed, r.Verdict, "%+v", r.Reasons)
+	assert.Equal(t, verdict.VerdictFailed, r.Verdict, "%+v", r.Reasons)
 	assert.Equal(t, 4, r.Requests.Errored, "the photo, 4 times")
 	assert.Equal(t, 51, r.Requests.Matched)
 	var msgs []string
@@ -668,16 +669,16 @@ func TestTRTMCServerThatIgnoresRequestIDs(t *testing.T) {
 	tr.env = append(tr.env, "FAKE_TRTMC_SERVER_IDS=ignore")
 	r := tr.run(t, h)
 	assert.Equal(t, 1, tr.code, tr.output)
-	assert.Equal(t, reports.VerdictFailed, r.Verdict)
-	assert.Equal(t, 5, r.RequestsByPhase[reports.PhaseWarmup].EchoMismatched)
-	assert.Equal(t, 50, r.RequestsByPhase[reports.PhaseMeasured].EchoMismatched)
+	assert.Equal(t, verdict.VerdictFailed, r.Verdict)
+	assert.Equal(t, 5, r.RequestsByPhase[verdict.PhaseWarmup].EchoMismatched)
+	assert.Equal(t, 50, r.RequestsByPhase[verdict.PhaseMeasured].EchoMismatched)
 	assert.Zero(t, r.Requests.EchoProven)
 	assert.Equal(t, 55, r.Unclaimed.ServerRecords)
-	codes := map[reports.Code]bool{}
+	codes := map[verdict.Code]bool{}
 	for _, rs := range r.Reasons {
 		codes[rs.Code] = true
 	}
-	assert.True(t, codes[reports.CodeEchoMismatched] && codes[reports.CodeUnclaimedServerRecords], "%+v", r.Reasons)
+	assert.True(t, codes[verdict.CodeEchoMismatched] && codes[verdict.CodeUnclaimedServerRecords], "%+v", r.Reasons)
 }
 
 func readFile(t *testing.T, p string) string {
@@ -756,9 +757,9 @@ groups:
 	require.NoError(t, err, string(out))
 	data, err := os.ReadFile(filepath.Join(outDir, "detection", "yolo11n", reports.ResultFile))
 	require.NoError(t, err, string(out))
-	var r reports.Result
+	var r verdict.Result
 	require.NoError(t, json.Unmarshal(data, &r))
-	assert.Equal(t, reports.VerdictQualified, r.Verdict, "%+v\n%s", r.Reasons, out)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict, "%+v\n%s", r.Reasons, out)
 	assert.Equal(t, 55, r.Requests.Matched)
 	assert.Equal(t, 0, r.Requests.MissingServerRecord, "the route is declared unrecorded")
 	assert.Equal(t, "none", r.Answers.ServerRecords)

@@ -13,7 +13,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 type statusOptions struct {
@@ -110,7 +110,7 @@ func runStatus(ctx context.Context, opts *statusOptions) error {
 		}
 	}
 	var rows []statusRow
-	var results []*reports.Result
+	var results []*verdict.Result
 	done := true
 	var firstErr error
 	for _, g := range groups {

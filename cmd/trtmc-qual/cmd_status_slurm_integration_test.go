@@ -23,6 +23,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func TestSlurmNoGreenRowFromBadEvidence(t *testing.T) {
@@ -68,7 +69,7 @@ func TestSlurmNoGreenRowFromBadEvidence(t *testing.T) {
 	require.NoError(t, os.CopyFS(planted, os.DirFS(pristine)))
 	data, err := os.ReadFile(filepath.Join(planted, reports.ResultFile))
 	require.NoError(t, err)
-	var r reports.Result
+	var r verdict.Result
 	require.NoError(t, json.Unmarshal(data, &r))
 	require.NotNil(t, r.Provenance.Slurm)
 	require.NotEmpty(t, r.Provenance.Slurm.Submission)
@@ -79,7 +80,7 @@ func TestSlurmNoGreenRowFromBadEvidence(t *testing.T) {
 	assert.Equal(t, int(exitFailed), o.code, "never 0 from another submission's row")
 	assert.NotContains(t, o.stderr, "-> qualified")
 	got := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictError, got.Verdict)
+	assert.Equal(t, verdict.VerdictError, got.Verdict)
 	msg := reasonWith(t, got, slurm.CodeTaskEnded).Message
 	assert.Contains(t, msg, fmt.Sprintf("Slurm job %s_0 ended FAILED (NonZeroExitCode, exit code 1:0)", job))
 	assert.Contains(t, msg, "of another submission")
@@ -99,7 +100,7 @@ func TestSlurmNoGreenRowFromBadEvidence(t *testing.T) {
 	assert.Equal(t, int(exitInterrupted), o.code)
 	for _, id := range []string{"ref-detect-small", "ref-detect-small-fp16"} {
 		r := o.result(t, "detection", id)
-		assert.Equal(t, reports.VerdictNotRun, r.Verdict, "%s: %+v", id, r.Reasons)
+		assert.Equal(t, verdict.VerdictNotRun, r.Verdict, "%s: %+v", id, r.Reasons)
 		assert.Contains(t, reasonWith(t, r, slurm.CodeNotStarted).Message, "never started")
 		assert.NotContains(t, codesOf(r), slurm.CodeLost)
 	}

@@ -18,8 +18,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
-	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 func TestSlurmConfigBlock(t *testing.T) {
@@ -149,8 +149,8 @@ func TestStatusVerb(t *testing.T) {
 	writeTestRecord(t, out)
 	w := inventory.Workload{Warmup: 5, Measured: 50}
 	ok := qual.BaseResult("vlm", &w, &inventory.Profile{ID: "a"})
-	reportstest.Qualified(&ok)
-	ok.Provenance.Slurm = &reports.SlurmTask{JobID: "5_0", Submission: testSubmission}
+	verdicttest.Qualified(&ok)
+	ok.Provenance.Slurm = &verdict.SlurmTask{JobID: "5_0", Submission: testSubmission}
 	require.NoError(t, qual.WriteRow(out, &ok, false, time.Now))
 	c := " Comment=" + slurm.Comment(testSubmission)
 	runner := scontrolRunner{records: map[string]string{"5": "JobId=6 ArrayJobId=5 ArrayTaskId=0 JobState=COMPLETED Reason=None ExitCode=0:0 NodeList=node1" + c + "\n" +

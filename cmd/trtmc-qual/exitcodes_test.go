@@ -29,10 +29,10 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/ci"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // noRawControl fails when text holds a byte a terminal would act on or a
@@ -486,19 +486,19 @@ func TestRowExitStatuses(t *testing.T) {
 		stands[exitCode(c)] = true
 	}
 	got := map[exitCode]bool{}
-	ok := &reports.Result{Profile: "ok"}
-	reportstest.Qualified(ok)
-	reports.Judge(ok)
-	got[codeFor(runVerdictError([]*reports.Result{ok}))] = true
-	for _, ci := range reports.Codes() {
-		if ci.Class == reports.ClassInterrupted {
+	ok := &verdict.Result{Profile: "ok"}
+	verdicttest.Qualified(ok)
+	verdict.Judge(ok)
+	got[codeFor(runVerdictError([]*verdict.Result{ok}))] = true
+	for _, ci := range verdict.Codes() {
+		if ci.Class == verdict.ClassInterrupted {
 			continue
 		}
-		r := &reports.Result{Profile: string(ci.Code)}
-		reportstest.Qualified(r)
-		r.Problems = []reports.Problem{{Stage: "x", Code: ci.Code, Message: "x"}}
-		reports.Judge(r)
-		code := codeFor(runVerdictError([]*reports.Result{ok, r}))
+		r := &verdict.Result{Profile: string(ci.Code)}
+		verdicttest.Qualified(r)
+		r.Problems = []verdict.Problem{{Stage: "x", Code: ci.Code, Message: "x"}}
+		verdict.Judge(r)
+		code := codeFor(runVerdictError([]*verdict.Result{ok, r}))
 		got[code] = true
 		assert.True(t, stands[code], "%s: run exits %d, which the Slurm executor does not keep", ci.Code, code)
 	}

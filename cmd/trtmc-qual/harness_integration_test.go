@@ -34,6 +34,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Every trtmc-qual the tests start leads a session of its own (setsid), and
@@ -252,11 +253,11 @@ type outcome struct {
 
 // result reads OUT/<group>/<id>/result.json; it fails the test when the
 // file is missing or not a complete JSON document.
-func (o outcome) result(t *testing.T, grp, id string) reports.Result {
+func (o outcome) result(t *testing.T, grp, id string) verdict.Result {
 	t.Helper()
 	data, err := os.ReadFile(filepath.Join(o.out, grp, id, reports.ResultFile))
 	require.NoError(t, err, "stderr:\n%s", o.stderr)
-	var r reports.Result
+	var r verdict.Result
 	require.NoError(t, json.Unmarshal(data, &r))
 	return r
 }
@@ -503,7 +504,7 @@ func assertEvidenceSound(t *testing.T, out string, allowTemp bool) {
 		}
 		// As `report --from OUT -o md` renders it on this host (its users
 		// and entries of /, as the run saw them).
-		rep.Publish = publicOptions(nil, os.Getenv, nil)
+		rep.Publisher = publicOptions(nil, os.Getenv, nil)
 		var buf bytes.Buffer
 		require.NoError(t, reports.Render(&buf, rep, reports.FormatMarkdown))
 		got, err := os.ReadFile(md)
@@ -533,7 +534,7 @@ func assertPublishable(t *testing.T, o outcome) {
 }
 
 // reasonWith returns the first reason with the code, or fails.
-func reasonWith(t *testing.T, r reports.Result, code reports.Code) reports.Reason {
+func reasonWith(t *testing.T, r verdict.Result, code verdict.Code) verdict.Reason {
 	t.Helper()
 	for _, rs := range r.Reasons {
 		if rs.Code == code {
@@ -541,11 +542,11 @@ func reasonWith(t *testing.T, r reports.Result, code reports.Code) reports.Reaso
 		}
 	}
 	t.Fatalf("no reason with code %s in %+v", code, r.Reasons)
-	return reports.Reason{}
+	return verdict.Reason{}
 }
 
 // stageStatus returns the status of a named stage in the result.
-func stageStatus(r reports.Result, name string) string {
+func stageStatus(r verdict.Result, name string) string {
 	for _, s := range r.Stages {
 		if s.Name == name {
 			return s.Status
@@ -555,7 +556,7 @@ func stageStatus(r reports.Result, name string) string {
 }
 
 // command returns the recorded command of a stage.
-func command(t *testing.T, r reports.Result, stage string) reports.Command {
+func command(t *testing.T, r verdict.Result, stage string) verdict.Command {
 	t.Helper()
 	for _, c := range r.Provenance.Commands {
 		if c.Stage == stage {
@@ -563,12 +564,12 @@ func command(t *testing.T, r reports.Result, stage string) reports.Command {
 		}
 	}
 	t.Fatalf("no %s command recorded in %+v", stage, r.Provenance.Commands)
-	return reports.Command{}
+	return verdict.Command{}
 }
 
 // assertAccounted checks that nothing was dropped silently: per phase, the
 // requests the client reported add up to exactly one status each.
-func assertAccounted(t *testing.T, r reports.Result) {
+func assertAccounted(t *testing.T, r verdict.Result) {
 	t.Helper()
 	for phase, c := range r.RequestsByPhase {
 		sum := c.Matched + c.Mismatched + c.Errored + c.MissingNative + c.MissingHTTP + c.MissingServerRecord + c.Duplicates + c.Meaningless +

@@ -12,6 +12,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // evidenceGroupHint ends an error about a group that has no evidence under
@@ -35,7 +36,7 @@ func evidenceGroups(roots []string) []string {
 	for _, root := range roots {
 		entries, _ := os.ReadDir(root)
 		for _, e := range entries {
-			if e.IsDir() && inventory.SafeName(e.Name()) && !slices.Contains(groups, e.Name()) {
+			if e.IsDir() && text.SafeName(e.Name()) && !slices.Contains(groups, e.Name()) {
 				groups = append(groups, e.Name())
 			}
 		}
@@ -59,12 +60,12 @@ func slurmGroupHint(err error, out, group string) error {
 // setupFailure says what failed for each row with a setup reason: its first
 // such reason's code and stage, and the reason's own words (its first
 // line), never a generic list of what might have been unavailable.
-func setupFailure(rows []*reports.Result) error {
+func setupFailure(rows []*verdict.Result) error {
 	what := make([]string, len(rows))
 	for i, r := range rows {
 		what[i] = r.Profile
 		for _, rs := range r.Reasons {
-			if rs.Class == reports.ClassSetup {
+			if rs.Class == verdict.ClassSetup {
 				what[i] = fmt.Sprintf("%s: %s (stage %s): %s", r.Profile, rs.Code, rs.Stage, text.FirstLine(rs.Message))
 				break
 			}

@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Issue 36: a misspelled group or profile id gets the name it most likely
@@ -51,23 +51,23 @@ func TestMisspelledNamesGetDidYouMean(t *testing.T) {
 // unavailable)"; the message now says what failed, in the reason's words,
 // with its code and stage, row by row.
 func TestSetupFailureSaysWhatFailed(t *testing.T) {
-	row := func(id string, code reports.Code, stage, msg string) *reports.Result {
-		r := &reports.Result{Profile: id, Problems: []reports.Problem{{Stage: stage, Code: code, Message: msg}}}
-		reports.Judge(r)
-		require.True(t, r.HasClass(reports.ClassSetup), code)
+	row := func(id string, code verdict.Code, stage, msg string) *verdict.Result {
+		r := &verdict.Result{Profile: id, Problems: []verdict.Problem{{Stage: stage, Code: code, Message: msg}}}
+		verdict.Judge(r)
+		require.True(t, r.HasClass(verdict.ClassSetup), code)
 		return r
 	}
-	ok := &reports.Result{Profile: "ok", Verdict: reports.VerdictQualified}
-	pin := row("yolo11n", reports.CodeBundleIdentity, "preflight",
+	ok := &verdict.Result{Profile: "ok", Verdict: verdict.VerdictQualified}
+	pin := row("yolo11n", verdict.CodeBundleIdentity, "preflight",
 		"profile yolo11n: bundle b.bundle has sha256 aaa but the inventory (inv.yaml:17) pins bbb: not the bundle that was qualified\nsecond line")
-	err := runVerdictError([]*reports.Result{ok, pin})
+	err := runVerdictError([]*verdict.Result{ok, pin})
 	assert.Equal(t, exitSetup, codeFor(err))
 	assert.Equal(t, "setup failed for yolo11n: bundle_identity (stage preflight): profile yolo11n: bundle b.bundle has sha256 aaa "+
 		"but the inventory (inv.yaml:17) pins bbb: not the bundle that was qualified", err.Error())
 	assert.NotContains(t, err.Error(), "server, GPU or AIPerf unavailable")
 
-	late := row("rt-detr", reports.CodeServerNotReady, "server", "server not ready after 600s")
-	err = runVerdictError([]*reports.Result{pin, ok, late})
+	late := row("rt-detr", verdict.CodeServerNotReady, "server", "server not ready after 600s")
+	err = runVerdictError([]*verdict.Result{pin, ok, late})
 	assert.Equal(t, exitSetup, codeFor(err))
 	assert.Contains(t, err.Error(), "setup failed for 2 rows:\n  yolo11n: bundle_identity (stage preflight): ")
 	assert.Contains(t, err.Error(), "\n  rt-detr: server_not_ready (stage server): server not ready after 600s")

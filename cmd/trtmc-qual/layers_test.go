@@ -29,10 +29,10 @@ var mayImport = map[string][]string{
 	"reports/stats":            nil,                                // intervals, drift, trials and the baseline rule (stdlib and gonum)
 	"reports/golden":           nil,                                // tests only: golden files, tree copies
 	"schemas":                  nil,                                // the JSON Schemas and their generator
-	"inventory/specs/gitread":  nil,
-	"inventory/endpoint":       nil,              // the AIPerf endpoint types as plug-ins, registered once each                                // the one safe git command line, read-only
-	"families/proc":            {"reports/text"}, // child processes, the subreaper and its sweep
-	"families/trtmc/trtmctest": nil,              // tests only: the strict fake TRTMC programs
+	"inventory/specs/gitread":  nil,                                // the one safe git command line, read-only
+	"inventory/endpoint":       nil,                                // the AIPerf endpoint types as plug-ins, registered once each
+	"families/proc":            {"reports/text"},                   // child processes, the subreaper and its sweep
+	"families/trtmc/trtmctest": nil,                                // tests only: the strict fake TRTMC programs
 
 	// The reference target (trtmc-refserver and the GPU family): a program
 	// of its own, importing nothing of the harness but the shared leaves;
@@ -50,35 +50,39 @@ var mayImport = map[string][]string{
 	"cmd/trtmc-refserver":                    referenceTarget, // its wiring
 
 	// Configuration.
-	"inventory": {"reports/fileio", "reports/text", "inventory/endpoint"}, // the inventory: schema, loading, validation
-	"families":  {"reports/fileio", "inventory/endpoint"},                 // family configuration and answer semantics
+	"inventory": {"reports/fileio", "reports/text", "reports/verdict", "inventory/endpoint"}, // the inventory: schema, loading, validation
+	"families":  {"reports/fileio", "reports/verdict", "inventory/endpoint"},                 // family configuration; its semantics are verdict.Semantics
+
+	// The verdict: the row model, the reason codes and Judge.
+	"reports/verdict": {"reports/fileio", "reports/text"}, // the row model, reason codes and classes, Judge
 
 	// The row model, the specs and what compares the inventory with them.
-	"reports":                   {"inventory", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
-	"reports/reportstest":       {"reports"},                                                                                              // tests only: row fixtures
-	"reports/export":            {"reports", "reports/evidence", "reports/fileio", "reports/text"},                                        // the public evidence pack
-	"inventory/specs":           {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},              // TRTMC's manifests at a commit
-	"inventory/specs/specstest": {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                         // tests only: fixture TRTMC repositories
-	"inventory/reconcile":       {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                   // the inventory against the specs
-	"inventory/drift":           {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                       // the specs between two commits
-	"families/trtmc":            {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                   // the adapters to real TRTMC
+	"reports":                     {"reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
+	"reports/publish":             {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                           // publication: roots, the Scrubber, the public report, the leak scanner
+	"reports/verdict/verdicttest": {"reports/verdict"},                                                                                            // tests only: row fixtures that Judge gives a chosen verdict
+	"reports/publish/export":      {"reports", "reports/publish", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},        // the public evidence pack
+	"inventory/specs":             {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                    // TRTMC's manifests at a commit
+	"inventory/specs/specstest":   {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                               // tests only: fixture TRTMC repositories
+	"inventory/reconcile":         {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                         // the inventory against the specs
+	"inventory/drift":             {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                             // the specs between two commits
+	"families/trtmc":              {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                         // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
-	"qual/aiperf":     {"families/proc", "reports/fileio", "inventory/endpoint"},                                                                                                                                      // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "inventory/endpoint"},                                                                             // the one join
-	"qual":            {"qual/aiperf", "families/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "inventory/endpoint"}, // the pipeline, scheduling, rejudge
-	"qual/slurm":      {"qual", "families/proc", "reports/fileio", "reports/text", "inventory", "families", "reports"},                                                                                                // the Slurm executor
-	"qual/doctor":     {"qual", "qual/aiperf", "families/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "inventory/endpoint"},              // host checks
-	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                         // the premerge job
+	"qual/aiperf":     {"families/proc", "reports/fileio", "inventory/endpoint"},                                                                                                                                                                            // the AIPerf 0.13.0 driver
+	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "reports/verdict", "inventory/endpoint"},                                                                                                // the one join
+	"qual":            {"qual/aiperf", "families/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "reports/publish", "reports/verdict", "inventory/endpoint"}, // the pipeline, scheduling, rejudge
+	"qual/slurm":      {"qual", "families/proc", "reports/fileio", "reports/text", "inventory", "families", "reports", "reports/verdict"},                                                                                                                   // the Slurm executor
+	"qual/doctor":     {"qual", "qual/aiperf", "families/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "reports/verdict", "inventory/endpoint"},                                 // host checks
+	"qual/ci":         {"inventory", "inventory/specs", "inventory/specs/gitread", "inventory/reconcile", "inventory/drift", "families", "reports/junit", "reports/markdown", "reports/text"},                                                               // the premerge job
 
 	// Tests only: the test double of proc.Runner.
 	"families/proc/proctest": {"families/proc"}, // FakeRunner, FakeProcess
 
 	// Tools (make bench), not product: nothing of the product imports them.
-	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports", "inventory/endpoint"}, // synthetic sealed evidence
-	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                                         // its command
-	"scripts/benchtools/noise":                {"reports", "reports/fileio", "reports/stats"},                                       // timing noise and the baseline rule's false and true calls
-	"scripts/benchtools/baseline-noise":       {"reports", "reports/stats", "scripts/benchtools/noise"},                             // its command (make bench parts 5 and 6)
+	"scripts/benchtools/synth":                {"inventory", "reports/evidence", "reports/fileio", "reports", "reports/verdict", "inventory/endpoint"}, // synthetic sealed evidence
+	"scripts/benchtools/gen-aiperf-artifacts": {"scripts/benchtools/synth"},                                                                            // its command
+	"scripts/benchtools/noise":                {"reports", "reports/verdict", "reports/fileio", "reports/stats"},                                       // timing noise and the baseline rule's false and true calls
+	"scripts/benchtools/baseline-noise":       {"reports", "reports/verdict", "reports/stats", "scripts/benchtools/noise"},                             // its command (make bench parts 5 and 6)
 
 	// The wiring.
 	"cmd/trtmc-qual": {"inventory/...", "families", "families/proc", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
@@ -197,9 +201,7 @@ var floors = map[string]int{"reports": 1, "schemas": 1, "inventory": 2, "familie
 
 // pendingUp are the arrows known to run up, each with the work that
 // removes it; the test fails when one is gone, so the list cannot go stale.
-var pendingUp = map[[2]string]string{
-	{"reports", "inventory"}: "issue 34 part A: the row carries what it needs of the inventory as its own types",
-}
+var pendingUp = map[[2]string]string{}
 
 func floorOf(t *testing.T, pkg string) (string, int) {
 	t.Helper()

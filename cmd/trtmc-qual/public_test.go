@@ -13,7 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 )
 
 // TestKeptEvidenceIsPublic: what the repository keeps of the GPU runs
@@ -23,8 +23,8 @@ import (
 // every publication goes through, in every encoding, every file (gzip
 // ones unpacked).
 func TestKeptEvidenceIsPublic(t *testing.T) {
-	id := hostIdentity(os.Getenv)
-	leaks := reports.NewLeakScanner(reports.NewScrubber(nil, id), nil, nil)
+	id := publish.HostIdentity(os.Getenv)
+	leaks := publish.NewLeakScanner(publish.NewScrubber(nil, id), nil, nil)
 	files := 0
 	err := filepath.WalkDir(repoFile("docs", "evidence"), func(path string, d fs.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
@@ -42,7 +42,7 @@ func TestKeptEvidenceIsPublic(t *testing.T) {
 		assert.NotContains(t, string(data), "host_top_dirs", "%s: a host's listing of / is never published", path)
 		scan := leaks.File()
 		for n, line := range strings.Split(string(data), "\n") {
-			scan.Line(line, func(l reports.Leak) {
+			scan.Line(line, func(l publish.Leak) {
 				t.Errorf("%s:%d: %s %q", path, n+1, l.Kind, l.Text)
 			})
 		}

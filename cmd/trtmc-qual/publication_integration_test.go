@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // shortTemp is a fresh directory for TMPDIR with a short path (a run's
@@ -90,7 +90,7 @@ func TestChildrenTempFilesStayInTheRun(t *testing.T) {
 	}
 	o := h.run(t, sc, 3*time.Minute)
 	require.Equal(t, 0, o.code, o.stderr)
-	assert.Equal(t, reports.VerdictQualified, o.result(t, "detection", "ref-detect-small").Verdict)
+	assert.Equal(t, verdict.VerdictQualified, o.result(t, "detection", "ref-detect-small").Verdict)
 	assert.True(t, sawMmap, "AIPerf's memory-mapped dataset was seen in the run's directory")
 	assert.Empty(t, outside, "a child wrote into TMPDIR itself, or the run's directory is not private")
 	entries, err := os.ReadDir(tmp)
@@ -136,8 +136,8 @@ func TestHangupAndQuitStopARunLikeCtrlC(t *testing.T) {
 			assertNoOrphans(t, o)
 			assertEvidenceSound(t, o.out, false)
 			r := o.result(t, "detection", "ref-detect-small")
-			assert.Equal(t, reports.VerdictInterrupted, r.Verdict)
-			assert.Equal(t, "aiperf", reasonWith(t, r, reports.CodeInterrupted).Stage)
+			assert.Equal(t, verdict.VerdictInterrupted, r.Verdict)
+			assert.Equal(t, "aiperf", reasonWith(t, r, verdict.CodeInterrupted).Stage)
 			log, err := os.ReadFile(filepath.Join(o.out, "detection", "ref-detect-small", "correctness.log"))
 			require.NoError(t, err)
 			assert.Contains(t, string(log), "TRTMC_SERVE_TOKEN=[REDACTED]", "the redaction pass ran")

@@ -13,6 +13,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -38,7 +39,7 @@ func addPublishable(tb testing.TB, root, group, family string, profiles ...strin
 		writeSynth(tb, root, group, family, p, uint64(i+1), nil)
 	}
 	for _, r := range promote(tb, root, group) {
-		require.Equal(tb, reports.VerdictQualified, r.Verdict, "%s: %+v", r.Profile, r.Reasons)
+		require.Equal(tb, verdict.VerdictQualified, r.Verdict, "%s: %+v", r.Profile, r.Reasons)
 	}
 }
 
@@ -59,7 +60,7 @@ func writeSynth(tb testing.TB, root, group, family, profile string, seed uint64,
 // the row re-derived from its raw artifacts by the shipped family
 // configuration, recording the group's snapshot, sealed, each ending
 // after the one before. It returns the rows.
-func promote(tb testing.TB, root, group string) []*reports.Result {
+func promote(tb testing.TB, root, group string) []*verdict.Result {
 	tb.Helper()
 	fams, err := families.Shipped()
 	require.NoError(tb, err)
@@ -69,7 +70,7 @@ func promote(tb testing.TB, root, group string) []*reports.Result {
 	// One run over the group wrote every row: each records the snapshot.
 	snapshot, err := fileio.FileSHA256(context.Background(), filepath.Join(root, group, reports.InventoryFile))
 	require.NoError(tb, err)
-	var out []*reports.Result
+	var out []*verdict.Result
 	for i, row := range rep.Rows {
 		r := *row.Result
 		r.Rejudged, r.Provenance.InventorySnapshotSHA256 = nil, snapshot
@@ -83,7 +84,7 @@ func promote(tb testing.TB, root, group string) []*reports.Result {
 
 // editStored edits a stored row of a root and seals it again, as a hand
 // that knows the seal would.
-func editStored(t *testing.T, root, group, profile string, edit func(*reports.Result)) {
+func editStored(t *testing.T, root, group, profile string, edit func(*verdict.Result)) {
 	t.Helper()
 	dir := filepath.Join(root, group, profile)
 	r, err := reports.ReadRow(dir, group, profile)

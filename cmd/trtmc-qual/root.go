@@ -13,9 +13,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Set at build time with -ldflags "-X main.version=... -X main.commit=...".
@@ -103,7 +103,7 @@ func reportError(f *factory, err error, code exitCode) {
 			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: I/O error, evidence could not be written or read (what was written is complete; re-run with --resume once fixed): %v\n", err)
 			break
 		}
-		var ee *reports.EvidenceError
+		var ee *verdict.EvidenceError
 		if errors.As(err, &ee) {
 			fmt.Fprintf(f.IO.ErrOut, "trtmc-qual: malformed evidence (a file that is not what trtmc-qual wrote): %v\n", err)
 			break
@@ -240,12 +240,12 @@ func checkOutsideEvidence(flag, path string, trees ...string) error {
 	return nil
 }
 
-// checkNames applies the one name check (inventory.CheckName) to a flag's
+// checkNames applies the one name check (text.CheckName) to a flag's
 // values: a group or profile id that could not be in a valid inventory is
 // a usage error (exit 2), quoted so nothing in it reaches the terminal raw.
 func checkNames(flag string, values ...string) error {
 	for _, v := range values {
-		if err := inventory.CheckName(v); err != nil {
+		if err := text.CheckName(v); err != nil {
 			return flagErrorf("%s: %v", flag, err)
 		}
 	}

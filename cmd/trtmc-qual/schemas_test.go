@@ -25,8 +25,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
-	"github.com/trtmc-qual/trtmc-qual/reports/export"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish/export"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/schemas"
 )
 
@@ -34,18 +35,18 @@ import (
 // that encodes it. A new JSON output gets a line here (and so a shipped
 // schema); TestSchemasMatchTypes keeps the files equal to the types.
 var schemaDocs = []schemas.Doc{
-	{Name: "result", Title: "OUT/<group>/<profile>/result.json (and result.rejudged.json, `report --rejudge`): one profile's result row (" + reports.ResultSchema + ")", Type: reflect.TypeFor[reports.Result]()},
+	{Name: "result", Title: "OUT/<group>/<profile>/result.json (and result.rejudged.json, `report --rejudge`): one profile's result row (" + verdict.ResultSchema + ")", Type: reflect.TypeFor[verdict.Result]()},
 	{Name: "group-report", Title: "OUT/<group>/results.json and `report --format json` (" + reports.GroupReportSchema + ")", Type: reflect.TypeFor[reports.GroupReport]()},
 	{Name: "manifest", Title: "OUT/<group>/<profile>/manifest.json: the evidence seal (" + evidence.ManifestSchema + ")", Type: reflect.TypeFor[evidence.Manifest]()},
-	{Name: "correctness", Title: "OUT/<group>/<profile>/correctness.json: what a family's correctness case writes and trtmc-qual reads", Type: reflect.TypeFor[reports.CorrectnessDoc](), Input: true},
-	{Name: "joined", Title: "OUT/<group>/<profile>/joined.jsonl: one request, joined by request id", Type: reflect.TypeFor[reports.JoinedLine](), Lines: true},
-	{Name: "mismatches", Title: "OUT/<group>/<profile>/mismatches.jsonl: one request whose answers differ, both answers and the diff", Type: reflect.TypeFor[reports.MismatchLine](), Lines: true},
+	{Name: "correctness", Title: "OUT/<group>/<profile>/correctness.json: what a family's correctness case writes and trtmc-qual reads", Type: reflect.TypeFor[verdict.CorrectnessDoc](), Input: true},
+	{Name: "joined", Title: "OUT/<group>/<profile>/joined.jsonl: one request, joined by request id", Type: reflect.TypeFor[verdict.JoinedLine](), Lines: true},
+	{Name: "mismatches", Title: "OUT/<group>/<profile>/mismatches.jsonl: one request whose answers differ, both answers and the diff", Type: reflect.TypeFor[verdict.MismatchLine](), Lines: true},
 	{Name: "dataset", Title: "OUT/<group>/<profile>/dataset.jsonl: one AIPerf single_turn request sent", Type: reflect.TypeFor[aiperf.DatasetLine](), Lines: true},
 	{Name: "aiperf-argv", Title: "OUT/<group>/<profile>/aiperf/argv.json: the AIPerf command line, secrets redacted", Type: reflect.TypeFor[[]string]()},
 	{Name: "native-requests", Title: "OUT/<group>/<profile>/native_requests.jsonl: one payload the native runner answers", Type: reflect.TypeFor[families.NativeRequest](), Lines: true},
 	{Name: "native-answers", Title: "OUT/<group>/<profile>/native_answers.jsonl: one native answer (what `adapter native` writes and a family's native runner must write)", Type: reflect.TypeFor[families.NativeAnswer](), Lines: true},
 	{Name: "native-meta", Title: "OUT/<group>/<profile>/native_meta.json: which native path answered and what task_ms measures (" + families.NativeMetaSchema + ")", Type: reflect.TypeFor[families.NativeMeta]()},
-	{Name: "server-loaded", Title: "OUT/<group>/<profile>/server_loaded.json: every file the server's process group had mapped while it served, with its sha256 (" + reports.LoadedListSchema + ")", Type: reflect.TypeFor[reports.LoadedList]()},
+	{Name: "server-loaded", Title: "OUT/<group>/<profile>/server_loaded.json: every file the server's process group had mapped while it served, with its sha256 (" + verdict.LoadedListSchema + ")", Type: reflect.TypeFor[verdict.LoadedList]()},
 	{Name: "lock", Title: "OUT/<group>/.lock: the run that holds the group's evidence directory", Type: reflect.TypeFor[evidence.Holder]()},
 	{Name: "corpus", Title: "DIR/corpus.json written by `corpus init` (" + aiperf.CorpusSchemaQual + ")", Type: reflect.TypeFor[aiperf.CorpusFile]()},
 	{Name: "bundle-receipt", Title: "BUNDLE.receipt.json written by `adapter bundle` (" + trtmc.ReceiptSchema + ")", Type: reflect.TypeFor[trtmc.Receipt]()},

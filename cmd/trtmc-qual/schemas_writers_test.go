@@ -21,6 +21,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -119,8 +120,8 @@ func TestSchemasValidateWriters(t *testing.T) {
 		reg := families.DefaultRegistry()
 		var joined, mism bytes.Buffer
 		res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(dir), streamjoin.Options{
-			Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
-			Expected: map[string]int{reports.PhaseWarmup: 5, reports.PhaseMeasured: n - 5}, Joined: &joined, Mismatches: &mism})
+			Semantics: &fam.Semantics, Route: fam.Route, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
+			Expected: map[string]int{verdict.PhaseWarmup: 5, verdict.PhaseMeasured: n - 5}, Joined: &joined, Mismatches: &mism})
 		require.NoError(t, err)
 		set.validate(t, "joined", family+" joined.jsonl", joined.Bytes())
 		set.validate(t, "mismatches", family+" mismatches.jsonl", mism.Bytes())
@@ -131,7 +132,7 @@ func TestSchemasValidateWriters(t *testing.T) {
 		_, err := synth.Write(dir, synth.Config{Requests: 2000, Family: family, Seed: 5, ImageMin: 64, ImageMax: 128})
 		require.NoError(t, err)
 		res, joined, _ := join(dir, family, 2000)
-		assert.Less(t, res.ByPhase[reports.PhaseMeasured].Matched, 1995, "faults were planted")
+		assert.Less(t, res.ByPhase[verdict.PhaseMeasured].Matched, 1995, "faults were planted")
 		assert.Equal(t, 2000, bytes.Count(joined, []byte("\n")))
 	}
 	dir := t.TempDir()
@@ -144,7 +145,7 @@ func TestSchemasValidateWriters(t *testing.T) {
 	require.NotEqual(t, data, changed)
 	require.NoError(t, os.WriteFile(native, changed, 0o644))
 	res, _, mism := join(dir, synth.FamilyDetect, 55)
-	mismatched := res.ByPhase[reports.PhaseWarmup].Mismatched + res.ByPhase[reports.PhaseMeasured].Mismatched
+	mismatched := res.ByPhase[verdict.PhaseWarmup].Mismatched + res.ByPhase[verdict.PhaseMeasured].Mismatched
 	assert.Equal(t, 1, mismatched)
 	assert.Equal(t, 1, bytes.Count(mism, []byte("\n")))
 

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestCtrlCInEachStage sends SIGINT (what Ctrl-C delivers to trtmc-qual;
@@ -79,17 +80,17 @@ func TestCtrlCInEachStage(t *testing.T) {
 			assertEvidenceSound(t, o.out, false)
 			assertPublishable(t, o)
 			r := o.result(t, "detection", "ref-detect-small")
-			assert.Equal(t, reports.VerdictInterrupted, r.Verdict)
+			assert.Equal(t, verdict.VerdictInterrupted, r.Verdict)
 			rs := reasonWith(t, r, "interrupted")
 			assert.Equal(t, c.stage, rs.Stage, "the reason names the stage that was running")
 			assert.Equal(t, c.stageState, stageStatus(r, c.stage), "stages: %+v", r.Stages)
 			for _, other := range r.Reasons {
-				assert.Equal(t, reports.CodeInterrupted, other.Code, "an interruption is not reported as a broken stage: %+v", other)
+				assert.Equal(t, verdict.CodeInterrupted, other.Code, "an interruption is not reported as a broken stage: %+v", other)
 			}
 			assert.FileExists(t, filepath.Join(o.out, "detection", "results.md"), "the group tables show the interrupted row")
 			if len(sc.only) == 2 {
 				r2 := o.result(t, "detection", "ref-detect-small-fp16")
-				assert.Equal(t, reports.VerdictInterrupted, r2.Verdict, "an unstarted checkpoint gets an interrupted row too")
+				assert.Equal(t, verdict.VerdictInterrupted, r2.Verdict, "an unstarted checkpoint gets an interrupted row too")
 				assert.Equal(t, "schedule", reasonWith(t, r2, "interrupted").Stage)
 				assert.Empty(t, r2.Stages, "nothing ran for it")
 			}
@@ -140,7 +141,7 @@ func TestSecondCtrlC(t *testing.T) {
 			dir := filepath.Join(out, "detection", "ref-detect-small")
 			if _, err := os.Stat(filepath.Join(dir, reports.ResultFile)); err == nil {
 				r := o.result(t, "detection", "ref-detect-small")
-				assert.NotEqual(t, reports.VerdictQualified, r.Verdict)
+				assert.NotEqual(t, verdict.VerdictQualified, r.Verdict)
 			}
 
 			// A resumed run sets the torn checkpoint aside and finishes it.
@@ -150,7 +151,7 @@ func TestSecondCtrlC(t *testing.T) {
 			assertNoOrphans(t, o2)
 			assertEvidenceSound(t, out, true)
 			r := o2.result(t, "detection", "ref-detect-small")
-			assert.Equal(t, reports.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
+			assert.Equal(t, verdict.VerdictQualified, r.Verdict, "reasons: %+v", r.Reasons)
 			assert.Equal(t, 55, r.Requests.Matched)
 			assertSetAside(t, out, dir, before)
 		})
@@ -177,7 +178,7 @@ func TestKill9ThenResume(t *testing.T) {
 	assertNoOrphans(t, o)
 	assertEvidenceSound(t, out, true)
 	first := o.result(t, "detection", "ref-detect-small")
-	assert.Equal(t, reports.VerdictQualified, first.Verdict)
+	assert.Equal(t, verdict.VerdictQualified, first.Verdict)
 	firstDir := filepath.Join(out, "detection", "ref-detect-small")
 	firstBefore := treeContents(t, firstDir)
 	secondDir := filepath.Join(out, "detection", "ref-detect-small-fp16")
@@ -191,7 +192,7 @@ func TestKill9ThenResume(t *testing.T) {
 	assert.Contains(t, o2.stderr, "ref-detect-small: resume: finished result with the same run key (qualified), skipping")
 	assert.Equal(t, firstBefore, treeContents(t, firstDir), "the finished checkpoint is untouched by the resumed run")
 	second := o2.result(t, "detection", "ref-detect-small-fp16")
-	assert.Equal(t, reports.VerdictQualified, second.Verdict, "reasons: %+v", second.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, second.Verdict, "reasons: %+v", second.Reasons)
 	assert.Equal(t, 55, second.Requests.Matched)
 	assertSetAside(t, out, secondDir, secondBefore)
 	rep, err := reports.Load([]string{out}, "detection")

@@ -18,6 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 type nativeFixture struct {
@@ -205,7 +206,7 @@ func TestNativeWorkerDetect(t *testing.T) {
 	ex := families.DefaultRegistry().Extractors["nim-bounding-boxes"]
 	a, err := ex.FromNative(lines[0].Answer)
 	require.NoError(t, err)
-	assert.Empty(t, ex.NotMeaningful(a, &families.Family{Labels: families.LabelSpaces["coco-contiguous-80"]}))
+	assert.Empty(t, ex.NotMeaningful(a, &verdict.Semantics{Labels: families.LabelSpaces["coco-contiguous-80"]}))
 }
 
 // An error reply answers that request with an error line; the worker lives

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Detections become the NIM data shape with the family's own class
@@ -28,8 +29,8 @@ func TestToNIMKeepsTheFamilysClassNumbers(t *testing.T) {
 	a, err := ex.FromNative(raw)
 	require.NoError(t, err)
 	assert.Equal(t, 3, a.Boxes)
-	assert.Empty(t, ex.NotMeaningful(a, &families.Family{Labels: families.LabelSpaces["coco-category-id"]}))
-	assert.Contains(t, ex.NotMeaningful(a, &families.Family{Labels: families.LabelSpaces["coco-contiguous-80"]}), `unknown label "90"`,
+	assert.Empty(t, ex.NotMeaningful(a, &verdict.Semantics{Labels: families.LabelSpaces["coco-category-id"]}))
+	assert.Contains(t, ex.NotMeaningful(a, &verdict.Semantics{Labels: families.LabelSpaces["coco-contiguous-80"]}), `unknown label "90"`,
 		"a label outside the family's space is caught, not renumbered")
 }
 

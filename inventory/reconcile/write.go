@@ -463,7 +463,7 @@ func refuseInvalid(r *Report, knownFamily func(string) bool, defaults Defaults) 
 		if row.State == StateMissing {
 			if why := entryProblem(row, knownFamily, defaults); why != "" {
 				name := row.Profile
-				if !inventory.SafeName(name) {
+				if !text.SafeName(name) {
 					name = text.Quote(name)
 				}
 				refused = append(refused, Refusal{Profile: name, Manifest: row.Manifest, Problem: why})

@@ -303,7 +303,7 @@ func checkedGroups(asked []string, cfg *specs.Config, inv *inventory.Inventory) 
 	}
 	if len(asked) > 0 {
 		for _, g := range asked {
-			if err := inventory.CheckName(g); err != nil {
+			if err := text.CheckName(g); err != nil {
 				return nil, &UsageError{fmt.Errorf("--group: %w", err)}
 			}
 			if err := cfg.CheckGroup(g); err != nil {

@@ -15,8 +15,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
@@ -25,6 +23,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Schema is the JSON schema of a doctor report.
@@ -162,7 +162,7 @@ func short(s string) string {
 }
 
 func checkGPUs(ctx context.Context, o Options, need bool, maxTP int, profiles []*inventory.Profile, add func(Check)) {
-	var gpus []reports.GPU
+	var gpus []verdict.GPU
 	var err error
 	if o.GPUs != nil {
 		gpus, err = o.GPUs.List(ctx)

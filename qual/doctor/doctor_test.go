@@ -22,8 +22,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/trtmc/trtmctest"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func TestMain(m *testing.M) {
@@ -33,14 +33,14 @@ func TestMain(m *testing.M) {
 }
 
 type fakeGPUs struct {
-	gpus []reports.GPU
+	gpus []verdict.GPU
 	busy string
 	err  error
 }
 
 // List reports the busy GPU 97% utilised, as nvidia-smi would.
-func (f fakeGPUs) List(context.Context) ([]reports.GPU, error) {
-	out := make([]reports.GPU, len(f.gpus))
+func (f fakeGPUs) List(context.Context) ([]verdict.GPU, error) {
+	out := make([]verdict.GPU, len(f.gpus))
 	for i, g := range f.gpus {
 		if g.Index == f.busy {
 			u := 97
@@ -145,7 +145,7 @@ groups:
 	h.opts = Options{Inventory: loaded, Families: fams, Groups: []string{"vlm"}, Repo: h.repo,
 		Out: filepath.Join(d, "out"), MinFreeBytes: 1 << 30, AIPerfBin: "aiperf", AIPerfVersion: "0.13.0",
 		Self: "/usr/local/bin/trtmc-qual", Runner: aiperfRunner{version: "0.13.0"},
-		GPUs:     fakeGPUs{gpus: []reports.GPU{{Index: "0", Name: "NVIDIA GB300", UUID: "GPU-0", Driver: "580.65"}}},
+		GPUs:     fakeGPUs{gpus: []verdict.GPU{{Index: "0", Name: "NVIDIA GB300", UUID: "GPU-0", Driver: "580.65"}}},
 		LookPath: func(n string) (string, error) { return exec.LookPath(n) }, Getenv: func(string) string { return "" },
 		FreeBytes: func(string) (uint64, error) { return 500 << 30, nil }}
 	h.opts.LookPath = func(n string) (string, error) {

@@ -25,9 +25,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Probe proves, on the node (a GPU node for TRTMC), the contract a run of
@@ -240,8 +240,8 @@ func probeAnswer(f *families.Family, p *inventory.Profile, answer []byte, add fu
 	switch {
 	case err != nil:
 		add("answer", StatusFail, "the answer does not extract with "+f.Extractor+": "+err.Error(), "check the family's extractor against the server's answers")
-	case ex.NotMeaningful(a, f) != "":
-		add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, f), "check the bundle and the family's answer semantics")
+	case ex.NotMeaningful(a, &f.Semantics) != "":
+		add("answer", StatusFail, "the answer is not complete and meaningful: "+ex.NotMeaningful(a, &f.Semantics), "check the bundle and the family's answer semantics")
 	case a.NamesModel && a.Model != p.Served():
 		add("answer", StatusFail, fmt.Sprintf("the answer names model %q, not the served --model-name %q", a.Model, p.Served()), "serve the profile's model under its name")
 	default:
@@ -279,7 +279,7 @@ func probeRecord(f *families.Family, path, id string, add func(subject, status, 
 				missing = append(missing, k)
 			}
 		}
-		if f.TaskTimeSource() == families.TaskTimeServer {
+		if f.TaskTimeSource() == verdict.TaskTimeServer {
 			_, hasTask := rec["task_ms"]
 			_, hasCall := rec["model_call_ms"]
 			var scope string
@@ -352,12 +352,12 @@ func refusal(status int, answer []byte) (detail, fix string) {
 	}
 	_ = json.Unmarshal(answer, &env)
 	code, _ := env.Error.Code.(string)
-	meaning := reports.ServerErrorMeaning(status, env.Error.Type, code, env.Error.Message)
+	meaning := verdict.ServerErrorMeaning(status, env.Error.Type, code, env.Error.Message)
 	if meaning != "" {
 		detail = " (" + meaning + ")"
 	}
 	switch {
-	case code == "content_too_large" && strings.Contains(env.Error.Message, reports.MsgPromptTooLarge):
+	case code == "content_too_large" && strings.Contains(env.Error.Message, verdict.MsgPromptTooLarge):
 		return detail, "raise the family's max_prompt_bytes (passed as --max-prompt-bytes): this server counts more than the question into the prompt, or the question is too long"
 	case code == "content_too_large":
 		return detail, "raise the family's max_body_bytes (passed as --max-body-bytes) or use smaller images"

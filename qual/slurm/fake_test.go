@@ -22,7 +22,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-	"github.com/trtmc-qual/trtmc-qual/reports/reportstest"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
 
 // step is one state a fake task is in for one poll.
@@ -182,7 +183,7 @@ func (f *fakeSlurm) submit(args []string) string {
 	for i, p := range ids {
 		steps, ok := f.scripts[p]
 		if !ok {
-			steps = okSteps(reports.VerdictQualified)
+			steps = okSteps(verdict.VerdictQualified)
 		}
 		a.tasks = append(a.tasks, &fakeTask{profile: p, index: i, steps: steps, pos: -1})
 	}
@@ -276,7 +277,7 @@ func (f *fakeSlurm) cancel(ids []string) {
 				t.cancelledPending = true
 			} else {
 				// The task's run gets SIGTERM and leaves an interrupted row.
-				f.writeRowAs(t.profile, reports.VerdictInterrupted, TaskID(a.id, t.index), strings.TrimPrefix(a.comment, commentPrefix))
+				f.writeRowAs(t.profile, verdict.VerdictInterrupted, TaskID(a.id, t.index), strings.TrimPrefix(a.comment, commentPrefix))
 				t.cur = step{State: "CANCELLED", Exit: "0:15", Node: t.cur.Node}
 			}
 			t.steps, t.pos = nil, 0
@@ -293,7 +294,7 @@ func commentField(c string) string {
 
 // writeRow plays the task's own `trtmc-qual run --only ID` in Slurm job
 // job, with the submission nonce of job's array when the fake made it.
-func (f *fakeSlurm) writeRow(profile, verdict, job string) {
+func (f *fakeSlurm) writeRow(profile, v, job string) {
 	f.mu.Lock()
 	aid, _, _ := strings.Cut(job, "_")
 	sub := ""
@@ -301,14 +302,14 @@ func (f *fakeSlurm) writeRow(profile, verdict, job string) {
 		sub = strings.TrimPrefix(a.comment, commentPrefix)
 	}
 	f.mu.Unlock()
-	f.writeRowAs(profile, verdict, job, sub)
+	f.writeRowAs(profile, v, job, sub)
 }
 
 // writeRowAs writes the row of a task of submission sub ("" = none). As
 // the task's own run does, it is the row of the profile's entry in the
 // group's inventory snapshot (which the driver wrote, and the task's run
 // writes again, the same), and records the snapshot.
-func (f *fakeSlurm) writeRowAs(profile, verdict, job, sub string) {
+func (f *fakeSlurm) writeRowAs(profile, v, job, sub string) {
 	entry := &inventory.Profile{ID: profile}
 	snapshot := ""
 	if data, err := os.ReadFile(filepath.Join(f.out, f.group, reports.InventoryFile)); err == nil {
@@ -323,10 +324,10 @@ func (f *fakeSlurm) writeRowAs(profile, verdict, job, sub string) {
 	}
 	r := qual.BaseResult(f.group, nil, entry)
 	r.Provenance.InventorySnapshotSHA256 = snapshot
-	reportstest.WithVerdict(&r, verdict)
+	verdicttest.WithVerdict(&r, v)
 	r.Command = "trtmc-qual run --only " + profile
 	aj, ti, _ := strings.Cut(job, "_")
-	r.Provenance.Slurm = &reports.SlurmTask{JobID: job, Submission: sub, ArrayJobID: aj, ArrayTaskID: ti, Node: "node1", GPUs: "0"}
+	r.Provenance.Slurm = &verdict.SlurmTask{JobID: job, Submission: sub, ArrayJobID: aj, ArrayTaskID: ti, Node: "node1", GPUs: "0"}
 	r.StartedAt, r.EndedAt = time.Now().UTC(), time.Now().UTC()
 	require.NoError(f.t, qual.WriteRow(f.out, &r, false, time.Now))
 }
@@ -419,7 +420,7 @@ func (fx *fixture) run(ctx context.Context) (*qual.Outcome, error) {
 	return fx.ex.Run(ctx, fx.opts)
 }
 
-func (fx *fixture) row(profile string) *reports.Result {
+func (fx *fixture) row(profile string) *verdict.Result {
 	fx.t.Helper()
 	r, err := qual.ReadRow(fx.out, "mixed", profile)
 	require.NoError(fx.t, err)

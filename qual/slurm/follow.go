@@ -14,26 +14,26 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Problem codes of the rows the driver writes for tasks that left none of
-// their own (stage "slurm"); their classes are in reports.Codes.
+// their own (stage "slurm"); their classes are in verdict.Codes.
 const (
 	StageSlurm = "slurm"
 	// CodeNotStarted: the task never started (cancelled while queued).
-	CodeNotStarted = reports.CodeSlurmNotStarted
+	CodeNotStarted = verdict.CodeSlurmNotStarted
 	// CodeTaskEnded: the task ended without a row of its own, or in a
 	// state that voids the row it left (timeout, preemption, node failure,
 	// cancellation, a failure of the harness itself); the message names the
 	// job, state, reason and exit code.
-	CodeTaskEnded = reports.CodeSlurmTaskEnded
+	CodeTaskEnded = verdict.CodeSlurmTaskEnded
 	// CodeLost: Slurm no longer knows the task and it left no row.
-	CodeLost = reports.CodeSlurmTaskLost
+	CodeLost = verdict.CodeSlurmTaskLost
 	// CodeInterrupted: the driver was interrupted and cancelled the task.
-	CodeInterrupted = reports.CodeInterrupted
+	CodeInterrupted = verdict.CodeInterrupted
 )
 
 // How long the driver waits, after cancelling its tasks, for Slurm to
@@ -82,7 +82,7 @@ type Follower struct {
 type followed struct {
 	ref     TaskRef
 	last    string
-	settled *reports.Result
+	settled *verdict.Result
 }
 
 // Follow polls the tasks, prints one line per task state change, settles
@@ -90,7 +90,7 @@ type followed struct {
 // returns when every task has ended; when ctx ends first it cancels the
 // unfinished tasks (CancelOnInterrupt), waits for Slurm to end them, writes
 // their rows and returns ctx's error.
-func (f *Follower) Follow(ctx context.Context) (map[string]*reports.Result, error) {
+func (f *Follower) Follow(ctx context.Context) (map[string]*verdict.Result, error) {
 	if f.Now == nil {
 		f.Now = time.Now
 	}
@@ -167,7 +167,7 @@ func (f *Follower) step(tasks []*followed, states map[string]TaskState, cancelle
 
 // interrupted cancels the unfinished tasks (when the follower owns them),
 // waits for Slurm to end them and settles them.
-func (f *Follower) interrupted(ctx context.Context, cl client, tasks []*followed) (map[string]*reports.Result, error) {
+func (f *Follower) interrupted(ctx context.Context, cl client, tasks []*followed) (map[string]*verdict.Result, error) {
 	f.Pending = countPending(tasks)
 	if !f.CancelOnInterrupt || f.Pending == 0 {
 		return collect(tasks), ctx.Err()
@@ -212,8 +212,8 @@ func countPending(tasks []*followed) int {
 	return n
 }
 
-func collect(tasks []*followed) map[string]*reports.Result {
-	out := map[string]*reports.Result{}
+func collect(tasks []*followed) map[string]*verdict.Result {
+	out := map[string]*verdict.Result{}
 	for _, t := range tasks {
 		if t.settled != nil {
 			out[t.ref.Profile] = t.settled
@@ -250,7 +250,7 @@ func exitCode(s string) (code, sig int) {
 // belongs reports whether a row is the task's own: written in the task's
 // Slurm job (its id) by the task's submission (its nonce). A job id alone
 // repeats across clusters and slurmctld resets; the nonce does not.
-func belongs(r *reports.Result, t TaskRef) bool {
+func belongs(r *verdict.Result, t TaskRef) bool {
 	s := r.Provenance.Slurm
 	return s != nil && s.JobID == t.ID() && t.Submission != "" && s.Submission == t.Submission
 }
@@ -261,7 +261,7 @@ func belongs(r *reports.Result, t TaskRef) bool {
 // The row is read through the one loader (qual.ReadRow): a row counts as
 // the task's own only when it belongs to the task and its evidence holds
 // its seal.
-func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *reports.Result {
+func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *verdict.Result {
 	rec := f.Record
 	own, readErr := qual.ReadRow(rec.Out, rec.Group, t.Profile)
 	isOwn := own != nil && own.EvidenceIntact() && belongs(own, t)
@@ -280,20 +280,20 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 		// The task's own account of an interruption (SIGTERM from a
 		// cancel nobody here asked for) is what Slurm's state explains;
 		// the row is an error, not interrupted.
-		r.Problems = slices.DeleteFunc(r.Problems, func(p reports.Problem) bool {
-			return reports.ClassOf(p.Code) == reports.ClassInterrupted
+		r.Problems = slices.DeleteFunc(r.Problems, func(p verdict.Problem) bool {
+			return verdict.ClassOf(p.Code) == verdict.ClassInterrupted
 		})
 	}
-	// The verdict follows from the problem's class (reports.Codes):
+	// The verdict follows from the problem's class (verdict.Codes):
 	// not-run, interrupted or error, never qualified.
-	r.Problems = append([]reports.Problem{reason}, r.Problems...)
-	reports.Judge(&r)
+	r.Problems = append([]verdict.Problem{reason}, r.Problems...)
+	verdict.Judge(&r)
 	// An earlier run's row in the directory is set aside, never
 	// overwritten; the task's partial evidence (no row) is kept.
 	setAside := own != nil && !isOwn || readErr != nil
 	if err := qual.WriteRow(rec.Out, &r, setAside, f.Now); err != nil {
-		r.Problems = append(r.Problems, reports.Problem{Stage: "report", Code: reports.CodeWriteFailed, Message: err.Error()})
-		reports.Judge(&r)
+		r.Problems = append(r.Problems, verdict.Problem{Stage: "report", Code: verdict.CodeWriteFailed, Message: err.Error()})
+		verdict.Judge(&r)
 		logf(f.Log, "slurm %s %s: cannot write its row: %v", t.ID(), t.Profile, err)
 	}
 	state := "gone from Slurm"
@@ -308,11 +308,11 @@ func (f *Follower) settle(t TaskRef, st, last *TaskState, cancelled bool) *repor
 // stand: that row (its problems copied) when it is the task's, else the
 // profile's row before anything ran; either way with Slurm's view of the
 // task.
-func (f *Follower) startRow(t TaskRef, st *TaskState, own *reports.Result, isOwn bool) reports.Result {
-	var r reports.Result
+func (f *Follower) startRow(t TaskRef, st *TaskState, own *verdict.Result, isOwn bool) verdict.Result {
+	var r verdict.Result
 	if isOwn {
 		r = *own
-		r.Problems = append([]reports.Problem(nil), own.Problems...)
+		r.Problems = append([]verdict.Problem(nil), own.Problems...)
 	} else {
 		p := f.Profiles[t.Profile]
 		if p == nil {
@@ -321,7 +321,7 @@ func (f *Follower) startRow(t TaskRef, st *TaskState, own *reports.Result, isOwn
 		w := f.Record.Workload
 		r = qual.BaseResult(f.Record.Group, &w, p)
 		r.StartedAt = f.Now().UTC()
-		r.Provenance.Slurm = &reports.SlurmTask{JobID: t.ID(), Submission: t.Submission, ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
+		r.Provenance.Slurm = &verdict.SlurmTask{JobID: t.ID(), Submission: t.Submission, ArrayJobID: t.ArrayJobID, ArrayTaskID: strconv.Itoa(t.Index)}
 	}
 	sl := *r.Provenance.Slurm
 	r.Provenance.Slurm = &sl
@@ -339,7 +339,7 @@ func (f *Follower) startRow(t TaskRef, st *TaskState, own *reports.Result, isOwn
 // there (nil when none or unreadable), whether it is the task's own, and
 // why it could not be read.
 type foundRow struct {
-	own     *reports.Result
+	own     *verdict.Result
 	isOwn   bool
 	readErr error
 }
@@ -348,21 +348,21 @@ type foundRow struct {
 // started, Slurm forgot it, the driver's interrupt cancelled it, or it
 // ended without a row that stands (CodeTaskEnded). logRef names the
 // task's log and its last lines.
-func settleReason(t TaskRef, st, last *TaskState, cancelled bool, found foundRow, logRef string) reports.Problem {
+func settleReason(t TaskRef, st, last *TaskState, cancelled bool, found foundRow, logRef string) verdict.Problem {
 	switch {
 	case st != nil && !st.Started():
-		return reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
+		return verdict.Problem{Stage: StageSlurm, Code: CodeNotStarted,
 			Message: fmt.Sprintf("Slurm job %s never started: %s", t.ID(), st.Describe())}
 	case st == nil && last != nil && !last.Started():
 		// Slurm drops a pending task's record when it is cancelled while
 		// other tasks of its array still wait: it never started.
-		return reports.Problem{Stage: StageSlurm, Code: CodeNotStarted,
+		return verdict.Problem{Stage: StageSlurm, Code: CodeNotStarted,
 			Message: fmt.Sprintf("Slurm job %s never started: it was %s when last seen, then Slurm dropped it (cancelled while queued)", t.ID(), last.Describe())}
 	case st == nil:
-		return reports.Problem{Stage: StageSlurm, Code: CodeLost,
+		return verdict.Problem{Stage: StageSlurm, Code: CodeLost,
 			Message: fmt.Sprintf("Slurm no longer knows job %s (purged after it ended?) and it left no row of its own%s", t.ID(), logRef)}
 	case cancelled:
-		return reports.Problem{Stage: StageSlurm, Code: CodeInterrupted,
+		return verdict.Problem{Stage: StageSlurm, Code: CodeInterrupted,
 			Message: fmt.Sprintf("the driver was interrupted and cancelled Slurm job %s while it ran: %s%s", t.ID(), st.Describe(), logRef)}
 	}
 	what := "left no row of its own"
@@ -376,14 +376,14 @@ func settleReason(t TaskRef, st, last *TaskState, cancelled bool, found foundRow
 	case own != nil:
 		what = "left no row of its own (the row there " + whoseRow(own) + "; set aside)"
 	}
-	return reports.Problem{Stage: StageSlurm, Code: CodeTaskEnded,
+	return verdict.Problem{Stage: StageSlurm, Code: CodeTaskEnded,
 		Message: fmt.Sprintf("Slurm job %s ended %s and %s%s", t.ID(), st.Describe(), what, logRef)}
 }
 
 // firstBroken is a row's first broken reason, "code: message".
-func firstBroken(r *reports.Result) string {
+func firstBroken(r *verdict.Result) string {
 	for _, rs := range r.Reasons {
-		if rs.Class == reports.ClassBroken {
+		if rs.Class == verdict.ClassBroken {
 			return string(rs.Code) + ": " + strings.SplitN(rs.Message, "\n", 2)[0]
 		}
 	}
@@ -391,7 +391,7 @@ func firstBroken(r *reports.Result) string {
 }
 
 // whoseRow says which job and submission wrote a row that is not the task's.
-func whoseRow(r *reports.Result) string {
+func whoseRow(r *verdict.Result) string {
 	s := r.Provenance.Slurm
 	switch {
 	case s == nil:

@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // No green row from a reused Slurm job id (issue 25, item 3): a second
@@ -25,7 +26,7 @@ func TestReusedJobIDNeverAdoptsAForeignRow(t *testing.T) {
 	_, err := fx.run(context.Background())
 	require.NoError(t, err, fx.log.String())
 	first := fx.row("small")
-	require.Equal(t, reports.VerdictQualified, first.Verdict)
+	require.Equal(t, verdict.VerdictQualified, first.Verdict)
 	require.Equal(t, "100_0", first.Provenance.Slurm.JobID)
 
 	// A second cluster (or a reset slurmctld), numbering from 100 again.
@@ -35,7 +36,7 @@ func TestReusedJobIDNeverAdoptsAForeignRow(t *testing.T) {
 	out, err := fx.run(context.Background())
 	require.NoError(t, err, fx.log.String())
 	r := fx.row("small")
-	assert.Equal(t, reports.VerdictError, r.Verdict, "Slurm says FAILED and the row there is someone else's")
+	assert.Equal(t, verdict.VerdictError, r.Verdict, "Slurm says FAILED and the row there is someone else's")
 	assert.Equal(t, out.Results[0].Verdict, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
 	assert.Equal(t, CodeTaskEnded, r.Reasons[0].Code)
@@ -72,7 +73,7 @@ func TestResumeNeverAdoptsAForeignJob(t *testing.T) {
 	calls := fx.slurm.sbatchCalls()
 	require.Len(t, calls, 1, "the profile is submitted afresh")
 	r := fx.row("small")
-	assert.Equal(t, reports.VerdictQualified, r.Verdict)
+	assert.Equal(t, verdict.VerdictQualified, r.Verdict)
 	assert.Equal(t, "101_0", r.Provenance.Slurm.JobID)
 }
 
@@ -95,13 +96,13 @@ func TestStatusAndDriverNeverTrustARowWithoutItsSeal(t *testing.T) {
 				for _, f := range []string{"native_answers.jsonl", "joined.jsonl", "aiperf/profile_export.jsonl"} {
 					require.NoError(t, os.WriteFile(filepath.Join(dir, f), []byte(`{"request_id":"r1"}`+"\n"+`{"request_id":"r2"}`+"\n"), 0o644))
 				}
-				fx.slurm.writeRow("small", reports.VerdictQualified, "100_0")
+				fx.slurm.writeRow("small", verdict.VerdictQualified, "100_0")
 				require.NoError(t, os.Remove(filepath.Join(dir, "native_answers.jsonl")))
 				require.NoError(t, os.Remove(filepath.Join(dir, "joined.jsonl")))
 				require.NoError(t, os.Truncate(filepath.Join(dir, "aiperf", "profile_export.jsonl"), 7))
 			}
 			fx.slurm.scripts["small"] = []step{{State: "RUNNING", Node: "node1"}, {State: "COMPLETED", Exit: "0:0", Node: "node1"}}
-			var rows []*reports.Result
+			var rows []*verdict.Result
 			if attached {
 				fx.slurm.onShow = func(n int) {
 					if n == 2 {
@@ -127,14 +128,14 @@ func TestStatusAndDriverNeverTrustARowWithoutItsSeal(t *testing.T) {
 				}
 			}
 			require.Len(t, rows, 1)
-			assert.Equal(t, reports.VerdictError, rows[0].Verdict, "COMPLETED, but its evidence no longer holds its seal")
+			assert.Equal(t, verdict.VerdictError, rows[0].Verdict, "COMPLETED, but its evidence no longer holds its seal")
 			assert.Equal(t, CodeTaskEnded, rows[0].Reasons[0].Code)
 			assert.Contains(t, rows[0].Reasons[0].Message, "left no row that can be trusted (evidence_changed")
 			rep, err := reports.Load([]string{fx.out}, "mixed")
 			require.NoError(t, err)
 			for _, row := range rep.Rows {
 				if row.Profile == "small" {
-					assert.Equal(t, reports.VerdictError, row.Verdict, "report agrees")
+					assert.Equal(t, verdict.VerdictError, row.Verdict, "report agrees")
 				}
 			}
 			aside, err := filepath.Glob(filepath.Join(fx.out, "mixed", "small.*"))
@@ -166,7 +167,7 @@ func TestInterruptWhileEveryTaskIsPendingGivesNotRun(t *testing.T) {
 	require.Len(t, fx.slurm.cancels, 1)
 	for _, p := range fx.opts.Only {
 		r := fx.row(p)
-		assert.Equal(t, reports.VerdictNotRun, r.Verdict, p)
+		assert.Equal(t, verdict.VerdictNotRun, r.Verdict, p)
 		require.NotEmpty(t, r.Reasons)
 		assert.Equal(t, CodeNotStarted, r.Reasons[0].Code, p)
 		assert.Contains(t, r.Reasons[0].Message, "never started: CANCELLED", p)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // RecordSchema is the schema id of OUT/.slurm/<group>/job.json.
@@ -172,7 +173,7 @@ func RecordedGroups(out string) ([]string, error) {
 	var groups []string
 	for _, e := range entries {
 		// Only a directory a valid group name names is a submission's.
-		if e.IsDir() && inventory.SafeName(e.Name()) {
+		if e.IsDir() && text.SafeName(e.Name()) {
 			if _, err := os.Stat(recordPath(out, e.Name())); err == nil {
 				groups = append(groups, e.Name())
 			}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // The fixtures are real `scontrol show job -o 23` output of Slurm 22.05
@@ -90,9 +90,9 @@ func TestParseIndexes(t *testing.T) {
 	}
 }
 
-type fakeProbe struct{ gpus []reports.GPU }
+type fakeProbe struct{ gpus []verdict.GPU }
 
-func (p fakeProbe) List(context.Context) ([]reports.GPU, error)     { return p.gpus, nil }
+func (p fakeProbe) List(context.Context) ([]verdict.GPU, error)     { return p.gpus, nil }
 func (p fakeProbe) Apps(context.Context) ([]qual.ComputeApp, error) { return nil, nil }
 
 func TestGPUSelection(t *testing.T) {
@@ -106,7 +106,7 @@ func TestGPUSelection(t *testing.T) {
 	gpus := func(idx ...string) fakeProbe {
 		var p fakeProbe
 		for _, i := range idx {
-			p.gpus = append(p.gpus, reports.GPU{Index: i, UUID: "GPU-" + i})
+			p.gpus = append(p.gpus, verdict.GPU{Index: i, UUID: "GPU-" + i})
 		}
 		return p
 	}
@@ -140,7 +140,7 @@ func TestTaskFromEnv(t *testing.T) {
 		"SLURMD_NODENAME": "node2", "SLURM_JOB_GPUS": "2,3", "CUDA_VISIBLE_DEVICES": "2,3", "SLURM_JOB_PARTITION": "gpu",
 		"SLURM_CLUSTER_NAME": "c"}
 	got := TaskFromEnv(func(k string) string { return env[k] })
-	assert.Equal(t, &reports.SlurmTask{JobID: "30_1", ArrayJobID: "30", ArrayTaskID: "1", Cluster: "c", Partition: "gpu",
+	assert.Equal(t, &verdict.SlurmTask{JobID: "30_1", ArrayJobID: "30", ArrayTaskID: "1", Cluster: "c", Partition: "gpu",
 		Node: "node2", GPUs: "2,3", CUDAVisibleDevices: "2,3"}, got)
 }
 

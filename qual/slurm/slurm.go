@@ -27,6 +27,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GPU request styles (Config.GPURequest).
@@ -245,8 +246,8 @@ func liveTasks(ctx context.Context, cl client, out, group string, resume bool) (
 // selectToRun sorts the selected profiles: adopted ones are left to their
 // task, an excluded one gets its row at once, a finished one with the
 // same run key is kept with --resume; the rest are submitted.
-func selectToRun(prep *qual.Prepared, adopted map[string]bool, opts qual.Options) (map[string]*reports.Result, []*inventory.Profile) {
-	results := map[string]*reports.Result{}
+func selectToRun(prep *qual.Prepared, adopted map[string]bool, opts qual.Options) (map[string]*verdict.Result, []*inventory.Profile) {
+	results := map[string]*verdict.Result{}
 	var toRun []*inventory.Profile
 	for _, p := range prep.Profiles {
 		switch {
@@ -269,7 +270,7 @@ func selectToRun(prep *qual.Prepared, adopted map[string]bool, opts qual.Options
 
 // follow follows every task of the submission to its end, then writes the
 // group's tables; the outcome holds the selected profiles' rows.
-func (e *Executor) follow(ctx context.Context, prep *qual.Prepared, rec *Record, results map[string]*reports.Result, opts qual.Options) (*qual.Outcome, error) {
+func (e *Executor) follow(ctx context.Context, prep *qual.Prepared, rec *Record, results map[string]*verdict.Result, opts qual.Options) (*qual.Outcome, error) {
 	f := &Follower{Runner: e.Runner, CommandsDir: e.Config.CommandsDir, Record: rec, Profiles: profileMap(prep.Group.Profiles),
 		Log: opts.Log, Now: opts.Now, Poll: e.Config.poll(), Wait: e.Wait, CancelOnInterrupt: true, Watch: true, RowExits: e.RowExits}
 	settled, ferr := f.Follow(ctx)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func readFile(t *testing.T, path string) string {
@@ -50,9 +51,9 @@ func TestRunSubmitsOneArrayPerRequestAndKeepsTheTasksRows(t *testing.T) {
 	// driver, never submitted.
 	require.Len(t, out.Results, 4)
 	for _, r := range out.Results {
-		want := reports.VerdictQualified
+		want := verdict.VerdictQualified
 		if r.Profile == "l0" {
-			want = reports.VerdictExcluded
+			want = verdict.VerdictExcluded
 		}
 		assert.Equal(t, want, r.Verdict, r.Profile)
 	}
@@ -91,31 +92,31 @@ func TestTaskFaultsNeverLeaveAGreenRow(t *testing.T) {
 		name    string
 		steps   []step
 		verdict string
-		code    reports.Code
+		code    verdict.Code
 		mention []string
 	}{
-		{"timeout with a qualified row", run(step{State: "TIMEOUT", Reason: "TimeLimit", Exit: "0:15", Node: "node2", Row: reports.VerdictQualified}),
-			reports.VerdictError, CodeTaskEnded, []string{"100_0", "TIMEOUT", "TimeLimit", "0:15", "node2", "its row (qualified) cannot stand"}},
+		{"timeout with a qualified row", run(step{State: "TIMEOUT", Reason: "TimeLimit", Exit: "0:15", Node: "node2", Row: verdict.VerdictQualified}),
+			verdict.VerdictError, CodeTaskEnded, []string{"100_0", "TIMEOUT", "TimeLimit", "0:15", "node2", "its row (qualified) cannot stand"}},
 		{"preempted", run(step{State: "PREEMPTED", Exit: "0:15", Node: "node2"}),
-			reports.VerdictError, CodeTaskEnded, []string{"PREEMPTED", "left no row of its own"}},
-		{"node failure with a qualified row", run(step{State: "NODE_FAIL", Reason: "NodeDown", Exit: "0:0", Node: "node2", Row: reports.VerdictQualified}),
-			reports.VerdictError, CodeTaskEnded, []string{"NODE_FAIL", "NodeDown"}},
-		{"cancelled by someone else", run(step{State: "CANCELLED", Exit: "0:15", Node: "node2", Row: reports.VerdictInterrupted}),
-			reports.VerdictError, CodeTaskEnded, []string{"CANCELLED", "its row (interrupted)"}},
+			verdict.VerdictError, CodeTaskEnded, []string{"PREEMPTED", "left no row of its own"}},
+		{"node failure with a qualified row", run(step{State: "NODE_FAIL", Reason: "NodeDown", Exit: "0:0", Node: "node2", Row: verdict.VerdictQualified}),
+			verdict.VerdictError, CodeTaskEnded, []string{"NODE_FAIL", "NodeDown"}},
+		{"cancelled by someone else", run(step{State: "CANCELLED", Exit: "0:15", Node: "node2", Row: verdict.VerdictInterrupted}),
+			verdict.VerdictError, CodeTaskEnded, []string{"CANCELLED", "its row (interrupted)"}},
 		{"killed", run(step{State: "FAILED", Reason: "JobLaunchFailure", Exit: "0:9", Node: "node2"}),
-			reports.VerdictError, CodeTaskEnded, []string{"JobLaunchFailure", "0:9"}},
+			verdict.VerdictError, CodeTaskEnded, []string{"JobLaunchFailure", "0:9"}},
 		{"out of memory", run(step{State: "OUT_OF_MEMORY", Exit: "0:125", Node: "node2"}),
-			reports.VerdictError, CodeTaskEnded, []string{"OUT_OF_MEMORY"}},
+			verdict.VerdictError, CodeTaskEnded, []string{"OUT_OF_MEMORY"}},
 		{"exit 3 without a row (trtmc-qual missing on the node)", run(step{State: "FAILED", Reason: "NonZeroExitCode", Exit: "3:0", Node: "node2"}),
-			reports.VerdictError, CodeTaskEnded, []string{"NonZeroExitCode", "3:0", "left no row"}},
-		{"harness error (exit 4) with a qualified row", run(step{State: "FAILED", Reason: "NonZeroExitCode", Exit: "4:0", Node: "node2", Row: reports.VerdictQualified}),
-			reports.VerdictError, CodeTaskEnded, []string{"4:0"}},
-		{"completed but the row is another job's", run(step{State: "COMPLETED", Exit: "0:0", Node: "node2", Row: reports.VerdictQualified, RowJob: "7_0"}),
-			reports.VerdictError, CodeTaskEnded, []string{"COMPLETED", "left no row of its own"}},
+			verdict.VerdictError, CodeTaskEnded, []string{"NonZeroExitCode", "3:0", "left no row"}},
+		{"harness error (exit 4) with a qualified row", run(step{State: "FAILED", Reason: "NonZeroExitCode", Exit: "4:0", Node: "node2", Row: verdict.VerdictQualified}),
+			verdict.VerdictError, CodeTaskEnded, []string{"4:0"}},
+		{"completed but the row is another job's", run(step{State: "COMPLETED", Exit: "0:0", Node: "node2", Row: verdict.VerdictQualified, RowJob: "7_0"}),
+			verdict.VerdictError, CodeTaskEnded, []string{"COMPLETED", "left no row of its own"}},
 		{"completed without a row", run(step{State: "COMPLETED", Exit: "0:0", Node: "node2"}),
-			reports.VerdictError, CodeTaskEnded, []string{"COMPLETED", "left no row"}},
+			verdict.VerdictError, CodeTaskEnded, []string{"COMPLETED", "left no row"}},
 		{"never started", []step{{State: "PENDING", Reason: "Resources"}, {State: "CANCELLED", Reason: "Resources", Exit: "0:0"}},
-			reports.VerdictNotRun, CodeNotStarted, []string{"100_0 never started", "CANCELLED"}},
+			verdict.VerdictNotRun, CodeNotStarted, []string{"100_0 never started", "CANCELLED"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -153,7 +154,7 @@ func TestTaskFaultsNeverLeaveAGreenRow(t *testing.T) {
 func TestRowsOfRunsThatEndedStand(t *testing.T) {
 	for _, c := range []struct {
 		exit, verdict string
-	}{{"1:0", reports.VerdictFailed}, {"3:0", reports.VerdictError}} {
+	}{{"1:0", verdict.VerdictFailed}, {"3:0", verdict.VerdictError}} {
 		fx := newFixture(t)
 		fx.opts.Only = []string{"small"}
 		fx.slurm.scripts["small"] = []step{{State: "RUNNING", Node: "node1"},
@@ -171,11 +172,11 @@ func TestRowsOfRunsThatEndedStand(t *testing.T) {
 	fx := newFixture(t)
 	fx.ex.RowExits = nil
 	fx.opts.Only = []string{"small"}
-	fx.slurm.scripts["small"] = []step{{State: "FAILED", Reason: "NonZeroExitCode", Exit: "1:0", Node: "node1", Row: reports.VerdictFailed}}
+	fx.slurm.scripts["small"] = []step{{State: "FAILED", Reason: "NonZeroExitCode", Exit: "1:0", Node: "node1", Row: verdict.VerdictFailed}}
 	_, err := fx.run(context.Background())
 	require.NoError(t, err)
 	r := fx.row("small")
-	assert.Equal(t, reports.VerdictError, r.Verdict)
+	assert.Equal(t, verdict.VerdictError, r.Verdict)
 	require.NotEmpty(t, r.Reasons)
 	assert.Equal(t, CodeTaskEnded, r.Reasons[0].Code)
 }
@@ -185,11 +186,11 @@ func TestRowsOfRunsThatEndedStand(t *testing.T) {
 func TestEarlierRowIsSetAsideNotReused(t *testing.T) {
 	fx := newFixture(t)
 	fx.opts.Only = []string{"small"}
-	fx.slurm.writeRow("small", reports.VerdictQualified, "7_0")
+	fx.slurm.writeRow("small", verdict.VerdictQualified, "7_0")
 	fx.slurm.scripts["small"] = []step{{State: "RUNNING", Node: "node1"}, {State: "COMPLETED", Exit: "0:0", Node: "node1"}}
 	_, err := fx.run(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, reports.VerdictError, fx.row("small").Verdict)
+	assert.Equal(t, verdict.VerdictError, fx.row("small").Verdict)
 	aside, err := filepath.Glob(filepath.Join(fx.out, "mixed", "small.*"))
 	require.NoError(t, err)
 	require.Len(t, aside, 1, "the earlier row is set aside")
@@ -202,7 +203,7 @@ func TestTasksSlurmForgetsAreSettledFromTheirRows(t *testing.T) {
 	fx.slurm.purge = true
 	// small writes its row and completes; small-fp16 dies without one. The
 	// array is purged before the driver saw either end.
-	fx.slurm.scripts["small"] = []step{{State: "COMPLETED", Exit: "0:0", Node: "node1", Row: reports.VerdictQualified}}
+	fx.slurm.scripts["small"] = []step{{State: "COMPLETED", Exit: "0:0", Node: "node1", Row: verdict.VerdictQualified}}
 	fx.slurm.scripts["small-fp16"] = []step{{State: "FAILED", Exit: "0:9", Node: "node1"}}
 	fx.slurm.onShow = func(n int) {
 		if n == 1 {
@@ -225,9 +226,9 @@ func TestTasksSlurmForgetsAreSettledFromTheirRows(t *testing.T) {
 	}
 	_, err := fx.run(context.Background())
 	require.NoError(t, err)
-	assert.Equal(t, reports.VerdictQualified, fx.row("small").Verdict)
+	assert.Equal(t, verdict.VerdictQualified, fx.row("small").Verdict)
 	lost := fx.row("small-fp16")
-	assert.Equal(t, reports.VerdictError, lost.Verdict)
+	assert.Equal(t, verdict.VerdictError, lost.Verdict)
 	assert.Equal(t, CodeLost, lost.Reasons[0].Code)
 	assert.Contains(t, lost.Reasons[0].Message, "100_1")
 }
@@ -239,7 +240,7 @@ func TestInterruptCancelsEveryUnfinishedTask(t *testing.T) {
 	// small runs, small-fp16 waits, big-tp2 finishes; then Ctrl-C.
 	fx.slurm.scripts["small"] = []step{{State: "RUNNING", Node: "node1"}}
 	fx.slurm.scripts["small-fp16"] = []step{{State: "PENDING", Reason: "Resources"}}
-	fx.slurm.scripts["big-tp2"] = okSteps(reports.VerdictQualified)[1:]
+	fx.slurm.scripts["big-tp2"] = okSteps(verdict.VerdictQualified)[1:]
 	fx.slurm.onShow = func(n int) {
 		if n == 5 { // after two polls of both arrays
 			cancel()
@@ -249,10 +250,10 @@ func TestInterruptCancelsEveryUnfinishedTask(t *testing.T) {
 	require.ErrorIs(t, err, context.Canceled)
 	require.Len(t, fx.slurm.cancels, 1)
 	assert.ElementsMatch(t, []string{"100_0", "100_1"}, fx.slurm.cancels[0], "only the unfinished tasks are cancelled")
-	assert.Equal(t, reports.VerdictInterrupted, fx.row("small").Verdict)
+	assert.Equal(t, verdict.VerdictInterrupted, fx.row("small").Verdict)
 	assert.Contains(t, fx.row("small").Reasons[0].Message, "cancelled Slurm job 100_0")
-	assert.Equal(t, reports.VerdictNotRun, fx.row("small-fp16").Verdict)
-	assert.Equal(t, reports.VerdictQualified, fx.row("big-tp2").Verdict)
+	assert.Equal(t, verdict.VerdictNotRun, fx.row("small-fp16").Verdict)
+	assert.Equal(t, verdict.VerdictQualified, fx.row("big-tp2").Verdict)
 	assert.Len(t, out.Results, 4)
 	assert.FileExists(t, filepath.Join(fx.out, "mixed", "results.md"), "the tables are written on interruption too")
 }
@@ -315,12 +316,12 @@ func TestResumeAdoptsLiveTasksAndSubmitsOnlyUnfinishedProfiles(t *testing.T) {
 	// qualified row of this run's key.
 	fx.ex.Detach = true
 	fx.slurm.scripts["small"] = []step{{State: "RUNNING", Node: "node1"}, {State: "RUNNING", Node: "node1"},
-		{State: "COMPLETED", Exit: "0:0", Node: "node1", Row: reports.VerdictQualified}}
+		{State: "COMPLETED", Exit: "0:0", Node: "node1", Row: verdict.VerdictQualified}}
 	fx.slurm.scripts["small-fp16"] = []step{{State: "FAILED", Reason: "JobLaunchFailure", Exit: "0:9", Node: "node1"}}
 	fx.slurm.scripts["big-tp2"] = []step{{State: "COMPLETED", Exit: "0:0", Node: "node2"}}
 	_, err := fx.run(context.Background())
 	require.NoError(t, err)
-	fx.slurm.writeRow("big-tp2", reports.VerdictQualified, "101_0")
+	fx.slurm.writeRow("big-tp2", verdict.VerdictQualified, "101_0")
 	setRunKey(t, fx, "big-tp2")
 
 	fx.ex.Detach = false
@@ -338,7 +339,7 @@ func TestResumeAdoptsLiveTasksAndSubmitsOnlyUnfinishedProfiles(t *testing.T) {
 	assert.Equal(t, []TaskRef{{Profile: "small", ArrayJobID: "100", Index: 0, Submission: first, Adopted: true},
 		{Profile: "small-fp16", ArrayJobID: "102", Index: 0, Submission: second}}, rec.Tasks)
 	assert.Equal(t, first, fx.row("small").Provenance.Slurm.Submission, "the adopted task keeps its submission's nonce")
-	assert.Equal(t, reports.VerdictQualified, fx.row("small").Verdict)
+	assert.Equal(t, verdict.VerdictQualified, fx.row("small").Verdict)
 	assert.Equal(t, "100_0", fx.row("small").Provenance.Slurm.JobID, "the adopted task's own row")
 	assert.Equal(t, "102_0", fx.row("small-fp16").Provenance.Slurm.JobID)
 	assert.Equal(t, "101_0", fx.row("big-tp2").Provenance.Slurm.JobID, "the finished row is kept")
@@ -371,7 +372,7 @@ func TestPollFailuresAreRetriedThenASetupError(t *testing.T) {
 	fx.slurm.badPolls = 3
 	_, err := fx.run(context.Background())
 	require.NoError(t, err, "three failed polls in a row are retried")
-	assert.Equal(t, reports.VerdictQualified, fx.row("small").Verdict)
+	assert.Equal(t, verdict.VerdictQualified, fx.row("small").Verdict)
 
 	fx = newFixture(t)
 	fx.opts.Only = []string{"small"}
@@ -455,8 +456,8 @@ func TestStatusSettlesADetachedSubmission(t *testing.T) {
 	gs, err = Status(context.Background(), opts)
 	require.NoError(t, err)
 	assert.True(t, gs.Done)
-	assert.Equal(t, reports.VerdictQualified, gs.Tasks[0].Row.Verdict)
-	assert.Equal(t, reports.VerdictError, gs.Tasks[1].Row.Verdict)
+	assert.Equal(t, verdict.VerdictQualified, gs.Tasks[0].Row.Verdict)
+	assert.Equal(t, verdict.VerdictError, gs.Tasks[1].Row.Verdict)
 	assert.Contains(t, gs.Tasks[1].Row.Reasons[0].Message, "100_1 ended TIMEOUT")
 	assert.FileExists(t, filepath.Join(fx.out, "mixed", "results.md"))
 

@@ -15,6 +15,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // ErrNoRecord is returned by Status for an evidence root without a Slurm
@@ -53,7 +54,7 @@ type GroupStatus struct {
 type TaskStatus struct {
 	Ref   TaskRef
 	State *TaskState
-	Row   *reports.Result
+	Row   *verdict.Result
 }
 
 // Status reads a group's submission, asks Slurm about its tasks and

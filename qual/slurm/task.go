@@ -7,7 +7,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // GPUSelectionSlurm is the `--gpus` value a task runs with: the GPUs Slurm
@@ -16,12 +16,12 @@ const GPUSelectionSlurm = "slurm"
 
 // TaskFromEnv is the Slurm task this process runs in, from the environment
 // Slurm gives a batch job; nil outside Slurm.
-func TaskFromEnv(getenv func(string) string) *reports.SlurmTask {
+func TaskFromEnv(getenv func(string) string) *verdict.SlurmTask {
 	job := getenv("SLURM_JOB_ID")
 	if job == "" {
 		return nil
 	}
-	t := &reports.SlurmTask{JobID: job, Cluster: getenv("SLURM_CLUSTER_NAME"), Partition: getenv("SLURM_JOB_PARTITION"),
+	t := &verdict.SlurmTask{JobID: job, Cluster: getenv("SLURM_CLUSTER_NAME"), Partition: getenv("SLURM_JOB_PARTITION"),
 		Node: getenv("SLURMD_NODENAME"), GPUs: getenv("SLURM_JOB_GPUS"), CUDAVisibleDevices: getenv("CUDA_VISIBLE_DEVICES"),
 		Submission: getenv(SubmissionEnv)}
 	if a, i := getenv("SLURM_ARRAY_JOB_ID"), getenv("SLURM_ARRAY_TASK_ID"); a != "" && i != "" {

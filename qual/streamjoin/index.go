@@ -6,7 +6,7 @@ import (
 	"math"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // reqKey identifies a request id in 16 bytes: a canonical lowercase UUID
@@ -169,13 +169,13 @@ func echoCode(e aiperf.Echo) uint8 {
 func echoName(c uint8) string {
 	switch c {
 	case echoMatch:
-		return reports.EchoMatch
+		return verdict.EchoMatch
 	case echoNoTrace:
-		return reports.EchoNoTrace
+		return verdict.EchoNoTrace
 	case echoMissing:
-		return reports.EchoMissing
+		return verdict.EchoMissing
 	case echoDiffers:
-		return reports.EchoDiffers
+		return verdict.EchoDiffers
 	}
 	return ""
 }

@@ -46,19 +46,20 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Phases, counts and image sizes are the row model's (reports owns them).
 const (
-	PhaseWarmup   = reports.PhaseWarmup
-	PhaseMeasured = reports.PhaseMeasured
+	PhaseWarmup   = verdict.PhaseWarmup
+	PhaseMeasured = verdict.PhaseMeasured
 )
 
 // Counts are per-phase join counts.
-type Counts = reports.Counts
+type Counts = verdict.Counts
 
 // ImageSize counts measured, matched requests per image size.
-type ImageSize = reports.ImageSize
+type ImageSize = verdict.ImageSize
 
 // Evidence file names in a checkpoint's directory that the join reads and
 // writes.
@@ -93,7 +94,11 @@ func CheckpointFiles(dir string) Files {
 
 // Options are the join's semantics and where its per-request evidence goes.
 type Options struct {
-	Family *families.Family
+	// Semantics are the family's, as the row records them (the extractor
+	// and comparator read them); Route is the route the requests were
+	// posted to (the row's).
+	Semantics *verdict.Semantics
+	Route     string
 	// Extractor and Comparator must be safe for concurrent use (the
 	// registered ones are stateless).
 	Extractor  families.Extractor
@@ -116,9 +121,9 @@ type Options struct {
 	// evidence.DigestAlgorithm; a rejudge passes the manifest's).
 	Digests         bool
 	DigestAlgorithm string
-	// TaskTime is the source of Task latency, families.TaskTimeServer
+	// TaskTime is the source of Task latency, verdict.TaskTimeServer
 	// (the server's request records; the default) or
-	// families.TaskTimeNative (the native answers). The other source's
+	// verdict.TaskTimeNative (the native answers). The other source's
 	// task_ms is not read.
 	TaskTime string
 	// TaskScope is what the source's task_ms times (Result.TaskScope).
@@ -138,7 +143,7 @@ type Options struct {
 	// Agreement is the tolerance within which the server's and the native
 	// answers' Task times of one request agree (when the Task source is
 	// the server's records and the native answers time it too).
-	Agreement reports.Tolerance
+	Agreement verdict.Tolerance
 	// NativeWallMS bounds every native task_ms: the wall time the harness
 	// measured for the whole native stage (0: unknown).
 	NativeWallMS float64
@@ -168,7 +173,7 @@ type Result struct {
 	TaskSource, TaskScope string `json:"-"`
 	// Agreement compares the server's and the native Task times of the
 	// measured matched requests (nil when not both were there).
-	Agreement *reports.TaskAgreement `json:"-"`
+	Agreement *verdict.TaskAgreement `json:"-"`
 	// Notes are what a reader of the row must know about its evidence
 	// (a route without server records, Task times that disagree).
 	Notes []string `json:"-"`
@@ -178,12 +183,12 @@ type Result struct {
 	OutputTokens int `json:"output_tokens"`
 	Boxes        int `json:"boxes"`
 	ImageSizes   []ImageSize
-	Unclaimed    reports.Unclaimed `json:"unclaimed"`
+	Unclaimed    verdict.Unclaimed `json:"unclaimed"`
 	// Examples are the first request of each phase and status that is
 	// not matched, with what was wrong with it.
-	Examples []reports.RequestExample `json:"examples"`
+	Examples []verdict.RequestExample `json:"examples"`
 	// HTTPErrors count the failed requests by the server's answer.
-	HTTPErrors []reports.HTTPError `json:"http_errors,omitempty"`
+	HTTPErrors []verdict.HTTPError `json:"http_errors,omitempty"`
 	// Mismatches is how many lines went to Options.Mismatches.
 	Mismatches int   `json:"mismatches"`
 	Stats      Stats `json:"stats"`
@@ -268,13 +273,13 @@ func (j *joiner) countHTTPError(phase uint8, status int32, srv serverError) {
 }
 
 // httpErrors are the counts in a stable order: phase, status, type, code.
-func (j *joiner) httpErrors() []reports.HTTPError {
-	var out []reports.HTTPError
+func (j *joiner) httpErrors() []verdict.HTTPError {
+	var out []verdict.HTTPError
 	for k, n := range j.httpErrs {
-		out = append(out, reports.HTTPError{Phase: phaseString(k.phase), Status: int(k.status), Type: k.srv.typ, Code: k.srv.code,
+		out = append(out, verdict.HTTPError{Phase: phaseString(k.phase), Status: int(k.status), Type: k.srv.typ, Code: k.srv.code,
 			Message: k.srv.message, Count: n})
 	}
-	slices.SortFunc(out, func(a, b reports.HTTPError) int {
+	slices.SortFunc(out, func(a, b verdict.HTTPError) int {
 		return cmp.Or(cmp.Compare(b.Phase, a.Phase), cmp.Compare(a.Status, b.Status), cmp.Compare(a.Type, b.Type),
 			cmp.Compare(a.Code, b.Code), cmp.Compare(a.Message, b.Message))
 	})
@@ -306,8 +311,8 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	}
 	switch opts.TaskTime {
 	case "":
-		opts.TaskTime = families.TaskTimeServer
-	case families.TaskTimeServer, families.TaskTimeNative:
+		opts.TaskTime = verdict.TaskTimeServer
+	case verdict.TaskTimeServer, verdict.TaskTimeNative:
 	default:
 		return nil, fmt.Errorf("streamjoin: unknown Task time source %q", opts.TaskTime)
 	}
@@ -320,7 +325,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 		j.mism = bufio.NewWriterSize(opts.Mismatches, 64<<10)
 	}
 	for range opts.Workers {
-		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Family, !opts.NoMemo, opts.ServedModel))
+		j.workers = append(j.workers, newWorker(j.h, opts.Extractor, opts.Semantics, !opts.NoMemo, opts.ServedModel))
 	}
 	// The dataset first (the sessions the records are checked against),
 	// then native answers and server records, so that when a raw line is
@@ -496,7 +501,7 @@ func (j *joiner) readNative(ctx context.Context) error {
 					// The native Task time: the row's, or the one the
 					// server's will be compared with.
 					e.taskMS = v.taskMS
-					if j.opts.TaskTime != families.TaskTimeNative {
+					if j.opts.TaskTime != verdict.TaskTimeNative {
 						e.flags |= fNatTask
 					}
 				}
@@ -527,7 +532,7 @@ func (j *joiner) readServer(ctx context.Context) error {
 			e := j.x.get(v.key)
 			bump8(&e.recs)
 			if e.recs == 1 {
-				if j.opts.TaskTime == families.TaskTimeServer {
+				if j.opts.TaskTime == verdict.TaskTimeServer {
 					j.serverTask(e, v)
 				}
 				e.imgW, e.imgH, e.srvTokens = v.w, v.h, v.tokens
@@ -748,7 +753,7 @@ func (j *joiner) readRaw(ctx context.Context) error {
 			if err != nil {
 				return err
 			}
-			diff := j.opts.Comparator.Compare(httpAns, nat, j.opts.Family)
+			diff := j.opts.Comparator.Compare(httpAns, nat, j.opts.Semantics)
 			if diff == "" && j.exact {
 				diff = "the canonical answers differ"
 			}
@@ -776,7 +781,7 @@ func (j *joiner) writeMismatch(id string, phase uint8, httpAns, natAns []byte, d
 	if j.mism == nil {
 		return nil
 	}
-	b, err := json.Marshal(reports.MismatchLine{RequestID: id, Phase: phaseString(phase), Diff: diff, HTTP: httpAns, Native: natAns})
+	b, err := json.Marshal(verdict.MismatchLine{RequestID: id, Phase: phaseString(phase), Diff: diff, HTTP: httpAns, Native: natAns})
 	if err != nil {
 		return err
 	}
@@ -823,64 +828,64 @@ func (j *joiner) lineAt(f *os.File, off int64) ([]byte, error) {
 func (j *joiner) requestStatus(e *entry) (status, problem string) {
 	switch {
 	case e.copies > 1:
-		return reports.JoinDuplicate, fmt.Sprintf("x_request_id reported %d times by the client", e.copies)
+		return verdict.JoinDuplicate, fmt.Sprintf("x_request_id reported %d times by the client", e.copies)
 	case e.raws > 1:
-		return reports.JoinDuplicate, fmt.Sprintf("the raw export holds this request id %d times", e.raws)
+		return verdict.JoinDuplicate, fmt.Sprintf("the raw export holds this request id %d times", e.raws)
 	case e.recs > 1:
-		return reports.JoinDuplicate, fmt.Sprintf("the server recorded this request id %d times", e.recs)
+		return verdict.JoinDuplicate, fmt.Sprintf("the server recorded this request id %d times", e.recs)
 	case e.nats > 1:
-		return reports.JoinDuplicate, fmt.Sprintf("the native runner answered this request id %d times", e.nats)
+		return verdict.JoinDuplicate, fmt.Sprintf("the native runner answered this request id %d times", e.nats)
 	case e.flags&fConvDup != 0:
-		return reports.JoinDuplicate, "an earlier request used the same dataset line (conversation_id)"
+		return verdict.JoinDuplicate, "an earlier request used the same dataset line (conversation_id)"
 	case e.session < 0:
-		return reports.JoinUnknownConversation, "the conversation_id is not a session_id of " + FileDataset
+		return verdict.JoinUnknownConversation, "the conversation_id is not a session_id of " + FileDataset
 	case e.flags&fInconsistent != 0:
-		return reports.JoinInconsistent, "the records and raw exports disagree on this request's phase or conversation"
+		return verdict.JoinInconsistent, "the records and raw exports disagree on this request's phase or conversation"
 	case e.flags&fFailed != 0:
 		return j.clientFailure(e)
 	case e.flags&fRawSeen == 0:
-		return reports.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
+		return verdict.JoinMissingHTTP, "the raw export has no record of this request: no HTTP answer"
 	case e.status < 200 || e.status > 299:
-		return reports.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
+		return verdict.JoinErrored, fmt.Sprintf("HTTP status %d", e.status)
 	case e.echo != echoMatch:
 		return j.echoStatus(e)
 	case e.ans != ansOK || e.flags&fTokensDisagree != 0:
 		return j.answerStatus(e)
 	case e.flags&fTaskDomain != 0:
 		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinInconsistent, n
+			return verdict.JoinInconsistent, n
 		}
-		return reports.JoinInconsistent, "a Task time of this request is outside its domain (not above zero, of another timing scope, or longer than a timing that encloses it)"
+		return verdict.JoinInconsistent, "a Task time of this request is outside its domain (not above zero, of another timing scope, or longer than a timing that encloses it)"
 	case e.recs == 0 && !j.opts.NoServerRecords:
-		return reports.JoinMissingServerRecord, "the server has no record of this request id"
+		return verdict.JoinMissingServerRecord, "the server has no record of this request id"
 	case e.nats == 0:
-		return reports.JoinMissingNative, "the native runner returned no answer for this request id"
+		return verdict.JoinMissingNative, "the native runner returned no answer for this request id"
 	case e.flags&fNatFailed != 0:
 		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinMissingNative, n
+			return verdict.JoinMissingNative, n
 		}
-		return reports.JoinMissingNative, "the native runner answered with an error"
+		return verdict.JoinMissingNative, "the native runner answered with an error"
 	case e.flags&fNatBad != 0:
-		return reports.JoinMissingNative, "the native answer does not extract with the family's extractor"
+		return verdict.JoinMissingNative, "the native answer does not extract with the family's extractor"
 	case e.flags&fMismatch != 0:
 		if n, ok := j.notes[e.key]; ok {
-			return reports.JoinMismatched, n
+			return verdict.JoinMismatched, n
 		}
-		return reports.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
+		return verdict.JoinMismatched, "the HTTP answer differs from the native answer (" + FileMismatches + " has both and the diff)"
 	}
-	return reports.JoinMatched, ""
+	return verdict.JoinMatched, ""
 }
 
 // clientFailure is the status of a request the client reported failed: a
 // 429 server_busy (an overlap) is its own, anything else errored.
 func (j *joiner) clientFailure(e *entry) (status, problem string) {
 	if e.flags&fBusy != 0 {
-		return reports.JoinServerBusy, "429 server_busy: the replica was busy with another request sent at the same time (" + j.notes[e.key] + ")"
+		return verdict.JoinServerBusy, "429 server_busy: the replica was busy with another request sent at the same time (" + j.notes[e.key] + ")"
 	}
 	if n, ok := j.notes[e.key]; ok {
-		return reports.JoinErrored, n
+		return verdict.JoinErrored, n
 	}
-	return reports.JoinErrored, "the client reported an error or a cancellation (see the records export)"
+	return verdict.JoinErrored, "the client reported an error or a cancellation (see the records export)"
 }
 
 // answerStatus is the status of a request whose HTTP answer is not usable
@@ -895,23 +900,23 @@ func (j *joiner) answerStatus(e *entry) (status, problem string) {
 	}
 	switch e.ans {
 	case ansTooLarge:
-		return reports.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
+		return verdict.JoinErrored, fmt.Sprintf("the HTTP answer is over the %d MiB limit for one answer (fileio.MaxAnswerBytes); not extracted", fileio.MaxAnswerBytes>>20)
 	case ansBad:
-		return reports.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
+		return verdict.JoinMissingHTTP, "the HTTP answer does not extract with the family's extractor"
 	case ansMeaningless:
-		return reports.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
+		return verdict.JoinMeaningless, "the HTTP answer is incomplete or meaningless"
 	case ansWrongModel:
-		return note(reports.JoinInconsistent, "the HTTP answer names another model than the served --model-name")
+		return note(verdict.JoinInconsistent, "the HTTP answer names another model than the served --model-name")
 	}
-	return note(reports.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens")
+	return note(verdict.JoinInconsistent, "the server's record and the HTTP answer count different completion tokens")
 }
 
 // echoStatus is the status of a request whose answer does not prove its
 // identity: no X-Request-ID echo (or no trace at all), or another id.
 func (j *joiner) echoStatus(e *entry) (status, problem string) {
-	status, problem = reports.JoinEchoMissing, "nothing in AIPerf's HTTP trace shows the server answered this request's X-Request-ID"
+	status, problem = verdict.JoinEchoMissing, "nothing in AIPerf's HTTP trace shows the server answered this request's X-Request-ID"
 	if e.echo == echoDiffers {
-		status, problem = reports.JoinEchoMismatched, "the server's answer echoes another X-Request-ID than the one sent"
+		status, problem = verdict.JoinEchoMismatched, "the server's answer echoes another X-Request-ID than the one sent"
 	}
 	if n, ok := j.echoNotes[e.key]; ok {
 		problem = n
@@ -928,31 +933,31 @@ func phaseString(p uint8) string {
 
 func bump(c *Counts, status string) {
 	switch status {
-	case reports.JoinMatched:
+	case verdict.JoinMatched:
 		c.Matched++
-	case reports.JoinMismatched:
+	case verdict.JoinMismatched:
 		c.Mismatched++
-	case reports.JoinErrored:
+	case verdict.JoinErrored:
 		c.Errored++
-	case reports.JoinMissingNative:
+	case verdict.JoinMissingNative:
 		c.MissingNative++
-	case reports.JoinMissingHTTP:
+	case verdict.JoinMissingHTTP:
 		c.MissingHTTP++
-	case reports.JoinMissingServerRecord:
+	case verdict.JoinMissingServerRecord:
 		c.MissingServerRecord++
-	case reports.JoinDuplicate:
+	case verdict.JoinDuplicate:
 		c.Duplicates++
-	case reports.JoinMeaningless:
+	case verdict.JoinMeaningless:
 		c.Meaningless++
-	case reports.JoinUnknownConversation:
+	case verdict.JoinUnknownConversation:
 		c.UnknownConversation++
-	case reports.JoinInconsistent:
+	case verdict.JoinInconsistent:
 		c.Inconsistent++
-	case reports.JoinEchoMissing:
+	case verdict.JoinEchoMissing:
 		c.EchoMissing++
-	case reports.JoinEchoMismatched:
+	case verdict.JoinEchoMismatched:
 		c.EchoMismatched++
-	case reports.JoinServerBusy:
+	case verdict.JoinServerBusy:
 		c.ServerBusy++
 	}
 }
@@ -1002,7 +1007,7 @@ func (j *joiner) finish() error {
 				return fmt.Errorf("write %s: %w", FileJoined, err)
 			}
 		}
-		if status == reports.JoinMatched && e.phase == phaseMeasured {
+		if status == verdict.JoinMatched && e.phase == phaseMeasured {
 			j.measured(&t, e, sizes)
 		}
 	}
@@ -1024,7 +1029,7 @@ func (j *joiner) finish() error {
 // itself: the counts of each phase and the Task agreement.
 type tally struct {
 	counts [3]Counts
-	agree  *reports.TaskAgreement
+	agree  *verdict.TaskAgreement
 }
 
 // unclaimed counts a server record or native answer of an id the client
@@ -1047,7 +1052,7 @@ func (j *joiner) checkTaskDomain(e *entry) {
 		e.taskMS = math.NaN()
 		e.flags &^= fNatTask
 	}
-	if j.opts.TaskTime == families.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
+	if j.opts.TaskTime == verdict.TaskTimeServer && !math.IsNaN(e.taskMS) && !math.IsNaN(e.httpMS) && e.taskMS > e.httpMS+wallSlack(e.httpMS) {
 		e.flags |= fTaskDomain
 		j.note(e.key, fmt.Sprintf("%s: the Task time %g ms is longer than the %g ms the client measured for this request (request_latency): not a possible Task time",
 			FileServerRecords, e.taskMS, e.httpMS))
@@ -1064,11 +1069,11 @@ func (j *joiner) account(t *tally, e *entry, status, problem string) {
 	if e.echo == echoMatch {
 		c.EchoProven++
 	}
-	if status == reports.JoinMatched {
+	if status == verdict.JoinMatched {
 		return
 	}
-	first := reports.RequestExample{Phase: phaseString(e.phase), Status: status}
-	if !slices.ContainsFunc(j.res.Examples, func(x reports.RequestExample) bool { return x.Phase == first.Phase && x.Status == status }) {
+	first := verdict.RequestExample{Phase: phaseString(e.phase), Status: status}
+	if !slices.ContainsFunc(j.res.Examples, func(x verdict.RequestExample) bool { return x.Phase == first.Phase && x.Status == status }) {
 		first.RequestID, first.Problem = j.requestID(e.key), problem
 		j.res.Examples = append(j.res.Examples, first)
 	}
@@ -1126,7 +1131,7 @@ func (j *joiner) measuredSplit(e *entry) {
 // the native replay's, and keeps the first that disagrees.
 func (j *joiner) compareTask(t *tally, e *entry) {
 	if t.agree == nil {
-		t.agree = &reports.TaskAgreement{Other: families.TaskTimeNative, Tolerance: j.opts.Agreement}
+		t.agree = &verdict.TaskAgreement{Other: verdict.TaskTimeNative, Tolerance: j.opts.Agreement}
 	}
 	t.agree.Compared++
 	if e.flags&fTaskDisagree == 0 {
@@ -1172,22 +1177,22 @@ func imageSizes(out []ImageSize, sizes map[[2]int32]int) []ImageSize {
 // source: the call (model_call_ms) or the reference server's task_ms.
 func (j *joiner) taskScope() {
 	switch {
-	case j.opts.TaskTime != families.TaskTimeServer:
+	case j.opts.TaskTime != verdict.TaskTimeServer:
 	case j.srvKind == kindCallMS:
 		j.res.TaskScope = ScopeTaskCall
 	case j.srvKind == kindTaskMS && j.res.TaskScope == "":
-		j.res.TaskScope = reports.TaskScopeServer
+		j.res.TaskScope = verdict.TaskScopeServer
 	}
 }
 
 // finalNotes adds the row's notes on what its evidence holds: a family
 // without server records, and a Task agreement that failed.
-func (j *joiner) finalNotes(agree *reports.TaskAgreement) {
+func (j *joiner) finalNotes(agree *verdict.TaskAgreement) {
 	res := j.res
 	if j.opts.NoServerRecords {
 		route := "its route"
-		if j.opts.Family != nil && j.opts.Family.Route != "" {
-			route = j.opts.Family.Route
+		if j.opts.Route != "" {
+			route = j.opts.Route
 		}
 		res.Notes = append(res.Notes, fmt.Sprintf("no server records for %s in this server version (the family declares server_records: none): "+
 			"every request is accounted for by the client <-> native join alone, by its X-Request-ID; the server's own record of each id "+
@@ -1199,7 +1204,7 @@ func (j *joiner) finalNotes(agree *reports.TaskAgreement) {
 	}
 }
 
-// joinedLine appends one joined.jsonl line (reports.JoinedLine's fields).
+// joinedLine appends one joined.jsonl line (verdict.JoinedLine's fields).
 func (j *joiner) joinedLine(b []byte, e *entry, status, problem string) []byte {
 	b = append(b, `{"request_id":`...)
 	b = appendQuoted(b, j.requestID(e.key))
@@ -1321,7 +1326,7 @@ func readServerID(line []byte) (string, error) {
 // Apply writes the join's result into a row: counts per phase and in
 // total, unclaimed ids, the latency of the one stated set, output tokens
 // or boxes, image sizes. It is the only way a join reaches a row.
-func (res *Result) Apply(r *reports.Result) {
+func (res *Result) Apply(r *verdict.Result) {
 	r.RequestsByPhase = maps.Clone(res.ByPhase)
 	var total Counts
 	for _, c := range res.ByPhase {
@@ -1332,7 +1337,7 @@ func (res *Result) Apply(r *reports.Result) {
 	r.Examples = res.Examples
 	r.HTTPErrors = res.HTTPErrors
 	r.ImageSizes = res.ImageSizes
-	r.LatencyMS = reports.Latency{Set: reports.LatencySetMeasuredMatched,
+	r.LatencyMS = verdict.Latency{Set: verdict.LatencySetMeasuredMatched,
 		HTTP:       percentiles(res.MeasuredHTTP, res.MeasuredMatched, res.HTTPMissing, aiperf.LatencyPercentilesMs),
 		Task:       percentiles(res.MeasuredTask, res.MeasuredMatched, res.TaskMissing, aiperf.Percentiles),
 		TaskSource: res.TaskSource, TaskScope: res.TaskScope, TaskAgreement: res.Agreement,
@@ -1350,17 +1355,17 @@ func (res *Result) Apply(r *reports.Result) {
 
 // httpSplit summarises the split over the set: every part withheld when a
 // request of the set has none (or a value of either latency is missing).
-func (res *Result) httpSplit() *reports.HTTPSplit {
+func (res *Result) httpSplit() *verdict.HTTPSplit {
 	s := res.Split
-	out := &reports.HTTPSplit{Count: len(s.Sending), MissingExample: res.SplitMissing}
+	out := &verdict.HTTPSplit{Count: len(s.Sending), MissingExample: res.SplitMissing}
 	n := res.MeasuredMatched
 	if n == 0 || len(s.Sending) < n || len(res.MeasuredHTTP) < n || len(res.MeasuredTask) < n || len(s.OutsideTask) < n {
 		return out
 	}
 	out.HTTPMean, out.TaskMean = mean(res.MeasuredHTTP), mean(res.MeasuredTask)
-	part := func(v []float64) reports.SplitPart {
+	part := func(v []float64) verdict.SplitPart {
 		ps := aiperf.Percentiles(v, 50, 95)
-		return reports.SplitPart{Mean: mean(v), P50: &ps[0], P95: &ps[1]}
+		return verdict.SplitPart{Mean: mean(v), P50: &ps[0], P95: &ps[1]}
 	}
 	out.Client, out.Sending, out.Waiting, out.Receiving = part(s.Client), part(s.Sending), part(s.Waiting), part(s.Receiving)
 	out.OutsideTask = part(s.OutsideTask)
@@ -1379,8 +1384,8 @@ func mean(v []float64) *float64 {
 // percentiles summarises a series of the set of n requests; a series with
 // gaps (fewer values than requests) is not summarised at all, so no figure
 // stands for a different set than the row states.
-func percentiles(vals []float64, n int, missing string, fn func([]float64, ...int) []float64) reports.Percentiles {
-	p := reports.Percentiles{Count: len(vals)}
+func percentiles(vals []float64, n int, missing string, fn func([]float64, ...int) []float64) verdict.Percentiles {
+	p := verdict.Percentiles{Count: len(vals)}
 	if len(vals) < n {
 		p.MissingExample = missing
 		return p

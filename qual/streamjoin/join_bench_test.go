@@ -11,6 +11,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -69,7 +70,7 @@ func benchOptions(b *testing.B) Options {
 	}
 	fam := cfg.Families["ref-detect"]
 	reg := families.DefaultRegistry()
-	return Options{Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator]}
+	return Options{Semantics: &fam.Semantics, Route: fam.Route, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator]}
 }
 
 // BenchmarkStreamJoin is the whole parse-and-join of a checkpoint.
@@ -191,7 +192,7 @@ func BenchmarkRawLineAnswer(b *testing.B) {
 			name = "memo"
 		}
 		b.Run(name, func(b *testing.B) {
-			w := newWorker(newHasher(), opts.Extractor, opts.Family, m, opts.ServedModel)
+			w := newWorker(newHasher(), opts.Extractor, opts.Semantics, m, opts.ServedModel)
 			b.SetBytes(int64(len(line)))
 			var out rawLine
 			for b.Loop() {
@@ -225,7 +226,7 @@ func (nopExtractor) FromHTTP([]byte) (families.Answer, error) { return families.
 func (nopExtractor) FromNative(json.RawMessage) (families.Answer, error) {
 	return families.Answer{}, nil
 }
-func (nopExtractor) NotMeaningful(families.Answer, *families.Family) string { return "" }
+func (nopExtractor) NotMeaningful(families.Answer, *verdict.Semantics) string { return "" }
 
 // BenchmarkStringEnd ends every string of the synthetic raw export (keys,
 // ids, AIPerf's escaped response text, the base64 payload) the way the

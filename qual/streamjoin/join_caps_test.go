@@ -16,8 +16,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -46,7 +46,7 @@ func TestJoinAnswerTooLarge(t *testing.T) {
 	opts.Joined = &joined
 	r, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), opts)
 	require.NoError(t, err)
-	total := r.ByPhase[reports.PhaseWarmup].Errored + r.ByPhase[reports.PhaseMeasured].Errored
+	total := r.ByPhase[verdict.PhaseWarmup].Errored + r.ByPhase[verdict.PhaseMeasured].Errored
 	assert.Equal(t, 1, total)
 	var line string
 	for _, l := range strings.Split(joined.String(), "\n") {

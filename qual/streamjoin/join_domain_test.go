@@ -8,14 +8,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
 // example is the row's first example of a phase and status.
-func example(row *reports.Result, phase, status string) *reports.RequestExample {
+func example(row *verdict.Result, phase, status string) *verdict.RequestExample {
 	for i := range row.Examples {
 		if row.Examples[i].Phase == phase && row.Examples[i].Status == status {
 			return &row.Examples[i]
@@ -52,63 +51,63 @@ func TestTaskTimesHaveADomain(t *testing.T) {
 		edit func(c checkpoint, victim string)
 		want string
 	}{
-		"server: longer than the client's request": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: longer than the client's request": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 3.6e6)
 			setByID(c, synth.FileServer, v, "handler_ms", 3.7e6)
 		}, "server_records.jsonl: the Task time 3.6e+06 ms is longer than the"},
 		// Issue 32 item 6: a Task time is above zero and inside the
 		// timings of its own record that enclose the call.
-		"server: zero": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: zero": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 0)
 		}, "server_records.jsonl: task_ms 0 is not a time (zero, negative or not finite)"},
-		"server: model_call_ms zero": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms zero": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", 0)
 		}, "server_records.jsonl: model_call_ms 0 is not a time"},
-		"server: longer than its record's handler_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: longer than its record's handler_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "handler_ms", 0.2)
 		}, "is longer than the same record's handler_ms 0.2, which encloses the Task call"},
-		"server: model_call_ms longer than its record's handler_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms longer than its record's handler_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", 9)
 			setByID(c, synth.FileServer, v, "handler_ms", 5)
 			setByID(c, synth.FileServer, v, "worker_roundtrip_ms", nil)
 		}, "server_records.jsonl: model_call_ms 9 is longer than the same record's handler_ms 5"},
-		"server: model_call_ms longer than its record's worker_roundtrip_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms longer than its record's worker_roundtrip_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", 2)
 			setByID(c, synth.FileServer, v, "handler_ms", 10)
 			setByID(c, synth.FileServer, v, "worker_roundtrip_ms", 1.5)
 		}, "server_records.jsonl: model_call_ms 2 is longer than the same record's worker_roundtrip_ms 1.5"},
-		"native: zero": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: zero": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", 0)
 		}, "native_answers.jsonl: task_ms 0 is not a time"},
-		"server: 1e300": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: 1e300": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", 1e300)
 		}, "is longer than the"},
-		"server: negative": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: negative": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			setByID(c, synth.FileServer, v, "task_ms", -5)
 		}, "server_records.jsonl: task_ms -5 is not a time"},
-		"server: model_call_ms of another scope": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms of another scope": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "timing_scope", "server_handler_wall")
 		}, `the record's model_call_ms has timing_scope "server_handler_wall", not public_task_call_wall`},
-		"server: model_call_ms without a scope": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: model_call_ms without a scope": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "timing_scope", nil)
 		}, "has no timing_scope"},
-		"server: negative model_call_ms": {families.TaskTimeServer, func(c checkpoint, v string) {
+		"server: negative model_call_ms": {verdict.TaskTimeServer, func(c checkpoint, v string) {
 			publicRecords(c)
 			setByID(c, synth.FileServer, v, "model_call_ms", -0.5)
 		}, "server_records.jsonl: model_call_ms -0.5 is not a time"},
-		"native: longer than the call the runner timed": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: longer than the call the runner timed": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", 3.6e6)
 			setByID(c, synth.FileNative, v, "wall_ms", 2.5)
 		}, "native_answers.jsonl: task_ms 3.6e+06 is longer than the 2.5 ms the native runner measured for the call (wall_ms)"},
-		"native: negative": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: negative": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", -5)
 		}, "native_answers.jsonl: task_ms -5 is not a time"},
-		"native: longer than the whole native stage": {families.TaskTimeNative, func(c checkpoint, v string) {
+		"native: longer than the whole native stage": {verdict.TaskTimeNative, func(c checkpoint, v string) {
 			setByID(c, synth.FileNative, v, "task_ms", 1e300)
 		}, "is longer than the whole native stage (60000 ms, measured by the harness)"},
 	} {
@@ -119,12 +118,12 @@ func TestTaskTimesHaveADomain(t *testing.T) {
 			opts := options(t, synth.FamilyVLM, 5, 50)
 			opts.TaskTime, opts.NativeWallMS = tt.src, 60000
 			res, row, _ := judged(t, c, opts)
-			m := row.RequestsByPhase[reports.PhaseMeasured]
+			m := row.RequestsByPhase[verdict.PhaseMeasured]
 			assert.Equal(t, 1, m.Inconsistent)
 			assert.Equal(t, 49, m.Matched)
 			assert.Len(t, res.MeasuredTask, 49, "the impossible value is no figure (the request is not matched)")
-			assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
-			ex := example(row, reports.PhaseMeasured, reports.JoinInconsistent)
+			assert.NotEqual(t, verdict.VerdictQualified, row.Verdict)
+			ex := example(row, verdict.PhaseMeasured, verdict.JoinInconsistent)
 			require.NotNil(t, ex)
 			assert.Equal(t, victim, ex.RequestID)
 			assert.Contains(t, ex.Problem, tt.want)
@@ -147,10 +146,10 @@ func TestPublicRecordsAreTheServedTaskTime(t *testing.T) {
 	}
 	setByID(c, synth.FileNative, ids[7], "task_ms", 1.9) // 1.4 ms apart: beyond 0.1 ms + 10%
 	opts := options(t, synth.FamilyVLM, 5, 50)
-	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
-	opts.Agreement = reports.Tolerance{AbsMS: 0.2, Rel: 0.1}
+	opts.TaskTime, opts.TaskScope = verdict.TaskTimeServer, ""
+	opts.Agreement = verdict.Tolerance{AbsMS: 0.2, Rel: 0.1}
 	res, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Equal(t, streamjoin.ScopeTaskCall, row.LatencyMS.TaskScope)
 	require.Len(t, res.MeasuredTask, 50)
 	for _, v := range res.MeasuredTask {
@@ -173,9 +172,9 @@ func TestUnrecordedRoute(t *testing.T) {
 	c := cleanCheckpoint(t, synth.FamilyDetect)
 	c.write(synth.FileServer, nil) // no records at all
 	opts := options(t, synth.FamilyDetect, 5, 50)
-	opts.TaskTime, opts.NoServerRecords = families.TaskTimeNative, true
+	opts.TaskTime, opts.NoServerRecords = verdict.TaskTimeNative, true
 	_, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Equal(t, 0, row.Requests.MissingServerRecord)
 	require.Len(t, row.Notes, 1)
 	assert.Contains(t, row.Notes[0], "no server records for /v1/infer in this server version")
@@ -184,7 +183,7 @@ func TestUnrecordedRoute(t *testing.T) {
 	// its server record.
 	opts.NoServerRecords = false
 	_, row, _ = judged(t, c, opts)
-	assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].MissingServerRecord)
+	assert.Equal(t, 50, row.RequestsByPhase[verdict.PhaseMeasured].MissingServerRecord)
 
 	// Declared, but a native answer dropped: the identity join is never
 	// weaker.
@@ -192,13 +191,13 @@ func TestUnrecordedRoute(t *testing.T) {
 	opts.NoServerRecords = true
 	_, row, _ = judged(t, c, opts)
 	assert.Equal(t, 1, row.Requests.MissingNative)
-	assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
+	assert.NotEqual(t, verdict.VerdictQualified, row.Verdict)
 
 	// And a records file that does not exist is no finding either.
 	c2 := cleanCheckpoint(t, synth.FamilyDetect)
 	require.NoError(t, removeFile(c2, synth.FileServer))
 	_, row, _ = judged(t, c2, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 }
 
 // Answers name the model that was served (issue 25 item 8): a chat answer
@@ -208,21 +207,21 @@ func TestAnswersNameTheServedModel(t *testing.T) {
 	opts := options(t, synth.FamilyVLM, 5, 50)
 	opts.ServedModel = "ref-vlm-small"
 	_, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 
 	opts.ServedModel = "qwen3-vl-2b"
 	_, row, _ = judged(t, c, opts)
-	assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].Inconsistent, "every answer names another model")
-	ex := example(row, reports.PhaseMeasured, reports.JoinInconsistent)
+	assert.Equal(t, 50, row.RequestsByPhase[verdict.PhaseMeasured].Inconsistent, "every answer names another model")
+	ex := example(row, verdict.PhaseMeasured, verdict.JoinInconsistent)
 	require.NotNil(t, ex)
 	assert.Contains(t, ex.Problem, `the HTTP answer names model "ref-vlm-small", not the served --model-name "qwen3-vl-2b"`)
-	assert.Equal(t, reports.VerdictFailed, row.Verdict)
+	assert.Equal(t, verdict.VerdictFailed, row.Verdict)
 
 	opts.ServedModel = "ref-vlm-small"
 	victim := measuredIDs(c)[4]
 	editHTTPBody(c, victim, func(b map[string]any) { delete(b, "model") })
 	_, row, _ = judged(t, c, opts)
-	assert.Equal(t, 1, row.RequestsByPhase[reports.PhaseMeasured].Inconsistent, "an answer naming no model names another")
+	assert.Equal(t, 1, row.RequestsByPhase[verdict.PhaseMeasured].Inconsistent, "an answer naming no model names another")
 }
 
 // A native error line's cause reaches the row (issue 25 item 17).
@@ -232,12 +231,12 @@ func TestNativeErrorNamesItsCause(t *testing.T) {
 	setByID(c, synth.FileNative, victim, "answer", nil)
 	setByID(c, synth.FileNative, victim, "error", `timing: the worker's reply has timing_scope "server_handler_wall", not public_task_call_wall`)
 	_, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
-	ex := example(row, reports.PhaseMeasured, reports.JoinMissingNative)
+	ex := example(row, verdict.PhaseMeasured, verdict.JoinMissingNative)
 	require.NotNil(t, ex)
 	assert.Equal(t, victim, ex.RequestID)
 	assert.Contains(t, ex.Problem, `the native runner answered with an error: timing: the worker's reply has timing_scope "server_handler_wall"`)
 	for _, r := range row.Reasons {
-		if r.Code == reports.CodeMissingNative {
+		if r.Code == verdict.CodeMissingNative {
 			assert.Contains(t, r.Message, "server_handler_wall")
 		}
 	}
@@ -263,8 +262,8 @@ func TestAbsentEnclosingTimingsBoundNothing(t *testing.T) {
 		return ls
 	})
 	opts := options(t, synth.FamilyVLM, 5, 50)
-	opts.TaskTime, opts.TaskScope = families.TaskTimeServer, ""
+	opts.TaskTime, opts.TaskScope = verdict.TaskTimeServer, ""
 	res, row, _ := judged(t, c, opts)
-	assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+	assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	assert.Len(t, res.MeasuredTask, 50)
 }

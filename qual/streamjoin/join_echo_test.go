@@ -12,6 +12,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -19,31 +20,31 @@ func trace(l map[string]any) map[string]any { return l["trace_data"].(map[string
 
 // joinRow joins a checkpoint and judges the row it gives, as the join
 // stage does; it returns the result, the row and joined.jsonl by id.
-func joinRow(t *testing.T, c checkpoint) (*streamjoin.Result, reports.Result, map[string]reports.JoinedLine) {
+func joinRow(t *testing.T, c checkpoint) (*streamjoin.Result, verdict.Result, map[string]verdict.JoinedLine) {
 	t.Helper()
 	opts := options(t, synth.FamilyDetect, 5, 50)
 	var joined bytes.Buffer
 	opts.Joined = &joined
 	r, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), opts)
 	require.NoError(t, err)
-	lines, err := reports.DecodeJoined(&joined)
+	lines, err := verdict.DecodeJoined(&joined)
 	require.NoError(t, err)
-	byID := map[string]reports.JoinedLine{}
+	byID := map[string]verdict.JoinedLine{}
 	for _, l := range lines {
 		byID[l.RequestID] = l
 	}
-	row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-		Answers: reports.AnswerSemantics{EndpointType: "image_retrieval"},
-		Stages:  []reports.Stage{{Name: "join", Status: "ok"}}}
+	row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+		Answers: verdict.Semantics{EndpointType: "image_retrieval"},
+		Stages:  []verdict.Stage{{Name: "join", Status: "ok"}}}
 	r.Apply(&row)
-	reports.Judge(&row)
+	verdict.Judge(&row)
 	return r, row, byID
 }
 
-func joinReasons(row reports.Result) map[string]reports.Code {
-	out := map[string]reports.Code{}
+func joinReasons(row verdict.Result) map[string]verdict.Code {
+	out := map[string]verdict.Code{}
 	for _, r := range row.Reasons {
-		if r.Stage == reports.StageJoin {
+		if r.Stage == verdict.StageJoin {
 			out[string(r.Code)+"/"+r.Phase] = r.Code
 		}
 	}
@@ -84,7 +85,7 @@ func TestEchoProvesIdentity(t *testing.T) {
 	})
 	r, row, joined := joinRow(t, c)
 
-	w, m := r.ByPhase[reports.PhaseWarmup], r.ByPhase[reports.PhaseMeasured]
+	w, m := r.ByPhase[verdict.PhaseWarmup], r.ByPhase[verdict.PhaseMeasured]
 	assert.Equal(t, 1, w.EchoMissing, "warmup: %+v", w)
 	assert.Equal(t, 4, w.Matched)
 	assert.Equal(t, 4, w.EchoProven)
@@ -94,28 +95,28 @@ func TestEchoProvesIdentity(t *testing.T) {
 	assert.Equal(t, 47, m.EchoProven)
 
 	for what, status := range map[string]string{
-		"warmup no echo": reports.JoinEchoMissing, "measured no trace": reports.JoinEchoMissing,
-		"measured other id": reports.JoinEchoMismatched, "measured sent another id": reports.JoinEchoMismatched,
-		"measured lower case": reports.JoinMatched,
+		"warmup no echo": verdict.JoinEchoMissing, "measured no trace": verdict.JoinEchoMissing,
+		"measured other id": verdict.JoinEchoMismatched, "measured sent another id": verdict.JoinEchoMismatched,
+		"measured lower case": verdict.JoinMatched,
 	} {
 		l := joined[ids[what]]
 		assert.Equal(t, status, l.Status, what)
-		if status != reports.JoinMatched {
+		if status != verdict.JoinMatched {
 			assert.NotEmpty(t, l.Problem, what)
 		}
 	}
-	assert.Equal(t, reports.EchoNoTrace, joined[ids["measured no trace"]].Echo)
+	assert.Equal(t, verdict.EchoNoTrace, joined[ids["measured no trace"]].Echo)
 	assert.Contains(t, joined[ids["measured other id"]].Problem, `"req-0123456789abcdef"`)
 	assert.Contains(t, joined[ids["measured no trace"]].Problem, "--export-http-trace")
-	assert.Equal(t, reports.EchoMatch, joined[ids["measured lower case"]].Echo)
+	assert.Equal(t, verdict.EchoMatch, joined[ids["measured lower case"]].Echo)
 
-	assert.Equal(t, reports.VerdictFailed, row.Verdict)
+	assert.Equal(t, verdict.VerdictFailed, row.Verdict)
 	codes := joinReasons(row)
 	assert.Contains(t, codes, "echo_missing/warmup")
 	assert.Contains(t, codes, "echo_missing/measured")
 	assert.Contains(t, codes, "echo_mismatched/measured")
 	for _, rs := range row.Reasons {
-		if rs.Code == reports.CodeEchoMismatched {
+		if rs.Code == verdict.CodeEchoMismatched {
 			assert.Contains(t, rs.Message, "first:", "the reason names its first request")
 		}
 	}
@@ -163,7 +164,7 @@ func TestHTTPSplitMissingWithholdsIt(t *testing.T) {
 	})
 	_, row, joined := joinRow(t, c)
 	assert.Nil(t, joined[id].SendingMS)
-	assert.Equal(t, reports.JoinMatched, joined[id].Status, "the split explains; it does not decide the match")
+	assert.Equal(t, verdict.JoinMatched, joined[id].Status, "the split explains; it does not decide the match")
 	s := row.LatencyMS.HTTPSplit
 	require.NotNil(t, s)
 	assert.Equal(t, 49, s.Count)

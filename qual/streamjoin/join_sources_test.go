@@ -10,9 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -51,25 +50,25 @@ func setByID(c checkpoint, file, id, key string, v any) {
 
 // judged joins a checkpoint and judges the row it gives, otherwise
 // qualifying (workload, pins, correctness, AIPerf version).
-func judged(t *testing.T, c checkpoint, opts streamjoin.Options) (*streamjoin.Result, *reports.Result, string) {
+func judged(t *testing.T, c checkpoint, opts streamjoin.Options) (*streamjoin.Result, *verdict.Result, string) {
 	t.Helper()
 	var mism bytes.Buffer
 	opts.Mismatches = &mism
 	res, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), opts)
 	require.NoError(t, err)
-	row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-		Answers:     reports.AnswerSemantics{EndpointType: opts.Family.EndpointType},
-		Correctness: &reports.Correctness{Ran: true, Passed: true, Gates: []reports.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
-		Provenance: reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
-			BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: "x"}}},
-		Stages: []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
+	row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+		Answers:     verdict.Semantics{EndpointType: opts.Semantics.EndpointType},
+		Correctness: &verdict.Correctness{Ran: true, Passed: true, Gates: []verdict.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
+		Provenance: verdict.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
+			BundleChecks: []verdict.BundleCheck{{After: verdict.BundleAfterCorrectness, SHA256: "x"}}},
+		Stages: []verdict.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
 	res.Apply(&row)
-	reports.Judge(&row)
+	verdict.Judge(&row)
 	return res, &row, mism.String()
 }
 
-func reasonCodes(r *reports.Result) []reports.Code {
-	var out []reports.Code
+func reasonCodes(r *verdict.Result) []verdict.Code {
+	var out []verdict.Code
 	for _, x := range r.Reasons {
 		out = append(out, x.Code)
 	}
@@ -79,7 +78,7 @@ func reasonCodes(r *reports.Result) []reports.Code {
 // TestTaskTimeComesFromTheDeclaredSource: the Task series is read from the
 // source the family declares, and only from it; the row says which.
 func TestTaskTimeComesFromTheDeclaredSource(t *testing.T) {
-	for _, src := range []string{families.TaskTimeServer, families.TaskTimeNative} {
+	for _, src := range []string{verdict.TaskTimeServer, verdict.TaskTimeNative} {
 		t.Run(src, func(t *testing.T) {
 			c := cleanCheckpoint(t, synth.FamilyVLM)
 			ids := measuredIDs(c)
@@ -95,13 +94,13 @@ func TestTaskTimeComesFromTheDeclaredSource(t *testing.T) {
 			res, row, _ := judged(t, c, opts)
 			require.Len(t, res.MeasuredTask, 50)
 			base := 0.5
-			if src == families.TaskTimeNative {
+			if src == verdict.TaskTimeNative {
 				base = 1
 			}
 			for _, v := range res.MeasuredTask {
 				assert.True(t, v >= base && v < base+0.05, "Task value %v is not from the %s source", v, src)
 			}
-			assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+			assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 			assert.Equal(t, src, row.LatencyMS.TaskSource)
 			assert.Equal(t, "the-scope", row.LatencyMS.TaskScope)
 			require.NotNil(t, row.LatencyMS.Task.P50)
@@ -120,10 +119,10 @@ func TestTaskTimeMissingFailsClosed(t *testing.T) {
 		name, src, file string
 		value           any // nil: the key is removed
 	}{
-		{"native: task_ms null", families.TaskTimeNative, synth.FileNative, json.RawMessage("null")},
-		{"native: task_ms absent", families.TaskTimeNative, synth.FileNative, nil},
-		{"server: task_ms null", families.TaskTimeServer, synth.FileServer, json.RawMessage("null")},
-		{"server: task_ms absent", families.TaskTimeServer, synth.FileServer, nil},
+		{"native: task_ms null", verdict.TaskTimeNative, synth.FileNative, json.RawMessage("null")},
+		{"native: task_ms absent", verdict.TaskTimeNative, synth.FileNative, nil},
+		{"server: task_ms null", verdict.TaskTimeServer, synth.FileServer, json.RawMessage("null")},
+		{"server: task_ms absent", verdict.TaskTimeServer, synth.FileServer, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -133,7 +132,7 @@ func TestTaskTimeMissingFailsClosed(t *testing.T) {
 			opts := options(t, synth.FamilyVLM, 5, 50)
 			opts.TaskTime = tc.src
 			res, row, _ := judged(t, c, opts)
-			assert.Equal(t, 50, row.RequestsByPhase[reports.PhaseMeasured].Matched, "the request itself still matched")
+			assert.Equal(t, 50, row.RequestsByPhase[verdict.PhaseMeasured].Matched, "the request itself still matched")
 			assert.Len(t, res.MeasuredTask, 49)
 			assert.Equal(t, 50, row.LatencyMS.HTTP.Count)
 			assert.NotNil(t, row.LatencyMS.HTTP.P50)
@@ -141,10 +140,10 @@ func TestTaskTimeMissingFailsClosed(t *testing.T) {
 			assert.Nil(t, row.LatencyMS.Task.P50, "no Task figure over another set than HTTP's")
 			assert.Nil(t, row.LatencyMS.Task.P95)
 			assert.Equal(t, victim, row.LatencyMS.Task.MissingExample)
-			assert.Equal(t, reports.VerdictFailed, row.Verdict)
-			require.Contains(t, reasonCodes(row), reports.CodeLatencyIncomplete)
+			assert.Equal(t, verdict.VerdictFailed, row.Verdict)
+			require.Contains(t, reasonCodes(row), verdict.CodeLatencyIncomplete)
 			for _, r := range row.Reasons {
-				if r.Code == reports.CodeLatencyIncomplete {
+				if r.Code == verdict.CodeLatencyIncomplete {
 					assert.Contains(t, r.Message, tc.src+" task_ms")
 					assert.Contains(t, r.Message, "49 of the 50")
 					assert.Contains(t, r.Message, victim)
@@ -157,10 +156,10 @@ func TestTaskTimeMissingFailsClosed(t *testing.T) {
 		victim := measuredIDs(c)[3]
 		setByID(c, synth.FileNative, victim, "task_ms", nil)
 		opts := options(t, synth.FamilyVLM, 5, 50)
-		opts.TaskTime = families.TaskTimeNative
+		opts.TaskTime = verdict.TaskTimeNative
 		res, row, _ := judged(t, c, opts)
 		assert.Len(t, res.MeasuredTask, 49, "the server's record has a task_ms for it, and must not be used")
-		assert.NotEqual(t, reports.VerdictQualified, row.Verdict)
+		assert.NotEqual(t, verdict.VerdictQualified, row.Verdict)
 	})
 	t.Run("an unknown source is refused", func(t *testing.T) {
 		c := cleanCheckpoint(t, synth.FamilyVLM)
@@ -223,14 +222,14 @@ func TestOutputTokensComeFromTheHTTPAnswer(t *testing.T) {
 		assert.Equal(t, 150, res.OutputTokens)
 		require.NotNil(t, row.OutputTokens)
 		assert.Equal(t, 150, *row.OutputTokens)
-		assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+		assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	})
 	t.Run("native counts equal to HTTP's: matched", func(t *testing.T) {
 		c := cleanCheckpoint(t, synth.FamilyVLM)
 		nativeObjects(c, 1)
 		res, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
 		assert.Equal(t, 50, res.OutputTokens)
-		assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+		assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	})
 	t.Run("a native count differs, same text: mismatched, with the diff", func(t *testing.T) {
 		c := cleanCheckpoint(t, synth.FamilyVLM)
@@ -238,25 +237,25 @@ func TestOutputTokensComeFromTheHTTPAnswer(t *testing.T) {
 		victim := measuredIDs(c)[8]
 		setByID(c, synth.FileNative, victim, "answer", map[string]any{"text": c.nativeText(victim), "completion_tokens": 2})
 		res, row, mism := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
-		m := row.RequestsByPhase[reports.PhaseMeasured]
+		m := row.RequestsByPhase[verdict.PhaseMeasured]
 		assert.Equal(t, 1, m.Mismatched)
 		assert.Equal(t, 49, res.OutputTokens, "over the 49 matched")
 		assert.Contains(t, mism, victim)
 		assert.Contains(t, mism, "same text, but 1 completion tokens over http and 2 native")
-		assert.Equal(t, reports.VerdictFailed, row.Verdict)
+		assert.Equal(t, verdict.VerdictFailed, row.Verdict)
 	})
 	t.Run("the server's record counts otherwise: inconsistent", func(t *testing.T) {
 		c := cleanCheckpoint(t, synth.FamilyVLM)
 		victim := measuredIDs(c)[21]
 		setByID(c, synth.FileServer, victim, "completion_tokens", 5)
 		_, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
-		m := row.RequestsByPhase[reports.PhaseMeasured]
+		m := row.RequestsByPhase[verdict.PhaseMeasured]
 		assert.Equal(t, 1, m.Inconsistent)
 		assert.Equal(t, 49, m.Matched)
-		require.Contains(t, reasonCodes(row), reports.CodeInconsistent)
-		var ex *reports.RequestExample
+		require.Contains(t, reasonCodes(row), verdict.CodeInconsistent)
+		var ex *verdict.RequestExample
 		for i := range row.Examples {
-			if row.Examples[i].Status == reports.JoinInconsistent {
+			if row.Examples[i].Status == verdict.JoinInconsistent {
 				ex = &row.Examples[i]
 			}
 		}
@@ -270,7 +269,7 @@ func TestOutputTokensComeFromTheHTTPAnswer(t *testing.T) {
 			setByID(c, synth.FileServer, id, "completion_tokens", json.RawMessage("null"))
 		}
 		_, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
-		assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+		assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 	})
 	t.Run("a server record's count that is not a count is malformed", func(t *testing.T) {
 		c := cleanCheckpoint(t, synth.FamilyVLM)
@@ -283,12 +282,12 @@ func TestOutputTokensComeFromTheHTTPAnswer(t *testing.T) {
 		victim := measuredIDs(c)[30]
 		editHTTPBody(c, victim, func(b map[string]any) { delete(b, "usage") })
 		res, row, _ := judged(t, c, options(t, synth.FamilyVLM, 5, 50))
-		m := row.RequestsByPhase[reports.PhaseMeasured]
+		m := row.RequestsByPhase[verdict.PhaseMeasured]
 		assert.Equal(t, 1, m.Meaningless)
 		assert.Equal(t, 49, res.OutputTokens)
-		assert.Equal(t, reports.VerdictFailed, row.Verdict)
+		assert.Equal(t, verdict.VerdictFailed, row.Verdict)
 		for _, ex := range row.Examples {
-			if ex.Status == reports.JoinMeaningless {
+			if ex.Status == verdict.JoinMeaningless {
 				assert.Equal(t, victim, ex.RequestID)
 			}
 		}

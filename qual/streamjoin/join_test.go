@@ -16,8 +16,8 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
 
@@ -34,8 +34,8 @@ func loadFamily(t testing.TB, name string) *families.Family {
 func options(t testing.TB, family string, warmup, measured int) streamjoin.Options {
 	fam := loadFamily(t, family)
 	reg := families.DefaultRegistry()
-	return streamjoin.Options{Family: fam, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
-		Expected: map[string]int{reports.PhaseWarmup: warmup, reports.PhaseMeasured: measured}}
+	return streamjoin.Options{Semantics: &fam.Semantics, Route: fam.Route, Extractor: reg.Extractors[fam.Extractor], Comparator: reg.Comparators[fam.Comparator],
+		Expected: map[string]int{verdict.PhaseWarmup: warmup, verdict.PhaseMeasured: measured}}
 }
 
 func countLines(t testing.TB, data []byte) int {
@@ -80,7 +80,7 @@ func TestJoinFindsWhatTheGeneratorPlanted(t *testing.T) {
 					}
 					assert.Equal(t, exp.Orphans, got.Unclaimed.ServerRecords)
 					assert.Zero(t, got.Unclaimed.NativeAnswers+got.Unclaimed.RawRecords)
-					mismatched := got.ByPhase[reports.PhaseWarmup].Mismatched + got.ByPhase[reports.PhaseMeasured].Mismatched
+					mismatched := got.ByPhase[verdict.PhaseWarmup].Mismatched + got.ByPhase[verdict.PhaseMeasured].Mismatched
 					assert.GreaterOrEqual(t, countLines(t, mism.Bytes()), mismatched)
 					assert.Equal(t, got.Stats.ClientRecords-dupCopies(exp), countLines(t, joined.Bytes()))
 					for path, d := range got.Digests {
@@ -101,7 +101,7 @@ func TestJoinFindsWhatTheGeneratorPlanted(t *testing.T) {
 					assert.Equal(t, first.Unclaimed, got.Unclaimed)
 				}
 			}
-			m := first.ByPhase[reports.PhaseMeasured]
+			m := first.ByPhase[verdict.PhaseMeasured]
 			assert.Len(t, first.MeasuredHTTP, m.Matched)
 			assert.Len(t, first.MeasuredTask, m.Matched)
 		})
@@ -198,8 +198,8 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 		check  func(t *testing.T, r *streamjoin.Result, mism string)
 	}{
 		{"clean", func(checkpoint) {}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 50, r.ByPhase[reports.PhaseMeasured].Matched)
-			assert.Equal(t, 5, r.ByPhase[reports.PhaseWarmup].Matched)
+			assert.Equal(t, 50, r.ByPhase[verdict.PhaseMeasured].Matched)
+			assert.Equal(t, 5, r.ByPhase[verdict.PhaseWarmup].Matched)
 		}},
 		{"records: a second copy of an id that is an HTTP 500 error", func(c checkpoint) {
 			c.edit(records, func(ls []map[string]any) []map[string]any {
@@ -208,24 +208,24 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 				return append(ls, dup)
 			})
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			m := r.ByPhase[reports.PhaseMeasured]
+			m := r.ByPhase[verdict.PhaseMeasured]
 			assert.Equal(t, 2, m.Duplicates, "the request and its copy")
 			assert.Equal(t, 51, m.Sent)
 		}},
 		{"raw: a duplicated line", func(c checkpoint) {
 			c.edit(raw, func(ls []map[string]any) []map[string]any { return append(ls, clone(ls[30])) })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].Duplicates)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].Duplicates)
 		}},
 		{"server: a duplicated record", func(c checkpoint) {
 			c.edit(server, func(ls []map[string]any) []map[string]any { return append(ls, clone(ls[30])) })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].Duplicates)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].Duplicates)
 		}},
 		{"native: a duplicated answer", func(c checkpoint) {
 			c.edit(native, func(ls []map[string]any) []map[string]any { return append(ls, clone(ls[30])) })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].Duplicates)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].Duplicates)
 		}},
 		{"native: an answer for an id nobody sent", func(c checkpoint) {
 			c.edit(native, func(ls []map[string]any) []map[string]any {
@@ -236,7 +236,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
 			assert.Equal(t, 1, r.Unclaimed.NativeAnswers)
 			assert.Equal(t, []string{"00000000-0000-4000-8000-00000000beef"}, r.Unclaimed.Examples)
-			assert.Equal(t, 50, r.ByPhase[reports.PhaseMeasured].Matched)
+			assert.Equal(t, 50, r.ByPhase[verdict.PhaseMeasured].Matched)
 		}},
 		{"server: a record for an id nobody sent", func(c checkpoint) {
 			c.edit(server, func(ls []map[string]any) []map[string]any {
@@ -260,12 +260,12 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 		{"raw: a line deleted", func(c checkpoint) {
 			c.edit(raw, func(ls []map[string]any) []map[string]any { return append(ls[:10], ls[11:]...) })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].MissingHTTP)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].MissingHTTP)
 		}},
 		{"records: a line deleted", func(c checkpoint) {
 			c.edit(records, func(ls []map[string]any) []map[string]any { return append(ls[:10], ls[11:]...) })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 49, r.ByPhase[reports.PhaseMeasured].Sent)
+			assert.Equal(t, 49, r.ByPhase[verdict.PhaseMeasured].Sent)
 			assert.Equal(t, 1, r.Unclaimed.RawRecords)
 			assert.Equal(t, 1, r.Unclaimed.ServerRecords)
 			assert.Equal(t, 1, r.Unclaimed.NativeAnswers)
@@ -273,7 +273,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 		{"server: a record deleted", func(c checkpoint) {
 			c.edit(server, func(ls []map[string]any) []map[string]any { return append(ls[:10], ls[11:]...) })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].MissingServerRecord)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].MissingServerRecord)
 		}},
 		{"raw: another phase than the records say", func(c checkpoint) {
 			c.edit(raw, func(ls []map[string]any) []map[string]any {
@@ -286,12 +286,12 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 				return ls
 			})
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].Inconsistent)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].Inconsistent)
 		}},
 		{"dataset: a line removed", func(c checkpoint) {
 			c.edit(dataset, func(ls []map[string]any) []map[string]any { return ls[1:] })
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseWarmup].UnknownConversation)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseWarmup].UnknownConversation)
 		}},
 		{"records: two requests of one dataset line", func(c checkpoint) {
 			c.edit(records, func(ls []map[string]any) []map[string]any {
@@ -308,7 +308,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 				return ls
 			})
 		}, func(t *testing.T, r *streamjoin.Result, _ string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].Duplicates+r.ByPhase[reports.PhaseWarmup].Duplicates)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].Duplicates+r.ByPhase[verdict.PhaseWarmup].Duplicates)
 		}},
 		{"native: an answer changed", func(c checkpoint) {
 			c.edit(native, func(ls []map[string]any) []map[string]any {
@@ -317,7 +317,7 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 				return ls
 			})
 		}, func(t *testing.T, r *streamjoin.Result, mism string) {
-			assert.Equal(t, 1, r.ByPhase[reports.PhaseMeasured].Mismatched)
+			assert.Equal(t, 1, r.ByPhase[verdict.PhaseMeasured].Mismatched)
 			require.Equal(t, 1, strings.Count(mism, "\n"))
 			var l map[string]json.RawMessage
 			require.NoError(t, json.Unmarshal([]byte(mism), &l))
@@ -342,18 +342,18 @@ func TestJoinAccountsForEverySource(t *testing.T) {
 			}
 			tc.check(t, r, mism.String())
 			// The row this join gives never qualifies, except the clean one.
-			row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-				Answers:     reports.AnswerSemantics{EndpointType: "image_retrieval"},
-				Correctness: &reports.Correctness{Ran: true, Passed: true, Gates: []reports.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
-				Provenance: reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
-					BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: "x"}}},
-				Stages: []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
+			row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+				Answers:     verdict.Semantics{EndpointType: "image_retrieval"},
+				Correctness: &verdict.Correctness{Ran: true, Passed: true, Gates: []verdict.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
+				Provenance: verdict.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x",
+					BundleChecks: []verdict.BundleCheck{{After: verdict.BundleAfterCorrectness, SHA256: "x"}}},
+				Stages: []verdict.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
 			r.Apply(&row)
-			reports.Judge(&row)
+			verdict.Judge(&row)
 			if tc.name == "clean" {
-				assert.Equal(t, reports.VerdictQualified, row.Verdict, "%+v", row.Reasons)
+				assert.Equal(t, verdict.VerdictQualified, row.Verdict, "%+v", row.Reasons)
 			} else {
-				assert.Equal(t, reports.VerdictFailed, row.Verdict)
+				assert.Equal(t, verdict.VerdictFailed, row.Verdict)
 				assert.NotEmpty(t, row.Reasons)
 			}
 		})
@@ -401,7 +401,7 @@ func TestJoinNamesTheServersErrors(t *testing.T) {
 	})
 	r, err := streamjoin.Join(context.Background(), streamjoin.CheckpointFiles(c.dir), options(t, synth.FamilyDetect, 5, 50))
 	require.NoError(t, err)
-	m := r.ByPhase[reports.PhaseMeasured]
+	m := r.ByPhase[verdict.PhaseMeasured]
 	assert.Equal(t, 1, m.ServerBusy)
 	assert.Equal(t, 5, m.Errored)
 	assert.Equal(t, 44, m.Matched)
@@ -413,26 +413,26 @@ func TestJoinNamesTheServersErrors(t *testing.T) {
 	assert.Equal(t, map[string]int{"429 rate_limit_error server_busy": 1, "413 invalid_request_error content_too_large": 2,
 		"400 invalid_request_error max_tokens_exceeded": 1, "503 server_error worker_crashed": 1, "404 detail ": 1}, codes)
 
-	row := reports.Result{Workload: reports.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
-		Answers:     reports.AnswerSemantics{EndpointType: "image_retrieval"},
-		Correctness: &reports.Correctness{Ran: true, Passed: true, Gates: []reports.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
-		Provenance:  reports.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x"},
-		Stages:      []reports.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
+	row := verdict.Result{Workload: verdict.Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+		Answers:     verdict.Semantics{EndpointType: "image_retrieval"},
+		Correctness: &verdict.Correctness{Ran: true, Passed: true, Gates: []verdict.Gate{{Name: "g", Value: 1, Op: ">=", Threshold: 0.5, Passed: true}}},
+		Provenance:  verdict.Provenance{AIPerfVersion: "0.13.0", BundleSHA256: "x", BundlePinnedSHA256: "x"},
+		Stages:      []verdict.Stage{{Name: "correctness", Status: "ok"}, {Name: "join", Status: "ok"}}}
 	r.Apply(&row)
-	reports.Judge(&row)
-	assert.Equal(t, reports.VerdictError, row.Verdict, "an overlap disturbed the run: %+v", row.Reasons)
-	byCode := map[reports.Code]string{}
+	verdict.Judge(&row)
+	assert.Equal(t, verdict.VerdictError, row.Verdict, "an overlap disturbed the run: %+v", row.Reasons)
+	byCode := map[verdict.Code]string{}
 	for _, rs := range row.Reasons {
 		byCode[rs.Code] = rs.Message
 	}
-	require.Contains(t, byCode, reports.CodeServerBusy)
-	assert.Contains(t, byCode[reports.CodeServerBusy], "measured: 1 of 50 requests were refused 429 server_busy: something else sent a request to the served model at the same time")
-	require.Contains(t, byCode, reports.CodeErrored)
+	require.Contains(t, byCode, verdict.CodeServerBusy)
+	assert.Contains(t, byCode[verdict.CodeServerBusy], "measured: 1 of 50 requests were refused 429 server_busy: something else sent a request to the served model at the same time")
+	require.Contains(t, byCode, verdict.CodeErrored)
 	for _, want := range []string{"1 × 413 invalid_request_error content_too_large (the prompt and system text are over the server's --max-prompt-bytes)",
 		"1 × 413 invalid_request_error content_too_large (the request body is over the server's --max-body-bytes)",
 		"1 × 400 invalid_request_error max_tokens_exceeded (max_tokens is above the server's --max-new-tokens)",
 		"1 × 503 server_error worker_crashed (the native worker crashed)", "1 × 404 detail (the route does not exist on this server)"} {
-		assert.Contains(t, byCode[reports.CodeErrored], want)
+		assert.Contains(t, byCode[verdict.CodeErrored], want)
 	}
-	assert.NotContains(t, byCode[reports.CodeErrored], "server_busy", "the overlap is its own reason")
+	assert.NotContains(t, byCode[verdict.CodeErrored], "server_busy", "the overlap is its own reason")
 }

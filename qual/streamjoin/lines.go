@@ -17,6 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // chunkSize is the span of a file one worker reads and parses at a time.
@@ -46,7 +47,7 @@ type worker struct {
 	h      hasher
 	ha, hb maphash.Hash // for spanKey
 	ex     families.Extractor
-	fam    *families.Family
+	sem    *verdict.Semantics
 	// served is the model name the server was started with: a chat
 	// answer must name it (Options.ServedModel; "" checks nothing).
 	served string
@@ -61,8 +62,8 @@ type worker struct {
 	guessMeta, guessMetrics, guessRaw, guessServer, guessResp keyGuess
 }
 
-func newWorker(h hasher, ex families.Extractor, fam *families.Family, memoize bool, served string) *worker {
-	w := &worker{h: h, ex: ex, fam: fam, served: served}
+func newWorker(h hasher, ex families.Extractor, sem *verdict.Semantics, memoize bool, served string) *worker {
+	w := &worker{h: h, ex: ex, sem: sem, served: served}
 	w.ha.SetSeed(h.a)
 	w.hb.SetSeed(h.b)
 	if memoize {

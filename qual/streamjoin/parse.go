@@ -1173,7 +1173,7 @@ func (w *worker) extractHTTP(body []byte) answerInfo {
 	if err != nil {
 		return answerInfo{outcome: ansBad}
 	}
-	if why := w.ex.NotMeaningful(a, w.fam); why != "" {
+	if why := w.ex.NotMeaningful(a, w.sem); why != "" {
 		return answerInfo{outcome: ansMeaningless}
 	}
 	// Answers name the model that was served (issue 25 item 8).

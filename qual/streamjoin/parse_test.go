@@ -22,6 +22,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // fixtureLines returns the lines of a gzipped AIPerf 0.13.0 fixture.
@@ -53,7 +54,7 @@ func (r *bodyRecorder) FromHTTP(body []byte) (families.Answer, error) {
 func (r *bodyRecorder) FromNative(a json.RawMessage) (families.Answer, error) {
 	return families.Answer{Canonical: a}, nil
 }
-func (r *bodyRecorder) NotMeaningful(families.Answer, *families.Family) string { return "" }
+func (r *bodyRecorder) NotMeaningful(families.Answer, *verdict.Semantics) string { return "" }
 
 func testWorker(ex families.Extractor) *worker {
 	return newWorker(newHasher(), ex, nil, false, "")

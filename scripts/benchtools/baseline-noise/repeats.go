@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/stats"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/noise"
 )
 
@@ -73,7 +73,7 @@ func describeRun(o out, rule stats.Rule, k int, r noise.Run) error {
 	for _, s := range []struct {
 		name string
 		ms   []float64
-		p    reports.Percentiles
+		p    verdict.Percentiles
 	}{{"HTTP", r.HTTP, r.Row.LatencyMS.HTTP}, {"Task", r.Task, r.Row.LatencyMS.Task}} {
 		qs, err := stats.Quantiles(s.ms, noise.PointOf(s.p), stats.DefaultConfidence, 50, 95)
 		if err != nil {

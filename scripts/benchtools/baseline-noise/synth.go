@@ -9,8 +9,8 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/stats"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/noise"
 )
 
@@ -116,12 +116,12 @@ func fits(ctx context.Context, c synthConfig) ([]noise.Fit, error) {
 		if err != nil {
 			return nil, err
 		}
-		if row.Verdict != reports.VerdictQualified {
+		if row.Verdict != verdict.VerdictQualified {
 			continue
 		}
 		for _, s := range []struct {
 			name string
-			p    reports.Percentiles
+			p    verdict.Percentiles
 		}{{"HTTP", row.LatencyMS.HTTP}, {"Task", row.LatencyMS.Task}} {
 			if s.p.P50 == nil || s.p.P95 == nil {
 				continue

@@ -17,6 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/stats"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // TestFitTimesRecoversTheDistribution: times drawn from a known shifted
@@ -65,7 +66,7 @@ func TestReferenceTimesFit(t *testing.T) {
 		require.NoError(t, err, p)
 		require.Len(t, series, 2, p)
 		for _, s := range series {
-			assert.Len(t, s.MS, reports.QualificationMeasured, s.Name)
+			assert.Len(t, s.MS, verdict.QualificationMeasured, s.Name)
 			f, err := FitTimes(s.Name, s.MS)
 			require.NoError(t, err, s.Name)
 			assert.Greater(t, f.Sigma, 0.0)
@@ -133,25 +134,25 @@ func writeRun(t *testing.T, dir string, httpMS []float64) {
 	t.Helper()
 	require.NoError(t, os.MkdirAll(dir, 0o755))
 	p50, p95 := httpMS[len(httpMS)/2], httpMS[len(httpMS)-1]
-	r := reports.Result{Schema: reports.ResultSchema, Group: filepath.Base(filepath.Dir(dir)), Profile: filepath.Base(dir),
-		Verdict: reports.VerdictQualified, Reasons: []reports.Reason{}, Problems: []reports.Problem{}, Stages: []reports.Stage{},
-		Workload:   reports.Workload{Warmup: 5, Measured: len(httpMS), Concurrency: 1},
-		LatencyMS:  reports.Latency{HTTP: reports.Percentiles{P50: &p50, P95: &p95}, Task: reports.Percentiles{P50: &p50, P95: &p95}, TaskSource: "server"},
-		Provenance: reports.Provenance{BundleSHA256: "b1", AIPerfVersion: "0.13.0", Commands: []reports.Command{}}}
+	r := verdict.Result{Schema: verdict.ResultSchema, Group: filepath.Base(filepath.Dir(dir)), Profile: filepath.Base(dir),
+		Verdict: verdict.VerdictQualified, Reasons: []verdict.Reason{}, Problems: []verdict.Problem{}, Stages: []verdict.Stage{},
+		Workload:   verdict.Workload{Warmup: 5, Measured: len(httpMS), Concurrency: 1},
+		LatencyMS:  verdict.Latency{HTTP: verdict.Percentiles{P50: &p50, P95: &p95}, Task: verdict.Percentiles{P50: &p50, P95: &p95}, TaskSource: "server"},
+		Provenance: verdict.Provenance{BundleSHA256: "b1", AIPerfVersion: "0.13.0", Commands: []verdict.Command{}}}
 	data, err := json.Marshal(r)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(filepath.Join(dir, reports.ResultFile), data, 0o644))
 	var lines []string
 	warm, task := 50.0, 0.5
-	l, _ := json.Marshal(reports.JoinedLine{RequestID: "w", Phase: reports.PhaseWarmup, Status: reports.JoinMatched, HTTPMS: &warm, TaskMS: &task, StartNS: 1})
+	l, _ := json.Marshal(verdict.JoinedLine{RequestID: "w", Phase: verdict.PhaseWarmup, Status: verdict.JoinMatched, HTTPMS: &warm, TaskMS: &task, StartNS: 1})
 	lines = append(lines, string(l))
 	for i := len(httpMS) - 1; i >= 0; i-- { // written out of order on purpose
 		h := httpMS[i]
-		status := reports.JoinMatched
+		status := verdict.JoinMatched
 		if i == 3 {
-			status = reports.JoinMismatched
+			status = verdict.JoinMismatched
 		}
-		l, _ := json.Marshal(reports.JoinedLine{RequestID: string(rune('a' + i)), Phase: reports.PhaseMeasured, Status: status,
+		l, _ := json.Marshal(verdict.JoinedLine{RequestID: string(rune('a' + i)), Phase: verdict.PhaseMeasured, Status: status,
 			HTTPMS: &h, TaskMS: &task, StartNS: int64(1e9 + i*int(1e7))})
 		lines = append(lines, string(l))
 	}
@@ -221,7 +222,7 @@ func TestSpreads(t *testing.T) {
 
 func TestPointOfAndInterval(t *testing.T) {
 	p50, p95 := 1.5, 4.0
-	pf := PointOf(reports.Percentiles{P50: &p50, P95: &p95})
+	pf := PointOf(verdict.Percentiles{P50: &p50, P95: &p95})
 	assert.Equal(t, []float64{4, 1.5}, pf(nil, 95, 50))
 	assert.True(t, math.IsNaN(pf(nil, 90)[0]))
 	v := make([]float64, 50)

@@ -14,6 +14,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/stats"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Run is one measured run of a profile: its row (read as report reads it,
@@ -21,7 +22,7 @@ import (
 // started — the set the row's latency figures are over.
 type Run struct {
 	Dir     string
-	Row     *reports.Result
+	Row     *verdict.Result
 	StartNS []int64
 	HTTP    []float64
 	Task    []float64
@@ -43,17 +44,17 @@ func ReadRun(dir string) (Run, error) {
 		return Run{}, fmt.Errorf("%s: the evidence does not hold its seal", dir)
 	}
 	r := Run{Dir: dir, Row: row}
-	lines, err := reports.ReadJoined(filepath.Join(dir, reports.JoinedFile))
+	lines, err := verdict.ReadJoined(filepath.Join(dir, reports.JoinedFile))
 	if err != nil {
 		return Run{}, err
 	}
 	if lines == nil {
 		return Run{}, fmt.Errorf("%s: no %s", dir, reports.JoinedFile)
 	}
-	lines = slices.DeleteFunc(lines, func(l reports.JoinedLine) bool {
-		return l.Phase != reports.PhaseMeasured || l.Status != reports.JoinMatched || l.HTTPMS == nil || l.TaskMS == nil
+	lines = slices.DeleteFunc(lines, func(l verdict.JoinedLine) bool {
+		return l.Phase != verdict.PhaseMeasured || l.Status != verdict.JoinMatched || l.HTTPMS == nil || l.TaskMS == nil
 	})
-	slices.SortStableFunc(lines, func(a, b reports.JoinedLine) int { return cmp.Compare(a.StartNS, b.StartNS) })
+	slices.SortStableFunc(lines, func(a, b verdict.JoinedLine) int { return cmp.Compare(a.StartNS, b.StartNS) })
 	for _, l := range lines {
 		r.StartNS = append(r.StartNS, l.StartNS)
 		r.HTTP = append(r.HTTP, *l.HTTPMS)
@@ -69,13 +70,13 @@ func ReadRun(dir string) (Run, error) {
 // recorded: the packs kept in docs/evidence keep result.json and
 // manifest.json only, so their seal cannot hold here; their figures are
 // the ones the docs publish.
-func ReadPublished(ctx context.Context, dir string) (*reports.Result, error) {
+func ReadPublished(ctx context.Context, dir string) (*verdict.Result, error) {
 	path := filepath.Join(dir, reports.ResultFile)
 	data, err := fileio.ReadFile(ctx, path, 16<<20)
 	if err != nil {
 		return nil, err
 	}
-	return reports.DecodeResult(path, data, filepath.Base(filepath.Dir(dir)), filepath.Base(dir))
+	return verdict.DecodeResult(path, data, filepath.Base(filepath.Dir(dir)), filepath.Base(dir))
 }
 
 // Fields are what two runs must share to be compared: the profile, the
@@ -97,16 +98,16 @@ func (r Run) Fields() []stats.Field {
 // Metric is one figure of a row.
 type Metric struct {
 	Name  string
-	Value func(*reports.Result) *float64
+	Value func(*verdict.Result) *float64
 }
 
 // Metrics are the row figures whose run-to-run spread make bench reports.
 var Metrics = []Metric{
-	{"http_p50", func(r *reports.Result) *float64 { return r.LatencyMS.HTTP.P50 }},
-	{"http_p95", func(r *reports.Result) *float64 { return r.LatencyMS.HTTP.P95 }},
-	{"task_p50", func(r *reports.Result) *float64 { return r.LatencyMS.Task.P50 }},
-	{"task_p95", func(r *reports.Result) *float64 { return r.LatencyMS.Task.P95 }},
-	{"images_per_sec", func(r *reports.Result) *float64 { return r.ImagesPerSec }},
+	{"http_p50", func(r *verdict.Result) *float64 { return r.LatencyMS.HTTP.P50 }},
+	{"http_p95", func(r *verdict.Result) *float64 { return r.LatencyMS.HTTP.P95 }},
+	{"task_p50", func(r *verdict.Result) *float64 { return r.LatencyMS.Task.P50 }},
+	{"task_p95", func(r *verdict.Result) *float64 { return r.LatencyMS.Task.P95 }},
+	{"images_per_sec", func(r *verdict.Result) *float64 { return r.ImagesPerSec }},
 }
 
 // Spread is one metric over repeated runs: the trials summary of the
@@ -154,7 +155,7 @@ func logSD(v []float64) float64 {
 
 // PointOf is a stats.PointFunc that returns a row's recorded figures (p50
 // and p95 only): the interval is then beside the very figure the row shows.
-func PointOf(p reports.Percentiles) stats.PointFunc {
+func PointOf(p verdict.Percentiles) stats.PointFunc {
 	return func(_ []float64, qs ...int) []float64 {
 		out := make([]float64, len(qs))
 		for i, q := range qs {

@@ -30,6 +30,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Families the generator can shape.
@@ -89,7 +90,7 @@ const (
 )
 
 // Counts are per-phase join counts.
-type Counts = reports.Counts
+type Counts = verdict.Counts
 
 // Expected is what a correct join of the written files finds.
 type Expected struct {
@@ -921,28 +922,28 @@ func defaultExtractor(endpointType string) string {
 // group; with more than 55 requests its workload is an exploration one.
 func Seal(dir, group, profile string, exp *Expected) error {
 	cfg := exp.Config
-	sem := reports.AnswerSemantics{EndpointType: endpoint.ImageRetrieval, Extractor: defaultExtractor(endpoint.ImageRetrieval), Comparator: "boxes-tolerance", Labels: labels}
+	sem := verdict.Semantics{EndpointType: endpoint.ImageRetrieval, Extractor: defaultExtractor(endpoint.ImageRetrieval), Comparator: "boxes-tolerance", Labels: labels}
 	route := "/v1/infer"
 	if cfg.Family == FamilyVLM {
-		sem = reports.AnswerSemantics{EndpointType: endpoint.Chat, Extractor: defaultExtractor(endpoint.Chat), Comparator: "exact"}
+		sem = verdict.Semantics{EndpointType: endpoint.Chat, Extractor: defaultExtractor(endpoint.Chat), Comparator: "exact"}
 		route = "/v1/chat/completions"
 	}
 	bundle := strings.Repeat("ab", 32)
-	gate := reports.Gate{Name: "map_50_95", Value: 0.91, Op: ">=", Threshold: 0.5, Passed: true}
+	gate := verdict.Gate{Name: "map_50_95", Value: 0.91, Op: ">=", Threshold: 0.5, Passed: true}
 	corr := map[string]any{"schema": "trtmc-ref/check/v1", "family": cfg.Family, "bundle_sha256": bundle, "passed": true,
-		"metrics": map[string]float64{gate.Name: gate.Value}, "gates": []reports.Gate{gate}}
-	summary := map[string]any{"schema_version": "1.0", "aiperf_version": reports.QualificationAIPerfVersion, "was_cancelled": false,
+		"metrics": map[string]float64{gate.Name: gate.Value}, "gates": []verdict.Gate{gate}}
+	summary := map[string]any{"schema_version": "1.0", "aiperf_version": verdict.QualificationAIPerfVersion, "was_cancelled": false,
 		"error_summary": []any{}, "request_throughput": map[string]any{"unit": "requests/sec", "avg": 50.0}}
-	r := reports.Result{
-		Schema: reports.ResultSchema, Group: group, Profile: profile, Checkpoint: "synth/" + profile, Family: cfg.Family,
+	r := verdict.Result{
+		Schema: verdict.ResultSchema, Group: group, Profile: profile, Checkpoint: "synth/" + profile, Family: cfg.Family,
 		Kind: "normal", Precision: "fp32", Parallelism: "tp1", Endpoint: sem.EndpointType, Route: route, Answers: sem,
-		Workload:        reports.Workload{Warmup: cfg.Warmup, Measured: cfg.Requests - cfg.Warmup, Concurrency: 1},
-		RequestsByPhase: exp.ByPhase, Problems: []reports.Problem{},
-		Correctness: &reports.Correctness{Ran: true, Passed: true, Metrics: map[string]float64{gate.Name: gate.Value},
-			Gates: []reports.Gate{gate}, Output: reports.CorrectnessFile},
-		Provenance: reports.Provenance{HarnessVersion: "synth", AIPerfVersion: reports.QualificationAIPerfVersion,
-			AIPerfVersionRequired: reports.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []reports.Command{},
-			BundleChecks: []reports.BundleCheck{{After: reports.BundleAfterCorrectness, SHA256: bundle}, {After: reports.BundleAfterRun, SHA256: bundle}}},
+		Workload:        verdict.Workload{Warmup: cfg.Warmup, Measured: cfg.Requests - cfg.Warmup, Concurrency: 1},
+		RequestsByPhase: exp.ByPhase, Problems: []verdict.Problem{},
+		Correctness: &verdict.Correctness{Ran: true, Passed: true, Metrics: map[string]float64{gate.Name: gate.Value},
+			Gates: []verdict.Gate{gate}, Output: verdict.CorrectnessFile},
+		Provenance: verdict.Provenance{HarnessVersion: "synth", AIPerfVersion: verdict.QualificationAIPerfVersion,
+			AIPerfVersionRequired: verdict.QualificationAIPerfVersion, BundleSHA256: bundle, BundlePinnedSHA256: bundle, Commands: []verdict.Command{},
+			BundleChecks: []verdict.BundleCheck{{After: verdict.BundleAfterCorrectness, SHA256: bundle}, {After: verdict.BundleAfterRun, SHA256: bundle}}},
 		Command: "synth", RunKey: "synth",
 	}
 	for _, c := range exp.ByPhase {
@@ -951,15 +952,15 @@ func Seal(dir, group, profile string, exp *Expected) error {
 	// The HTTP split a join of the written files gives (the exchange starts
 	// 25 µs into each request: see trace), in round figures.
 	f := func(v float64) *float64 { return &v }
-	part := func(mean float64) reports.SplitPart {
-		return reports.SplitPart{Mean: f(mean), P50: f(mean), P95: f(mean * 1.5)}
+	part := func(mean float64) verdict.SplitPart {
+		return verdict.SplitPart{Mean: f(mean), P50: f(mean), P95: f(mean * 1.5)}
 	}
-	r.LatencyMS.HTTPSplit = &reports.HTTPSplit{Count: exp.ByPhase[reports.PhaseMeasured].Matched, HTTPMean: f(11), TaskMean: f(8),
+	r.LatencyMS.HTTPSplit = &verdict.HTTPSplit{Count: exp.ByPhase[verdict.PhaseMeasured].Matched, HTTPMean: f(11), TaskMean: f(8),
 		Client: part(0.025), Sending: part(0.7), Waiting: part(10.235), Receiving: part(0.04), OutsideTask: part(2.235)}
 	for _, st := range []string{"preflight", "server", "correctness", "aiperf", "stop-server", "native", "bundle-check", "join"} {
-		r.Stages = append(r.Stages, reports.Stage{Name: st, Status: reports.StageOK})
+		r.Stages = append(r.Stages, verdict.Stage{Name: st, Status: verdict.StageOK})
 	}
-	reports.Judge(&r)
+	verdict.Judge(&r)
 	entry := &inventory.Profile{ID: profile, Checkpoint: r.Checkpoint, Family: cfg.Family, Kind: r.Kind, Precision: r.Precision,
 		Parallelism: inventory.Parallelism{TP: 1}, Bundle: inventory.Bundle{Path: "synth.bundle", SHA256: bundle},
 		Controls: []string{}, Gaps: []string{}, Hardware: []string{"cpu"}, Status: inventory.StatusPlanned, Group: group}
@@ -968,7 +969,7 @@ func Seal(dir, group, profile string, exp *Expected) error {
 		return err
 	}
 	r.Provenance.InventoryEntrySHA256, r.Provenance.InventorySnapshotSHA256 = entry.Digest(), snap
-	for name, v := range map[string]any{reports.CorrectnessFile: corr, "aiperf/" + aiperfSummary: summary, reports.ResultFile: &r} {
+	for name, v := range map[string]any{verdict.CorrectnessFile: corr, "aiperf/" + aiperfSummary: summary, reports.ResultFile: &r} {
 		if err := fileio.WriteJSON(filepath.Join(dir, name), v); err != nil {
 			return err
 		}

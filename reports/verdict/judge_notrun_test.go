@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 import (
 	"testing"
@@ -18,8 +18,4 @@ func TestNotRunVerdict(t *testing.T) {
 	assert.Equal(t, ClassNotRun, r.Reasons[0].Class)
 	_, err := DecodeResult("result.json", []byte(`{"schema":"trtmc-qual/result/v2","group":"g","profile":"p","verdict":"not-run"}`), "g", "p")
 	require.NoError(t, err)
-	status, note := statusFor(nil, &r)
-	assert.Equal(t, StatusNotRun, status)
-	assert.Equal(t, "Slurm job 5_1 never started: CANCELLED", note)
-	assert.True(t, blocking(status))
 }

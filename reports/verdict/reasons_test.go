@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 import (
 	"fmt"
@@ -42,7 +42,7 @@ func TestEveryCodeProducedIsInTheTable(t *testing.T) {
 	for _, tags := range [][]string{nil, {"-tags", "integration"}} {
 		cfg := &packages.Config{
 			Mode:       packages.NeedName | packages.NeedTypes | packages.NeedTypesInfo | packages.NeedSyntax,
-			Dir:        "..",
+			Dir:        "../..",
 			BuildFlags: tags,
 		}
 		pkgs, err := packages.Load(cfg, "./...")
@@ -51,18 +51,18 @@ func TestEveryCodeProducedIsInTheTable(t *testing.T) {
 		var codeType types.Type
 		for _, p := range pkgs {
 			require.Empty(t, p.Errors, "%s", p.PkgPath)
-			if p.PkgPath == "github.com/trtmc-qual/trtmc-qual/reports" {
+			if p.PkgPath == "github.com/trtmc-qual/trtmc-qual/reports/verdict" {
 				codeType = p.Types.Scope().Lookup("Code").Type()
 			}
 		}
-		require.NotNil(t, codeType, "reports.Code not found")
+		require.NotNil(t, codeType, "verdict.Code not found")
 		declared := 0
 		for _, p := range pkgs {
 			isCode := func(e ast.Expr) (types.TypeAndValue, bool) {
 				tv, ok := p.TypesInfo.Types[e]
 				return tv, ok && tv.Type != nil && types.Identical(tv.Type, codeType)
 			}
-			home := p.PkgPath == "github.com/trtmc-qual/trtmc-qual/reports"
+			home := p.PkgPath == "github.com/trtmc-qual/trtmc-qual/reports/verdict"
 			for _, f := range p.Syntax {
 				inConst := false
 				ast.Inspect(f, func(n ast.Node) bool {
@@ -82,10 +82,10 @@ func TestEveryCodeProducedIsInTheTable(t *testing.T) {
 					if tv.Value != nil {
 						v := Code(constant.StringVal(tv.Value))
 						if !known[v] {
-							errorf("%s: reason code %q has no row in reports.Codes(): use a Code constant (or add its row)", pos, v)
+							errorf("%s: reason code %q has no row in verdict.Codes(): use a Code constant (or add its row)", pos, v)
 						}
 						if _, lit := ast.Unparen(e).(*ast.BasicLit); lit && !(home && inConst) {
-							errorf("%s: reason code %q written as a string: use its constant (reports.Code...)", pos, v)
+							errorf("%s: reason code %q written as a string: use its constant (verdict.Code...)", pos, v)
 						}
 						return false
 					}
@@ -97,7 +97,7 @@ func TestEveryCodeProducedIsInTheTable(t *testing.T) {
 					return true
 				})
 			}
-			if p.PkgPath != "github.com/trtmc-qual/trtmc-qual/reports" {
+			if p.PkgPath != "github.com/trtmc-qual/trtmc-qual/reports/verdict" {
 				continue
 			}
 			scope := p.Types.Scope()
@@ -107,7 +107,7 @@ func TestEveryCodeProducedIsInTheTable(t *testing.T) {
 					continue
 				}
 				declared++
-				assert.True(t, known[Code(constant.StringVal(c.Val()))], "reports.%s (%s) has no row in Codes()", name, c.Val())
+				assert.True(t, known[Code(constant.StringVal(c.Val()))], "verdict.%s (%s) has no row in Codes()", name, c.Val())
 			}
 		}
 		assert.Len(t, Codes(), declared, "one constant per row of Codes()")

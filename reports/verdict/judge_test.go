@@ -1,8 +1,6 @@
-package reports
+package verdict
 
 import (
-	"bytes"
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,10 +9,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/trtmc-qual/trtmc-qual/inventory"
-	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
-	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 )
 
 func full(expected int) Counts {
@@ -90,7 +84,7 @@ func TestJudge(t *testing.T) {
 		{"served bundle differs from the pin", func(r *Result) {
 			r.Provenance.BundleSHA256 = "bb"
 			r.Provenance.BundleChecks[0].SHA256, r.Provenance.BundleChecks[1].SHA256 = "bb", "bb"
-		}, VerdictFailed, []Code{CodeBundleMismatch}},
+		}, VerdictError, []Code{CodeBundleIdentity}},
 		{"no served digest", func(r *Result) { r.Provenance.BundleSHA256 = "" }, VerdictFailed, []Code{CodeBundleMismatch}},
 		{"aiperf mismatch allowed by flag", func(r *Result) {
 			r.Provenance.AIPerfVersion, r.Provenance.AIPerfVersionMismatch = "0.14.0", "allowed"
@@ -241,7 +235,7 @@ func TestJudgeMessages(t *testing.T) {
 // TestEveryCodeIsDocumented: the table of codes is the one in
 // docs/reliability.md, and every code the pipeline and Judge use is in it.
 func TestEveryCodeIsDocumented(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "docs", "reliability.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "reliability.md"))
 	require.NoError(t, err)
 	assert.True(t, strings.Contains(string(doc), codeTableMarkdown()),
 		"docs/reliability.md must carry the table of Codes() verbatim; it is:\n%s", codeTableMarkdown())
@@ -250,95 +244,6 @@ func TestEveryCodeIsDocumented(t *testing.T) {
 		assert.False(t, seen[c.Code], "code %s listed twice", c.Code)
 		seen[c.Code] = true
 	}
-}
-
-// TestFixturesAreJudged checks the hand-made evidence against the rules:
-// every stored verdict and reason is what Judge says, and every evidence
-// directory is sealed. With -update it writes Judge's verdict and reasons
-// into each result.json and seals each directory (after gen_evidence.py).
-func TestFixturesAreJudged(t *testing.T) {
-	n := 0
-	for _, root := range fixtureRoots {
-		err := filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
-			if err != nil || d.Name() != ResultFile {
-				return err
-			}
-			data, err := os.ReadFile(path)
-			require.NoError(t, err)
-			stored, err := DecodeResult(path, data, "", "")
-			require.NoError(t, err)
-			var judged Result
-			require.NoError(t, json.Unmarshal(data, &judged))
-			Judge(&judged)
-			// The row records the snapshot entry it was run for, and the
-			// snapshot its run wrote, as run does (gen_evidence.py leaves
-			// them to this step: one implementation of the digests).
-			entry, snapshot := fixtureSnapshot(t, filepath.Dir(filepath.Dir(path)), stored.Profile)
-			if entry != nil {
-				judged.Provenance.InventoryEntrySHA256, judged.Provenance.InventorySnapshotSHA256 = entry.Digest(), snapshot
-			}
-			if golden.Updating() {
-				// Rewrite and reseal only what Judge, the pins or the seal
-				// disagree with, so that make golden on agreeing fixtures
-				// leaves the tree as it is (a seal in the retired
-				// sha256-tree-1mib is made again in DigestAlgorithm).
-				out, err := json.MarshalIndent(&judged, "", "  ")
-				require.NoError(t, err)
-				out = append(out, '\n')
-				m, _ := evidence.ReadManifest(filepath.Dir(path))
-				if !bytes.Equal(out, data) || len(evidence.VerifySeal(filepath.Dir(path), evidence.Digests{})) > 0 || m == nil || m.Algorithm != evidence.DigestAlgorithm {
-					require.NoError(t, os.WriteFile(path, out, 0o644))
-					require.NoError(t, evidence.Seal(filepath.Dir(path), map[string]any{"harness_version": "fixture"}))
-				}
-			} else {
-				assert.Equal(t, stored.Verdict, judged.Verdict, path)
-				assert.Equal(t, stored.Reasons, judged.Reasons, path)
-				assert.Equal(t, stored.Provenance.InventoryEntrySHA256, judged.Provenance.InventoryEntrySHA256, path)
-				assert.Equal(t, stored.Provenance.InventorySnapshotSHA256, judged.Provenance.InventorySnapshotSHA256, path)
-				assert.Empty(t, evidence.VerifySeal(filepath.Dir(path), evidence.Digests{}), path)
-				m, f := evidence.ReadManifest(filepath.Dir(path))
-				require.Nil(t, f, path)
-				assert.Equal(t, evidence.DigestAlgorithm, m.Algorithm, "%s: fixtures are sealed in the current algorithm", path)
-			}
-			n++
-			return nil
-		})
-		require.NoError(t, err)
-	}
-	assert.Greater(t, n, 10)
-}
-
-// fixtureRoots are the hand-made evidence roots.
-var fixtureRoots = []string{rootA, rootB, rootBaseline, filepath.Join("testdata", "evidence", "gpu"), rootComplete}
-
-// fixtureSnapshot is the entry of profile in the inventory snapshot of a
-// group directory and the snapshot's sha256 (nil, "" without one).
-func fixtureSnapshot(t *testing.T, groupDir, profile string) (*inventory.Profile, string) {
-	t.Helper()
-	profiles, sha, found, err := readInventorySnapshot(filepath.Join(groupDir, InventoryFile), filepath.Base(groupDir))
-	require.NoError(t, err)
-	if !found {
-		return nil, ""
-	}
-	for _, p := range profiles {
-		if p.ID == profile {
-			return p, sha
-		}
-	}
-	return nil, ""
-}
-
-// The Task column says which source it shows.
-func TestTaskCellSaysItsSource(t *testing.T) {
-	p50, p95 := 7.52, 9.29
-	l := Latency{Task: Percentiles{P50: &p50, P95: &p95, Count: 50}, TaskSource: "server", TaskScope: "public_task_call_wall"}
-	assert.Equal(t, "7.52 / 9.29 (server)", taskCell(l, nil))
-	l.TaskSource = "native"
-	assert.Equal(t, "7.52 / 9.29 (native)", taskCell(l, nil))
-	l.Task.P50 = nil
-	assert.NotContains(t, taskCell(l, nil), "native", "no source for a figure that is withheld")
-	l.TaskSource, l.Task.P50 = "", &p50
-	assert.Equal(t, "7.52 / 9.29", taskCell(l, nil), "rows of earlier versions name no source")
 }
 
 // codeTableMarkdown renders Codes() as the Markdown table docs/reliability.md
@@ -356,4 +261,35 @@ func codeTableMarkdown() string {
 		b.WriteString("| `" + string(c.Code) + "` | " + string(c.Class) + " | " + stage + " | " + c.Meaning + " |\n")
 	}
 	return b.String()
+}
+
+// TestOneReasonForAWrongBundle: a bundle that is not the pinned one is one
+// fact, so one reason, whether the row says it the way the preflight now
+// does (the digest beside the pin, the preflight stopped, no problem) or
+// as rows of earlier versions did (a preflight problem of the same code):
+// bundle_identity, a setup error, never again with bundle_mismatch beside it.
+func TestOneReasonForAWrongBundle(t *testing.T) {
+	stopped := func() Result {
+		r := Result{Schema: ResultSchema, Group: "g", Profile: "p", Workload: Workload{Warmup: 5, Measured: 50, Concurrency: 1},
+			Provenance: Provenance{BundlePath: "/b/p.bundle", BundleSHA256: "aa", BundlePinnedSHA256: "bb", AIPerfVersion: QualificationAIPerfVersion},
+			Stages: []Stage{{Name: StagePreflight, Status: StageError, Error: "profile p: bundle /b/p.bundle has sha256 aa ..."},
+				{Name: StageServer, Status: StageSkipped}, {Name: StageCorrectness, Status: StageSkipped}, {Name: StageJoin, Status: StageSkipped}}}
+		return r
+	}
+	r := stopped()
+	Judge(&r)
+	assert.Equal(t, VerdictError, r.Verdict)
+	require.Equal(t, []Code{CodeBundleIdentity}, codes(r.Reasons), "%+v", r.Reasons)
+	assert.Equal(t, ClassSetup, r.Reasons[0].Class)
+	assert.Equal(t, StagePreflight, r.Reasons[0].Stage)
+	for _, w := range []string{"profile p: bundle /b/p.bundle", "sha256 aa", "pins bb", "not the bundle that was qualified"} {
+		assert.Contains(t, r.Reasons[0].Message, w)
+	}
+
+	legacy := stopped()
+	legacy.Problems = []Problem{{Stage: StagePreflight, Code: CodeBundleIdentity, Message: "profile p: bundle /b/p.bundle has sha256 aa but the inventory (inv.yaml:7) pins bb"}}
+	Judge(&legacy)
+	assert.Equal(t, VerdictError, legacy.Verdict)
+	require.Equal(t, []Code{CodeBundleIdentity}, codes(legacy.Reasons), "%+v", legacy.Reasons)
+	assert.Contains(t, legacy.Reasons[0].Message, "inv.yaml:7", "the recorded problem is the reason")
 }

@@ -1,10 +1,8 @@
-package inventory
+package text
 
 import (
 	"errors"
 	"fmt"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // MaxNameLen is the longest profile id or group name accepted. Evidence
@@ -18,9 +16,9 @@ var ErrBadName = errors.New("is not a valid name")
 // NameRule is the one alphabet of profile ids and group names, in words.
 const NameRule = `ASCII letters, digits, ".", "_", "-"; no leading "-" or "."; at most 128`
 
-// CheckName is the one check of profile ids, group names and family names:
-// anything that becomes a directory name, a table cell or a word of a
-// command a person pastes. Only ASCII letters, digits, ".", "_" and "-"
+// CheckName is the one check of profile ids, group names and family names
+// (the inventory's, the loader's, the flags'): anything that becomes a
+// directory name, a table cell or a word of a command a person pastes. Only ASCII letters, digits, ".", "_" and "-"
 // are allowed, never leading "-" (an option to every tool) or "." (hidden,
 // "." and ".."), at most MaxNameLen bytes. So no shell metacharacter,
 // separator, control, bidirectional or invisible character, and no
@@ -41,7 +39,7 @@ func CheckName(s string) error {
 		for i := 0; i < len(s); i++ {
 			if !nameByte(s[i]) {
 				r := []rune(s[i:])[0]
-				problem = fmt.Sprintf("it has %s at byte %d", text.Quote(string(r)), i)
+				problem = fmt.Sprintf("it has %s at byte %d", Quote(string(r)), i)
 				break
 			}
 		}
@@ -49,7 +47,7 @@ func CheckName(s string) error {
 	if problem == "" {
 		return nil
 	}
-	return fmt.Errorf("%s %w: %s (%s)", text.Quote(s), ErrBadName, problem, NameRule)
+	return fmt.Errorf("%s %w: %s (%s)", Quote(s), ErrBadName, problem, NameRule)
 }
 
 // SafeName reports whether s passes CheckName.

@@ -1,4 +1,4 @@
-package reports
+package publish
 
 import (
 	"encoding/base64"

@@ -21,6 +21,8 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // fixture copies the reports package's hand-made evidence root "a" to a
@@ -28,7 +30,7 @@ import (
 func fixture(t *testing.T) string {
 	t.Helper()
 	root := filepath.Join(t.TempDir(), "home", "alice", "out")
-	golden.CopyTree(t, filepath.Join("..", "testdata", "evidence", "a"), root)
+	golden.CopyTree(t, filepath.Join("..", "..", "testdata", "evidence", "a"), root)
 	return root
 }
 
@@ -43,7 +45,7 @@ func reseal(t *testing.T, dir string) {
 
 func opts(root, out string) Options {
 	return Options{Roots: []string{root}, Group: "detection", Output: out, Now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC),
-		HarnessVersion: "test", Publish: reports.PublicOptions{Identity: reports.Identity{Hosts: []string{"gpu-node-17"}, Users: []string{"jdoe"}}}}
+		HarnessVersion: "test", Publish: publish.Publisher{Identity: publish.Identity{Hosts: []string{"gpu-node-17"}, Users: []string{"jdoe"}}}}
 }
 
 // readPack reads every file of a pack (path → content), checking that
@@ -138,7 +140,7 @@ func TestExportPack(t *testing.T) {
 	for _, row := range rep.Rows {
 		if row.Result != nil {
 			for _, p := range row.Result.Problems {
-				assert.NotEqual(t, reports.CodeEvidenceChanged, p.Code, "%s: %s", row.Profile, p.Message)
+				assert.NotEqual(t, verdict.CodeEvidenceChanged, p.Code, "%s: %s", row.Profile, p.Message)
 			}
 		}
 	}

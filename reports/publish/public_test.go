@@ -1,4 +1,4 @@
-package reports
+package publish
 
 import (
 	"bytes"
@@ -7,14 +7,16 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 func testScrubber() *Scrubber {
-	return NewScrubber([]Root{
+	return NewScrubber([]verdict.Root{
 		{Name: RootOut, Path: "/tmp/pub/home/alice/out"},
 		{Name: RootHarness, Path: "/work/trtmc-qual"},
 		{Name: RootAIPerfVenv, Path: "/work/trtmc-qual/.venv"},
@@ -52,7 +54,7 @@ func TestScrubberText(t *testing.T) {
 	// stays. The same run of characters elsewhere is text (issue 32 item 7).
 	blob := strings.Repeat("QUJD", 30) + "+gpu-node-17/" + strings.Repeat("QUJD", 30)
 	assert.Equal(t, `"url": "data:image/png;base64,`+blob+`"`, s.Text(`"url": "data:image/png;base64,`+blob+`"`))
-	assert.Equal(t, "image "+strings.Replace(blob, "gpu-node-17", MaskHost, 1), s.Text("image "+blob))
+	assert.Equal(t, "image "+strings.Replace(blob, "gpu-node-17", verdict.MaskHost, 1), s.Text("image "+blob))
 	// A run of path characters is never data, however long.
 	long := "/home/jdoe/" + strings.Repeat("abcdefghij/", 12) + "model.bin"
 	assert.Equal(t, "load [private]/model.bin", s.Text("load "+long))
@@ -129,43 +131,44 @@ func TestPublicReport(t *testing.T) {
 		m["problems"] = []any{map[string]any{"stage": "server", "code": "server_exit",
 			"message": "server exited on dgx-b7; log /scratch/jdoe/out/vlm/ref-vlm-small/server.log, repo /home/jdoe/src/trtmc/build"}}
 	})
-	g, err := Load([]string{root}, "vlm")
+	g, err := reports.Load([]string{root}, "vlm")
 	require.NoError(t, err)
-	g.Publish = PublicOptions{Identity: Identity{Users: []string{"jdoe"}}}
-	for _, f := range []string{FormatMarkdown, FormatHTML} {
+	pubOpts := Publisher{Identity: Identity{Users: []string{"jdoe"}}}
+	g.Publisher = pubOpts
+	for _, f := range []string{reports.FormatMarkdown, reports.FormatHTML} {
 		out := string(render(t, g, f))
 		for _, leak := range []string{"/home/jdoe", "/scratch/jdoe", "/mnt/bundles", "dgx-b7", "jdoe", root} {
 			assert.NotContains(t, out, leak, f)
 		}
 	}
-	md := string(render(t, g, FormatMarkdown))
+	md := string(render(t, g, reports.FormatMarkdown))
 	assert.Contains(t, md, `--config "$HARNESS/trtmc-qual.yaml" --aiperf "$AIPERF_VENV/bin/aiperf" run --group vlm --out "$OUT"`)
 	assert.Contains(t, md, `\$OUT/vlm/ref-vlm-small/server.log, repo \$TRTMC_REPO/build`, "a reason is Markdown text (markdown.Text)")
 	// The native worker beside the installed package is named by its root
 	// (export publishes provenance.native.worker_binary through it).
 	assert.Equal(t, "$TRTMC_PACKAGE/bin/trtmc-server",
-		g.Scrubber().Text("/opt/envs/trtmc/lib/python3.12/site-packages/tensorrt_model_connect/bin/trtmc-server"))
+		pubOpts.Scrubber(g).Text("/opt/envs/trtmc/lib/python3.12/site-packages/tensorrt_model_connect/bin/trtmc-server"))
 	assert.Contains(t, md, "Paths are relative to named roots; set them before running: $AIPERF_VENV the virtual environment holding bin/aiperf; $HARNESS the trtmc-qual checkout; $OUT ")
 	var junit bytes.Buffer
 	require.NoError(t, g.JUnit(&junit))
 	assert.NotContains(t, junit.String(), "/scratch/jdoe")
 	assert.Contains(t, junit.String(), `--out &#34;$OUT&#34;`)
 	// The private formats keep the exact argv.
-	assert.Contains(t, string(render(t, g, FormatJSON)), "/scratch/jdoe/out")
-	assert.Contains(t, string(render(t, g, FormatCSV)), "/scratch/jdoe/out")
+	assert.Contains(t, string(render(t, g, reports.FormatJSON)), "/scratch/jdoe/out")
+	assert.Contains(t, string(render(t, g, reports.FormatCSV)), "/scratch/jdoe/out")
 
-	pub, err := g.Public()
+	pub, err := pubOpts.Public(g)
 	require.NoError(t, err)
-	again, err := pub.Public()
+	again, err := pubOpts.Public(pub)
 	require.NoError(t, err)
-	assert.Equal(t, render(t, pub, FormatJSON), render(t, again, FormatJSON))
+	assert.Equal(t, render(t, pub, reports.FormatJSON), render(t, again, reports.FormatJSON))
 
 	// Nothing to map: the public copy renders exactly like the original.
-	plain, err := Load([]string{rootA}, "vlm")
+	plain, err := reports.Load([]string{rootA}, "vlm")
 	require.NoError(t, err)
-	cp, err := mapStrings(plain, NewScrubber(nil, Identity{}))
+	cp, err := plain.Mapped(NewScrubber(nil, Identity{}))
 	require.NoError(t, err)
-	assert.Equal(t, string(render(t, plain, FormatJSON)), string(render(t, cp, FormatJSON)))
+	assert.Equal(t, string(render(t, plain, reports.FormatJSON)), string(render(t, cp, reports.FormatJSON)))
 }
 
 // FuzzScrubberText: mapping is idempotent, and outside base64 data no
@@ -211,19 +214,20 @@ func TestPublicReportUsesTheRunHostsTopDirs(t *testing.T) {
 				prov["host_top_dirs"], prov["host_users"] = topDirs, []any{"jqpublic", "root"}
 			}
 		})
-		g, err := Load([]string{root}, "vlm")
+		g, err := reports.Load([]string{root}, "vlm")
 		require.NoError(t, err)
+		g.Publisher = Publisher{}
 		var buf bytes.Buffer
-		require.NoError(t, Render(&buf, g, FormatMarkdown))
+		require.NoError(t, reports.Render(&buf, g, reports.FormatMarkdown))
 		if topDirs != nil {
 			// The published row holds the recorded users masked.
-			pub, err := g.Public()
+			pub, err := Publisher{}.Public(g)
 			require.NoError(t, err)
 			found := false
 			for _, row := range pub.Rows {
 				if row.Profile == "ref-vlm-small" {
 					found = true
-					assert.Equal(t, []string{MaskUser, "root"}, row.Result.Provenance.HostUsers)
+					assert.Equal(t, []string{verdict.MaskUser, "root"}, row.Result.Provenance.HostUsers)
 				}
 			}
 			assert.True(t, found, "the edited row is in the report")

@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 // Class is what kind of "not qualified" a reason is. The verdict and the
 // CLI's exit status are derived from the classes of a row's reasons, never
@@ -76,7 +76,6 @@ const (
 	CodeMissingInput      Code = "missing_input"
 	CodePrepareFailed     Code = "prepare_failed"
 	CodeBundleUnreadable  Code = "bundle_unreadable"
-	CodeBundleIdentity    Code = "bundle_identity"
 	CodeDatasetIdentity   Code = "dataset_identity"
 	CodeGPUBusy           Code = "gpu_busy"
 	CodePort              Code = "port"
@@ -133,6 +132,7 @@ const (
 	// Derived by Judge from the data.
 	CodeExplorationWorkload    Code = "exploration_workload"
 	CodeBundleNotPinned        Code = "bundle_not_pinned"
+	CodeBundleIdentity         Code = "bundle_identity"
 	CodeBundleMismatch         Code = "bundle_mismatch"
 	CodeBundleChangedValidate  Code = "bundle_changed_by_validation"
 	CodeBundleChangedServing   Code = "bundle_changed_by_serving"
@@ -178,7 +178,7 @@ func Codes() []CodeInfo {
 		{CodeMissingInput, ClassSetup, "preflight", "a bundle or corpus is missing and the family cannot prepare it"},
 		{CodePrepareFailed, ClassSetup, "preflight", "the family's prepare command (bundle or corpus) failed"},
 		{CodeBundleUnreadable, ClassSetup, "preflight", "the bundle cannot be read to digest it"},
-		{CodeBundleIdentity, ClassSetup, "preflight", "the bundle's sha256 differs from the inventory's pin: not the bundle to qualify"},
+		{CodeBundleIdentity, ClassSetup, "preflight", "the bundle the preflight digested is not the one the inventory pins (its sha256 differs): never served, not the bundle to qualify"},
 		{CodeDatasetIdentity, ClassSetup, "preflight", "corpus.json's sha256 differs from the group's pin"},
 		{CodeGPUBusy, ClassSetup, "preflight", "a GPU of the slot is not idle before timing (utilisation, or a foreign compute process)"},
 		{CodeGPURequired, ClassSetup, "schedule", "the family needs a GPU and the run has only CPU slots"},
@@ -226,7 +226,7 @@ func Codes() []CodeInfo {
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},
 		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},
 		{CodeBundleNotPinned, ClassFailed, "preflight", "the inventory pins no bundle sha256: nothing proves which bundle was served"},
-		{CodeBundleMismatch, ClassFailed, "preflight", "the served bundle's sha256 is not the pinned one"},
+		{CodeBundleMismatch, ClassFailed, "preflight", "the row records no sha256 of the bundle it served, though it ran: nothing shows the served bundle is the pinned one"},
 		{CodeBundleChangedValidate, ClassFailed, "correctness", "validation changed the bundle: its sha256 after the correctness case differs from the one served (both named), or it was not re-hashed after it"},
 		{CodeBundleChangedServing, ClassFailed, "bundle-check", "serving changed the bundle: its sha256 after the run (serving, the native replay) differs from the one before (both named), or it was not re-hashed after it"},
 		{CodeAIPerfVersion, ClassFailed, "aiperf", "AIPerf is not the required version (a mismatch allowed by flag runs, but never qualifies)"},

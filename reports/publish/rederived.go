@@ -1,4 +1,4 @@
-package reports
+package publish
 
 import (
 	"encoding/json"
@@ -6,7 +6,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // Publish what is re-derived (issue 32 item 5): what is published for
@@ -47,9 +49,9 @@ func (e *FigureError) Error() string {
 // same row re-derived from its evidence, and returns a *FigureError
 // naming each difference of verdict or figure (nil when there is none).
 // The two reports come from the same walk of the same roots.
-func CheckRederived(stored, derived *GroupReport) error {
+func CheckRederived(stored, derived *reports.GroupReport) error {
 	e := &FigureError{Group: stored.Group, Rows: map[string][]string{}}
-	byID := map[string]*Row{}
+	byID := map[string]*reports.Row{}
 	for i := range derived.Rows {
 		byID[derived.Rows[i].Profile] = &derived.Rows[i]
 	}
@@ -84,10 +86,10 @@ func CheckRederived(stored, derived *GroupReport) error {
 // correctness outcome and each gate's value. The stored verdict is Judge's
 // over the stored facts, a retired seal aside (a re-derivation is what
 // such a row is trusted by).
-func FigureDifferences(stored, derived *Result) []string {
+func FigureDifferences(stored, derived *verdict.Result) []string {
 	sv := *stored
-	sv.Problems = slices.DeleteFunc(slices.Clone(stored.Problems), func(p Problem) bool { return p.Code == CodeSealLegacy })
-	Judge(&sv)
+	sv.Problems = slices.DeleteFunc(slices.Clone(stored.Problems), func(p verdict.Problem) bool { return p.Code == verdict.CodeSealLegacy })
+	verdict.Judge(&sv)
 	var out []string
 	cmp := func(what string, s, d any) {
 		sj, _ := json.Marshal(s)
@@ -104,7 +106,7 @@ func FigureDifferences(stored, derived *Result) []string {
 		out = append(out, fmt.Sprintf("verdict: stored %s, re-derived %s%s", sv.Verdict, derived.Verdict, why))
 	}
 	cmp("requests", stored.Requests, derived.Requests)
-	for _, ph := range []string{PhaseWarmup, PhaseMeasured} {
+	for _, ph := range []string{verdict.PhaseWarmup, verdict.PhaseMeasured} {
 		cmp("requests ("+ph+")", stored.RequestsByPhase[ph], derived.RequestsByPhase[ph])
 	}
 	cmp("unclaimed", stored.Unclaimed, derived.Unclaimed)
@@ -120,7 +122,7 @@ func FigureDifferences(stored, derived *Result) []string {
 
 // correctnessFigures are the published facts of a correctness result: the
 // outcome, and each gate's name, value, operator, threshold and outcome.
-func correctnessFigures(c *Correctness) any {
+func correctnessFigures(c *verdict.Correctness) any {
 	if c == nil {
 		return nil
 	}

@@ -1,7 +1,8 @@
-package reports
+package publish
 
 import (
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"regexp"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // What a release engineer publishes — the Markdown and HTML reports, the
@@ -71,26 +73,11 @@ func RootDescriptions() map[string]string {
 	}
 }
 
-// Placeholders Text writes.
-const (
-	MaskPrivatePath = "[private]"
-	MaskHost        = "[host]"
-	MaskUser        = "[user]"
-	MaskIP          = "[ip]"
-)
-
-// Root is a named directory of the run host: published text writes a path
-// under it as $NAME/rest.
-type Root struct {
-	Name string `json:"name"`
-	Path string `json:"path"`
-}
-
 var rootNameRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]{0,63}$`)
 
 // CheckRoot checks a root: an upper-case shell variable name and an
 // absolute path other than /.
-func CheckRoot(r Root) error {
+func CheckRoot(r verdict.Root) error {
 	if !rootNameRe.MatchString(r.Name) {
 		return fmt.Errorf("root name %q: want an upper-case shell variable name (A-Z, 0-9, _; not starting with a digit)", r.Name)
 	}
@@ -101,15 +88,15 @@ func CheckRoot(r Root) error {
 }
 
 // ParseRoot reads NAME=DIR (DIR made absolute).
-func ParseRoot(s string) (Root, error) {
+func ParseRoot(s string) (verdict.Root, error) {
 	name, path, ok := strings.Cut(s, "=")
 	if !ok || path == "" {
-		return Root{}, fmt.Errorf("root %q: want NAME=DIR", s)
+		return verdict.Root{}, fmt.Errorf("root %q: want NAME=DIR", s)
 	}
 	if abs, err := filepath.Abs(path); err == nil {
 		path = abs
 	}
-	r := Root{Name: name, Path: filepath.Clean(path)}
+	r := verdict.Root{Name: name, Path: filepath.Clean(path)}
 	return r, CheckRoot(r)
 }
 
@@ -121,11 +108,13 @@ type Identity struct {
 	TopDirs []string
 }
 
-// PublicOptions are what the caller knows beyond the evidence: roots
+// Publisher publishes reports (reports.Publisher: set it as a report's
+// Publisher): it knows what the caller knows beyond the evidence — roots
 // declared on the command line or in the environment, and the identity of
-// the host the report is written on.
-type PublicOptions struct {
-	Roots    []Root
+// the host the report is written on (ForHost) — and makes the public copy
+// (Public) with the report's Scrubber.
+type Publisher struct {
+	Roots    []verdict.Root
 	Identity Identity
 }
 
@@ -154,7 +143,7 @@ type Scrubber struct {
 }
 
 type scrubRoot struct {
-	Root
+	verdict.Root
 	rank int // lower wins among roots of the same path
 }
 
@@ -175,7 +164,7 @@ const (
 
 // NewScrubber maps the given roots (in order of precedence: the first of
 // two roots with the same path names it) and identity.
-func NewScrubber(roots []Root, id Identity) *Scrubber {
+func NewScrubber(roots []verdict.Root, id Identity) *Scrubber {
 	s := &Scrubber{names: map[string]bool{}, top: map[string]bool{}}
 	for k := range RootDescriptions() {
 		s.names[k] = true
@@ -250,8 +239,8 @@ func NewScrubber(roots []Root, id Identity) *Scrubber {
 }
 
 // Roots are the scrubber's roots, sorted by name then path.
-func (s *Scrubber) Roots() []Root {
-	out := make([]Root, 0, len(s.roots))
+func (s *Scrubber) Roots() []verdict.Root {
+	out := make([]verdict.Root, 0, len(s.roots))
 	for _, r := range s.roots {
 		out = append(out, r.Root)
 	}
@@ -263,6 +252,9 @@ func (s *Scrubber) Roots() []Root {
 	})
 	return out
 }
+
+// RootDescription says what a root the harness knows is ("" for another).
+func (s *Scrubber) RootDescription(name string) string { return RootDescriptions()[name] }
 
 // IsRootName reports whether $name is one of the scrubber's roots (or a
 // root the harness knows): "$OUT/x" in scrubbed evidence is a path.
@@ -622,15 +614,15 @@ func (s *Scrubber) mask(found string, sp Span) string {
 		clean := true
 		s.Spans(base, func(Span) { clean = false })
 		if base == "" || !clean {
-			return MaskPrivatePath
+			return verdict.MaskPrivatePath
 		}
-		return MaskPrivatePath + "/" + base
+		return verdict.MaskPrivatePath + "/" + base
 	case FindHost:
-		return MaskHost
+		return verdict.MaskHost
 	case FindUser:
-		return MaskUser
+		return verdict.MaskUser
 	case FindIP:
-		return MaskIP
+		return verdict.MaskIP
 	}
 	return found
 }
@@ -754,5 +746,5 @@ func (s *Scrubber) UsedRoots(texts ...string) []string {
 			}
 		}
 	}
-	return sortedKeys(set)
+	return slices.Sorted(maps.Keys(set))
 }

@@ -13,7 +13,7 @@
 // never scrubbed, so a re-judge joins exactly what the run joined; they
 // are scanned like everything else, and anything private in them refuses
 // the pack. Every other file is mapped line by line by the report's
-// reports.Scrubber (paths, hosts, users, IPs; nothing else changes, and
+// publish.Scrubber (paths, hosts, users, IPs; nothing else changes, and
 // JSON stays valid or the pack is refused); logs are left out by default.
 // Each row directory gets a new manifest.json sealing what the pack holds,
 // which records the original seal it came from and what was done to each
@@ -38,12 +38,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
+	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
+	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
 // IndexSchema is the schema id of PACK.json.
@@ -96,7 +96,7 @@ type Options struct {
 	Logs    string
 	LogTail int
 	// Publish are the declared roots and this host's identity.
-	Publish reports.PublicOptions
+	Publish publish.Publisher
 	// Secrets are values that must not be in the pack in any encoding
 	// (the configured secret variables' values).
 	Secrets []string
@@ -266,7 +266,7 @@ func Export(ctx context.Context, o Options) (*Result, error) {
 	}
 	defer os.RemoveAll(tmp)
 	stage := filepath.Join(tmp, name)
-	x := newExporter(o, rep.Scrubber(), stage)
+	x := newExporter(o, o.Publish.Scrubber(rep), stage)
 	idx, err := x.index(ctx, rows)
 	if err != nil {
 		return nil, err
@@ -370,7 +370,7 @@ func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	rep.Publish = o.Publish
+	rep.Publisher = o.Publish
 	var rows []*reports.Row
 	for i := range rep.Rows {
 		if rep.Rows[i].Dir() != "" {
@@ -382,7 +382,7 @@ func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
 	}
 	for _, row := range rows {
 		for _, p := range row.Result.Problems {
-			if p.Code == reports.CodeEvidenceChanged || p.Code == reports.CodeEvidenceMalformed {
+			if p.Code == verdict.CodeEvidenceChanged || p.Code == verdict.CodeEvidenceMalformed {
 				return nil, nil, &SealError{Profile: row.Profile, Dir: row.Dir(), Message: p.Message}
 			}
 		}
@@ -390,8 +390,8 @@ func loadRows(o Options) (*reports.GroupReport, []*reports.Row, error) {
 	return rep, rows, nil
 }
 
-func newExporter(o Options, scrub *reports.Scrubber, stage string) *exporter {
-	return &exporter{o: o, scrub: scrub, stage: stage, leaks: reports.NewLeakScanner(scrub, o.Secrets, o.Forbid)}
+func newExporter(o Options, scrub *publish.Scrubber, stage string) *exporter {
+	return &exporter{o: o, scrub: scrub, stage: stage, leaks: publish.NewLeakScanner(scrub, o.Secrets, o.Forbid)}
 }
 
 // index stages every row and the group's files, and returns the pack's
@@ -416,7 +416,7 @@ func (x *exporter) index(ctx context.Context, rows []*reports.Row) (*Index, erro
 	if err := x.groupFiles(ctx, idx); err != nil {
 		return nil, err
 	}
-	descs := reports.RootDescriptions()
+	descs := publish.RootDescriptions()
 	for _, n := range x.usedRoots() {
 		idx.Roots = append(idx.Roots, IndexRoot{Name: n, Description: descs[n]})
 	}
@@ -438,9 +438,9 @@ func packName(output string) (string, error) {
 
 type exporter struct {
 	o        Options
-	scrub    *reports.Scrubber
+	scrub    *publish.Scrubber
 	stage    string
-	leaks    *reports.LeakScanner
+	leaks    *publish.LeakScanner
 	findings []Finding
 	texts    []string // samples of published text, for the roots used
 	// inv is the pack's inventory snapshot (scrubbed; nil: none), invSHA
@@ -642,7 +642,7 @@ func (x *exporter) copyFile(ctx context.Context, packPath, from, to string, scru
 			text = mapped
 		}
 		if packPath != "" {
-			scan.Line(text, func(l reports.Leak) {
+			scan.Line(text, func(l publish.Leak) {
 				found = append(found, Finding{File: packPath, Line: n, Source: from, Kind: l.Kind, Text: l.Text})
 			})
 		}
@@ -725,7 +725,7 @@ func validJSONFile(path string) bool {
 // (--root). It drops provenance.host_top_dirs, the run host's listing of /:
 // the scrubber used it to map the evidence's paths, which the pack holds
 // mapped, and published it would fingerprint the host in every pack.
-func publishRow(path string, scrub *reports.Scrubber) error {
+func publishRow(path string, scrub *publish.Scrubber) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -788,10 +788,9 @@ func (x *exporter) groupFiles(ctx context.Context, idx *Index) error {
 	if err != nil {
 		return fmt.Errorf("load the pack's evidence: %w", err)
 	}
-	rep.Publish = x.o.Publish
 	rep.Summary = x.o.Summary
 	rep.Summary.Pack = filepath.Base(x.o.Output)
-	pub, err := rep.Public()
+	pub, err := x.o.Publish.Public(rep)
 	if err != nil {
 		return err
 	}
@@ -898,7 +897,7 @@ func (x *exporter) scanFile(rel, source, path string) error {
 		if err != nil {
 			return err
 		}
-		scan.Line(string(line), func(l reports.Leak) {
+		scan.Line(string(line), func(l publish.Leak) {
 			x.findings = append(x.findings, Finding{File: rel, Line: n, Source: source, Kind: l.Kind, Text: l.Text})
 		})
 	}
@@ -912,7 +911,7 @@ func (x *exporter) scanNames() {
 		}
 		rel, _ := filepath.Rel(x.stage, p)
 		rel = filepath.ToSlash(rel)
-		x.leaks.Text(rel, func(l reports.Leak) {
+		x.leaks.Text(rel, func(l publish.Leak) {
 			x.findings = append(x.findings, Finding{File: rel, Kind: l.Kind + " in a file name", Text: l.Text})
 		})
 		return nil

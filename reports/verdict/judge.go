@@ -1,4 +1,4 @@
-package reports
+package verdict
 
 import (
 	"fmt"
@@ -65,6 +65,7 @@ func Judge(r *Result) {
 	case r.Exclusion != "":
 		rs = append(rs, Reason{Code: CodeExcluded, Class: ClassExcluded, Stage: "inventory", Message: "excluded by the inventory: " + r.Exclusion})
 	default:
+		rs = append(rs, judgeBundleIdentity(r)...)
 		stopped := severe(rs)
 		rs = append(rs, judgeContract(r, stopped)...)
 		switch {
@@ -176,10 +177,9 @@ func judgeContract(r *Result, stopped bool) []Reason {
 	case p.BundlePinnedSHA256 == "":
 		out = append(out, failed(CodeBundleNotPinned, StagePreflight, "",
 			"the inventory pins no bundle sha256: nothing proves which bundle was served (pin bundle.sha256 to qualify)"))
-	case p.BundleSHA256 == "" && stopped:
-	case p.BundleSHA256 != p.BundlePinnedSHA256:
+	case p.BundleSHA256 == "" && !stopped:
 		out = append(out, failed(CodeBundleMismatch, StagePreflight, "",
-			"the served bundle has sha256 %q, the inventory pins %s", p.BundleSHA256, p.BundlePinnedSHA256))
+			"the row records no sha256 of the bundle it served: nothing shows it is the one the inventory pins (%s)", p.BundlePinnedSHA256))
 	}
 	out = append(out, judgeBundleChecks(r)...)
 	switch {
@@ -195,6 +195,27 @@ func judgeContract(r *Result, stopped bool) []Reason {
 			"the run required aiperf %s; qualification requires %s", p.AIPerfVersionRequired, QualificationAIPerfVersion))
 	}
 	return out
+}
+
+// judgeBundleIdentity: the bundle the preflight digested (the row's
+// bundle_sha256) must be the one the inventory pins. One that is not was
+// never served — the preflight stops the checkpoint on it —, so the row
+// is a setup error, with this one reason for the one fact. A row of an
+// earlier version recorded the same fact as a preflight problem of this
+// code: that problem is then its reason, and none is added.
+func judgeBundleIdentity(r *Result) []Reason {
+	p := r.Provenance
+	if p.BundlePinnedSHA256 == "" || p.BundleSHA256 == "" || p.BundleSHA256 == p.BundlePinnedSHA256 {
+		return nil
+	}
+	for _, x := range r.Problems {
+		if x.Code == CodeBundleIdentity {
+			return nil
+		}
+	}
+	return []Reason{{Code: CodeBundleIdentity, Class: ClassOf(CodeBundleIdentity), Stage: StagePreflight,
+		Message: fmt.Sprintf("profile %s: bundle %s has sha256 %s but the inventory pins %s: not the bundle that was qualified",
+			r.Profile, p.BundlePath, p.BundleSHA256, p.BundlePinnedSHA256)}}
 }
 
 // judgeBundleChecks requires the bundle re-hashed, unchanged, after each
@@ -297,10 +318,10 @@ func judgeCorrectness(c *Correctness) []Reason {
 		}
 		holds := GateHolds(g)
 		if holds != g.Passed {
-			inconsistent = append(inconsistent, fmt.Sprintf("%s records passed=%t but %s is %t", g.Name, g.Passed, formatGate(g), holds))
+			inconsistent = append(inconsistent, fmt.Sprintf("%s records passed=%t but %s is %t", g.Name, g.Passed, g.String(), holds))
 		}
 		if !holds {
-			notHolding = append(notHolding, formatGate(g)+" does not hold")
+			notHolding = append(notHolding, g.String()+" does not hold")
 		}
 	}
 	if len(bad) > 0 {

@@ -1,11 +1,6 @@
-// Package reports owns the one row model of trtmc-qual — result.json,
-// schema trtmc-qual/result/v2, one per checkpoint — and every renderer of
-// it (terminal table, Markdown, CSV, JSON, HTML). Renderers read only
-// stored evidence; nothing here runs anything.
-package reports
+package verdict
 
 import (
-	"fmt"
 	"time"
 )
 
@@ -56,8 +51,10 @@ type Result struct {
 	Problems []Problem `json:"problems"`
 	// Workload is what the row was measured with.
 	Workload Workload `json:"workload"`
-	// Answers are the family's answer semantics the join used.
-	Answers AnswerSemantics `json:"answers"`
+	// Answers are the family's semantics as its configuration defines them
+	// (Semantics.Stated): what the join used, and what the row's criteria
+	// digest pins with Route.
+	Answers Semantics `json:"answers"`
 
 	Requests        Counts            `json:"requests"`
 	RequestsByPhase map[string]Counts `json:"requests_by_phase"` // "warmup", "measured"
@@ -173,37 +170,6 @@ type Workload struct {
 // IsQualification reports whether w is the qualification workload.
 func (w Workload) IsQualification() bool {
 	return w.Warmup == QualificationWarmup && w.Measured == QualificationMeasured && w.Concurrency == QualificationConcurrency
-}
-
-// AnswerSemantics are how the family's answers were extracted and compared
-// (families.yaml at run time), so a rejudge uses the same ones.
-type AnswerSemantics struct {
-	EndpointType string  `json:"endpoint_type"`
-	Extractor    string  `json:"extractor"`
-	Comparator   string  `json:"comparator"`
-	Tolerance    float64 `json:"tolerance"`
-	// MinBoxIoU and MaxScoreAbsError are the boxes-iou comparator's.
-	MinBoxIoU        float64  `json:"min_box_iou,omitempty"`
-	MaxScoreAbsError float64  `json:"max_score_abs_error,omitempty"`
-	Labels           []string `json:"labels,omitempty"`
-	// FinishReasonNull is the family's reading of a chat answer whose
-	// finish_reason is null ("complete" or, when empty, "incomplete").
-	FinishReasonNull string `json:"finish_reason_null,omitempty"`
-	// ServedModel is the --model-name the server was started with: a chat
-	// answer must name it (empty in rows of earlier versions: the profile
-	// id is then taken, the default served name).
-	ServedModel string `json:"served_model,omitempty"`
-	// ServerRecords is "none" when the family's route gets no server
-	// records in the server version it runs ("" or "required": every
-	// request must have one).
-	ServerRecords string `json:"server_records,omitempty"`
-	// TaskAgreement is the tolerance within which the server's and the
-	// native Task times of one request agree.
-	TaskAgreement *Tolerance `json:"task_agreement,omitempty"`
-	// TaskTime is where Task latency comes from: "server" (the server's
-	// request records; the default when empty) or "native" (the native
-	// answers).
-	TaskTime string `json:"task_time,omitempty"`
 }
 
 // RequestExample is one request that did not match, and why.
@@ -342,26 +308,6 @@ type SplitPart struct {
 	P95  *float64 `json:"p95"`
 }
 
-// Tolerance is how far apart two times of one thing may be: AbsMS or Rel
-// of the larger, whichever is more.
-type Tolerance struct {
-	AbsMS float64 `json:"abs_ms" yaml:"abs_ms"`
-	Rel   float64 `json:"rel" yaml:"rel"`
-}
-
-// Within reports whether a and b agree within the tolerance.
-func (t Tolerance) Within(a, b float64) bool {
-	d := a - b
-	if d < 0 {
-		d = -d
-	}
-	return d <= max(t.AbsMS, t.Rel*max(a, b))
-}
-
-func (t Tolerance) String() string {
-	return fmt.Sprintf("max(%g ms, %g%%)", t.AbsMS, 100*t.Rel)
-}
-
 // TaskAgreement is how the server's and the native Task times of the
 // measured matched requests compare.
 type TaskAgreement struct {
@@ -451,7 +397,7 @@ type Provenance struct {
 	// BundlePinnedSHA256 is the inventory's pin ("" when it pins none).
 	BundlePinnedSHA256 string `json:"bundle_pinned_sha256"`
 	// InventoryEntrySHA256 is the digest of the inventory entry the row
-	// was run for (inventory.Profile.Digest): a row stands only for the
+	// was run for (InventoryEntry.Digest): a row stands only for the
 	// snapshot entry with this digest.
 	InventoryEntrySHA256 string `json:"inventory_entry_sha256"`
 	// InventorySnapshotSHA256 is the sha256 of the group's inventory
@@ -459,7 +405,7 @@ type Provenance struct {
 	// latest row of a root seals the snapshot beside it.
 	InventorySnapshotSHA256 string `json:"inventory_snapshot_sha256,omitempty"`
 	// FamilyCriteriaSHA256 is the digest of the judging criteria of the
-	// row's family as its run had them (families.Criteria): a rejudge takes
+	// row's family as its run had them (CriteriaDigest, with the route): a rejudge takes
 	// its criteria from the family configuration, and holds it to this pin.
 	FamilyCriteriaSHA256 string `json:"family_criteria_sha256,omitempty"`
 	DatasetSHA256        string `json:"dataset_sha256"`
@@ -501,7 +447,7 @@ type Provenance struct {
 	GoVersion string `json:"go_version,omitempty"`
 	// Roots are the named directories of the run (the evidence root, the
 	// trtmc-qual and TRTMC checkouts, AIPerf's environment, ...): published
-	// text writes a path under one as $NAME/rest (see reports.Scrubber).
+	// text writes a path under one as $NAME/rest (see reports/publish.Scrubber).
 	Roots []Root `json:"roots,omitempty"`
 	// HostTopDirs are the directories at / of the host the row ran on:
 	// published text treats an absolute path starting with one as a path
@@ -532,6 +478,23 @@ type Provenance struct {
 	// fails the row.
 	BundleChecks []BundleCheck `json:"bundle_checks,omitempty"`
 }
+
+// Root is a named directory of the run host: published text writes a path
+// under it as $NAME/rest.
+type Root struct {
+	Name string `json:"name"`
+	Path string `json:"path"`
+}
+
+// The masks published text writes in place of what names the run host
+// (reports/publish's Scrubber): a published row holds them (its host is
+// MaskHost).
+const (
+	MaskPrivatePath = "[private]"
+	MaskHost        = "[host]"
+	MaskUser        = "[user]"
+	MaskIP          = "[ip]"
+)
 
 // Checkout is a git checkout as the run found it.
 type Checkout struct {

@@ -1,0 +1,14 @@
+// Package verdict is where a checkpoint's verdict is decided: the one row
+// model of trtmc-qual (result.json, schema trtmc-qual/result/v2, one per
+// checkpoint, and the lines of joined.jsonl and mismatches.jsonl), the
+// reason codes and their classes (reasons.go: one constant per code, one
+// table of classes), and Judge (judge.go), the one implementation of the
+// qualification contract: every reason and every verdict of a row is made
+// there, from the facts the pipeline recorded. The strict readers of what
+// Judge judges sit beside it: result.json (DecodeResult) and the family's
+// correctness.json (ReadCorrectness), each error naming file, line and
+// field (EvidenceError).
+//
+// It imports only the shared leaves (reports/fileio, reports/text), so
+// every layer above may read and judge rows; nothing here runs anything.
+package verdict
