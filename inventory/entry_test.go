@@ -11,12 +11,16 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
-// fill sets every settable field of v to a value that is not its zero,
-// recursively: a field added to Profile later is filled too.
+// fill sets every exported field of v to a value that is not its zero,
+// recursively: a field added to Profile later is filled too. Unexported
+// fields (the loader's bookkeeping, such as the fields a parse problem was
+// reported for) are never JSON, so never in the entry: they are left alone.
 func fill(t *testing.T, v reflect.Value, name string) {
 	switch v.Kind() {
 	case reflect.String:
 		v.SetString("v-" + name)
+	case reflect.Bool:
+		v.SetBool(true)
 	case reflect.Int, reflect.Int64:
 		v.SetInt(int64(len(name)))
 	case reflect.Slice:
@@ -36,7 +40,9 @@ func fill(t *testing.T, v reflect.Value, name string) {
 		v.Set(p)
 	case reflect.Struct:
 		for i := 0; i < v.NumField(); i++ {
-			fill(t, v.Field(i), name+"."+v.Type().Field(i).Name)
+			if f := v.Type().Field(i); f.IsExported() {
+				fill(t, v.Field(i), name+"."+f.Name)
+			}
 		}
 	default:
 		t.Fatalf("%s: fill a %s", name, v.Kind())
