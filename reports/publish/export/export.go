@@ -17,7 +17,10 @@
 // JSON stays valid or the pack is refused); logs are left out by default.
 // Each row directory gets a new manifest.json sealing what the pack holds,
 // which records the original seal it came from and what was done to each
-// file; PACK.json indexes the rows.
+// file; PACK.json (schema trtmc-qual/evidence-pack/v1) indexes the rows.
+// The pack's tables and summary are rendered from the pack itself, and
+// everything is scanned for paths, hosts, users, IPs, secrets and
+// credentials before anything is written (LeakError names file and line).
 package export
 
 import (
