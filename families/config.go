@@ -3,6 +3,24 @@
 // started (argv templates from families.yaml), and how an HTTP answer and a
 // native answer are extracted, checked for meaningful content and compared.
 //
+// The parts:
+//
+//   - config.go: families.yaml, checked when it is read, each problem at
+//     its line: argv templates (CheckArgv: argv lists, never shell strings;
+//     known placeholders), readiness, the correctness, native and prepare
+//     commands, and a family's endpoint_type against inventory/endpoint's
+//     registry. A family's answer semantics and judging criteria are
+//     verdict.Semantics, embedded in Family as its YAML keys: the one type
+//     the row carries.
+//   - answers.go: the harness-side answer extractors and comparators
+//     (DefaultRegistry), how an HTTP answer and a native answer are pulled
+//     out and compared; labels.go the built-in label spaces.
+//   - native.go: the native-side file formats, each one Go type that the
+//     harness and families/trtmc both use (NativeRequest, NativeAnswer,
+//     NativeMeta).
+//   - shipped.go: the configuration shipped with the harness, built in
+//     (Shipped: families.yaml and trtmc.yaml).
+//
 // The reference models themselves live in families/reference-target and are used only by
 // the trtmc-refserver binary; the harness never imports them.
 package families

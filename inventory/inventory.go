@@ -4,6 +4,25 @@
 //
 // The inventory is YAML. Loading keeps the line of every field so that every
 // validation error names file, line and field.
+//
+//   - types.go checks every value against the Go types first, each problem
+//     once, at its own line; validate.go checks the whole (a workload's
+//     endpoint_type against inventory/endpoint's registry, names through
+//     text.CheckName);
+//   - suggest.go is the one "did you mean" (Suggest, DidYouMean: an optimal
+//     string alignment distance);
+//   - pins.go is the one rule of each pin (BundleSHA256, TokenizerSHA256,
+//     CorpusSHA256 and the paths they are taken from), which the preflight,
+//     the re-hashes, doctor and `inventory set --pin` use;
+//   - set.go and yamledit.go edit one profile or group in place (`inventory
+//     set`): byte for byte at the YAML node positions, the result proven
+//     before it is returned;
+//   - hardware.go is the hardware scope table (nvidia-smi names to scopes).
+//
+// A profile's snapshot entry is verdict.InventoryEntry (Profile.Entry; its
+// digest is the entry's), and its kinds, statuses and parts (Parallelism,
+// Bundle, Tokenizer, Exclusion) are reports/verdict's: the types the row
+// carries.
 package inventory
 
 import (

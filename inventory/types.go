@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // fieldProblem is one thing wrong with a key of an inventory mapping, found

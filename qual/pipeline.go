@@ -4,6 +4,35 @@
 // native and HTTP answers by request identity, and writes the result row
 // and its evidence. Checkpoints run in parallel, each on its own GPUs
 // (tp x cp of them) or CPU slot (slots.go).
+//
+//   - assemble.go: RunBuilder, the assembly of a group run from its
+//     resolved values (the GPU pool, secrets, roots, the reproduce
+//     command) that cmd/trtmc-qual calls;
+//   - executor.go: Executor, the seam between a group run and where its
+//     checkpoints run (OnThisHost: on this host's slots), with Local and
+//     the helpers another executor uses (Prepare, BaseResult, WriteRow,
+//     which seals the row it writes, TimeLimit);
+//   - pipeline.go: Run, the group run; checkpoint.go one checkpoint;
+//     stages.go the named stages, one at a time (only aiperf sends the
+//     served model requests);
+//   - limits.go: the server's two size limits, every request held to them
+//     before the server starts;
+//   - join.go and rejudge.go: the join stage and `report --rejudge`'s
+//     re-derivation, both through joinRow, the rejudge's criteria from the
+//     family configuration; Publishable, the re-derivation a publication is
+//     checked against;
+//   - slots.go: the GPU pool, GPUsNeeded, placement, list scheduling with
+//     backfill; gpu.go nvidia-smi probing; hygiene.go the GPU hygiene
+//     checks; telemetry.go AIPerf's GPU telemetry;
+//   - tempdir.go: the run's private temporary directory and its children's
+//     environment for it (TempEnv: TMPDIR, AIPerf's memory-mapped dataset);
+//   - checkout.go and loaded.go: the provenance TRTMC's own profiler keeps
+//     (the checkouts' commit, diff and untracked digests through gitread's
+//     safe command line; the server's mapped files, digested); the bundle
+//     is re-hashed after the correctness case and after the run (stages.go,
+//     stage bundle-check);
+//   - runkey.go: the run key; with Resume a finished row with the same run
+//     key and an intact seal is kept (checkpoint.go).
 package qual
 
 import (

@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
-
 	"github.com/olekukonko/tablewriter"
 	"github.com/olekukonko/tablewriter/renderer"
 	"github.com/olekukonko/tablewriter/tw"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
 // Table is a rectangular set of cells with a header, the common shape of

@@ -3,15 +3,19 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"os"
 	"os/exec"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-// The import rules of docs/design.md ("Packages and who may import whom"),
+// The import rules of docs/design.md ("Packages"; TestDesignMapIsTheImportRules),
 // checked against `go list`. A package missing from this table fails the
 // test: a new package gets a row here and in docs/design.md.
 //
@@ -85,7 +89,7 @@ var mayImport = map[string][]string{
 	"scripts/benchtools/baseline-noise":       {"reports", "reports/verdict", "reports/stats", "scripts/benchtools/noise"},                             // its command (make bench parts 5 and 6)
 
 	// The wiring.
-	"cmd/trtmc-qual": {"inventory/...", "families", "families/proc", "families/trtmc", "qual/...", "reports/...", "reports/evidence"},
+	"cmd/trtmc-qual": {"inventory/...", "families", "families/proc", "families/trtmc", "qual/...", "reports/..."},
 }
 
 // referenceTarget is what a package of the reference target may import: itself
@@ -234,5 +238,95 @@ func TestEveryArrowPointsDown(t *testing.T) {
 		if !seen[arrow] {
 			t.Errorf("%s → %s no longer runs up (%s): drop it from pendingUp", arrow[0], arrow[1], why)
 		}
+	}
+}
+
+// designMap reads docs/design.md's table of packages ("## Packages"): each
+// line's package (a "/..." one covers a folder) with what it may import,
+// the backquoted paths of the last column ("a/{b,c}" is a/b and a/c) and
+// the word "leaves" for the two shared leaves.
+func designMap(t *testing.T) map[string][]string {
+	t.Helper()
+	doc, err := os.ReadFile(repoFile("docs", "design.md"))
+	require.NoError(t, err)
+	_, section, ok := strings.Cut(string(doc), "\n## Packages\n")
+	require.True(t, ok, "docs/design.md has a \"## Packages\" section")
+	section, _, _ = strings.Cut(section, "\n## ")
+	code := regexp.MustCompile("`([^`]+)`")
+	leaves := regexp.MustCompile(`\bleaves\b`)
+	rows := map[string][]string{}
+	for _, line := range strings.Split(section, "\n") {
+		if !strings.HasPrefix(line, "| `") {
+			continue
+		}
+		cells := strings.Split(strings.Trim(line, "|"), " | ")
+		require.Len(t, cells, 3, "docs/design.md: a package line has three cells: %s", line)
+		pkg := code.FindStringSubmatch(cells[0])
+		require.NotNil(t, pkg, "docs/design.md: %s", line)
+		_, dup := rows[pkg[1]]
+		require.False(t, dup, "docs/design.md: %s has two lines", pkg[1])
+		rules := []string{}
+		for _, m := range code.FindAllStringSubmatch(cells[2], -1) {
+			rules = append(rules, expandBraces(m[1])...)
+		}
+		if leaves.MatchString(code.ReplaceAllString(cells[2], "")) {
+			rules = append(rules, "reports/fileio", "reports/text")
+		}
+		rows[pkg[1]] = rules
+	}
+	require.NotEmpty(t, rows)
+	return rows
+}
+
+// expandBraces expands one "{a,b}" group: "reports/{verdict,evidence}" is
+// reports/verdict and reports/evidence.
+func expandBraces(s string) []string {
+	pre, rest, ok := strings.Cut(s, "{")
+	if !ok {
+		return []string{s}
+	}
+	alts, post, _ := strings.Cut(rest, "}")
+	var out []string
+	for _, a := range strings.Split(alts, ",") {
+		out = append(out, pre+a+post)
+	}
+	return out
+}
+
+// TestDesignMapIsTheImportRules: docs/design.md's table of packages is
+// mayImport: a line for every package (a "/..." line for a folder whose
+// packages may import together what it says), and what each may import,
+// the same set.
+func TestDesignMapIsTheImportRules(t *testing.T) {
+	rows := designMap(t)
+	set := func(rules []string) []string {
+		out := append([]string{}, rules...)
+		sort.Strings(out)
+		return slices.Compact(out)
+	}
+	covered := map[string][]string{} // design line -> union of its packages' rules
+	for pkg, rules := range mayImport {
+		line := pkg
+		if _, ok := rows[pkg]; !ok {
+			line = ""
+			for r := range rows {
+				if base, ok := strings.CutSuffix(r, "/..."); ok && (pkg == base || strings.HasPrefix(pkg, base+"/")) {
+					line = r
+				}
+			}
+		}
+		if line == "" {
+			t.Errorf("%s: no line in docs/design.md's table of packages", pkg)
+			continue
+		}
+		covered[line] = append(covered[line], rules...)
+	}
+	for line, rules := range rows {
+		got, ok := covered[line]
+		if !ok {
+			t.Errorf("docs/design.md: %s is no package of layers_test.go's mayImport", line)
+			continue
+		}
+		assert.Equal(t, set(got), set(rules), "docs/design.md: what %s may import (layers_test.go's mayImport)", line)
 	}
 }

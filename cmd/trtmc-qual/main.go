@@ -1,5 +1,3 @@
-// Command trtmc-qual qualifies every checkpoint of a model group on TRTMC's
-// native inference server with pip-installed AIPerf.
 package main
 
 import (

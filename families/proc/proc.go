@@ -12,6 +12,23 @@
 // a leaf (stdlib and reports/text only), so both the adapters of
 // families/trtmc and the pipeline under qual/ import it with every arrow
 // pointing down.
+//
+// Readiness is polled (ready.go). What is Linux-only is split by build
+// constraint, each with a file for other systems (macOS, which make lint
+// builds and vets):
+//
+//   - sysproc_linux.go: the parent-death signal of every child;
+//   - reaper_linux.go: the child subreaper, the marks every child carries
+//     and the sweep that finds and kills what left a child's process group
+//     (reaper_other.go does nothing);
+//   - listen_linux.go: the addresses a process group listens on
+//     (ListenAddrs, from /proc; listen_other.go reports the check
+//     unavailable);
+//   - maps_linux.go: the files a process group has mapped (MappedFiles,
+//     /proc/PID/maps and exe; maps_other.go reports them unavailable).
+//
+// proc_test.go's re-exec TestHelperProcess checks the real runner's
+// semantics.
 package proc
 
 import (

@@ -14,6 +14,12 @@
 //     into trtmc-qual's correctness result.
 //   - bundle: locates or builds a profile's bundle and records its sha256.
 //
+// The native worker is found as TRTMC's control plane finds it (locate.go),
+// never through the console script; nim.go turns TRTMC's detections into
+// the NIM shape, and each reply's Task time is held to its domain
+// (native.go). trtmctest builds and installs the test-only fake TRTMC
+// programs, separate programs as TRTMC's are.
+//
 // Every fact about TRTMC's commands and formats that this package relies on
 // names its source in docs/trtmc.md; where the public sources and the
 // stage-4/5 contract differ, the difference is a flag that

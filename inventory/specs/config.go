@@ -10,10 +10,10 @@ import (
 	"sort"
 	"strings"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
-
-	"go.yaml.in/yaml/v3"
 )
 
 // ConfigSchema is the value of the `schema` key of a spec-groups file.

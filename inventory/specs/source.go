@@ -1,9 +1,14 @@
 // Package specs reads the TRTMC model specs at a commit (source.go: the
 // models root; manifest.go: MODEL.toml and manifest parsing), the
 // spec-groups configuration (config.go) and the classification of manifests
-// into normal, variant and partial profiles (classify.go). Git access is in
-// gitread; reconcile, drift, write-back and the ci job are packages of their
-// own under inventory/.
+// into normal, variant and partial profiles (classify.go), each problem
+// with its line (jsonpos.go for JSON). TRTMC has had two layouts
+// (layout.go): tests/e2e/models/<f>/manifests listed by MODEL.toml, or
+// families/<f>/tests/manifests; each is read as the commit holds it. Git
+// access is in gitread; reconcile, drift, write-back and the ci job are
+// packages of their own under inventory/; specstest builds the fixture
+// repositories their tests read (one in the older layout, one that moves
+// to the newer).
 package specs
 
 import (

@@ -1,6 +1,11 @@
 // Package ci is the premerge job of a qualification pull request (`trtmc-qual
 // ci`): its named steps, their exit codes, and the job as JUnit XML and as a
-// Markdown summary.
+// Markdown summary. Run validates the inventory and the families,
+// reconciles and drift-checks each group, and runs the smoke qualification
+// it is handed (SmokeFunc: cmd/trtmc-qual passes the pipeline's smoke run,
+// so this package, beside the pipeline, does not import it). The job is
+// written as JUnit XML through reports/junit and as Markdown through
+// reports/markdown; cmd_ci.go only wires it and writes the reports.
 package ci
 
 import (

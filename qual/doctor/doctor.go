@@ -3,6 +3,10 @@
 // tokenizers, corpora, AIPerf, free disk for evidence, and the TRTMC
 // checkout's git state. Every problem comes with its fix; `trtmc-qual
 // doctor` prints the checks and exits 0 when the host is ready, 3 when not.
+// TRTMC's server, worker and interpreter contract is checked without a GPU
+// (trtmc.go); `doctor --probe` proves it on a GPU node by starting the
+// profile's server and worker once with the corpus's largest request
+// (probe.go).
 package doctor
 
 import (

@@ -5,7 +5,10 @@
 // scontrol, turns every task that ended without a row of its own into an
 // error or not-run row naming its Slurm job, and writes the group tables.
 // Every Slurm command goes through the harness's exec interface
-// (families/proc.Runner), so tests drive it with a fake cluster.
+// (families/proc.Runner), so tests drive it with a fake cluster. The
+// submission's record is OUT/.slurm/<group>/job.json (schema
+// trtmc-qual/slurm-job/v1, record.go); `trtmc-qual status` reads it. See
+// docs/slurm.md.
 package slurm
 
 import (

@@ -10,7 +10,11 @@
 //     Max*Bytes caps, LineReader for JSON Lines), stopping when the context
 //     ends; file digests (FileSHA256);
 //   - the flock (TryLock) and the locked read-modify-write of a shared file
-//     (UpdateFile).
+//     (UpdateFile);
+//   - where outputs may go (CheckOutside: no writer inside an evidence
+//     tree, links resolved) and private scratch space (PrivateDir,
+//     RemoveStale: mode 0700, named after the process; what killed
+//     processes left behind is removed).
 //
 // It lives under reports/ because the files it writes and reads are what
 // the reports are made of; reports/evidence builds the seal and redaction

@@ -5,7 +5,12 @@
 // Foreign text — anything the harness did not write itself: a server's
 // error body, a gate name, a checkpoint name, a manifest's field, a ref —
 // goes into Markdown only through Text, Code or Link, so that an `<img>`,
-// a `[link](…)`, a `</details>` or a `|` in it stays text.
+// a `[link](…)`, a `</details>` or a `|` in it stays text. Every Markdown
+// writer (results.md, the docs block, the summary, the ci summary,
+// reconcile, drift) passes every string the harness did not write through
+// it; it also writes the tables of the reports that are not rows
+// (reconcile, drift, the ci summary). Code blocks are fenced longer than
+// any backtick run in them (CodeBlock).
 package markdown
 
 import (

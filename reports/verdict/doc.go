@@ -9,6 +9,14 @@
 // correctness.json (ReadCorrectness), each error naming file, line and
 // field (EvidenceError).
 //
+// Two more things the row carries are defined here, as their sources
+// define them. semantics.go: a family's answer semantics and judging
+// criteria (Semantics, Tolerance), the one type from families.Family to
+// the row's answers and the join, and CriteriaDigest, what a row pins of
+// them. entry.go: the inventory as a row carries it (InventoryEntry, a
+// profile of the snapshot OUT/<group>/inventory.json as the loader reads
+// it, and its Digest; the kinds, statuses and parts of a profile).
+//
 // It imports only the shared leaves (reports/fileio, reports/text), so
 // every layer above may read and judge rows; nothing here runs anything.
 package verdict

@@ -1,5 +1,7 @@
 package verdict
 
+import "slices"
+
 // Class is what kind of "not qualified" a reason is. The verdict and the
 // CLI's exit status are derived from the classes of a row's reasons, never
 // from their codes or messages.
@@ -165,15 +167,27 @@ const (
 )
 
 // Codes is the one table of reason codes: each code's class, where it
-// arises and what it means. docs/reliability.md prints it (a test keeps the
-// two equal).
+// arises and what it means, most severe class first, one function per
+// class. docs/reliability.md prints it (a test keeps the two equal).
 func Codes() []CodeInfo {
+	return slices.Concat(notRunCodes(), setupCodes(), brokenCodes(), failedCodes(), excludedCodes())
+}
+
+// notRunCodes are the codes of the interrupted and not-run classes: the
+// run was stopped, or the checkpoint never started.
+func notRunCodes() []CodeInfo {
 	return []CodeInfo{
 		{CodeInterrupted, ClassInterrupted, "", "the run was interrupted (Ctrl-C, SIGTERM) in this stage; the row is incomplete"},
 		{CodeSlurmNotStarted, ClassNotRun, "slurm", "the Slurm task never started (e.g. cancelled while queued)"},
 		{CodeInsufficientGPUs, ClassNotRun, "schedule", "the profile needs more GPUs (tp x cp) than the run has: never started on fewer"},
 		{CodeHardwareMismatch, ClassNotRun, "schedule", "the inventory's hardware scope does not admit the run's GPUs (--allow-hardware-mismatch runs it anyway)"},
+	}
+}
 
+// setupCodes are the codes of the setup class: what the row needs was
+// unavailable or misconfigured.
+func setupCodes() []CodeInfo {
+	return []CodeInfo{
 		{CodeFamilyConfig, ClassSetup, "preflight", "the family configuration does not fit the group or does not expand"},
 		{CodeMissingInput, ClassSetup, "preflight", "a bundle or corpus is missing and the family cannot prepare it"},
 		{CodePrepareFailed, ClassSetup, "preflight", "the family's prepare command (bundle or corpus) failed"},
@@ -194,7 +208,13 @@ func Codes() []CodeInfo {
 		{CodeRequestTooLarge, ClassSetup, "preflight", "a corpus entry's request is over one of the family's server limits (max_body_bytes, the server's --max-body-bytes; max_prompt_bytes, its --max-prompt-bytes): refused, naming the entry, its size and the limit, before the server starts"},
 		{CodeTokenizer, ClassSetup, "preflight", "the tokenizer AIPerf chat loads is missing, unloadable offline, not its pin, or another checkpoint's"},
 		{CodeListenUnchecked, ClassSetup, "server", "the addresses the server listens on cannot be checked on this host (not Linux): a row is never qualified unchecked"},
+	}
+}
 
+// brokenCodes are the codes of the broken class: a stage broke or the
+// evidence cannot be trusted.
+func brokenCodes() []CodeInfo {
+	return []CodeInfo{
 		{CodeServerDied, ClassBroken, "aiperf", "the server exited while AIPerf measured it"},
 		{CodeListenOffLoopback, ClassBroken, "", "the server's process group listens on an address off loopback (named), found after readiness or before the stop; nothing is measured on it"},
 		{CodeCorrectnessCrash, ClassBroken, "correctness", "the correctness case crashed, hung or was killed"},
@@ -222,7 +242,13 @@ func Codes() []CodeInfo {
 		{CodeCriteriaDiffer, ClassBroken, "rejudge", "a judging criterion the row stores (route, extractor, comparator, tolerance, labels, Task time source, served model...) or its criteria digest differs from the family configuration's or the inventory entry's, or the configuration has no such family: the row is re-judged by the configuration, never by itself, and the difference is itself a finding"},
 		{CodeInventoryUnbound, ClassBroken, "evidence", "the row was not run for the inventory snapshot entry it is shown for (another entry digest or bundle pin, e.g. a row of another root's inventory when roots are merged): never qualified for it"},
 		{CodeResultMissing, ClassBroken, "evidence", "a profile's evidence directory holds no result.json (a run that did not finish, or a result moved or removed): an error row, never skipped"},
+	}
+}
 
+// failedCodes are the codes of the failed class: the row ran on complete
+// data and does not meet the qualification contract.
+func failedCodes() []CodeInfo {
+	return []CodeInfo{
 		{CodeExplorationWorkload, ClassFailed, "workload", "the workload is not the qualification workload (5 warmup + 50 measured at concurrency 1): exploration only"},
 		{CodeHardwareMismatchAllowed, ClassFailed, "schedule", "the row ran outside its inventory hardware scope (allowed by flag): never qualifies"},
 		{CodeBundleNotPinned, ClassFailed, "preflight", "the inventory pins no bundle sha256: nothing proves which bundle was served"},
@@ -254,7 +280,13 @@ func Codes() []CodeInfo {
 		{CodeUnclaimedRaw, ClassFailed, "join", "the raw export holds request ids the records export does not"},
 		{CodeCountsInconsist, ClassFailed, "join", "the request totals are not the sum of the phases"},
 		{CodeLatencyIncomplete, ClassFailed, "join", "HTTP and Task latencies do not cover the same stated set of requests (a value of the family's Task time source is missing: its percentiles are withheld), or the HTTP split that explains HTTP minus Task (AIPerf's trace: sending, waiting, receiving) is missing for one of them"},
+	}
+}
 
+// excludedCodes are the codes of the excluded class: the inventory takes
+// the profile out.
+func excludedCodes() []CodeInfo {
+	return []CodeInfo{
 		{CodeExcluded, ClassExcluded, "inventory", "the inventory excludes the profile, with a reason"},
 	}
 }

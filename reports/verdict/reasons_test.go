@@ -126,3 +126,30 @@ func TestClassOfUnknownCode(t *testing.T) {
 		assert.NotEmpty(t, c.Meaning, c.Code)
 	}
 }
+
+// TestCodesAreTheirClassesFunctions: each row of Codes() sits in the
+// function of its class (notRunCodes, setupCodes, ...), so the table reads
+// most severe class first, as Judge sorts reasons.
+func TestCodesAreTheirClassesFunctions(t *testing.T) {
+	parts := []struct {
+		name    string
+		rows    []CodeInfo
+		classes []Class
+	}{
+		{"notRunCodes", notRunCodes(), []Class{ClassInterrupted, ClassNotRun}},
+		{"setupCodes", setupCodes(), []Class{ClassSetup}},
+		{"brokenCodes", brokenCodes(), []Class{ClassBroken}},
+		{"failedCodes", failedCodes(), []Class{ClassFailed}},
+		{"excludedCodes", excludedCodes(), []Class{ClassExcluded}},
+	}
+	for _, p := range parts {
+		require.NotEmpty(t, p.rows, p.name)
+		for _, c := range p.rows {
+			assert.Contains(t, p.classes, c.Class, "%s: %s is of class %s", p.name, c.Code, c.Class)
+		}
+	}
+	rows := Codes()
+	for i := 1; i < len(rows); i++ {
+		assert.LessOrEqual(t, classRank(rows[i-1].Class), classRank(rows[i].Class), "Codes(): %s before %s", rows[i-1].Code, rows[i].Code)
+	}
+}

@@ -1,5 +1,12 @@
 // Package gitread reads a repository at a commit through the git command
 // line: nothing here looks at a work tree.
+//
+// Repo is the read-only view of a repository at a commit; CLI implements it
+// with `git -C`; its errors are ErrUnknownRef, ErrNotRepository and
+// ErrGitUnavailable. Args, SafeEnv and DriverOverrides are the one git
+// command line for a foreign checkout (its hooks, fsmonitor, pager, drivers
+// and system and user configuration disabled), which doctor and the run's
+// provenance of the checkouts use too.
 package gitread
 
 import (

@@ -17,7 +17,10 @@
 // JSON stays valid or the pack is refused); logs are left out by default.
 // Each row directory gets a new manifest.json sealing what the pack holds,
 // which records the original seal it came from and what was done to each
-// file; PACK.json indexes the rows.
+// file; PACK.json (schema trtmc-qual/evidence-pack/v1) indexes the rows.
+// The pack's tables and summary are rendered from the pack itself, and
+// everything is scanned for paths, hosts, users, IPs, secrets and
+// credentials before anything is written (LeakError names file and line).
 package export
 
 import (
@@ -523,50 +526,62 @@ func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	join := JoinInputs()
 	for _, name := range names {
 		file := File{Path: name, OriginalDigest: m.Files[name]}
-		from := filepath.Join(src, filepath.FromSlash(name))
-		to := filepath.Join(dst, filepath.FromSlash(name))
-		packPath := rel + "/" + name
-		st, err := os.Lstat(from)
-		switch {
-		case err != nil:
-			return nil, err
-		case !st.Mode().IsRegular():
-			// A link (TRTMC's engine directory links to the served
-			// bundle) or anything else: never followed, never published.
-			file.Action = ActionOmitted
-		case slices.Contains(join, name):
-			file.Action = ActionVerbatim
-			err = x.copyFile(ctx, packPath, from, to, false, 0)
-		case isLog(name) && x.o.Logs == LogsNone:
-			file.Action = ActionOmitted
-		case isLog(name) && x.o.Logs == LogsTail:
-			file.Action = ActionTail
-			err = x.copyFile(ctx, packPath, from, to, true, x.o.LogTail)
-		case name == reports.ResultFile:
-			file.Action = ActionScrubbed
-			if err = x.copyFile(ctx, "", from, to, true, 0); err == nil {
-				err = publishRow(to, x.scrub)
-			}
-			if err == nil {
-				err = x.repin(to, row)
-			}
-			if err == nil {
-				err = x.scanFile(packPath, from, to)
-			}
-		default:
-			file.Action = ActionScrubbed
-			err = x.copyFile(ctx, packPath, from, to, true, 0)
-		}
+		action, err := x.stageFile(ctx, row, name, filepath.Join(src, filepath.FromSlash(name)),
+			filepath.Join(dst, filepath.FromSlash(name)), rel+"/"+name)
 		if err != nil {
 			return nil, err
 		}
+		file.Action = action
 		out.Files = append(out.Files, file)
 	}
-	// The new seal, over what the pack holds; its provenance is the
-	// original's, scrubbed, and says where the row came from.
+	if err := x.reseal(out, m, dst); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// stageFile puts one file of a row's seal into the pack as its kind
+// wants it (the join's inputs verbatim, logs left out or cut to a tail,
+// the row scrubbed and re-pinned, the rest scrubbed) and returns what was
+// done with it.
+func (x *exporter) stageFile(ctx context.Context, row *reports.Row, name, from, to, packPath string) (string, error) {
+	st, err := os.Lstat(from)
+	switch {
+	case err != nil:
+		return "", err
+	case !st.Mode().IsRegular():
+		// A link (TRTMC's engine directory links to the served
+		// bundle) or anything else: never followed, never published.
+		return ActionOmitted, nil
+	case slices.Contains(JoinInputs(), name):
+		return ActionVerbatim, x.copyFile(ctx, packPath, from, to, false, 0)
+	case isLog(name) && x.o.Logs == LogsNone:
+		return ActionOmitted, nil
+	case isLog(name) && x.o.Logs == LogsTail:
+		return ActionTail, x.copyFile(ctx, packPath, from, to, true, x.o.LogTail)
+	case name == reports.ResultFile:
+		if err = x.copyFile(ctx, "", from, to, true, 0); err == nil {
+			err = publishRow(to, x.scrub)
+		}
+		if err == nil {
+			err = x.repin(to, row)
+		}
+		if err == nil {
+			err = x.scanFile(packPath, from, to)
+		}
+		return ActionScrubbed, err
+	default:
+		return ActionScrubbed, x.copyFile(ctx, packPath, from, to, true, 0)
+	}
+}
+
+// reseal seals the staged row directory dst again, over what the pack
+// holds; the seal's provenance is the original's, scrubbed, and says where
+// the row came from. It records the new seal and digests in out and scans
+// the new manifest.
+func (x *exporter) reseal(out *Row, m *evidence.Manifest, dst string) error {
 	info := map[string]any{}
 	for k, v := range m.Info {
 		info[k] = v
@@ -574,23 +589,20 @@ func (x *exporter) row(ctx context.Context, row *reports.Row) (*Row, error) {
 	info = reports.MapJSONStrings(info, x.scrub).(map[string]any)
 	info["pack"] = map[string]any{"original_seal": m.Seal, "original_digest_algorithm": m.Algorithm, "exported_by": x.o.HarnessVersion}
 	if err := os.MkdirAll(dst, 0o755); err != nil {
-		return nil, err
+		return err
 	}
 	if err := evidence.Seal(dst, info); err != nil {
-		return nil, err
+		return err
 	}
 	nm, nf := evidence.ReadManifest(dst)
 	if nf != nil {
-		return nil, fmt.Errorf("the pack's seal of %s: %s", rel, nf)
+		return fmt.Errorf("the pack's seal of %s: %s", out.Dir, nf)
 	}
 	out.Seal = nm.Seal
 	for i := range out.Files {
 		out.Files[i].Digest = nm.Files[out.Files[i].Path]
 	}
-	if err := x.scanFile(rel+"/"+evidence.ManifestFile, "", filepath.Join(dst, evidence.ManifestFile)); err != nil {
-		return nil, err
-	}
-	return out, nil
+	return x.scanFile(out.Dir+"/"+evidence.ManifestFile, "", filepath.Join(dst, evidence.ManifestFile))
 }
 
 // copyFile copies from into the pack, line by line: scrubbed (Text) or
@@ -933,81 +945,8 @@ func writeTarGz(ctx context.Context, stage, name, output string, mtime time.Time
 		return 0, 0, err
 	}
 	defer os.Remove(tmp.Name())
-	gz := gzip.NewWriter(tmp)
-	gz.ModTime = mtime
-	tw := tar.NewWriter(gz)
-	var paths []string
-	err = filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return err
-		}
-		paths = append(paths, p)
-		return nil
-	})
+	size, files, err := writeArchive(ctx, tmp, stage, name, mtime)
 	if err != nil {
-		tmp.Close()
-		return 0, 0, err
-	}
-	sort.Strings(paths)
-	files := 0
-	for _, p := range paths {
-		if ctx.Err() != nil {
-			tmp.Close()
-			return 0, 0, ctx.Err()
-		}
-		rel, _ := filepath.Rel(stage, p)
-		entry := path.Join(name, filepath.ToSlash(rel))
-		st, err := os.Lstat(p)
-		if err != nil {
-			tmp.Close()
-			return 0, 0, err
-		}
-		h := &tar.Header{Name: entry, ModTime: mtime, Format: tar.FormatPAX}
-		switch {
-		case st.IsDir():
-			h.Typeflag, h.Name, h.Mode = tar.TypeDir, entry+"/", 0o755
-		case st.Mode().IsRegular():
-			h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, st.Size()
-		default:
-			continue // never staged
-		}
-		if err := tw.WriteHeader(h); err != nil {
-			tmp.Close()
-			return 0, 0, err
-		}
-		if h.Typeflag == tar.TypeReg {
-			f, err := os.Open(p)
-			if err != nil {
-				tmp.Close()
-				return 0, 0, err
-			}
-			_, err = io.Copy(tw, f)
-			f.Close()
-			if err != nil {
-				tmp.Close()
-				return 0, 0, err
-			}
-			files++
-		}
-	}
-	if err := tw.Close(); err != nil {
-		tmp.Close()
-		return 0, 0, err
-	}
-	if err := gz.Close(); err != nil {
-		tmp.Close()
-		return 0, 0, err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return 0, 0, err
-	}
-	st, err := tmp.Stat()
-	if err != nil {
-		tmp.Close()
-		return 0, 0, err
-	}
-	if err := tmp.Close(); err != nil {
 		return 0, 0, err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
@@ -1019,5 +958,97 @@ func writeTarGz(ctx context.Context, stage, name, output string, mtime time.Time
 		}
 		return 0, 0, err
 	}
-	return st.Size(), files, fileio.SyncDir(filepath.Dir(output))
+	return size, files, fileio.SyncDir(filepath.Dir(output))
+}
+
+// writeArchive writes the staged tree into tmp as a gzipped tar, syncs
+// and closes it (closed on every path), and returns its size and the
+// number of files it holds.
+func writeArchive(ctx context.Context, tmp *os.File, stage, name string, mtime time.Time) (int64, int, error) {
+	files, err := tarTree(ctx, tmp, stage, name, mtime)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	var st fs.FileInfo
+	if err == nil {
+		st, err = tmp.Stat()
+	}
+	if err != nil {
+		tmp.Close()
+		return 0, 0, err
+	}
+	if err := tmp.Close(); err != nil {
+		return 0, 0, err
+	}
+	return st.Size(), files, nil
+}
+
+// tarTree writes the staged tree as name/... to w, gzipped, its entries
+// in sorted order, and returns the number of regular files written.
+func tarTree(ctx context.Context, w io.Writer, stage, name string, mtime time.Time) (int, error) {
+	gz := gzip.NewWriter(w)
+	gz.ModTime = mtime
+	tw := tar.NewWriter(gz)
+	var paths []string
+	err := filepath.WalkDir(stage, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	sort.Strings(paths)
+	files := 0
+	for _, p := range paths {
+		if ctx.Err() != nil {
+			return 0, ctx.Err()
+		}
+		rel, _ := filepath.Rel(stage, p)
+		regular, err := tarEntry(tw, p, path.Join(name, filepath.ToSlash(rel)), mtime)
+		if err != nil {
+			return 0, err
+		}
+		if regular {
+			files++
+		}
+	}
+	if err := tw.Close(); err != nil {
+		return 0, err
+	}
+	return files, gz.Close()
+}
+
+// tarEntry writes the staged file or directory p as entry (owned by
+// uid/gid 0, dated mtime) and reports whether it was a regular file;
+// anything else is never staged and is skipped.
+func tarEntry(tw *tar.Writer, p, entry string, mtime time.Time) (bool, error) {
+	st, err := os.Lstat(p)
+	if err != nil {
+		return false, err
+	}
+	h := &tar.Header{Name: entry, ModTime: mtime, Format: tar.FormatPAX}
+	switch {
+	case st.IsDir():
+		h.Typeflag, h.Name, h.Mode = tar.TypeDir, entry+"/", 0o755
+	case st.Mode().IsRegular():
+		h.Typeflag, h.Mode, h.Size = tar.TypeReg, 0o644, st.Size()
+	default:
+		return false, nil // never staged
+	}
+	if err := tw.WriteHeader(h); err != nil {
+		return false, err
+	}
+	if h.Typeflag != tar.TypeReg {
+		return false, nil
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return false, err
+	}
+	_, err = io.Copy(tw, f)
+	f.Close()
+	return err == nil, err
 }
