@@ -325,7 +325,7 @@ make_group() {
   local dir=$1
   shift
   mkdir -p "$dir"
-  .venv/bin/python - "$root/families/families.yaml" "$dir" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" "$@" <<'EOF'
+  "${TRTMC_QUAL_VENV:-.venv}/bin/python" - "$root/families/families.yaml" "$dir" "$bundle" "$(sha256sum "$bundle" | cut -d' ' -f1)" "$corpus" "$MEASURED" "$@" <<'EOF'
 import sys, yaml
 fams, out, bundle, sha, corpus, measured, jobs = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], int(sys.argv[6]), sys.argv[7:]
 base = yaml.safe_load(open(fams))["families"]["ref-detect"]
