@@ -362,6 +362,12 @@ type Gate struct {
 	Op        string  `json:"op"`
 	Threshold float64 `json:"threshold"`
 	Passed    bool    `json:"passed"`
+	// Reference is the same metric of the reference implementation, when
+	// the correctness case states it (native vs reference, e.g. mAP of the
+	// served bundle against the reference model's on the same images): it
+	// informs, the gate's outcome is value op threshold alone. Nil when
+	// the case states none.
+	Reference *float64 `json:"reference,omitempty"`
 }
 
 // Stage is one pipeline stage's outcome and timing.
