@@ -141,7 +141,11 @@ func workloadText(rows []Row) string {
 	})
 	load := distinct(rows, func(row *Row) string {
 		w := row.Result.Workload
-		return fmt.Sprintf("concurrency %d; %d warmup + %d measured requests per model", w.Concurrency, w.Warmup, w.Measured)
+		s := fmt.Sprintf("concurrency %d; %d warmup + %d measured requests per model", w.Concurrency, w.Warmup, w.Measured)
+		if n := w.TrialCount(); n > 1 {
+			s += fmt.Sprintf(", in each of %d trials", n)
+		}
+		return s
 	})
 	endpoint := distinct(rows, func(row *Row) string {
 		return fmt.Sprintf("AIPerf %s, POST %s on %s", markdown.Code(row.Result.Endpoint), markdown.Code(row.Result.Route), markdown.Code(serverName(row.Result)))

@@ -298,9 +298,50 @@ func detectionWithReference(t *testing.T) *GroupReport {
 			r.Correctness.Gates[i].Threshold = ref[i] - 0.02
 		}
 		r.Correctness.Metrics["box_iou_mean"] = 0.9731
+		// How sure the timing figures are (issue 35's row fields).
+		r.LatencyMS.HTTP.Intervals = intervals(r.LatencyMS.HTTP, 0.2, false)
+		r.LatencyMS.Task.Intervals = intervals(r.LatencyMS.Task, 0.1, true)
+		up := *r.ImagesPerSec * 1.03
+		r.ImagesPerSecInterval = &verdict.RateInterval{N: 50, Images: 50, Point: *r.ImagesPerSec * 1.02, Lower: *r.ImagesPerSec * 1.01, Upper: &up,
+			Confidence: 0.95, Method: "bootstrap-t"}
 		r.Answers.Labels = []string{"red_square", "green_square", "blue_square", "yellow_square", "red_disc", "green_disc", "blue_disc", "yellow_disc"}
 	})
 	return f.load()
+}
+
+// intervals are a series' p50 and p95 with 95 % intervals of ±width;
+// p95's upper side unbounded when asked.
+func intervals(q verdict.Percentiles, width float64, unboundedP95 bool) []verdict.PercentileInterval {
+	iv := func(pct int, v *float64, unbounded bool) verdict.PercentileInterval {
+		lo, hi := *v-width, *v+width
+		out := verdict.PercentileInterval{Percent: pct, N: q.Count, Point: *v, Lower: &lo, Upper: &hi, Confidence: 0.95, Coverage: 0.96}
+		if unbounded {
+			out.Upper, out.UpperUnbounded = nil, true
+		}
+		return out
+	}
+	return []verdict.PercentileInterval{iv(50, q.P50, false), iv(95, q.P95, unboundedP95)}
+}
+
+// A row of repeated trials shows each figure as the median across them,
+// with its range.
+func TestSummaryTrials(t *testing.T) {
+	g, err := published(Load([]string{RootComplete}, "detection"))
+	require.NoError(t, err)
+	for i := range g.Rows {
+		if g.Rows[i].Profile != "ref-detect-small" {
+			continue
+		}
+		r := *g.Rows[i].Result
+		r.Workload.Trials = 3
+		r.LatencyMS.HTTP.Count = 150
+		r.LatencyMS.HTTP.AcrossTrials = []verdict.TrialSpread{{Figure: "p50", Trials: 3, Median: 16.613, Min: 16.5, Max: 16.9}, {Figure: "p95", Trials: 3, Median: 17.423, Min: 17.2, Max: 18.01}}
+		r.ImagesPerSecAcrossTrials = &verdict.TrialSpread{Figure: "images_per_sec", Trials: 3, Median: 52.279, Min: 51.9, Max: 52.6}
+		g.Rows[i].Result = &r
+	}
+	s := summaryOf(t, g, currentFact)
+	assert.Contains(t, s, "HTTP p50/p95 16.61/17.42 ms (median of 3 trials, ranges 16.50–16.90 / 17.20–18.01), Task p50/p95 7.69/8.30 ms, 52.28 images/s (median of 3 trials, range 51.90–52.60)")
+	assert.Contains(t, s, "5 warmup + 50 measured requests per model, in each of 3 trials")
 }
 
 // vlmComplete is root B's vision-language group with only the profiles
