@@ -427,16 +427,16 @@ func driftLine(f *DriftFact) string {
 	case f.Families == 0:
 		return fmt.Sprintf("not established: the drift check between %s and %s found no family folder of the group.", refAt(f.Base, f.BaseCommit), refAt(f.Head, f.HeadCommit))
 	case f.Changes == 0:
-		return fmt.Sprintf("unchanged between %s and %s: no manifest, threshold, reference or test file of the group's %d %s differs (`inventory drift`).",
+		return fmt.Sprintf("unchanged between %s and %s: no manifest, threshold, reference or test file of the %d %s checked differs (`inventory drift`).",
 			refAt(f.Base, f.BaseCommit), refAt(f.Head, f.HeadCommit), f.Families, text.Plural(f.Families, "family", "families"))
 	}
 	var cats []string
 	for _, c := range slices.Sorted(maps.Keys(f.ByCategory)) {
 		cats = append(cats, fmt.Sprintf("%s %d", mdEscape(c), f.ByCategory[c]))
 	}
-	return fmt.Sprintf("**changed** between %s and %s: %d %s of the group's %d %s differ (%s; `inventory drift` lists them).",
+	return fmt.Sprintf("**changed** between %s and %s: %d %s of the %d %s checked %s (%s; `inventory drift` lists them).",
 		refAt(f.Base, f.BaseCommit), refAt(f.Head, f.HeadCommit), f.Changes, text.Plural(f.Changes, "file", "files"),
-		f.Families, text.Plural(f.Families, "family", "families"), strings.Join(cats, ", "))
+		f.Families, text.Plural(f.Families, "family", "families"), text.Plural(f.Changes, "differs", "differ"), strings.Join(cats, ", "))
 }
 
 // refAt is "`main` (`a832817e6ed9`)".

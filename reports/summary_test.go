@@ -402,10 +402,10 @@ func TestSummaryHeadlineClaimsAreDerived(t *testing.T) {
 		line      string
 	}{
 		"no drift check":    {nil, false, "not checked"},
-		"unchanged":         {unchangedDrift, true, "unchanged between `main` (`a832817e6ed9`) and `HEAD` (`88ceb9f5217a`): no manifest, threshold, reference or test file of the group's 2 families differs"},
+		"unchanged":         {unchangedDrift, true, "unchanged between `main` (`a832817e6ed9`) and `HEAD` (`88ceb9f5217a`): no manifest, threshold, reference or test file of the 2 families checked differs"},
 		"no family checked": {&DriftFact{Base: "main", Head: "HEAD"}, false, "not established: the drift check between `main` (`—`) and `HEAD` (`—`) found no family folder of the group"},
 		"changed": {&DriftFact{Base: "main", Head: "HEAD", Families: 1, Changes: 1, ByCategory: map[string]int{"threshold": 1}}, false,
-			"**changed** between `main` (`—`) and `HEAD` (`—`): 1 file of the group's 1 family differ (threshold 1;"},
+			"**changed** between `main` (`—`) and `HEAD` (`—`): 1 file of the 1 family checked differs (threshold 1;"},
 	} {
 		g := load()
 		g.Summary = SummaryOptions{Reconcile: currentFact, Drift: tc.drift}
