@@ -107,22 +107,7 @@ func distinct(rows []Row, f func(*Row) string) string {
 // measured requests per model, the endpoint, route and server, and the
 // hardware.
 func workloadText(rows []Row) string {
-	images := distinct(rows, func(row *Row) string {
-		n, lines := 0, 0
-		for _, s := range row.Result.ImageSizes {
-			n += s.Count
-		}
-		for _, c := range row.Result.RequestsByPhase {
-			lines += c.Expected
-		}
-		switch {
-		case n == 0:
-			return "images per request not recorded"
-		case n == lines:
-			return "one image per request"
-		}
-		return fmt.Sprintf("%d images for %d requests", n, lines)
-	})
+	images := distinct(rows, imagesPerRequest)
 	turns := distinct(rows, func(row *Row) string {
 		switch t := argValue(aiperfArgv(row), "--custom-dataset-type"); t {
 		case "single_turn":
@@ -151,6 +136,34 @@ func workloadText(rows []Row) string {
 		return fmt.Sprintf("AIPerf %s, POST %s on %s", markdown.Code(row.Result.Endpoint), markdown.Code(row.Result.Route), markdown.Code(serverName(row.Result)))
 	})
 	return fmt.Sprintf("%s, %s, %s, %s; %s; hardware: %s", images, turns, streaming, load, endpoint, hardwareText(rows))
+}
+
+// imagesPerRequest says "one image per request" when the row's images
+// are its requests: the dataset's images (provenance.dataset_image_sizes,
+// one size per request line) are its warmup + measured lines, or the
+// measured images (image_sizes, one per measured matched request) are its
+// measured matched requests.
+func imagesPerRequest(row *Row) string {
+	sum := func(sizes []verdict.ImageSize) int {
+		n := 0
+		for _, s := range sizes {
+			n += s.Count
+		}
+		return n
+	}
+	res := row.Result
+	lines := 0
+	for _, c := range res.RequestsByPhase {
+		lines += c.Expected
+	}
+	dataset, measured := sum(res.Provenance.DatasetImageSizes), sum(res.ImageSizes)
+	switch {
+	case dataset > 0 && dataset == lines, measured > 0 && (measured == res.RequestsByPhase[verdict.PhaseMeasured].Matched || measured == lines):
+		return "one image per request"
+	case dataset == 0 && measured == 0:
+		return "images per request not recorded"
+	}
+	return fmt.Sprintf("images per request not established (%d dataset images for %d request lines)", dataset, lines)
 }
 
 // aiperfArgv is the row's AIPerf argv as recorded (aiperf/argv.json, else

@@ -439,3 +439,32 @@ func TestSummaryModelLineStatesN(t *testing.T) {
 	assert.Contains(t, s, "- **ref-vlm-large** (trtmc-ref/ref-vlm-large, FP32/TP1, bundle `e9779ab5da5a`, source commit not recorded): error; correctness not run.\n")
 	assert.Contains(t, s, "HTTP p50/p95 13.17/15.34 ms, Task p50/p95 9.49/11.48 ms, 63.39 images/s; 366 output tokens", "all 50: no n")
 }
+
+// "One image per request" only when the row's images are its requests:
+// the dataset's image per request line (a real run's dataset_image_sizes),
+// or one measured image per measured matched request; two images a line
+// do not read as one.
+func TestSummaryImagesPerRequest(t *testing.T) {
+	for name, tc := range map[string]struct {
+		dataset, measured []verdict.ImageSize
+		want              string
+	}{
+		"a run's record": {[]verdict.ImageSize{{Width: 64, Height: 64, Count: 30}, {Width: 96, Height: 64, Count: 25}},
+			[]verdict.ImageSize{{Width: 64, Height: 64, Count: 27}, {Width: 96, Height: 64, Count: 23}}, "one image per request"},
+		"two images a line": {[]verdict.ImageSize{{Width: 64, Height: 64, Count: 110}}, nil,
+			"images per request not established (110 dataset images for 55 request lines)"},
+		"nothing recorded": {nil, nil, "images per request not recorded"},
+	} {
+		g, err := published(Load([]string{RootComplete}, "detection"))
+		require.NoError(t, err)
+		for i := range g.Rows {
+			if g.Rows[i].Profile == "ref-detect-small" {
+				r := *g.Rows[i].Result
+				r.Provenance.DatasetImageSizes, r.ImageSizes = tc.dataset, tc.measured
+				g.Rows[i].Result = &r
+			}
+		}
+		s := summaryOf(t, g, currentFact)
+		assert.Contains(t, s, "- **Workload:** "+tc.want+", single turn", name)
+	}
+}
