@@ -190,6 +190,9 @@ func writeEvidence(p *printer, r *GroupReport) {
 		}
 	}
 	p.f("\n### Evidence\n\n")
+	if slices.ContainsFunc(r.Rows, func(row Row) bool { return row.Result != nil && row.Result.Rejudged != nil }) {
+		p.f("Every verdict and figure above is re-derived from its row's raw artifacts, as `report --rejudge` does.\n\n")
+	}
 	if o.Pack != "" {
 		p.f("The evidence pack %s holds every row's sealed evidence; re-judge it with %s.\n\n", markdown.Code(o.Pack),
 			markdown.Code(fmt.Sprintf("tar xzf %s && trtmc-qual report --from %s --group %s --rejudge",
@@ -384,7 +387,7 @@ func missingRow(row *Row) string {
 		}
 		why = strings.Join(parts, "; ")
 	}
-	line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(verdictCell(row)))
+	line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(summaryVerdict(row)))
 	if row.Result == nil && row.Status != StatusNotRun {
 		line += " (no result in the evidence)"
 	}
@@ -392,6 +395,20 @@ func missingRow(row *Row) string {
 		line += " — " + mdEscape(why)
 	}
 	return line
+}
+
+// summaryVerdict is a row's verdict (an exclusion with its reason) as the
+// summary says it: without verdictCell's "(rejudged)" when the re-derived
+// verdict is the stored one, since every row a publication shows is
+// re-derived (the Evidence part says so once); "(rejudged; was …)" stays.
+func summaryVerdict(row *Row) string {
+	r := *row
+	if rj := r.Result; rj != nil && rj.Rejudged != nil && rj.Rejudged.OriginalVerdict == rj.Verdict {
+		res := *r.Result
+		res.Rejudged = nil
+		r.Result = &res
+	}
+	return verdictCell(&r)
 }
 
 // reconcileMissing says what the reconciliation lacks ("" when it is

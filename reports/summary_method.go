@@ -298,7 +298,7 @@ func writeNotCounted(p *printer, r *GroupReport) {
 		if row.VariantOf != "" {
 			kind += ", of " + mdEscape(row.VariantOf)
 		}
-		line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), kind, mdEscape(text.OneLine(verdictCell(row))))
+		line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), kind, mdEscape(text.OneLine(summaryVerdict(row))))
 		switch {
 		case row.Counted && row.Status == StatusExcluded:
 			excluded = append(excluded, fmt.Sprintf("**%s**: %s", mdEscape(row.Profile), mdEscape(text.OneLine(orMissing(row.Note)))))

@@ -46,9 +46,9 @@ func modelLine(row *Row) string {
 		mdEscape(precisionParallelism(row)), bundle, source)
 	res := row.Result
 	if res == nil {
-		return head + ": " + mdEscape(text.OneLine(verdictCell(row))) + noteSuffix(row.Note) + "."
+		return head + ": " + mdEscape(text.OneLine(summaryVerdict(row))) + noteSuffix(row.Note) + "."
 	}
-	parts := []string{mdEscape(text.OneLine(verdictCell(row))), "correctness " + correctnessText(res.Correctness)}
+	parts := []string{mdEscape(text.OneLine(summaryVerdict(row))), "correctness " + correctnessText(res.Correctness)}
 	if timed(res) {
 		parts = append(parts, timingText(res))
 		for _, x := range []string{checkedText(res), imageSizesText(res.ImageSizes), labelSpaceText(res.Answers.Labels)} {

@@ -468,3 +468,26 @@ func TestSummaryImagesPerRequest(t *testing.T) {
 		assert.Contains(t, s, "- **Workload:** "+tc.want+", single turn", name)
 	}
 }
+
+// A publication's rows are re-derived: the summary says so once, not
+// "(rejudged)" on every row; a verdict the re-derivation changed keeps
+// what it was.
+func TestSummaryRejudgedRows(t *testing.T) {
+	g, err := published(Load([]string{RootComplete}, "detection"))
+	require.NoError(t, err)
+	for i := range g.Rows {
+		if res := g.Rows[i].Result; res != nil {
+			r := *res
+			r.Rejudged = &verdict.Rejudge{OriginalVerdict: r.Verdict}
+			if g.Rows[i].Profile == "ref-detect-small-tp2" {
+				r.Rejudged.OriginalVerdict = verdict.VerdictFailed
+			}
+			g.Rows[i].Result = &r
+		}
+	}
+	s := summaryOf(t, g, currentFact)
+	assert.Contains(t, s, "Every verdict and figure above is re-derived from its row's raw artifacts, as `report --rejudge` does.")
+	assert.Contains(t, s, "): qualified; correctness map_50_95")
+	assert.Contains(t, s, "  - **ref-detect-small-tp2** (variant, of ref-detect-small): qualified (rejudged; was failed)\n")
+	assert.Equal(t, 1, strings.Count(s, "rejudged;"), s)
+}
