@@ -254,7 +254,7 @@ func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
 	require.Empty(t, Incomplete(g))
 	s := completeSummary(t, g)
 	first, _, _ := strings.Cut(s, "\n")
-	assert.Contains(t, first, "**detection: complete.** All 2 normal profiles in scope passed")
+	assert.Contains(t, first, "**detection: complete.** All 2 existing normal profiles in scope passed")
 	assert.Contains(t, first, "Measured at 2 TRTMC source commits: `cccccccccccccccccccccccccccccccccccccccc` (ref-detect-medium); `e82d4d98b889bbd7e787fb302db9128504081d27` (ref-detect-small).")
 	assert.Contains(t, first, "The inventory was reconciled with TRTMC's specs at `a832817e6ed9603b100bbff25dce3f04c65beaca`.")
 

@@ -50,7 +50,14 @@ func withForeignText(t *testing.T, s string) *GroupReport {
 		}
 		for j := range res.Correctness.Gates {
 			res.Correctness.Gates[j].Name = s
+			ref := 0.5
+			res.Correctness.Gates[j].Reference = &ref
 		}
+		if res.Correctness != nil {
+			res.Correctness.Metrics = map[string]float64{s: 1, "reporting " + s: 2}
+		}
+		res.Answers.Labels = []string{s, s, s, s, s}
+		row.Gaps = []string{s}
 		for j := range res.Reasons {
 			res.Reasons[j].Message = s
 		}
@@ -62,7 +69,8 @@ func withForeignText(t *testing.T, s string) *GroupReport {
 		}
 	}
 	g.Notes = append(g.Notes, s)
-	g.Summary = SummaryOptions{Reconcile: &ReconcileFact{Ref: s, Commit: s, Head: "abc"}, Link: "https://x.example/" + s}
+	g.Summary = SummaryOptions{Reconcile: &ReconcileFact{Ref: s, Commit: s, Head: "abc"}, Link: "https://x.example/" + s,
+		Drift: &DriftFact{Base: s, BaseCommit: s, Head: s, HeadCommit: s, Families: 1, Changes: 1, ByCategory: map[string]int{s: 1}}}
 	return g
 }
 

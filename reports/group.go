@@ -81,6 +81,10 @@ type Row struct {
 	// BundleSHA256 is the served bundle's digest (the inventory's claim when
 	// there is no result).
 	BundleSHA256 string `json:"bundle_sha256,omitempty"`
+	// Gaps are the capabilities the inventory declares the profile does
+	// not support (its snapshot entry's gaps: a control, an input mode):
+	// outside the qualification, never claimed.
+	Gaps []string `json:"gaps,omitempty"`
 	// Evidence is the row's evidence directory relative to its result root.
 	Evidence  string         `json:"evidence,omitempty"`
 	Reproduce *Reproduce     `json:"reproduce,omitempty"`
@@ -135,7 +139,9 @@ type Coverage struct {
 	// OK is true when the sealed inventory snapshot is in the evidence,
 	// every counted, non-excluded normal profile is aiperf-qualified (by a
 	// row bound to its snapshot entry: a row that is not is an error row)
-	// and no row at all failed, broke, was interrupted or was not run.
+	// and no row at all failed, broke or was interrupted (Row.Blocks: a
+	// variant or partial profile that did not run is not coverage, and
+	// does not block).
 	OK bool `json:"ok"`
 }
 
@@ -208,13 +214,32 @@ func statusFor(p *verdict.InventoryEntry, res *verdict.Result) (status, note str
 	}
 }
 
-// blocking statuses make a report not OK whatever the profile's kind.
-func blocking(status string) bool {
-	switch status {
-	case StatusFailed, StatusError, StatusInterrupted, StatusNotRun:
+// Blocks reports whether the row keeps its group from OK (coverage.ok,
+// `report`'s exit status) and from complete (Incomplete): the one rule of
+// both. A row of any kind that ran and did not qualify — failed, broke
+// (error) or was interrupted — blocks. A counted normal profile that did
+// not run, or has only an inventory claim, blocks (it is the group). A
+// variant or partial profile that did not run does not: the group is its
+// normal profiles, and distributed, diagnostic, L0 and partial profiles
+// are not checkpoint coverage (seed 000, "Existing distributed/diagnostic
+// profiles are not additional checkpoint coverage"; seed 003, "do not
+// count variants as extra models"), so the summary lists it apart, as not
+// run.
+func (r *Row) Blocks() bool {
+	switch r.Status {
+	case StatusQualified, StatusExcluded:
+		return false
+	case StatusFailed, StatusError, StatusInterrupted:
 		return true
 	}
-	return false
+	// not-run, or an inventory claim without a result
+	return r.Counted
+}
+
+// NotRunApart reports whether the row is a variant or partial profile
+// that did not run: listed apart, never blocking (Blocks).
+func (r *Row) NotRunApart() bool {
+	return !r.Counted && !r.Blocks() && r.Status != StatusQualified && r.Status != StatusExcluded
 }
 
 // summarize fills the coverage counts, the summary sentence and OK.
@@ -230,7 +255,7 @@ func (g *GroupReport) summarize() {
 		}
 		t.Total++
 		t.ByStatus[r.Status]++
-		if blocking(r.Status) {
+		if r.Blocks() {
 			ok = false
 		}
 	}

@@ -395,6 +395,7 @@ func buildRow(group, id string, p *verdict.InventoryEntry, win *candidate, withJ
 		row.Kind, row.VariantOf, row.Checkpoint, row.Family = p.Kind, p.VariantOf, p.Checkpoint, p.Family
 		row.Precision, row.Parallelism = p.Precision, p.Parallelism.String()
 		row.InventoryStatus, row.BundleSHA256 = p.Status, p.Bundle.SHA256
+		row.Gaps = p.Gaps
 	}
 	var res *verdict.Result
 	if win != nil {

@@ -162,7 +162,11 @@ func TestGoldenGPU(t *testing.T) {
 	tp4 := byID["ref-detect-small-tp4"]
 	assert.Equal(t, StatusNotRun, tp4.Status)
 	assert.Contains(t, tp4.Note, "needs 4 GPUs")
-	assert.False(t, g.Coverage.OK, "a not-run row keeps the report from being OK")
+	assert.Equal(t, verdict.KindVariant, tp4.Kind)
+	assert.True(t, g.Coverage.OK, "a variant that did not run is not coverage: it never blocks (Row.Blocks)")
+	// The same row, had it run and failed, blocks.
+	tp4.Status = StatusFailed
+	assert.True(t, tp4.Blocks())
 	md := string(render(t, g, FormatMarkdown))
 	assert.Contains(t, md, "2× NVIDIA H200")
 	assert.Contains(t, md, "580.159.04 / 13.0")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"maps"
 	"path"
 	"slices"
 	"strings"
@@ -22,6 +23,11 @@ type SummaryOptions struct {
 	// Reconcile is the inventory's reconciliation with TRTMC's specs; nil
 	// when none was given (the summary then says so, and is not complete).
 	Reconcile *ReconcileFact
+	// Drift is the drift check of the group's specs between two refs
+	// (`inventory drift -o json`); nil when none was given (the summary
+	// then says the specs were not checked, and never calls them
+	// unchanged).
+	Drift *DriftFact
 	// Link is the base the evidence links start from: the extracted
 	// evidence pack's location (a URL or a path); "" links relative to
 	// the pack's root (<group>/<profile>/).
@@ -47,112 +53,157 @@ func (f *ReconcileFact) Current() bool {
 	return f != nil && f.Head != "" && f.Head == f.Commit && f.NeedAction == 0
 }
 
+// DriftFact is a drift check of the group's specs (`inventory drift -o
+// json`): every file of the group's family folders (manifests, MODEL.toml,
+// thresholds, references, family tests) that differs between two refs.
+type DriftFact struct {
+	Base, BaseCommit, Head, HeadCommit string
+	// Families is the number of family folders checked; Changes the files
+	// that differ, ByCategory by drift category (manifest, threshold...).
+	Families, Changes int
+	ByCategory        map[string]int
+}
+
+// Unchanged says the drift check proves the group's specs unchanged: it
+// checked at least one family and found no file that differs.
+func (f *DriftFact) Unchanged() bool { return f != nil && f.Families > 0 && f.Changes == 0 }
+
 // renderSummary writes the completion summary. It never reads as a pass
 // unless the group is proven complete (Incomplete is empty: the sealed
 // inventory snapshot, every counted, non-excluded normal profile of it
-// qualified by a row bound to its entry, no row of any kind failed, broke,
-// was interrupted or not run, the inventory's reconciliation given and
-// current), and then names the source commits the rows cover; otherwise
-// it opens with what is missing.
+// qualified by a row bound to its entry, no row failed, broke or was
+// interrupted and no normal profile left unrun (Row.Blocks), the
+// inventory's reconciliation given and current). Its parts, each a block
+// of its own so that no two lists run together: the headline (complete,
+// with the seeds' sentence and the source commits; or NOT complete), what
+// is missing, one line per model, the workload and method, what is not
+// counted (exclusions, variants and partials, what did not run, the
+// capability gaps), one reproduce example and the links into the pack.
 func renderSummary(w io.Writer, r *GroupReport) error {
-	o := r.Summary
 	var buf bytes.Buffer
 	p := &printer{w: &buf}
-	c := r.Coverage
-	considered := c.Counted.Total - c.Counted.ByStatus[StatusExcluded]
-	qualified := c.Counted.ByStatus[StatusQualified]
-	t := summaryTotals(r.Rows)
-	missing := Incomplete(r)
-	req := fmt.Sprintf("%d measured + %d warmup requests; %s; %s",
-		t.measured, t.warmup, matchesText(t.matched, t.measured+t.warmup), clientErrors(t.errored))
-	if len(missing) == 0 {
-		lead := fmt.Sprintf("All %d normal profiles", considered)
-		if considered == 1 {
-			lead = "The 1 normal profile"
-		}
-		p.f("**%s: complete.** %s in scope passed owning-family correctness and real AIPerf %s qualification (%s). %s\n\n",
-			mdEscape(r.Group), lead, mdEscape(strings.Join(t.versions, ", ")), req, commitsSentence(t, o.Reconcile))
+	s := newSummaryFacts(r)
+	if len(s.missing) == 0 {
+		p.f("**%s: complete.** %s %s\n", mdEscape(r.Group), completeSentence(s), commitsSentence(s.totals, r.Summary.Reconcile))
 	} else {
-		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** What is missing:\n\n", mdEscape(r.Group), qualified, considered,
-			text.Plural(considered, "profile", "profiles"))
-		for _, m := range missing {
+		considered := r.Coverage.Counted.Total - r.Coverage.Counted.ByStatus[StatusExcluded]
+		p.f("**%s: NOT complete — %d of %d normal %s in scope qualified.** %s\n", mdEscape(r.Group),
+			r.Coverage.Counted.ByStatus[StatusQualified], considered, text.Plural(considered, "profile", "profiles"), requestsSentence(s.totals))
+		p.f("\n### What is missing\n\n")
+		for _, m := range s.missing {
 			p.f("- %s\n", m)
 		}
-		p.f("\n")
 	}
-	p.f("- **Scope:** %s.\n", mdEscape(c.Summary))
-	p.f("- **Requests** (normal profiles in scope): %s", req)
-	if t.mismatched+t.missing+t.other > 0 {
-		p.f("; %d mismatched, %d missing joins, %d duplicate, meaningless or echoing another id", t.mismatched, t.missing, t.other)
+	writeModels(p, s)
+	writeMethod(p, r, s)
+	writeNotCounted(p, r)
+	writeSummaryReproduce(p, r, s)
+	writeEvidence(p, r)
+	if p.err != nil {
+		return p.err
 	}
-	p.f(".\n")
-	p.f("- **Inventory:** %s\n", reconcileLine(o.Reconcile))
-	p.f("- **Measurement source commits** (each row's own, never relabelled):")
-	if len(t.commits) == 0 {
-		p.f(" none recorded.\n")
-	} else {
-		p.f("\n")
-		for _, k := range t.commitOrder {
-			label := markdown.Code(k)
-			if k == "" {
-				label = "not recorded"
-			}
-			p.f("  - %s: %s\n", label, mdEscape(strings.Join(t.commits[k], ", ")))
-		}
-	}
-	if len(t.versions) > 0 {
-		p.f("- **AIPerf:** %s.\n", mdEscape(strings.Join(t.versions, ", ")))
-	}
-	if len(t.hardware) > 0 {
-		p.f("- **Hardware:** %s.\n", mdEscape(strings.Join(t.hardware, "; ")))
-	}
-	var excluded []string
+	_, err := io.WriteString(w, text.Printable(buf.String()))
+	return err
+}
+
+// summaryFacts are what the summary's parts share: the rows in scope, what
+// is missing, and the totals over the counted rows.
+type summaryFacts struct {
+	// models are the counted, non-excluded normal profiles: the group.
+	models  []Row
+	missing []string
+	totals  totals
+}
+
+func newSummaryFacts(r *GroupReport) *summaryFacts {
+	s := &summaryFacts{missing: Incomplete(r), totals: summaryTotals(r.Rows)}
+	s.totals.unchanged = r.Summary.Drift.Unchanged()
 	for _, row := range r.Rows {
-		if row.Status == StatusExcluded {
-			excluded = append(excluded, fmt.Sprintf("%s (%s): %s", row.Profile, row.Kind, orMissing(row.Note)))
+		if row.Counted && row.Status != StatusExcluded {
+			s.models = append(s.models, row)
 		}
 	}
-	if len(excluded) > 0 {
-		p.f("- **Excluded, with their reasons:**\n")
-		for _, e := range excluded {
-			p.f("  - %s\n", mdEscape(text.OneLine(e)))
-		}
+	return s
+}
+
+// completeSentence is the seeds' sentence of a complete group: "All 9
+// existing normal profiles in scope passed unchanged owning-family
+// correctness and real pip-installed AIPerf 0.13.0 qualification (9×50
+// measured + 9×5 warmup requests; all 495 complete native/HTTP matches;
+// zero client errors)." Every word that claims something is derived:
+// "existing" from the current reconciliation (complete requires it),
+// "unchanged" only when a drift check proves the specs unchanged,
+// "pip-installed" only when every row records AIPerf's installed
+// distribution at the version it ran.
+func completeSentence(s *summaryFacts) string {
+	t := s.totals
+	n := len(s.models)
+	lead := fmt.Sprintf("All %d existing normal profiles in scope", n)
+	if n == 1 {
+		lead = "The 1 existing normal profile in scope"
 	}
-	_, other := splitRows(r.Rows)
-	if len(other) > 0 {
-		p.f("- **Variants and partial profiles** (listed apart, never counted):\n")
-		for _, row := range other {
-			of := ""
-			if row.VariantOf != "" {
-				of = ", of " + row.VariantOf
-			}
-			p.f("  - %s (%s%s): %s\n", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(of), mdEscape(verdictCell(&row)))
-		}
+	correctness := "owning-family correctness"
+	if t.unchanged {
+		correctness = "unchanged " + correctness
 	}
-	p.f("- **Evidence**")
-	if o.Pack != "" {
-		p.f(" (the pack %s; re-judge it with %s)", markdown.Code(o.Pack),
-			markdown.Code(fmt.Sprintf("tar xzf %s && trtmc-qual report --from %s --group %s --rejudge",
-				text.ShellQuote(o.Pack), text.ShellQuote(packDir(o.Pack)), r.Group)))
+	aiperf := "real AIPerf"
+	if t.pipInstalled {
+		aiperf = "real pip-installed AIPerf"
 	}
-	p.f(":")
+	return fmt.Sprintf("%s passed %s and %s %s qualification (%s).", lead, correctness, aiperf,
+		mdEscape(strings.Join(t.versions, ", ")), requestsText(t))
+}
+
+// requestsSentence is the requests of the counted rows, as a sentence of
+// its own ("" when none was measured).
+func requestsSentence(t totals) string {
+	if t.rows == 0 {
+		return ""
+	}
+	return fmt.Sprintf("Requests of the normal profiles in scope: %s.", requestsText(t))
+}
+
+// requestsText is "9×50 measured + 9×5 warmup requests; all 495 complete
+// native/HTTP matches; zero client errors" (the sums when the rows sent
+// different numbers), and what did not match.
+func requestsText(t totals) string {
+	sent := fmt.Sprintf("%d measured + %d warmup requests", t.measured, t.warmup)
+	if t.rows > 1 && t.sameWorkload {
+		sent = fmt.Sprintf("%d×%d measured + %d×%d warmup requests", t.rows, t.measured/t.rows, t.rows, t.warmup/t.rows)
+	}
+	out := fmt.Sprintf("%s; %s; %s", sent, matchesText(t.matched, t.measured+t.warmup), clientErrors(t.errored))
+	if t.mismatched+t.missing+t.other > 0 {
+		out += fmt.Sprintf("; %d mismatched, %d missing joins, %d duplicate, meaningless or echoing another id", t.mismatched, t.missing, t.other)
+	}
+	return out
+}
+
+// writeEvidence links each row's evidence directory and the group's
+// tables, relative to the pack's root (or under --link), and names the
+// pack and how to re-judge it.
+func writeEvidence(p *printer, r *GroupReport) {
+	o := r.Summary
 	var links []string
 	for _, row := range r.Rows {
 		if row.Evidence != "" {
 			links = append(links, markdown.Link(row.Profile, joinLink(o.Link, row.Evidence)))
 		}
 	}
+	p.f("\n### Evidence\n\n")
+	if slices.ContainsFunc(r.Rows, func(row Row) bool { return row.Result != nil && row.Result.Rejudged != nil }) {
+		p.f("Every verdict and figure above is re-derived from its row's raw artifacts, as `report --rejudge` does.\n\n")
+	}
+	if o.Pack != "" {
+		p.f("The evidence pack %s holds every row's sealed evidence; re-judge it with %s.\n\n", markdown.Code(o.Pack),
+			markdown.Code(fmt.Sprintf("tar xzf %s && trtmc-qual report --from %s --group %s --rejudge",
+				text.ShellQuote(o.Pack), text.ShellQuote(packDir(o.Pack)), r.Group)))
+	}
 	if len(links) == 0 {
-		p.f(" none.\n")
-	} else {
-		p.f(" %s; tables: %s, %s.\n", strings.Join(links, ", "),
-			markdown.Link("results.md", joinLink(o.Link, r.Group+"/results.md")), markdown.Link("results.html", joinLink(o.Link, r.Group+"/results.html")))
+		p.f("No row has evidence.\n")
+		return
 	}
-	if p.err != nil {
-		return p.err
-	}
-	_, err := io.WriteString(w, text.Printable(buf.String()))
-	return err
+	p.f("Rows: %s. Tables: %s, %s.\n", strings.Join(links, ", "),
+		markdown.Link("results.md", joinLink(o.Link, r.Group+"/results.md")), markdown.Link("results.html", joinLink(o.Link, r.Group+"/results.html")))
 }
 
 // packDir is the directory an evidence pack extracts to: its file name
@@ -189,16 +240,26 @@ func clientErrors(n int) string {
 }
 
 type totals struct {
+	// rows are the counted rows in scope with measurements; sameWorkload
+	// says each sent the same numbers of measured and warmup requests.
+	rows                                                           int
+	sameWorkload                                                   bool
 	measured, warmup, matched, errored, mismatched, missing, other int
-	versions, hardware                                             []string
+	versions                                                       []string
 	commits                                                        map[string][]string
 	commitOrder                                                    []string
+	// pipInstalled: every counted row records AIPerf's installed
+	// distribution (dist-info) at the version it ran; unchanged: the
+	// drift check proves the specs unchanged (set by the caller).
+	pipInstalled, unchanged bool
 }
 
 // summaryTotals adds up the normal profiles in scope (counted, not
 // excluded, with a result) and collects what every measured row records.
 func summaryTotals(rows []Row) totals {
-	t := totals{commits: map[string][]string{}}
+	t := totals{commits: map[string][]string{}, sameWorkload: true, pipInstalled: true}
+	first := true
+	var perMeasured, perWarmup int
 	for _, row := range rows {
 		res := row.Result
 		if res == nil || !res.Measured() {
@@ -207,30 +268,33 @@ func summaryTotals(rows []Row) totals {
 		if v := aiperfCell(res.Provenance); !slices.Contains(t.versions, v) {
 			t.versions = append(t.versions, v)
 		}
-		hw := gpusCell(res.Provenance)
-		if s := res.Provenance.HardwareScope; s != "" && s != hw {
-			hw += " (" + s + ")"
-		}
-		if hw != Missing && !slices.Contains(t.hardware, hw) {
-			t.hardware = append(t.hardware, hw)
-		}
 		if !row.Counted || row.Status == StatusExcluded {
 			continue
 		}
+		t.rows++
 		k := res.Provenance.SourceCommit
 		if _, ok := t.commits[k]; !ok {
 			t.commitOrder = append(t.commitOrder, k)
 		}
 		t.commits[k] = append(t.commits[k], row.Profile)
-		t.measured += res.RequestsByPhase[verdict.PhaseMeasured].Sent
-		t.warmup += res.RequestsByPhase[verdict.PhaseWarmup].Sent
+		m, w := res.RequestsByPhase[verdict.PhaseMeasured].Sent, res.RequestsByPhase[verdict.PhaseWarmup].Sent
+		if !first && (m != perMeasured || w != perWarmup) {
+			t.sameWorkload = false
+		}
+		first, perMeasured, perWarmup = false, m, w
+		t.measured += m
+		t.warmup += w
 		c := res.Requests
 		t.matched += c.Matched
 		t.errored += c.Errored
 		t.mismatched += c.Mismatched
 		t.missing += c.MissingJoins()
 		t.other += c.Duplicates + c.Meaningless + c.EchoMismatched + c.ServerBusy
+		if d := res.Provenance.AIPerfDist; d == nil || d.Error != "" || d.Version != res.Provenance.AIPerfVersion || d.Version == "" {
+			t.pipInstalled = false
+		}
 	}
+	t.pipInstalled = t.pipInstalled && t.rows > 0
 	slices.SortStableFunc(t.commitOrder, func(a, b string) int {
 		switch {
 		case a == b:
@@ -279,10 +343,12 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 // snapshot in the evidence (without it a planned profile that never ran
 // cannot be seen), every normal profile of the snapshot in scope with a
 // qualified row bound to its snapshot entry (a row that is not bound is
-// an error row, inventory_unbound), no row of any kind failed, broken,
-// interrupted or not run (the coverage rule), at least one normal profile
-// in scope, and the inventory's reconciliation given and current. `report
-// -o summary` exits 1 when anything is missing.
+// an error row, inventory_unbound), no row that blocks (Row.Blocks: a row
+// of any kind that failed, broke or was interrupted, a normal profile
+// that did not run; a variant or partial profile that did not run is not
+// coverage, and is listed apart), at least one normal profile in scope,
+// and the inventory's reconciliation given and current. `report -o
+// summary` exits 1 when anything is missing (unless --allow-incomplete).
 func Incomplete(r *GroupReport) []string {
 	return summaryMissing(r, r.Summary)
 }
@@ -297,57 +363,100 @@ func summaryMissing(r *GroupReport, o SummaryOptions) []string {
 		out = append(out, fmt.Sprintf("a sealed inventory snapshot: `%s/%s` is not the one the latest run wrote, or no row records it (see the notes; run the group again)", r.Group, InventoryFile))
 	}
 	for _, row := range r.Rows {
-		switch row.Status {
-		case StatusQualified, StatusExcluded:
-			continue
+		if row.Blocks() {
+			out = append(out, missingRow(&row))
 		}
-		why := row.Note
-		if res := row.Result; res != nil && len(res.Reasons) > 0 {
-			var parts []string
-			for _, rs := range res.Reasons {
-				parts = append(parts, fmt.Sprintf("%s/%s: %s", rs.Stage, rs.Code, text.OneLine(rs.Message)))
-			}
-			why = strings.Join(parts, "; ")
-		}
-		line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(verdictCell(&row)))
-		if row.Result == nil && row.Status != StatusNotRun {
-			line += " (no result in the evidence)"
-		}
-		if why != "" {
-			line += " — " + mdEscape(why)
-		}
-		out = append(out, line)
 	}
 	if r.Coverage.Counted.Total-r.Coverage.Counted.ByStatus[StatusExcluded] == 0 {
 		out = append(out, "no normal profile in scope: nothing qualifies the group")
 	}
-	f := o.Reconcile
-	switch {
-	case f == nil:
-		out = append(out, "the inventory's reconciliation with TRTMC's specs: none given (pass `--reconcile FILE` from `inventory reconcile -o json`, or `--repo \"$TRTMC_REPO\"`)")
-	case f.NeedAction > 0:
-		out = append(out, fmt.Sprintf("the inventory does not match TRTMC's specs at %s: %d %s need action (`inventory reconcile`)", markdown.Code(f.Commit), f.NeedAction, text.Plural(f.NeedAction, "profile", "profiles")))
-	case f.Head == "":
-		out = append(out, fmt.Sprintf("whether the reconciliation at %s is current: not checked (pass `--repo \"$TRTMC_REPO\"`)", markdown.Code(f.Commit)))
-	case f.Head != f.Commit:
-		out = append(out, fmt.Sprintf("a current reconciliation: the inventory was reconciled at %s, but %s is now %s (run `inventory reconcile` again)", markdown.Code(f.Commit), markdown.Code(f.Ref), markdown.Code(f.Head)))
+	if m := reconcileMissing(o.Reconcile); m != "" {
+		out = append(out, m)
 	}
 	return out
 }
 
-func reconcileLine(f *ReconcileFact) string {
-	if f == nil {
-		return "reconciliation with TRTMC's specs not given."
+// missingRow is the line of a row that blocks: its kind, verdict and
+// reasons (or its note).
+func missingRow(row *Row) string {
+	why := row.Note
+	if res := row.Result; res != nil && len(res.Reasons) > 0 {
+		var parts []string
+		for _, rs := range res.Reasons {
+			parts = append(parts, fmt.Sprintf("%s/%s: %s", rs.Stage, rs.Code, text.OneLine(rs.Message)))
+		}
+		why = strings.Join(parts, "; ")
 	}
-	s := fmt.Sprintf("reconciled against TRTMC %s at %s: %d normal %s in the specs, %d needing action",
-		markdown.Code(orMissing(f.Ref)), markdown.Code(f.Commit), f.Normal, text.Plural(f.Normal, "profile", "profiles"), f.NeedAction)
+	line := fmt.Sprintf("**%s** (%s): %s", mdEscape(row.Profile), mdEscape(row.Kind), mdEscape(summaryVerdict(row)))
+	if row.Result == nil && row.Status != StatusNotRun {
+		line += " (no result in the evidence)"
+	}
+	if why != "" {
+		line += " — " + mdEscape(why)
+	}
+	return line
+}
+
+// summaryVerdict is a row's verdict (an exclusion with its reason) as the
+// summary says it: without verdictCell's "(rejudged)" when the re-derived
+// verdict is the stored one, since every row a publication shows is
+// re-derived (the Evidence part says so once); "(rejudged; was …)" stays.
+func summaryVerdict(row *Row) string {
+	r := *row
+	if rj := r.Result; rj != nil && rj.Rejudged != nil && rj.Rejudged.OriginalVerdict == rj.Verdict {
+		res := *r.Result
+		res.Rejudged = nil
+		r.Result = &res
+	}
+	return verdictCell(&r)
+}
+
+// reconcileMissing says what the reconciliation lacks ("" when it is
+// given, needs no action and is current).
+func reconcileMissing(f *ReconcileFact) string {
 	switch {
+	case f == nil:
+		return "the inventory's reconciliation with TRTMC's specs: none given (pass `--reconcile FILE` from `inventory reconcile -o json`, or `--repo \"$TRTMC_REPO\"`)"
+	case f.NeedAction > 0:
+		return fmt.Sprintf("the inventory does not match TRTMC's specs at %s: %d %s need action (`inventory reconcile`)", markdown.Code(f.Commit), f.NeedAction, text.Plural(f.NeedAction, "profile", "profiles"))
 	case f.Head == "":
-		s += "; whether it is current was not checked."
-	case f.Head == f.Commit:
-		s += fmt.Sprintf("; %s is still at that commit (current).", markdown.Code(orMissing(f.Ref)))
-	default:
-		s += fmt.Sprintf("; %s is now at %s (not current).", markdown.Code(orMissing(f.Ref)), markdown.Code(f.Head))
+		return fmt.Sprintf("whether the reconciliation at %s is current: not checked (pass `--repo \"$TRTMC_REPO\"`)", markdown.Code(f.Commit))
+	case f.Head != f.Commit:
+		return fmt.Sprintf("a current reconciliation: the inventory was reconciled at %s, but %s is now %s (run `inventory reconcile` again)", markdown.Code(f.Commit), markdown.Code(f.Ref), markdown.Code(f.Head))
 	}
-	return s
+	return ""
+}
+
+// reconcileLine is the inventory line of a reconciliation that is given,
+// needs no action and is current (any other is in "What is missing").
+func reconcileLine(f *ReconcileFact) string {
+	return fmt.Sprintf("reconciled against TRTMC %s at %s: %d normal %s in the specs, %d needing action; %s is still at that commit (current).",
+		markdown.Code(orMissing(f.Ref)), markdown.Code(f.Commit), f.Normal, text.Plural(f.Normal, "profile", "profiles"), f.NeedAction,
+		markdown.Code(orMissing(f.Ref)))
+}
+
+// driftLine says whether the group's model specs, thresholds and
+// contracts are unchanged, as the drift check found them.
+func driftLine(f *DriftFact) string {
+	switch {
+	case f == nil:
+		return "not checked (pass `--drift FILE` from `inventory drift -o json`)."
+	case f.Families == 0:
+		return fmt.Sprintf("not established: the drift check between %s and %s found no family folder of the group.", refAt(f.Base, f.BaseCommit), refAt(f.Head, f.HeadCommit))
+	case f.Changes == 0:
+		return fmt.Sprintf("unchanged between %s and %s: no manifest, threshold, reference or test file of the %d %s checked differs (`inventory drift`).",
+			refAt(f.Base, f.BaseCommit), refAt(f.Head, f.HeadCommit), f.Families, text.Plural(f.Families, "family", "families"))
+	}
+	var cats []string
+	for _, c := range slices.Sorted(maps.Keys(f.ByCategory)) {
+		cats = append(cats, fmt.Sprintf("%s %d", mdEscape(c), f.ByCategory[c]))
+	}
+	return fmt.Sprintf("**changed** between %s and %s: %d %s of the %d %s checked %s (%s; `inventory drift` lists them).",
+		refAt(f.Base, f.BaseCommit), refAt(f.Head, f.HeadCommit), f.Changes, text.Plural(f.Changes, "file", "files"),
+		f.Families, text.Plural(f.Families, "family", "families"), text.Plural(f.Changes, "differs", "differ"), strings.Join(cats, ", "))
+}
+
+// refAt is "`main` (`a832817e6ed9`)".
+func refAt(ref, commit string) string {
+	return fmt.Sprintf("%s (%s)", markdown.Code(orMissing(ref)), markdown.Code(orMissing(short(commit))))
 }

@@ -35,8 +35,9 @@ type Doc struct {
 	Lines bool
 	// Input is a document others write and trtmc-qual reads (a family's
 	// correctness.json): a pointer field is required and not null (the
-	// reader refuses a missing one), any other field is optional, and
-	// properties beyond the type's are allowed.
+	// reader refuses a missing one) unless it is omitempty (optional, and
+	// may be null), any other field is optional, and properties beyond the
+	// type's are allowed.
 	Input bool
 }
 
@@ -245,8 +246,12 @@ func (g *gen) fields(t reflect.Type, props map[string]any, required *[]string) e
 		omit := strings.Contains(","+opts+",", ",omitempty,") || strings.Contains(","+opts+",", ",omitzero,")
 		nullable := !omit && nullableKind(f.Type)
 		if g.input {
-			omit = f.Type.Kind() != reflect.Pointer
-			nullable = f.Type.Kind() != reflect.Pointer && nullableKind(f.Type)
+			// A pointer field is required and not null, unless it is
+			// marked omitempty: then it is optional and may be null
+			// (correctness.json's gate reference).
+			ptr := f.Type.Kind() == reflect.Pointer
+			nullable = (!ptr || omit) && nullableKind(f.Type)
+			omit = !ptr || omit
 		}
 		s, err := g.schema(f.Type, nullable)
 		if err != nil {

@@ -31,6 +31,9 @@ type exportOptions struct {
 	// Reconcile, Repo and Ref feed the pack's summary.md as for
 	// `report -o summary`.
 	Reconcile, Repo, Ref string
+	// Drift is a saved `inventory drift -o json`, for the pack's
+	// summary.md, as for `report -o summary --drift`.
+	Drift string
 
 	// declared are Roots, parsed by Validate; Publish adds this host's
 	// roots and identity.
@@ -134,6 +137,7 @@ func newExportCmd(f *factory, runF func(*exportOptions) error) *cobra.Command {
 	addFileFlag(cmd, &opts.Reconcile, "reconcile", "a saved `FILE` of the group's inventory reconcile -o json, for the pack's summary.md", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "the TRTMC checkout, for the summary's reconciliation (see report -o summary)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with --repo: the ref the inventory must be current with")
+	addFileFlag(cmd, &opts.Drift, "drift", "a saved `FILE` of inventory drift -o json over the group, for the pack's summary.md", "json")
 	fl.String("families", "", "the family configuration the rows are re-derived by before they are published (default: the one shipped with trtmc-qual)")
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
@@ -192,6 +196,10 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	if err != nil {
 		return err
 	}
+	drift, err := summaryDrift(ctx, opts.Drift, opts.Group)
+	if err != nil {
+		return err
+	}
 	// What is published is what the evidence gives: every row re-derived
 	// by the family configuration, and the pack refused when a row's
 	// stored verdict or figures are not the re-derived ones.
@@ -205,7 +213,7 @@ func runExport(ctx context.Context, opts *exportOptions) error {
 	}
 	res, err := export.Export(ctx, export.Options{Roots: opts.From, Group: opts.Group, Output: opts.Output,
 		Logs: opts.Logs, LogTail: opts.LogTail, Publish: opts.Publish, Secrets: opts.Secrets, Forbid: opts.Forbid,
-		Summary: reports.SummaryOptions{Reconcile: fact}, Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
+		Summary: reports.SummaryOptions{Reconcile: fact, Drift: drift}, Now: opts.Now(), HarnessVersion: opts.HarnessVersion})
 	var input *export.InputError
 	var seal *export.SealError
 	var leak *export.LeakError

@@ -8,12 +8,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
@@ -250,6 +252,24 @@ func TestPublicationsPublishWhatIsReDerived(t *testing.T) {
 		"a gate's value": {func(r *verdict.Result) { r.Correctness.Gates[0].Value = 0.99 }, []string{"correctness: stored "}},
 		// H54: the boxes count.
 		"boxes": {func(r *verdict.Result) { n := 1; r.Boxes = &n }, []string{"boxes: stored 1, re-derived "}},
+		// Issue 35: a percentile's interval, and images/s's, edited.
+		"p90's interval": {func(r *verdict.Result) {
+			iv := r.LatencyMS.HTTP.Interval(90)
+			if iv == nil || iv.Lower == nil {
+				panic("the promoted row has no p90 interval")
+			}
+			v := *iv.Lower / 2
+			iv.Lower = &v
+		}, []string{"HTTP p90/p99 ms, intervals, drift and spread across trials: stored "}},
+		// The synthetic requests overlap (not concurrency 1): the evidence
+		// gives no images/s interval, and a stored one is refused.
+		"images/s interval": {func(r *verdict.Result) {
+			if r.ImagesPerSecInterval != nil {
+				panic("the synthetic requests overlap: no images/s interval")
+			}
+			up := 60.0
+			r.ImagesPerSecInterval = &verdict.RateInterval{N: 50, Images: 50, Point: 50, Lower: 40, Upper: &up, Confidence: 0.95, Method: "studentized_bootstrap_of_cycles"}
+		}, []string{"images/s interval and spread across trials: stored [{"}},
 		// H55: the measured counts.
 		"measured counts": {func(r *verdict.Result) {
 			m := r.RequestsByPhase[verdict.PhaseMeasured]
@@ -341,6 +361,44 @@ func TestPackSummaryOfAGroupWithoutItsSnapshot(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(summary), "**detection: NOT complete"), string(summary))
 	assert.Contains(t, string(summary), "the inventory snapshot (`detection/inventory.json`): not in the evidence")
+}
+
+// The pack's summary.md: --drift reaches it as for report -o summary, and
+// every link in it is relative to the pack's root and names a file or
+// directory the pack holds; a --drift that is not one writes no pack.
+func TestPackSummaryLinksIntoThePack(t *testing.T) {
+	root := publishableRoot(t, "ref-detect-small")
+	d := drift.Report{Schema: drift.Schema, Groups: []string{"detection"}, Base: "main", BaseCommit: strings.Repeat("a", 40),
+		Head: "HEAD", HeadCommit: strings.Repeat("b", 40), Families: []string{"ref-detect"}, Changes: []drift.Change{}, ByCategory: map[string]int{}}
+	data, err := json.Marshal(d)
+	require.NoError(t, err)
+	file := filepath.Join(t.TempDir(), "drift.json")
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	pack := filepath.Join(t.TempDir(), "p.tar.gz")
+	code, _, errOut := runCLI(t, nil, "export", "--from", root, "--group", "detection", "--output-file", pack, "--drift", file)
+	require.Equal(t, exitOK, code, errOut)
+	x := t.TempDir()
+	golden.ExtractTarGz(t, pack, x)
+	summary, err := os.ReadFile(filepath.Join(x, "p", "summary.md"))
+	require.NoError(t, err)
+	assert.Contains(t, string(summary), "- **Model specs, thresholds and contracts:** unchanged between `main` (`aaaaaaaaaaaa`)")
+	links := regexp.MustCompile(`\]\(([^)]+)\)`).FindAllStringSubmatch(string(summary), -1)
+	require.NotEmpty(t, links)
+	for _, l := range links {
+		assert.False(t, filepath.IsAbs(l[1]) || strings.Contains(l[1], "://"), "%s is relative", l[1])
+		_, err := os.Stat(filepath.Join(x, "p", filepath.FromSlash(l[1])))
+		assert.NoError(t, err, "the pack holds %s", l[1])
+	}
+
+	d.Groups = []string{"vlm"}
+	data, err = json.Marshal(d)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(file, data, 0o644))
+	pack = filepath.Join(t.TempDir(), "q.tar.gz")
+	code, _, errOut = runCLI(t, nil, "export", "--from", root, "--group", "detection", "--output-file", pack, "--drift", file)
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, `not "detection"`)
+	assertNoFile(t, pack)
 }
 
 func assertNoFile(t *testing.T, path string) {

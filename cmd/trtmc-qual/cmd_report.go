@@ -9,12 +9,15 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/qual"
@@ -48,6 +51,12 @@ type reportOptions struct {
 	// now) feed -o summary's inventory line.
 	Reconcile string
 	Repo, Ref string
+	// Drift is a saved `inventory drift -o json` of the group's specs:
+	// -o summary's "model specs, thresholds and contracts" line.
+	Drift string
+	// AllowIncomplete makes -o summary exit 0 when it says NOT complete
+	// (for drafting one; CI leaves it out: NOT complete exits 1).
+	AllowIncomplete bool
 	// SpecGroups is the spec-groups file for reconciling now.
 	SpecGroups string
 	Rejudge    bool
@@ -112,15 +121,22 @@ with an earlier run and marks increases beyond --regression-threshold percent.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
 trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv,
-summary (the completion summary a pull request or issue closes with: counts of
-normal profiles qualified of those in scope, requests, matches, client errors,
-the inventory's reconciled TRTMC commit — --reconcile FILE from inventory
-reconcile -o json, checked against --repo's --ref, or reconciled now with
---repo alone — each row's own source commit, AIPerf and hardware, exclusions,
-links into the evidence pack (--link BASE); complete only with the sealed
-inventory snapshot in the evidence and every normal profile of it in scope
-qualified by a row run for its entry, naming the source commits the rows
-cover; a group that is not complete opens with what is missing). md, html and summary are published text: paths
+summary (the completion summary a pull request or issue closes with: the
+seeds' headline — normal profiles in scope, measured and warmup requests,
+matches, client errors, each row's own source commit, the inventory's
+reconciled TRTMC commit (--reconcile FILE from inventory reconcile -o json,
+checked against --repo's --ref, or reconciled now with --repo alone) —; one
+line per model: precision and parallelism, bundle, source commit, correctness
+gates (native / reference where the case states it), HTTP and Task p50/p95,
+images/s, boxes or output tokens, image sizes and label space; the workload,
+the caveat, whether the specs are unchanged (--drift FILE from inventory drift
+-o json), exclusions, variants and partial profiles, the capability gaps, one
+reproduce example and links into the evidence pack (--link BASE). Complete
+only with the sealed inventory snapshot in the evidence, every normal profile
+of it in scope qualified by a row run for its entry, no row that ran failed,
+broke or was interrupted (a variant or partial profile that did not run is
+listed apart, never blocking) and a current reconciliation; a group that is
+not complete opens with what is missing). md, html and summary are published text: paths
 are written relative to named roots ($OUT, $HARNESS, $TRTMC_REPO, ... and
 --root NAME=DIR), host and user names never appear; csv, json and table keep
 the exact evidence.
@@ -151,7 +167,8 @@ nothing. A missing, doubled or misordered marker is an error naming the line
 ` + exitHelp(
 	exitOutcome{exitOK, "when every counted normal profile is qualified (and the sealed inventory snapshot is in the evidence)"},
 	exitOutcome{exitFailed, "when any row failed, broke (malformed or changed evidence included), was interrupted or was not run, " +
-		"or the snapshot is missing or not sealed — with -o summary, 0 only when the summary says complete and 1 whenever it says NOT complete —"},
+		"or the snapshot is missing or not sealed (a variant or partial profile that did not run never counts) — " +
+		"with -o summary, 0 only when the summary says complete and 1 whenever it says NOT complete, unless --allow-incomplete (0: drafting) —"},
 	exitOutcome{exitUsage, "for usage errors (an unknown format, a missing result root, a page that is missing or too large)"},
 	exitOutcome{exitSetup, "when --update-doc's page is busy or changed during the update"},
 	exitOutcome{exitHarness, "when a file cannot be written or read for a reason other than its content"})
@@ -167,8 +184,12 @@ const reportExample = `  # the Markdown to paste into a pull request
   trtmc-qual report --from out/demo --group vlm --update-doc docs/qualification.md --dry-run
   trtmc-qual report --from out/demo --group vlm --update-doc docs/qualification.md
 
-  # the completion summary for the pull request
-  trtmc-qual report --from out/demo --group vlm -o summary --reconcile vlm-reconcile.json --repo "$TRTMC_REPO"
+  # the completion summary for the pull request (exit 1 while NOT complete)
+  trtmc-qual report --from out/demo --group vlm -o summary --reconcile vlm-reconcile.json --repo "$TRTMC_REPO" \
+      --drift vlm-drift.json
+
+  # a draft of it while rows are missing (exit 0; it still says NOT complete)
+  trtmc-qual report --from out/demo --group vlm -o summary --allow-incomplete
 
   # re-apply the verdict rules to stored evidence, compare with last month
   trtmc-qual report --from out/demo --group vlm --rejudge --baseline out/old --format md`
@@ -215,6 +236,8 @@ func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	addFileFlag(cmd, &opts.Reconcile, "reconcile", "with -o summary: a saved `FILE` of the group's inventory reconcile -o json, for the inventory's reconciled commit", "json")
 	fl.StringVar(&opts.Repo, "repo", "", "with -o summary: the TRTMC checkout: whether the reconciled commit is --ref's head (or, without --reconcile, reconcile the evidence's inventory now)")
 	fl.StringVar(&opts.Ref, "ref", "main", "with -o summary --repo: the ref the inventory must be current with")
+	addFileFlag(cmd, &opts.Drift, "drift", "with -o summary: a saved `FILE` of inventory drift -o json over the group: whether its model specs, thresholds and contracts are unchanged", "json")
+	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "with -o summary: exit 0 when the summary says NOT complete (drafting one; the summary still says it)")
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
 	fl.String("families", "", "with --rejudge, --update-doc and -o summary: the family configuration the rows are judged by (default: the one shipped with trtmc-qual)")
 	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
@@ -287,8 +310,8 @@ func (o *reportOptions) checkOutputs() error {
 	if o.DryRun {
 		return flagErrorf("--dry-run only applies to --update-doc")
 	}
-	if (o.Reconcile != "" || o.Repo != "") && o.Format != reports.FormatSummary {
-		return flagErrorf("--reconcile and --repo only apply to --format summary")
+	if (o.Reconcile != "" || o.Repo != "" || o.Drift != "" || o.AllowIncomplete) && o.Format != reports.FormatSummary {
+		return flagErrorf("--reconcile, --repo, --drift and --allow-incomplete only apply to --format summary")
 	}
 	if o.Output != "" {
 		format, err := reportFormats.fileFormat("trtmc-qual report", flag, o.Output, o.Format)
@@ -321,7 +344,11 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 		if err != nil {
 			return err
 		}
-		rep.Summary = reports.SummaryOptions{Reconcile: fact, Link: opts.Link}
+		drift, err := summaryDrift(ctx, opts.Drift, opts.Group)
+		if err != nil {
+			return err
+		}
+		rep.Summary = reports.SummaryOptions{Reconcile: fact, Drift: drift, Link: opts.Link}
 	}
 	if len(opts.Baseline) > 0 {
 		base, err := reports.Load(opts.Baseline, opts.Group)
@@ -358,8 +385,13 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 		// whatever is missing (a row, the sealed snapshot, a current
 		// reconciliation).
 		if missing := reports.Incomplete(rep); len(missing) > 0 {
-			return withCode(exitFailed, fmt.Errorf("group %s: NOT complete: %d %s missing (the summary lists %s)", rep.Group,
-				len(missing), text.Plural(len(missing), "thing", "things"), text.Plural(len(missing), "it", "them")))
+			err := fmt.Errorf("group %s: NOT complete: %d %s missing (the summary lists %s)", rep.Group,
+				len(missing), text.Plural(len(missing), "thing", "things"), text.Plural(len(missing), "it", "them"))
+			if opts.AllowIncomplete {
+				fmt.Fprintf(opts.IO.ErrOut, "report: %v; exit 0 (--allow-incomplete)\n", err)
+				return nil
+			}
+			return withCode(exitFailed, err)
 		}
 		return nil
 	}
@@ -560,6 +592,41 @@ func summaryReconcile(ctx context.Context, opts *reportOptions) (*reports.Reconc
 	}
 	fact.Ref, fact.Head = opts.Ref, head
 	return fact, nil
+}
+
+// summaryDrift is -o summary's drift fact: the saved `inventory drift -o
+// json` (--drift), its schema checked and the group among those it
+// checked; its changes are the ones of the group's families (and those no
+// group could be told for); nil without --drift.
+func summaryDrift(ctx context.Context, file, group string) (*reports.DriftFact, error) {
+	if file == "" {
+		return nil, nil
+	}
+	data, err := fileio.ReadFile(ctx, file, fileio.MaxDocumentBytes)
+	if err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("--drift: %w", err))
+	}
+	var r drift.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: not the JSON of inventory drift: %w", file, err))
+	}
+	switch {
+	case r.Schema != drift.Schema:
+		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: schema is %q, want %q (inventory drift -o json)", file, r.Schema, drift.Schema))
+	case !slices.Contains(r.Groups, group):
+		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: checked groups %q, not %q (inventory drift --group %s -o json)", file, r.Groups, group, group))
+	case r.BaseCommit == "" || r.HeadCommit == "":
+		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: base_commit or head_commit is missing", file))
+	}
+	f := &reports.DriftFact{Base: r.Base, BaseCommit: r.BaseCommit, Head: r.Head, HeadCommit: r.HeadCommit,
+		Families: len(r.Families), ByCategory: map[string]int{}}
+	for _, c := range r.Changes {
+		if gs := strings.Split(c.Groups, ","); slices.Contains(gs, group) || slices.Contains(gs, "?") || c.Groups == "" {
+			f.Changes++
+			f.ByCategory[c.Category]++
+		}
+	}
+	return f, nil
 }
 
 // reconcileNow reconciles the evidence's inventory snapshot (the first

@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
@@ -351,13 +352,81 @@ func TestReportSummary(t *testing.T) {
 	require.NoError(t, err)
 	assert.True(t, strings.HasPrefix(string(written), "**detection: NOT complete"))
 
+	// --allow-incomplete drafts it: exit 0, and it still says NOT complete.
+	code, out, errOut = runCLI(t, nil, append(args, "--allow-incomplete")...)
+	assert.Equal(t, exitOK, code, errOut)
+	assert.True(t, strings.HasPrefix(out, "**detection: NOT complete"), out)
+	assert.Contains(t, errOut, "group detection: NOT complete: 1 thing missing (the summary lists it); exit 0 (--allow-incomplete)")
+
 	write("vlm")
 	code, _, errOut = runCLI(t, nil, args...)
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, `group is "vlm", want "detection"`)
-	code, _, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "md", "--reconcile", rec)
-	assert.Equal(t, exitUsage, code)
-	assert.Contains(t, errOut, "--reconcile and --repo only apply to --format summary")
+	for _, extra := range [][]string{{"--reconcile", rec}, {"--drift", rec}, {"--allow-incomplete"}} {
+		code, _, errOut = runCLI(t, nil, append([]string{"report", "--from", evidenceRoot("a"), "--group", "detection", "-o", "md"}, extra...)...)
+		assert.Equal(t, exitUsage, code, extra)
+		assert.Contains(t, errOut, "--reconcile, --repo, --drift and --allow-incomplete only apply to --format summary", extra)
+	}
+}
+
+// -o summary --drift FILE: a saved inventory drift -o json says whether the
+// group's specs are unchanged; only a drift over the group that changed
+// nothing lets the headline say "unchanged"; a file that is not one, or
+// is another group's, is a usage error naming it.
+func TestReportSummaryDrift(t *testing.T) {
+	root := publishableRoot(t, "ref-detect-small")
+	dir := t.TempDir()
+	writeJSON := func(name string, v any) string {
+		data, err := json.Marshal(v)
+		require.NoError(t, err)
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, data, 0o644))
+		return p
+	}
+	c := strings.Repeat("a", 40)
+	rep := func(groups []string, changes ...drift.Change) drift.Report {
+		r := drift.Report{Schema: drift.Schema, Groups: groups, Base: "main", BaseCommit: c, Head: "HEAD", HeadCommit: strings.Repeat("b", 40),
+			Families: []string{"yolo11", "rtdetr"}, Changes: changes, ByCategory: map[string]int{}}
+		for _, ch := range changes {
+			r.ByCategory[ch.Category]++
+		}
+		return r
+	}
+	summary := func(file string, extra ...string) (exitCode, string, string) {
+		return runCLI(t, nil, append([]string{"report", "--from", root, "--group", "detection", "-o", "summary", "--drift", file}, extra...)...)
+	}
+	code, out, errOut := summary(writeJSON("unchanged.json", rep([]string{"detection"})), "--allow-incomplete")
+	assert.Equal(t, exitOK, code, errOut)
+	assert.Contains(t, out, "- **Model specs, thresholds and contracts:** unchanged between `main` (`aaaaaaaaaaaa`) and `HEAD` (`bbbbbbbbbbbb`)")
+
+	// Changes of another group's family are not this group's; one no group
+	// could be told for is (fail closed).
+	other := drift.Change{Family: "qwen_vl", Groups: "vlm", Path: "families/qwen_vl/tests/thresholds/x.json", Category: "threshold"}
+	unknown := drift.Change{Family: "misc", Groups: "?", Path: "families/misc/tests/manifests/m.json", Category: "manifest"}
+	_, out, _ = summary(writeJSON("vlm-only.json", rep([]string{"detection", "vlm"}, other)), "--allow-incomplete")
+	assert.Contains(t, out, "contracts:** unchanged between")
+	_, out, _ = summary(writeJSON("unknown.json", rep([]string{"detection", "vlm"}, other, unknown)), "--allow-incomplete")
+	assert.Contains(t, out, "contracts:** **changed** between `main` (`aaaaaaaaaaaa`) and `HEAD` (`bbbbbbbbbbbb`): 1 file of the 2 families checked differs (manifest 1;")
+
+	for name, tc := range map[string]struct {
+		file string
+		want string
+	}{
+		"another group": {writeJSON("vlm.json", rep([]string{"vlm"})), `checked groups ["vlm"], not "detection"`},
+		"another schema": {writeJSON("reconcile.json", map[string]any{"schema": "trtmc-qual/reconcile/v1", "group": "detection"}),
+			`schema is "trtmc-qual/reconcile/v1", want "trtmc-qual/drift/v1"`},
+		"not JSON":  {filepath.Join(dir, "bad.json"), "not the JSON of inventory drift"},
+		"no commit": {writeJSON("nocommit.json", drift.Report{Schema: drift.Schema, Groups: []string{"detection"}}), "base_commit or head_commit is missing"},
+		"missing":   {filepath.Join(dir, "absent.json"), "--drift"},
+	} {
+		if name == "not JSON" {
+			require.NoError(t, os.WriteFile(tc.file, []byte("{"), 0o644))
+		}
+		code, out, errOut := summary(tc.file)
+		assert.Equal(t, exitUsage, code, name)
+		assert.Contains(t, errOut, tc.want, name)
+		assert.Empty(t, out, "%s: nothing written", name)
+	}
 }
 
 // Issue 36: the README's sample of `make demo`'s vlm table is what the

@@ -70,13 +70,36 @@ type CorrectnessOptions struct {
 }
 
 // Gate is one thresholded metric, as trtmc-qual's correctness result
-// carries it.
+// carries it. Reference is the reference side's value of the same metric
+// when the stage records it (refMetric).
 type Gate struct {
-	Name      string  `json:"name"`
-	Value     float64 `json:"value"`
-	Op        string  `json:"op"`
-	Threshold float64 `json:"threshold"`
-	Passed    bool    `json:"passed"`
+	Name      string   `json:"name"`
+	Value     float64  `json:"value"`
+	Op        string   `json:"op"`
+	Threshold float64  `json:"threshold"`
+	Passed    bool     `json:"passed"`
+	Reference *float64 `json:"reference,omitempty"`
+}
+
+// refPrefix names a stage metric's reference side: TRTMC's comparators
+// record the native (TensorRT) and the reference implementation's values
+// of one quantity as trt_<name> and ref_<name> in the same stage
+// (tests/e2e_harness/comparators/segmentation.py: trt_num_detections and
+// ref_num_detections, trt_num_classes and ref_num_classes).
+const refPrefix = "ref_"
+
+// refMetric is the reference side of gate m of a stage, when the stage
+// records it as ref_<m> (a metric object or a legacy bare number; read
+// into res.Metrics already); nil when it does not.
+func refMetric(res *CorrectnessResult, caseName, stage, m string) *float64 {
+	if strings.HasPrefix(m, refPrefix) {
+		return nil
+	}
+	v, ok := res.Metrics[caseName+"/"+stage+"/"+refPrefix+m]
+	if !ok {
+		return nil
+	}
+	return &v
 }
 
 // CaseResult is one TRTMC result.json, summarised.
@@ -572,7 +595,8 @@ func stageGates(caseName, s string, names []string, metrics map[string]stageMetr
 				c.Composite[len(c.Composite)-1].NotNeeded = append(c.Composite[len(c.Composite)-1].NotNeeded, note)
 			}
 		default:
-			res.Gates = append(res.Gates, Gate{Name: full, Value: sm.value, Op: sm.m.Operator, Threshold: *sm.m.Threshold, Passed: sm.holds})
+			res.Gates = append(res.Gates, Gate{Name: full, Value: sm.value, Op: sm.m.Operator, Threshold: *sm.m.Threshold, Passed: sm.holds,
+				Reference: refMetric(res, caseName, s, m)})
 			if !sm.holds {
 				fail("%s %g not %s %g", full, sm.value, sm.m.Operator, *sm.m.Threshold)
 			}

@@ -197,6 +197,32 @@ func TestCorrectnessReadsTRTMCClosed(t *testing.T) {
 	}
 }
 
+// A gate's reference side is carried when the stage records it as TRTMC's
+// comparators record a reference-side value, ref_<name> beside the gated
+// metric (comparators/segmentation.py: trt_num_detections and
+// ref_num_detections), whether as a metric object or a legacy bare
+// number; a gate without one has no reference, and a ref_ metric is never
+// the reference of itself or of another name.
+func TestCorrectnessCarriesTheReferenceSide(t *testing.T) {
+	doc := `{"case_name":"qwen3-vl-2b","status":"pass","failure_type":null,"stages":{
+ "map":{"status":"passed","metrics":{
+   "map_50_95":{"value":0.468307,"threshold":0.448189,"operator":">=","passed":true},
+   "ref_map_50_95":{"value":0.468189,"threshold":null,"operator":">=","passed":true},
+   "map_50":{"value":0.628337,"threshold":0.606492,"operator":">=","passed":true},
+   "ref_map_50":0.626492,
+   "num_boxes":{"value":463,"threshold":1,"operator":">=","passed":true}}}}}`
+	res, _, failed, err := convertOne(t, doc)
+	require.NoError(t, err)
+	require.Empty(t, failed)
+	ref := func(v float64) *float64 { return &v }
+	assert.Equal(t, []Gate{
+		{Name: "qwen3-vl-2b/map/map_50", Value: 0.628337, Op: ">=", Threshold: 0.606492, Passed: true, Reference: ref(0.626492)},
+		{Name: "qwen3-vl-2b/map/map_50_95", Value: 0.468307, Op: ">=", Threshold: 0.448189, Passed: true, Reference: ref(0.468189)},
+		{Name: "qwen3-vl-2b/map/num_boxes", Value: 463, Op: ">=", Threshold: 1, Passed: true},
+	}, res.Gates)
+	assert.Equal(t, 0.468189, res.Metrics["qwen3-vl-2b/map/ref_map_50_95"], "the reference side stays a metric too")
+}
+
 // A composite rule is honoured as TRTMC defines it: a stage passes with a
 // thresholded metric that says passed: false when its rule holds over the
 // stage's gates. That metric stays a metric, not a gate.

@@ -24,19 +24,23 @@ type CorrectnessDoc struct {
 	Gates   []CorrectnessGate  `json:"gates"`
 }
 
-// CorrectnessGate is one gate of correctness.json.
+// CorrectnessGate is one gate of correctness.json. Reference, the same
+// metric of the reference implementation, is optional; when given it must
+// be a number.
 type CorrectnessGate struct {
 	Name      *string  `json:"name"`
 	Value     *float64 `json:"value"`
 	Op        *string  `json:"op"`
 	Threshold *float64 `json:"threshold"`
 	Passed    *bool    `json:"passed"`
+	Reference *float64 `json:"reference,omitempty"`
 }
 
 // ReadCorrectness reads a correctness case's result file
 // (docs/design.md), strictly: `passed` must be a boolean, and every gate
 // must carry its name, value, op, threshold and outcome (passed), each of
-// its type. Metrics are kept as given. Errors are *EvidenceError naming the
+// its type; a gate's reference, when given, is a number (JSON null is no
+// reference). Metrics are kept as given. Errors are *EvidenceError naming the
 // file, line and field. The correctness stage and `report --rejudge` both
 // read it through here.
 func ReadCorrectness(path string) (*Correctness, error) {
@@ -70,7 +74,7 @@ func ReadCorrectness(path string) (*Correctness, error) {
 		case g.Passed == nil:
 			return nil, missing(f("passed"))
 		}
-		c.Gates = append(c.Gates, Gate{Name: *g.Name, Value: *g.Value, Op: *g.Op, Threshold: *g.Threshold, Passed: *g.Passed})
+		c.Gates = append(c.Gates, Gate{Name: *g.Name, Value: *g.Value, Op: *g.Op, Threshold: *g.Threshold, Passed: *g.Passed, Reference: g.Reference})
 	}
 	return c, nil
 }

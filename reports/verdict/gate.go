@@ -20,8 +20,9 @@ func FormatMetric(v float64) string {
 	return s
 }
 
-// opSymbol is the mathematical sign of a gate's op.
-func opSymbol(op string) string {
+// OpSymbol is the mathematical sign of a gate's op (≥, ≤, =; another op
+// as it is).
+func OpSymbol(op string) string {
 	switch op {
 	case ">=":
 		return "≥"
@@ -35,5 +36,5 @@ func opSymbol(op string) string {
 
 // String is the gate as people read it: "map_50_95 0.912 ≥ 0.500".
 func (g Gate) String() string {
-	return fmt.Sprintf("%s %s %s %s", g.Name, FormatMetric(g.Value), opSymbol(g.Op), FormatMetric(g.Threshold))
+	return fmt.Sprintf("%s %s %s %s", g.Name, FormatMetric(g.Value), OpSymbol(g.Op), FormatMetric(g.Threshold))
 }
