@@ -29,6 +29,7 @@ var hostileText = []string{
 	`# heading`,
 	`https://evil.example/autolink www.evil.example me@evil.example`,
 	"line one\n- injected item\n\n<details open>",
+	`a/<wbr>b<wbr/>c/d`,
 }
 
 // withForeignText is the vlm report of RootA with text in every field that
@@ -77,10 +78,18 @@ func gfm(t *testing.T, md string) string {
 
 var htmlTagRe = regexp.MustCompile(`<(/?[a-zA-Z][a-zA-Z0-9]*)`)
 
+// htmlTags lists a page's elements in order, but for the "<wbr>" the HTML
+// writer puts right after each "/" of foreign text (breakable), so a path
+// wraps at its separators: that one is the writer's, never the
+// evidence's. Any other <wbr> is listed (hostileText has some).
 func htmlTags(page string) string {
 	var b strings.Builder
-	for _, m := range htmlTagRe.FindAllStringSubmatch(page, -1) {
-		b.WriteString(m[1] + " ")
+	for _, m := range htmlTagRe.FindAllStringSubmatchIndex(page, -1) {
+		tag := page[m[2]:m[3]]
+		if tag == "wbr" && m[0] > 0 && page[m[0]-1] == '/' && strings.HasPrefix(page[m[0]:], "<wbr>") {
+			continue
+		}
+		b.WriteString(tag + " ")
 	}
 	return b.String()
 }
