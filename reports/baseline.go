@@ -8,35 +8,84 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
-// DefaultRegressionThresholdPct is the p50 increase, in percent, beyond
-// which a row is marked as a regression against a baseline.
+// DefaultRegressionThresholdPct is the minimum effect of the baseline
+// rule, in percent: a change of a median smaller than it is never called
+// (reports/stats.DefaultMinEffect; docs/reports.md says how it was set).
 const DefaultRegressionThresholdPct = 10.0
 
-// BaselineInfo says that rows were compared with an earlier run.
+// BaselineInfo says that rows were compared with an earlier run, and by
+// which rule.
 type BaselineInfo struct {
+	// ThresholdPct is the rule's minimum effect, in percent: a change is
+	// called only when the interval of the difference excludes zero and
+	// the change is at least this large.
 	ThresholdPct float64 `json:"threshold_pct"`
-	// Compared is the number of rows with at least one p50 in both runs.
+	// Method names the interval of the difference (reports/stats), at
+	// Confidence.
+	Method     string  `json:"method,omitempty"`
+	Confidence float64 `json:"confidence,omitempty"`
+	// Compared is the number of rows with at least one series compared.
 	Compared    int `json:"compared"`
 	Regressions int `json:"regressions"`
+	// Improvements and Inconclusive count the compared rows with a
+	// series called improved (and none regressed), and those whose data
+	// could not tell (an interval too wide for either call or "no change").
+	Improvements int `json:"improvements"`
+	Inconclusive int `json:"inconclusive"`
+	// NotComparable is the number of rows with a baseline row that differs
+	// in what makes two measurements comparable (bundle, inventory entry,
+	// workload, Task-time source, hardware scope, AIPerf version...): each
+	// row names the differences.
+	NotComparable int `json:"not_comparable"`
 	// NotCompared is the number of rows with a baseline row that were not
-	// compared because one of the two does not hold its seal (the notes
-	// name each); a figure from changed evidence is never compared.
+	// compared because one of the two does not hold its seal, or its
+	// per-request times could not be read (the notes name each); a figure
+	// from changed evidence is never compared.
 	NotCompared int `json:"not_compared"`
 }
 
-// BaselineDelta compares a row's p50s with the baseline's.
+// BaselineDelta compares a row's HTTP and Task times with its baseline
+// row's, or says why they are not comparable.
 type BaselineDelta struct {
 	HTTPP50 *Delta `json:"http_p50,omitempty"`
 	TaskP50 *Delta `json:"task_p50,omitempty"`
+	// NotComparable names every field that makes the pair incomparable
+	// (no delta is computed then).
+	NotComparable []Difference `json:"not_comparable,omitempty"`
 }
 
-// Delta is one p50 against its baseline.
+// Difference is one field that differs between a baseline row and the
+// current row (a side that lacks it says so).
+type Difference struct {
+	Field           string `json:"field"`
+	Baseline        string `json:"baseline"`
+	Current         string `json:"current"`
+	MissingBaseline bool   `json:"missing_baseline,omitempty"`
+	MissingCurrent  bool   `json:"missing_current,omitempty"`
+}
+
+// Delta is one series (the per-request times of the measured matched
+// requests, every trial's) against its baseline's, by the baseline rule
+// of reports/stats.
 type Delta struct {
+	// BaselineMS and CurrentMS are the medians (with trials: the median
+	// across trials of each trial's median).
 	BaselineMS float64 `json:"baseline_ms"`
 	CurrentMS  float64 `json:"current_ms"`
-	// ChangePct is (current - baseline) / baseline * 100, rounded to 0.01.
+	// ChangePct is the rule's estimate of the relative change, in percent
+	// (rounded to 0.01); [LowerPct, UpperPct] its interval.
 	ChangePct float64 `json:"change_pct"`
-	Regressed bool    `json:"regressed"`
+	LowerPct  float64 `json:"lower_pct"`
+	UpperPct  float64 `json:"upper_pct"`
+	// Decision is improved, regressed, no_change or inconclusive;
+	// Regressed is Decision == regressed.
+	Decision  string `json:"decision"`
+	Regressed bool   `json:"regressed"`
+	// The requests and trials on each side.
+	BaselineN      int `json:"baseline_n"`
+	CurrentN       int `json:"current_n"`
+	BaselineTrials int `json:"baseline_trials"`
+	CurrentTrials  int `json:"current_trials"`
 }
 
 // ApplyBaseline compares every row's HTTP and Task p50 with the same
@@ -106,7 +155,11 @@ func delta(base, cur *float64, thresholdPct float64) *Delta {
 		return nil
 	}
 	pct := (*cur - *base) / *base * 100
-	return &Delta{BaselineMS: *base, CurrentMS: *cur, ChangePct: math.Round(pct*100) / 100, Regressed: pct > thresholdPct}
+	d := &Delta{BaselineMS: *base, CurrentMS: *cur, ChangePct: math.Round(pct*100) / 100, Regressed: pct > thresholdPct, Decision: "inconclusive"}
+	if d.Regressed {
+		d.Decision = "regressed"
+	}
+	return d
 }
 
 func (d *BaselineDelta) regressed() bool {

@@ -59,7 +59,19 @@ type Result struct {
 	Requests        Counts            `json:"requests"`
 	RequestsByPhase map[string]Counts `json:"requests_by_phase"` // "warmup", "measured"
 	LatencyMS       Latency           `json:"latency_ms"`
-	ImagesPerSec    *float64          `json:"images_per_sec"`
+	// ImagesPerSec is AIPerf's request_throughput (one image a request);
+	// with repeated trials, the median across them.
+	ImagesPerSec *float64 `json:"images_per_sec"`
+	// ImagesPerSecInterval is images/s estimated from the measured
+	// requests' cycles with its interval (one trial; each trial has its
+	// own); ImagesPerSecAcrossTrials the spread of ImagesPerSec over the
+	// trials.
+	ImagesPerSecInterval     *RateInterval `json:"images_per_sec_interval,omitempty"`
+	ImagesPerSecAcrossTrials *TrialSpread  `json:"images_per_sec_across_trials,omitempty"`
+	// Trials are the row's repeated trials, when its workload ran more
+	// than one (Workload.Trials): the figures above are then the median
+	// across them, the counts their sums.
+	Trials []Trial `json:"trials,omitempty"`
 	// OutputTokens (vision-language) and Boxes (detection) over measured requests.
 	OutputTokens *int        `json:"output_tokens,omitempty"`
 	Boxes        *int        `json:"boxes,omitempty"`
@@ -130,10 +142,13 @@ type TelemetryStat struct {
 // Reason explains a non-qualified verdict: a typed code (Codes lists them)
 // with its class, the stage and, for per-phase findings, the phase.
 type Reason struct {
-	Code    Code   `json:"code"`
-	Class   Class  `json:"class"`
-	Stage   string `json:"stage"`
-	Phase   string `json:"phase,omitempty"`
+	Code  Code   `json:"code"`
+	Class Class  `json:"class"`
+	Stage string `json:"stage"`
+	Phase string `json:"phase,omitempty"`
+	// Trial is the 1-based trial a finding is about, in a row of repeated
+	// trials (0: the row as a whole).
+	Trial   int    `json:"trial,omitempty"`
 	Message string `json:"message"`
 }
 
@@ -165,6 +180,9 @@ type Workload struct {
 	Measured    int    `json:"measured"`
 	Concurrency int    `json:"concurrency"`
 	Purpose     string `json:"purpose"`
+	// Trials is the number of repeated trials, each a complete warmup +
+	// measured run (omitted for one, as in rows of earlier versions).
+	Trials int `json:"trials,omitempty"`
 }
 
 // IsQualification reports whether w is the qualification workload.
@@ -325,9 +343,11 @@ type TaskAgreement struct {
 // as the server itself times it inside its request handler.
 const TaskScopeServer = "server_task_call"
 
-// Percentiles of a latency series in milliseconds. P50 and P95 are set only
-// when the series has a value for every request of the stated set: a
-// series with gaps is never summarised over a different set.
+// Percentiles of a latency series in milliseconds. P50 and P95 (and P90,
+// P99) are set only when the series has a value for every request of the
+// stated set: a series with gaps is never summarised over a different set.
+// In a row of repeated trials each is the median across the trials of the
+// trial's figure (AcrossTrials gives their range and variation).
 type Percentiles struct {
 	P50 *float64 `json:"p50"`
 	P95 *float64 `json:"p95"`
@@ -335,6 +355,19 @@ type Percentiles struct {
 	Count int `json:"count"`
 	// MissingExample is a request of the set without a value, when any.
 	MissingExample string `json:"missing_example,omitempty"`
+	// P90 and P99 complete the figures (omitted in rows of earlier
+	// versions).
+	P90 *float64 `json:"p90,omitempty"`
+	P99 *float64 `json:"p99,omitempty"`
+	// Intervals are p50, p90, p95 and p99 (IntervalPercents), each with
+	// its n and its distribution-free 95 % interval (one run; a row of
+	// repeated trials has them per trial).
+	Intervals []PercentileInterval `json:"intervals,omitempty"`
+	// AcrossTrials are the same figures over repeated trials: median,
+	// range and coefficient of variation.
+	AcrossTrials []TrialSpread `json:"across_trials,omitempty"`
+	// Drift is the stability check of the series within the run.
+	Drift *DriftCheck `json:"drift,omitempty"`
 }
 
 // ImageSize is one distinct image size seen and how often.
