@@ -81,13 +81,15 @@ th { background: #f4f5f7; font-weight: 600; white-space: nowrap; }
 .scroll { overflow-x: auto; max-width: 100%; }
 table.results { width: 100%; }
 table.results th.profile { position: sticky; left: 0; background: #fff; z-index: 1; text-align: left; font-weight: 600; white-space: normal; min-width: 9em; }
-table.results td.verdict { white-space: normal; min-width: 9em; max-width: 20em; }
+table.results td.verdict { white-space: normal; min-width: 14em; max-width: 20em; }
 table.results td.links { font-size: 12px; min-width: 11em; }
 table.results td.text { max-width: 16em; }
 .why { display: block; font-weight: 400; color: #333; font-size: 12px; }
 .why code { color: var(--bad); }
 .more { color: var(--muted); font-weight: 400; font-size: 12px; }
 .n { color: var(--muted); font-size: 11.5px; white-space: nowrap; }
+.ci { display: block; color: var(--muted); font-size: 11.5px; white-space: nowrap; }
+table.figures td.num .n { margin-left: 4px; }
 .kind { display: block; color: var(--muted); font-weight: 400; font-size: 11.5px; }
 a.ev { white-space: nowrap; }
 .group-charts figure { width: min-content; max-width: 100%; overflow-x: auto; }
@@ -359,6 +361,7 @@ func writeMeasured(b *strings.Builder, row *Row, res *verdict.Result) {
 	writeProblems(b, problems)
 	n, full := setSize(res)
 	p("<h4>Latency</h4>\n<p class=\"set\" data-n=\"%d\" data-full=\"%d\">%s</p>\n", n, full, e(setSentence(res)))
+	writeFiguresTable(b, res)
 	if s := SplitText(res.LatencyMS, n); s != "" {
 		p("<p class=\"split\">%s</p>\n", e(s))
 	}
@@ -369,7 +372,7 @@ func writeMeasured(b *strings.Builder, row *Row, res *verdict.Result) {
 	p("<div class=\"plots\">\n<figure>%s<figcaption>Every request in start order: the lines and coloured points are HTTP (client) and Task (native call) time of the row's set; "+
 		"grey points are the requests outside it (warmup, or not matched; ▲ marks a request that did not match). Warmup shaded.</figcaption></figure>\n", timelineSVG(row.Profile, row.joined))
 	p("<figure>%s<figcaption>The row's set: share of requests at or below each latency, HTTP beside Task. Recorded p50/p95 over the same set: HTTP %s ms, Task %s ms%s.</figcaption></figure>\n</div>\n",
-		distributionSVG(row.Profile, row.joined), e(p50Cell(res.LatencyMS.HTTP, nil)), e(taskCell(res.LatencyMS, nil)), e(nSuffix(res)))
+		distributionSVG(row.Profile, row.joined, res.LatencyMS), e(p50Cell(res.LatencyMS.HTTP, nil)), e(taskCell(res.LatencyMS, nil)), e(nSuffix(res)))
 }
 
 // writeGPUChecks writes the row's GPU hygiene checks.

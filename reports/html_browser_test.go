@@ -77,6 +77,7 @@ function probe(d) {
     var r = s.getBoundingClientRect();
     res.charts.push({kind: s.classList[1], right: r.right, bars: s.querySelectorAll('rect.bar').length});
   });
+  res.chartWhiskers = d.querySelectorAll('.group-charts g.ci').length;
   res.swatches = [];
   d.querySelectorAll('.group-charts rect.swatch').forEach(function (w) {
     var series = w.dataset.series, bar = d.querySelector('.group-charts rect.bar.' + series.split('-').reverse().join('.'));
@@ -91,7 +92,11 @@ function probe(d) {
       task: s.querySelectorAll('circle.pt.task:not(.out)').length,
       out: s.querySelectorAll('circle.pt.out').length,
       bad: s.querySelectorAll('.mark-bad').length,
-      legend: Array.prototype.map.call(s.querySelectorAll('rect.swatch + text'), function (t) { return t.textContent; }),
+      legend: Array.prototype.map.call(s.querySelectorAll('.swatch + text'), function (t) { return t.textContent; }),
+      whiskers: s.querySelectorAll('g.ci').length, unbounded: s.querySelectorAll('g.ci path.unbounded').length,
+      whiskersInside: Array.prototype.every.call(s.querySelectorAll('g.ci'), function (g) {
+        var a = g.getBoundingClientRect(), b = s.getBoundingClientRect();
+        return a.left >= b.left - 1 && a.right <= b.right + 1 && a.width > 0; }),
       lines: s.querySelectorAll('polyline, path.ecdf').length});
   });
   d.querySelectorAll('section.checkpoint').forEach(function (s) {
@@ -142,6 +147,10 @@ type shownPlot struct {
 	Bad     int      `json:"bad"`
 	Legend  []string `json:"legend"`
 	Lines   int      `json:"lines"`
+	// Whiskers are the 95 % intervals drawn, Unbounded their arrows.
+	Whiskers       int  `json:"whiskers"`
+	Unbounded      int  `json:"unbounded"`
+	WhiskersInside bool `json:"whiskersInside"`
 }
 
 type shownSide struct {
@@ -180,7 +189,8 @@ type shown struct {
 		Right float64 `json:"right"`
 		Bars  int     `json:"bars"`
 	} `json:"charts"`
-	Swatches []struct {
+	ChartWhiskers int `json:"chartWhiskers"`
+	Swatches      []struct {
 		Series string `json:"series"`
 		Swatch string `json:"swatch"`
 		Bar    string `json:"bar"`
@@ -241,7 +251,10 @@ func tail(s string, n int) string {
 // Chromium shows of it (probePage); dir is where the page is.
 func showInBrowser(t *testing.T, bin string) (s shown, dir string) {
 	t.Helper()
-	g, err := published(Load([]string{RootA}, "vlm"))
+	g, err := Load([]string{RootA}, "vlm")
+	require.NoError(t, err)
+	WithIntervals(t, g) // what issue 35's join records, which the fixtures predate
+	g, err = published(g, nil)
 	require.NoError(t, err)
 	dir = t.TempDir()
 	require.NoError(t, WriteGroupFiles(dir, g))
@@ -428,6 +441,18 @@ func checkPlots(t *testing.T, s shown) {
 	assert.Equal(t, 9+8, base.Out, "5 warmup and 4 unmatched HTTP points, 5 and 3 Task points (the request without a server record has none)")
 	assert.Equal(t, 4, base.Bad, "two mismatches, a missing server record and an echo of another id are marked")
 	assert.Equal(t, 30, byKey["p-ref-vlm-medium plot-timeline"].HTTP, "the interrupted run's measured requests")
+	// Each distribution: the p50 and p95 of both series with their 95 %
+	// intervals as whiskers inside the plot, each p95's upper side (n < 72
+	// cannot bound it) an arrow; the group charts' bars have theirs.
+	for _, p := range s.Plots {
+		if p.Kind == "plot-distribution" {
+			assert.Equal(t, [2]int{4, 2}, [2]int{p.Whiskers, p.Unbounded}, p.Profile)
+			assert.True(t, p.WhiskersInside, p.Profile)
+			assert.Contains(t, p.Legend, "95 % CI", p.Profile)
+		}
+	}
+	assert.Equal(t, 5*5, s.ChartWhiskers, "p50 and p95 of HTTP and Task, and images/s, of the 5 rows with requests")
+	assert.Contains(t, s.Text, "95 % CI", "the cells' intervals")
 }
 
 // The first screen at 1400 px, as a person opens the page: the verdicts

@@ -70,7 +70,7 @@ func evidenceHref(r *GroupReport, row *Row, file string) string {
 
 // summaryHeader is the HTML report's compact results table: what people
 // compare at a glance; the rest of a row is on its card.
-var summaryHeader = []string{"profile", "verdict", "correctness", "matched (measured)", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s", "GPU / hardware", "evidence"}
+var summaryHeader = []string{"profile", "verdict", "correctness", "matched", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s", "GPU / hardware", "evidence"}
 
 // rowSection is one of the HTML report's tables: normal profiles, which
 // count as models; variants; partial and excluded profiles.
@@ -191,8 +191,9 @@ func summaryCells(row *Row) []string {
 	}
 	return []string{
 		breakable(correctnessCell(r.Correctness)), matchedCell(r),
-		e(p50Cell(r.LatencyMS.HTTP, http)) + nCell(r, r.LatencyMS.HTTP), e(taskCell(r.LatencyMS, task)) + nCell(r, r.LatencyMS.Task),
-		e(fmtRate(r.ImagesPerSec)) + rateNCell(r), e(hardwareCell(r.Provenance)),
+		e(p50Cell(r.LatencyMS.HTTP, http)) + nCell(r, r.LatencyMS.HTTP) + intervalCell(r.LatencyMS.HTTP),
+		e(taskCell(r.LatencyMS, task)) + nCell(r, r.LatencyMS.Task) + intervalCell(r.LatencyMS.Task),
+		e(fmtRate(r.ImagesPerSec)) + rateNCell(r) + rateCell(r), e(hardwareCell(r.Provenance)),
 	}
 }
 
@@ -320,11 +321,11 @@ const (
 
 // chartRow is one profile's measured figures, over its set (n of full).
 type chartRow struct {
-	profile          string
-	n, full          int
-	httpP50, httpP95 *float64
-	taskP50, taskP95 *float64
-	imagesPerSec     *float64
+	profile      string
+	n, full      int
+	http, task   verdict.Percentiles
+	imagesPerSec *float64
+	rate         *verdict.RateInterval
 }
 
 func chartRows(rows []Row) []chartRow {
@@ -334,9 +335,8 @@ func chartRows(rows []Row) []chartRow {
 		if r == nil || !r.Measured() {
 			continue
 		}
-		l := r.LatencyMS
 		n, full := setSize(r)
-		out = append(out, chartRow{rows[i].Profile, n, full, l.HTTP.P50, l.HTTP.P95, l.Task.P50, l.Task.P95, r.ImagesPerSec})
+		out = append(out, chartRow{rows[i].Profile, n, full, r.LatencyMS.HTTP, r.LatencyMS.Task, r.ImagesPerSec, r.ImagesPerSecInterval})
 	}
 	return out
 }
@@ -346,7 +346,8 @@ func chartRows(rows []Row) []chartRow {
 const p95Opacity = "0.35"
 
 // groupCharts draws the group's profiles side by side: HTTP and Task p50
-// (solid) to p95 (light) per profile, and images/s. Inline SVG, no script.
+// (solid) to p95 (light) per profile, each with its 95 % interval as a
+// whisker, and images/s with its own. Inline SVG, no script.
 func groupCharts(rows []Row) string {
 	cr := chartRows(rows)
 	if len(cr) == 0 {
@@ -355,53 +356,78 @@ func groupCharts(rows []Row) string {
 	var b svgBuf
 	b.f("<div class=\"plots group-charts\">\n<figure>")
 	latencyChart(&b, cr)
-	b.f("</svg><figcaption>HTTP (client) and Task (native call) latency per profile over its set, the measured requests whose answers matched (n where that is not every measured request): solid to p50, light from p50 to p95.</figcaption></figure>\n<figure>")
+	b.f("</svg><figcaption>HTTP (client) and Task (native call) latency per profile over its set, the measured requests whose answers matched (n where that is not every measured request): solid to p50, light from p50 to p95; a whisker is a figure's 95 %% interval (an arrow: unbounded at this n).</figcaption></figure>\n<figure>")
 	rateChart(&b, cr)
-	b.f("</svg><figcaption>Images per second (AIPerf's request throughput over the measured requests sent, one image a request).</figcaption></figure>\n</div>\n")
+	b.f("</svg><figcaption>Images per second (AIPerf's request throughput over the measured requests sent, one image a request); a whisker is the 95 %% interval estimated from the requests' cycles.</figcaption></figure>\n</div>\n")
 	return b.String()
 }
 
-// latencyChart draws the p50 and p95 bars of every profile (the caller
-// closes the svg).
-func latencyChart(b *svgBuf, cr []chartRow) {
-	h := chartTop + chartRowH*float64(len(cr)) + chartBottom
-	maxLat := 0.0
+// latencyTop is the largest figure or bounded interval end of the rows.
+func latencyTop(cr []chartRow) float64 {
+	top := 0.0
 	for _, c := range cr {
-		for _, v := range []*float64{c.httpP50, c.httpP95, c.taskP50, c.taskP95} {
-			if v != nil {
-				maxLat = max(maxLat, *v)
+		for _, s := range []verdict.Percentiles{c.http, c.task} {
+			for _, v := range []*float64{s.P50, s.P95} {
+				if v != nil {
+					top = max(top, *v)
+				}
+			}
+			for _, pct := range []int{50, 95} {
+				if iv := s.Interval(pct); iv != nil && iv.Upper != nil {
+					top = max(top, *iv.Upper)
+				}
 			}
 		}
 	}
-	top, step := niceCeil(maxLat)
+	return top
+}
+
+// latencyChart draws the p50 and p95 bars of every profile, each with
+// its interval's whisker (the caller closes the svg).
+func latencyChart(b *svgBuf, cr []chartRow) {
+	h := chartTop + chartRowH*float64(len(cr)) + chartBottom
+	top, step := niceCeil(latencyTop(cr))
 	openChart(b, "chart-latency", "HTTP and Task p50/p95 per profile", latChartW, h)
 	xAxis(b, latChartW, h, top, step, "ms")
+	w := latChartW - chartLabelW - 30
+	x := func(v float64) float64 { return chartLabelW + v/top*w }
+	whiskers := false
 	for i, c := range cr {
 		y := chartTop + chartRowH*float64(i)
 		rowLabel(b, y, c)
-		bar := func(dy float64, class, color string, p50, p95 *float64) {
-			x0 := chartLabelW
-			w := latChartW - chartLabelW - 30
-			if p95 != nil {
+		bar := func(dy float64, class, color string, s verdict.Percentiles) {
+			if s.P95 != nil {
 				b.f(`<rect class="bar p95 %s" x="%s" y="%s" width="%s" height="11" fill="%s" fill-opacity="%s"><title>%s %s p95 %s ms</title></rect>`,
-					class, num(x0), num(y+dy), num(*p95/top*w), color, p95Opacity, html.EscapeString(c.profile), class, fmtMS(p95))
+					class, num(chartLabelW), num(y+dy), num(*s.P95/top*w), color, p95Opacity, html.EscapeString(c.profile), class, fmtMS(s.P95))
 			}
-			if p50 != nil {
+			if s.P50 != nil {
 				b.f(`<rect class="bar p50 %s" x="%s" y="%s" width="%s" height="11" fill="%s"><title>%s %s p50 %s ms</title></rect>`,
-					class, num(x0), num(y+dy), num(*p50/top*w), color, html.EscapeString(c.profile), class, fmtMS(p50))
+					class, num(chartLabelW), num(y+dy), num(*s.P50/top*w), color, html.EscapeString(c.profile), class, fmtMS(s.P50))
+			}
+			for k, pct := range []int{50, 95} {
+				if iv := s.Interval(pct); iv != nil {
+					whisker(b, fmt.Sprintf("p%d %s", pct, class), y+dy+3.5+4*float64(k), chartLabelW, chartLabelW+w, x, iv.Point, iv.Lower, iv.Upper,
+						c.profile+" "+intervalTitle(class, iv))
+					whiskers = true
+				}
 			}
 			b.f("\n")
 		}
-		bar(5, "http", colorHTTP, c.httpP50, c.httpP95)
-		bar(18, "task", colorTask, c.taskP50, c.taskP95)
+		bar(5, "http", colorHTTP, c.http)
+		bar(18, "task", colorTask, c.task)
 	}
-	legendAt(b, chartLabelW, []legendItem{
-		{"HTTP p50", colorHTTP, "http-p50", ""}, {"to p95", colorHTTP, "http-p95", p95Opacity},
-		{"Task p50", colorTask, "task-p50", ""}, {"to p95", colorTask, "task-p95", p95Opacity},
-	})
+	items := []legendItem{
+		{"HTTP p50", colorHTTP, "http-p50", "", ""}, {"to p95", colorHTTP, "http-p95", p95Opacity, ""},
+		{"Task p50", colorTask, "task-p50", "", ""}, {"to p95", colorTask, "task-p95", p95Opacity, ""},
+	}
+	if whiskers {
+		items = append(items, legendItem{"95 % CI", "#222", "ci", "", "whisker"})
+	}
+	legendAt(b, chartLabelW, items)
 }
 
-// rateChart draws every profile's images/s (the caller closes the svg).
+// rateChart draws every profile's images/s, with its interval's whisker
+// (the caller closes the svg).
 func rateChart(b *svgBuf, cr []chartRow) {
 	h := chartTop + chartRowH*float64(len(cr)) + chartBottom
 	maxRate := 0.0
@@ -409,19 +435,27 @@ func rateChart(b *svgBuf, cr []chartRow) {
 		if c.imagesPerSec != nil {
 			maxRate = max(maxRate, *c.imagesPerSec)
 		}
+		if c.rate != nil && c.rate.Upper != nil {
+			maxRate = max(maxRate, *c.rate.Upper)
+		}
 	}
 	top, step := niceCeil(maxRate)
 	openChart(b, "chart-throughput", "images per second per profile", rateChartW, h)
 	xAxis(b, rateChartW, h, top, step, "images/s")
+	w := rateChartW - chartLabelW - 30
 	for i, c := range cr {
 		y := chartTop + chartRowH*float64(i)
 		rowLabel(b, y, chartRow{profile: c.profile})
 		if c.imagesPerSec != nil {
-			w := rateChartW - chartLabelW - 30
 			b.f(`<rect class="bar rate" x="%s" y="%s" width="%s" height="16" fill="#5b8c3a"><title>%s %s images/s</title></rect>`,
 				num(chartLabelW), num(y+8), num(*c.imagesPerSec/top*w), html.EscapeString(c.profile), fmtRate(c.imagesPerSec))
-			b.f("\n")
 		}
+		if iv := c.rate; iv != nil {
+			lo := iv.Lower
+			whisker(b, "rate", y+16, chartLabelW, chartLabelW+w, func(v float64) float64 { return chartLabelW + v/top*w }, iv.Point, &lo, iv.Upper,
+				fmt.Sprintf("%s images/s %s, 95 %% CI %s (n=%d)", c.profile, fmtRate(&iv.Point), rateIntervalText(iv), iv.N))
+		}
+		b.f("\n")
 	}
 }
 

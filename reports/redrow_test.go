@@ -188,7 +188,7 @@ func TestEveryFigureOfARowIsOverOneSet(t *testing.T) {
 	cells := summaryCells(&base)
 	assert.Contains(t, cells[2], `<span class="n">n=46 of 50</span>`, "HTTP cell")
 	assert.Contains(t, cells[3], `<span class="n">n=46 of 50</span>`, "Task cell")
-	dist := distributionSVG(base.Profile, base.joined)
+	dist := distributionSVG(base.Profile, base.joined, base.Result.LatencyMS)
 	assert.Contains(t, dist, `data-http-points="46" data-task-points="46"`)
 	assert.Contains(t, dist, "HTTP (n=46)")
 	tl := timelineSVG(base.Profile, base.joined)

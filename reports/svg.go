@@ -102,22 +102,29 @@ func yAxis(b *svgBuf, top, step float64, label string) {
 }
 
 // legendItem is one swatch of a plot's legend: its words, its fill and
-// the fill opacity of what it stands for ("" for opaque), and the series
-// it stands for (data-series: what a reader, or a test, finds it by).
+// the fill opacity of what it stands for ("" for opaque), the series it
+// stands for (data-series: what a reader, or a test, finds it by), and
+// its shape: "" a filled square (bars, points, lines), "whisker" a capped
+// line (an interval).
 type legendItem struct {
-	label, color, series, opacity string
+	label, color, series, opacity, shape string
 }
 
-// legendAt draws a legend from x, each swatch filled as the marks it
+// legendAt draws a legend from x, each swatch drawn as the marks it
 // stands for.
 func legendAt(b *svgBuf, x float64, items []legendItem) {
 	for _, it := range items {
-		op := ""
-		if it.opacity != "" {
-			op = ` fill-opacity="` + it.opacity + `"`
+		if it.shape == "whisker" {
+			b.f(`<path class="swatch whisker" data-series="%s" d="M%s 11v6M%s 14h12M%s 11v6" stroke="%s" stroke-width="1.2" fill="none"/>`,
+				it.series, num(x), num(x), num(x+12), it.color)
+		} else {
+			op := ""
+			if it.opacity != "" {
+				op = ` fill-opacity="` + it.opacity + `"`
+			}
+			b.f(`<rect class="swatch" data-series="%s" x="%s" y="8" width="12" height="12" fill="%s"%s/>`, it.series, num(x), it.color, op)
 		}
-		b.f(`<rect class="swatch" data-series="%s" x="%s" y="8" width="12" height="12" fill="%s"%s/><text x="%s" y="18" font-size="12" fill="#333">%s</text>`,
-			it.series, num(x), it.color, op, num(x+16), html.EscapeString(it.label))
+		b.f(`<text x="%s" y="18" font-size="12" fill="#333">%s</text>`, num(x+16), html.EscapeString(it.label))
 		x += 16 + 7*float64(len([]rune(it.label))) + 18
 	}
 	b.f("\n")
@@ -141,12 +148,12 @@ func timelineSVG(profile string, lines []verdict.JoinedLine) string {
 	t.xTicks(&b)
 	t.series(&b, "http", colorHTTP, func(l verdict.JoinedLine) *float64 { return l.HTTPMS })
 	t.series(&b, "task", colorTask, func(l verdict.JoinedLine) *float64 { return l.TaskMS })
-	items := []legendItem{{fmt.Sprintf("HTTP (n=%d)", t.nHTTP), colorHTTP, "http", ""}, {fmt.Sprintf("Task (n=%d)", t.nTask), colorTask, "task", ""}}
+	items := []legendItem{{fmt.Sprintf("HTTP (n=%d)", t.nHTTP), colorHTTP, "http", "", ""}, {fmt.Sprintf("Task (n=%d)", t.nTask), colorTask, "task", "", ""}}
 	if t.inSet < len(t.reqs) {
-		items = append(items, legendItem{"outside the set", colorOut, "out", ""})
+		items = append(items, legendItem{"outside the set", colorOut, "out", "", ""})
 	}
 	if t.badMarks(&b) > 0 {
-		items = append(items, legendItem{"not matched", colorBad, "bad", ""})
+		items = append(items, legendItem{"not matched", colorBad, "bad", "", ""})
 	}
 	legendAt(&b, marginL+4, items)
 	b.f("</svg>")
@@ -284,9 +291,11 @@ func (t *timeline) badMarks(b *svgBuf) int {
 	return bad
 }
 
-// distributionSVG draws the measured requests' HTTP and Task times as
-// empirical cumulative distributions on one axis, p50 and p95 marked.
-func distributionSVG(profile string, lines []verdict.JoinedLine) string {
+// distributionSVG draws the HTTP and Task times of the row's set as
+// empirical cumulative distributions on one axis, p50 and p95 marked at
+// the row's recorded figures with their 95 % intervals as whiskers (at the
+// nearest rank, without whiskers, for a row that records none).
+func distributionSVG(profile string, lines []verdict.JoinedLine, lat verdict.Latency) string {
 	var httpV, taskV []float64
 	for _, l := range lines {
 		if !inLatencySet(l) {
@@ -307,60 +316,84 @@ func distributionSVG(profile string, lines []verdict.JoinedLine) string {
 			minV, maxV = min(minV, vals[0]), max(maxV, vals[len(vals)-1])
 		}
 	}
-	lo, hi, step := niceRange(minV, maxV)
-	xOf := func(v float64) float64 { return marginL + (v-lo)/(hi-lo)*innerW }
-	yOf := func(f float64) float64 { return marginT + innerH - f*innerH }
-
+	d := &distPlot{}
+	d.lo, d.hi, d.step = niceRange(minV, maxV)
 	var b svgBuf
 	svgOpen(&b, "plot-distribution", "latency distribution of the measured requests that matched: "+profile,
 		fmt.Sprintf(` data-http-points="%d" data-task-points="%d"`, len(httpV), len(taskV)))
 	b.f("<title>Latency distribution, measured requests that matched (%s)</title>\n", html.EscapeString(profile))
+	d.axes(&b)
+	whiskers := d.ecdf(&b, "http", colorHTTP, httpV, lat.HTTP)
+	whiskers = d.ecdf(&b, "task", colorTask, taskV, lat.Task) || whiskers
+	items := []legendItem{{fmt.Sprintf("HTTP (n=%d)", len(httpV)), colorHTTP, "http", "", ""}, {fmt.Sprintf("Task (n=%d)", len(taskV)), colorTask, "task", "", ""}}
+	if whiskers {
+		items = append(items, legendItem{"95 % CI", "#222", "ci", "", "whisker"})
+	}
+	legendAt(&b, marginL+4, items)
+	b.f("</svg>")
+	return b.String()
+}
+
+// distPlot is a distribution plot's x axis: [lo, hi] ms in steps.
+type distPlot struct{ lo, hi, step float64 }
+
+func (d *distPlot) x(v float64) float64 { return marginL + (v-d.lo)/(d.hi-d.lo)*innerW }
+
+func (d *distPlot) y(f float64) float64 { return marginT + innerH - f*innerH }
+
+// axes draws the grid, the p50 and p95 guides and both axes.
+func (d *distPlot) axes(b *svgBuf) {
 	for _, q := range []float64{0, 0.25, 0.5, 0.75, 1} {
-		y := yOf(q)
+		y := d.y(q)
 		b.f(`<line class="grid" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#ddd" stroke-width="1"/>`, num(marginL), num(y), num(marginL+innerW), num(y))
 		b.f(`<text class="tick" x="%s" y="%s" text-anchor="end" font-size="11" fill="#555">%s</text>`, num(marginL-6), num(y+4), strconv.FormatFloat(q, 'f', -1, 64))
 		b.f("\n")
 	}
 	for _, q := range []float64{0.5, 0.95} {
-		y := yOf(q)
+		y := d.y(q)
 		b.f(`<line class="quantile" x1="%s" y1="%s" x2="%s" y2="%s" stroke="#999" stroke-width="1" stroke-dasharray="4 3"/>`, num(marginL), num(y), num(marginL+innerW), num(y))
 		b.f(`<text class="tick" x="%s" y="%s" font-size="11" fill="#555">p%d</text>`, num(marginL+innerW+4), num(y+4), int(q*100))
 		b.f("\n")
 	}
 	b.f(`<text class="axis-label" x="14" y="%s" font-size="11" fill="#333" transform="rotate(-90 14 %s)" text-anchor="middle">fraction of requests ≤ x</text>`,
 		num(marginT+innerH/2), num(marginT+innerH/2))
-	for k := 0; lo+float64(k)*step <= hi+step/2; k++ {
-		v := lo + float64(k)*step
-		b.f(`<text class="tick" x="%s" y="%s" text-anchor="middle" font-size="11" fill="#555">%s</text>`, num(xOf(v)), num(marginT+innerH+15), fmtTick(v, step))
+	for k := 0; d.lo+float64(k)*d.step <= d.hi+d.step/2; k++ {
+		v := d.lo + float64(k)*d.step
+		b.f(`<text class="tick" x="%s" y="%s" text-anchor="middle" font-size="11" fill="#555">%s</text>`, num(d.x(v)), num(marginT+innerH+15), fmtTick(v, d.step))
 	}
 	b.f(`<text class="axis-label" x="%s" y="%s" text-anchor="middle" font-size="11" fill="#333">ms</text>`, num(marginL+innerW/2), num(plotH-6))
 	b.f("\n")
-	ecdf := func(class, color string, vals []float64) {
-		if len(vals) == 0 {
-			return
-		}
-		var d strings.Builder
-		fmt.Fprintf(&d, "M%s %s", num(xOf(vals[0])), num(yOf(0)))
-		for i, v := range vals {
-			fmt.Fprintf(&d, "V%sH%s", num(yOf(float64(i+1)/float64(len(vals)))), num(xOf(v)))
-			if i+1 < len(vals) {
-				fmt.Fprintf(&d, "H%s", num(xOf(vals[i+1])))
-			}
-		}
-		b.f(`<path class="ecdf %s" d="%s" fill="none" stroke="%s" stroke-width="1.8"/>`, class, d.String(), color)
-		b.f("\n")
-		for _, q := range []float64{0.5, 0.95} {
-			v := nearestRank(vals, q)
-			b.f(`<circle class="q %s" cx="%s" cy="%s" r="3.5" fill="%s"><title>%s p%d ≈ %s ms (nearest rank)</title></circle>`,
-				class, num(xOf(v)), num(yOf(q)), color, class, int(q*100), strconv.FormatFloat(v, 'f', 2, 64))
-		}
-		b.f("\n")
+}
+
+// ecdf draws one series' empirical distribution and its p50 and p95
+// markers; it reports whether it drew an interval's whisker.
+func (d *distPlot) ecdf(b *svgBuf, class, color string, vals []float64, s verdict.Percentiles) bool {
+	if len(vals) == 0 {
+		return false
 	}
-	ecdf("http", colorHTTP, httpV)
-	ecdf("task", colorTask, taskV)
-	legendAt(&b, marginL+4, []legendItem{{fmt.Sprintf("HTTP (n=%d)", len(httpV)), colorHTTP, "http", ""}, {fmt.Sprintf("Task (n=%d)", len(taskV)), colorTask, "task", ""}})
-	b.f("</svg>")
-	return b.String()
+	var path strings.Builder
+	fmt.Fprintf(&path, "M%s %s", num(d.x(vals[0])), num(d.y(0)))
+	for i, v := range vals {
+		fmt.Fprintf(&path, "V%sH%s", num(d.y(float64(i+1)/float64(len(vals)))), num(d.x(v)))
+		if i+1 < len(vals) {
+			fmt.Fprintf(&path, "H%s", num(d.x(vals[i+1])))
+		}
+	}
+	b.f(`<path class="ecdf %s" d="%s" fill="none" stroke="%s" stroke-width="1.8"/>`, class, path.String(), color)
+	b.f("\n")
+	whiskers := false
+	for _, pct := range []int{50, 95} {
+		q := float64(pct) / 100
+		v, title := nearestRank(vals, q), fmt.Sprintf("%s p%d ≈ %s ms (nearest rank)", class, pct, strconv.FormatFloat(nearestRank(vals, q), 'f', 2, 64))
+		if iv := s.Interval(pct); iv != nil {
+			v, title = iv.Point, intervalTitle(class, iv)
+			whisker(b, fmt.Sprintf("p%d %s", pct, class), d.y(q), marginL, marginL+innerW, d.x, iv.Point, iv.Lower, iv.Upper, title)
+			whiskers = true
+		}
+		b.f(`<circle class="q %s" cx="%s" cy="%s" r="3.5" fill="%s"><title>%s</title></circle>`, class, num(d.x(v)), num(d.y(q)), color, html.EscapeString(title))
+	}
+	b.f("\n")
+	return whiskers
 }
 
 // nearestRank is the nearest-rank percentile of sorted values (only for
