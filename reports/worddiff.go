@@ -8,11 +8,11 @@ import (
 )
 
 // How the HTML report marks the difference between a mismatch's two
-// answers: word by word (a word is a run of letters and digits; a run of
-// spaces and each other character are tokens of their own, so a changed
-// digit, comma or space is marked alone), by the shortest edit script
-// (middleOps, the diff's one implementation), with the common text far
-// from a change elided and each side capped.
+// answers: word by word (a word is a run of letters, digits and "_"; a
+// run of spaces and each other character are tokens of their own, so a
+// changed number, comma or space is marked alone), by the shortest edit
+// script (middleOps, the diff's one implementation), with the common text
+// far from a change elided and each side capped.
 const (
 	// diffContextTokens is the common text kept on each side of a change.
 	diffContextTokens = 24
@@ -21,12 +21,13 @@ const (
 	maxAnswerShownRunes = 1500
 )
 
-// tokenize splits s into words, runs of spaces and single other runes.
+// tokenize splits s into words (letters, digits, "_"), runs of spaces
+// and single other runes.
 func tokenize(s string) []string {
 	var out []string
 	class := func(r rune) int {
 		switch {
-		case unicode.IsLetter(r) || unicode.IsDigit(r):
+		case unicode.IsLetter(r) || unicode.IsDigit(r) || r == '_':
 			return 1
 		case unicode.IsSpace(r):
 			return 2
