@@ -114,8 +114,8 @@ func writeSummaryTable(b *strings.Builder, r *GroupReport, sec rowSection) {
 	for i := range sec.rows {
 		row := &sec.rows[i]
 		counted := "counted-yes"
-		if !row.Counted {
-			counted = "counted-no"
+		if !row.Counted || row.Status == StatusExcluded {
+			counted = "counted-no" // greyed: not a model in scope
 		}
 		p("<tr class=\"%s\" data-profile=\"%s\" data-status=\"%s\">", counted, e(row.Profile), e(row.Status))
 		kind := ""
