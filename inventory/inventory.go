@@ -67,6 +67,22 @@ type Workload struct {
 	// Generation holds generation controls passed to AIPerf as --extra-inputs
 	// (max_tokens, temperature...). Empty for detection.
 	Generation map[string]any `yaml:"generation" json:"generation,omitempty"`
+	// Trials is how many times each profile's warmup + measured requests
+	// are run against its server, each trial complete and joined (1 to
+	// MaxTrials; absent: 1). `run --trials` overrides it.
+	Trials *int `yaml:"trials" json:"trials,omitempty"`
+}
+
+// MaxTrials is the most trials a workload may ask for (AIPerf's own
+// --num-profile-runs stops at 10 too).
+const MaxTrials = 10
+
+// TrialCount is the number of trials the workload runs.
+func (w Workload) TrialCount() int {
+	if w.Trials == nil {
+		return 1
+	}
+	return *w.Trials
 }
 
 // Dataset names the corpus a group is measured on.

@@ -110,3 +110,27 @@ func TestMisspelledFieldOnceWithDidYouMean(t *testing.T) {
 	assert.Len(t, got, 1)
 	assert.Contains(t, got[0], "precison: unknown field (known:")
 }
+
+// Issue 35: the workload's trials is a typed field: a value that is not an
+// integer, or one outside 1..MaxTrials, is one problem at its own line;
+// absent, one trial; given, that many.
+func TestWorkloadTrials(t *testing.T) {
+	assert.Equal(t, []string{":9: groups.vlm.workload.trials: three: not an integer"},
+		parseProblems(t, "measured: 50", "measured: 50\n      trials: three"))
+	assert.Equal(t, []string{":9: groups.vlm.workload.trials: must be between 1 and 10, got 0"},
+		parseProblems(t, "measured: 50", "measured: 50\n      trials: 0"))
+	assert.Equal(t, []string{":9: groups.vlm.workload.trials: must be between 1 and 10, got 11"},
+		parseProblems(t, "measured: 50", "measured: 50\n      trials: 11"))
+	data, err := os.ReadFile("testdata/valid.yaml")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		old, repl string
+		want      int
+	}{{"measured: 50", "measured: 50", 1}, {"measured: 50", "measured: 50\n      trials: 3", 3}} {
+		path := t.TempDir() + "/inv.yaml"
+		require.NoError(t, os.WriteFile(path, []byte(strings.Replace(string(data), c.old, c.repl, 1)), 0o644))
+		inv, err := Load([]string{path}, knownFamily)
+		require.NoError(t, err)
+		assert.Equal(t, c.want, inv.Groups["vlm"].Workload.TrialCount(), c.repl)
+	}
+}

@@ -93,6 +93,9 @@ func checkWorkload(w Workload, gadd addFunc) {
 	if w.RequestTimeoutS < 0 {
 		gadd(".workload.request_timeout_s", "must be >= 0")
 	}
+	if w.Trials != nil && (*w.Trials < 1 || *w.Trials > MaxTrials) {
+		gadd(".workload.trials", "must be between 1 and %d, got %d", MaxTrials, *w.Trials)
+	}
 	if w.Dataset.Corpus == "" {
 		gadd(".workload.dataset.corpus", "missing")
 	}

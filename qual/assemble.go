@@ -32,6 +32,8 @@ type RunBuilder struct {
 	// Out is the evidence root.
 	Out    string
 	Resume bool
+	// Trials overrides the workload's trials (0: the workload's).
+	Trials int
 	// BinDir is {bin} in family argv templates.
 	BinDir string
 	AIPerf AIPerfOptions
@@ -106,7 +108,7 @@ func (b *RunBuilder) Build(ctx context.Context, exec Executor) (Options, error) 
 		Provenance: ProvenanceOptions{HarnessVersion: b.Version, HarnessCommit: b.Commit, Slurm: b.Slurm,
 			Command: CommandLine(b.Command, b.Getenv, b.SecretEnv), Roots: b.roots()},
 		Publish: b.Publish,
-		Resume:  b.Resume, Runner: b.Runner, Log: prog, Progress: prog, Now: b.Now,
+		Resume:  b.Resume, Trials: b.Trials, Runner: b.Runner, Log: prog, Progress: prog, Now: b.Now,
 	}, nil
 }
 

@@ -88,9 +88,11 @@ type checkpointRun struct {
 	port      int
 	server    proc.Process
 	serverPID int
-	// aiperf: the dataset sent and AIPerf's run (its artifacts).
+	// aiperf: the dataset sent and AIPerf's runs, one a trial (their
+	// artifacts); run is the last.
 	dataset *aiperf.Dataset
 	run     *aiperf.Run
+	runs    []*aiperf.Run
 	// runStages: the first stage that broke.
 	stageErr error
 	// server, aiperf, stop-server and every child run: the time spent

@@ -123,10 +123,14 @@ func BaseResult(group string, w *inventory.Workload, p *inventory.Profile) verdi
 	}
 	if w != nil {
 		r.Workload = verdict.Workload{Warmup: w.Warmup, Measured: w.Measured, Concurrency: w.Concurrency}
+		if n := w.TrialCount(); n > 1 {
+			r.Workload.Trials = n
+		}
+		n := r.Workload.TrialCount() // every trial sends the workload's requests
 		r.Endpoint = w.EndpointType
-		r.RequestsByPhase[PhaseWarmup] = verdict.Counts{Expected: w.Warmup}
-		r.RequestsByPhase[PhaseMeasured] = verdict.Counts{Expected: w.Measured}
-		r.Requests = verdict.Counts{Expected: w.Warmup + w.Measured}
+		r.RequestsByPhase[PhaseWarmup] = verdict.Counts{Expected: n * w.Warmup}
+		r.RequestsByPhase[PhaseMeasured] = verdict.Counts{Expected: n * w.Measured}
+		r.Requests = verdict.Counts{Expected: n * (w.Warmup + w.Measured)}
 	}
 	return r
 }

@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/qual/streamjoin"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
@@ -65,9 +67,78 @@ type joinOutputs struct {
 // directory with the semantics and workload recorded in the row (the
 // family's, as its configuration defines them: verdict.Semantics),
 // and writes its result into the row. The `join` stage of `run` and
-// `report --rejudge` both call it. The error names the artifact (file,
-// line, field) that could not be read; the row is then left unchanged.
-func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Registry, out joinOutputs) (*streamjoin.Result, error) {
+// `report --rejudge` both call it. A row of repeated trials joins each
+// trial whose AIPerf directory is there (joinTrials). The error names the
+// artifact (file, line, field) that could not be read; the row is then
+// left unchanged.
+func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Registry, out joinOutputs) ([]*streamjoin.Result, error) {
+	if r.Workload.TrialCount() > 1 {
+		return joinTrials(ctx, dir, r, reg, out)
+	}
+	res, err := joinFiles(ctx, dir, streamjoin.CheckpointFiles(dir), r, reg, out, streamjoin.FileJoined, streamjoin.FileMismatches)
+	if err != nil {
+		return nil, err
+	}
+	res.Apply(r)
+	return []*streamjoin.Result{res}, nil
+}
+
+// joinTrials joins each trial of a row of repeated trials on its own
+// (streamjoin.TrialFiles: the other trials' ids are theirs), its
+// joined.jsonl and mismatches.jsonl under trial-K/, reads each trial's
+// images/s from its AIPerf summary, and writes them into the row
+// (streamjoin.ApplyTrials). The trials joined are those AIPerf left a
+// directory for, in order: a trial that never started is missing from the
+// row, and Judge names it.
+func joinTrials(ctx context.Context, dir string, r *verdict.Result, reg families.Registry, out joinOutputs) ([]*streamjoin.Result, error) {
+	n := r.Workload.TrialCount()
+	var ks []int
+	for k := 1; k <= n; k++ {
+		if fi, err := os.Lstat(filepath.Join(dir, verdict.TrialDir(k))); err != nil || !fi.IsDir() {
+			break
+		}
+		ks = append(ks, k)
+	}
+	joins := make([]*streamjoin.Result, 0, len(ks))
+	rates := make([]*float64, 0, len(ks))
+	for _, k := range ks {
+		if out.write {
+			if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(verdict.TrialJoined(k))), 0o755); err != nil {
+				return nil, err
+			}
+		}
+		res, err := joinFiles(ctx, dir, streamjoin.TrialFiles(dir, k, ks), r, reg, out, verdict.TrialJoined(k), verdict.TrialMismatches(k))
+		if err != nil {
+			return nil, fmt.Errorf("trial %d of %d: %w", k, n, err)
+		}
+		rate, err := trialThroughput(dir, k)
+		if err != nil {
+			return nil, fmt.Errorf("trial %d of %d: %w", k, n, err)
+		}
+		joins, rates = append(joins, res), append(rates, rate)
+	}
+	streamjoin.ApplyTrials(r, joins, rates)
+	return joins, nil
+}
+
+// trialThroughput is a trial's images/s as AIPerf measured it: the
+// request_throughput of its summary (one image a request), nil when the
+// summary has none.
+func trialThroughput(dir string, k int) (*float64, error) {
+	s, err := aiperf.ParseSummary(filepath.Join(dir, verdict.TrialDir(k), aiperf.FileSummary))
+	if err != nil {
+		return nil, err
+	}
+	if m, ok := s.Metric("request_throughput"); ok && m.Avg != nil {
+		v := *m.Avg
+		return &v, nil
+	}
+	return nil, nil
+}
+
+// joinFiles is one join over files, its per-request evidence written to
+// joined and mismatches (relative to dir) when out says so.
+func joinFiles(ctx context.Context, dir string, in streamjoin.Files, r *verdict.Result, reg families.Registry, out joinOutputs, joined, mismatches string) (*streamjoin.Result, error) {
 	sem := r.Answers
 	ex, ok := reg.Extractors[sem.Extractor]
 	if !ok {
@@ -96,7 +167,7 @@ func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Re
 		for _, w := range []struct {
 			name string
 			to   *io.Writer
-		}{{streamjoin.FileJoined, &opts.Joined}, {streamjoin.FileMismatches, &opts.Mismatches}} {
+		}{{joined, &opts.Joined}, {mismatches, &opts.Mismatches}} {
 			f, err := fileio.CreateAtomic(filepath.Join(dir, w.name))
 			if err != nil {
 				return nil, err
@@ -105,7 +176,7 @@ func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Re
 			*w.to = f
 		}
 	}
-	res, err := streamjoin.Join(ctx, streamjoin.CheckpointFiles(dir), opts)
+	res, err := streamjoin.Join(ctx, in, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -116,8 +187,7 @@ func joinRow(ctx context.Context, dir string, r *verdict.Result, reg families.Re
 	}
 	files = nil
 	if !usable {
-		res.MeasuredTask = nil
+		res.MeasuredTask, res.MeasuredTaskStart = nil, nil
 	}
-	res.Apply(r)
 	return res, nil
 }

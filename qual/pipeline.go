@@ -66,6 +66,11 @@ type Options struct {
 
 	// Resume skips checkpoints whose finished result has the same run key.
 	Resume bool
+	// Trials overrides the group workload's trials (`run --trials`; 0:
+	// the workload's, 1 unless it says otherwise): each profile's warmup +
+	// measured requests run that many times against its server, each
+	// trial complete and joined.
+	Trials int
 
 	Runner proc.Runner
 	// Log receives stage lines (stderr). Progress (nil: none) is told
@@ -267,6 +272,14 @@ func prepare(ctx context.Context, opts Options) (*Prepared, error) {
 	profiles, err := selectProfiles(g, opts.Only)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Trials != 0 {
+		if opts.Trials < 1 || opts.Trials > inventory.MaxTrials {
+			return nil, &UsageError{fmt.Errorf("--trials must be between 1 and %d, got %d", inventory.MaxTrials, opts.Trials)}
+		}
+		cp := *g // the run's workload: the inventory's, with the flag's trials
+		cp.Workload.Trials = &opts.Trials
+		g = &cp
 	}
 	if opts.Hardware.Pool == nil {
 		opts.Hardware.Pool = &Pool{CPUSlots: 1}

@@ -149,10 +149,11 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *ve
 	// does not have.
 	// What the workload expects is the workload's (as run writes it before
 	// anything ran); what was sent and how it went, only the join says.
-	w := n.Workload
-	n.Requests, n.Unclaimed = verdict.Counts{Expected: w.Warmup + w.Measured}, verdict.Unclaimed{}
-	n.RequestsByPhase = map[string]verdict.Counts{PhaseWarmup: {Expected: w.Warmup}, PhaseMeasured: {Expected: w.Measured}}
+	w, k := n.Workload, n.Workload.TrialCount()
+	n.Requests, n.Unclaimed = verdict.Counts{Expected: k * (w.Warmup + w.Measured)}, verdict.Unclaimed{}
+	n.RequestsByPhase = map[string]verdict.Counts{PhaseWarmup: {Expected: k * w.Warmup}, PhaseMeasured: {Expected: k * w.Measured}}
 	n.LatencyMS, n.ImagesPerSec, n.OutputTokens, n.Boxes, n.ImageSizes = verdict.Latency{}, nil, nil, nil, nil
+	n.ImagesPerSecInterval, n.ImagesPerSecAcrossTrials, n.Trials = nil, nil, nil
 	// The join digests what it parses in the manifest's algorithm, so the
 	// seal check need not read those files again.
 	known := evidence.Digests{Algorithm: evidence.DigestAlgorithm, Files: map[string]string{}}
@@ -169,7 +170,9 @@ func rejudgeRow(ctx context.Context, dir, group, profile string, by judgeBy) *ve
 			joined = rederiveJoin(ctx, dir, &n, by.reg, &known, broken)
 		}
 	}
-	n.ImagesPerSec = rederiveThroughput(dir, &n, joined, broken)
+	if k == 1 { // a row of trials has each trial's, from the join
+		n.ImagesPerSec = rederiveThroughput(dir, &n, joined, broken)
+	}
 	if derives(stored, verdict.StageCorrectness, verdict.CodeCorrectnessOutput) {
 		c, err := verdict.ReadCorrectness(filepath.Join(dir, fileCorrectness))
 		if err != nil {
@@ -199,15 +202,17 @@ func derives(stored *verdict.Result, stage string, code verdict.Code) bool {
 // recording in known the digests it computed; a join that fails breaks
 // the row. It reports whether the join succeeded.
 func rederiveJoin(ctx context.Context, dir string, n *verdict.Result, reg families.Registry, known *evidence.Digests, broken func(string, error)) bool {
-	res, err := joinRow(ctx, dir, n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
+	joins, err := joinRow(ctx, dir, n, reg, joinOutputs{digests: true, digestAlgorithm: known.Algorithm})
 	if err != nil {
 		broken("rejudge", fmt.Errorf("join: %w", err))
 		return false
 	}
-	known.Algorithm = res.DigestAlgorithm
-	for p, d := range res.Digests {
-		if rel, err := filepath.Rel(dir, p); err == nil {
-			known.Files[filepath.ToSlash(rel)] = d
+	for _, res := range joins {
+		known.Algorithm = res.DigestAlgorithm
+		for p, d := range res.Digests {
+			if rel, err := filepath.Rel(dir, p); err == nil {
+				known.Files[filepath.ToSlash(rel)] = d
+			}
 		}
 	}
 	return true

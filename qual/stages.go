@@ -411,28 +411,54 @@ func (cr *checkpointRun) aiperf(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	cfg := cr.aiperfConfig(ds)
+	n := w.TrialCount()
 	records := filepath.Join(cr.dir, fileRecords)
-	o.Progress.requests(cr.profile.ID, w.Warmup+w.Measured, func() int { return countLines(records) })
+	o.Progress.requests(cr.profile.ID, n*(w.Warmup+w.Measured), func() int { return countLines(records) })
+	for k := 1; k <= n; k++ {
+		if err := cr.aiperfTrial(ctx, ds, k, n); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// aiperfTrial runs AIPerf once over the dataset — warmup and measured
+// requests, trial k of n — against the running server. One trial writes
+// its artifacts to aiperf/, trial k of several to aiperf/trial-K/; a
+// broken trial breaks the stage (naming it), and the trials after it do
+// not run.
+func (cr *checkpointRun) aiperfTrial(ctx context.Context, ds *aiperf.Dataset, k, n int) error {
+	cfg := cr.aiperfConfig(ds)
+	if n > 1 {
+		cfg.ArtifactDir = filepath.Join(cr.dir, verdict.TrialDir(k))
+	}
 	run, err := cr.gr.driver.Run(ctx, cfg)
 	if run != nil {
 		cr.childMS += ms(run.ProcessDuration)
 		cr.run = run
+		cr.runs = append(cr.runs, run)
 		cr.res.Provenance.Commands = append(cr.res.Provenance.Commands, verdict.Command{Stage: "aiperf", Argv: cr.red.Argv(run.Argv), ExitCode: run.ExitCode})
 		cr.survivors("aiperf", "AIPerf", run.Survivors)
-		_ = fileio.WriteJSON(filepath.Join(cr.dir, dirAIPerf, "argv.json"), cr.red.Argv(run.Argv))
+		_ = fileio.WriteJSON(filepath.Join(cfg.ArtifactDir, "argv.json"), cr.red.Argv(run.Argv))
 	}
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if err != nil {
+	if err == nil {
+		err = cr.aiperfTrusted(run)
+	} else {
 		var se *aiperf.SetupError
 		if errors.As(err, &se) {
-			return stageFailure(verdict.CodeAIPerfSetup, err)
+			err = stageFailure(verdict.CodeAIPerfSetup, err)
+		} else {
+			err = stageFailure(verdict.CodeAIPerfFailed, err)
 		}
-		return stageFailure(verdict.CodeAIPerfFailed, err)
 	}
-	return cr.aiperfTrusted(run)
+	var se *stageError
+	if n > 1 && errors.As(err, &se) {
+		return stageFailure(se.code, fmt.Errorf("trial %d of %d: %w", k, n, se.err))
+	}
+	return err
 }
 
 // writeDataset writes the dataset AIPerf sends (one line per request, the
@@ -576,9 +602,11 @@ func (cr *checkpointRun) stopAndCollect(ctx context.Context) error {
 
 func (cr *checkpointRun) nativeAnswers(ctx context.Context) error {
 	var reqs []families.NativeRequest
-	for _, q := range cr.run.Requests {
-		if len(q.Payload) > 0 && string(q.Payload) != "null" {
-			reqs = append(reqs, families.NativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
+	for _, run := range cr.runs { // every trial's requests, in the order they were sent
+		for _, q := range run.Requests {
+			if len(q.Payload) > 0 && string(q.Payload) != "null" {
+				reqs = append(reqs, families.NativeRequest{RequestID: q.RequestID, Route: cr.family.Route, Payload: q.Payload})
+			}
 		}
 	}
 	var buf strings.Builder
@@ -645,8 +673,9 @@ func (cr *checkpointRun) join(ctx context.Context) error {
 		}
 		return stageFailure(verdict.CodeJoinInput, err)
 	}
-	// Throughput: AIPerf's own summary (one image per request).
-	if cr.run != nil && cr.run.Summary != nil {
+	// Throughput: AIPerf's own summary (one image per request); a row of
+	// trials has each trial's from the join.
+	if cr.run != nil && cr.run.Summary != nil && len(cr.runs) == 1 {
 		if m, ok := cr.run.Summary.Metric("request_throughput"); ok && m.Avg != nil {
 			v := *m.Avg
 			cr.res.ImagesPerSec = &v

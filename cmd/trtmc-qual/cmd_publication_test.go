@@ -250,6 +250,24 @@ func TestPublicationsPublishWhatIsReDerived(t *testing.T) {
 		"a gate's value": {func(r *verdict.Result) { r.Correctness.Gates[0].Value = 0.99 }, []string{"correctness: stored "}},
 		// H54: the boxes count.
 		"boxes": {func(r *verdict.Result) { n := 1; r.Boxes = &n }, []string{"boxes: stored 1, re-derived "}},
+		// Issue 35: a percentile's interval, and images/s's, edited.
+		"p90's interval": {func(r *verdict.Result) {
+			iv := r.LatencyMS.HTTP.Interval(90)
+			if iv == nil || iv.Lower == nil {
+				panic("the promoted row has no p90 interval")
+			}
+			v := *iv.Lower / 2
+			iv.Lower = &v
+		}, []string{"HTTP p90/p99 ms, intervals, drift and spread across trials: stored "}},
+		// The synthetic requests overlap (not concurrency 1): the evidence
+		// gives no images/s interval, and a stored one is refused.
+		"images/s interval": {func(r *verdict.Result) {
+			if r.ImagesPerSecInterval != nil {
+				panic("the synthetic requests overlap: no images/s interval")
+			}
+			up := 60.0
+			r.ImagesPerSecInterval = &verdict.RateInterval{N: 50, Images: 50, Point: 50, Lower: 40, Upper: &up, Confidence: 0.95, Method: "studentized_bootstrap_of_cycles"}
+		}, []string{"images/s interval and spread across trials: stored [{"}},
 		// H55: the measured counts.
 		"measured counts": {func(r *verdict.Result) {
 			m := r.RequestsByPhase[verdict.PhaseMeasured]

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
@@ -43,8 +45,11 @@ type runOptions struct {
 	Out    string
 	GPUs   string
 	Resume bool
-	Host   string
-	Format string
+	// Trials overrides the workload's trials (0: not given).
+	Trials      int
+	TrialsGiven bool
+	Host        string
+	Format      string
 	// JUnit is a file to write a JUnit XML report to: one test case per
 	// profile of the group.
 	JUnit string
@@ -65,6 +70,7 @@ type runFlags struct {
 	Group  string
 	Only   []string
 	Resume bool
+	Trials int
 	Host   string
 	Format string
 	JUnit  string
@@ -80,7 +86,7 @@ func (fl *runFlags) toOptions(f *factory, given func(flag string) bool) *runOpti
 	o := &runOptions{IO: f.IO, Runner: f.Runner, Now: f.Now, Getenv: f.Getenv, Version: f.Version, Commit: f.Commit, Config: c,
 		Publish: publicOptions(c, f.Getenv, nil),
 		Group:   fl.Group, Only: fl.Only, Resume: fl.Resume, Host: fl.Host, Format: fl.Format, JUnit: fl.JUnit, Detach: fl.Detach,
-		Out: c.Out, GPUs: c.GPUs, Executor: c.Executor, GPUsGiven: given("gpus")}
+		Out: c.Out, GPUs: c.GPUs, Executor: c.Executor, GPUsGiven: given("gpus"), Trials: fl.Trials, TrialsGiven: given("trials")}
 	if o.Executor == executorSlurm {
 		o.Out = slurm.EvidenceRoot(c.Out, c.Slurm.Out, given("out"))
 	}
@@ -168,6 +174,8 @@ func newRunCmd(f *factory, runF func(*runOptions) error) *cobra.Command {
 	fl.String("gpus", "", `GPU indexes or UUIDs ("0,1"), "cpu", "cpu:N" (N CPU slots), or empty for every GPU nvidia-smi lists; a profile holds tp x cp of them`)
 	fl.Bool("allow-hardware-mismatch", false, "run profiles whose inventory hardware scope does not match the GPUs (recorded; such rows never qualify)")
 	fl.BoolVar(&flags.Resume, "resume", false, "skip checkpoints whose finished result has the same run key")
+	fl.IntVar(&flags.Trials, "trials", 0, fmt.Sprintf("run each profile's warmup + measured requests this many times (1 to %d), each trial complete and joined; "+
+		"the row qualifies only when every trial does (default: the workload's trials, else 1)", inventory.MaxTrials))
 	fl.StringVar(&flags.Host, "host", "127.0.0.1", "address servers bind to")
 	fl.Bool("allow-non-loopback", false, "allow --host beyond loopback")
 	addFormatFlag(cmd, &flags.Format, runFormats)
@@ -205,6 +213,9 @@ func (o *runOptions) Validate() error {
 	}
 	if err := checkFileKind("junit", o.JUnit, "xml"); err != nil {
 		return err
+	}
+	if o.TrialsGiven && (o.Trials < 1 || o.Trials > inventory.MaxTrials) {
+		return flagErrorf("--trials must be between 1 and %d, got %d", inventory.MaxTrials, o.Trials)
 	}
 	if o.Detach && o.Executor != executorSlurm {
 		return flagErrorf("--detach needs --executor slurm")
@@ -306,7 +317,7 @@ func runGroup(ctx context.Context, opts *runOptions) (*qual.Outcome, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &qual.RunBuilder{Inventory: inv, Families: fams, Group: opts.Group, Only: opts.Only, Out: opts.Out, Resume: opts.Resume,
+	b := &qual.RunBuilder{Inventory: inv, Families: fams, Group: opts.Group, Only: opts.Only, Out: opts.Out, Resume: opts.Resume, Trials: opts.Trials,
 		BinDir: c.BinDir, AIPerf: qual.AIPerfOptions{Bin: c.AIPerf, Version: c.AIPerfVersion, AllowMismatch: c.AllowMismatch, Tokenizer: c.Tokenizer},
 		GPUs: gpus, AllowHardwareMismatch: c.AllowHardwareMismatch, Host: opts.Host, AllowNonLoopback: c.AllowNonLoopback,
 		SecretEnv: c.Secrets, Command: reproArgv(opts), Roots: hostRoots(c, opts.Getenv), Publish: opts.Publish,
@@ -372,6 +383,7 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 	argv := append([]string{absPath(self)}, shapingFlags(c)...)
 	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out), "--executor", executorLocal,
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
+	argv = append(argv, trialsFlag(opts)...)
 	argv = append(argv, shapingRunFlags(c)...)
 	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
 }
@@ -444,6 +456,7 @@ func reproArgv(opts *runOptions) []string {
 	if opts.Host != "" && opts.Host != "127.0.0.1" {
 		argv = append(argv, "--host", opts.Host)
 	}
+	argv = append(argv, trialsFlag(opts)...)
 	return append(argv, shapingRunFlags(opts.Config)...)
 }
 
@@ -476,6 +489,15 @@ func shapingFlags(c *Config) []string {
 		argv = append(argv, "--bin-dir", absPath(c.BinDir))
 	}
 	return argv
+}
+
+// trialsFlag is --trials as given (the reproduce command and the Slurm
+// tasks run the same trials).
+func trialsFlag(opts *runOptions) []string {
+	if opts.Trials < 1 {
+		return nil
+	}
+	return []string{"--trials", strconv.Itoa(opts.Trials)}
 }
 
 // shapingRunFlags are run's own flags for the settings of c that shape a

@@ -69,7 +69,7 @@ var mayImport = map[string][]string{
 
 	// The pipeline and what runs it.
 	"qual/aiperf":     {"families/proc", "reports/fileio", "inventory/endpoint"},                                                                                                                                                                            // the AIPerf 0.13.0 driver
-	"qual/streamjoin": {"qual/aiperf", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "reports/verdict", "inventory/endpoint"},                                                                                                // the one join
+	"qual/streamjoin": {"qual/aiperf", "reports/stats", "reports/evidence", "reports/fileio", "reports/text", "families", "reports", "reports/verdict", "inventory/endpoint"},                                                                               // the one join
 	"qual":            {"qual/aiperf", "families/proc", "qual/streamjoin", "reports/evidence", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "reports", "reports/publish", "reports/verdict", "inventory/endpoint"}, // the pipeline, scheduling, rejudge
 	"qual/slurm":      {"qual", "families/proc", "reports/fileio", "reports/text", "inventory", "families", "reports", "reports/verdict"},                                                                                                                   // the Slurm executor
 	"qual/doctor":     {"qual", "qual/aiperf", "families/proc", "reports/fileio", "reports/text", "inventory", "inventory/specs/gitread", "families", "families/trtmc", "reports", "reports/verdict", "inventory/endpoint"},                                 // host checks

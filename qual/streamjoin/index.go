@@ -95,6 +95,10 @@ const (
 	fTaskCompared // the server's and the native Task times were both there and compared
 	fTaskDisagree // ... and differ by more than the stated tolerance
 	fBusy         // the server refused it 429 server_busy (an overlap)
+	// fForeign: another trial's client records claim this id (Files.Foreign):
+	// its server record and native answer are that trial's, neither this
+	// trial's nor unclaimed.
+	fForeign
 )
 
 // HTTP answer outcomes (entry.ans).

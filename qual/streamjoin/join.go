@@ -40,7 +40,6 @@ import (
 	"strconv"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
-	"github.com/trtmc-qual/trtmc-qual/inventory/endpoint"
 	"github.com/trtmc-qual/trtmc-qual/qual/aiperf"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
@@ -78,6 +77,11 @@ type Files struct {
 	Raw           string // AIPerf profile_export_raw.jsonl
 	ServerRecords string // the server's request records
 	Native        string // the native runner's answers
+	// Foreign are the records exports of the other trials of a row of
+	// repeated trials, which share the server's records and the native
+	// answers with this one: the ids they claim are theirs (neither
+	// joined here nor unclaimed); an id both claim is inconsistent.
+	Foreign []string
 }
 
 // CheckpointFiles names the artifacts in a checkpoint's evidence directory
@@ -90,6 +94,23 @@ func CheckpointFiles(dir string) Files {
 		ServerRecords: filepath.Join(dir, FileServerRecords),
 		Native:        filepath.Join(dir, FileNative),
 	}
+}
+
+// TrialFiles names the artifacts of trial k of a row of repeated trials
+// (of those in trials, each joined on its own): the dataset, the server's
+// records and the native answers are the row's; the AIPerf exports are
+// the trial's (verdict.TrialDir), and the other trials' records exports
+// are Foreign.
+func TrialFiles(dir string, k int, trials []int) Files {
+	f := CheckpointFiles(dir)
+	f.Records = filepath.Join(dir, verdict.TrialDir(k), aiperf.FileRecords)
+	f.Raw = filepath.Join(dir, verdict.TrialDir(k), aiperf.FileRaw)
+	for _, o := range trials {
+		if o != k {
+			f.Foreign = append(f.Foreign, filepath.Join(dir, verdict.TrialDir(o), aiperf.FileRecords))
+		}
+	}
+	return f
 }
 
 // Options are the join's semantics and where its per-request evidence goes.
@@ -161,6 +182,14 @@ type Result struct {
 	MeasuredHTTP    []float64 `json:"-"`
 	MeasuredTask    []float64 `json:"-"`
 	MeasuredMatched int       `json:"-"`
+	// MeasuredHTTPStart and MeasuredTaskStart are the start (Unix ns) of
+	// each value's request, for the drift check's order.
+	MeasuredHTTPStart, MeasuredTaskStart []int64 `json:"-"`
+	// CycleStart and CycleMS are every measured request the client timed,
+	// whatever its status: its start (Unix ns) and its request_latency,
+	// the cycles images/s is estimated from.
+	CycleStart []int64   `json:"-"`
+	CycleMS    []float64 `json:"-"`
 	// HTTPMissing and TaskMissing are a matched measured request without
 	// that latency, when there is one.
 	HTTPMissing, TaskMissing string `json:"-"`
@@ -343,7 +372,7 @@ func Join(ctx context.Context, files Files, opts Options) (*Result, error) {
 	for _, w := range j.workers {
 		w.sessions = j.sessions
 	}
-	for _, step := range []func(context.Context) error{j.readNative, j.readServer, j.readRecords, j.readRaw} {
+	for _, step := range []func(context.Context) error{j.readNative, j.readServer, j.readForeign, j.readRecords, j.readRaw} {
 		if err := step(ctx); err != nil {
 			return nil, err
 		}
@@ -639,6 +668,20 @@ func (j *joiner) serverTask(e *entry, v *serverLine) {
 	}
 }
 
+// readForeign marks the ids the other trials' records claim (Files.Foreign).
+func (j *joiner) readForeign(ctx context.Context) error {
+	for _, path := range j.files.Foreign {
+		err := scan(ctx, j, path, parseRecordLine, func(_ int, _ int64, v *clientLine) error {
+			j.x.get(v.key).flags |= fForeign
+			return nil
+		}, touchLines[clientLine](j.x))
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func (j *joiner) readRecords(ctx context.Context) error {
 	return scan(ctx, j, j.files.Records, parseRecordLine,
 		func(_ int, _ int64, v *clientLine) error {
@@ -654,6 +697,9 @@ func (j *joiner) readRecords(ctx context.Context) error {
 				j.ids[v.key] = string(v.id)
 			}
 			e.flags |= fClient
+			if e.flags&fForeign != 0 {
+				e.flags |= fInconsistent // another trial's client reported it too
+			}
 			e.phase, e.startNs, e.status, e.httpMS = v.phase, v.startNs, v.status, v.latencyMS
 			e.convHash, e.session = v.convHash, -1
 			if v.hasConv {
@@ -995,7 +1041,9 @@ func (j *joiner) finish() error {
 	for i := uint32(0); i < j.x.n; i++ {
 		e := j.x.at(i)
 		if e.flags&fClient == 0 {
-			j.unclaimed(e)
+			if e.flags&fForeign == 0 {
+				j.unclaimed(e)
+			}
 			continue
 		}
 		j.checkTaskDomain(e)
@@ -1066,6 +1114,10 @@ func (j *joiner) account(t *tally, e *entry, status, problem string) {
 	c := &t.counts[e.phase]
 	c.Sent++
 	bump(c, status)
+	if e.phase == phaseMeasured && !math.IsNaN(e.httpMS) {
+		j.res.CycleStart = append(j.res.CycleStart, e.startNs)
+		j.res.CycleMS = append(j.res.CycleMS, e.httpMS)
+	}
 	if e.echo == echoMatch {
 		c.EchoProven++
 	}
@@ -1089,11 +1141,13 @@ func (j *joiner) measured(t *tally, e *entry, sizes map[[2]int32]int) {
 	res.MeasuredMatched++
 	if !math.IsNaN(e.httpMS) {
 		res.MeasuredHTTP = append(res.MeasuredHTTP, e.httpMS)
+		res.MeasuredHTTPStart = append(res.MeasuredHTTPStart, e.startNs)
 	} else if res.HTTPMissing == "" {
 		res.HTTPMissing = j.requestID(e.key)
 	}
 	if !math.IsNaN(e.taskMS) {
 		res.MeasuredTask = append(res.MeasuredTask, e.taskMS)
+		res.MeasuredTaskStart = append(res.MeasuredTaskStart, e.startNs)
 	} else if res.TaskMissing == "" {
 		res.TaskMissing = j.requestID(e.key)
 	}
@@ -1289,7 +1343,7 @@ func (j *joiner) unclaimedExamples(_ context.Context) error {
 	n := 0
 	for i := uint32(0); i < j.x.n && n < maxExamples; i++ {
 		e := j.x.at(i)
-		if e.flags&fClient != 0 || e.natOff < 0 {
+		if e.flags&(fClient|fForeign) != 0 || e.natOff < 0 {
 			continue
 		}
 		f, read := j.native, readNativeID
@@ -1323,34 +1377,24 @@ func readServerID(line []byte) (string, error) {
 	return id, err
 }
 
-// Apply writes the join's result into a row: counts per phase and in
-// total, unclaimed ids, the latency of the one stated set, output tokens
-// or boxes, image sizes. It is the only way a join reaches a row.
+// Apply writes the join's result into a row of one trial: counts per
+// phase and in total, unclaimed ids, the latency of the one stated set
+// with each figure's interval and the drift checks (figures.go), images/s
+// from the cycles with its interval, output tokens or boxes, image sizes.
+// It is the only way a join reaches a row (ApplyTrials, for a row of
+// repeated trials).
 func (res *Result) Apply(r *verdict.Result) {
 	r.RequestsByPhase = maps.Clone(res.ByPhase)
-	var total Counts
-	for _, c := range res.ByPhase {
-		total = total.Add(c)
-	}
-	r.Requests = total
+	r.Requests = res.total()
 	r.Unclaimed = res.Unclaimed
 	r.Examples = res.Examples
 	r.HTTPErrors = res.HTTPErrors
 	r.ImageSizes = res.ImageSizes
-	r.LatencyMS = verdict.Latency{Set: verdict.LatencySetMeasuredMatched,
-		HTTP:       percentiles(res.MeasuredHTTP, res.MeasuredMatched, res.HTTPMissing, aiperf.LatencyPercentilesMs),
-		Task:       percentiles(res.MeasuredTask, res.MeasuredMatched, res.TaskMissing, aiperf.Percentiles),
-		TaskSource: res.TaskSource, TaskScope: res.TaskScope, TaskAgreement: res.Agreement,
-		HTTPSplit: res.httpSplit()}
-	r.Notes = slices.Clone(res.Notes)
-	r.OutputTokens, r.Boxes = nil, nil
-	if typ, ok := endpoint.Lookup(r.Answers.EndpointType); ok && typ.Counts() == endpoint.Tokens {
-		n := res.OutputTokens
-		r.OutputTokens = &n
-	} else {
-		n := res.Boxes
-		r.Boxes = &n
-	}
+	r.LatencyMS = res.latency()
+	r.Notes = res.notes(r.LatencyMS)
+	r.OutputTokens, r.Boxes = res.outputs(r.Answers.EndpointType)
+	r.ImagesPerSecInterval = res.rate(r.Workload.Concurrency)
+	r.Trials, r.ImagesPerSecAcrossTrials = nil, nil
 }
 
 // httpSplit summarises the split over the set: every part withheld when a
@@ -1379,22 +1423,6 @@ func mean(v []float64) *float64 {
 	}
 	m := sum / float64(len(v))
 	return &m
-}
-
-// percentiles summarises a series of the set of n requests; a series with
-// gaps (fewer values than requests) is not summarised at all, so no figure
-// stands for a different set than the row states.
-func percentiles(vals []float64, n int, missing string, fn func([]float64, ...int) []float64) verdict.Percentiles {
-	p := verdict.Percentiles{Count: len(vals)}
-	if len(vals) < n {
-		p.MissingExample = missing
-		return p
-	}
-	if len(vals) > 0 {
-		ps := fn(vals, 50, 95)
-		p.P50, p.P95 = &ps[0], &ps[1]
-	}
-	return p
 }
 
 // Sessions is a dataset's session_id -> entry map in compact form: a 64-bit

@@ -83,7 +83,9 @@ func CheckRederived(stored, derived *reports.GroupReport) error {
 // the stored row and the row re-derived from its evidence: the verdict,
 // the request counts (both phases), the unclaimed ids, HTTP and Task
 // p50/p95 and their counts, images/s, output tokens or boxes, the
-// correctness outcome and each gate's value. The stored verdict is Judge's
+// correctness outcome and each gate's value; and, where the stored row has
+// them, p90/p99, each figure's interval and drift check, images/s's
+// interval, the spreads across trials and each trial's figures. The stored verdict is Judge's
 // over the stored facts, a retired seal aside (a re-derivation is what
 // such a row is trusted by).
 func FigureDifferences(stored, derived *verdict.Result) []string {
@@ -114,10 +116,55 @@ func FigureDifferences(stored, derived *verdict.Result) []string {
 	cmp("HTTP p50/p95 ms", []any{l.HTTP.P50, l.HTTP.P95, l.HTTP.Count}, []any{m.HTTP.P50, m.HTTP.P95, m.HTTP.Count})
 	cmp("Task p50/p95 ms", []any{l.Task.P50, l.Task.P95, l.Task.Count}, []any{m.Task.P50, m.Task.P95, m.Task.Count})
 	cmp("images/s", stored.ImagesPerSec, derived.ImagesPerSec)
+	// How sure each figure is (issue 35): compared when the stored row
+	// has it (a row of an earlier version does not: its published copy is
+	// the re-derived row, which has).
+	for _, s := range []struct {
+		name string
+		s, d verdict.Percentiles
+	}{{"HTTP", l.HTTP, m.HTTP}, {"Task", l.Task, m.Task}} {
+		if hasIntervals(s.s) {
+			cmp(s.name+" p90/p99 ms, intervals, drift and spread across trials", sureFigures(s.s), sureFigures(s.d))
+		}
+	}
+	if stored.ImagesPerSecInterval != nil || stored.ImagesPerSecAcrossTrials != nil {
+		cmp("images/s interval and spread across trials", []any{stored.ImagesPerSecInterval, stored.ImagesPerSecAcrossTrials},
+			[]any{derived.ImagesPerSecInterval, derived.ImagesPerSecAcrossTrials})
+	}
+	if len(stored.Trials) > 0 || len(derived.Trials) > 0 {
+		n := max(len(stored.Trials), len(derived.Trials))
+		for k := range n {
+			cmp(fmt.Sprintf("trial %d of %d", k+1, n), trialFigures(stored.Trials, k), trialFigures(derived.Trials, k))
+		}
+	}
 	cmp("output tokens", stored.OutputTokens, derived.OutputTokens)
 	cmp("boxes", stored.Boxes, derived.Boxes)
 	cmp("correctness", correctnessFigures(stored.Correctness), correctnessFigures(derived.Correctness))
 	return out
+}
+
+// hasIntervals reports whether a stored series has the figures of issue 35.
+func hasIntervals(p verdict.Percentiles) bool {
+	return p.P90 != nil || p.P99 != nil || p.Intervals != nil || p.Drift != nil || p.AcrossTrials != nil
+}
+
+// sureFigures are a series' p90 and p99, each figure's interval, the
+// drift check and the spread across trials.
+func sureFigures(p verdict.Percentiles) any {
+	return []any{p.P90, p.P99, p.Intervals, p.Drift, p.AcrossTrials}
+}
+
+// trialFigures are the published facts of trial k of a row (nil when the
+// row has no such trial): its counts, every latency figure with its
+// interval, and images/s.
+func trialFigures(trials []verdict.Trial, k int) any {
+	if k >= len(trials) {
+		return nil
+	}
+	t := trials[k]
+	l := t.LatencyMS
+	return []any{t.Trial, t.Requests, t.RequestsByPhase, l.HTTP.P50, l.HTTP.P95, l.HTTP.Count, sureFigures(l.HTTP),
+		l.Task.P50, l.Task.P95, l.Task.Count, sureFigures(l.Task), t.ImagesPerSec, t.ImagesPerSecInterval}
 }
 
 // correctnessFigures are the published facts of a correctness result: the

@@ -13,10 +13,19 @@
 //     found by counting draws over the sorted sample, not by sorting each
 //     resample; trials resampled in two stages).
 //   - throughput.go: images/s at concurrency 1 from the requests' cycle
-//     times, with its bootstrap interval.
+//     times, with its bootstrap-t interval (the t interval above 10,000
+//     requests).
 //   - compare.go: the baseline rule (Rule, Compare): the interval of the
-//     difference of medians, the relative change, and the decision —
-//     improved, regressed, no change, or inconclusive.
+//     change — the Hodges–Lehmann shift of the log times with its exact
+//     Mann–Whitney interval for one run against one (the default, chosen
+//     by make bench part 6: more power at no more false calls), the
+//     two-stage bootstrap of the difference of medians when a side has
+//     trials —, the relative change, and the decision — improved,
+//     regressed, no change, or inconclusive.
+//   - shift.go: the Hodges–Lehmann shift and its interval: the
+//     Mann–Whitney null distribution (exact up to 5,000 pairs, the normal
+//     approximation above) and the k-th of the m·n pairwise differences
+//     found by bisection and counting, without building them.
 //   - stability.go: the drift check within one run (first half against last
 //     half, the baseline rule on the two halves).
 //   - trials.go: the median across trials with its range and coefficient of

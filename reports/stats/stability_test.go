@@ -8,10 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// TestDriftStableRun: 400 stable runs; at most 5 % called unstable, give
+// or take two standard errors (fixed seeds).
 func TestDriftStableRun(t *testing.T) {
 	r := DefaultRule()
 	unstable := 0
-	for i := range uint64(100) {
+	for i := range uint64(400) {
 		d, err := r.Drift(latencies(500+i, 50, 0))
 		require.NoError(t, err)
 		require.True(t, d.Checked)
@@ -22,7 +24,7 @@ func TestDriftStableRun(t *testing.T) {
 			unstable++
 		}
 	}
-	assert.LessOrEqual(t, unstable, 5, "stable runs called unstable, of 100")
+	assert.LessOrEqual(t, unstable, 28, "stable runs called unstable, of 400")
 }
 
 // TestDriftUnstableRun: a run whose second half is half as slow again

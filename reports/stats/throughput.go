@@ -8,10 +8,26 @@ import (
 	"slices"
 
 	"gonum.org/v1/gonum/stat"
+	"gonum.org/v1/gonum/stat/distuv"
 )
 
-// RateMethod names how a Rate's interval is made.
-const RateMethod = "studentized_bootstrap_of_cycles"
+// RateMethod names how a Rate's interval is made: the studentized
+// bootstrap of the cycles; RateMethodT, above MaxBootstrapCycles, the t
+// interval of their mean.
+const (
+	RateMethod  = "studentized_bootstrap_of_cycles"
+	RateMethodT = "t_interval_of_cycles"
+)
+
+// MaxBootstrapCycles is the most cycles the bootstrap resamples: its cost
+// is the resamples times the cycles (2,000 × a million draws is a minute
+// of CPU in a re-judge of a million requests), while its advantage over
+// the t interval — following the skew of the request times — fades as the
+// mean's distribution becomes normal (the skewness of a mean of n falls
+// as 1/√n: at 10,000 cycles a hundredth of one cycle's). Above it the t
+// interval of the mean cycle is used: exact enough, and the same for any
+// seed.
+const MaxBootstrapCycles = 10_000
 
 // Rate is images/s over the measured requests of a run at concurrency 1,
 // with its interval.
@@ -74,6 +90,17 @@ func (b Bootstrap) ImagesPerSecond(cycleMS []float64, imagesPerRequest float64) 
 	se := sd / math.Sqrt(float64(n))
 	if se == 0 { // every cycle the same: nothing to be unsure of
 		r.Lower, r.Upper = r.Point, r.Point
+		return r, nil
+	}
+	if n > MaxBootstrapCycles {
+		t := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: float64(n - 1)}.Quantile(1 - (1-b.Confidence)/2)
+		r.Method, r.Resamples, r.Seed = RateMethodT, 0, 0
+		r.Lower = perSec / (mean + t*se)
+		if lo := mean - t*se; lo > 0 {
+			r.Upper = perSec / lo
+		} else {
+			r.UpperUnbounded = true
+		}
 		return r, nil
 	}
 	rng := b.rng()

@@ -109,3 +109,32 @@ func TestCycles(t *testing.T) {
 	_, err = Cycles([]int64{0}, []float64{math.NaN()})
 	assert.Error(t, err)
 }
+
+// TestImagesPerSecondAboveTheCap: above MaxBootstrapCycles the interval is
+// the t interval of the mean cycle — its formula, no resampling — and it
+// lies within a few percent of the bootstrap-t's on the same cycles at
+// the cap (the two agree where the mean is near normal).
+func TestImagesPerSecondAboveTheCap(t *testing.T) {
+	cycles := latencies(9, MaxBootstrapCycles+1, 0)
+	b := DefaultBootstrap()
+	r, err := b.ImagesPerSecond(cycles, 1)
+	require.NoError(t, err)
+	assert.Equal(t, RateMethodT, r.Method)
+	assert.Zero(t, r.Resamples)
+	n := float64(len(cycles))
+	mean, sd := 0.0, 0.0
+	for _, c := range cycles {
+		mean += c / n
+	}
+	for _, c := range cycles {
+		sd += (c - mean) * (c - mean) / (n - 1)
+	}
+	se := math.Sqrt(sd) / math.Sqrt(n)
+	tq := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: n - 1}.Quantile(0.975)
+	assert.InDelta(t, 1000/(mean+tq*se), r.Lower, 1e-9)
+	assert.InDelta(t, 1000/(mean-tq*se), r.Upper, 1e-9)
+	boot, err := b.ImagesPerSecond(cycles[:MaxBootstrapCycles], 1)
+	require.NoError(t, err)
+	assert.Equal(t, RateMethod, boot.Method)
+	assert.InDelta(t, boot.Upper-boot.Lower, r.Upper-r.Lower, 0.05*(r.Upper-r.Lower))
+}

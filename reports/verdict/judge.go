@@ -75,6 +75,9 @@ func Judge(r *Result) {
 			rs = append(rs, failed(CodeCorrectnessNotRun, StageCorrectness, "", "the family's correctness case did not run on the served bundle"))
 		}
 		switch {
+		case r.StageRan(StageJoin) && (r.Workload.TrialCount() > 1 || len(r.Trials) > 0):
+			rs = append(rs, judgeTrials(r)...)
+			rs = append(rs, judgeUnclaimed(r.Unclaimed)...)
 		case r.StageRan(StageJoin):
 			rs = append(rs, judgeCounts(r.Requests, r.RequestsByPhase, r.Examples, r.HTTPErrors)...)
 			rs = append(rs, judgeUnclaimed(r.Unclaimed)...)
@@ -89,6 +92,50 @@ func Judge(r *Result) {
 	}
 	r.Reasons = rs
 	r.Verdict = verdictOf(rs)
+}
+
+// judgeTrials judges a row of repeated trials: every trial the workload
+// asked for was joined, and each one, on its own, is what a row of one
+// trial must be — every request of both its phases sent, matched and
+// accounted for, its latency over its one stated set — each finding named
+// by its trial (Reason.Trial, and the message); the row's counts are the
+// sums of its trials'. The row qualifies only when every trial does.
+func judgeTrials(r *Result) []Reason {
+	n := r.Workload.TrialCount()
+	var out []Reason
+	if len(r.Trials) != n {
+		out = append(out, failed(CodeShortCount, StageJoin, "", "the workload asks for %d trials; the row holds %d", n, len(r.Trials)))
+	}
+	for k := len(r.Trials) + 1; k <= n; k++ {
+		rs := failed(CodeShortCount, StageJoin, "", "trial %d of %d was not run or not joined: none of its requests is accounted for", k, n)
+		rs.Trial = k
+		out = append(out, rs)
+	}
+	var total Counts
+	by := map[string]Counts{}
+	for i := range r.Trials {
+		t := &r.Trials[i]
+		k := i + 1
+		found := judgeCounts(t.Requests, t.RequestsByPhase, t.Examples, t.HTTPErrors)
+		found = append(found, judgeLatency(t.LatencyMS, t.RequestsByPhase[PhaseMeasured])...)
+		if t.Trial != k {
+			found = append(found, failed(CodeCountsInconsist, StageJoin, "", "the row's trial %d is numbered %d", k, t.Trial))
+		}
+		for _, x := range found {
+			x.Trial = k
+			x.Message = fmt.Sprintf("trial %d of %d: %s", k, n, x.Message)
+			out = append(out, x)
+		}
+		total = total.Add(t.Requests)
+		for p, c := range t.RequestsByPhase {
+			by[p] = by[p].Add(c)
+		}
+	}
+	if total != r.Requests || !maps.Equal(by, r.RequestsByPhase) {
+		out = append(out, failed(CodeCountsInconsist, StageJoin, "", "the row's request counts (%d sent, %d matched) are not the sums of its trials' (%d sent, %d matched)",
+			r.Requests.Sent, r.Requests.Matched, total.Sent, total.Matched))
+	}
+	return out
 }
 
 // verdictOf is the verdict the reasons' classes give.

@@ -35,6 +35,8 @@ func parseSynth(args []string) (synthConfig, error) {
 	fs.IntVar(&c.base.Pairs, "pairs", 1000, "pairs of runs drawn per distribution and shift")
 	fs.IntVar(&c.base.Requests, "requests", 50, "measured requests a run")
 	fs.IntVar(&c.base.Rule.Resamples, "resamples", stats.DefaultResamples, "bootstrap resamples of each comparison")
+	fs.StringVar(&c.base.Rule.Method, "method", stats.MethodHodgesLehmannLog, "the rule's method: "+stats.MethodHodgesLehmannLog+" or "+stats.MethodBootstrapMedians)
+	fs.Float64Var(&c.base.Rule.Confidence, "confidence", stats.DefaultConfidence, "the rule's confidence")
 	fs.Uint64Var(&c.base.Seed, "seed", 35, "seed of the draws")
 	shifts := fs.String("shifts", "0,5,10,15,20,25,30,40,50", "the power curve's shifts of the median, percent")
 	effects := fs.String("min-effects", "5,10,15,20", "minimum effects to sweep, percent")
@@ -149,8 +151,8 @@ func synth(args []string) error {
 		return err
 	}
 	o := out{c.label}
-	o.say("%d latency distributions, %d pairs of %d-request runs each per shift, %d resamples a comparison, minimum effect %.0f %%",
-		len(fs), c.base.Pairs, c.base.Requests, c.base.Rule.Resamples, 100*c.base.Rule.MinEffect)
+	o.say("%d latency distributions, %d pairs of %d-request runs each per shift, method %s at %.3g %%, %d resamples a bootstrap, minimum effect %.0f %%",
+		len(fs), c.base.Pairs, c.base.Requests, c.base.Rule.Method, 100*c.base.Rule.Confidence, c.base.Rule.Resamples, 100*c.base.Rule.MinEffect)
 	curves, err := singleRuns(o, c, fs)
 	if err != nil {
 		return err
