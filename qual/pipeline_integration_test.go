@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -229,6 +230,14 @@ func TestFaultsAreNeverGreen(t *testing.T) {
 			assert.Contains(t, string(data), `"diff":`)
 			assert.Contains(t, string(data), `"native_answer":[`, "the full native answer is kept")
 			assert.Contains(t, string(data), `"http_answer":[`, "the full HTTP answer is kept")
+			// The page the run wrote shows both answers of each mismatch,
+			// read back from the sealed file, the moved box marked.
+			page, err := os.ReadFile(filepath.Join(filepath.Dir(dir), "results.html"))
+			require.NoError(t, err)
+			assert.Equal(t, min(r.Requests.Mismatched, 20), strings.Count(string(page), `<div class="answers">`))
+			assert.NotContains(t, string(page), "mismatch-note", "the sealed mismatches.jsonl is read")
+			assert.Contains(t, string(page), "<del>")
+			assert.Contains(t, string(page), "<ins>")
 		}},
 		{"crash-after=20", verdict.VerdictError, "server_died", func(t *testing.T, r verdict.Result, _ string) {
 			assert.Contains(t, r.Reasons[0].Message, "exited with status 3")

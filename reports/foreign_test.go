@@ -2,8 +2,11 @@ package reports_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"encoding/xml"
 	"fmt"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -15,6 +18,7 @@ import (
 	gmhtml "github.com/yuin/goldmark/renderer/html"
 
 	. "github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/evidence"
 )
 
 // hostileText is what a server's error body, a correctness case's gate, an
@@ -29,6 +33,7 @@ var hostileText = []string{
 	`# heading`,
 	`https://evil.example/autolink www.evil.example me@evil.example`,
 	"line one\n- injected item\n\n<details open>",
+	`a/<wbr>b<wbr/>c/d`,
 }
 
 // withForeignText is the vlm report of RootA with text in every field that
@@ -85,10 +90,19 @@ func gfm(t *testing.T, md string) string {
 
 var htmlTagRe = regexp.MustCompile(`<(/?[a-zA-Z][a-zA-Z0-9]*)`)
 
+// htmlTags lists a page's elements in order, but for the "<wbr>" the HTML
+// writer puts right after a separator of foreign text ("/" in a path,
+// breakable; "/", ",", "]" or "}" in a mismatch's answer), so a long one
+// wraps there: that one is the writer's, never the evidence's. Any other
+// <wbr> is listed (hostileText has some).
 func htmlTags(page string) string {
 	var b strings.Builder
-	for _, m := range htmlTagRe.FindAllStringSubmatch(page, -1) {
-		b.WriteString(m[1] + " ")
+	for _, m := range htmlTagRe.FindAllStringSubmatchIndex(page, -1) {
+		tag := page[m[2]:m[3]]
+		if tag == "wbr" && m[0] > 0 && strings.IndexByte("/,]}", page[m[0]-1]) >= 0 && strings.HasPrefix(page[m[0]:], "<wbr>") {
+			continue
+		}
+		b.WriteString(tag + " ")
 	}
 	return b.String()
 }
@@ -148,5 +162,44 @@ func TestForeignTextInJUnit(t *testing.T) {
 			}
 		}
 		assert.True(t, found, "%q reads back from the XML", s)
+	}
+}
+
+// withForeignAnswers is the vlm report of a copy of RootA whose failed
+// row's mismatches.jsonl (sealed again) holds s in both answers of each
+// mismatch, after a word that differs.
+func withForeignAnswers(t *testing.T, s string) *GroupReport {
+	t.Helper()
+	root := CopyTree(t, RootA)
+	dir := filepath.Join(root, "vlm", "ref-vlm-base")
+	var b bytes.Buffer
+	for _, id := range []string{"req-ref-vlm-base-0017", "req-ref-vlm-base-0043"} {
+		line, err := json.Marshal(map[string]any{"request_id": id, "phase": "measured", "diff": "d",
+			"native_answer": "native " + s, "http_answer": "http " + s})
+		require.NoError(t, err)
+		b.Write(append(line, '\n'))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, MismatchesFile), b.Bytes(), 0o644))
+	require.NoError(t, evidence.Seal(dir, map[string]any{"harness_version": "test"}))
+	g, err := published(Load([]string{root}, "vlm"))
+	require.NoError(t, err)
+	return g
+}
+
+// A model's answer is foreign text too: shown on both sides of a mismatch,
+// hostile text in it becomes no element (the common text elided far from
+// the change is the writer's one span).
+func TestForeignAnswersAreNeverMarkup(t *testing.T) {
+	elided := `<span class="elided">…</span>`
+	page := func(s string) string {
+		out := string(render(t, withForeignAnswers(t, s), FormatHTML))
+		require.Contains(t, out, "<del>native</del>", "the answers are shown")
+		return strings.ReplaceAll(out, elided, "")
+	}
+	plain := htmlTags(page("plain words"))
+	for i, s := range hostileText {
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			assert.Equal(t, plain, htmlTags(page(s)), "elements differ with %q", s)
+		})
 	}
 }

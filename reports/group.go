@@ -96,6 +96,9 @@ type Row struct {
 	// joinedNote says why there are none.
 	joined     []verdict.JoinedLine
 	joinedNote string
+	// mismatches are both answers of the shown mismatches, from the
+	// sealed mismatches.jsonl (readSealedMismatches).
+	mismatches rowMismatches
 	// dir is the row's evidence directory as loaded; files are the
 	// evidence files the HTML report links to that exist there.
 	dir   string

@@ -6,8 +6,10 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -70,19 +72,50 @@ func evidenceHref(r *GroupReport, row *Row, file string) string {
 // compare at a glance; the rest of a row is on its card.
 var summaryHeader = []string{"profile", "verdict", "correctness", "matched", "HTTP p50/p95 ms", "Task p50/p95 ms", "images/s", "GPU / hardware", "evidence"}
 
-func writeSummaryTable(b *strings.Builder, r *GroupReport, rows []Row) {
+// rowSection is one of the HTML report's tables: normal profiles, which
+// count as models; variants; partial and excluded profiles.
+type rowSection struct {
+	id, title string
+	rows      []Row
+}
+
+// rowSections splits the rows into the report's tables, failures first in
+// each: normal profiles in scope, then variants, then partial profiles and
+// every excluded profile (neither is a model in scope). Empty tables are
+// left out.
+func rowSections(rows []Row) []rowSection {
+	secs := []rowSection{
+		{id: "normal", title: "Normal profiles (counted as models)"},
+		{id: "variant", title: "Variants (listed, not counted)"},
+		{id: "other", title: "Partial and excluded profiles (listed, not counted)"},
+	}
+	for _, row := range failureFirst(rows) {
+		i := 2
+		switch {
+		case row.Status == StatusExcluded:
+		case row.Kind == verdict.KindNormal:
+			i = 0
+		case row.Kind == verdict.KindVariant:
+			i = 1
+		}
+		secs[i].rows = append(secs[i].rows, row)
+	}
+	return slices.DeleteFunc(secs, func(s rowSection) bool { return len(s.rows) == 0 })
+}
+
+func writeSummaryTable(b *strings.Builder, r *GroupReport, sec rowSection) {
 	e := html.EscapeString
 	p := func(format string, args ...any) { fmt.Fprintf(b, format, args...) }
-	p("<div class=\"scroll\"><table class=\"results\" id=\"results\">\n<thead><tr>")
+	p("<div class=\"scroll\"><table class=\"results\" id=\"results-%s\">\n<thead><tr>", sec.id)
 	for _, h := range summaryHeader {
 		p("<th>%s</th>", e(h))
 	}
 	p("</tr></thead>\n<tbody>\n")
-	for i := range rows {
-		row := &rows[i]
+	for i := range sec.rows {
+		row := &sec.rows[i]
 		counted := "counted-yes"
-		if !row.Counted {
-			counted = "counted-no"
+		if !row.Counted || row.Status == StatusExcluded {
+			counted = "counted-no" // greyed: not a model in scope
 		}
 		p("<tr class=\"%s\" data-profile=\"%s\" data-status=\"%s\">", counted, e(row.Profile), e(row.Status))
 		kind := ""
@@ -90,14 +123,14 @@ func writeSummaryTable(b *strings.Builder, r *GroupReport, rows []Row) {
 			kind = "<span class=\"kind\">" + e(row.Kind) + "</span>"
 		}
 		p("<th scope=\"row\" class=\"profile\"><a href=\"#%s\">%s</a>%s</th>", e(anchor(row.Profile)), e(row.Profile), kind)
-		p("<td class=\"verdict v-%s\">%s</td>", e(row.Verdict), e(verdictCell(row)))
+		p("<td class=\"verdict v-%s\">%s</td>", e(row.Verdict), verdictHTML(row))
 		cells := summaryCells(row)
 		for j, c := range cells {
 			class := "num"
 			if j == 0 || j == len(cells)-1 {
 				class = "text"
 			}
-			p("<td class=\"%s\">%s</td>", class, e(c))
+			p("<td class=\"%s\">%s</td>", class, c)
 		}
 		p("<td class=\"links\">%s</td>", evidenceCell(r, row))
 		p("</tr>\n")
@@ -105,30 +138,139 @@ func writeSummaryTable(b *strings.Builder, r *GroupReport, rows []Row) {
 	p("</tbody>\n</table></div>\n")
 }
 
-// summaryCells are the cells between verdict and evidence.
+// maxReasonRunes caps the words of the first reason in a verdict cell; the
+// whole reason is on the row's card.
+const maxReasonRunes = 90
+
+// verdictHTML is the results table's verdict cell: the verdict and, for a
+// row that is not qualified, its first (most severe) reason — code and
+// message, cut to maxReasonRunes — and how many more there are.
+func verdictHTML(row *Row) string {
+	e := html.EscapeString
+	out := e(verdictCell(row))
+	r := row.Result
+	if r == nil || len(r.Reasons) == 0 || r.Verdict == verdict.VerdictQualified || r.Verdict == verdict.VerdictExcluded {
+		return out
+	}
+	first := r.Reasons[0]
+	out += fmt.Sprintf("<span class=\"why\"><code>%s</code> %s</span>", e(string(first.Code)), breakable(clipWords(first.Message, maxReasonRunes)))
+	if more := len(r.Reasons) - 1; more > 0 {
+		out += fmt.Sprintf(" <span class=\"more\">+%d more %s</span>", more, text.Plural(more, "reason", "reasons"))
+	}
+	return out
+}
+
+// clipWords cuts s to at most n runes at a space, with "…".
+func clipWords(s string, n int) string {
+	s = text.OneLine(s)
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	cut := string(r[:n])
+	if i := strings.LastIndexByte(cut, ' '); i > n/2 {
+		cut = cut[:i]
+	}
+	return strings.TrimRight(cut, " ,;:") + "…"
+}
+
+// summaryCells are the cells between verdict and evidence, as HTML.
 func summaryCells(row *Row) []string {
+	e := html.EscapeString
 	r := row.Result
 	if r == nil || !r.Measured() {
 		hw := Missing
 		if r != nil {
 			hw = hardwareCell(r.Provenance)
 		}
-		return []string{Missing, Missing, Missing, Missing, Missing, hw}
+		return []string{Missing, Missing, Missing, Missing, Missing, e(hw)}
 	}
 	var http, task *Delta
 	if row.Baseline != nil {
 		http, task = row.Baseline.HTTPP50, row.Baseline.TaskP50
 	}
 	return []string{
-		correctnessCell(r.Correctness),
-		fmt.Sprintf("%d/%d", r.Requests.Matched, r.Requests.Expected),
-		p50Cell(r.LatencyMS.HTTP, http), taskCell(r.LatencyMS, task),
-		fmtRate(r.ImagesPerSec), hardwareCell(r.Provenance),
+		breakable(correctnessCell(r.Correctness)), matchedCell(r),
+		e(p50Cell(r.LatencyMS.HTTP, http)) + nCell(r, r.LatencyMS.HTTP) + intervalCell(r.LatencyMS.HTTP),
+		e(taskCell(r.LatencyMS, task)) + nCell(r, r.LatencyMS.Task) + intervalCell(r.LatencyMS.Task),
+		e(fmtRate(r.ImagesPerSec)) + rateNCell(r) + rateCell(r), e(hardwareCell(r.Provenance)),
 	}
 }
 
+// setSize is the size of a row's set — its measured requests whose answers
+// matched, the set its latency percentiles are over
+// (verdict.LatencySetMeasuredMatched) — and the full measured count (the
+// workload's measured requests).
+func setSize(r *verdict.Result) (n, full int) {
+	m := r.RequestsByPhase[verdict.PhaseMeasured]
+	full = m.Expected
+	if full == 0 {
+		full = r.Workload.Measured
+	}
+	return m.Matched, full
+}
+
+// inLatencySet reports whether a request is in its row's set.
+func inLatencySet(l verdict.JoinedLine) bool {
+	return l.Phase == verdict.PhaseMeasured && l.Status == verdict.JoinMatched
+}
+
+// nSuffix is " (n=46 of 50)" when the row's set is not every measured
+// request, else "".
+func nSuffix(r *verdict.Result) string {
+	if n, full := setSize(r); n != full {
+		return fmt.Sprintf(" (n=%d of %d)", n, full)
+	}
+	return ""
+}
+
+// nCell is nSuffix as a note in the cell of a series' figures (none
+// where the figures are withheld).
+func nCell(r *verdict.Result, p verdict.Percentiles) string {
+	if n, full := setSize(r); n != full && (p.P50 != nil || p.P95 != nil) {
+		return fmt.Sprintf(" <span class=\"n\">n=%d of %d</span>", n, full)
+	}
+	return ""
+}
+
+// rateNCell says over how many requests images/s is when AIPerf did not
+// send every measured request.
+func rateNCell(r *verdict.Result) string {
+	m := r.RequestsByPhase[verdict.PhaseMeasured]
+	if _, full := setSize(r); m.Sent != full && r.ImagesPerSec != nil {
+		return fmt.Sprintf(" <span class=\"n\">%d of %d sent</span>", m.Sent, full)
+	}
+	return ""
+}
+
+// setSentence states a row's set on its card.
+func setSentence(r *verdict.Result) string {
+	n, full := setSize(r)
+	if n == 0 {
+		return fmt.Sprintf("No latency figure: none of the %d measured requests has matched answers (the set every latency figure of a row covers).", full)
+	}
+	set := fmt.Sprintf("all %d measured requests, every answer matched", n)
+	if n != full {
+		set = fmt.Sprintf("the %d of %d measured requests whose answers matched (n=%d)", n, full, n)
+	}
+	return "Every latency figure and plot of this row covers one set: " + set + ". Images/s is AIPerf's request throughput over the " +
+		fmt.Sprint(r.RequestsByPhase[verdict.PhaseMeasured].Sent) + " measured requests sent (a rate over the run, not a figure per request)."
+}
+
+// matchedCell is the measured requests that matched of those expected,
+// and the warmup's when not every warmup request matched.
+func matchedCell(r *verdict.Result) string {
+	n, full := setSize(r)
+	s := fmt.Sprintf("%d/%d", n, full)
+	if w := r.RequestsByPhase[verdict.PhaseWarmup]; w.Sent > 0 && w.Matched != w.Expected {
+		s += fmt.Sprintf(" <span class=\"n\">warmup %d/%d</span>", w.Matched, w.Expected)
+	}
+	return s
+}
+
 // hardwareCell is the GPUs a row ran on (count × name, driver), its
-// hardware scope, or the host when it ran on CPU.
+// hardware scope, or "CPU" (one spelling, whatever the scope's) when it
+// ran on CPU, with the host where it is not masked.
 func hardwareCell(p verdict.Provenance) string {
 	if len(p.GPUs) > 0 {
 		s := gpusCell(p)
@@ -137,16 +279,16 @@ func hardwareCell(p verdict.Provenance) string {
 		}
 		return s
 	}
-	if p.HardwareScope != "" {
+	if p.HardwareScope != "" && !strings.EqualFold(p.HardwareScope, "cpu") {
 		return p.HardwareScope
 	}
-	if p.Host == verdict.MaskHost {
-		return "CPU" // published: the host is not named
-	}
-	if p.Host != "" {
+	if p.Host != "" && p.Host != verdict.MaskHost {
 		return "CPU (" + p.Host + ")"
 	}
-	return Missing
+	if p.Host == "" && p.HardwareScope == "" {
+		return Missing
+	}
+	return "CPU" // published: the host is not named
 }
 
 func evidenceCell(r *GroupReport, row *Row) string {
@@ -177,12 +319,13 @@ const (
 	rateChartW  = 420.0
 )
 
-// chartRow is one profile's measured figures.
+// chartRow is one profile's measured figures, over its set (n of full).
 type chartRow struct {
-	profile          string
-	httpP50, httpP95 *float64
-	taskP50, taskP95 *float64
-	imagesPerSec     *float64
+	profile      string
+	n, full      int
+	http, task   verdict.Percentiles
+	imagesPerSec *float64
+	rate         *verdict.RateInterval
 }
 
 func chartRows(rows []Row) []chartRow {
@@ -192,76 +335,128 @@ func chartRows(rows []Row) []chartRow {
 		if r == nil || !r.Measured() {
 			continue
 		}
-		l := r.LatencyMS
-		out = append(out, chartRow{rows[i].Profile, l.HTTP.P50, l.HTTP.P95, l.Task.P50, l.Task.P95, r.ImagesPerSec})
+		n, full := setSize(r)
+		out = append(out, chartRow{rows[i].Profile, n, full, r.LatencyMS.HTTP, r.LatencyMS.Task, r.ImagesPerSec, r.ImagesPerSecInterval})
 	}
 	return out
 }
 
+// The group latency chart's bars: p50 solid, p50 to p95 light (the
+// legend's swatches are drawn the same way).
+const p95Opacity = "0.35"
+
 // groupCharts draws the group's profiles side by side: HTTP and Task p50
-// (solid) to p95 (light) per profile, and images/s. Inline SVG, no script.
+// (solid) to p95 (light) per profile, each with its 95 % interval as a
+// whisker, and images/s with its own. Inline SVG, no script.
 func groupCharts(rows []Row) string {
 	cr := chartRows(rows)
 	if len(cr) == 0 {
 		return ""
 	}
-	h := chartTop + chartRowH*float64(len(cr)) + chartBottom
 	var b svgBuf
 	b.f("<div class=\"plots group-charts\">\n<figure>")
-	maxLat := 0.0
+	latencyChart(&b, cr)
+	b.f("</svg><figcaption>HTTP (client) and Task (native call) latency per profile over its set, the measured requests whose answers matched (n where that is not every measured request): solid to p50, light from p50 to p95; a whisker is a figure's 95 %% interval (an arrow: unbounded at this n).</figcaption></figure>\n<figure>")
+	rateChart(&b, cr)
+	b.f("</svg><figcaption>Images per second (AIPerf's request throughput over the measured requests sent, one image a request); a whisker is the 95 %% interval estimated from the requests' cycles.</figcaption></figure>\n</div>\n")
+	return b.String()
+}
+
+// latencyTop is the largest figure or bounded interval end of the rows.
+func latencyTop(cr []chartRow) float64 {
+	top := 0.0
 	for _, c := range cr {
-		for _, v := range []*float64{c.httpP50, c.httpP95, c.taskP50, c.taskP95} {
-			if v != nil {
-				maxLat = max(maxLat, *v)
+		for _, s := range []verdict.Percentiles{c.http, c.task} {
+			for _, v := range []*float64{s.P50, s.P95} {
+				if v != nil {
+					top = max(top, *v)
+				}
+			}
+			for _, pct := range []int{50, 95} {
+				if iv := s.Interval(pct); iv != nil && iv.Upper != nil {
+					top = max(top, *iv.Upper)
+				}
 			}
 		}
 	}
-	top, step := niceCeil(maxLat)
-	openChart(&b, "chart-latency", "HTTP and Task p50/p95 per profile", latChartW, h)
-	xAxis(&b, latChartW, h, top, step, "ms")
+	return top
+}
+
+// latencyChart draws the p50 and p95 bars of every profile, each with
+// its interval's whisker (the caller closes the svg).
+func latencyChart(b *svgBuf, cr []chartRow) {
+	h := chartTop + chartRowH*float64(len(cr)) + chartBottom
+	top, step := niceCeil(latencyTop(cr))
+	openChart(b, "chart-latency", "HTTP and Task p50/p95 per profile", latChartW, h)
+	xAxis(b, latChartW, h, top, step, "ms")
+	w := latChartW - chartLabelW - 30
+	x := func(v float64) float64 { return chartLabelW + v/top*w }
+	whiskers := false
 	for i, c := range cr {
 		y := chartTop + chartRowH*float64(i)
-		rowLabel(&b, y, c.profile)
-		bar := func(dy float64, class, color string, p50, p95 *float64) {
-			x0 := chartLabelW
-			w := latChartW - chartLabelW - 30
-			if p95 != nil {
-				b.f(`<rect class="bar p95 %s" x="%s" y="%s" width="%s" height="11" fill="%s" fill-opacity="0.35"><title>%s %s p95 %s ms</title></rect>`,
-					class, num(x0), num(y+dy), num(*p95/top*w), color, html.EscapeString(c.profile), class, fmtMS(p95))
+		rowLabel(b, y, c)
+		bar := func(dy float64, class, color string, s verdict.Percentiles) {
+			if s.P95 != nil {
+				b.f(`<rect class="bar p95 %s" x="%s" y="%s" width="%s" height="11" fill="%s" fill-opacity="%s"><title>%s %s p95 %s ms</title></rect>`,
+					class, num(chartLabelW), num(y+dy), num(*s.P95/top*w), color, p95Opacity, html.EscapeString(c.profile), class, fmtMS(s.P95))
 			}
-			if p50 != nil {
+			if s.P50 != nil {
 				b.f(`<rect class="bar p50 %s" x="%s" y="%s" width="%s" height="11" fill="%s"><title>%s %s p50 %s ms</title></rect>`,
-					class, num(x0), num(y+dy), num(*p50/top*w), color, html.EscapeString(c.profile), class, fmtMS(p50))
+					class, num(chartLabelW), num(y+dy), num(*s.P50/top*w), color, html.EscapeString(c.profile), class, fmtMS(s.P50))
+			}
+			for k, pct := range []int{50, 95} {
+				if iv := s.Interval(pct); iv != nil {
+					whisker(b, fmt.Sprintf("p%d %s", pct, class), y+dy+3.5+4*float64(k), chartLabelW, chartLabelW+w, x, iv.Point, iv.Lower, iv.Upper,
+						c.profile+" "+intervalTitle(class, iv))
+					whiskers = true
+				}
 			}
 			b.f("\n")
 		}
-		bar(5, "http", colorHTTP, c.httpP50, c.httpP95)
-		bar(18, "task", colorTask, c.taskP50, c.taskP95)
+		bar(5, "http", colorHTTP, c.http)
+		bar(18, "task", colorTask, c.task)
 	}
-	chartLegend(&b, [][2]string{{"HTTP p50", colorHTTP}, {"Task p50", colorTask}, {"to p95 (light)", "#bbbbbb"}})
-	b.f("</svg><figcaption>HTTP (client) and Task (native call) latency of the measured requests per profile: solid to p50, light to p95.</figcaption></figure>\n<figure>")
+	items := []legendItem{
+		{"HTTP p50", colorHTTP, "http-p50", "", ""}, {"to p95", colorHTTP, "http-p95", p95Opacity, ""},
+		{"Task p50", colorTask, "task-p50", "", ""}, {"to p95", colorTask, "task-p95", p95Opacity, ""},
+	}
+	if whiskers {
+		items = append(items, legendItem{"95 % CI", "#222", "ci", "", "whisker"})
+	}
+	legendAt(b, chartLabelW, items)
+}
 
+// rateChart draws every profile's images/s, with its interval's whisker
+// (the caller closes the svg).
+func rateChart(b *svgBuf, cr []chartRow) {
+	h := chartTop + chartRowH*float64(len(cr)) + chartBottom
 	maxRate := 0.0
 	for _, c := range cr {
 		if c.imagesPerSec != nil {
 			maxRate = max(maxRate, *c.imagesPerSec)
 		}
-	}
-	top, step = niceCeil(maxRate)
-	openChart(&b, "chart-throughput", "images per second per profile", rateChartW, h)
-	xAxis(&b, rateChartW, h, top, step, "images/s")
-	for i, c := range cr {
-		y := chartTop + chartRowH*float64(i)
-		rowLabel(&b, y, c.profile)
-		if c.imagesPerSec != nil {
-			w := rateChartW - chartLabelW - 30
-			b.f(`<rect class="bar rate" x="%s" y="%s" width="%s" height="16" fill="#5b8c3a"><title>%s %s images/s</title></rect>`,
-				num(chartLabelW), num(y+8), num(*c.imagesPerSec/top*w), html.EscapeString(c.profile), fmtRate(c.imagesPerSec))
-			b.f("\n")
+		if c.rate != nil && c.rate.Upper != nil {
+			maxRate = max(maxRate, *c.rate.Upper)
 		}
 	}
-	b.f("</svg><figcaption>Images per second (AIPerf's request throughput, one image a request).</figcaption></figure>\n</div>\n")
-	return b.String()
+	top, step := niceCeil(maxRate)
+	openChart(b, "chart-throughput", "images per second per profile", rateChartW, h)
+	xAxis(b, rateChartW, h, top, step, "images/s")
+	w := rateChartW - chartLabelW - 30
+	for i, c := range cr {
+		y := chartTop + chartRowH*float64(i)
+		rowLabel(b, y, chartRow{profile: c.profile})
+		if c.imagesPerSec != nil {
+			b.f(`<rect class="bar rate" x="%s" y="%s" width="%s" height="16" fill="#5b8c3a"><title>%s %s images/s</title></rect>`,
+				num(chartLabelW), num(y+8), num(*c.imagesPerSec/top*w), html.EscapeString(c.profile), fmtRate(c.imagesPerSec))
+		}
+		if iv := c.rate; iv != nil {
+			lo := iv.Lower
+			whisker(b, "rate", y+16, chartLabelW, chartLabelW+w, func(v float64) float64 { return chartLabelW + v/top*w }, iv.Point, &lo, iv.Upper,
+				fmt.Sprintf("%s images/s %s, 95 %% CI %s (n=%d)", c.profile, fmtRate(&iv.Point), rateIntervalText(iv), iv.N))
+		}
+		b.f("\n")
+	}
 }
 
 func openChart(b *svgBuf, class, label string, w, h float64) {
@@ -282,23 +477,19 @@ func xAxis(b *svgBuf, w, h, top, step float64, label string) {
 	b.f("\n")
 }
 
-func rowLabel(b *svgBuf, y float64, profile string) {
-	label := profile
+// rowLabel is a chart row's profile (cut to 26 characters; the whole id
+// is its tooltip) and, when its set is not every measured request, n.
+func rowLabel(b *svgBuf, y float64, c chartRow) {
+	label := c.profile
 	if r := []rune(label); len(r) > 26 {
 		label = string(r[:25]) + "…"
 	}
-	b.f(`<text class="row-label" x="%s" y="%s" text-anchor="end" font-size="12" fill="#222"><title>%s</title>%s</text>`,
-		num(chartLabelW-8), num(y+chartRowH/2+3), html.EscapeString(profile), html.EscapeString(label))
-}
-
-func chartLegend(b *svgBuf, items [][2]string) {
-	x := chartLabelW
-	for _, it := range items {
-		b.f(`<rect x="%s" y="8" width="12" height="12" fill="%s"/><text x="%s" y="18" font-size="12" fill="#333">%s</text>`,
-			num(x), it[1], num(x+16), html.EscapeString(it[0]))
-		x += 16 + 7*float64(len([]rune(it[0]))) + 18
+	n, base := "", y+chartRowH/2+3
+	if c.n != c.full {
+		n, base = fmt.Sprintf(`<tspan class="n" x="%s" dy="12" font-size="10.5" fill="#666">n=%d of %d</tspan>`, num(chartLabelW-8), c.n, c.full), base-5
 	}
-	b.f("\n")
+	b.f(`<text class="row-label" x="%s" y="%s" text-anchor="end" font-size="12" fill="#222"><title>%s</title>%s%s</text>`,
+		num(chartLabelW-8), num(base), html.EscapeString(c.profile), html.EscapeString(label), n)
 }
 
 // countsMeta is the request accounting shown on a row's card (the

@@ -48,10 +48,3 @@ func TestGroupChartPlotsEveryMeasuredProfile(t *testing.T) {
 	assert.NotContains(t, svg, "<script")
 	assert.Empty(t, groupCharts(nil))
 }
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}

@@ -441,6 +441,7 @@ func buildRow(group, id string, p *verdict.InventoryEntry, win *candidate, withJ
 		if joined == nil {
 			row.joinedNote = "no " + JoinedFile + " in the evidence"
 		}
+		row.mismatches = readSealedMismatches(win.dir, shownMismatchIDs(joined))
 	}
 	if row.Kind == "" {
 		row.Kind = verdict.KindNormal

@@ -87,6 +87,7 @@ func (g *GroupReport) Mapped(m Mapper) (*GroupReport, error) {
 				row.joined[j] = l
 			}
 		}
+		row.mismatches = src.mismatches.mapped(m)
 	}
 	return out, nil
 }

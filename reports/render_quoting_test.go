@@ -77,7 +77,8 @@ func TestReproduceCommandIsQuotedInMarkdownAndHTML(t *testing.T) {
 	page := string(render(t, g, FormatHTML))
 	pre := regexp.MustCompile(`(?s)id="p-ref-vlm-small".*?<pre class="cmd">(.*?)</pre>`).FindStringSubmatch(page)
 	require.NotNil(t, pre)
-	got, made = runPasted(t, html.UnescapeString(pre[1]))
+	// As a browser copies it: <wbr> (a break opportunity after "/") is no text.
+	got, made = runPasted(t, html.UnescapeString(strings.ReplaceAll(pre[1], "<wbr>", "")))
 	assert.Equal(t, argv, got, "the HTML command reads back as the recorded argv")
 	assert.Empty(t, made)
 

@@ -112,6 +112,17 @@ func (d Digester) CombineBlocks(sums [][32]byte) string {
 	return hex.EncodeToString(sum[:])
 }
 
+// Bytes is the digest of a file's content already read (data), as File
+// computes it from the file: a reader that checks what it read against the
+// seal digests exactly those bytes, with no second read between.
+func (d Digester) Bytes(data []byte) string {
+	sums := [][32]byte{d.BlockSum(data[:min(len(data), DigestBlock)])}
+	for off := DigestBlock; off < len(data); off += DigestBlock {
+		sums = append(sums, d.BlockSum(data[off:min(len(data), off+DigestBlock)]))
+	}
+	return d.CombineBlocks(sums)
+}
+
 // File is a file's digest.
 func (d Digester) File(path string) (string, error) {
 	f, _, err := fileio.OpenRegular(path)

@@ -297,6 +297,16 @@ def write(root, group, p, r, lines, argv, argv_file=True):
         with open(os.path.join(d, "joined.jsonl"), "w") as f:
             for l in lines:
                 f.write(json.dumps(l, ensure_ascii=False, separators=(",", ":")) + "\n")
+        # mismatches.jsonl as the join writes it: both canonical answers (a
+        # chat answer is its text as a JSON string) and the diff.
+        mism = [l for l in lines if l["status"] == "mismatched"]
+        if mism:
+            with open(os.path.join(d, "mismatches.jsonl"), "w") as f:
+                for l in mism:
+                    native, http = MISMATCH_ANSWERS[l["diff"]]
+                    f.write(json.dumps({"request_id": l["request_id"], "phase": l["phase"], "diff": l["diff"],
+                                        "http_answer": http, "native_answer": native},
+                                       ensure_ascii=False, separators=(",", ":")) + "\n")
     if argv_file:
         with open(os.path.join(d, "aiperf", "argv.json"), "w") as f:
             json.dump(argv, f)
@@ -322,6 +332,11 @@ MISMATCH_DIFF_1 = ('--- native answer\n+++ HTTP answer\n@@ message.content @@\n'
                    '+"3 shapes: red square, blue disc"\n')
 MISMATCH_DIFF_2 = ('--- native answer\n+++ HTTP answer\n@@ message.content @@\n'
                    '-"2"\n+"2 <|im_end|>"\n')
+# The two answers of each mismatch (native, HTTP), as mismatches.jsonl keeps them.
+MISMATCH_ANSWERS = {
+    MISMATCH_DIFF_1: ("3 shapes: red square, blue disc, green square", "3 shapes: red square, blue disc"),
+    MISMATCH_DIFF_2: ("2", "2 <|im_end|>"),
+}
 
 
 def main():
