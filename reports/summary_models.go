@@ -152,7 +152,7 @@ func timed(res *verdict.Result) bool {
 // timingText is "HTTP p50/p95 15.83/20.13 ms, Task p50/p95 7.52/9.29 ms,
 // 60.17 images/s", each latency with its n when that is not every
 // measured request, and how sure each figure is where the row says
-// (intervalText, rateText).
+// (seriesIntervalText, rateText).
 func timingText(res *verdict.Result) string {
 	want := res.Workload.Measured
 	if want == 0 {
@@ -165,7 +165,7 @@ func timingText(res *verdict.Result) string {
 		if q.Count != want && q.Count != want*trials {
 			notes = append(notes, fmt.Sprintf("n = %d of %d", q.Count, want*trials))
 		}
-		if iv := intervalText(q); iv != "" {
+		if iv := seriesIntervalText(q); iv != "" {
 			notes = append(notes, iv)
 		}
 		if len(notes) > 0 {
@@ -177,12 +177,13 @@ func timingText(res *verdict.Result) string {
 	return fmt.Sprintf("%s, %s, %s", pct("HTTP", l.HTTP), pct("Task", l.Task), rateText(res))
 }
 
-// intervalText is how sure a series' p50 and p95 are: "95 % intervals
-// 15.60–16.02 / 19.10–21.40" (distribution-free, from order statistics;
-// "…" for a side n cannot bound), or, in a row of repeated trials, "median
-// of 3 trials, ranges 15.61–16.10 / 19.80–20.50"; "" when the row has
-// neither (an earlier version, a series with gaps).
-func intervalText(q verdict.Percentiles) string {
+// seriesIntervalText is how sure a series' p50 and p95 are: "95 %
+// intervals 15.60–16.02 / ≥ 19.10" (distribution-free, from order
+// statistics, each side written by intervalText, as the HTML report writes
+// it), or, in a row of repeated trials, "median of 3 trials, ranges
+// 15.61–16.10 / 19.80–20.50"; "" when the row has neither (an earlier
+// version, a series with gaps).
+func seriesIntervalText(q verdict.Percentiles) string {
 	if p50, p95 := q.Spread("p50"), q.Spread("p95"); p50 != nil && p95 != nil {
 		return fmt.Sprintf("median of %d trials, ranges %s–%s / %s–%s", p50.Trials,
 			fmtMS(&p50.Min), fmtMS(&p50.Max), fmtMS(&p95.Min), fmtMS(&p95.Max))
@@ -191,32 +192,22 @@ func intervalText(q verdict.Percentiles) string {
 	if p50 == nil || p95 == nil {
 		return ""
 	}
-	side := func(v *float64, unbounded bool) string {
-		if unbounded || v == nil {
-			return "…"
-		}
-		return fmtMS(v)
-	}
-	return fmt.Sprintf("%s %% intervals %s–%s / %s–%s", strconv.FormatFloat(p50.Confidence*100, 'g', 3, 64),
-		side(p50.Lower, p50.LowerUnbounded), side(p50.Upper, p50.UpperUnbounded),
-		side(p95.Lower, p95.LowerUnbounded), side(p95.Upper, p95.UpperUnbounded))
+	return fmt.Sprintf("%s %% intervals %s / %s", strconv.FormatFloat(p50.Confidence*100, 'g', 3, 64),
+		intervalText(p50), intervalText(p95))
 }
 
 // rateText is "60.17 images/s", with its spread over repeated trials or
 // the interval of the estimate from the request cycles where the row has
-// one ("61.02 from the request cycles, 95 % interval 59.80–62.10").
+// one ("61.02 from the request cycles, 95 % interval 59.80–62.10", or "≥ 59.80" where
+// the upper side is unbounded, as the HTML report writes it).
 func rateText(res *verdict.Result) string {
 	s := fmtRate(res.ImagesPerSec) + " images/s"
 	if t := res.ImagesPerSecAcrossTrials; t != nil {
 		return s + fmt.Sprintf(" (median of %d trials, range %s–%s)", t.Trials, fmtRate(&t.Min), fmtRate(&t.Max))
 	}
 	if r := res.ImagesPerSecInterval; r != nil {
-		upper := "…"
-		if r.Upper != nil && !r.UpperUnbounded {
-			upper = fmtRate(r.Upper)
-		}
-		return s + fmt.Sprintf(" (%s from the request cycles, %s %% interval %s–%s)", fmtRate(&r.Point),
-			strconv.FormatFloat(r.Confidence*100, 'g', 3, 64), fmtRate(&r.Lower), upper)
+		return s + fmt.Sprintf(" (%s from the request cycles, %s %% interval %s)", fmtRate(&r.Point),
+			strconv.FormatFloat(r.Confidence*100, 'g', 3, 64), rateIntervalText(r))
 	}
 	return s
 }
