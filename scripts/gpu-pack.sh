@@ -3,8 +3,7 @@
 # H200 machine that the repository's tracked files do not hold, under DIR
 # (git-ignored; carried with the device tool's `carry`), in under 60 MiB:
 #
-#   DIR/tools.tar.xz   bin/trtmc-qual, bin/trtmc-refserver and bin/baseline-noise (the
-#                      repeats step's analysis, a bench tool) built stripped
+#   DIR/tools.tar.xz   bin/trtmc-qual and bin/trtmc-refserver built stripped
 #                      (-trimpath -ldflags "-s -w") for linux/amd64, and the
 #                      local tokenizer AIPerf's chat endpoint needs (.venv/tokenizer)
 #   DIR/wheels/*.whl   the cp312 manylinux wheels of aiperf==0.13.0 and its
@@ -31,7 +30,7 @@ say "building stripped linux/amd64 binaries"
 v=$(git describe --tags --always --dirty 2>/dev/null || echo dev)
 c=$(git rev-parse HEAD 2>/dev/null || echo unknown)
 GOOS=linux GOARCH=amd64 CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X main.version=$v -X main.commit=$c" \
-  -o "$stage/bin/" ./cmd/trtmc-qual ./cmd/trtmc-refserver ./scripts/benchtools/baseline-noise
+  -o "$stage/bin/" ./cmd/trtmc-qual ./cmd/trtmc-refserver
 cp -r .venv/tokenizer "$stage/tokenizer"
 # xz through Python's tarfile (lzma is in the standard library; the GPU
 # machine need not have an xz binary): half the size of gzip here.
