@@ -53,7 +53,7 @@ func TestGoldenBaseline(t *testing.T) {
 	require.NoError(t, err)
 	base, err := published(Load([]string{RootBaseline}, "vlm"))
 	require.NoError(t, err)
-	ApplyBaseline(g, base, DefaultRegressionThresholdPct)
+	require.NoError(t, ApplyBaseline(g, base, BaselineRule(DefaultRegressionThresholdPct)))
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
 		golden.Assert(t, "baseline."+f, render(t, g, f))
 	}

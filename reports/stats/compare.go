@@ -60,6 +60,9 @@ func DefaultRule() Rule {
 	return Rule{Bootstrap: DefaultBootstrap(), Method: MethodHodgesLehmannLog, MinEffect: DefaultMinEffect}
 }
 
+// Validate says what is wrong with the rule's settings (nil: nothing).
+func (r Rule) Validate() error { return r.check() }
+
 func (r Rule) check() error {
 	if err := r.Bootstrap.check(); err != nil {
 		return err
