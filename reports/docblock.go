@@ -271,6 +271,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 		p.f("\n%s Variants and partial profiles (not counted)\n\n", h)
 		p.table(docBlockTable(other), "")
 	}
+	writeIntervalsDetails(p, r.Rows)
 	if o.Link != "" {
 		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: [full report](%s).\n", markdown.Destination(o.Link))
 	} else {

@@ -157,7 +157,7 @@ func coverageTable(rows []Row, esc func(string) string) Table {
 
 // csvHeader is the CSV format's header.
 func csvHeader() []string {
-	return []string{"profile", "kind", "counted", "variant_of", "checkpoint", "revision", "family",
+	return append([]string{"profile", "kind", "counted", "variant_of", "checkpoint", "revision", "family",
 		"precision", "parallelism", "bundle_sha256", "correctness", "gates",
 		"warmup_sent", "warmup_expected", "measured_sent", "measured_expected",
 		"expected", "sent", "matched", "mismatched", "errored", "duplicates", "meaningless",
@@ -170,7 +170,7 @@ func csvHeader() []string {
 		"gpu_memory_total_mib", "gpu_clock_sm_mhz", "gpu_clock_max_sm_mhz", "gpu_power_limit_w", "gpu_mig_mode",
 		"gpu_checks",
 		"source_commit", "verdict", "original_verdict",
-		"status", "note", "reasons", "command", "aiperf_argv"}
+		"status", "note", "reasons", "command", "aiperf_argv"}, intervalCSVHeader()...)
 }
 
 // csvTable is one flat, machine-readable row per profile. Numbers have
@@ -233,6 +233,7 @@ func csvValues(row *Row) map[string]string {
 		v["outside_task_mean_ms"] = fmtPlain(s.OutsideTask.Mean)
 	}
 	v["images_per_sec"] = fmtPlain(res.ImagesPerSec)
+	intervalCSV(v, res)
 	v["output_tokens"], v["boxes"] = optInt(res.OutputTokens), optInt(res.Boxes)
 	v["aiperf_version"], v["source_commit"] = res.Provenance.AIPerfVersion, res.Provenance.SourceCommit
 	gpuCSV(v, res)
@@ -289,6 +290,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## Variants and partial profiles (not counted)\n\n")
 		p.table(resultsTable(other, true, mdEscape), "")
 	}
+	writeIntervalsDetails(p, r.Rows)
 	if split := httpSplitRows(r.Rows); len(split) > 0 {
 		p.f("\n## HTTP minus Task\n\n")
 		p.f("Each measured matched request's HTTP time split at AIPerf's HTTP trace: the client's own time before the first byte, sending (a new connection's set-up included), waiting (the server, the Task call inside it, and the network) and receiving.\n\n")

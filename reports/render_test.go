@@ -188,3 +188,21 @@ func TestJudgeKeepsNotRun(t *testing.T) {
 	verdict.Judge(r)
 	assert.Equal(t, verdict.VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
 }
+
+// The text formats carry the intervals compactly: Markdown and the docs
+// block keep their columns and add a collapsed table of every percentile
+// with n and its interval (the HTML report's interval text) and the
+// images/s lines; CSV has a column for each bound. Goldens over the
+// fixtures with the figures issue 35's join records.
+func TestGoldenIntervalsText(t *testing.T) {
+	g, err := published(Load([]string{RootA}, "vlm"))
+	require.NoError(t, err)
+	WithIntervals(t, g)
+	WithDrift(t, g)
+	for _, f := range []string{FormatMarkdown, FormatCSV} {
+		golden.Assert(t, "intervals."+f, render(t, g, f))
+	}
+	var blk bytes.Buffer
+	require.NoError(t, RenderDocBlock(&blk, g, DocBlockOptions{HeadingLevel: 2}))
+	golden.Assert(t, "intervals.docblock.md", blk.Bytes())
+}
