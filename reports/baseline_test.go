@@ -197,6 +197,12 @@ func TestBaselineCallsAShiftNotTheNoise(t *testing.T) {
 	}
 }
 
+// report --baseline applies the rule make bench part 6 measures
+// (baseline-noise synth starts from stats.DefaultRule): one rule.
+func TestBaselineRuleIsTheBenchRule(t *testing.T) {
+	assert.Equal(t, stats.DefaultRule(), BaselineRule(DefaultRegressionThresholdPct))
+}
+
 // The minimum effect is the rule's: a clear 12 % shift is called at the
 // default 10 % and not at 20 % (then no change or inconclusive).
 func TestBaselineMinimumEffect(t *testing.T) {
@@ -350,4 +356,34 @@ func TestBaselineTrials(t *testing.T) {
 	d = applyDefault(t, g, b)
 	assert.Equal(t, BaselineNotCompared, d.Decision)
 	assert.Contains(t, d.NotCompared, fmt.Sprintf("the current row's %s is not read: it is not the file the run sealed", verdict.TrialJoined(2)))
+}
+
+// Every renderer that shows the baseline shows each series' decision and
+// interval, not just a percent: the fixtures' earlier, faster run.
+func TestBaselineInEveryFormat(t *testing.T) {
+	g, err := published(Load([]string{RootA}, "vlm"))
+	require.NoError(t, err)
+	base, err := published(Load([]string{RootBaseline}, "vlm"))
+	require.NoError(t, err)
+	require.NoError(t, ApplyBaseline(g, base, BaselineRule(DefaultRegressionThresholdPct)))
+	var d *Delta
+	for _, r := range g.Rows {
+		if r.Profile == baselineProfile {
+			d = r.Baseline.HTTPP50
+		}
+	}
+	require.NotNil(t, d)
+	want := fmt.Sprintf("HTTP %s %+.1f%% [%+.1f%%, %+.1f%%]", d.Decision, d.ChangePct, d.LowerPct, d.UpperPct)
+	for _, f := range []string{FormatTable, FormatHTML} {
+		assert.True(t, strings.Contains(string(render(t, g, f)), want), "%s holds %q", f, want)
+	}
+	md := string(render(t, g, FormatMarkdown))
+	mdWant := strings.NewReplacer("[", `\[`, "]", `\]`).Replace(want)
+	assert.Contains(t, md, mdWant)
+	var blk bytes.Buffer
+	require.NoError(t, RenderDocBlock(&blk, g, DocBlockOptions{HeadingLevel: 2}))
+	assert.Contains(t, blk.String(), mdWant, "the docs block")
+	assert.Contains(t, blk.String(), "1 regressed")
+	csv := string(render(t, g, FormatCSV))
+	assert.Contains(t, csv, fmt.Sprintf(",%.2f,%.2f,%s,", d.LowerPct, d.UpperPct, d.Decision))
 }
