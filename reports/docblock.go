@@ -254,8 +254,13 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 	h := strings.Repeat("#", min(max(o.HeadingLevel+1, 2), 6))
 	p.f("**%s.**\n\n", mdEscape(r.Coverage.Summary))
 	if b := r.Baseline; b != nil {
-		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲).\n\n",
-			b.Regressions, text.Plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct))
+		p.f("%s ▲/▼ mark a called change.\n\n", mdEscape(baselineSentence(b)))
+		for _, row := range baselineRows(r.Rows) {
+			p.f("- **%s** — %s\n", mdEscape(row.Profile), mdEscape(baselineRowText(row.Baseline)))
+		}
+		if len(baselineRows(r.Rows)) > 0 {
+			p.f("\n")
+		}
 	}
 	if facts := workloadFacts(r.Rows); facts != "" {
 		p.f("%s\n\n", mdEscape(facts))
@@ -266,6 +271,7 @@ func RenderDocBlock(w io.Writer, r *GroupReport, o DocBlockOptions) error {
 		p.f("\n%s Variants and partial profiles (not counted)\n\n", h)
 		p.table(docBlockTable(other), "")
 	}
+	writeIntervalsDetails(p, r.Rows)
 	if o.Link != "" {
 		p.f("\nBundle, warmup and measured counts, missing joins, GPU UUIDs, driver and CUDA: [full report](%s).\n", markdown.Destination(o.Link))
 	} else {

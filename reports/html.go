@@ -8,7 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -188,8 +187,16 @@ func writeHTMLHead(b *strings.Builder, r *GroupReport) {
 	}
 	p("<p class=\"summary %s\" id=\"summary\">%s</p>\n", okClass, e(r.Coverage.Summary))
 	if bl := r.Baseline; bl != nil {
-		p("<p class=\"note\" id=\"baseline\">Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d compared%s.</p>\n",
-			bl.Regressions, text.Plural(bl.Regressions, "row", "rows"), fmtPct(bl.ThresholdPct), bl.Compared, e(notCompared(bl)))
+		p("<p class=\"note\" id=\"baseline\">%s ▲/▼ mark a called change.</p>\n",
+			e(baselineSentence(bl)))
+		if rows := baselineRows(r.Rows); len(rows) > 0 {
+			p("<ul class=\"note\" id=\"baseline-rows\">\n")
+			for _, row := range rows {
+				p("<li data-profile=\"%s\" data-decision=\"%s\"><strong>%s</strong> — %s</li>\n", e(row.Profile), e(row.Baseline.Decision),
+					e(row.Profile), e(baselineRowText(row.Baseline)))
+			}
+			p("</ul>\n")
+		}
 	}
 	p("<p class=\"note\">Normal profiles first, then variants, then partial and excluded profiles (listed, not counted as models); failures first in each. " +
 		"HTTP includes transport; Task is the native Task call. Every latency figure and plot of a row covers one set: its measured requests whose answers matched; " +

@@ -133,3 +133,75 @@ func TestIntervalsInCellsCardAndWhiskers(t *testing.T) {
 	assert.Equal(t, measured, strings.Count(chart, `<g class="ci rate"`))
 	assert.Contains(t, chart, `data-series="ci"`, "the legend has the whisker")
 }
+
+// WithDrift gives every measured row's series the stability check the join
+// records, from its joined requests in the order they started.
+func WithDrift(t *testing.T, g *GroupReport) {
+	t.Helper()
+	rule := stats.DefaultRule()
+	for i := range g.Rows {
+		row := &g.Rows[i]
+		r := row.Result
+		if r == nil || !r.Measured() || len(row.joined) == 0 {
+			continue
+		}
+		var http, task []float64
+		for _, l := range orderedRequests(row.joined) {
+			if inLatencySet(l) && l.HTTPMS != nil && l.TaskMS != nil {
+				http, task = append(http, *l.HTTPMS), append(task, *l.TaskMS)
+			}
+		}
+		for _, s := range []struct {
+			vals []float64
+			p    *verdict.Percentiles
+		}{{http, &r.LatencyMS.HTTP}, {task, &r.LatencyMS.Task}} {
+			d, err := rule.Drift(s.vals)
+			require.NoError(t, err)
+			dc := &verdict.DriftCheck{Check: d.Check, Method: rule.Method, N: d.N, Checked: d.Checked, Unstable: d.Unstable}
+			if d.Checked {
+				c := d.Halves
+				dc.Change, dc.Lower, dc.Upper = &c.RelChange, &c.RelLower, &c.RelUpper
+			}
+			s.p.Drift = dc
+		}
+	}
+}
+
+// The collapsed intervals table and the CSV columns give each figure with
+// its interval over the row's one set; a side n cannot bound is said, and
+// is an empty CSV cell, never a value (TestGoldenIntervalsText has the
+// whole text).
+func TestIntervalsText(t *testing.T) {
+	g, err := Load([]string{RootA}, "vlm")
+	require.NoError(t, err)
+	WithIntervals(t, g)
+	WithDrift(t, g)
+	base := RowOf(t, g, "ref-vlm-base")
+	p95 := base.Result.LatencyMS.HTTP.Interval(95)
+	require.NotNil(t, p95)
+	row := intervalsTable([]Row{base}, nil).Rows[0]
+	assert.Equal(t, []string{"ref-vlm-base", "HTTP", "46"}, row[:3])
+	assert.Equal(t, fmtMS(&p95.Point)+" (≥ "+fmtMS(p95.Lower)+")", row[5], "p95 of 46: only its lower side")
+	assert.Regexp(t, `^(stable|unstable): last half [-+]\d+% \[`, row[7])
+	v := csvValues(&base)
+	assert.Equal(t, fmtPlain(p95.Lower), v["http_p95_lower_ms"])
+	assert.Empty(t, v["http_p95_upper_ms"], "an unbounded side is an empty cell, never a value")
+	assert.Equal(t, "46", v["http_n"])
+	assert.Equal(t, "1", v["trials"])
+}
+
+// A row of repeated trials shows the median across trials with their
+// range where a single run shows its interval.
+func TestIntervalsTextTrials(t *testing.T) {
+	g, err := Load([]string{RootA}, "vlm")
+	require.NoError(t, err)
+	row := RowOf(t, g, "ref-vlm-small")
+	p := &row.Result.LatencyMS.HTTP
+	s, err := stats.SummariseTrials([]float64{*p.P50 * 0.9, *p.P50, *p.P50 * 1.2})
+	require.NoError(t, err)
+	p.Intervals = nil
+	p.AcrossTrials = []verdict.TrialSpread{{Figure: "p50", Trials: s.Trials, Median: s.Median, Min: s.Min, Max: s.Max, CV: s.CV}}
+	cells := intervalsTable([]Row{row}, nil).Rows[0]
+	assert.Equal(t, "3 trials", cells[2])
+	assert.Equal(t, fmtMS(&s.Median)+" (3 trials: "+fmtMS(&s.Min)+"–"+fmtMS(&s.Max)+")", cells[3])
+}

@@ -99,18 +99,10 @@ func readSealedMismatches(dir string, ids []string) rowMismatches {
 // bytes, and checks the bytes read against the digest the manifest lists
 // for it; why says why nothing was read.
 func readSealed(dir, rel string, limit int64) (data []byte, why string) {
-	m, f := evidence.ReadManifest(dir)
-	switch {
-	case f != nil:
-		return nil, fmt.Sprintf("%s is not read: the evidence's seal is not sound (%s)", rel, f)
-	case evidence.Retired(m.Algorithm):
-		return nil, fmt.Sprintf("%s is not read: the evidence is sealed with the retired %s", rel, m.Algorithm)
+	dg, sealed, why := sealedEntry(dir, rel)
+	if why != "" {
+		return nil, why
 	}
-	sealed, listed := m.Files[rel]
-	if !listed {
-		return nil, fmt.Sprintf("%s is not read: the sealed manifest does not list it", rel)
-	}
-	dg, _ := evidence.DigesterFor(m.Algorithm) // ReadManifest knows it
 	path := filepath.Join(dir, filepath.FromSlash(rel))
 	data, err := fileio.ReadFile(context.Background(), path, limit)
 	if err != nil {
@@ -120,6 +112,25 @@ func readSealed(dir, rel string, limit int64) (data []byte, why string) {
 		return nil, fmt.Sprintf("%s is not read: it is not the file the run sealed (its digest differs)", rel)
 	}
 	return data, ""
+}
+
+// sealedEntry is the digester of a sealed evidence directory's manifest
+// and the digest it lists for rel; why says why the file must not be read
+// (no sound seal, a retired algorithm, a file the seal does not list).
+func sealedEntry(dir, rel string) (dg evidence.Digester, sealed, why string) {
+	m, f := evidence.ReadManifest(dir)
+	switch {
+	case f != nil:
+		return dg, "", fmt.Sprintf("%s is not read: the evidence's seal is not sound (%s)", rel, f)
+	case evidence.Retired(m.Algorithm):
+		return dg, "", fmt.Sprintf("%s is not read: the evidence is sealed with the retired %s", rel, m.Algorithm)
+	}
+	sealed, listed := m.Files[rel]
+	if !listed {
+		return dg, "", fmt.Sprintf("%s is not read: the sealed manifest does not list it", rel)
+	}
+	dg, _ = evidence.DigesterFor(m.Algorithm) // ReadManifest knows it
+	return dg, sealed, ""
 }
 
 // answerText is a canonical answer as the page shows it: a JSON string's

@@ -157,7 +157,7 @@ func coverageTable(rows []Row, esc func(string) string) Table {
 
 // csvHeader is the CSV format's header.
 func csvHeader() []string {
-	return []string{"profile", "kind", "counted", "variant_of", "checkpoint", "revision", "family",
+	return append([]string{"profile", "kind", "counted", "variant_of", "checkpoint", "revision", "family",
 		"precision", "parallelism", "bundle_sha256", "correctness", "gates",
 		"warmup_sent", "warmup_expected", "measured_sent", "measured_expected",
 		"expected", "sent", "matched", "mismatched", "errored", "duplicates", "meaningless",
@@ -170,7 +170,7 @@ func csvHeader() []string {
 		"gpu_memory_total_mib", "gpu_clock_sm_mhz", "gpu_clock_max_sm_mhz", "gpu_power_limit_w", "gpu_mig_mode",
 		"gpu_checks",
 		"source_commit", "verdict", "original_verdict",
-		"status", "note", "reasons", "command", "aiperf_argv"}
+		"status", "note", "reasons", "command", "aiperf_argv"}, intervalCSVHeader()...)
 }
 
 // csvTable is one flat, machine-readable row per profile. Numbers have
@@ -178,7 +178,7 @@ func csvHeader() []string {
 func csvTable(r *GroupReport) Table {
 	t := Table{Header: csvHeader()}
 	if r.Baseline != nil {
-		t.Header = append(t.Header, "http_p50_change_pct", "task_p50_change_pct", "p50_regressed")
+		t.Header = append(t.Header, baselineCSVHeader()...)
 	}
 	for i := range r.Rows {
 		v := csvValues(&r.Rows[i])
@@ -198,15 +198,7 @@ func csvValues(row *Row) map[string]string {
 		"precision": row.Precision, "parallelism": row.Parallelism, "bundle_sha256": row.BundleSHA256,
 		"verdict": row.Verdict, "status": row.Status, "note": row.Note,
 	}
-	if d := row.Baseline; d != nil {
-		if d.HTTPP50 != nil {
-			v["http_p50_change_pct"] = strconv.FormatFloat(d.HTTPP50.ChangePct, 'f', 2, 64)
-		}
-		if d.TaskP50 != nil {
-			v["task_p50_change_pct"] = strconv.FormatFloat(d.TaskP50.ChangePct, 'f', 2, 64)
-		}
-		v["p50_regressed"] = strconv.FormatBool(d.regressed())
-	}
+	baselineCSV(v, row.Baseline)
 	res := row.Result
 	if res == nil {
 		return v
@@ -241,6 +233,7 @@ func csvValues(row *Row) map[string]string {
 		v["outside_task_mean_ms"] = fmtPlain(s.OutsideTask.Mean)
 	}
 	v["images_per_sec"] = fmtPlain(res.ImagesPerSec)
+	intervalCSV(v, res)
 	v["output_tokens"], v["boxes"] = optInt(res.OutputTokens), optInt(res.Boxes)
 	v["aiperf_version"], v["source_commit"] = res.Provenance.AIPerfVersion, res.Provenance.SourceCommit
 	gpuCSV(v, res)
@@ -282,22 +275,12 @@ func splitRows(rows []Row) (counted, other []Row) {
 // its cell (markdown.Text).
 func mdEscape(s string) string { return markdown.Text(s) }
 
-// notCompared is ", N not compared (...)" when rows were left out of a
-// baseline comparison because their evidence does not hold its seal.
-func notCompared(b *BaselineInfo) string {
-	if b.NotCompared == 0 {
-		return ""
-	}
-	return fmt.Sprintf(", %d not compared (evidence that does not hold its seal; see the notes)", b.NotCompared)
-}
-
 func renderMarkdown(w io.Writer, r *GroupReport) error {
 	p := &printer{w: w}
 	p.f("# trtmc-qual results: %s\n\n", mdEscape(r.Group))
 	p.f("**%s.**\n\n", mdEscape(r.Coverage.Summary))
 	if b := r.Baseline; b != nil {
-		p.f("Compared with a baseline run: %d %s with a p50 more than %s%% slower (marked ▲), %d %s compared%s.\n\n",
-			b.Regressions, text.Plural(b.Regressions, "row", "rows"), fmtPct(b.ThresholdPct), b.Compared, text.Plural(b.Compared, "row", "rows"), notCompared(b))
+		p.f("%s ▲/▼ in the tables mark a called change.\n\n", mdEscape(baselineSentence(b)))
 	}
 	counted, other := splitRows(r.Rows)
 	p.f("## Results\n\n")
@@ -307,11 +290,19 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## Variants and partial profiles (not counted)\n\n")
 		p.table(resultsTable(other, true, mdEscape), "")
 	}
+	writeIntervalsDetails(p, r.Rows)
 	if split := httpSplitRows(r.Rows); len(split) > 0 {
 		p.f("\n## HTTP minus Task\n\n")
 		p.f("Each measured matched request's HTTP time split at AIPerf's HTTP trace: the client's own time before the first byte, sending (a new connection's set-up included), waiting (the server, the Task call inside it, and the network) and receiving.\n\n")
 		for _, row := range split {
 			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[verdict.PhaseMeasured].Matched)))
+		}
+	}
+	if rows := baselineRows(r.Rows); len(rows) > 0 {
+		p.f("\n## Baseline\n\n")
+		p.f("Each series' change against the baseline run's: the rule's estimate and its 95 %% interval, the medians and the requests on each side.\n\n")
+		for _, row := range rows {
+			p.f("- **%s** — %s\n", mdEscape(row.Profile), mdEscape(baselineRowText(row.Baseline)))
 		}
 	}
 	p.f("\n## Coverage\n\n")
@@ -443,7 +434,10 @@ func renderTerminal(w io.Writer, r *GroupReport) error {
 	p.tableAs(resultsTable(r.Rows, true, nil), FormatTable, "no profiles\n")
 	p.f("\n%s\n", r.Coverage.Summary)
 	if b := r.Baseline; b != nil {
-		p.f("baseline: %d p50 %s beyond %s%%\n", b.Regressions, text.Plural(b.Regressions, "regression", "regressions"), fmtPct(b.ThresholdPct))
+		p.f("%s\n", baselineSentence(b))
+		for _, row := range baselineRows(r.Rows) {
+			p.f("baseline: %s: %s\n", row.Profile, baselineRowText(row.Baseline))
+		}
 	}
 	for _, c := range r.Conflicts {
 		p.f("conflict: %s: kept %s\n", c.Profile, sideText(c.Kept))

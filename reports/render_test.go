@@ -53,7 +53,7 @@ func TestGoldenBaseline(t *testing.T) {
 	require.NoError(t, err)
 	base, err := published(Load([]string{RootBaseline}, "vlm"))
 	require.NoError(t, err)
-	ApplyBaseline(g, base, DefaultRegressionThresholdPct)
+	require.NoError(t, ApplyBaseline(g, base, BaselineRule(DefaultRegressionThresholdPct)))
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
 		golden.Assert(t, "baseline."+f, render(t, g, f))
 	}
@@ -187,4 +187,22 @@ func TestJudgeKeepsNotRun(t *testing.T) {
 	r = &verdict.Result{Problems: []verdict.Problem{{Stage: "schedule", Code: verdict.CodeGPURequired, Message: "family needs a GPU"}}}
 	verdict.Judge(r)
 	assert.Equal(t, verdict.VerdictError, r.Verdict, "a GPU family on CPU slots is a setup error")
+}
+
+// The text formats carry the intervals compactly: Markdown and the docs
+// block keep their columns and add a collapsed table of every percentile
+// with n and its interval (the HTML report's interval text) and the
+// images/s lines; CSV has a column for each bound. Goldens over the
+// fixtures with the figures issue 35's join records.
+func TestGoldenIntervalsText(t *testing.T) {
+	g, err := published(Load([]string{RootA}, "vlm"))
+	require.NoError(t, err)
+	WithIntervals(t, g)
+	WithDrift(t, g)
+	for _, f := range []string{FormatMarkdown, FormatCSV} {
+		golden.Assert(t, "intervals."+f, render(t, g, f))
+	}
+	var blk bytes.Buffer
+	require.NoError(t, RenderDocBlock(&blk, g, DocBlockOptions{HeadingLevel: 2}))
+	golden.Assert(t, "intervals.docblock.md", blk.Bytes())
 }

@@ -64,7 +64,7 @@ type reportOptions struct {
 	// (--update-doc, -o summary) take the judging criteria from ("": the
 	// configuration shipped with the harness), never from the rows.
 	Families string
-	// Baseline are the result roots of an earlier run to compare p50s with.
+	// Baseline are the result roots of an earlier run to compare with.
 	Baseline     []string
 	ThresholdPct float64
 
@@ -116,8 +116,15 @@ sha256-tree-1mib is never trusted as stored (seal_legacy), only re-judged.
 What is published to others (-o summary, --update-doc) is made from the rows
 re-derived that way (nothing written beside the evidence), and refused (exit
 1, nothing written) when a row's stored verdict or figures differ from the
-re-derived ones. --baseline compares each row's HTTP and Task p50
-with an earlier run and marks increases beyond --regression-threshold percent.
+re-derived ones. --baseline compares each row with the same profile's row
+of an earlier run, only like with like (bundle, precision, inventory entry,
+workload, Task-time source, hardware scope and AIPerf version agree; else
+"not comparable", naming each difference), from the per-request HTTP and Task
+times of both sealed joined.jsonl (every trial's): regressed or improved only
+when the change's 95% interval excludes zero and the change is at least
+--regression-threshold percent, "no change" when the interval lies within
+that, else inconclusive. A pair whose evidence does not hold its seal is not
+compared.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
 trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv,
@@ -240,8 +247,9 @@ func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	fl.BoolVar(&opts.AllowIncomplete, "allow-incomplete", false, "with -o summary: exit 0 when the summary says NOT complete (drafting one; the summary still says it)")
 	fl.BoolVar(&opts.Rejudge, "rejudge", false, "re-apply the verdict rules to stored evidence (writes result.rejudged.json, keeps result.json)")
 	fl.String("families", "", "with --rejudge, --update-doc and -o summary: the family configuration the rows are judged by (default: the one shipped with trtmc-qual)")
-	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare p50 latencies with; repeatable")
-	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct, "percent p50 increase over --baseline marked as a regression")
+	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare each comparable row's per-request times with (sealed joined.jsonl of both); repeatable")
+	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct,
+		"the --baseline rule's minimum effect in `PCT`: a change is called only when its 95% interval excludes zero and it is at least this large (default from make bench part 6, docs/reports.md)")
 	addRootFlag(cmd, &opts.Roots)
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
@@ -268,8 +276,8 @@ func (o *reportOptions) Validate() error {
 	if err := checkOutputFile("--output-file", o.Output); err != nil {
 		return err
 	}
-	if o.ThresholdPct < 0 {
-		return flagErrorf("--regression-threshold must be >= 0, got %v", o.ThresholdPct)
+	if !(o.ThresholdPct >= 0 && o.ThresholdPct < 1000) {
+		return flagErrorf("--regression-threshold is the baseline rule's minimum effect in percent: want 0 <= PCT < 1000, got %v", o.ThresholdPct)
 	}
 	declared, err := parseRoots(o.Roots)
 	if err != nil {
@@ -355,7 +363,9 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 		if err != nil {
 			return evidenceError(fmt.Errorf("baseline: %w", err))
 		}
-		reports.ApplyBaseline(rep, base, opts.ThresholdPct)
+		if err := reports.ApplyBaseline(rep, base, reports.BaselineRule(opts.ThresholdPct)); err != nil {
+			return err
+		}
 	}
 	if opts.Output != "" && opts.UpdateDoc == "" {
 		// The HTML report links each row's evidence relative to the file.

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,29 @@ func goodRow(t *testing.T, root, profile string, p50 float64) string {
 	require.NoError(t, err)
 	require.NoError(t, synth.Seal(dir, "vlm", profile, exp))
 	setP50(t, dir, p50)
+	require.NoError(t, evidence.Seal(dir, map[string]any{"harness_version": "synth"}))
+	return dir
+}
+
+// timedRow is goodRow with a joined.jsonl of 5 warmup and 50 measured
+// matched requests whose Task times spread evenly over ±20 % of p50 (HTTP
+// 1 ms more), sealed: the per-request times --baseline compares.
+func timedRow(t *testing.T, root, profile string, p50 float64) string {
+	t.Helper()
+	dir := goodRow(t, root, profile, p50)
+	var b bytes.Buffer
+	for i := range 55 {
+		phase, task := verdict.PhaseWarmup, p50
+		if i >= 5 {
+			phase, task = verdict.PhaseMeasured, p50*(0.8+0.4*float64(i-5)/49)
+		}
+		http := task + 1
+		line, err := json.Marshal(verdict.JoinedLine{RequestID: fmt.Sprintf("req-%04d", i+1), EntryID: "e", Phase: phase,
+			HTTPMS: &http, TaskMS: &task, Status: verdict.JoinMatched, StartNS: int64(i) * 20e6})
+		require.NoError(t, err)
+		b.Write(append(line, '\n'))
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, reports.JoinedFile), b.Bytes(), 0o644))
 	require.NoError(t, evidence.Seal(dir, map[string]any{"harness_version": "synth"}))
 	return dir
 }
@@ -185,7 +209,7 @@ func TestBaselineNeverComparesChangedEvidence(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			oldRoot, curRoot := filepath.Join(t.TempDir(), "old"), filepath.Join(t.TempDir(), "cur")
-			oldDir, curDir := goodRow(t, oldRoot, "p", 10), goodRow(t, curRoot, "p", 20)
+			oldDir, curDir := timedRow(t, oldRoot, "p", 10), timedRow(t, curRoot, "p", 20)
 			// Untouched, the pair is compared: +100 % is a regression.
 			code, out, _ := runCLI(t, nil, "report", "--from", curRoot, "--baseline", oldRoot, "--group", "vlm", "--format", "md")
 			require.Equal(t, exitOK, code)
@@ -199,13 +223,49 @@ func TestBaselineNeverComparesChangedEvidence(t *testing.T) {
 			assert.Equal(t, 0, rep.Baseline.Compared)
 			assert.Equal(t, 0, rep.Baseline.Regressions)
 			assert.Equal(t, 1, rep.Baseline.NotCompared)
-			assert.Nil(t, rep.Rows[0].Baseline)
+			require.NotNil(t, rep.Rows[0].Baseline)
+			assert.Equal(t, reports.BaselineNotCompared, rep.Rows[0].Baseline.Decision)
+			assert.Nil(t, rep.Rows[0].Baseline.HTTPP50)
+			assert.Nil(t, rep.Rows[0].Baseline.TaskP50)
 			assert.Contains(t, strings.Join(rep.Notes, "\n"), "baseline: p not compared: "+c.wantReason)
 			_, md, _ := runCLI(t, nil, "report", "--from", curRoot, "--baseline", oldRoot, "--group", "vlm", "--format", "md")
 			assert.NotContains(t, md, "% ▲)", "no regression mark")
-			assert.Contains(t, md, "0 rows compared, 1 not compared (evidence that does not hold its seal; see the notes)")
+			assert.Contains(t, md, "0 rows compared — 0 regressed, 0 improved, 0 no change, 0 inconclusive; 1 not compared")
+			assert.Contains(t, md, "- **p** — not compared: "+c.wantReason)
 		})
 	}
+}
+
+// --baseline compares only like with like: an fp16 row against an fp32
+// baseline of the same profile id, however much slower, is not comparable,
+// and the report names the fields with both values.
+func TestBaselineNotComparableCLI(t *testing.T) {
+	oldRoot, curRoot := filepath.Join(t.TempDir(), "old"), filepath.Join(t.TempDir(), "cur")
+	timedRow(t, oldRoot, "p", 10)
+	curDir := timedRow(t, curRoot, "p", 30)
+	path := filepath.Join(curDir, reports.ResultFile)
+	data, err := os.ReadFile(path)
+	require.NoError(t, err)
+	var r verdict.Result
+	require.NoError(t, json.Unmarshal(data, &r))
+	r.Precision, r.Provenance.BundleSHA256 = "fp16", strings.Repeat("cd", 32)
+	require.NoError(t, fileio.WriteJSON(path, &r))
+	require.NoError(t, evidence.Seal(curDir, map[string]any{"harness_version": "synth"}))
+
+	_, out, errOut := runCLI(t, nil, "report", "--from", curRoot, "--baseline", oldRoot, "--group", "vlm", "--format", "md")
+	assert.NotContains(t, out, "% ▲)", errOut)
+	assert.Contains(t, out, "0 rows compared — 0 regressed, 0 improved, 0 no change, 0 inconclusive; 1 not comparable")
+	assert.Contains(t, out, `- **p** — not comparable: bundle: "`+strings.Repeat("ab", 32)+`" in the baseline, "`+strings.Repeat("cd", 32)+`" now; precision: "fp32" in the baseline, "fp16" now`)
+	_, out, _ = runCLI(t, nil, "report", "--from", curRoot, "--baseline", oldRoot, "--group", "vlm", "--format", "json")
+	var rep reports.GroupReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Rows[0].Baseline)
+	assert.Equal(t, reports.BaselineNotComparable, rep.Rows[0].Baseline.Decision)
+	assert.Equal(t, []reports.Difference{
+		{Field: "bundle", Baseline: strings.Repeat("ab", 32), Current: strings.Repeat("cd", 32)},
+		{Field: "precision", Baseline: "fp32", Current: "fp16"},
+	}, rep.Rows[0].Baseline.NotComparable)
+	assert.Equal(t, 1, rep.Baseline.NotComparable)
 }
 
 // A row whose evidence does not hold its seal shows no figure (they come

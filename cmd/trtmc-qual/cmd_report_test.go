@@ -19,6 +19,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/scripts/benchtools/synth"
 )
@@ -98,7 +99,8 @@ func TestReportValidate(t *testing.T) {
 		{"update-doc and a file", func(o *reportOptions) { o.UpdateDoc, o.Output = "page.md", "r.md" }, "--update-doc and --output-file both name a file", ""},
 		{"dry-run alone", func(o *reportOptions) { o.DryRun = true }, "--dry-run only applies to --update-doc", ""},
 		{"reconcile without summary", func(o *reportOptions) { o.Reconcile = "r.json" }, "only apply to --format summary", ""},
-		{"negative threshold", func(o *reportOptions) { o.ThresholdPct = -1 }, "--regression-threshold must be >= 0", ""},
+		{"negative threshold", func(o *reportOptions) { o.ThresholdPct = -1 }, "want 0 <= PCT < 1000, got -1", ""},
+		{"threshold past the rule", func(o *reportOptions) { o.ThresholdPct = 1000 }, "want 0 <= PCT < 1000, got 1000", ""},
 		{"bad root", func(o *reportOptions) { o.Roots = []string{"lower=/x"} }, `--root: root name "lower"`, ""},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
@@ -201,9 +203,40 @@ func TestReportMergeAndBaseline(t *testing.T) {
 
 	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--group", "vlm", "--format", "md")
 	assert.Contains(t, out, "% ▲)")
+	assert.Contains(t, out, "Compared with a baseline run: 2 rows compared — 1 regressed, 0 improved, 1 no change, 0 inconclusive.")
+	assert.Contains(t, out, "\n## Baseline\n")
+	// Each series with its decision, its estimate and its 95 % interval.
+	assert.Regexp(t, `- \*\*ref-vlm-small\*\* — HTTP regressed \+[0-9.]+% \\\[\+[0-9.]+%, \+[0-9.]+%\\\] \(median [0-9.]+ → [0-9.]+ ms, n 50 → 50\); Task regressed`, out)
+	assert.Regexp(t, `- \*\*ref-vlm-small-fp16\*\* — HTTP no change [-+][0-9.]+% \\\[`, out)
+	// The minimum effect is the rule's: at 50 % the same +20 % is not called.
 	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"),
-		"--regression-threshold", "1000", "--group", "vlm", "--format", "md")
+		"--regression-threshold", "50", "--group", "vlm", "--format", "md")
 	assert.NotContains(t, out, "% ▲)")
+	assert.Contains(t, out, "0 regressed")
+	assert.Contains(t, out, "at least 50%.")
+	code, _, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"),
+		"--regression-threshold", "1000", "--group", "vlm", "--format", "md")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--regression-threshold is the baseline rule's minimum effect in percent")
+	// JSON and CSV carry the interval and the decision.
+	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--group", "vlm", "--format", "json")
+	var rep reports.GroupReport
+	require.NoError(t, json.Unmarshal([]byte(out), &rep))
+	require.NotNil(t, rep.Baseline)
+	assert.Equal(t, stats.MethodHodgesLehmannLog, rep.Baseline.Method)
+	for _, row := range rep.Rows {
+		if row.Profile == "ref-vlm-small" {
+			require.NotNil(t, row.Baseline)
+			d := row.Baseline.HTTPP50
+			require.NotNil(t, d)
+			assert.Equal(t, "regressed", d.Decision)
+			assert.Less(t, 0.0, d.LowerPct)
+			assert.LessOrEqual(t, d.LowerPct, d.ChangePct)
+			assert.LessOrEqual(t, d.ChangePct, d.UpperPct)
+		}
+	}
+	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--group", "vlm", "--format", "csv")
+	assert.Contains(t, strings.SplitN(out, "\n", 2)[0], ",baseline_decision,http_change_lower_pct,http_change_upper_pct,http_decision,")
 }
 
 func TestReportOutputFile(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -109,4 +110,52 @@ func profileJSON(t *testing.T, out, profile string) *verdict.Result {
 	}
 	require.FailNow(t, "no row of "+profile, out)
 	return nil
+}
+
+// Issue 35: `report --baseline` between two real runs of one reference
+// profile, one of them of two trials: the pair is comparable (every field of
+// reports.ComparableFields agrees between real runs; the trials may differ),
+// both series are compared from the sealed joined.jsonl files — each trial's
+// on the side that has them, by the two-stage bootstrap —, and a run compared
+// with itself is never a called change.
+func TestBaselineBetweenRealRuns(t *testing.T) {
+	h := getHarness(t)
+	one := h.run(t, scenario{}, 4*time.Minute)
+	two := h.run(t, scenario{args: []string{"--trials", "2"}}, 4*time.Minute)
+	require.Equal(t, int(exitOK), one.code, one.stderr)
+	require.Equal(t, int(exitOK), two.code, two.stderr)
+	baseline := func(cur, old string) *reports.BaselineDelta {
+		code, out, errOut := runCLI(t, nil, "report", "--from", cur, "--baseline", old, "--group", "detection", "--format", "json")
+		require.Equal(t, exitOK, code, errOut)
+		var rep reports.GroupReport
+		require.NoError(t, json.Unmarshal([]byte(out), &rep))
+		require.NotNil(t, rep.Baseline)
+		for _, r := range rep.Rows {
+			if r.Profile == "ref-detect-small" {
+				require.NotNil(t, r.Baseline)
+				return r.Baseline
+			}
+		}
+		t.Fatal("no ref-detect-small row")
+		return nil
+	}
+	d := baseline(two.out, one.out)
+	assert.Empty(t, d.NotComparable)
+	assert.Empty(t, d.NotCompared)
+	require.NotNil(t, d.HTTPP50, "%+v", d)
+	require.NotNil(t, d.TaskP50, "%+v", d)
+	assert.Equal(t, 1, d.HTTPP50.BaselineTrials)
+	assert.Equal(t, 2, d.HTTPP50.CurrentTrials)
+	assert.Equal(t, 100, d.HTTPP50.CurrentN, "every measured matched request of both trials")
+	assert.Equal(t, stats.MethodBootstrapMedians, d.HTTPP50.Method)
+	assert.LessOrEqual(t, d.HTTPP50.LowerPct, d.HTTPP50.UpperPct)
+
+	self := baseline(one.out, one.out)
+	require.NotNil(t, self.HTTPP50, "%+v", self)
+	for _, s := range []*reports.Delta{self.HTTPP50, self.TaskP50} {
+		require.NotNil(t, s)
+		assert.Equal(t, stats.MethodHodgesLehmannLog, s.Method)
+		assert.Zero(t, s.ChangePct, "a run against itself")
+		assert.False(t, stats.Decision(s.Decision).Called(), "%+v", s)
+	}
 }

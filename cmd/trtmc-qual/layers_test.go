@@ -61,15 +61,15 @@ var mayImport = map[string][]string{
 	"reports/verdict": {"reports/fileio", "reports/text"}, // the row model, reason codes and classes, Judge
 
 	// The row model, the specs and what compares the inventory with them.
-	"reports":                     {"reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/text"}, // the one row model, Judge, renderers
-	"reports/publish":             {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                           // publication: roots, the Scrubber, the public report, the leak scanner
-	"reports/verdict/verdicttest": {"reports/verdict"},                                                                                            // tests only: row fixtures that Judge gives a chosen verdict
-	"reports/publish/export":      {"reports", "reports/publish", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},        // the public evidence pack
-	"inventory/specs":             {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                    // TRTMC's manifests at a commit
-	"inventory/specs/specstest":   {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                               // tests only: fixture TRTMC repositories
-	"inventory/reconcile":         {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                         // the inventory against the specs
-	"inventory/drift":             {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                             // the specs between two commits
-	"families/trtmc":              {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                         // the adapters to real TRTMC
+	"reports":                     {"reports/verdict", "reports/evidence", "reports/fileio", "reports/junit", "reports/markdown", "reports/stats", "reports/text"}, // the one row model, Judge, renderers, --baseline
+	"reports/publish":             {"reports", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                                            // publication: roots, the Scrubber, the public report, the leak scanner
+	"reports/verdict/verdicttest": {"reports/verdict"},                                                                                                             // tests only: row fixtures that Judge gives a chosen verdict
+	"reports/publish/export":      {"reports", "reports/publish", "reports/verdict", "reports/evidence", "reports/fileio", "reports/text"},                         // the public evidence pack
+	"inventory/specs":             {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                                     // TRTMC's manifests at a commit
+	"inventory/specs/specstest":   {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                                                // tests only: fixture TRTMC repositories
+	"inventory/reconcile":         {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                                          // the inventory against the specs
+	"inventory/drift":             {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                                              // the specs between two commits
+	"families/trtmc":              {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                                          // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
 	"qual/aiperf":     {"families/proc", "reports/fileio", "inventory/endpoint"},                                                                                                                                                                            // the AIPerf 0.13.0 driver

@@ -123,6 +123,44 @@ func (d Digester) Bytes(data []byte) string {
 	return d.CombineBlocks(sums)
 }
 
+// Writer digests the bytes written to it as File digests a file of those
+// bytes: a reader that checks a stream against the seal (io.TeeReader)
+// digests exactly what it read, with no second read between.
+func (d Digester) Writer() *DigestWriter { return &DigestWriter{d: d} }
+
+// DigestWriter is Digester.Writer's: blocks of DigestBlock bytes, each
+// digested as it fills.
+type DigestWriter struct {
+	d    Digester
+	buf  []byte
+	sums [][32]byte
+}
+
+// Write digests p; it never fails.
+func (w *DigestWriter) Write(p []byte) (int, error) {
+	n := len(p)
+	for len(p) > 0 {
+		if w.buf == nil {
+			w.buf = make([]byte, 0, DigestBlock)
+		}
+		k := min(len(p), DigestBlock-len(w.buf))
+		w.buf, p = append(w.buf, p[:k]...), p[k:]
+		if len(w.buf) == DigestBlock {
+			w.sums, w.buf = append(w.sums, w.d.BlockSum(w.buf)), w.buf[:0]
+		}
+	}
+	return n, nil
+}
+
+// Sum is the digest of everything written so far.
+func (w *DigestWriter) Sum() string {
+	sums := w.sums
+	if len(w.buf) > 0 || len(sums) == 0 {
+		sums = append(slices.Clip(sums), w.d.BlockSum(w.buf))
+	}
+	return w.d.CombineBlocks(sums)
+}
+
 // File is a file's digest.
 func (d Digester) File(path string) (string, error) {
 	f, _, err := fileio.OpenRegular(path)

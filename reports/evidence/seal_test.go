@@ -76,6 +76,17 @@ func TestDigestIsATreeOfBlocks(t *testing.T) {
 		assert.Equal(t, tc.none, got, "%s: the value Python computes", tc.algo)
 		assert.Equal(t, tc.none, d.Bytes(nil), "%s: no bytes are one empty block", tc.algo)
 		assert.NotEqual(t, tc.want, d.Bytes(data[:len(data)-1]), "%s: one byte less is another digest", tc.algo)
+		for _, chunk := range []int{1 << 10, DigestBlock, DigestBlock + 7, len(data)} {
+			w := d.Writer()
+			for off := 0; off < len(data); off += chunk {
+				_, _ = w.Write(data[off:min(off+chunk, len(data))])
+			}
+			assert.Equal(t, tc.want, w.Sum(), "%s: written in pieces of %d, the file's digest", tc.algo, chunk)
+		}
+		assert.Equal(t, tc.none, d.Writer().Sum(), "%s: nothing written is one empty block", tc.algo)
+		w := d.Writer()
+		_, _ = w.Write(data[:len(data)-1])
+		assert.NotEqual(t, tc.want, w.Sum(), "%s: one byte less written is another digest", tc.algo)
 	}
 	got, err := Default().File(p)
 	require.NoError(t, err)

@@ -79,20 +79,11 @@ func ReadPublished(ctx context.Context, dir string) (*verdict.Result, error) {
 	return verdict.DecodeResult(path, data, filepath.Base(filepath.Dir(dir)), filepath.Base(dir))
 }
 
-// Fields are what two runs must share to be compared: the profile, the
-// bundle, the inventory entry, the workload, where Task time comes from,
-// the hardware scope and AIPerf's version.
+// Fields are what two runs must share to be compared: the profile, and
+// what `report --baseline` requires of a pair (reports.ComparableFields:
+// the one definition).
 func (r Run) Fields() []stats.Field {
-	w := r.Row.Workload
-	return []stats.Field{
-		{Name: "profile", Value: r.Row.Profile},
-		{Name: "bundle", Value: r.Row.Provenance.BundleSHA256},
-		{Name: "inventory entry", Value: r.Row.Provenance.InventoryEntrySHA256},
-		{Name: "workload", Value: fmt.Sprintf("%d+%d at concurrency %d", w.Warmup, w.Measured, w.Concurrency)},
-		{Name: "Task-time source", Value: r.Row.LatencyMS.TaskSource},
-		{Name: "hardware scope", Value: r.Row.Provenance.HardwareScope},
-		{Name: "AIPerf version", Value: r.Row.Provenance.AIPerfVersion},
-	}
+	return append([]stats.Field{{Name: "profile", Value: r.Row.Profile}}, reports.ComparableFields(r.Row)...)
 }
 
 // Metric is one figure of a row.
