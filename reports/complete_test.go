@@ -262,7 +262,14 @@ func TestCompleteNamesTheCommitsItsRowsCover(t *testing.T) {
 	// into another's.
 	f.editRow("ref-detect-medium", func(r *verdict.Result) { r.Provenance.SourceCommit = "" })
 	first, _, _ = strings.Cut(completeSummary(t, f.load()), "\n")
-	assert.Contains(t, first, "`e82d4d98b889bbd7e787fb302db9128504081d27` (ref-detect-small); a commit not recorded (ref-detect-medium).")
+	assert.Contains(t, first, "Measured at TRTMC source commit `e82d4d98b889bbd7e787fb302db9128504081d27` (ref-detect-small). "+
+		"The source commit of ref-detect-medium is not recorded.")
+	// Issue 36: no row records one: said as such, never "Measured at
+	// TRTMC source commit a commit not recorded".
+	f.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.SourceCommit = "" })
+	first, _, _ = strings.Cut(completeSummary(t, f.load()), "\n")
+	assert.Contains(t, first, "No row records its TRTMC source commit (ref-detect-medium, ref-detect-small).")
+	assert.NotContains(t, first, "Measured at")
 }
 
 func reasonCodes(r *verdict.Result) []verdict.Code {

@@ -252,8 +252,8 @@ func rootsNote(used []string, s Mapper) string {
 	for i, n := range used {
 		if d := s.RootDescription(n); d != "" {
 			parts[i] = "$" + n + " " + d
-		} else {
-			parts[i] = "$" + n
+		} else { // a root the publisher named (--root NAME=DIR)
+			parts[i] = "$" + n + " the directory named " + n + " by --root"
 		}
 	}
 	return "Paths are relative to named roots; set them before running: " + strings.Join(parts, "; ") + "."

@@ -231,3 +231,20 @@ func TestChartLegendSwatchesAreTheBars(t *testing.T) {
 		assert.Equal(t, bar, swatch, s.series)
 	}
 }
+
+// rootDescriber is a Mapper that knows one root's description.
+type rootDescriber struct{ Mapper }
+
+func (rootDescriber) RootDescription(name string) string {
+	if name == "OUT" {
+		return "the evidence root"
+	}
+	return ""
+}
+
+// Issue 36: a root the publisher named (--root WORK=DIR) is said as one in
+// the reproduce note, never a bare "$WORK." the reader cannot place.
+func TestRootsNoteSaysWhatAUserRootIs(t *testing.T) {
+	assert.Equal(t, "Paths are relative to named roots; set them before running: $OUT the evidence root; "+
+		"$WORK the directory named WORK by --root.", rootsNote([]string{"OUT", "WORK"}, rootDescriber{}))
+}

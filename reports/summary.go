@@ -310,26 +310,33 @@ func summaryTotals(rows []Row) totals {
 }
 
 // commitsSentence names the TRTMC source commits the counted rows were
-// measured at, each with its profiles (a row that records none is said to),
-// and the commit the inventory was reconciled at: a complete group never
-// leaves unsaid which commits its rows cover.
+// measured at, each with its profiles, and the rows that record none (said
+// apart, never counted as a commit nor folded into another's), then the
+// commit the inventory was reconciled at: a complete group never leaves
+// unsaid which commits its rows cover.
 func commitsSentence(t totals, f *ReconcileFact) string {
 	var parts []string
 	for _, k := range t.commitOrder {
-		c := "`" + k + "`"
-		if k == "" {
-			c = "a commit not recorded"
+		if k != "" {
+			parts = append(parts, fmt.Sprintf("`%s` (%s)", k, strings.Join(t.commits[k], ", ")))
 		}
-		parts = append(parts, fmt.Sprintf("%s (%s)", c, strings.Join(t.commits[k], ", ")))
 	}
+	unrecorded := t.commits[""]
 	var s string
 	switch len(parts) {
 	case 0:
-		s = "No row records its TRTMC source commit."
+		s = "No row records its TRTMC source commit"
+		if len(unrecorded) > 0 {
+			s += " (" + strings.Join(unrecorded, ", ") + ")"
+		}
+		s += "."
 	case 1:
 		s = "Measured at TRTMC source commit " + parts[0] + "."
 	default:
 		s = fmt.Sprintf("Measured at %d TRTMC source commits: %s.", len(parts), strings.Join(parts, "; "))
+	}
+	if len(parts) > 0 && len(unrecorded) > 0 {
+		s += fmt.Sprintf(" The source commit of %s is not recorded.", strings.Join(unrecorded, ", "))
 	}
 	if f != nil {
 		s += fmt.Sprintf(" The inventory was reconciled with TRTMC's specs at `%s`.", f.Commit)

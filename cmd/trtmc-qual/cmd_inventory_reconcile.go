@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/trtmc-qual/trtmc-qual/families"
+	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/inventory/reconcile"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs/gitread"
@@ -22,6 +23,9 @@ type inventoryReconcileOptions struct {
 	Ref    string
 	Format string
 	Write  bool
+	// Force lets --write edit the inventory shipped with trtmc-qual
+	// (refused without it, as inventory set refuses it).
+	Force bool
 	// SpecGroups is the spec-groups file ("" = the built-in mapping).
 	SpecGroups string
 	// NewGit opens the TRTMC repository; tests may replace it.
@@ -77,12 +81,13 @@ entries for the missing profiles to the inventory file that holds the group,
 leaving existing content byte for byte; when that cannot be done safely (the
 family is not configured, the list is in flow style...) it writes a separate
 proposal file and says why. The rows and the exit status describe the state
-before writing.
+before writing. --write refuses the inventory shipped with trtmc-qual (its
+inventory/ directory) unless --force: reconcile a copy (docs/trtmc.md, step 4).
 
 ` + exitHelp(
 			exitOutcome{exitOK, "nothing needs action"},
 			exitOutcome{exitFailed, "something does"},
-			exitOutcome{exitUsage, "a usage, inventory or spec-groups error (unknown group or ref, not a git repository)"},
+			exitOutcome{exitUsage, "a usage, inventory or spec-groups error (unknown group or ref, not a git repository, --write on the shipped inventory without --force)"},
 			exitOutcome{exitSetup, "git is not available"}),
 		Example: `  trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --group vlm
   trtmc-qual inventory reconcile --repo ../TensorRT-Model-Connect --ref a832817 --group vlm --format md
@@ -106,6 +111,7 @@ before writing.
 	fl.StringVar(&opts.Ref, "ref", "main", "git ref of the specs (branch, tag or sha)")
 	addFormatFlag(cmd, &opts.Format, specFormats)
 	fl.BoolVar(&opts.Write, "write", false, "append planned entries for missing profiles to the inventory")
+	fl.BoolVar(&opts.Force, "force", false, "with --write: also edit the inventory shipped with trtmc-qual")
 	addSpecGroupsFlag(cmd)
 	completeGroupFlag(cmd, f, "group")
 	_ = cmd.MarkFlagDirname("repo")
@@ -122,6 +128,9 @@ func runInventoryReconcile(ctx context.Context, opts *inventoryReconcileOptions)
 	}
 	inv, fams, err := loadInventory(opts.Inventory, opts.Families)
 	if err != nil {
+		return err
+	}
+	if err := refuseShippedWrite(opts, inv); err != nil {
 		return err
 	}
 	src := specs.Source{Git: opts.NewGit(opts.Repo), Config: cfg, Repo: opts.Repo}
@@ -150,6 +159,27 @@ func runInventoryReconcile(ctx context.Context, opts *inventoryReconcileOptions)
 	}
 	if r.Summary.NeedAction > 0 {
 		return &codedError{code: exitFailed, err: fmt.Errorf("%d profile(s) need action", r.Summary.NeedAction), quiet: true}
+	}
+	return nil
+}
+
+// refuseShippedWrite refuses --write, before anything is read or
+// written, when the file it would edit (the one that holds the group, else
+// the first inventory file) is the inventory shipped with trtmc-qual and
+// --force is not given: the rule inventory set follows (shippedInventory).
+func refuseShippedWrite(opts *inventoryReconcileOptions, inv *inventory.Inventory) error {
+	if !opts.Write || opts.Force {
+		return nil
+	}
+	file := ""
+	if g, ok := inv.Groups[opts.Group]; ok {
+		file = g.File
+	} else if len(opts.Inventory) > 0 {
+		file = opts.Inventory[0]
+	}
+	if shipped := shippedInventory(file); file != "" && shipped != "" {
+		return withCode(exitUsage, fmt.Errorf("inventory reconcile --write: %s is the inventory shipped with trtmc-qual (%s): "+
+			"reconcile a copy (docs/trtmc.md, step 4), or pass --force to edit it", file, shipped))
 	}
 	return nil
 }

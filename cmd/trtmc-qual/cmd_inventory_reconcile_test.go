@@ -196,6 +196,38 @@ func TestInventoryReconcileWrite(t *testing.T) {
 	assert.FileExists(t, proposal)
 }
 
+// Issue 36: --write edited the shipped inventory in place. It refuses an
+// inventory shipped with trtmc-qual (an inventory/ directory beside the
+// harness's go.mod, as inventory set judges it) unless --force, before
+// anything is read or written; without --write it reconciles as ever.
+func TestInventoryReconcileWriteRefusesTheShippedInventory(t *testing.T) {
+	fx := newSpecsFixture(t)
+	checkout := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(checkout, "go.mod"), []byte("module github.com/trtmc-qual/trtmc-qual\n\ngo 1.26\n"), 0o644))
+	require.NoError(t, os.Mkdir(filepath.Join(checkout, "inventory"), 0o755))
+	shipped := filepath.Join(checkout, "inventory", "trtmc.yaml")
+	before, err := os.ReadFile(fx.Inventory)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(shipped, before, 0o644))
+	args := []string{"inventory", "reconcile", "--repo", fx.Repo, "--group", "detection", "--inventory", shipped, "--families", fx.Families}
+
+	code, out, errOut := runCLI(t, nil, append(args, "--write")...)
+	assert.Equal(t, exitUsage, code, errOut)
+	assert.Empty(t, out, "refused before the rows")
+	assert.Contains(t, errOut, "inventory reconcile --write: "+shipped+" is the inventory shipped with trtmc-qual ("+checkout+
+		"): reconcile a copy (docs/trtmc.md, step 4), or pass --force to edit it")
+	after, err := os.ReadFile(shipped)
+	require.NoError(t, err)
+	assert.Equal(t, string(before), string(after), "nothing written")
+
+	code, _, errOut = runCLI(t, nil, args...)
+	assert.Equal(t, exitFailed, code, "without --write: the rows, det-large missing: %s", errOut)
+
+	code, _, errOut = runCLI(t, nil, append(args, "--write", "--force")...)
+	assert.Equal(t, exitFailed, code, errOut)
+	assert.Contains(t, errOut, "write: appended 1 planned profile(s) to "+shipped+": det-large")
+}
+
 // What --write says on stderr is escaped: a refused manifest name with
 // U+202E never reaches the terminal raw (issue 25, item 13).
 func TestReconcileWriteReportIsEscaped(t *testing.T) {

@@ -59,6 +59,16 @@ func (d *Driver) logf(format string, args ...any) {
 	}
 }
 
+// settledText says how long the exports took to settle after AIPerf
+// exited: "after 1.2s", or "at exit (<1ms)" when they were final at once
+// (never "after 0s", which reads as a duration that was not measured).
+func settledText(waited time.Duration) string {
+	if waited < time.Millisecond {
+		return "at exit (<1ms)"
+	}
+	return "after " + waited.Round(time.Millisecond).String()
+}
+
 // Version runs `bin --version` and returns what it printed (the last
 // non-empty line of stdout, trimmed).
 func (d *Driver) Version(ctx context.Context, bin string) (string, error) {
@@ -173,7 +183,7 @@ func (d *Driver) Run(ctx context.Context, c Config) (*Run, error) {
 	run.Survivors = res.Survivors
 
 	waited := waitFinal(ctx, c.ArtifactDir, res.ExitCode == 0 && !res.Stopped, c.finalizeWait())
-	d.logf("exports settled after %s", waited.Round(time.Millisecond))
+	d.logf("exports settled %s", settledText(waited))
 	collected, err := Collect(c.ArtifactDir, Expect{
 		Warmup:      c.Warmup,
 		Measured:    c.Measured,

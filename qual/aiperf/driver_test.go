@@ -388,3 +388,12 @@ func TestErrorsFormat(t *testing.T) {
 	ie := &IncompleteError{Dir: "/a", Problems: []Problem{{Code: "x", Detail: "y"}, {Code: "z", Detail: "w"}}}
 	assert.Equal(t, "aiperf run in /a is incomplete: x: y; z: w", ie.Error())
 }
+
+// Issue 36: a duration line never says "0s". Exports that were final when
+// AIPerf exited say so; a wait says how long it took.
+func TestSettledText(t *testing.T) {
+	assert.Equal(t, "at exit (<1ms)", settledText(0))
+	assert.Equal(t, "at exit (<1ms)", settledText(400*time.Microsecond))
+	assert.Equal(t, "after 1ms", settledText(1200*time.Microsecond))
+	assert.Equal(t, "after 1.25s", settledText(1250*time.Millisecond))
+}
