@@ -20,6 +20,7 @@
 #              first run's durations; its makespan is the figure
 #   repeats    GPU_EVIDENCE_REPEATS (default 6) back-to-back runs of
 #              gpu/ref-vlm-gpu on GPU 0, each its own server and AIPerf run
+#              (GPU_EVIDENCE_REPEAT_ARGS: more flags of each, e.g. "--trials 4")
 #              (bench part 5's runs, on the H200); their public packs come
 #              back with the others' and `baseline-noise repeats` reads them
 #              where they land (the carry has no room for it): each run's
@@ -287,7 +288,8 @@ if step repeats; then
   dirs=()
   for i in $(seq "$nrep"); do
     if ! fits 75; then note "SKIPPED: repeat $i of $nrep (budget)"; break; fi
-    run "repeat-$i" "$(limit 150)" --group gpu --only ref-vlm-gpu --gpus 0
+    # shellcheck disable=SC2086 # GPU_EVIDENCE_REPEAT_ARGS is a list of flags
+    run "repeat-$i" "$(limit 150)" --group gpu --only ref-vlm-gpu --gpus 0 ${GPU_EVIDENCE_REPEAT_ARGS:-}
     expect_rc "repeat $i of ref-vlm-gpu on GPU 0" 0 "$rc"
     [ "$rc" = 0 ] && dirs+=("$W/repeat-$i/gpu/ref-vlm-gpu")
   done
