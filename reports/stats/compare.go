@@ -120,9 +120,9 @@ type Comparison struct {
 	// of the difference as a share of the baseline's median (its lower end
 	// can pass −100 % on a wide sample: resampled baseline medians above
 	// the observed one).
-	RelChange float64  `json:"rel_change"`
-	RelLower  float64  `json:"rel_lower"`
-	RelUpper  float64  `json:"rel_upper"`
+	RelChange float64 `json:"rel_change"`
+	RelLower  float64 `json:"rel_lower"`
+	RelUpper  float64 `json:"rel_upper"`
 	// The interval from the requests (and trials) alone, before the
 	// run-to-run component: absolute and relative, as Lower … RelUpper.
 	// Equal to them when nothing was added.
