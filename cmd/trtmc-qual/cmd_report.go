@@ -22,9 +22,9 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory/specs"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/reports"
-	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
