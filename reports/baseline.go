@@ -50,6 +50,10 @@ type BaselineInfo struct {
 	// Confidence.
 	Method     string  `json:"method,omitempty"`
 	Confidence float64 `json:"confidence,omitempty"`
+	// RunSD is the rule's run-to-run component (stats.Rule.RunSD, sd of
+	// the log of a run's median), added for each side that is a single
+	// run; 0: the within-run interval alone (--run-noise 0).
+	RunSD float64 `json:"run_sd"`
 	// Compared is the number of rows with at least one series compared.
 	Compared    int `json:"compared"`
 	Regressions int `json:"regressions"`
@@ -115,10 +119,20 @@ type Delta struct {
 	BaselineMS float64 `json:"baseline_ms"`
 	CurrentMS  float64 `json:"current_ms"`
 	// ChangePct is the rule's estimate of the relative change, in percent
-	// (rounded to 0.01); [LowerPct, UpperPct] its interval.
+	// (rounded to 0.01); [LowerPct, UpperPct] its interval, the one the
+	// decision uses: with the run-to-run component for a side that is a
+	// single run (BaselineInfo.RunSD).
 	ChangePct float64 `json:"change_pct"`
 	LowerPct  float64 `json:"lower_pct"`
 	UpperPct  float64 `json:"upper_pct"`
+	// WithinLowerPct and WithinUpperPct are the interval from the requests
+	// (and trials) alone, within the runs: what the two runs' own data
+	// show, before the run-to-run component.
+	WithinLowerPct float64 `json:"within_lower_pct"`
+	WithinUpperPct float64 `json:"within_upper_pct"`
+	// RunNoiseSides is the number of sides the run-to-run component was
+	// added for (single runs; 0 with trials on both sides or --run-noise 0).
+	RunNoiseSides int `json:"run_noise_sides"`
 	// Decision is improved, regressed, no_change or inconclusive;
 	// Regressed is Decision == regressed.
 	Decision  string `json:"decision"`
@@ -135,10 +149,13 @@ type Delta struct {
 }
 
 // BaselineRule is the rule `report --baseline` applies: stats.DefaultRule
-// with a minimum effect of thresholdPct percent.
-func BaselineRule(thresholdPct float64) stats.Rule {
+// with a minimum effect of thresholdPct percent and a run-to-run component
+// of runSD (sd of the log of a run's median; stats.DefaultRunSD unless
+// --run-noise).
+func BaselineRule(thresholdPct, runSD float64) stats.Rule {
 	r := stats.DefaultRule()
 	r.MinEffect = thresholdPct / 100
+	r.RunSD = runSD
 	return r
 }
 
@@ -174,7 +191,7 @@ func ApplyBaseline(g, base *GroupReport, rule stats.Rule) error {
 	if err := rule.Validate(); err != nil {
 		return err
 	}
-	info := &BaselineInfo{ThresholdPct: 100 * rule.MinEffect, Method: rule.Method, Confidence: rule.Confidence}
+	info := &BaselineInfo{ThresholdPct: 100 * rule.MinEffect, Method: rule.Method, Confidence: rule.Confidence, RunSD: rule.RunSD}
 	old := map[string]*Row{}
 	for i := range base.Rows {
 		if base.Rows[i].Result != nil {
@@ -292,6 +309,7 @@ func seriesDelta(rule stats.Rule, base, cur [][]float64) (*Delta, error) {
 	ms := func(v float64) float64 { return math.Round(v*1e4) / 1e4 }
 	return &Delta{BaselineMS: ms(c.BaseMedian), CurrentMS: ms(c.CurrentMedian),
 		ChangePct: pct(c.RelChange), LowerPct: pct(c.RelLower), UpperPct: pct(c.RelUpper),
+		WithinLowerPct: pct(c.WithinRelLower), WithinUpperPct: pct(c.WithinRelUpper), RunNoiseSides: c.RunNoiseSides,
 		Decision: string(c.Decision), Regressed: c.Decision == stats.Regressed, Method: c.Method,
 		BaselineN: c.BaseN, CurrentN: c.CurrentN, BaselineTrials: c.BaseTrials, CurrentTrials: c.CurrentTrials}, nil
 }
@@ -444,10 +462,19 @@ func baselineRowText(d *BaselineDelta) string {
 		if s.d == nil {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf("%s %s (median %s → %s ms, n %s)", s.name, changeText(s.d),
+		parts = append(parts, fmt.Sprintf("%s %s%s (median %s → %s ms, n %s)", s.name, changeText(s.d), withinText(s.d),
 			fmtMS(&s.d.BaselineMS), fmtMS(&s.d.CurrentMS), sidesN(s.d)))
 	}
 	return strings.Join(parts, "; ")
+}
+
+// withinText is the interval within the runs alone when the run-to-run
+// component widened it: " [within the runs +2.1%, +9.8%]"; "" otherwise.
+func withinText(d *Delta) string {
+	if d.WithinLowerPct == d.LowerPct && d.WithinUpperPct == d.UpperPct {
+		return ""
+	}
+	return fmt.Sprintf(" [within the runs %s, %s]", pctText(d.WithinLowerPct), pctText(d.WithinUpperPct))
 }
 
 // sidesN is the requests on each side, with the trials when either has
@@ -473,7 +500,11 @@ func baselineSentence(b *BaselineInfo) string {
 	if b.NotCompared > 0 {
 		s += fmt.Sprintf("; %d not compared (evidence that does not hold its seal, or times that could not be read; see the notes)", b.NotCompared)
 	}
-	return s + fmt.Sprintf(". A change is called only when its %.0f %% interval excludes zero and it is at least %s%%.", 100*b.Confidence, fmtPct(b.ThresholdPct))
+	s += fmt.Sprintf(". A change is called only when its %.0f %% interval excludes zero and it is at least %s%%", 100*b.Confidence, fmtPct(b.ThresholdPct))
+	if b.RunSD > 0 {
+		return s + fmt.Sprintf(" (run-to-run sd %.3g included for each side that is a single run; the interval within the runs alone in brackets after it).", b.RunSD)
+	}
+	return s + " (the interval within the runs alone: run-to-run sd 0)."
 }
 
 // baselineRows are the rows with a baseline delta.
@@ -513,13 +544,15 @@ func p50Cell(p verdict.Percentiles, d *Delta) string {
 }
 
 // baselineCSVHeader are the CSV columns of a report with a baseline: the
-// row's decision, each series' change with its interval and decision, and
-// why a pair was not comparable or not compared. The first three are
-// those of the first rule, kept.
+// row's decision, each series' change with its interval and decision, why
+// a pair was not comparable or not compared, and each series' interval
+// within the runs alone. The first three are those of the first rule,
+// kept; the last four came with the run-to-run component, after the rest.
 func baselineCSVHeader() []string {
 	return []string{"http_p50_change_pct", "task_p50_change_pct", "p50_regressed", "baseline_decision",
 		"http_change_lower_pct", "http_change_upper_pct", "http_decision",
-		"task_change_lower_pct", "task_change_upper_pct", "task_decision", "baseline_note"}
+		"task_change_lower_pct", "task_change_upper_pct", "task_decision", "baseline_note",
+		"http_within_lower_pct", "http_within_upper_pct", "task_within_lower_pct", "task_within_upper_pct"}
 }
 
 func baselineCSV(v map[string]string, d *BaselineDelta) {
@@ -537,6 +570,7 @@ func baselineCSV(v map[string]string, d *BaselineDelta) {
 		}
 		v[s.name+"_p50_change_pct"] = f(s.d.ChangePct)
 		v[s.name+"_change_lower_pct"], v[s.name+"_change_upper_pct"] = f(s.d.LowerPct), f(s.d.UpperPct)
+		v[s.name+"_within_lower_pct"], v[s.name+"_within_upper_pct"] = f(s.d.WithinLowerPct), f(s.d.WithinUpperPct)
 		v[s.name+"_decision"] = s.d.Decision
 		regressed = regressed || s.d.Regressed
 	}

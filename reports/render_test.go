@@ -12,6 +12,7 @@ import (
 
 	. "github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
+	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -53,7 +54,7 @@ func TestGoldenBaseline(t *testing.T) {
 	require.NoError(t, err)
 	base, err := published(Load([]string{RootBaseline}, "vlm"))
 	require.NoError(t, err)
-	require.NoError(t, ApplyBaseline(g, base, BaselineRule(DefaultRegressionThresholdPct)))
+	require.NoError(t, ApplyBaseline(g, base, BaselineRule(DefaultRegressionThresholdPct, stats.DefaultRunSD)))
 	for _, f := range []string{FormatMarkdown, FormatJSON, FormatCSV, FormatTable} {
 		golden.Assert(t, "baseline."+f, render(t, g, f))
 	}

@@ -45,6 +45,7 @@ parts="1 2 3 4 5 6" figures="rejudge_speedup_vs_python rejudge_vs_wc rejudge_pea
   readiness_lag_ms join_stage_ms makespan_ratio repeat_http_p50_spread_pct repeat_http_p95_spread_pct
   repeat_task_p50_spread_pct repeat_task_p95_spread_pct repeat_images_per_sec_spread_pct baseline_false_positive_pct
   baseline_detection_pct_at_20 baseline_power_curve baseline_trials_false_positive_pct baseline_trials_detection_pct_at_20
+  baseline_within_false_positive_pct baseline_within_detection_pct_at_20 baseline_within_power_curve
   slurm_overhead_s"
 if [ "$slurm_up" = false ]; then parts="1 2 3 5 6" figures=${figures% slurm_overhead_s}; fi # said above
 bench_out=$(BENCH_PARTS=$parts BENCH_N=2000 BENCH_REPS=1 BENCH_MEASURED=5 BENCH_SCHED="50:1 20:2 20:4" \

@@ -24,6 +24,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/reports"
 	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/publish"
+	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
@@ -67,6 +68,9 @@ type reportOptions struct {
 	// Baseline are the result roots of an earlier run to compare with.
 	Baseline     []string
 	ThresholdPct float64
+	// RunNoise is the --baseline rule's run-to-run component (sd of the
+	// log of a run's median; stats.Rule.RunSD).
+	RunNoise float64
 
 	// Roots are --root NAME=DIR; Publish is what published formats map
 	// (the declared roots, this host's roots and identity).
@@ -123,8 +127,12 @@ workload, Task-time source, hardware scope and AIPerf version agree; else
 times of both sealed joined.jsonl (every trial's): regressed or improved only
 when the change's 95% interval excludes zero and the change is at least
 --regression-threshold percent, "no change" when the interval lies within
-that, else inconclusive. A pair whose evidence does not hold its seal is not
-compared.
+that, else inconclusive. A single run cannot show how much the whole run is
+slower or faster than the next (on an H200, six runs of one configuration:
+sd 0.073 of the log of their medians), so for each side that is a single run
+the interval takes in --run-noise SD (default 0.075); with it two single runs
+never call a change smaller than about +23% or -19%: compare trials (run
+--trials 3 or more) to see 20%. A pair whose evidence does not hold its seal is not compared.
 
 Formats: md (GitHub-flavoured Markdown, as in results.md), csv, json (schema
 trtmc-qual/group-report/v1), html (self-contained, failure-first), table, tsv,
@@ -250,6 +258,9 @@ func newReportCmd(f *factory, runF func(*reportOptions) error) *cobra.Command {
 	fl.StringArrayVar(&opts.Baseline, "baseline", nil, "result root of an earlier run to compare each comparable row's per-request times with (sealed joined.jsonl of both); repeatable")
 	fl.Float64Var(&opts.ThresholdPct, "regression-threshold", reports.DefaultRegressionThresholdPct,
 		"the --baseline rule's minimum effect in `PCT`: a change is called only when its 95% interval excludes zero and it is at least this large (default from make bench part 6, docs/reports.md)")
+	fl.Float64Var(&opts.RunNoise, "run-noise", stats.DefaultRunSD,
+		"the --baseline rule's run-to-run noise, the standard deviation of the log of a run's median between runs (`SD`, 0 <= SD < 1), added for each side that is a single run; "+
+			"the default is the H200's (six runs of ref-vlm-gpu); measure your hardware's with make bench part 5; 0: the interval within the runs alone, only for runs known to share one server and host state")
 	addRootFlag(cmd, &opts.Roots)
 	completeEvidenceGroups(cmd, f)
 	_ = cmd.MarkFlagDirname("from")
@@ -278,6 +289,9 @@ func (o *reportOptions) Validate() error {
 	}
 	if !(o.ThresholdPct >= 0 && o.ThresholdPct < 1000) {
 		return flagErrorf("--regression-threshold is the baseline rule's minimum effect in percent: want 0 <= PCT < 1000, got %v", o.ThresholdPct)
+	}
+	if !(o.RunNoise >= 0 && o.RunNoise < 1) {
+		return flagErrorf("--run-noise is the standard deviation of the log of a run's median between runs: want 0 <= SD < 1, got %v", o.RunNoise)
 	}
 	declared, err := parseRoots(o.Roots)
 	if err != nil {
@@ -363,7 +377,7 @@ func runReport(ctx context.Context, opts *reportOptions) error {
 		if err != nil {
 			return evidenceError(fmt.Errorf("baseline: %w", err))
 		}
-		if err := reports.ApplyBaseline(rep, base, reports.BaselineRule(opts.ThresholdPct)); err != nil {
+		if err := reports.ApplyBaseline(rep, base, reports.BaselineRule(opts.ThresholdPct, opts.RunNoise)); err != nil {
 			return err
 		}
 	}

@@ -77,6 +77,20 @@ func TestReportFlags(t *testing.T) {
 	assert.Contains(t, err.Error(), `invalid format "xml": valid values are md, csv, json, html, table, tsv`)
 	_, err = parse("--group", "vlm", "--regression-threshold", "-1")
 	assert.Equal(t, exitUsage, codeFor(err))
+
+	o, err = parse("--group", "vlm")
+	require.NoError(t, err)
+	assert.InDelta(t, stats.DefaultRunSD, o.RunNoise, 0, "--run-noise defaults to the rule's")
+	o, err = parse("--group", "vlm", "--run-noise", "0")
+	require.NoError(t, err)
+	assert.InDelta(t, 0, o.RunNoise, 0)
+	for _, bad := range []string{"-0.01", "1", "NaN", "x"} {
+		_, err = parse("--group", "vlm", "--run-noise", bad)
+		require.Error(t, err, bad)
+		assert.Equal(t, exitUsage, codeFor(err), bad)
+	}
+	_, err = parse("--group", "vlm", "--run-noise", "1.5")
+	assert.ErrorContains(t, err, "--run-noise is the standard deviation of the log of a run's median between runs: want 0 <= SD < 1, got 1.5")
 }
 
 // TestReportValidate: report's checks of its flags together, on the
@@ -201,25 +215,39 @@ func TestReportMergeAndBaseline(t *testing.T) {
 	assert.Contains(t, out, "## Conflicts")
 	assert.Contains(t, errOut, "2 profile(s) have conflicting results")
 
+	// By default single runs carry the run-to-run noise: the fixtures'
+	// +20 % between two single runs is within it.
 	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--group", "vlm", "--format", "md")
+	assert.NotContains(t, out, "% ▲)")
+	assert.Contains(t, out, "Compared with a baseline run: 2 rows compared — 0 regressed, 0 improved, 0 no change, 2 inconclusive.")
+	assert.Contains(t, out, "(run-to-run sd 0.075 included for each side that is a single run;")
+	assert.Regexp(t, `HTTP inconclusive \+[0-9.]+% \\\[-[0-9.]+%, \+[0-9.]+%\\\] \\\[within the runs \+[0-9.]+%, \+[0-9.]+%\\\]`, out)
+	// Within the runs alone (runs known to share a server and host state)
+	// it is a called regression.
+	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--run-noise", "0", "--group", "vlm", "--format", "md")
 	assert.Contains(t, out, "% ▲)")
 	assert.Contains(t, out, "Compared with a baseline run: 2 rows compared — 1 regressed, 0 improved, 1 no change, 0 inconclusive.")
+	assert.Contains(t, out, "(the interval within the runs alone: run-to-run sd 0).")
 	assert.Contains(t, out, "\n## Baseline\n")
 	// Each series with its decision, its estimate and its 95 % interval.
 	assert.Regexp(t, `- \*\*ref-vlm-small\*\* — HTTP regressed \+[0-9.]+% \\\[\+[0-9.]+%, \+[0-9.]+%\\\] \(median [0-9.]+ → [0-9.]+ ms, n 50 → 50\); Task regressed`, out)
 	assert.Regexp(t, `- \*\*ref-vlm-small-fp16\*\* — HTTP no change [-+][0-9.]+% \\\[`, out)
 	// The minimum effect is the rule's: at 50 % the same +20 % is not called.
 	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"),
-		"--regression-threshold", "50", "--group", "vlm", "--format", "md")
+		"--regression-threshold", "50", "--run-noise", "0", "--group", "vlm", "--format", "md")
 	assert.NotContains(t, out, "% ▲)")
 	assert.Contains(t, out, "0 regressed")
-	assert.Contains(t, out, "at least 50%.")
+	assert.Contains(t, out, "at least 50% (the interval within the runs alone: run-to-run sd 0).")
 	code, _, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"),
 		"--regression-threshold", "1000", "--group", "vlm", "--format", "md")
 	assert.Equal(t, exitUsage, code)
 	assert.Contains(t, errOut, "--regression-threshold is the baseline rule's minimum effect in percent")
+	code, _, errOut = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"),
+		"--run-noise", "-1", "--group", "vlm", "--format", "md")
+	assert.Equal(t, exitUsage, code)
+	assert.Contains(t, errOut, "--run-noise is the standard deviation of the log of a run's median between runs")
 	// JSON and CSV carry the interval and the decision.
-	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--group", "vlm", "--format", "json")
+	_, out, _ = runCLI(t, nil, "report", "--from", evidenceRoot("a"), "--baseline", evidenceRoot("baseline"), "--run-noise", "0", "--group", "vlm", "--format", "json")
 	var rep reports.GroupReport
 	require.NoError(t, json.Unmarshal([]byte(out), &rep))
 	require.NotNil(t, rep.Baseline)

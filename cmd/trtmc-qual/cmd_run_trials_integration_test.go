@@ -149,6 +149,11 @@ func TestBaselineBetweenRealRuns(t *testing.T) {
 	assert.Equal(t, 100, d.HTTPP50.CurrentN, "every measured matched request of both trials")
 	assert.Equal(t, stats.MethodBootstrapMedians, d.HTTPP50.Method)
 	assert.LessOrEqual(t, d.HTTPP50.LowerPct, d.HTTPP50.UpperPct)
+	// One run against two trials: the run-to-run component for the single
+	// run's side only, the interval holding the within-run one.
+	assert.Equal(t, 1, d.HTTPP50.RunNoiseSides)
+	assert.LessOrEqual(t, d.HTTPP50.LowerPct, d.HTTPP50.WithinLowerPct)
+	assert.GreaterOrEqual(t, d.HTTPP50.UpperPct, d.HTTPP50.WithinUpperPct)
 
 	self := baseline(one.out, one.out)
 	require.NotNil(t, self.HTTPP50, "%+v", self)
@@ -156,6 +161,7 @@ func TestBaselineBetweenRealRuns(t *testing.T) {
 		require.NotNil(t, s)
 		assert.Equal(t, stats.MethodHodgesLehmannLog, s.Method)
 		assert.Zero(t, s.ChangePct, "a run against itself")
+		assert.Equal(t, 2, s.RunNoiseSides)
 		assert.False(t, stats.Decision(s.Decision).Called(), "%+v", s)
 	}
 }

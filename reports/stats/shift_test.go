@@ -196,7 +196,7 @@ func TestShiftOfManyRequests(t *testing.T) {
 	for i, v := range latencies(22, len(base), 0) {
 		cur[i] = 1.2 * v
 	}
-	r := DefaultRule()
+	r := withinRule()
 	a, err := r.Compare(one(base), one(cur))
 	require.NoError(t, err)
 	b, err := r.Compare(one(base), one(cur))

@@ -28,7 +28,10 @@ type Drift struct {
 }
 
 // Drift runs the drift check over times in the order they were measured.
+// The halves are of one run: no run-to-run component between them, so the
+// rule's RunSD is not applied (the within-run interval decides).
 func (r Rule) Drift(inOrder []float64) (Drift, error) {
+	r.RunSD = 0
 	d := Drift{Check: DriftCheck, N: len(inOrder)}
 	if len(inOrder) < MinDriftSample {
 		return d, nil

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"strings"
 
 	"github.com/trtmc-qual/trtmc-qual/reports/stats"
@@ -126,27 +127,39 @@ func spreads(o out, runs []noise.Run) error {
 
 // pairs prints what the baseline rule says of every pair of the runs: all
 // are the same profile on the same machine, so every call is a false one.
+// The rule report --baseline applies (its run-to-run sd) first, then the
+// within-run rule (run-to-run sd 0) on the same pairs.
 func pairs(o out, rule stats.Rule, runs []noise.Run) error {
-	for _, s := range []struct {
-		name   string
-		series func(noise.Run) []float64
-	}{{"HTTP", func(r noise.Run) []float64 { return r.HTTP }}, {"Task", func(r noise.Run) []float64 { return r.Task }}} {
-		var t noise.Tally
-		var called []string
-		for i := range runs {
-			for j := i + 1; j < len(runs); j++ {
-				c, err := rule.Compare([][]float64{s.series(runs[i])}, [][]float64{s.series(runs[j])})
-				if err != nil {
-					return err
-				}
-				t.Add(c.Decision)
-				if c.Decision.Called() {
-					called = append(called, fmt.Sprintf("%d→%d %s %+.0f %% [%+.0f, %+.0f]", i+1, j+1, c.Decision, 100*c.RelChange, 100*c.RelLower, 100*c.RelUpper))
+	within := rule
+	within.RunSD = 0
+	for _, r := range []stats.Rule{rule, within} {
+		for _, s := range []struct {
+			name   string
+			series func(noise.Run) []float64
+		}{{"HTTP", func(r noise.Run) []float64 { return r.HTTP }}, {"Task", func(r noise.Run) []float64 { return r.Task }}} {
+			var t noise.Tally
+			var called []string
+			var largest stats.Comparison
+			largestPair := ""
+			for i := range runs {
+				for j := i + 1; j < len(runs); j++ {
+					c, err := r.Compare([][]float64{s.series(runs[i])}, [][]float64{s.series(runs[j])})
+					if err != nil {
+						return err
+					}
+					t.Add(c.Decision)
+					if largestPair == "" || math.Abs(c.RelChange) > math.Abs(largest.RelChange) {
+						largest, largestPair = c, fmt.Sprintf("%d→%d", i+1, j+1)
+					}
+					if c.Decision.Called() {
+						called = append(called, fmt.Sprintf("%d→%d %s %+.0f %% [%+.0f, %+.0f]", i+1, j+1, c.Decision, 100*c.RelChange, 100*c.RelLower, 100*c.RelUpper))
+					}
 				}
 			}
+			o.say("the baseline rule (run-to-run sd %.3f) on the %d pairs of these runs, %s median: %d called (%s), %d no change, %d inconclusive; the largest change %s %s %+.0f %% [%+.0f, %+.0f]",
+				r.RunSD, t.Pairs, s.name, t.Called(), strings.Join(called, ", "), t.NoChange, t.Inconclusive,
+				largestPair, largest.Decision, 100*largest.RelChange, 100*largest.RelLower, 100*largest.RelUpper)
 		}
-		o.say("the baseline rule on the %d pairs of these runs, %s median: %d called (%s), %d no change, %d inconclusive",
-			t.Pairs, s.name, t.Called(), strings.Join(called, ", "), t.NoChange, t.Inconclusive)
 	}
 	return nil
 }

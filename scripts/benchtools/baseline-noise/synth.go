@@ -22,8 +22,10 @@ type synthConfig struct {
 	base       noise.Scenario
 	shifts     []float64 // the power curve's, relative
 	minEffects []float64 // the sweep's, relative
-	runSD      float64   // run-to-run noise of the trials scenario
+	runSD      float64   // run-to-run noise of the realistic scenarios
+	ruleRunSD  float64   // the rule's RunSD in them
 	trials     int
+	fits       []noise.Fit
 }
 
 func parseSynth(args []string) (synthConfig, error) {
@@ -40,7 +42,8 @@ func parseSynth(args []string) (synthConfig, error) {
 	fs.Uint64Var(&c.base.Seed, "seed", 35, "seed of the draws")
 	shifts := fs.String("shifts", "0,5,10,15,20,25,30,40,50", "the power curve's shifts of the median, percent")
 	effects := fs.String("min-effects", "5,10,15,20", "minimum effects to sweep, percent")
-	fs.Float64Var(&c.runSD, "run-sd", 0.09, "run-to-run noise: sd of the log of a run's scale (the trials scenario)")
+	fs.Float64Var(&c.runSD, "run-sd", stats.DefaultRunSD, "run-to-run noise: sd of the log of a run's scale (the realistic scenarios)")
+	fs.Float64Var(&c.ruleRunSD, "rule-run-sd", stats.DefaultRunSD, "the rule's run-to-run sd in the realistic scenarios (report --baseline --run-noise)")
 	fs.IntVar(&c.trials, "trials", 3, "trials a side in the trials scenario")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -55,6 +58,9 @@ func parseSynth(args []string) (synthConfig, error) {
 	}
 	if c.minEffects, err = percents(*effects); err != nil {
 		return c, err
+	}
+	if !(c.runSD >= 0 && c.ruleRunSD >= 0 && c.ruleRunSD < 1) {
+		return c, fmt.Errorf("synth: -run-sd %v, -rule-run-sd %v: want sd ≥ 0 (the rule's below 1)", c.runSD, c.ruleRunSD)
 	}
 	if c.shifts[0] != 0 || !containsNear(c.shifts, 0.2) {
 		return c, errors.New("synth: -shifts must start with 0 and hold 20")
@@ -146,17 +152,11 @@ func synth(args []string) error {
 	if err != nil {
 		return err
 	}
-	fs, err := fits(context.Background(), c)
-	if err != nil {
+	if c.fits, err = fits(context.Background(), c); err != nil {
 		return err
 	}
 	o := out{c.label}
 	o.say("%d latency distributions, %d pairs of %d-request runs each per shift, method %s at %.3g %%, %d resamples a bootstrap, minimum effect %.0f %%",
-		len(fs), c.base.Pairs, c.base.Requests, c.base.Rule.Method, 100*c.base.Rule.Confidence, c.base.Rule.Resamples, 100*c.base.Rule.MinEffect)
-	curves, err := singleRuns(o, c, fs)
-	if err != nil {
-		return err
-	}
-	report(o, c, curves)
-	return trialsScenario(o, c, fs)
+		len(c.fits), c.base.Pairs, c.base.Requests, c.base.Rule.Method, 100*c.base.Rule.Confidence, c.base.Rule.Resamples, 100*c.base.Rule.MinEffect)
+	return scenarios(o, c)
 }

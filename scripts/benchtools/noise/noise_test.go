@@ -99,12 +99,15 @@ func TestScenarioDoesNotDependOnWorkers(t *testing.T) {
 	assert.Equal(t, 100, one[0].CurrentN)
 }
 
-// TestScenarioTallies: a tight distribution, no shift: almost nothing
-// called, mostly no change; shifted 30 %: every pair regressed.
+// TestScenarioTallies: a tight distribution, no shift, the within-run rule
+// (no run-to-run noise drawn, none assumed): almost nothing called, mostly
+// no change; shifted 30 %: every pair regressed. Under the default rule
+// the same pairs are never "no change": one run against one cannot rule
+// out 10 % of run-to-run noise.
 func TestScenarioTallies(t *testing.T) {
 	f := Fit{Mu: math.Log(8), Sigma: 0.1}
 	s := Scenario{Rule: stats.DefaultRule(), Requests: 50, Trials: 1, Pairs: 100, Seed: 1}
-	s.Rule.Resamples = 500
+	s.Rule.Resamples, s.Rule.RunSD = 500, 0
 	same, err := s.Compare(f, 0, 1)
 	require.NoError(t, err)
 	t0 := TallyUnder(s.Rule, same)
@@ -120,6 +123,12 @@ func TestScenarioTallies(t *testing.T) {
 	strict := s.Rule
 	strict.MinEffect = 0.5
 	assert.Zero(t, TallyUnder(strict, shifted).Called())
+	d := s
+	d.Rule = stats.DefaultRule()
+	same, err = d.Compare(f, 0, 1)
+	require.NoError(t, err)
+	assert.Zero(t, TallyUnder(d.Rule, same).NoChange)
+	assert.Zero(t, TallyUnder(d.Rule, same).Called())
 
 	cov, err := s.RateCoverage(f, 3)
 	require.NoError(t, err)
