@@ -285,11 +285,17 @@ sampler=
 # ------------------------------------------------------------------ repeats
 if step repeats; then
   nrep=${GPU_EVIDENCE_REPEATS:-6}
+  # Each trial after the first is one more AIPerf run of about 30 s on the
+  # H200 (AIPerf's own start-up, mostly): a run's limit grows with them
+  # (2026-12-05: four trials took 115-121 s of AIPerf, past a flat 150 s).
+  ntrials=$(sed -nE 's/.*--trials[ =]([0-9]+).*/\1/p' <<<"${GPU_EVIDENCE_REPEAT_ARGS:-}")
+  ntrials=${ntrials:-1}
+  per=$((150 + 40 * (ntrials - 1)))
   dirs=()
   for i in $(seq "$nrep"); do
-    if ! fits 75; then note "SKIPPED: repeat $i of $nrep (budget)"; break; fi
+    if ! fits $((per / 2)); then note "SKIPPED: repeat $i of $nrep (budget)"; break; fi
     # shellcheck disable=SC2086 # GPU_EVIDENCE_REPEAT_ARGS is a list of flags
-    run "repeat-$i" "$(limit 150)" --group gpu --only ref-vlm-gpu --gpus 0 ${GPU_EVIDENCE_REPEAT_ARGS:-}
+    run "repeat-$i" "$(limit "$per")" --group gpu --only ref-vlm-gpu --gpus 0 ${GPU_EVIDENCE_REPEAT_ARGS:-}
     expect_rc "repeat $i of ref-vlm-gpu on GPU 0" 0 "$rc"
     [ "$rc" = 0 ] && dirs+=("$W/repeat-$i/gpu/ref-vlm-gpu")
   done

@@ -156,8 +156,12 @@ func pairs(o out, rule stats.Rule, runs []noise.Run) error {
 					}
 				}
 			}
-			o.say("the baseline rule (run-to-run sd %.3f) on the %d pairs of these runs, %s median: %d called (%s), %d no change, %d inconclusive; the largest change %s %s %+.0f %% [%+.0f, %+.0f]",
-				r.RunSD, t.Pairs, s.name, t.Called(), strings.Join(called, ", "), t.NoChange, t.Inconclusive,
+			which := ""
+			if len(called) > 0 {
+				which = " (" + strings.Join(called, ", ") + ")"
+			}
+			o.say("the baseline rule (run-to-run sd %.3f) on the %d pairs of these runs, %s median: %d called%s, %d no change, %d inconclusive; the largest change %s %s %+.0f %% [%+.0f, %+.0f]",
+				r.RunSD, t.Pairs, s.name, t.Called(), which, t.NoChange, t.Inconclusive,
 				largestPair, largest.Decision, 100*largest.RelChange, 100*largest.RelLower, 100*largest.RelUpper)
 		}
 	}
