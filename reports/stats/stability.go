@@ -55,6 +55,9 @@ func (d Drift) String() string {
 	if d.Unstable {
 		what = "unstable: the last half's median differs from the first's"
 	}
-	return fmt.Sprintf("%s (%.3g → %.3g, %+.0f %%, %.0f %% interval %+.0f %% to %+.0f %%)",
+	// The change is the rule's estimate (for one run against one the
+	// Hodges–Lehmann shift: the median of every pairwise ratio, not the
+	// ratio of the two medians, which it can differ from on 25 requests).
+	return fmt.Sprintf("%s (medians %.3g → %.3g; estimated shift %+.0f %%, %.0f %% interval %+.0f %% to %+.0f %%)",
 		what, c.BaseMedian, c.CurrentMedian, 100*c.RelChange, 100*c.Rule.Confidence, 100*c.RelLower, 100*c.RelUpper)
 }
