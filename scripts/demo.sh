@@ -6,6 +6,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-out/demo}
+# The venv `make setup` filled (TRTMC_QUAL_VENV, as scripts/test.sh reads
+# it): its AIPerf and tokenizer, unless the caller named others.
+venv=${TRTMC_QUAL_VENV:-.venv}
+export TRTMC_QUAL_AIPERF=${TRTMC_QUAL_AIPERF:-$venv/bin/aiperf}
+export TRTMC_QUAL_TOKENIZER=${TRTMC_QUAL_TOKENIZER:-$venv/tokenizer}
 status=0
 for group in vlm detection; do
   echo "== trtmc-qual run --group $group --out $out" >&2
