@@ -93,14 +93,16 @@ func drift(vals []float64, starts []int64) *verdict.DriftCheck {
 func f64(v float64) *float64 { return &v }
 
 // driftNote is the row's note for an unstable series ("" when stable or
-// not checked).
+// not checked). It words the change as stats.Drift.String does: the
+// halves' medians, then the rule's estimated shift — for one run's halves
+// the Hodges–Lehmann shift, not the ratio of the medians beside it.
 func driftNote(series string, d *verdict.DriftCheck) string {
 	if d == nil || !d.Unstable {
 		return ""
 	}
-	return fmt.Sprintf("%s timing unstable within the run: the last half of the measured requests has median %.3g ms against %.3g ms in the first half "+
-		"(%+.0f %%, %.0f %% interval %+.0f %% to %+.0f %%; check %s): a note on the timing, not a verdict",
-		series, *d.LastMedian, *d.FirstMedian, 100**d.Change, 100*d.Confidence, 100**d.Lower, 100**d.Upper, d.Check)
+	return fmt.Sprintf("%s timing unstable within the run: medians %.3g → %.3g ms (first half → last half of the measured requests); "+
+		"estimated shift %+.0f %%, %.0f %% interval %+.0f %% to %+.0f %% (check %s): a note on the timing, not a verdict",
+		series, *d.FirstMedian, *d.LastMedian, 100**d.Change, 100*d.Confidence, 100**d.Lower, 100**d.Upper, d.Check)
 }
 
 // rate is images/s from the measured requests' cycles with its interval,
