@@ -113,14 +113,8 @@ func withTimes(lines []verdict.JoinedLine, tm times) []verdict.JoinedLine {
 
 func writeJoined(t *testing.T, path string, lines []verdict.JoinedLine) {
 	t.Helper()
-	var b bytes.Buffer
-	for _, l := range lines {
-		data, err := json.Marshal(l)
-		require.NoError(t, err)
-		b.Write(append(data, '\n'))
-	}
 	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o755))
-	require.NoError(t, os.WriteFile(path, b.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(path, joinedBytes(t, lines), 0o644))
 }
 
 // pair writes a baseline and a current root and loads both as report does.
@@ -436,4 +430,74 @@ func TestBaselineInEveryFormat(t *testing.T) {
 	csv := string(render(t, g, FormatCSV))
 	assert.Contains(t, csv, fmt.Sprintf(",%.2f,%.2f,%s,", d.LowerPct, d.UpperPct, d.Decision))
 	assert.Contains(t, csv, fmt.Sprintf(",%.2f,%.2f,", d.WithinLowerPct, d.WithinUpperPct))
+}
+
+// A joined.jsonl its run sealed as it is, but whose lines the baseline
+// cannot take — an unknown status, a time of the wrong type, a time of 0
+// (no relative change) — is never compared: the pair is not compared and
+// the note names the file or the series, never a silent pass.
+func TestBaselineRefusesForeignJoinedLines(t *testing.T) {
+	firstMeasured := func(t *testing.T, lines []verdict.JoinedLine) int {
+		for i, l := range lines {
+			if l.Phase == verdict.PhaseMeasured && l.Status == verdict.JoinMatched {
+				return i
+			}
+		}
+		t.Fatal("no measured matched request")
+		return -1
+	}
+	for _, c := range []struct {
+		name string
+		edit func(t *testing.T, lines []verdict.JoinedLine) []byte
+		want string
+	}{
+		{"unknown status", func(t *testing.T, lines []verdict.JoinedLine) []byte {
+			lines[firstMeasured(t, lines)].Status = "matched_later"
+			return joinedBytes(t, lines)
+		}, `unknown status "matched_later"`},
+		{"time of the wrong type", func(t *testing.T, lines []verdict.JoinedLine) []byte {
+			i := firstMeasured(t, lines)
+			v := *lines[i].HTTPMS
+			raw := joinedBytes(t, lines)
+			old := fmt.Sprintf(`"http_ms":%v`, v)
+			require.Contains(t, string(raw), old)
+			return bytes.Replace(raw, []byte(old), []byte(fmt.Sprintf(`"http_ms":"%v"`, v)), 1)
+		}, "http_ms"},
+		{"a Task time of 0", func(t *testing.T, lines []verdict.JoinedLine) []byte {
+			zero := 0.0
+			lines[firstMeasured(t, lines)].TaskMS = &zero
+			return joinedBytes(t, lines)
+		}, "Task times: "},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			baseRoot, curRoot := filepath.Join(t.TempDir(), "old"), filepath.Join(t.TempDir(), "cur")
+			baseDir := sealedRow(t, baseRoot, nil, times{10, 0.2, 1})
+			sealedRow(t, curRoot, nil, times{10, 0.2, 2})
+			path := filepath.Join(baseDir, JoinedFile)
+			lines, err := verdict.ReadJoined(path)
+			require.NoError(t, err)
+			require.NoError(t, os.WriteFile(path, c.edit(t, lines), 0o644))
+			require.NoError(t, os.Remove(filepath.Join(baseDir, evidence.ManifestFile)))
+			require.NoError(t, evidence.Seal(baseDir, map[string]any{"harness_version": "test"}))
+			g, b := loadPair(t, curRoot, baseRoot)
+			d := applyDefault(t, g, b)
+			assert.Equal(t, BaselineNotCompared, d.Decision, "%+v", d)
+			assert.Contains(t, d.NotCompared, c.want)
+			assert.Nil(t, d.HTTPP50)
+			assert.Nil(t, d.TaskP50)
+			assert.Equal(t, 0, g.Baseline.Compared)
+			assert.Equal(t, 1, g.Baseline.NotCompared)
+		})
+	}
+}
+
+func joinedBytes(t *testing.T, lines []verdict.JoinedLine) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	for _, l := range lines {
+		data, err := json.Marshal(l)
+		require.NoError(t, err)
+		b.Write(append(data, '\n'))
+	}
+	return b.Bytes()
 }
