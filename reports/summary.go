@@ -318,7 +318,7 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 	var parts []string
 	for _, k := range t.commitOrder {
 		if k != "" {
-			parts = append(parts, fmt.Sprintf("`%s` (%s)", k, strings.Join(t.commits[k], ", ")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", markdown.Code(k), mdEscape(strings.Join(t.commits[k], ", "))))
 		}
 	}
 	unrecorded := t.commits[""]
@@ -327,7 +327,7 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 	case 0:
 		s = "No row records its TRTMC source commit"
 		if len(unrecorded) > 0 {
-			s += " (" + strings.Join(unrecorded, ", ") + ")"
+			s += " (" + mdEscape(strings.Join(unrecorded, ", ")) + ")"
 		}
 		s += "."
 	case 1:
@@ -336,10 +336,10 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 		s = fmt.Sprintf("Measured at %d TRTMC source commits: %s.", len(parts), strings.Join(parts, "; "))
 	}
 	if len(parts) > 0 && len(unrecorded) > 0 {
-		s += fmt.Sprintf(" The source commit of %s is not recorded.", strings.Join(unrecorded, ", "))
+		s += fmt.Sprintf(" The source commit of %s is not recorded.", mdEscape(strings.Join(unrecorded, ", ")))
 	}
 	if f != nil {
-		s += fmt.Sprintf(" The inventory was reconciled with TRTMC's specs at `%s`.", f.Commit)
+		s += fmt.Sprintf(" The inventory was reconciled with TRTMC's specs at %s.", markdown.Code(f.Commit))
 	}
 	return s
 }
