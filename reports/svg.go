@@ -384,7 +384,8 @@ func (d *distPlot) ecdf(b *svgBuf, class, color string, vals []float64, s verdic
 	whiskers := false
 	for _, pct := range []int{50, 95} {
 		q := float64(pct) / 100
-		v, title := nearestRank(vals, q), fmt.Sprintf("%s p%d ≈ %s ms (nearest rank)", class, pct, strconv.FormatFloat(nearestRank(vals, q), 'f', 2, 64))
+		v := nearestRank(vals, q)
+		title := fmt.Sprintf("%s p%d ≈ %s ms (nearest rank)", class, pct, fmtMS(&v))
 		if iv := s.Interval(pct); iv != nil {
 			v, title = iv.Point, intervalTitle(class, iv)
 			whisker(b, fmt.Sprintf("p%d %s", pct, class), d.y(q), marginL, marginL+innerW, d.x, iv.Point, iv.Lower, iv.Upper, title)
