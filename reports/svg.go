@@ -271,7 +271,7 @@ func (t *timeline) series(b *svgBuf, class, color string, val func(verdict.Joine
 			cls, fill = class+" out", colorOut
 		}
 		b.f(`<circle class="pt %s" cx="%s" cy="%s" r="2.5" fill="%s"><title>%s (%s, %s): %s %s ms</title></circle>`,
-			cls, num(t.x(i)), num(t.y(*v)), fill, html.EscapeString(l.RequestID), l.Phase, l.Status, class, fmtMS(v))
+			cls, num(t.x(i)), num(t.y(*v)), fill, html.EscapeString(l.RequestID), html.EscapeString(l.Phase), html.EscapeString(l.Status), class, fmtMS(v))
 		b.f("\n")
 	}
 }
@@ -285,7 +285,7 @@ func (t *timeline) badMarks(b *svgBuf) int {
 		}
 		bad++
 		b.f(`<path class="mark-bad" d="M%s %sl-5 9h10z" fill="%s"><title>%s (%s): %s</title></path>`,
-			num(t.x(i)), num(marginT+innerH-9), colorBad, html.EscapeString(l.RequestID), l.Phase, l.Status)
+			num(t.x(i)), num(marginT+innerH-9), colorBad, html.EscapeString(l.RequestID), html.EscapeString(l.Phase), html.EscapeString(l.Status))
 		b.f("\n")
 	}
 	return bad
