@@ -190,7 +190,7 @@ func writeEvidence(p *printer, r *GroupReport) {
 		}
 	}
 	p.f("\n### Evidence\n\n")
-	if slices.ContainsFunc(r.Rows, func(row Row) bool { return row.Result != nil && row.Result.Rejudged != nil }) {
+	if allRejudged(r.Rows) {
 		p.f("Every verdict and figure above is re-derived from its row's raw artifacts, as `report --rejudge` does.\n\n")
 	}
 	if o.Pack != "" {
@@ -204,6 +204,23 @@ func writeEvidence(p *printer, r *GroupReport) {
 	}
 	p.f("Rows: %s. Tables: %s, %s.\n", strings.Join(links, ", "),
 		markdown.Link("results.md", joinLink(o.Link, r.Group+"/results.md")), markdown.Link("results.html", joinLink(o.Link, r.Group+"/results.html")))
+}
+
+// allRejudged says every row with a result was re-derived from its raw
+// artifacts (and at least one has a result): only then may the summary
+// say that every verdict and figure is.
+func allRejudged(rows []Row) bool {
+	some := false
+	for _, row := range rows {
+		if row.Result == nil {
+			continue
+		}
+		if row.Result.Rejudged == nil {
+			return false
+		}
+		some = true
+	}
+	return some
 }
 
 // packDir is the directory an evidence pack extracts to: its file name

@@ -490,4 +490,16 @@ func TestSummaryRejudgedRows(t *testing.T) {
 	assert.Contains(t, s, "): qualified; correctness map_50_95")
 	assert.Contains(t, s, "  - **ref-detect-small-tp2** (variant, of ref-detect-small): qualified (rejudged; was failed)\n")
 	assert.Equal(t, 1, strings.Count(s, "rejudged;"), s)
+
+	// One row read as stored: "every verdict" is no longer true, and the
+	// summary does not say it.
+	for i := range g.Rows {
+		if g.Rows[i].Profile == "ref-detect-small-tp2" {
+			r := *g.Rows[i].Result
+			r.Rejudged = nil
+			g.Rows[i].Result = &r
+		}
+	}
+	s = summaryOf(t, g, currentFact)
+	assert.NotContains(t, s, "re-derived from its row's raw artifacts", "one row is not re-derived")
 }
