@@ -503,3 +503,18 @@ func TestSummaryRejudgedRows(t *testing.T) {
 	s = summaryOf(t, g, currentFact)
 	assert.NotContains(t, s, "re-derived from its row's raw artifacts", "one row is not re-derived")
 }
+
+// A capability gap is "every profile" only when every row declares it: a
+// row that lists the same gap several times counts once.
+func TestSummaryGapsCountEachProfileOnce(t *testing.T) {
+	g, err := published(Load([]string{RootComplete}, "detection"))
+	require.NoError(t, err)
+	require.Greater(t, len(g.Rows), 1)
+	for i := range g.Rows {
+		g.Rows[i].Gaps = nil
+	}
+	g.Rows[0].Gaps = slices.Repeat([]string{"streaming"}, len(g.Rows))
+	s := summaryOf(t, g, currentFact)
+	assert.Contains(t, s, "  - streaming: "+g.Rows[0].Profile+"\n")
+	assert.NotContains(t, s, "every profile")
+}
