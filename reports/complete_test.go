@@ -279,3 +279,25 @@ func reasonCodes(r *verdict.Result) []verdict.Code {
 	}
 	return out
 }
+
+// The headline of a complete group names foreign text too: each row's
+// recorded source commit and the reconciliation's commit, both from files
+// the harness did not write. With hostile text there, the rendered
+// summary has exactly the elements it has with plain commits.
+func TestCompleteHeadlineEscapesItsCommits(t *testing.T) {
+	summary := func(s string) string {
+		f := copyGroup(t, RootComplete, "detection")
+		f.editRow("ref-detect-small", func(r *verdict.Result) { r.Provenance.SourceCommit = s })
+		f.pinAll()
+		g := f.load()
+		g.Summary = SummaryOptions{Reconcile: &ReconcileFact{Ref: "main", Commit: s, Head: s, Normal: 1}}
+		require.Empty(t, Incomplete(g))
+		first, _, _ := strings.Cut(string(render(t, g, FormatSummary)), "\n")
+		require.True(t, strings.HasPrefix(first, "**detection: complete.**"), first)
+		return gfm(t, first)
+	}
+	plain := htmlTags(summary("e82d4d98b889bbd7e787fb302db9128504081d27"))
+	for _, s := range hostileText {
+		assert.Equal(t, plain, htmlTags(summary(s)), "source commit %q", s)
+	}
+}

@@ -203,3 +203,28 @@ func TestForeignAnswersAreNeverMarkup(t *testing.T) {
 		})
 	}
 }
+
+// A profile name is foreign text too (a directory of the evidence, an
+// inventory's id): every published writer escapes it where it names a
+// row, results.md's HTTP split list included.
+func TestForeignProfileNamesAreNeverMarkup(t *testing.T) {
+	load := func(s string) *GroupReport {
+		g, err := published(Load([]string{RootA, RootB}, "vlm"))
+		require.NoError(t, err)
+		split := 0
+		for i := range g.Rows {
+			if r := g.Rows[i].Result; r != nil && r.LatencyMS.HTTPSplit != nil {
+				split++
+			}
+			g.Rows[i].Profile = fmt.Sprintf("%s %d", s, i)
+		}
+		require.NotZero(t, split, "the fixture has rows with an HTTP split")
+		return g
+	}
+	for name, write := range writers(t) {
+		plain := htmlTags(write(load("plain")))
+		for _, s := range hostileText {
+			assert.Equal(t, plain, htmlTags(write(load(s))), "%s: profile %q", name, s)
+		}
+	}
+}

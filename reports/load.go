@@ -2,6 +2,7 @@ package reports
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -401,13 +402,13 @@ func buildRow(group, id string, p *verdict.InventoryEntry, win *candidate, withJ
 	if win != nil {
 		res = win.res
 		r := res
-		row.Kind = firstNonEmpty(r.Kind, row.Kind)
-		row.VariantOf = firstNonEmpty(r.VariantOf, row.VariantOf)
-		row.Checkpoint = firstNonEmpty(r.Checkpoint, row.Checkpoint)
-		row.Family = firstNonEmpty(r.Family, row.Family)
-		row.Precision = firstNonEmpty(r.Precision, row.Precision)
-		row.Parallelism = firstNonEmpty(r.Parallelism, row.Parallelism)
-		row.BundleSHA256 = firstNonEmpty(r.Provenance.BundleSHA256, row.BundleSHA256)
+		row.Kind = cmp.Or(r.Kind, row.Kind)
+		row.VariantOf = cmp.Or(r.VariantOf, row.VariantOf)
+		row.Checkpoint = cmp.Or(r.Checkpoint, row.Checkpoint)
+		row.Family = cmp.Or(r.Family, row.Family)
+		row.Precision = cmp.Or(r.Precision, row.Precision)
+		row.Parallelism = cmp.Or(r.Parallelism, row.Parallelism)
+		row.BundleSHA256 = cmp.Or(r.Provenance.BundleSHA256, row.BundleSHA256)
 		row.Result = r
 		row.Evidence = filepath.ToSlash(filepath.Join(group, id))
 		row.dir, row.files = win.dir, presentEvidence(win.dir)
@@ -453,13 +454,6 @@ func buildRow(group, id string, p *verdict.InventoryEntry, win *candidate, withJ
 		row.Verdict = res.Verdict
 	}
 	return row, nil
-}
-
-func firstNonEmpty(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // loadRow is one profile directory's row for LoadWith: re-derived when

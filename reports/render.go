@@ -295,7 +295,7 @@ func renderMarkdown(w io.Writer, r *GroupReport) error {
 		p.f("\n## HTTP minus Task\n\n")
 		p.f("Each measured matched request's HTTP time split at AIPerf's HTTP trace: the client's own time before the first byte, sending (a new connection's set-up included), waiting (the server, the Task call inside it, and the network) and receiving.\n\n")
 		for _, row := range split {
-			p.f("- **%s** — %s\n", row.Profile, mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[verdict.PhaseMeasured].Matched)))
+			p.f("- **%s** — %s\n", mdEscape(row.Profile), mdEscape(SplitText(row.Result.LatencyMS, row.Result.RequestsByPhase[verdict.PhaseMeasured].Matched)))
 		}
 	}
 	if rows := baselineRows(r.Rows); len(rows) > 0 {

@@ -190,7 +190,7 @@ func writeEvidence(p *printer, r *GroupReport) {
 		}
 	}
 	p.f("\n### Evidence\n\n")
-	if slices.ContainsFunc(r.Rows, func(row Row) bool { return row.Result != nil && row.Result.Rejudged != nil }) {
+	if allRejudged(r.Rows) {
 		p.f("Every verdict and figure above is re-derived from its row's raw artifacts, as `report --rejudge` does.\n\n")
 	}
 	if o.Pack != "" {
@@ -204,6 +204,23 @@ func writeEvidence(p *printer, r *GroupReport) {
 	}
 	p.f("Rows: %s. Tables: %s, %s.\n", strings.Join(links, ", "),
 		markdown.Link("results.md", joinLink(o.Link, r.Group+"/results.md")), markdown.Link("results.html", joinLink(o.Link, r.Group+"/results.html")))
+}
+
+// allRejudged says every row with a result was re-derived from its raw
+// artifacts (and at least one has a result): only then may the summary
+// say that every verdict and figure is.
+func allRejudged(rows []Row) bool {
+	some := false
+	for _, row := range rows {
+		if row.Result == nil {
+			continue
+		}
+		if row.Result.Rejudged == nil {
+			return false
+		}
+		some = true
+	}
+	return some
 }
 
 // packDir is the directory an evidence pack extracts to: its file name
@@ -318,7 +335,7 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 	var parts []string
 	for _, k := range t.commitOrder {
 		if k != "" {
-			parts = append(parts, fmt.Sprintf("`%s` (%s)", k, strings.Join(t.commits[k], ", ")))
+			parts = append(parts, fmt.Sprintf("%s (%s)", markdown.Code(k), mdEscape(strings.Join(t.commits[k], ", "))))
 		}
 	}
 	unrecorded := t.commits[""]
@@ -327,7 +344,7 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 	case 0:
 		s = "No row records its TRTMC source commit"
 		if len(unrecorded) > 0 {
-			s += " (" + strings.Join(unrecorded, ", ") + ")"
+			s += " (" + mdEscape(strings.Join(unrecorded, ", ")) + ")"
 		}
 		s += "."
 	case 1:
@@ -336,10 +353,10 @@ func commitsSentence(t totals, f *ReconcileFact) string {
 		s = fmt.Sprintf("Measured at %d TRTMC source commits: %s.", len(parts), strings.Join(parts, "; "))
 	}
 	if len(parts) > 0 && len(unrecorded) > 0 {
-		s += fmt.Sprintf(" The source commit of %s is not recorded.", strings.Join(unrecorded, ", "))
+		s += fmt.Sprintf(" The source commit of %s is not recorded.", mdEscape(strings.Join(unrecorded, ", ")))
 	}
 	if f != nil {
-		s += fmt.Sprintf(" The inventory was reconciled with TRTMC's specs at `%s`.", f.Commit)
+		s += fmt.Sprintf(" The inventory was reconciled with TRTMC's specs at %s.", markdown.Code(f.Commit))
 	}
 	return s
 }

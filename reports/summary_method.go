@@ -333,7 +333,7 @@ func writeNotCounted(p *printer, r *GroupReport) {
 }
 
 // gapLines are the declared capability gaps, each with the profiles that
-// declare it ("all N normal profiles" when every one does).
+// declare it, each once ("every profile (N)" when every row does).
 func gapLines(rows []Row) []string {
 	var gaps []string
 	who := map[string][]string{}
@@ -342,7 +342,9 @@ func gapLines(rows []Row) []string {
 			if _, ok := who[g]; !ok {
 				gaps = append(gaps, g)
 			}
-			who[g] = append(who[g], row.Profile)
+			if !slices.Contains(who[g], row.Profile) {
+				who[g] = append(who[g], row.Profile)
+			}
 		}
 	}
 	out := make([]string, len(gaps))

@@ -490,4 +490,31 @@ func TestSummaryRejudgedRows(t *testing.T) {
 	assert.Contains(t, s, "): qualified; correctness map_50_95")
 	assert.Contains(t, s, "  - **ref-detect-small-tp2** (variant, of ref-detect-small): qualified (rejudged; was failed)\n")
 	assert.Equal(t, 1, strings.Count(s, "rejudged;"), s)
+
+	// One row read as stored: "every verdict" is no longer true, and the
+	// summary does not say it.
+	for i := range g.Rows {
+		if g.Rows[i].Profile == "ref-detect-small-tp2" {
+			r := *g.Rows[i].Result
+			r.Rejudged = nil
+			g.Rows[i].Result = &r
+		}
+	}
+	s = summaryOf(t, g, currentFact)
+	assert.NotContains(t, s, "re-derived from its row's raw artifacts", "one row is not re-derived")
+}
+
+// A capability gap is "every profile" only when every row declares it: a
+// row that lists the same gap several times counts once.
+func TestSummaryGapsCountEachProfileOnce(t *testing.T) {
+	g, err := published(Load([]string{RootComplete}, "detection"))
+	require.NoError(t, err)
+	require.Greater(t, len(g.Rows), 1)
+	for i := range g.Rows {
+		g.Rows[i].Gaps = nil
+	}
+	g.Rows[0].Gaps = slices.Repeat([]string{"streaming"}, len(g.Rows))
+	s := summaryOf(t, g, currentFact)
+	assert.Contains(t, s, "  - streaming: "+g.Rows[0].Profile+"\n")
+	assert.NotContains(t, s, "every profile")
 }

@@ -271,7 +271,7 @@ func (t *timeline) series(b *svgBuf, class, color string, val func(verdict.Joine
 			cls, fill = class+" out", colorOut
 		}
 		b.f(`<circle class="pt %s" cx="%s" cy="%s" r="2.5" fill="%s"><title>%s (%s, %s): %s %s ms</title></circle>`,
-			cls, num(t.x(i)), num(t.y(*v)), fill, html.EscapeString(l.RequestID), l.Phase, l.Status, class, fmtMS(v))
+			cls, num(t.x(i)), num(t.y(*v)), fill, html.EscapeString(l.RequestID), html.EscapeString(l.Phase), html.EscapeString(l.Status), class, fmtMS(v))
 		b.f("\n")
 	}
 }
@@ -285,7 +285,7 @@ func (t *timeline) badMarks(b *svgBuf) int {
 		}
 		bad++
 		b.f(`<path class="mark-bad" d="M%s %sl-5 9h10z" fill="%s"><title>%s (%s): %s</title></path>`,
-			num(t.x(i)), num(marginT+innerH-9), colorBad, html.EscapeString(l.RequestID), l.Phase, l.Status)
+			num(t.x(i)), num(marginT+innerH-9), colorBad, html.EscapeString(l.RequestID), html.EscapeString(l.Phase), html.EscapeString(l.Status))
 		b.f("\n")
 	}
 	return bad
@@ -384,7 +384,8 @@ func (d *distPlot) ecdf(b *svgBuf, class, color string, vals []float64, s verdic
 	whiskers := false
 	for _, pct := range []int{50, 95} {
 		q := float64(pct) / 100
-		v, title := nearestRank(vals, q), fmt.Sprintf("%s p%d ≈ %s ms (nearest rank)", class, pct, strconv.FormatFloat(nearestRank(vals, q), 'f', 2, 64))
+		v := nearestRank(vals, q)
+		title := fmt.Sprintf("%s p%d ≈ %s ms (nearest rank)", class, pct, fmtMS(&v))
 		if iv := s.Interval(pct); iv != nil {
 			v, title = iv.Point, intervalTitle(class, iv)
 			whisker(b, fmt.Sprintf("p%d %s", pct, class), d.y(q), marginL, marginL+innerW, d.x, iv.Point, iv.Lower, iv.Upper, title)

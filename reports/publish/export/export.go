@@ -477,6 +477,23 @@ func (x *exporter) repin(path string, row *reports.Row) error {
 	if x.inv == nil || (!row.Bound() && !row.HoldsSnapshot()) {
 		return nil
 	}
+	return editProvenance(path, func(_ []byte, prov map[string]any) bool {
+		if row.Bound() {
+			prov["inventory_entry_sha256"] = x.invEntries[row.Profile]
+		}
+		if row.HoldsSnapshot() {
+			prov["inventory_snapshot_sha256"] = x.invSHA
+		}
+		return true
+	})
+}
+
+// editProvenance rewrites the result.json at path with its provenance
+// object edited: edit gets the file's bytes and the object (numbers kept
+// as written) and says whether it changed anything; the file is written
+// back, indented and without HTML escapes, only then. A document without
+// a provenance object is left as it is.
+func editProvenance(path string, edit func(data []byte, prov map[string]any) bool) error {
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return err
@@ -488,14 +505,8 @@ func (x *exporter) repin(path string, row *reports.Row) error {
 		return fmt.Errorf("%s: %w", path, err)
 	}
 	prov, _ := doc["provenance"].(map[string]any)
-	if prov == nil {
+	if prov == nil || !edit(data, prov) {
 		return nil
-	}
-	if row.Bound() {
-		prov["inventory_entry_sha256"] = x.invEntries[row.Profile]
-	}
-	if row.HoldsSnapshot() {
-		prov["inventory_snapshot_sha256"] = x.invSHA
 	}
 	var buf bytes.Buffer
 	enc := json.NewEncoder(&buf)
@@ -738,52 +749,29 @@ func validJSONFile(path string) bool {
 // the scrubber used it to map the evidence's paths, which the pack holds
 // mapped, and published it would fingerprint the host in every pack.
 func publishRow(path string, scrub *publish.Scrubber) error {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return err
-	}
-	used := scrub.UsedRoots(string(data))
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	var doc map[string]any
-	if err := dec.Decode(&doc); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
-	}
-	prov, _ := doc["provenance"].(map[string]any)
-	if prov == nil {
-		return nil
-	}
-	_, changed := prov["host_top_dirs"]
-	delete(prov, "host_top_dirs")
-	have := map[string]bool{}
-	list, _ := prov["roots"].([]any)
-	for _, r := range list {
-		if m, ok := r.(map[string]any); ok {
-			if n, ok := m["name"].(string); ok {
-				have[n] = true
+	return editProvenance(path, func(data []byte, prov map[string]any) bool {
+		_, changed := prov["host_top_dirs"]
+		delete(prov, "host_top_dirs")
+		have := map[string]bool{}
+		list, _ := prov["roots"].([]any)
+		for _, r := range list {
+			if m, ok := r.(map[string]any); ok {
+				if n, ok := m["name"].(string); ok {
+					have[n] = true
+				}
 			}
 		}
-	}
-	for _, n := range used {
-		if !have[n] {
-			list = append(list, map[string]any{"name": n, "path": "$" + n})
-			changed = true
+		for _, n := range scrub.UsedRoots(string(data)) {
+			if !have[n] {
+				list = append(list, map[string]any{"name": n, "path": "$" + n})
+				changed = true
+			}
 		}
-	}
-	if !changed {
-		return nil
-	}
-	if len(list) > 0 {
-		prov["roots"] = list
-	}
-	var buf bytes.Buffer
-	enc := json.NewEncoder(&buf)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(doc); err != nil {
-		return err
-	}
-	return os.WriteFile(path, buf.Bytes(), 0o644)
+		if changed && len(list) > 0 {
+			prov["roots"] = list
+		}
+		return changed
+	})
 }
 
 // groupFiles writes the group's inventory snapshot (scrubbed) and the
