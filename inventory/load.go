@@ -313,13 +313,10 @@ func fieldLines(n *yaml.Node, prefix string) map[string]int {
 	return out
 }
 
+// mapValue is the value of key in mapping n (nil when absent).
 func mapValue(n *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
+	_, v := mapKeyValue(n, key)
+	return v
 }
 
 func join(prefix, name string) string {

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -293,7 +294,7 @@ func valueText(t reflect.Type, v string) (string, error) {
 }
 
 func stringText(v string) (string, error) {
-	if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) || !utf8Valid(v) {
+	if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) || !utf8.ValidString(v) {
 		return "", fmt.Errorf("%s: must be one line of printable text", showValue(v))
 	}
 	if plain(v) {
@@ -301,8 +302,6 @@ func stringText(v string) (string, error) {
 	}
 	return strconv.Quote(v), nil
 }
-
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 // editPath sets the field's value in mapping m (of struct type t): the
 // value in place when the key is there, else a new key — after the key
@@ -356,6 +355,9 @@ func keyBefore(t reflect.Type, name string, m *yaml.Node) string {
 	return prev
 }
 
+// mapKeyValue is the key node and the value node of key in mapping m
+// (nil, nil when absent): the one lookup of a key in a YAML mapping of the
+// package (mapValue is its value).
 func mapKeyValue(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
