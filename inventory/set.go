@@ -244,6 +244,9 @@ func checkAssignment(t Target, a Assignment) (setField, error) {
 	case t.Profile == "" && (a.Field == "profiles" || a.Field == "workload.generation"):
 		return f, fmt.Errorf("not a field inventory set changes; edit the file by hand")
 	}
+	for typ.Kind() == reflect.Pointer { // an optional mapping (exclusion) is a mapping
+		typ = typ.Elem()
+	}
 	f.typ = typ
 	text, err := valueText(typ, a.Value)
 	f.text = text
