@@ -120,10 +120,9 @@ func applyAll(o SetOptions, data []byte, as []Assignment) ([]byte, error) {
 }
 
 // setField is an assignment checked against the Go types: the field's
-// YAML keys, its type, and its value as YAML text.
+// YAML keys and its value as YAML text.
 type setField struct {
 	segs []string
-	typ  reflect.Type
 	text string
 }
 
@@ -247,7 +246,6 @@ func checkAssignment(t Target, a Assignment) (setField, error) {
 	for typ.Kind() == reflect.Pointer { // an optional mapping (exclusion) is a mapping
 		typ = typ.Elem()
 	}
-	f.typ = typ
 	text, err := valueText(typ, a.Value)
 	f.text = text
 	return f, err
