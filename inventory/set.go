@@ -345,7 +345,7 @@ func nested(segs []string, text string) string {
 func keyBefore(t reflect.Type, name string, m *yaml.Node) string {
 	prev := ""
 	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		tag := yamlKey(t.Field(i))
 		if tag == name {
 			return prev
 		}
@@ -509,7 +509,7 @@ func assign(v reflect.Value, segs []string, val string) error {
 
 func fieldIndex(t reflect.Type, tag string) int {
 	for i := 0; i < t.NumField(); i++ {
-		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == tag {
+		if yamlKey(t.Field(i)) == tag {
 			return i
 		}
 	}
