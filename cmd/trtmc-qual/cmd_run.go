@@ -418,7 +418,7 @@ func smokeRun(f *factory) SmokeFunc {
 
 // runVerdictError maps the rows to the exit-code table through their
 // reasons' classes (verdict.Codes): any setup reason is exit 3; any other
-// row that is not qualified or excluded is exit 1.
+// row that is not qualified, excluded or skipped (--resume) is exit 1.
 func runVerdictError(results []*verdict.Result) error {
 	var failed []string
 	var setup []*verdict.Result
