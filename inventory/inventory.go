@@ -16,7 +16,9 @@
 //     the re-hashes, doctor and `inventory set --pin` use;
 //   - set.go and yamledit.go edit one profile or group in place (`inventory
 //     set`): byte for byte at the YAML node positions, the result proven
-//     before it is returned;
+//     before it is returned; target.go finds the one file that defines the
+//     target (DefiningFile) and tells the inventory shipped with the harness
+//     (ShippedCheckout), which the --write verbs refuse without --force;
 //   - hardware.go is the hardware scope table (nvidia-smi names to scopes).
 //
 // A profile's snapshot entry is verdict.InventoryEntry (Profile.Entry; its

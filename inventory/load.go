@@ -285,11 +285,15 @@ func addDecodeError(add func(int, string, string, ...any), line int, field strin
 	add(line, field, "%v", err)
 }
 
+// yamlKey is the YAML key of a struct field: its yaml tag's name.
+func yamlKey(f reflect.StructField) string { return strings.Split(f.Tag.Get("yaml"), ",")[0] }
+
+// yamlFields are the YAML keys of struct type t and their types.
 func yamlFields(t reflect.Type) map[string]reflect.Type {
 	out := map[string]reflect.Type{}
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		tag := strings.Split(f.Tag.Get("yaml"), ",")[0]
+		tag := yamlKey(f)
 		if tag == "" || tag == "-" {
 			continue
 		}
@@ -313,13 +317,10 @@ func fieldLines(n *yaml.Node, prefix string) map[string]int {
 	return out
 }
 
+// mapValue is the value of key in mapping n (nil when absent).
 func mapValue(n *yaml.Node, key string) *yaml.Node {
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == key {
-			return n.Content[i+1]
-		}
-	}
-	return nil
+	_, v := mapKeyValue(n, key)
+	return v
 }
 
 func join(prefix, name string) string {

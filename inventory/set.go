@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -119,10 +120,9 @@ func applyAll(o SetOptions, data []byte, as []Assignment) ([]byte, error) {
 }
 
 // setField is an assignment checked against the Go types: the field's
-// YAML keys, its type, and its value as YAML text.
+// YAML keys and its value as YAML text.
 type setField struct {
 	segs []string
-	typ  reflect.Type
 	text string
 }
 
@@ -243,7 +243,9 @@ func checkAssignment(t Target, a Assignment) (setField, error) {
 	case t.Profile == "" && (a.Field == "profiles" || a.Field == "workload.generation"):
 		return f, fmt.Errorf("not a field inventory set changes; edit the file by hand")
 	}
-	f.typ = typ
+	for typ.Kind() == reflect.Pointer { // an optional mapping (exclusion) is a mapping
+		typ = typ.Elem()
+	}
 	text, err := valueText(typ, a.Value)
 	f.text = text
 	return f, err
@@ -293,7 +295,7 @@ func valueText(t reflect.Type, v string) (string, error) {
 }
 
 func stringText(v string) (string, error) {
-	if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) || !utf8Valid(v) {
+	if strings.ContainsFunc(v, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) || !utf8.ValidString(v) {
 		return "", fmt.Errorf("%s: must be one line of printable text", showValue(v))
 	}
 	if plain(v) {
@@ -301,8 +303,6 @@ func stringText(v string) (string, error) {
 	}
 	return strconv.Quote(v), nil
 }
-
-func utf8Valid(s string) bool { return strings.ToValidUTF8(s, "\uFFFD") == s }
 
 // editPath sets the field's value in mapping m (of struct type t): the
 // value in place when the key is there, else a new key — after the key
@@ -345,7 +345,7 @@ func nested(segs []string, text string) string {
 func keyBefore(t reflect.Type, name string, m *yaml.Node) string {
 	prev := ""
 	for i := 0; i < t.NumField(); i++ {
-		tag := strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0]
+		tag := yamlKey(t.Field(i))
 		if tag == name {
 			return prev
 		}
@@ -356,6 +356,9 @@ func keyBefore(t reflect.Type, name string, m *yaml.Node) string {
 	return prev
 }
 
+// mapKeyValue is the key node and the value node of key in mapping m
+// (nil, nil when absent): the one lookup of a key in a YAML mapping of the
+// package (mapValue is its value).
 func mapKeyValue(m *yaml.Node, key string) (*yaml.Node, *yaml.Node) {
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == key {
@@ -506,7 +509,7 @@ func assign(v reflect.Value, segs []string, val string) error {
 
 func fieldIndex(t reflect.Type, tag string) int {
 	for i := 0; i < t.NumField(); i++ {
-		if strings.Split(t.Field(i).Tag.Get("yaml"), ",")[0] == tag {
+		if yamlKey(t.Field(i)) == tag {
 			return i
 		}
 	}

@@ -157,6 +157,7 @@ func TestSetRefusesBadInput(t *testing.T) {
 		{p, []string{"id=other"}, `inv.yaml:15: profile qwen3-vl-2b: id: the profile's id names it everywhere (rows, evidence); rename it by hand`},
 		{p, []string{"checkpoint=a\tb"}, `inv.yaml:16: profile qwen3-vl-2b: checkpoint: "a\tb": must be one line of printable text`},
 		{p, []string{"bundle=x"}, `inv.yaml:21: profile qwen3-vl-2b: bundle: a struct field: not one inventory set changes; edit the file by hand`},
+		{p, []string{"exclusion=x"}, `inv.yaml:15: profile qwen3-vl-2b: exclusion: a struct field: not one inventory set changes; edit the file by hand`},
 		{Target{Group: "vlm"}, []string{"workload.generation=x"}, `inv.yaml:6: groups.vlm.workload.generation: not a field inventory set changes; edit the file by hand`},
 		{Target{Profile: "qwen3-vl-2"}, []string{"revision=x"}, `inv.yaml: no profile qwen3-vl-2 in the file; did you mean "qwen3-vl-2b"?`},
 		{Target{Group: "vml"}, []string{"description=x"}, `inv.yaml: no group vml in the file; did you mean "vlm"?`},

@@ -166,7 +166,7 @@ func runInventoryReconcile(ctx context.Context, opts *inventoryReconcileOptions)
 // refuseShippedWrite refuses --write, before anything is read or
 // written, when the file it would edit (the one that holds the group, else
 // the first inventory file) is the inventory shipped with trtmc-qual and
-// --force is not given: the rule inventory set follows (shippedInventory).
+// --force is not given: the rule inventory set follows (inventory.ShippedCheckout).
 func refuseShippedWrite(opts *inventoryReconcileOptions, inv *inventory.Inventory) error {
 	if !opts.Write || opts.Force {
 		return nil
@@ -177,7 +177,7 @@ func refuseShippedWrite(opts *inventoryReconcileOptions, inv *inventory.Inventor
 	} else if len(opts.Inventory) > 0 {
 		file = opts.Inventory[0]
 	}
-	if shipped := shippedInventory(file); file != "" && shipped != "" {
+	if shipped := inventory.ShippedCheckout(file); file != "" && shipped != "" {
 		return withCode(exitUsage, fmt.Errorf("inventory reconcile --write: %s is the inventory shipped with trtmc-qual (%s): "+
 			"reconcile a copy (docs/trtmc.md, step 4), or pass --force to edit it", file, shipped))
 	}

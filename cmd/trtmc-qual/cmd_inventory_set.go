@@ -5,8 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -172,7 +170,7 @@ func runInventorySet(ctx context.Context, opts *inventorySetOptions) error {
 	if err != nil {
 		return err
 	}
-	shipped := shippedInventory(file)
+	shipped := inventory.ShippedCheckout(file)
 	if opts.Write && shipped != "" && !opts.Force {
 		return withCode(exitUsage, fmt.Errorf("inventory set: %s is the inventory shipped with trtmc-qual (%s): "+
 			"edit a copy (docs/trtmc.md, step 4), or pass --force to edit it", file, shipped))
@@ -232,70 +230,16 @@ func setReport(opts *inventorySetOptions, file, shipped string, old, updated []b
 	return nil
 }
 
-// setFile is the one inventory file that defines the target.
+// setFile is the one inventory file that defines the target
+// (inventory.DefiningFile); a target in none or several is a usage error.
 func setFile(ctx context.Context, files []string, t inventory.Target) (string, error) {
 	if len(files) == 0 {
 		return "", &configError{errors.New("no inventory: pass --inventory FILE or set inventory in the config file")}
 	}
-	var found, names, ids []string
-	for _, file := range files {
-		data, err := fileio.ReadFile(ctx, file, fileio.MaxConfigBytes)
-		if err != nil {
-			return "", inventory.Problems{{File: file, Message: fileio.ReadProblem("the inventory", file, err)}}
-		}
-		inv, _ := inventory.Parse(file, data)
-		names = append(names, inv.GroupNames()...)
-		for _, p := range inv.Profiles() {
-			ids = append(ids, p.ID)
-			if p.ID == t.Profile && (t.Group == "" || p.Group == t.Group) {
-				found = append(found, file)
-			}
-		}
-		if _, ok := inv.Groups[t.Group]; ok && t.Profile == "" {
-			found = append(found, file)
-		}
+	file, err := inventory.DefiningFile(ctx, files, t)
+	var te *inventory.TargetError
+	if errors.As(err, &te) {
+		return "", flagErrorf("%v", err)
 	}
-	in := strings.Join(files, ", ")
-	switch {
-	case len(found) > 1:
-		return "", flagErrorf("%s is defined in %s: give the one file to edit (--inventory FILE)", targetName(t), strings.Join(found, " and "))
-	case len(found) == 1:
-		return found[0], nil
-	case t.Profile != "":
-		return "", flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no %s in the inventory (%s)", targetName(t), in), t.Profile, ids))
-	}
-	return "", flagErrorf("%s", inventory.WithHint(fmt.Sprintf("no %s in the inventory (%s)", targetName(t), in), t.Group, names))
-}
-
-func targetName(t inventory.Target) string {
-	switch {
-	case t.Profile == "":
-		return fmt.Sprintf("group %q", t.Group)
-	case t.Group != "":
-		return fmt.Sprintf("profile %q of group %q", t.Profile, t.Group)
-	}
-	return fmt.Sprintf("profile %q", t.Profile)
-}
-
-// shippedInventory names the trtmc-qual checkout whose inventory/ directory
-// holds file ("" when it is not such a file): the directory's parent holds
-// the harness's go.mod.
-func shippedInventory(file string) string {
-	abs, err := filepath.Abs(file)
-	if err != nil {
-		return ""
-	}
-	if real, err := filepath.EvalSymlinks(abs); err == nil {
-		abs = real
-	}
-	dir := filepath.Dir(abs)
-	if filepath.Base(dir) != "inventory" {
-		return ""
-	}
-	checkout := filepath.Dir(dir)
-	mod, err := os.ReadFile(filepath.Join(checkout, "go.mod"))
-	if err != nil || !bytes.HasPrefix(mod, []byte("module github.com/trtmc-qual/trtmc-qual\n")) {
-		return ""
-	}
-	return checkout
+	return file, err
 }

@@ -148,8 +148,8 @@ func TestInventorySetRefusesTheShippedInventory(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, before, after)
 
-	assert.NotEmpty(t, shippedInventory(shipped))
-	assert.Empty(t, shippedInventory(copyInventory(t)), "a copy in a directory named inventory elsewhere is not the shipped one")
+	assert.NotEmpty(t, inventory.ShippedCheckout(shipped))
+	assert.Empty(t, inventory.ShippedCheckout(copyInventory(t)), "a copy in a directory named inventory elsewhere is not the shipped one")
 }
 
 // --pin computes the pins by the rules the run checks them by, from the

@@ -380,11 +380,8 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 			return nil, err
 		}
 	}
-	argv := append([]string{absPath(self)}, shapingFlags(c)...)
-	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out), "--executor", executorLocal,
+	argv := runArgv(absPath(self), opts, "--executor", executorLocal,
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
-	argv = append(argv, trialsFlag(opts)...)
-	argv = append(argv, shapingRunFlags(c)...)
 	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
 }
 
@@ -421,7 +418,7 @@ func smokeRun(f *factory) SmokeFunc {
 
 // runVerdictError maps the rows to the exit-code table through their
 // reasons' classes (verdict.Codes): any setup reason is exit 3; any other
-// row that is not qualified or excluded is exit 1.
+// row that is not qualified, excluded or skipped (--resume) is exit 1.
 func runVerdictError(results []*verdict.Result) error {
 	var failed []string
 	var setup []*verdict.Result
@@ -448,14 +445,24 @@ func runVerdictError(results []*verdict.Result) error {
 // too; what it set is in it). qual.CommandLine puts the environment that
 // shaped the children before it and quotes it.
 func reproArgv(opts *runOptions) []string {
-	argv := append([]string{"trtmc-qual"}, shapingFlags(opts.Config)...)
-	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
+	var args []string
 	if opts.GPUs != "" {
-		argv = append(argv, "--gpus", opts.GPUs)
+		args = append(args, "--gpus", opts.GPUs)
 	}
 	if opts.Host != "" && opts.Host != "127.0.0.1" {
-		argv = append(argv, "--host", opts.Host)
+		args = append(args, "--host", opts.Host)
 	}
+	return runArgv("trtmc-qual", opts, args...)
+}
+
+// runArgv is the one shape of a command line that runs the group as opts
+// does (the reproduce command, a Slurm task's): exe, the global flags
+// that shape a run, `run --group G --out DIR`, args, --trials, and run's
+// own shaping flags.
+func runArgv(exe string, opts *runOptions, args ...string) []string {
+	argv := append([]string{exe}, shapingFlags(opts.Config)...)
+	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
+	argv = append(argv, args...)
 	argv = append(argv, trialsFlag(opts)...)
 	return append(argv, shapingRunFlags(opts.Config)...)
 }
