@@ -295,8 +295,14 @@ func (s *server) generate(w *worker, prompt string, cfg map[string]any, img imag
 		return res, &apiError{status: 502, code: "worker_protocol_error", msg: unavailable}
 	case err != nil:
 		return res, &apiError{status: 503, code: "worker_crashed", msg: unavailable}
-	case !rep.OK && rep.Error.Type == "invalid_request_error" && rep.Error.Message != "":
-		return res, &apiError{status: 400, code: "worker_operation_failed", msg: rep.Error.Message}
+	case !rep.OK && rep.Error.Type == "invalid_request_error":
+		// execute: the type alone makes it a 400; public_worker_error
+		// passes on a non-empty message, else the generic one.
+		msg := rep.Error.Message
+		if msg == "" {
+			msg = unavailable
+		}
+		return res, &apiError{status: 400, code: "worker_operation_failed", msg: msg}
 	case !rep.OK:
 		return res, &apiError{status: 502, code: "worker_operation_failed", msg: unavailable}
 	}
