@@ -4,7 +4,6 @@ package proc
 
 import (
 	"bufio"
-	"bytes"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
@@ -75,32 +74,16 @@ func listenAddrs(procRoot string, pgid int) ([]netip.AddrPort, error) {
 }
 
 // groupPids lists the processes whose process group is pgid, leader
-// first.
+// first; a zombie is dead and not listed.
 func groupPids(procRoot string, pgid int) ([]string, error) {
-	entries, err := os.ReadDir(procRoot)
+	procs, err := readProcs(procRoot)
 	if err != nil {
 		return nil, fmt.Errorf("listen check: %w", err)
 	}
 	var pids []string
-	for _, e := range entries {
-		if _, err := strconv.Atoi(e.Name()); err != nil {
-			continue
-		}
-		stat, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "stat"))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid pgrp ...; comm may hold anything, even ")".
-		i := bytes.LastIndexByte(stat, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(stat[i+1:]))
-		if len(f) < 3 || f[0] == "Z" {
-			continue
-		}
-		if g, err := strconv.Atoi(f[2]); err == nil && g == pgid {
-			pids = append(pids, e.Name())
+	for _, p := range procs {
+		if p.pgrp == pgid && p.state != 'Z' {
+			pids = append(pids, strconv.Itoa(p.pid))
 		}
 	}
 	sort.SliceStable(pids, func(i, j int) bool { return pids[i] == strconv.Itoa(pgid) && pids[j] != strconv.Itoa(pgid) })

@@ -36,9 +36,17 @@ type procInfo struct {
 
 // scanProcs lists every process of /proc.
 func scanProcs() []procInfo {
-	entries, err := os.ReadDir("/proc")
+	procs, _ := readProcs("/proc")
+	return procs
+}
+
+// readProcs lists every process of the proc file system at procRoot, as
+// its PID/stat describes it: the one reader of that file in the package
+// (the sweep, GroupAlive and groupPids use it).
+func readProcs(procRoot string) ([]procInfo, error) {
+	entries, err := os.ReadDir(procRoot)
 	if err != nil {
-		return nil
+		return nil, err
 	}
 	out := make([]procInfo, 0, len(entries))
 	for _, e := range entries {
@@ -46,11 +54,11 @@ func scanProcs() []procInfo {
 		if err != nil {
 			continue
 		}
-		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		stat, err := os.ReadFile(filepath.Join(procRoot, e.Name(), "stat"))
 		if err != nil {
 			continue
 		}
-		// pid (comm) state ppid pgrp session ...; comm may hold anything.
+		// pid (comm) state ppid pgrp session ...; comm may hold anything, even ")".
 		i := bytes.LastIndexByte(stat, ')')
 		if i < 0 {
 			continue
@@ -64,7 +72,7 @@ func scanProcs() []procInfo {
 		sid, _ := strconv.Atoi(f[3])
 		out = append(out, procInfo{pid: pid, ppid: ppid, pgrp: pgrp, sid: sid, state: f[0][0]})
 	}
-	return out
+	return out, nil
 }
 
 // markedBy reports whether process pid carries the marks of the child m:
