@@ -237,6 +237,26 @@ func TestPublicServerAnswersAndRecords(t *testing.T) {
 	assert.NotContains(t, byID, "lost", "no record outside the two completion routes")
 }
 
+// A worker's model_call_ms is held to the domain of the other timings
+// (protocol.py extract_result idx@a9ed5f69): a negative one is a 502
+// worker_protocol_error that retires the replica, never a 200 with the
+// value recorded.
+func TestPublicServerRefusesANegativeCallTime(t *testing.T) {
+	in := trtmctest.New(t)
+	srv := startProgram(t, in.ConsoleScript, []string{"FAKE_WORKER=call-ms:-5"})
+	resp, body := srv.postRaw(t, RouteChat, chatPayload(t, `,"max_tokens":8`), "negative-call")
+	assert.Equal(t, 502, resp.StatusCode, body)
+	e := errorOf(t, body)
+	assert.Equal(t, "worker_protocol_error", e["code"])
+	assert.Equal(t, "server_error", e["type"])
+	code, _, _ := srv.get(t, "/health/ready")
+	assert.Equal(t, 503, code, "the replica is retired")
+	recs := srv.recordLines(t)
+	require.Len(t, recs, 1)
+	assert.EqualValues(t, 502, recs[0]["status"])
+	assert.NotContains(t, recs[0], "model_call_ms")
+}
+
 // Whether the seeds' image chat counts the image into --max-prompt-bytes
 // is not public; the fake counts it on request, so a test can show what
 // the harness does with a server that does.

@@ -66,6 +66,8 @@ func TestConsoleScriptArgv(t *testing.T) {
 		"a body limit that is not positive":   {nil, []string{bundle, "--model-name", "m", "--max-body-bytes", "0"}, 2, "argument --max-body-bytes: value must be positive"},
 		"--records in a version without it":   {[]string{"FAKE_TRTMC_SERVER_VERSION=ddf1735f"}, []string{bundle, "--model-name", "m", "--records", "r.jsonl"}, 2, "unrecognized arguments: --records r.jsonl"},
 		"no native worker beside the package": {[]string{"no-native"}, []string{bundle, "--model-name", "m"}, 2, "native worker executable is unavailable"},
+		"--model without NAME=PATH":           {nil, []string{bundle, "--model-name", "m", "--model", "other"}, 2, "--model must use NAME=PATH"},
+		"--model with no bundle there":        {nil, []string{bundle, "--model-name", "m", "--model", "other=/nowhere.bundle"}, 2, "bundle for model 'other' does not exist"},
 		"--help lists the flags":              {nil, []string{"--help"}, 0, "--max-body-bytes MAX_BODY_BYTES"},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -1,7 +1,7 @@
 package main
 
 // POST /v1/chat/completions (app.py chat_completions and execute,
-// idx@a9ed5f69; schemas.py idx@334c75f6; protocol.py idx@80436b4c) and the
+// idx@a9ed5f69; schemas.py idx@334c75f6; protocol.py idx@a9ed5f69) and the
 // seeds' POST /v1/infer.
 
 import (
@@ -295,8 +295,14 @@ func (s *server) generate(w *worker, prompt string, cfg map[string]any, img imag
 		return res, &apiError{status: 502, code: "worker_protocol_error", msg: unavailable}
 	case err != nil:
 		return res, &apiError{status: 503, code: "worker_crashed", msg: unavailable}
-	case !rep.OK && rep.Error.Type == "invalid_request_error" && rep.Error.Message != "":
-		return res, &apiError{status: 400, code: "worker_operation_failed", msg: rep.Error.Message}
+	case !rep.OK && rep.Error.Type == "invalid_request_error":
+		// execute: the type alone makes it a 400; public_worker_error
+		// passes on a non-empty message, else the generic one.
+		msg := rep.Error.Message
+		if msg == "" {
+			msg = unavailable
+		}
+		return res, &apiError{status: 400, code: "worker_operation_failed", msg: msg}
 	case !rep.OK:
 		return res, &apiError{status: 502, code: "worker_operation_failed", msg: unavailable}
 	}
@@ -304,7 +310,9 @@ func (s *server) generate(w *worker, prompt string, cfg map[string]any, img imag
 		w.dead.Store(true) // _worker_request retires the replica on a protocol error
 		return res, &apiError{status: 502, code: "worker_protocol_error", msg: unavailable}
 	}
-	for _, v := range []*float64{res.SetupMS, res.PrefillMS, res.DecodeMS} {
+	// extract_result (protocol.py idx@a9ed5f69) holds model_call_ms, when
+	// the worker sends it, to the same domain as the three timings.
+	for _, v := range []*float64{res.SetupMS, res.PrefillMS, res.DecodeMS, res.ModelCallMS} {
 		if v != nil && *v < 0 {
 			w.dead.Store(true)
 			return res, &apiError{status: 502, code: "worker_protocol_error", msg: unavailable}

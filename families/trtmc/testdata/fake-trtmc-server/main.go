@@ -15,7 +15,9 @@
 //     unknown argument, `_serve-worker` included (argparse takes it for the
 //     bundle and the real bundle is then unrecognized), exits 2 with
 //     "trtmc-server: error: ..."; so do a non-loopback --host, a missing
-//     bundle and a missing native worker. The worker is found as
+//     bundle, a --model that is not NAME=PATH of an existing file
+//     (model_assignment; a well-formed one is checked, never served) and
+//     a missing native worker. The worker is found as
 //     packaged_runtime_root does: --worker-binary, else
 //     tensorrt_model_connect/bin/trtmc-server beside the control plane's own
 //     package (the fixture reads the directory trtmc_server was imported
@@ -126,6 +128,7 @@ type config struct {
 	cudaGraphs                                                                bool
 	startupTimeout, requestTimeout                                            float64
 	maxBody, maxPrompt, maxNewTokens, replicas                                int64
+	models                                                                    []string // --model NAME=PATH, checked and not served
 }
 
 var version = func() string {
@@ -173,12 +176,12 @@ type opt struct {
 	dest   any
 	flag   bool
 	hidden bool
-	kind   string // "", "int", "positive", "float"
+	kind   string // "", "int", "positive", "float", "append"
 }
 
 func (c *config) options() map[string]opt {
 	opts := map[string]opt{
-		"--model-name": {dest: &c.modelName}, "--model": {dest: new(string)}, "--replicas": {dest: &c.replicas, kind: "positive"},
+		"--model-name": {dest: &c.modelName}, "--model": {dest: &c.models, kind: "append"}, "--replicas": {dest: &c.replicas, kind: "positive"},
 		"--host": {dest: &c.host}, "--port": {dest: &c.port, kind: "int"}, "--runtime-root": {dest: &c.runtimeRoot},
 		"--kv-cache-size": {dest: &c.kvCache, kind: "positive"}, "--runtime-cache": {dest: &c.runtimeCache},
 		"--cuda-graphs": {dest: &c.cudaGraphs, flag: true}, "--startup-timeout": {dest: &c.startupTimeout, kind: "float"},
@@ -214,6 +217,8 @@ func setValue(o opt, name, value string) {
 		case *string:
 			*d = value
 		}
+	case "append":
+		*(o.dest.(*[]string)) = append(*(o.dest.(*[]string)), value)
 	case "float":
 		f, err := strconv.ParseFloat(value, 64)
 		if err != nil {
@@ -284,6 +289,9 @@ func (c *config) check() {
 	if c.startupTimeout <= 0 || c.requestTimeout <= 0 {
 		argError("worker timeouts must be positive")
 	}
+	for _, m := range c.models {
+		modelAssignment(m)
+	}
 	switch {
 	case c.bundle != "" && c.modelName == "":
 		argError("--model-name is required with the positional bundle")
@@ -308,6 +316,20 @@ func (c *config) check() {
 		}
 	} else if packaged != "" {
 		c.runtimeRoot = packaged
+	}
+}
+
+// modelAssignment is cli.py's model_assignment: NAME=PATH with both sides
+// set and the bundle a file, else exit 2. The fixture serves the
+// positional bundle only, so another model's requests are 404
+// model_not_found: stricter than the public server, never more lenient.
+func modelAssignment(value string) {
+	name, path, ok := strings.Cut(value, "=")
+	if !ok || name == "" || path == "" {
+		argError("--model must use NAME=PATH")
+	}
+	if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		argError("bundle for model '%s' does not exist", name)
 	}
 }
 
