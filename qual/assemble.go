@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"time"
@@ -13,6 +12,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/families"
 	"github.com/trtmc-qual/trtmc-qual/families/proc"
 	"github.com/trtmc-qual/trtmc-qual/inventory"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
@@ -148,7 +148,7 @@ func (b *RunBuilder) secrets() []string {
 // roots are the named roots a run records in every row
 // (provenance.roots): its evidence root and this host's roots.
 func (b *RunBuilder) roots() []verdict.Root {
-	return append([]verdict.Root{{Name: publish.RootOut, Path: absPath(b.Out)}}, b.Roots...)
+	return append([]verdict.Root{{Name: publish.RootOut, Path: fileio.Abs(b.Out)}}, b.Roots...)
 }
 
 // ReproEnv are the environment variables outside the command line that
@@ -177,11 +177,4 @@ func CommandLine(argv []string, getenv func(string) string, secretEnv []string) 
 		cmd = strings.Join(env, " ") + " " + cmd
 	}
 	return cmd
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

@@ -92,8 +92,8 @@ printed to stdout unless --format json). Both files are written atomically.
 			opts.Inventory = f.Config.Inventory
 			opts.Families = f.Config.Families
 			opts.Now = f.Now
-			opts.Publish = publicOptions(f.Config, f.Getenv, []verdict.Root{{Name: publish.RootTRTMC, Path: absPath(opts.Repo)},
-				{Name: publish.RootOut, Path: absPath(f.Config.Out)}})
+			opts.Publish = publicOptions(f.Config, f.Getenv, []verdict.Root{{Name: publish.RootTRTMC, Path: fileio.Abs(opts.Repo)},
+				{Name: publish.RootOut, Path: fileio.Abs(f.Config.Out)}})
 			if opts.RunSmoke {
 				f.Interrupts.SetNotice(noticeChildren)
 				opts.Out = smokeOut(f.Config.Out)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/trtmc-qual/trtmc-qual/inventory/drift"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/golden"
 	"github.com/trtmc-qual/trtmc-qual/reports/stats"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
@@ -65,7 +66,7 @@ func TestReportFlags(t *testing.T) {
 
 	o, err = parse("--group", "vlm")
 	require.NoError(t, err)
-	assert.Equal(t, []string{absPath("out")}, o.From, "defaults to the configured out, made absolute")
+	assert.Equal(t, []string{fileio.Abs("out")}, o.From, "defaults to the configured out, made absolute")
 	assert.InDelta(t, 10.0, o.ThresholdPct, 0)
 
 	_, err = parse("--from", "out")

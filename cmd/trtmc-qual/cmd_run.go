@@ -17,6 +17,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
 	"github.com/trtmc-qual/trtmc-qual/reports"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/junit"
 	"github.com/trtmc-qual/trtmc-qual/reports/publish"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
@@ -380,7 +381,7 @@ func slurmExecutor(opts *runOptions) (*slurm.Executor, error) {
 			return nil, err
 		}
 	}
-	argv := runArgv(absPath(self), opts, "--executor", executorLocal,
+	argv := runArgv(fileio.Abs(self), opts, "--executor", executorLocal,
 		"--gpus", slurm.GPUSelectionSlurm, "--host", opts.Host, "--format", "tsv")
 	return &slurm.Executor{Config: sc, Runner: opts.Runner, Task: argv, Detach: opts.Detach, RowExits: rowExitStatuses()}, nil
 }
@@ -461,7 +462,7 @@ func reproArgv(opts *runOptions) []string {
 // own shaping flags.
 func runArgv(exe string, opts *runOptions, args ...string) []string {
 	argv := append([]string{exe}, shapingFlags(opts.Config)...)
-	argv = append(argv, "run", "--group", opts.Group, "--out", absPath(opts.Out))
+	argv = append(argv, "run", "--group", opts.Group, "--out", fileio.Abs(opts.Out))
 	argv = append(argv, args...)
 	argv = append(argv, trialsFlag(opts)...)
 	return append(argv, shapingRunFlags(opts.Config)...)
@@ -473,27 +474,27 @@ func runArgv(exe string, opts *runOptions, args ...string) []string {
 func shapingFlags(c *Config) []string {
 	var argv []string
 	if c.File != "" {
-		argv = append(argv, "--config", absPath(c.File))
+		argv = append(argv, "--config", fileio.Abs(c.File))
 	}
 	for _, inv := range c.Inventory {
-		argv = append(argv, "--inventory", absPath(inv))
+		argv = append(argv, "--inventory", fileio.Abs(inv))
 	}
 	if c.Families != "" {
-		argv = append(argv, "--families", absPath(c.Families))
+		argv = append(argv, "--families", fileio.Abs(c.Families))
 	}
 	aiperfBin := c.AIPerf
 	if strings.ContainsRune(aiperfBin, '/') {
-		aiperfBin = absPath(aiperfBin)
+		aiperfBin = fileio.Abs(aiperfBin)
 	}
 	argv = append(argv, "--aiperf", aiperfBin, "--aiperf-version", c.AIPerfVersion)
 	if c.AllowMismatch {
 		argv = append(argv, "--allow-aiperf-version-mismatch")
 	}
 	if c.Tokenizer != "" {
-		argv = append(argv, "--tokenizer", absPath(c.Tokenizer))
+		argv = append(argv, "--tokenizer", fileio.Abs(c.Tokenizer))
 	}
 	if c.BinDir != "" {
-		argv = append(argv, "--bin-dir", absPath(c.BinDir))
+		argv = append(argv, "--bin-dir", fileio.Abs(c.BinDir))
 	}
 	return argv
 }
@@ -518,11 +519,4 @@ func shapingRunFlags(c *Config) []string {
 		argv = append(argv, "--allow-non-loopback")
 	}
 	return argv
-}
-
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 )
 
@@ -59,7 +60,7 @@ func TestRunFlagsReachOptions(t *testing.T) {
 	require.NotNil(t, got)
 	assert.Equal(t, "vlm", got.Group)
 	assert.Equal(t, []string{"a", "b"}, got.Only)
-	assert.Equal(t, absPath("results"), got.Out, "--out is made absolute once, when the configuration is resolved")
+	assert.Equal(t, fileio.Abs("results"), got.Out, "--out is made absolute once, when the configuration is resolved")
 	assert.Equal(t, "0,1", got.GPUs)
 	assert.True(t, got.Resume)
 	assert.Equal(t, "127.0.0.2", got.Host)

@@ -18,6 +18,7 @@ import (
 	"github.com/trtmc-qual/trtmc-qual/inventory"
 	"github.com/trtmc-qual/trtmc-qual/qual"
 	"github.com/trtmc-qual/trtmc-qual/qual/slurm"
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict"
 	"github.com/trtmc-qual/trtmc-qual/reports/verdict/verdicttest"
 )
@@ -249,7 +250,7 @@ func TestStatusOptions(t *testing.T) {
 	assert.Equal(t, "json", got.Format)
 	assert.Equal(t, "/opt/slurm/bin", got.CommandsDir)
 	assert.Equal(t, 3*time.Second, got.Poll)
-	assert.Equal(t, absPath("here"), capture("--out", "here").Out, "--out beats slurm.out")
+	assert.Equal(t, fileio.Abs("here"), capture("--out", "here").Out, "--out beats slurm.out")
 
 	err := (&statusOptions{Format: "md"}).Validate()
 	assert.Equal(t, exitUsage, codeFor(err))

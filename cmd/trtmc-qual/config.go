@@ -307,7 +307,7 @@ func (r *configResolver) decode() (*Config, error) {
 func (c *Config) absOut() {
 	for _, p := range []*string{&c.Out, &c.Slurm.Out} {
 		if *p != "" {
-			*p = absPath(*p)
+			*p = fileio.Abs(*p)
 		}
 	}
 }

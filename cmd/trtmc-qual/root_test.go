@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // runCLI runs the CLI in-process, as main does but with the given
@@ -50,7 +52,7 @@ func TestConfigPrecedence(t *testing.T) {
 	// defaults only (no config file in this package dir)
 	c := resolve(nil)
 	assert.Equal(t, "0.13.0", c.AIPerfVersion)
-	assert.Equal(t, absPath("out"), c.Out, "the evidence root is absolute")
+	assert.Equal(t, fileio.Abs("out"), c.Out, "the evidence root is absolute")
 
 	// file beats default; file paths are relative to the file
 	c = resolve(nil, "--config", cfgFile)
@@ -62,7 +64,7 @@ func TestConfigPrecedence(t *testing.T) {
 	// environment beats file
 	c = resolve(map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.11.0", "TRTMC_QUAL_OUT": "envout"}, "--config", cfgFile)
 	assert.Equal(t, "0.11.0", c.AIPerfVersion)
-	assert.Equal(t, absPath("envout"), c.Out, "env paths are relative to the working directory")
+	assert.Equal(t, fileio.Abs("envout"), c.Out, "env paths are relative to the working directory")
 
 	// flag beats environment
 	c = resolve(map[string]string{"TRTMC_QUAL_AIPERF_VERSION": "0.11.0"}, "--config", cfgFile, "--aiperf-version", "0.10.0")

@@ -153,3 +153,13 @@ func RemoveStale(dir, prefix string) []string {
 	}
 	return removed
 }
+
+// Abs is p made absolute (filepath.Abs), or p itself where that fails (the
+// working directory is gone): the one spelling of "absolute if it can be"
+// for the paths a run records and the roots publishing names.
+func Abs(p string) string {
+	if a, err := filepath.Abs(p); err == nil {
+		return a
+	}
+	return p
+}

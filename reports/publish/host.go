@@ -46,7 +46,7 @@ func HostRoots(configFile, aiperf string, getenv func(string) string) []verdict.
 	}
 	var starts []string
 	if configFile != "" {
-		starts = append(starts, filepath.Dir(absPath(configFile)))
+		starts = append(starts, filepath.Dir(fileio.Abs(configFile)))
 	}
 	if exe, err := os.Executable(); err == nil {
 		starts = append(starts, filepath.Dir(exe))
@@ -62,17 +62,9 @@ func HostRoots(configFile, aiperf string, getenv func(string) string) []verdict.
 		add(RootBundles, d)
 	}
 	if strings.ContainsRune(aiperf, '/') {
-		add(RootAIPerfVenv, AIPerfVenv(absPath(aiperf)))
+		add(RootAIPerfVenv, AIPerfVenv(fileio.Abs(aiperf)))
 	}
 	return out
-}
-
-// absPath is p made absolute (as it is when that fails).
-func absPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return p
 }
 
 // moduleRoot is the trtmc-qual checkout holding dir: the nearest directory
