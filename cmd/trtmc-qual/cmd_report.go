@@ -3,14 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"runtime/debug"
-	"slices"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -586,21 +583,9 @@ func pageError(err error) error {
 func summaryReconcile(ctx context.Context, opts *reportOptions) (*reports.ReconcileFact, error) {
 	var fact *reports.ReconcileFact
 	if opts.Reconcile != "" {
-		data, err := fileio.ReadFile(ctx, opts.Reconcile, fileio.MaxDocumentBytes)
+		r, err := reconcile.ReadReport(ctx, opts.Reconcile, opts.Group)
 		if err != nil {
-			return nil, withCode(exitUsage, fmt.Errorf("--reconcile: %w", err))
-		}
-		var r reconcile.Report
-		if err := json.Unmarshal(data, &r); err != nil {
-			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: not the JSON of inventory reconcile: %w", opts.Reconcile, err))
-		}
-		switch {
-		case r.Schema != reconcile.Schema:
-			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: schema is %q, want %q (inventory reconcile -o json)", opts.Reconcile, r.Schema, reconcile.Schema))
-		case r.Group != opts.Group:
-			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: group is %q, want %q", opts.Reconcile, r.Group, opts.Group))
-		case r.Commit == "":
-			return nil, withCode(exitUsage, fmt.Errorf("--reconcile %s: commit is missing", opts.Reconcile))
+			return nil, savedReportError("--reconcile", err)
 		}
 		fact = &reports.ReconcileFact{Ref: r.Ref, Commit: r.Commit, Normal: r.Summary.Normal, NeedAction: r.Summary.NeedAction}
 	}
@@ -626,31 +611,22 @@ func summaryDrift(ctx context.Context, file, group string) (*reports.DriftFact, 
 	if file == "" {
 		return nil, nil
 	}
-	data, err := fileio.ReadFile(ctx, file, fileio.MaxDocumentBytes)
+	r, err := drift.ReadReport(ctx, file, group)
 	if err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("--drift: %w", err))
+		return nil, savedReportError("--drift", err)
 	}
-	var r drift.Report
-	if err := json.Unmarshal(data, &r); err != nil {
-		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: not the JSON of inventory drift: %w", file, err))
-	}
-	switch {
-	case r.Schema != drift.Schema:
-		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: schema is %q, want %q (inventory drift -o json)", file, r.Schema, drift.Schema))
-	case !slices.Contains(r.Groups, group):
-		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: checked groups %q, not %q (inventory drift --group %s -o json)", file, r.Groups, group, group))
-	case r.BaseCommit == "" || r.HeadCommit == "":
-		return nil, withCode(exitUsage, fmt.Errorf("--drift %s: base_commit or head_commit is missing", file))
-	}
-	f := &reports.DriftFact{Base: r.Base, BaseCommit: r.BaseCommit, Head: r.Head, HeadCommit: r.HeadCommit,
-		Families: len(r.Families), ByCategory: map[string]int{}}
-	for _, c := range r.Changes {
-		if gs := strings.Split(c.Groups, ","); slices.Contains(gs, group) || slices.Contains(gs, "?") || c.Groups == "" {
-			f.Changes++
-			f.ByCategory[c.Category]++
-		}
-	}
+	f := &reports.DriftFact{Base: r.Base, BaseCommit: r.BaseCommit, Head: r.Head, HeadCommit: r.HeadCommit, Families: len(r.Families)}
+	f.Changes, f.ByCategory = r.GroupChanges(group)
 	return f, nil
+}
+
+// savedReportError gives a saved report that cannot be read (--reconcile,
+// --drift) its exit status: the user's (2), unless interrupted.
+func savedReportError(flag string, err error) error {
+	if errors.Is(err, context.Canceled) {
+		return err
+	}
+	return withCode(exitUsage, fmt.Errorf("%s: %w", flag, err))
 }
 
 // reconcileNow reconciles the evidence's inventory snapshot (the first
@@ -664,13 +640,15 @@ func reconcileNow(ctx context.Context, opts *reportOptions) (*reports.ReconcileF
 		return nil, &flagError{err}
 	}
 	path := filepath.Join(opts.From[0], opts.Group, reports.InventoryFile)
-	data, err := fileio.ReadFile(ctx, path, fileio.MaxDocumentBytes)
-	if err != nil {
+	profiles, err := inventory.ReadSnapshot(ctx, path)
+	var bad *fileio.JSONError
+	switch {
+	case errors.As(err, &bad):
+		return nil, withCode(exitFailed, err) // the evidence is bad
+	case errors.Is(err, context.Canceled):
+		return nil, err
+	case err != nil:
 		return nil, withCode(exitUsage, fmt.Errorf("-o summary --repo reconciles the evidence's inventory: %w", err))
-	}
-	var profiles []*inventory.Profile
-	if err := json.Unmarshal(data, &profiles); err != nil {
-		return nil, withCode(exitFailed, fmt.Errorf("%s: %w", path, err))
 	}
 	inv := &inventory.Inventory{Groups: map[string]*inventory.Group{opts.Group: {Name: opts.Group, Profiles: profiles}}}
 	snap, err := specs.Source{Git: gitCLI(opts.Repo), Config: cfg, Repo: opts.Repo}.Read(ctx, opts.Ref)

@@ -480,7 +480,12 @@ func TestReportSummaryDrift(t *testing.T) {
 		"not JSON":  {filepath.Join(dir, "bad.json"), "not the JSON of inventory drift"},
 		"no commit": {writeJSON("nocommit.json", drift.Report{Schema: drift.Schema, Groups: []string{"detection"}}), "base_commit or head_commit is missing"},
 		"missing":   {filepath.Join(dir, "absent.json"), "--drift"},
+		// A field no drift report has is refused, naming the file and line.
+		"unknown field": {filepath.Join(dir, "extra.json"), filepath.Join(dir, "extra.json") + `:3: colour: not the JSON of inventory drift -o json: unknown field "colour"`},
 	} {
+		if name == "unknown field" {
+			require.NoError(t, os.WriteFile(tc.file, []byte("{\"schema\": \""+drift.Schema+"\",\n\"groups\": [\"detection\"],\n\"colour\": 1}\n"), 0o644))
+		}
 		if name == "not JSON" {
 			require.NoError(t, os.WriteFile(tc.file, []byte("{"), 0o644))
 		}

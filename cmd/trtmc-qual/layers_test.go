@@ -68,7 +68,7 @@ var mayImport = map[string][]string{
 	"inventory/specs":             {"inventory", "inventory/specs/gitread", "reports/fileio", "reports/junit", "reports/text"},                                     // TRTMC's manifests at a commit
 	"inventory/specs/specstest":   {"inventory/specs", "inventory/specs/gitread", "reports/golden"},                                                                // tests only: fixture TRTMC repositories
 	"inventory/reconcile":         {"inventory", "inventory/specs", "reports/fileio", "reports/markdown", "reports/text"},                                          // the inventory against the specs
-	"inventory/drift":             {"inventory/specs", "inventory/specs/gitread", "reports/markdown", "reports/text"},                                              // the specs between two commits
+	"inventory/drift":             {"inventory/specs", "inventory/specs/gitread", "reports/fileio", "reports/markdown", "reports/text"},                            // the specs between two commits
 	"families/trtmc":              {"families", "inventory/specs/...", "reports/fileio", "reports/text", "families/proc"},                                          // the adapters to real TRTMC
 
 	// The pipeline and what runs it.
