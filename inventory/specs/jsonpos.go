@@ -3,8 +3,8 @@ package specs
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
-	"io"
+
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 )
 
 // Where things are in a manifest's JSON text, so that a problem names its
@@ -16,33 +16,6 @@ type jsonPos struct {
 	object    int            // the opening brace
 	keys      map[string]int // top-level key → its line
 	testcases []int          // testcases[i] → the line of its opening brace
-}
-
-// lineAt is the 1-based line of a byte offset.
-func lineAt(data []byte, off int64) int {
-	if off > int64(len(data)) {
-		off = int64(len(data))
-	}
-	if off < 0 {
-		off = 0
-	}
-	return bytes.Count(data[:off], []byte("\n")) + 1
-}
-
-// syntaxLine is the line a JSON decoding error points at: the offset of a
-// syntax or type error, the end of the text for a truncated one.
-func syntaxLine(data []byte, err error) int {
-	var se *json.SyntaxError
-	var te *json.UnmarshalTypeError
-	switch {
-	case errors.As(err, &se):
-		return lineAt(data, se.Offset)
-	case errors.As(err, &te):
-		return lineAt(data, te.Offset)
-	case errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, io.EOF):
-		return lineAt(data, int64(len(bytes.TrimRight(data, " \t\r\n"))))
-	}
-	return 0
 }
 
 // positions reads the lines of a JSON object's top-level keys and of its
@@ -58,7 +31,7 @@ func positions(data []byte) *jsonPos {
 		}
 		return off
 	}
-	pos.object = lineAt(data, skipSpace())
+	pos.object = fileio.LineAt(data, skipSpace())
 	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
 		return pos
 	}
@@ -70,7 +43,7 @@ func positions(data []byte) *jsonPos {
 		}
 		key, _ := t.(string)
 		if _, dup := pos.keys[key]; !dup {
-			pos.keys[key] = lineAt(data, start)
+			pos.keys[key] = fileio.LineAt(data, start)
 		}
 		if key == "testcases" && pos.testcases == nil {
 			if !pos.readArray(dec, skipSpace) {
@@ -98,7 +71,7 @@ func (pos *jsonPos) readArray(dec *json.Decoder, skipSpace func() int64) bool {
 	}
 	pos.testcases = []int{}
 	for dec.More() {
-		pos.testcases = append(pos.testcases, lineAt(pos.data, skipSpace()))
+		pos.testcases = append(pos.testcases, fileio.LineAt(pos.data, skipSpace()))
 		var skip json.RawMessage
 		if err := dec.Decode(&skip); err != nil {
 			return false

@@ -11,6 +11,7 @@ import (
 
 	"github.com/pelletier/go-toml/v2"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -97,7 +98,7 @@ func decodeObject(data []byte) (map[string]any, string) {
 	var raw map[string]any
 	if err := dec.Decode(&raw); err != nil {
 		msg := "malformed JSON: " + text.OneLine(err.Error())
-		if line := syntaxLine(data, err); line > 0 {
+		if line := fileio.JSONLine(data, err); line > 0 {
 			msg = fmt.Sprintf("line %d: %s", line, msg)
 		}
 		return nil, msg
@@ -106,7 +107,7 @@ func decodeObject(data []byte) (map[string]any, string) {
 		return nil, "line 1: malformed JSON: not an object"
 	}
 	if dec.More() {
-		return nil, fmt.Sprintf("line %d: malformed JSON: trailing data after the object", lineAt(data, dec.InputOffset()))
+		return nil, fmt.Sprintf("line %d: malformed JSON: trailing data after the object", fileio.LineAt(data, dec.InputOffset()))
 	}
 	return raw, ""
 }

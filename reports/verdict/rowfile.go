@@ -1,13 +1,13 @@
 package verdict
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"regexp"
 	"strings"
 
+	"github.com/trtmc-qual/trtmc-qual/reports/fileio"
 	"github.com/trtmc-qual/trtmc-qual/reports/text"
 )
 
@@ -58,9 +58,9 @@ func DecodeError(path string, data []byte, err error) *EvidenceError {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		e.Line = lineAt(data, se.Offset)
+		e.Line = fileio.LineAt(data, se.Offset)
 	case errors.As(err, &te):
-		e.Line, e.Field = lineAt(data, te.Offset), te.Field
+		e.Line, e.Field = fileio.LineAt(data, te.Offset), te.Field
 		e.Err = fmt.Errorf("is %s, want %s", te.Value, te.Type)
 	}
 	return e
@@ -113,12 +113,6 @@ func BrokenResult(group, profile string, code Code, msg string) *Result {
 	return r
 }
 
-// lineAt is the 1-based line of a byte offset.
-func lineAt(data []byte, off int64) int {
-	off = min(max(off, 0), int64(len(data)))
-	return bytes.Count(data[:off], []byte("\n")) + 1
-}
-
 // lineOfKey is the line of the first `"key":` in data, or 0.
 func lineOfKey(data []byte, key string) int {
 	re := regexp.MustCompile(`"` + regexp.QuoteMeta(key) + `"\s*:`)
@@ -126,5 +120,5 @@ func lineOfKey(data []byte, key string) int {
 	if loc == nil {
 		return 0
 	}
-	return lineAt(data, int64(loc[0]))
+	return fileio.LineAt(data, int64(loc[0]))
 }
